@@ -1,0 +1,137 @@
+// The HTTP surface a plugin sees: requests, responses, routes and credentials.
+// Pistache stays behind core/http; nothing here depends on it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "rendezvous/status.hpp"
+
+namespace rendezvous {
+
+using Json = nlohmann::json;
+
+enum class Method { kGet, kHead, kPost, kPut, kPatch, kDelete, kOptions };
+std::string_view MethodName(Method m);
+
+// Which listener a route is served on (DESIGN §4): JSON API on {base_url}, pages on {app_url}.
+enum class Listener { kApi, kApp };
+
+// Kinds of bearer credentials (DESIGN §5). Used as a bit set in RouteAuth::accepted.
+enum BearerKind : unsigned {
+  kApiKey = 1u << 0,
+  kOAuthToken = 1u << 1,
+  kManagedUserToken = 1u << 2,
+};
+constexpr unsigned kAnyBearer = kApiKey | kOAuthToken | kManagedUserToken;
+
+// Who made the request, resolved from `Authorization: Bearer ...` by the core's bearer registry.
+struct Principal {
+  BearerKind kind = kApiKey;
+  int64_t user_id = 0;
+  int64_t credential_id = 0;  // api key id, token id ...
+  std::string client_id;      // OAuth client, for OAuth and managed-user tokens
+  std::set<std::string> scopes;
+  bool all_scopes = false;    // API keys and legacy OAuth clients' tokens
+
+  bool HasScope(const std::string& scope) const { return all_scopes || scopes.count(scope) != 0; }
+};
+
+struct Request {
+  Method method = Method::kGet;
+  std::string path;            // decoded path, no query
+  std::string route;           // the matched route template, e.g. /v2/bookings/:uid (for metrics)
+  std::map<std::string, std::string> params;             // route parameters, decoded
+  std::multimap<std::string, std::string> query;         // decoded query parameters
+  std::map<std::string, std::string> headers;            // names lower-cased
+  std::string body;
+  std::string remote_ip;
+  std::string request_id;
+  std::string api_version;     // resolved value of the version header (default when absent)
+  std::optional<Principal> principal;
+
+  // Header by case-insensitive name.
+  std::optional<std::string> Header(std::string_view name) const;
+  std::optional<std::string> Query(const std::string& name) const;
+  std::optional<std::string> Cookie(std::string_view name) const;
+  // Media type of Content-Type without parameters, lower-cased ("" when absent).
+  std::string ContentType() const;
+  // Body as JSON object: 415 unless Content-Type is application/json (or absent with empty body),
+  // 400 when malformed or not an object.
+  Result<Json> JsonBody() const;
+  // Body as application/x-www-form-urlencoded (415 for another content type).
+  Result<std::map<std::string, std::string>> FormBody() const;
+};
+
+struct Response {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;  // extra headers, sent as given
+
+  // {"status":"success","data":data}
+  static Response Success(const Json& data, int status = 200);
+  // {"status":"success","data":[..],"pagination":{...}}
+  static Response SuccessWith(const Json& envelope_fields, int status = 200);
+  // {"status":"error","error":{"code","message","details"?}} with the status's default code.
+  static Response Error(int status, std::string code, std::string message, const Json& details = nullptr);
+  static Response FromStatus(const Status& status);
+  static Response RawJson(int status, const Json& body);
+  static Response Html(int status, std::string html);
+  static Response Text(int status, std::string text, std::string content_type = "text/plain; charset=utf-8");
+  static Response Redirect(const std::string& location, int status = 302);
+
+  Response& With(std::string name, std::string value) {
+    headers.emplace_back(std::move(name), std::move(value));
+    return *this;
+  }
+};
+
+using Handler = std::function<Response(Request&)>;
+
+// What a route requires of the caller. Checked in one place by the core before the handler runs.
+struct RouteAuth {
+  bool bearer_required = false;
+  unsigned accepted = kAnyBearer;  // bearer kinds accepted; others answer 401
+  std::string scope;               // scope needed by OAuth tokens ("" = none); 403 insufficient_scope
+  bool session_required = false;   // app pages: no session -> redirect to /auth/login?next=...
+
+  static RouteAuth Public() { return {}; }
+  static RouteAuth Bearer(std::string scope = "", unsigned accepted = kAnyBearer) {
+    RouteAuth a;
+    a.bearer_required = true;
+    a.accepted = accepted;
+    a.scope = std::move(scope);
+    return a;
+  }
+  static RouteAuth Session() {
+    RouteAuth a;
+    a.session_required = true;
+    return a;
+  }
+};
+
+struct Route {
+  Listener listener = Listener::kApi;
+  Method method = Method::kGet;
+  std::string pattern;  // "/v2/webhooks/:id"; ":name" matches one segment
+  RouteAuth auth;
+  Handler handler;
+  // Handlers that only compute (no database, Lua, network) may run on the reactor thread.
+  bool inline_handler = false;
+};
+
+// Resolves a bearer token of one kind. Returns nullopt when the token is not of this kind or is
+// invalid/expired/revoked. Must be thread-safe. May throw DatabaseUnavailable.
+using BearerResolver = std::function<std::optional<Principal>(std::string_view token)>;
+
+}  // namespace rendezvous

@@ -1,0 +1,45 @@
+// The transactional outbox (DESIGN §6): events are written in the same transaction as the change
+// that caused them; consumers claim them in order, in batches, shared across instances.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "rendezvous/database.hpp"
+
+namespace rendezvous {
+
+struct OutboxEvent {
+  int64_t id = 0;
+  std::string topic;     // e.g. "booking"
+  std::string type;      // e.g. "BOOKING_CREATED"
+  nlohmann::json payload;
+  std::chrono::system_clock::time_point created_at;
+};
+
+// Called with a batch of events, inside the transaction that advances the consumer's position:
+// whatever the handler writes with `tx` commits together with the progress (so work rows the
+// handler inserts are created exactly once). Throwing rolls both back; the batch is retried.
+using OutboxHandler = std::function<void(DbConnection& tx, const std::vector<OutboxEvent>& batch)>;
+
+class Outbox {
+ public:
+  virtual ~Outbox() = default;
+  // Writes an event with `tx` (the caller's transaction). Returns its id.
+  virtual int64_t Publish(DbConnection& tx, const std::string& topic, const std::string& type,
+                          const nlohmann::json& payload) = 0;
+  // Registers a named consumer of the given topics. The host's background loop claims batches
+  // (SELECT ... FOR UPDATE SKIP LOCKED on the consumer's progress row), so across instances one
+  // claims a batch at a time. Must be called before the host starts (plugin Start()).
+  virtual void Subscribe(const std::string& consumer, const std::vector<std::string>& topics,
+                         OutboxHandler handler) = 0;
+  // Wakes the consumer loops now (after a local publish) instead of at their next poll.
+  virtual void Notify() noexcept = 0;
+};
+
+}  // namespace rendezvous

@@ -1,0 +1,47 @@
+// The sandboxed Lua runtime (DESIGN §6, issue 2): operator scripts called with JSON values.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "rendezvous/status.hpp"
+
+namespace rendezvous {
+
+struct LuaLimits {
+  long instruction_limit = 1000000;
+  size_t memory_limit_bytes = 16 * 1024 * 1024;
+};
+
+// A loaded script file. Calls are thread-safe: each worker thread gets its own Lua state for the
+// script, built from the current source. Reload() recompiles from the file; when compilation
+// fails the previous source stays in force and the error is returned.
+class Script {
+ public:
+  virtual ~Script() = default;
+  virtual const std::string& name() const = 0;
+  virtual const std::string& path() const = 0;
+  virtual bool HasFunction(const std::string& function) = 0;
+  // Calls a global function with arguments converted from JSON (objects -> tables, arrays ->
+  // sequences, null -> nil). Returns the first result converted to JSON (nil -> null).
+  // Errors (runtime error, instruction or memory limit, missing function) return a Status whose
+  // message names the script and line; they are logged and counted by the runtime.
+  virtual Result<nlohmann::json> Call(const std::string& function,
+                                      const std::vector<nlohmann::json>& args) = 0;
+  virtual Status Reload() = 0;
+};
+
+class ScriptRuntime {
+ public:
+  virtual ~ScriptRuntime() = default;
+  // Compiles the file now. Errors: file missing, syntax error (with line).
+  virtual Result<std::shared_ptr<Script>> Load(const std::string& name, const std::string& path,
+                                               const LuaLimits& limits) = 0;
+  // Reloads every loaded script (SIGHUP).
+  virtual void ReloadAll() = 0;
+};
+
+}  // namespace rendezvous
