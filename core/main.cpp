@@ -1,1 +1,3 @@
-int main() { return 0; }
+#include "cli/cli.hpp"
+
+int main(int argc, char** argv) { return rendezvous::core::RunCli(argc, argv); }

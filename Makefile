@@ -1,0 +1,59 @@
+# Thin wrapper: `make run` and `make test` do all the set-up (DESIGN §2).
+BUILD_DIR ?= build
+BUILD_TYPE ?= RelWithDebInfo
+CONFIG ?= etc/rendezvous.yaml
+JOBS ?= $(shell nproc)
+VAR := $(CURDIR)/var
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+PACKAGES := build-essential cmake ninja-build pkg-config ccache \
+  libpistache-dev libyaml-cpp-dev liblua5.4-dev libmysqlcppconn-dev libssl-dev prometheus-cpp-dev \
+  libcurl4-openssl-dev nlohmann-json3-dev libgtest-dev libgmock-dev libkainjow-mustache-dev \
+  mariadb-server mariadb-client prometheus wrk curl
+
+.PHONY: all deps configure build run stop test bench clean db
+
+all: build
+
+deps:
+	@missing=$$(for p in $(PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q "install ok installed" || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:" $$missing; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -q && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
+	fi
+
+$(BUILD_DIR)/build.ninja:
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
+
+configure: deps $(BUILD_DIR)/build.ninja
+
+build: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+# The embedded default database: a private MariaDB under var/db (socket only, no service).
+db: deps
+	@tools/mariadb.sh start $(VAR)/db >/dev/null
+	@mariadb --no-defaults -S $(VAR)/db/mysqld.sock -uroot -e \
+	  "CREATE DATABASE IF NOT EXISTS rendezvous CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci"
+	@[ -f $(VAR)/encryption.key ] || (umask 077; openssl rand -base64 32 > $(VAR)/encryption.key)
+
+run: build db
+	RENDEZVOUS_ENCRYPTION_KEY=$$(cat $(VAR)/encryption.key) $(BUILD_DIR)/bin/rendezvous migrate --config $(CONFIG)
+	@echo "serving: api http://127.0.0.1:8080  app http://127.0.0.1:8081  (make stop ends it)"
+	RENDEZVOUS_ENCRYPTION_KEY=$$(cat $(VAR)/encryption.key) $(BUILD_DIR)/bin/rendezvous serve --config $(CONFIG) & \
+	  echo $$! > $(VAR)/rendezvous.pid; wait $$!
+
+stop:
+	@[ -f $(VAR)/rendezvous.pid ] && kill $$(cat $(VAR)/rendezvous.pid) 2>/dev/null || true
+	@rm -f $(VAR)/rendezvous.pid
+	@tools/mariadb.sh stop $(VAR)/db
+
+test: build
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) --timeout 600
+
+bench: build db
+	bench/run.sh $(BUILD_DIR)
+
+clean:
+	rm -rf $(BUILD_DIR)

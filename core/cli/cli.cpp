@@ -1,0 +1,203 @@
+#include "cli/cli.hpp"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <chrono>
+#include <iostream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <cppconn/exception.h>
+
+#include "cli/runtime.hpp"
+#include "http/server.hpp"
+#include "log/logger.hpp"
+#include "metrics/process_metrics.hpp"
+#include "rendezvous/cli_args.hpp"
+
+namespace rendezvous::core {
+namespace {
+
+constexpr const char* kUsage = R"(usage: rendezvous COMMAND [--config FILE] ...
+  serve                      run the server
+  migrate                    apply pending database migrations
+  admin user create --email E --name N --password P [--time-zone TZ] [--admin]
+  admin api-key create --user-id ID [--name N]
+  admin GROUP ...            commands of the enabled plugins (oauth-client, managed-user, booking ...)
+--config defaults to etc/rendezvous.yaml.
+)";
+
+ServerOptions MakeServerOptions(const Config& c) {
+  ServerOptions o;
+  o.api_listen = c.api.listen;
+  o.app_listen = c.app.listen;
+  o.io_threads = c.io_threads;
+  o.worker_threads = c.worker_threads;
+  o.idle_timeout = std::chrono::seconds(c.idle_timeout);
+  o.header_timeout = std::chrono::seconds(c.header_timeout);
+  o.body_timeout = std::chrono::seconds(c.body_timeout);
+  o.max_body_bytes = static_cast<size_t>(c.max_body_bytes);
+  o.version_header = c.version_header;
+  o.api_versions = c.api_versions;
+  o.metrics_path = c.metrics.path;
+  return o;
+}
+
+int Serve(Runtime& rt) {
+  Logger& log = ProcessLogger();
+  // Signals are taken by this thread with sigwait; every thread created from here on blocks them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  RegisterProcessMetrics(rt.registry());
+  HttpServer server(MakeServerOptions(rt.config()), log, rt.registry());
+  rt.identity().RegisterRoutes([&](Route r) { server.AddRoute(std::move(r)); });
+  for (const auto& r : rt.plugins().routes()) server.AddRoute(r);
+  server.SetBearerAuthenticator([&rt](std::string_view token) { return rt.Authenticate(token); });
+  server.SetSessionChecker([&rt](const Request& req) { return rt.identity().SessionUser(req).has_value(); });
+  server.SetReadinessCheck([&rt] { return rt.db().Ping(); });
+
+  rt.plugins().StartAll();
+  rt.outbox().Start();
+  server.Start();
+  log.Info("listening", {{"listener", "api"}, {"port", server.api_port()}, {"base_url", rt.config().api.base_url}});
+  log.Info("listening", {{"listener", "app"}, {"port", server.app_port()}, {"app_url", rt.config().app.base_url}});
+  log.Info("ready", {{"plugins", rt.plugins().plugin_names()}});
+
+  for (;;) {
+    int sig = 0;
+    if (sigwait(&signals, &sig) != 0) continue;
+    if (sig == SIGHUP) {
+      log.Info("reloading", {});
+      rt.lua().ReloadAll();
+      rt.plugins().ReloadAll();
+      continue;
+    }
+    log.Info("shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+    break;
+  }
+  server.Shutdown(std::chrono::seconds(10));
+  rt.outbox().Stop();
+  rt.plugins().StopAll();
+  log.Info("stopped", {});
+  return 0;
+}
+
+int Migrate(Runtime& rt) {
+  Migrator migrator(rt.db(), ProcessLogger());
+  for (auto& [owner, migrations] : rt.AllMigrations()) migrator.Add(owner, migrations);
+  std::cout << migrator.Apply().dump() << std::endl;
+  return 0;
+}
+
+int AdminUser(Runtime& rt, const std::vector<std::string>& args) {
+  CliArgs a(args, {"email", "name", "password", "time-zone"}, {"admin"});
+  if (a.positional().size() != 1 || a.positional()[0] != "create")
+    throw std::invalid_argument("usage: admin user create --email E --name N --password P [--time-zone TZ] [--admin]");
+  auto user = rt.identity().CreateUser(a.Require("email"), a.Require("name"), a.Require("password"),
+                                       a.Get("time-zone").value_or("UTC"), a.Flag("admin"));
+  if (!user.ok()) {
+    std::cerr << "user create: " << user.status().message() << std::endl;
+    return 1;
+  }
+  Json out = {{"id", user->id}, {"email", user->email}, {"name", user->name}, {"timeZone", user->time_zone}};
+  if (user->is_admin) out["admin"] = true;
+  std::cout << out.dump() << std::endl;
+  return 0;
+}
+
+int AdminApiKey(Runtime& rt, const std::vector<std::string>& args) {
+  CliArgs a(args, {"user-id", "name", "key-id"}, {});
+  if (a.positional().size() != 1 || (a.positional()[0] != "create" && a.positional()[0] != "revoke"))
+    throw std::invalid_argument("usage: admin api-key create --user-id ID [--name N] | revoke --user-id ID --key-id K");
+  int64_t user_id = std::stoll(a.Require("user-id"));
+  if (a.positional()[0] == "revoke") {
+    Status s = rt.identity().RevokeApiKey(user_id, std::stoll(a.Require("key-id")));
+    if (!s.ok()) {
+      std::cerr << "api-key revoke: " << s.message() << std::endl;
+      return 1;
+    }
+    std::cout << Json{{"revoked", true}}.dump() << std::endl;
+    return 0;
+  }
+  auto key = rt.identity().CreateApiKey(user_id, a.Get("name").value_or("default"));
+  if (!key.ok()) {
+    std::cerr << "api-key create: " << key.status().message() << std::endl;
+    return 1;
+  }
+  std::cout << Json{{"id", key->id}, {"key", key->key}}.dump() << std::endl;
+  return 0;
+}
+
+int Admin(Runtime& rt, const std::vector<std::string>& args) {
+  if (args.empty()) throw std::invalid_argument(kUsage);
+  const std::string group = args[0];
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (group == "user") return AdminUser(rt, rest);
+  if (group == "api-key") return AdminApiKey(rt, rest);
+  const auto& commands = rt.plugins().admin_commands();
+  auto it = commands.find(group);
+  if (it == commands.end())
+    throw std::invalid_argument("unknown admin command '" + group + "' (is its plugin enabled?)");
+  return it->second(rest, std::cout, std::cerr);
+}
+
+}  // namespace
+
+int RunCli(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  std::string config_path = "etc/rendezvous.yaml";
+  std::vector<std::string> rest;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--config") {
+      if (i + 1 >= args.size()) {
+        std::cerr << "--config needs a file\n";
+        return 2;
+      }
+      config_path = args[++i];
+    } else if (args[i].rfind("--config=", 0) == 0) {
+      config_path = args[i].substr(9);
+    } else {
+      rest.push_back(args[i]);
+    }
+  }
+  if (rest.empty() || rest[0] == "--help" || rest[0] == "help") {
+    std::cerr << kUsage;
+    return rest.empty() ? 2 : 0;
+  }
+  const std::string command = rest[0];
+  if (command != "serve" && command != "migrate" && command != "admin") {
+    std::cerr << "unknown command '" << command << "'\n" << kUsage;
+    return 2;
+  }
+  try {
+    Runtime rt(config_path);
+    if (command == "serve") return Serve(rt);
+    if (command == "migrate") return Migrate(rt);
+    return Admin(rt, std::vector<std::string>(rest.begin() + 1, rest.end()));
+  } catch (const ConfigError& e) {
+    std::cerr << "configuration error: " << e.what() << std::endl;
+    return 78;  // EX_CONFIG
+  } catch (const std::invalid_argument& e) {
+    std::cerr << e.what() << std::endl;
+    return 2;
+  } catch (const DatabaseUnavailable& e) {
+    std::cerr << "database unavailable: " << e.what() << std::endl;
+    return 69;  // EX_UNAVAILABLE
+  } catch (const sql::SQLException& e) {
+    std::cerr << "database error: " << e.what() << " (" << e.getErrorCode() << ")" << std::endl;
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << std::endl;
+    return 1;
+  }
+}
+
+}  // namespace rendezvous::core

@@ -1,0 +1,80 @@
+#include "cli/runtime.hpp"
+
+#include <unistd.h>
+
+#include <climits>
+
+#include "log/logger.hpp"
+
+namespace rendezvous::core {
+
+std::string ExecutableDir() {
+  char buf[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return ".";
+  std::string path(buf, static_cast<size_t>(n));
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+Runtime::Runtime(const std::string& config_path) : config_(LoadConfig(config_path)) {
+  SetProcessLogger(std::make_unique<StderrLogger>(ParseLogLevel(config_.logging.level),
+                                                  config_.logging.format == "json"));
+  Logger& log = ProcessLogger();
+  registry_ = std::make_unique<prometheus::Registry>();
+
+  DatabaseOptions dbo;
+  dbo.host = config_.database.host;
+  dbo.port = config_.database.port;
+  dbo.socket = config_.database.socket.empty() ? "" : ResolveRelative(config_, config_.database.socket);
+  dbo.user = config_.database.user;
+  dbo.password = config_.database.password;
+  dbo.name = config_.database.name;
+  dbo.pool_size = config_.database.pool_size;
+  db_ = std::make_unique<MysqlDatabase>(dbo, *registry_, log);
+  outbox_ = std::make_unique<OutboxService>(*db_, *registry_, log);
+
+  IdentityOptions io;
+  io.api_key_prefix = config_.security.api_key_prefix;
+  io.app_url = config_.app.base_url;
+  identity_ = std::make_unique<IdentityService>(*db_, log, *registry_, io);
+  lua_ = std::make_unique<LuaRuntime>(*registry_, log);
+
+  HostServices hs;
+  hs.db = db_.get();
+  hs.outbox = outbox_.get();
+  hs.identity = identity_.get();
+  hs.scripts = lua_.get();
+  hs.registry = registry_.get();
+  hs.logger = &log;
+  hs.base_url = config_.api.base_url;
+  hs.app_url = config_.app.base_url;
+  hs.root_dir = config_.root_dir;
+  hs.config_file = config_.file;
+  plugins_ = std::make_unique<PluginHost>(hs);
+  plugins_->Load(config_.plugins, ExecutableDir());
+}
+
+Runtime::~Runtime() {
+  // Plugins hold references into everything else: they go first.
+  plugins_.reset();
+}
+
+std::vector<std::pair<std::string, std::vector<Migration>>> Runtime::AllMigrations() const {
+  std::vector<std::pair<std::string, std::vector<Migration>>> all;
+  all.emplace_back("outbox", OutboxService::Migrations());
+  all.emplace_back("identity", IdentityService::Migrations());
+  for (const auto& m : plugins_->migrations()) all.push_back(m);
+  return all;
+}
+
+std::optional<Principal> Runtime::Authenticate(std::string_view token) {
+  if (token.substr(0, config_.security.api_key_prefix.size()) == config_.security.api_key_prefix)
+    return identity_->ResolveApiKey(token);
+  for (const auto& [kind, resolver] : plugins_->resolvers()) {
+    if (auto p = resolver(token)) return p;
+  }
+  return std::nullopt;
+}
+
+}  // namespace rendezvous::core

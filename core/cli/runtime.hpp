@@ -1,0 +1,56 @@
+// The assembled process: config, database, outbox, identity, Lua, metrics and plugins, built
+// the same way for `serve`, `migrate` and `admin`. Owned by the command that runs.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <prometheus/registry.h>
+
+#include "config/config.hpp"
+#include "identity/identity_service.hpp"
+#include "plugin/plugin_host.hpp"
+#include "scripting/lua_runtime.hpp"
+#include "storage/migrator.hpp"
+#include "storage/mysql_database.hpp"
+#include "storage/outbox_service.hpp"
+
+namespace rendezvous::core {
+
+class Runtime {
+ public:
+  // Loads config and plugins (no database connection is made yet). Throws ConfigError.
+  explicit Runtime(const std::string& config_path);
+  ~Runtime();
+
+  Config& config() { return config_; }
+  prometheus::Registry& registry() { return *registry_; }
+  MysqlDatabase& db() { return *db_; }
+  OutboxService& outbox() { return *outbox_; }
+  IdentityService& identity() { return *identity_; }
+  LuaRuntime& lua() { return *lua_; }
+  PluginHost& plugins() { return *plugins_; }
+
+  // Every owner's migrations: the core's first, then each plugin's.
+  std::vector<std::pair<std::string, std::vector<Migration>>> AllMigrations() const;
+  // The single bearer authenticator of the HTTP layer: API keys by prefix, then plugin resolvers.
+  std::optional<Principal> Authenticate(std::string_view token);
+
+ private:
+  Config config_;
+  std::unique_ptr<prometheus::Registry> registry_;
+  std::unique_ptr<MysqlDatabase> db_;
+  std::unique_ptr<OutboxService> outbox_;
+  std::unique_ptr<IdentityService> identity_;
+  std::unique_ptr<LuaRuntime> lua_;
+  std::unique_ptr<PluginHost> plugins_;
+};
+
+// Folder of the running executable (where the built-in plugins live).
+std::string ExecutableDir();
+
+}  // namespace rendezvous::core

@@ -1,0 +1,299 @@
+#include "config/config.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "log/logger.hpp"
+
+namespace rendezvous::core {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::uintmax_t kMaxConfigBytes = 1 << 20;
+// sockaddr_un::sun_path holds 108 bytes including the terminating NUL.
+constexpr size_t kMaxSocketPath = 107;
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || IsDigit(c); }
+bool IsAlnum(char c) { return IsLowerAlnum(c) || (c >= 'A' && c <= 'Z'); }
+
+bool IsHostName(const std::string& host) {
+  if (host.empty() || host.size() > 253) return false;
+  if (host.front() == '[') {
+    if (host.size() < 3 || host.back() != ']') return false;
+    return std::all_of(host.begin() + 1, host.end() - 1, [](char c) {
+      return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || c == ':' || c == '.';
+    });
+  }
+  return std::all_of(host.begin(), host.end(), [](char c) { return IsAlnum(c) || c == '-' || c == '.'; });
+}
+
+bool IsPort(const std::string& text, long min) {
+  if (text.empty() || text.size() > 5 || !std::all_of(text.begin(), text.end(), IsDigit)) return false;
+  const long port = std::stol(text);
+  return port >= min && port <= 65535;
+}
+
+std::string Listen(ConfigNode& node, const std::string& def) {
+  const std::string value = node.String("listen", def);
+  const size_t colon = value.rfind(':');
+  if (colon == std::string::npos || !IsHostName(value.substr(0, colon)) || !IsPort(value.substr(colon + 1), 0))
+    node.Fail("listen", "must be host:port with a port between 0 and 65535 (e.g. 127.0.0.1:8080)");
+  return value;
+}
+
+// An absolute http(s) URL without query or fragment, returned without trailing '/'.
+std::string BaseUrl(ConfigNode& node, const std::string& key, const std::string& def) {
+  std::string value = node.String(key, def);
+  const char* kMessage = "must be an absolute http:// or https:// URL without query or fragment";
+  size_t scheme_end = 0;
+  if (value.rfind("http://", 0) == 0) {
+    scheme_end = 7;
+  } else if (value.rfind("https://", 0) == 0) {
+    scheme_end = 8;
+  } else {
+    node.Fail(key, kMessage);
+  }
+  if (value.size() > 2048) node.Fail(key, "must be at most 2048 characters long");
+  for (char c : value) {
+    if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f || c == '?' || c == '#') node.Fail(key, kMessage);
+  }
+  const size_t host_end = value.find('/', scheme_end);
+  std::string authority = value.substr(scheme_end, host_end == std::string::npos ? std::string::npos : host_end - scheme_end);
+  if (authority.find('@') != std::string::npos) node.Fail(key, "must not carry user information");
+  std::string host = authority;
+  // host[:port], the host possibly a bracketed IPv6 address.
+  const size_t colon = authority.rfind(':');
+  if (colon != std::string::npos && authority.find(']', colon) == std::string::npos) {
+    if (!IsPort(authority.substr(colon + 1), 1)) node.Fail(key, kMessage);
+    host = authority.substr(0, colon);
+  }
+  if (!IsHostName(host)) node.Fail(key, kMessage);
+  while (value.size() > scheme_end + authority.size() && value.back() == '/') value.pop_back();
+  return value;
+}
+
+// RFC 9110 token characters.
+bool IsToken(const std::string& s) {
+  static const std::string kExtra = "!#$%&'*+-.^_`|~";
+  return !s.empty() && s.size() <= 128 &&
+         std::all_of(s.begin(), s.end(), [](char c) { return IsAlnum(c) || kExtra.find(c) != std::string::npos; });
+}
+
+bool IsDate(const std::string& s) {
+  if (s.size() != 10 || s[4] != '-' || s[7] != '-') return false;
+  for (size_t i : {0, 1, 2, 3, 5, 6, 8, 9})
+    if (!IsDigit(s[i])) return false;
+  const int year = std::stoi(s.substr(0, 4));
+  const int month = std::stoi(s.substr(5, 2));
+  const int day = std::stoi(s.substr(8, 2));
+  if (month < 1 || month > 12 || day < 1) return false;
+  static const int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  const int max_day = kDays[month - 1] + (month == 2 && leap ? 1 : 0);
+  return day <= max_day;
+}
+
+bool IsEnvName(const std::string& s) {
+  if (s.empty() || s.size() > 256 || IsDigit(s[0])) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return IsAlnum(c) || c == '_'; });
+}
+
+bool IsPluginName(const std::string& s) {
+  if (s.empty() || s.size() > 64 || !(s[0] >= 'a' && s[0] <= 'z')) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return IsLowerAlnum(c) || c == '_'; });
+}
+
+std::string ResolveAgainst(const std::string& root_dir, const std::string& path) {
+  if (path.empty()) return path;
+  const fs::path p(path);
+  if (p.is_absolute()) return path;
+  return (fs::path(root_dir) / p).lexically_normal().string();
+}
+
+void ReadServer(ConfigNode server, Config& c) {
+  {
+    ConfigNode api = server.Child("api");
+    c.api.listen = Listen(api, c.api.listen);
+    c.api.base_url = BaseUrl(api, "base_url", c.api.base_url);
+    api.RejectUnknown();
+  }
+  {
+    ConfigNode app = server.Child("app");
+    c.app.listen = Listen(app, c.app.listen);
+    c.app.base_url = BaseUrl(app, "app_url", c.app.base_url);
+    app.RejectUnknown();
+  }
+  c.io_threads = static_cast<int>(server.Int("io_threads", c.io_threads, 1, 64));
+  c.idle_timeout = static_cast<int>(server.Int("idle_timeout", c.idle_timeout, 1, 86400));
+  c.header_timeout = static_cast<int>(server.Int("header_timeout", c.header_timeout, 1, 86400));
+  c.body_timeout = static_cast<int>(server.Int("body_timeout", c.body_timeout, 1, 86400));
+  c.worker_threads = static_cast<int>(server.Int("worker_threads", c.worker_threads, 1, 1024));
+  c.max_body_bytes = server.Int("max_body_bytes", c.max_body_bytes, 1024, 1L << 30);
+
+  std::string header = server.String("version_header", c.version_header);
+  if (!IsToken(header)) server.Fail("version_header", "must be an HTTP header name (letters, digits, '-', ...)");
+  std::transform(header.begin(), header.end(), header.begin(),
+                 [](char ch) { return ch >= 'A' && ch <= 'Z' ? static_cast<char>(ch - 'A' + 'a') : ch; });
+  c.version_header = header;
+
+  const std::vector<std::string> versions = server.StringList("api_versions", c.api_versions);
+  if (versions.empty()) server.Fail("api_versions", "must list at least one version");
+  std::set<std::string> seen;
+  for (size_t i = 0; i < versions.size(); ++i) {
+    if (!IsDate(versions[i])) server.FailItem("api_versions", i, "must be a date YYYY-MM-DD");
+    if (!seen.insert(versions[i]).second) server.FailItem("api_versions", i, "repeats " + versions[i]);
+  }
+  c.api_versions = versions;
+  server.RejectUnknown();
+}
+
+void ReadDatabase(ConfigNode db, Config& c) {
+  auto& d = c.database;
+  d.host = db.String("host", d.host);
+  d.port = static_cast<int>(db.Int("port", d.port, 1, 65535));
+  d.socket = ResolveAgainst(c.root_dir, db.String("socket", d.socket));
+  if (d.socket.size() > kMaxSocketPath)
+    db.Fail("socket", "resolves to " + d.socket + ", longer than the " + std::to_string(kMaxSocketPath) +
+                          " bytes a Unix socket path may have");
+  if (d.socket.empty() && !IsHostName(d.host)) db.Fail("host", "must be a host name or IP address");
+  d.user = db.String("user", d.user);
+  if (d.user.empty() || d.user.size() > 128) db.Fail("user", "must be a user name of 1 to 128 characters");
+  d.password = db.Secret("password", d.password);
+  d.name = db.String("name", d.name);
+  if (d.name.empty() || d.name.size() > 64 ||
+      !std::all_of(d.name.begin(), d.name.end(), [](char ch) { return IsAlnum(ch) || ch == '_' || ch == '$'; }))
+    db.Fail("name", "must be a database name of 1 to 64 letters, digits, '_' or '$'");
+  d.pool_size = static_cast<int>(db.Int("pool_size", d.pool_size, 1, 1024));
+  db.RejectUnknown();
+}
+
+void ReadSecurity(ConfigNode sec, Config& c) {
+  auto& s = c.security;
+  s.api_key_prefix = sec.String("api_key_prefix", s.api_key_prefix);
+  const std::string& p = s.api_key_prefix;
+  if (p.size() < 2 || p.size() > 17 || p.back() != '_' || !std::all_of(p.begin(), p.end() - 1, IsLowerAlnum))
+    sec.Fail("api_key_prefix", "must be 1 to 16 lowercase letters or digits followed by '_' (e.g. rdv_)");
+  s.encryption_key_env = sec.String("encryption_key_env", s.encryption_key_env);
+  if (!IsEnvName(s.encryption_key_env)) sec.Fail("encryption_key_env", "must be the name of an environment variable");
+  sec.RejectUnknown();
+}
+
+void ReadMetrics(ConfigNode m, Config& c) {
+  c.metrics.path = m.String("path", c.metrics.path);
+  const std::string& p = c.metrics.path;
+  const bool ok = !p.empty() && p.size() <= 256 && p[0] == '/' && std::all_of(p.begin(), p.end(), [](char ch) {
+    return IsAlnum(ch) || std::strchr("/-._~", ch) != nullptr;
+  });
+  if (!ok) m.Fail("path", "must be a URL path starting with '/' (letters, digits, '/', '-', '.', '_', '~')");
+  m.RejectUnknown();
+}
+
+void ReadLogging(ConfigNode l, Config& c) {
+  c.logging.level = l.String("level", c.logging.level);
+  try {
+    ParseLogLevel(c.logging.level);
+  } catch (const std::invalid_argument&) {
+    l.Fail("level", "must be one of debug, info, warn, error");
+  }
+  c.logging.format = l.String("format", c.logging.format);
+  if (c.logging.format != "json" && c.logging.format != "text") l.Fail("format", "must be json or text");
+  l.RejectUnknown();
+}
+
+void ReadPlugins(ConfigNode plugins, Config& c) {
+  std::set<std::string> named;
+  if (plugins.yaml().IsMap()) {
+    for (auto it = plugins.yaml().begin(); it != plugins.yaml().end(); ++it) {
+      const std::string name = it->first.Scalar();
+      if (!IsPluginName(name))
+        plugins.Fail(name, "a plugin name is a lowercase letter followed by up to 63 lowercase letters, digits or '_'");
+      ConfigNode entry_node = plugins.Child(name);
+      PluginEntry entry;
+      entry.name = name;
+      entry.enabled = entry_node.Bool("enabled", true);
+      entry.path = ResolveAgainst(c.root_dir, entry_node.String("path", ""));
+      entry.node = entry_node.yaml();
+      entry.line = entry_node.line();
+      c.plugins.push_back(std::move(entry));
+      named.insert(name);
+    }
+  }
+  for (const std::string& name : kBuiltinPlugins) {
+    if (named.count(name)) continue;
+    PluginEntry entry;
+    entry.name = name;
+    c.plugins.push_back(std::move(entry));
+  }
+}
+
+Config FromNode(const YAML::Node& root_yaml, const std::string& file, const std::string& root_dir) {
+  Config c;
+  c.file = file;
+  c.root_dir = root_dir;
+  ConfigNode root(root_yaml, file, "");
+  ReadServer(root.Child("server"), c);
+  ReadDatabase(root.Child("database"), c);
+  ReadSecurity(root.Child("security"), c);
+  ReadMetrics(root.Child("metrics"), c);
+  ReadLogging(root.Child("logging"), c);
+  ReadPlugins(root.Child("plugins"), c);
+  root.RejectUnknown();
+  return c;
+}
+
+YAML::Node Parse(const std::string& yaml, const std::string& file) {
+  try {
+    std::vector<YAML::Node> docs = YAML::LoadAll(yaml);
+    if (docs.size() > 1) {
+      const int line = docs[1].Mark().is_null() ? 1 : docs[1].Mark().line + 1;
+      throw ConfigError(file + ":" + std::to_string(line) + ": the config file must hold one YAML document");
+    }
+    return docs.empty() ? YAML::Node() : docs[0];
+  } catch (const YAML::ParserException& e) {
+    const int line = e.mark.is_null() ? 1 : e.mark.line + 1;
+    throw ConfigError(file + ":" + std::to_string(line) + ": YAML syntax error: " + e.msg);
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(file + ":1: YAML error: " + e.msg);
+  }
+}
+
+}  // namespace
+
+Config ConfigFromString(const std::string& yaml, const std::string& file_for_messages,
+                        const std::string& root_dir) {
+  return FromNode(Parse(yaml, file_for_messages), file_for_messages, root_dir);
+}
+
+Config LoadConfig(const std::string& path) {
+  std::error_code ec;
+  const fs::path file = fs::absolute(path, ec).lexically_normal();
+  if (ec) throw ConfigError(path + ": cannot read: " + ec.message());
+  const std::string name = file.string();
+  if (fs::is_directory(file, ec)) throw ConfigError(name + ": cannot read: is a directory");
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw ConfigError(name + ": cannot read: " + std::strerror(errno));
+  std::string text;
+  char buf[8192];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    text.append(buf, static_cast<size_t>(in.gcount()));
+    if (text.size() > kMaxConfigBytes)
+      throw ConfigError(name + ": cannot read: larger than " + std::to_string(kMaxConfigBytes) + " bytes");
+  }
+  if (in.bad()) throw ConfigError(name + ": cannot read: I/O error");
+  return ConfigFromString(text, name, file.parent_path().parent_path().string());
+}
+
+std::string ResolveRelative(const Config& config, const std::string& path) {
+  return ResolveAgainst(config.root_dir, path);
+}
+
+}  // namespace rendezvous::core

@@ -1,0 +1,92 @@
+// The core's typed configuration (DESIGN §8): loaded once at start-up from a YAML file, checked
+// completely (unknown keys and bad values throw ConfigError "FILE:LINE: PATH: message"), then
+// read-only. A Config is a plain value: copy it freely; reading it from several threads is safe.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "rendezvous/config_node.hpp"
+
+namespace rendezvous::core {
+
+// One entry under `plugins:`. The core reads `enabled` and `path`; the rest of the mapping belongs
+// to the plugin, which checks it when created: the plugin host builds
+// ConfigNode(node, Config::file, "plugins." + name, line), marks `enabled` and `path` read and
+// hands it to the plugin.
+struct PluginEntry {
+  std::string name;
+  bool enabled = true;
+  std::string path;  // the plugin's shared library, absolute; "" = find it next to the binary
+  YAML::Node node;   // the entry's mapping; a null node when the file does not name the plugin
+  int line = 0;      // 1-based line of the entry's key; 0 when the file does not name the plugin
+};
+
+struct Config {
+  std::string file;      // absolute path of the loaded file (or the name given for messages)
+  std::string root_dir;  // relative paths resolve against this: the config file's folder's parent
+
+  // server.api (base_url) and server.app (app_url); URLs carry no trailing '/'.
+  struct Listener {
+    std::string listen;    // host:port, port 0..65535 (0 = any free port)
+    std::string base_url;  // absolute http(s) URL
+  };
+  Listener api{"127.0.0.1:8080", "http://127.0.0.1:8080"};
+  Listener app{"127.0.0.1:8081", "http://127.0.0.1:8081"};
+  int io_threads = 2;        // 1..64
+  int idle_timeout = 60;     // seconds, 1..86400
+  int header_timeout = 10;   // seconds, 1..86400
+  int body_timeout = 30;     // seconds, 1..86400
+  int worker_threads = 8;    // 1..1024
+  long max_body_bytes = 1048576;  // 1 KiB..1 GiB
+  std::string version_header = "service-api-version";  // an HTTP token, lower-cased
+  // Supported API versions (YYYY-MM-DD), in file order, no duplicates, never empty.
+  std::vector<std::string> api_versions{"2024-04-15", "2024-06-11", "2024-06-14", "2024-08-13",
+                                        "2024-09-04"};
+
+  struct Database {
+    std::string host = "127.0.0.1";
+    int port = 3306;       // 1..65535
+    std::string socket;    // absolute when set (relative paths resolved); when set, used instead of host/port
+    std::string user = "rendezvous";
+    std::string password;  // from `password` or the variable named by `password_env`; never log it
+    std::string name = "rendezvous";
+    int pool_size = 8;     // 1..1024
+  } database;
+
+  struct Security {
+    std::string api_key_prefix = "rdv_";  // [a-z0-9]{1,16}_
+    std::string encryption_key_env = "RENDEZVOUS_ENCRYPTION_KEY";  // a variable name; not read here
+  } security;
+
+  struct Metrics {
+    std::string path = "/metrics";
+  } metrics;
+
+  struct Logging {
+    std::string level = "info";   // debug|info|warn|error
+    std::string format = "json";  // json|text
+  } logging;
+
+  // In file order; the built-ins (kBuiltinPlugins) the file does not name follow, enabled.
+  std::vector<PluginEntry> plugins;
+};
+
+// The plugins every Config lists, enabled unless the file says otherwise.
+inline const std::vector<std::string> kBuiltinPlugins{"oauth", "bookings", "calendar", "webhooks"};
+
+// Reads and checks `path`. root_dir = the parent of the file's folder. Throws ConfigError: a file
+// that cannot be read ("FILE: cannot read: reason"), a YAML syntax error
+// ("FILE:LINE: YAML syntax error: ..."), a bad value or unknown key ("FILE:LINE: PATH: message").
+Config LoadConfig(const std::string& path);
+
+// The same from text (tests, embedded defaults). `file_for_messages` is used as Config::file.
+Config ConfigFromString(const std::string& yaml, const std::string& file_for_messages,
+                        const std::string& root_dir);
+
+// An absolute path stays as it is; a relative one becomes root_dir/path (normalised); "" stays "".
+std::string ResolveRelative(const Config& config, const std::string& path);
+
+}  // namespace rendezvous::core

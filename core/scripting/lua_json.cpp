@@ -1,0 +1,187 @@
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "scripting/lua_runtime.hpp"
+
+namespace rendezvous::core {
+namespace {
+
+// Its address is the identity of json.null; the value is never read.
+const char kJsonNullTag = 0;
+
+bool IsJsonNull(lua_State* L, int index) {
+  return lua_type(L, index) == LUA_TLIGHTUSERDATA &&
+         lua_touserdata(L, index) == static_cast<const void*>(&kJsonNullTag);
+}
+
+Status Invalid(std::string message) { return Status(ErrorCode::kInvalid, std::move(message)); }
+
+}  // namespace
+
+void PushJsonNull(lua_State* L) {
+  lua_pushlightuserdata(L, const_cast<char*>(&kJsonNullTag));
+}
+
+// Only trivially destructible locals (iterators, references) live in these frames: a Lua error
+// longjmps over them.
+void PushJson(lua_State* L, const nlohmann::json& value, int depth) {
+  if (depth > kLuaJsonMaxDepth) luaL_error(L, "JSON nesting deeper than %d", kLuaJsonMaxDepth);
+  luaL_checkstack(L, 3, "JSON value too deep");
+  switch (value.type()) {
+    case nlohmann::json::value_t::null:
+    case nlohmann::json::value_t::discarded:
+      if (depth == 0) {
+        lua_pushnil(L);
+      } else {
+        PushJsonNull(L);
+      }
+      return;
+    case nlohmann::json::value_t::boolean:
+      lua_pushboolean(L, value.get<bool>() ? 1 : 0);
+      return;
+    case nlohmann::json::value_t::number_integer:
+      lua_pushinteger(L, static_cast<lua_Integer>(value.get<std::int64_t>()));
+      return;
+    case nlohmann::json::value_t::number_unsigned: {
+      const std::uint64_t u = value.get<std::uint64_t>();
+      if (u <= static_cast<std::uint64_t>(std::numeric_limits<lua_Integer>::max())) {
+        lua_pushinteger(L, static_cast<lua_Integer>(u));
+      } else {
+        lua_pushnumber(L, static_cast<lua_Number>(u));
+      }
+      return;
+    }
+    case nlohmann::json::value_t::number_float:
+      lua_pushnumber(L, static_cast<lua_Number>(value.get<double>()));
+      return;
+    case nlohmann::json::value_t::string: {
+      const std::string& s = value.get_ref<const std::string&>();
+      lua_pushlstring(L, s.data(), s.size());
+      return;
+    }
+    case nlohmann::json::value_t::binary: {
+      const auto& bytes = value.get_binary();
+      lua_pushlstring(L, reinterpret_cast<const char*>(bytes.data()), bytes.size());
+      return;
+    }
+    case nlohmann::json::value_t::array: {
+      const int n = value.size() > static_cast<size_t>(std::numeric_limits<int>::max())
+                        ? std::numeric_limits<int>::max()
+                        : static_cast<int>(value.size());
+      lua_createtable(L, n, 0);
+      lua_Integer i = 1;
+      for (auto it = value.begin(); it != value.end(); ++it, ++i) {
+        PushJson(L, *it, depth + 1);
+        lua_rawseti(L, -2, i);
+      }
+      return;
+    }
+    case nlohmann::json::value_t::object: {
+      const int n = value.size() > static_cast<size_t>(std::numeric_limits<int>::max())
+                        ? std::numeric_limits<int>::max()
+                        : static_cast<int>(value.size());
+      lua_createtable(L, 0, n);
+      for (auto it = value.begin(); it != value.end(); ++it) {
+        if (it->is_null()) continue;  // a nil member is an absent key in Lua
+        const std::string& key = it.key();
+        lua_pushlstring(L, key.data(), key.size());
+        PushJson(L, *it, depth + 1);
+        lua_rawset(L, -3);
+      }
+      return;
+    }
+  }
+  lua_pushnil(L);
+}
+
+Result<nlohmann::json> ToJson(lua_State* L, int index, int depth) {
+  if (depth > kLuaJsonMaxDepth)
+    return Invalid("value nested deeper than " + std::to_string(kLuaJsonMaxDepth) +
+                   " levels (or a table cycle)");
+  index = lua_absindex(L, index);
+  switch (lua_type(L, index)) {
+    case LUA_TNIL:
+    case LUA_TNONE:
+      return nlohmann::json(nullptr);
+    case LUA_TBOOLEAN:
+      return nlohmann::json(lua_toboolean(L, index) != 0);
+    case LUA_TNUMBER: {
+      if (lua_isinteger(L, index))
+        return nlohmann::json(static_cast<std::int64_t>(lua_tointeger(L, index)));
+      const double d = static_cast<double>(lua_tonumber(L, index));
+      if (!std::isfinite(d)) return Invalid("number is NaN or infinite: not representable in JSON");
+      return nlohmann::json(d);
+    }
+    case LUA_TSTRING: {
+      size_t len = 0;
+      const char* s = lua_tolstring(L, index, &len);  // a real string: no conversion, no allocation
+      return nlohmann::json(std::string(s, len));
+    }
+    case LUA_TLIGHTUSERDATA:
+      if (IsJsonNull(L, index)) return nlohmann::json(nullptr);
+      return Invalid("cannot convert a userdata value to JSON");
+    case LUA_TTABLE:
+      break;
+    default:
+      return Invalid(std::string("cannot convert a ") + lua_typename(L, lua_type(L, index)) +
+                     " value to JSON");
+  }
+
+  // The key and value of lua_next, plus one slot for lua_rawgeti.
+  if (!lua_checkstack(L, 3)) return Invalid("Lua stack exhausted while converting to JSON");
+
+  // First pass: classify the keys.
+  lua_Integer count = 0;
+  lua_Integer max_index = 0;
+  bool has_string_key = false;
+  bool has_integer_key = false;
+  lua_pushnil(L);
+  while (lua_next(L, index) != 0) {
+    lua_pop(L, 1);  // the value; the key stays for lua_next
+    ++count;
+    if (lua_type(L, -1) == LUA_TSTRING) {
+      has_string_key = true;
+    } else if (lua_type(L, -1) == LUA_TNUMBER && lua_isinteger(L, -1) && lua_tointeger(L, -1) > 0) {
+      has_integer_key = true;
+      if (lua_tointeger(L, -1) > max_index) max_index = lua_tointeger(L, -1);
+    } else {
+      lua_pop(L, 1);
+      return Invalid("table key is neither a string nor a positive integer: not representable in JSON");
+    }
+  }
+  if (has_string_key && has_integer_key) {
+    return Invalid("table mixes string and integer keys: not representable in JSON");
+  }
+
+  if (has_integer_key) {
+    if (max_index != count) return Invalid("table is a sparse array (keys are not 1..n); use json.null for holes");
+    nlohmann::json array = nlohmann::json::array();
+    for (lua_Integer i = 1; i <= count; ++i) {
+      lua_rawgeti(L, index, i);
+      Result<nlohmann::json> item = ToJson(L, -1, depth + 1);
+      lua_pop(L, 1);
+      if (!item.ok()) return item.status();
+      array.push_back(std::move(item).value());
+    }
+    return array;
+  }
+
+  nlohmann::json object = nlohmann::json::object();
+  lua_pushnil(L);
+  while (lua_next(L, index) != 0) {
+    Result<nlohmann::json> item = ToJson(L, -1, depth + 1);
+    lua_pop(L, 1);
+    if (!item.ok()) {
+      lua_pop(L, 1);
+      return item.status();
+    }
+    size_t len = 0;
+    const char* key = lua_tolstring(L, -1, &len);  // a string key (checked above): no conversion
+    object[std::string(key, len)] = std::move(item).value();
+  }
+  return object;
+}
+
+}  // namespace rendezvous::core

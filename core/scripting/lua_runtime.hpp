@@ -1,0 +1,89 @@
+// The sandboxed Lua 5.4 implementation of ScriptRuntime (DESIGN §6, issue 2).
+//
+// What a script sees: the base library without dofile, loadfile, load and warn (collectgarbage
+// answers only "count"; setmetatable refuses metatables with __gc), and string (without dump),
+// table, math, utf8, coroutine, os.time/os.date/os.clock, plus `json.null`. No io, package,
+// require, debug. Chunks are loaded as text only, never bytecode. `print` writes one Info line to
+// the host logger with the field {"script": name} (at most 1 KiB of text per call).
+//
+// Limits (LuaLimits) apply to every call and to running a file's top level: an instruction budget
+// (a count hook; once spent, every further hook tick raises, so a script's own pcall cannot swallow
+// it, and the call is reported as a budget failure even if the script caught the error) and a
+// memory cap per Lua state (a counting allocator). A state that hit either limit is closed and the
+// next call builds a fresh one from the current source.
+//
+// Known gap: the count hook only runs between Lua instructions, so a single C library call (for
+// example string.find with a pathological pattern over a long subject) is bounded by memory but
+// not by the instruction budget.
+//
+// Metrics (on the registry given to LuaRuntime): lua_calls_total{script,function},
+// lua_errors_total{script,kind="runtime|budget|memory|missing"}, lua_call_duration_seconds{script},
+// lua_reloads_total{script,result="ok|error"}. Failures are logged at Warn with the script, the
+// function and the message (which carries the line); arguments are never logged.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <lua.hpp>
+#include <nlohmann/json.hpp>
+#include <prometheus/registry.h>
+
+#include "rendezvous/log.hpp"
+#include "rendezvous/scripting.hpp"
+#include "rendezvous/status.hpp"
+
+namespace rendezvous::core {
+
+// Deepest nesting converted in either direction; deeper values (or Lua tables with cycles) fail.
+inline constexpr int kLuaJsonMaxDepth = 64;
+
+// Loads scripts and tracks them for ReloadAll. Thread-safe. The registry and the logger must
+// outlive the runtime and every Script it returned; a Script may outlive the runtime (it then just
+// drops out of ReloadAll).
+class LuaRuntime final : public ScriptRuntime {
+ public:
+  LuaRuntime(prometheus::Registry& registry, Logger& logger);
+  ~LuaRuntime() override;
+
+  // Reads and compiles the file and runs its top level once under the limits. Errors: kInvalid
+  // for a bad name or limits, a syntax error or a failing top level (message "name:line: ...");
+  // kNotFound when the file cannot be read; kTooLarge for a file over 4 MiB.
+  Result<std::shared_ptr<Script>> Load(const std::string& name, const std::string& path,
+                                       const LuaLimits& limits) override;
+  // Reloads every live script; failures are logged (Warn) and leave that script's previous
+  // version in force.
+  void ReloadAll() override;
+
+  struct Metrics;
+
+ private:
+  Logger& logger_;
+  std::shared_ptr<Metrics> metrics_;
+  std::mutex mu_;
+  std::vector<std::weak_ptr<Script>> scripts_;
+};
+
+// JSON -> Lua. Pushes one value: objects become tables with string keys (members whose value is
+// null are left out), arrays become sequences 1..n with JSON null as the `json.null` sentinel,
+// null at the top level (depth 0) becomes nil; integers stay integers (unsigned values above
+// INT64_MAX become floats), floats stay floats, strings are pushed byte for byte. Raises a Lua
+// error (nesting deeper than kLuaJsonMaxDepth, out of memory), so call it from protected code (a C
+// function run by lua_pcall), never bare from C++.
+void PushJson(lua_State* L, const nlohmann::json& value, int depth = 0);
+
+// Lua -> JSON for the value at `index`. nil -> null; the `json.null` sentinel -> null; booleans;
+// integers stay integers, floats stay floats (NaN and infinities fail); strings byte for byte;
+// a table whose keys are exactly 1..n -> array; an empty table -> {} (an empty object); a table
+// with only string keys -> object; anything else (mixed or sparse keys, functions, userdata,
+// threads, nesting deeper than kLuaJsonMaxDepth, which also catches cycles) -> kInvalid. Uses raw
+// access only: never runs metamethods and never raises a Lua error, so it is safe outside
+// lua_pcall. Leaves the stack as it found it.
+Result<nlohmann::json> ToJson(lua_State* L, int index, int depth = 0);
+
+// Pushes the `json.null` sentinel (a light userdata), for code that builds Lua values itself.
+void PushJsonNull(lua_State* L);
+
+}  // namespace rendezvous::core

@@ -1,0 +1,272 @@
+// Start-up failures, disabled plugins, database outages, Lua reload and idle connections.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "http_client.hpp"
+#include "scratch_db.hpp"
+#include "test_server.hpp"
+
+namespace rendezvous::testing {
+namespace {
+
+std::string PluginEntry(const std::string& name, const std::string& extra = "") {
+  return name + ":\n  path: \"" + TestPluginDir() + "/rendezvous_" + name + ".so\"\n" + extra;
+}
+
+// `serve` must exit non-zero, quickly, with `needle` in its message.
+void ExpectStartupFailure(TestServer& server, const std::string& needle) {
+  CliResult r = server.Cli({"serve"}, std::chrono::seconds(20));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.exit_code, -1) << "serve did not exit";
+  EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+}
+
+TEST(CoreStartup, BrokenPluginsStopStartup) {
+  ScratchDatabase db;
+  for (const auto& [name, needle] : std::vector<std::pair<std::string, std::string>>{
+           {"bad_abi", "ABI version 999"},
+           {"no_entry", "rendezvous_plugin_entry is missing"},
+           {"throwing_create", "deliberate failure in create"},
+           {"failing_start", "deliberate start failure"}}) {
+    TestServerOptions o;
+    o.plugins = PluginEntry(name);
+    TestServer server(db.name(), o);
+    SCOPED_TRACE(name);
+    ExpectStartupFailure(server, needle);
+    ExpectStartupFailure(server, "rendezvous_" + name + ".so");
+  }
+  TestServerOptions missing;
+  missing.plugins = "ghost:\n  path: /nonexistent/rendezvous_ghost.so\n";
+  TestServer server(db.name(), missing);
+  ExpectStartupFailure(server, "/nonexistent/rendezvous_ghost.so");
+  TestServerOptions unknown;
+  unknown.plugins = "ghost: {}\n";
+  TestServer server2(db.name(), unknown);
+  ExpectStartupFailure(server2, "plugins.ghost");
+}
+
+TEST(CoreStartup, BadConfigNamesFileAndLine) {
+  ScratchDatabase db;
+  TestServer server(db.name());
+  server.WriteConfig("server:\n  io_threads: 2\n  worker_threadz: 4\n");
+  CliResult r = server.Cli({"serve"}, std::chrono::seconds(20));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find(server.config_path() + ":3"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("worker_threadz"), std::string::npos) << r.err;
+
+  server.WriteConfig("server:\n  io_threads: many\n");
+  r = server.Cli({"migrate"}, std::chrono::seconds(20));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find(server.config_path() + ":2"), std::string::npos) << r.err;
+
+  server.WriteConfig("plugins:\n  webhooks:\n    timeout: -5\n");
+  r = server.Cli({"serve"}, std::chrono::seconds(20));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find(":3"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("timeout"), std::string::npos) << r.err;
+}
+
+TEST(CoreStartup, DisabledPluginHasNoRoutesNorMetrics) {
+  ScratchDatabase db;
+  TestServerOptions on;
+  on.plugins = PluginEntry("hello");
+  {
+    TestServer server(db.name(), on);
+    server.Migrate();
+    std::string why;
+    ASSERT_TRUE(server.Start(&why)) << why;
+    HttpClient http;
+    EXPECT_EQ(http.Get(server.api() + "/v2/hello").status, 200);
+    EXPECT_NE(http.Get(server.api() + "/metrics").body.find("hello_requests_total"), std::string::npos);
+  }
+  TestServerOptions off;
+  off.plugins = PluginEntry("hello", "  enabled: false\n");
+  TestServer server(db.name(), off);
+  std::string why;
+  ASSERT_TRUE(server.Start(&why)) << why;
+  HttpClient http;
+  auto r = http.Get(server.api() + "/v2/hello");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_EQ(r.Json()["error"]["code"], "not_found");
+  EXPECT_EQ(http.Get(server.api() + "/metrics").body.find("hello_requests_total"), std::string::npos);
+  EXPECT_EQ(http.Get(server.api() + "/healthz").status, 200);
+}
+
+TEST(CoreStartup, MigrateIsIdempotent) {
+  ScratchDatabase db;
+  TestServerOptions o;
+  o.plugins = PluginEntry("hello");
+  TestServer server(db.name(), o);
+  CliResult first = server.Cli({"migrate"});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_GE(first.Json()["applied"].size(), 3u) << first.out;
+  CliResult second = server.Cli({"migrate"});
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_EQ(second.Json()["applied"].size(), 0u) << second.out;
+  // Two at once: both succeed, nothing applied twice.
+  ScratchDatabase db2;
+  TestServer a(db2.name(), o), b(db2.name(), o);
+  CliResult ra, rb;
+  std::thread ta([&] { ra = a.Cli({"migrate"}); });
+  std::thread tb([&] { rb = b.Cli({"migrate"}); });
+  ta.join();
+  tb.join();
+  EXPECT_EQ(ra.exit_code, 0) << ra.err;
+  EXPECT_EQ(rb.exit_code, 0) << rb.err;
+  EXPECT_EQ(ra.Json()["applied"].size() + rb.Json()["applied"].size(), first.Json()["applied"].size());
+}
+
+TEST(CoreStartup, AdminUserCreateShape) {
+  ScratchDatabase db;
+  TestServer server(db.name());
+  server.Migrate();
+  CliResult r = server.Cli({"admin", "user", "create", "--email", "Grace@Example.com", "--name", "Grace Hopper",
+                            "--password", "a long password", "--time-zone", "America/New_York"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = r.Json();
+  EXPECT_GT(j["id"].get<int64_t>(), 0);
+  EXPECT_EQ(j["email"], "grace@example.com");
+  EXPECT_EQ(j["name"], "Grace Hopper");
+  EXPECT_EQ(j["timeZone"], "America/New_York");
+  CliResult dup = server.Cli({"admin", "user", "create", "--email", "grace@example.com", "--name", "G", "--password", "x"});
+  EXPECT_NE(dup.exit_code, 0);
+  EXPECT_FALSE(dup.err.empty());
+  CliResult bad = server.Cli({"admin", "user", "create", "--email", "nope", "--name", "G", "--password", "x"});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_EQ(db.QueryValue("SELECT COUNT(*) FROM users"), "1");
+  // The password is stored hashed.
+  EXPECT_EQ(db.QueryValue("SELECT COUNT(*) FROM users WHERE password_hash LIKE '%a long password%'"), "0");
+}
+
+TEST(CoreOutage, DatabaseDownAnswers503AndRecovers) {
+  // A private MariaDB of this test's own, so stopping it disturbs no other test.
+  char tmpl[] = "/tmp/rdv-outage-XXXXXX";
+  std::string dir = mkdtemp(tmpl);
+  std::string tool = std::string(std::getenv("RDV_TOOLS_DIR")) + "/mariadb.sh";
+  ASSERT_EQ(std::system((tool + " start " + dir + " >/dev/null").c_str()), 0);
+  std::string socket = dir + "/mysqld.sock";
+  // Make the database on the private instance.
+  ASSERT_EQ(std::system(("mariadb --no-defaults -S " + socket + " -uroot -e 'CREATE DATABASE outage'").c_str()), 0);
+  TestServerOptions o;
+  o.database_socket = socket;
+  o.plugins = PluginEntry("hello");
+  {
+    TestServer server("outage", o);
+    server.Migrate();
+    std::string why;
+    ASSERT_TRUE(server.Start(&why)) << why;
+    int64_t user = server.CreateUser("bob@example.com");
+    std::string key = server.CreateApiKey(user);
+    HttpClient http;
+    std::vector<std::string> auth = {"Authorization: Bearer " + key};
+    ASSERT_EQ(http.Get(server.api() + "/v2/hello/items/1", auth).status, 404);
+    ASSERT_EQ(http.Get(server.api() + "/readyz").status, 200);
+
+    ASSERT_EQ(std::system((tool + " stop " + dir).c_str()), 0);
+    auto t0 = std::chrono::steady_clock::now();
+    auto down = http.Get(server.api() + "/v2/hello/items/1", auth);
+    auto elapsed = std::chrono::steady_clock::now() - t0;
+    EXPECT_EQ(down.status, 503) << down.body;
+    EXPECT_EQ(down.Json()["error"]["code"], "service_unavailable");
+    EXPECT_LT(elapsed, std::chrono::seconds(5));
+    EXPECT_EQ(http.Get(server.api() + "/readyz").status, 503);
+    EXPECT_EQ(http.Get(server.api() + "/healthz").status, 200);
+
+    ASSERT_EQ(std::system((tool + " start " + dir + " >/dev/null").c_str()), 0);
+    long status = 0;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (std::chrono::steady_clock::now() < deadline) {
+      status = http.Get(server.api() + "/v2/hello/items/1", auth).status;
+      if (status == 404) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    EXPECT_EQ(status, 404);
+    EXPECT_EQ(http.Get(server.api() + "/readyz").status, 200);
+  }
+  std::system((tool + " stop " + dir + "; rm -rf " + dir).c_str());
+}
+
+TEST(CoreScripting, LuaScriptReloadsOnSighup) {
+  ScratchDatabase db;
+  char tmpl[] = "/tmp/rdv-lua-XXXXXX";
+  std::string dir = mkdtemp(tmpl);
+  std::string script = dir + "/hello.lua";
+  std::ofstream(script) << "function greet(name) return 'hello ' .. name end\n";
+  TestServerOptions o;
+  o.plugins = PluginEntry("hello", "  script: \"" + script + "\"\n");
+  TestServer server(db.name(), o);
+  server.Migrate();
+  std::string why;
+  ASSERT_TRUE(server.Start(&why)) << why;
+  HttpClient http;
+  EXPECT_EQ(http.Get(server.api() + "/v2/hello/lua?name=ada").Json()["data"], "hello ada");
+  // A script that does not compile leaves the previous one in force.
+  std::ofstream(script, std::ios::trunc) << "function greet(name) return 'broken' .. end\n";
+  server.Signal(SIGHUP);
+  ASSERT_TRUE(server.AwaitLog("reloading"));
+  ASSERT_TRUE(server.AwaitLog("hello.lua:1"));
+  EXPECT_EQ(http.Get(server.api() + "/v2/hello/lua?name=ada").Json()["data"], "hello ada");
+  std::ofstream(script, std::ios::trunc) << "function greet(name) return 'bonjour ' .. name end\n";
+  server.Signal(SIGHUP);
+  std::string got;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    got = http.Get(server.api() + "/v2/hello/lua?name=ada").Json()["data"].get<std::string>();
+    if (got == "bonjour ada") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(got, "bonjour ada");
+  std::system(("rm -rf " + dir).c_str());
+}
+
+TEST(CoreConnections, ThousandIdleConnectionsDoNotBlockOthers) {
+  rlimit rl{};
+  getrlimit(RLIMIT_NOFILE, &rl);
+  rl.rlim_cur = std::min<rlim_t>(rl.rlim_max, 8192);
+  setrlimit(RLIMIT_NOFILE, &rl);
+  ScratchDatabase db;
+  TestServerOptions o;
+  o.server_extra = "idle_timeout: 2\n";
+  TestServer server(db.name(), o);
+  std::string why;
+  ASSERT_TRUE(server.Start(&why)) << why;
+  std::vector<int> fds;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(server.api_port()));
+  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  for (int i = 0; i < 1000; ++i) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0) << i;
+    fds.push_back(fd);
+  }
+  HttpClient http;
+  auto r = http.Get(server.api() + "/healthz");
+  EXPECT_EQ(r.status, 200);
+  // The idle ones are closed by the server after idle_timeout: reading them ends in EOF.
+  timeval tv{10, 0};
+  int closed = 0;
+  for (int fd : fds) {
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    char buf[64];
+    ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n == 0 || (n < 0 && errno == ECONNRESET)) ++closed;
+    close(fd);
+  }
+  EXPECT_EQ(closed, 1000);
+  EXPECT_EQ(http.Get(server.api() + "/healthz").status, 200);
+}
+
+}  // namespace
+}  // namespace rendezvous::testing

@@ -1,0 +1,85 @@
+#include "http_client.hpp"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <cctype>
+
+namespace rendezvous::testing {
+namespace {
+
+size_t OnBody(char* data, size_t size, size_t n, void* user) {
+  static_cast<std::string*>(user)->append(data, size * n);
+  return size * n;
+}
+
+size_t OnHeader(char* data, size_t size, size_t n, void* user) {
+  auto* headers = static_cast<std::multimap<std::string, std::string>*>(user);
+  std::string line(data, size * n);
+  auto colon = line.find(':');
+  if (colon != std::string::npos) {
+    std::string name = line.substr(0, colon);
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+    std::string value = line.substr(colon + 1);
+    while (!value.empty() && (value.front() == ' ')) value.erase(0, 1);
+    while (!value.empty() && (value.back() == '\r' || value.back() == '\n' || value.back() == ' ')) value.pop_back();
+    headers->emplace(name, value);
+  } else if (line.rfind("HTTP/", 0) == 0) {
+    headers->clear();  // a new response (after 100-continue)
+  }
+  return size * n;
+}
+
+}  // namespace
+
+nlohmann::json HttpResult::Json() const { return nlohmann::json::parse(body, nullptr, false); }
+
+std::string HttpResult::Header(const std::string& lower_name) const {
+  auto it = headers.find(lower_name);
+  return it == headers.end() ? "" : it->second;
+}
+
+HttpClient::HttpClient() : curl_(curl_easy_init()) {}
+HttpClient::~HttpClient() { curl_easy_cleanup(static_cast<CURL*>(curl_)); }
+
+HttpResult HttpClient::Request(const std::string& method, const std::string& url, const std::string& body,
+                               const std::vector<std::string>& headers, long timeout_ms) {
+  CURL* c = static_cast<CURL*>(curl_);
+  curl_easy_reset(c);
+  HttpResult r;
+  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method.c_str());
+  if (method == "HEAD") curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+  if (!body.empty() || method == "POST" || method == "PATCH" || method == "PUT") {
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.data());
+    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+  }
+  struct curl_slist* list = nullptr;
+  list = curl_slist_append(list, "Expect:");
+  for (const auto& h : headers) list = curl_slist_append(list, h.c_str());
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, list);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, &OnBody);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &r.body);
+  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, &OnHeader);
+  curl_easy_setopt(c, CURLOPT_HEADERDATA, &r.headers);
+  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  CURLcode rc = curl_easy_perform(c);
+  if (rc == CURLE_OK) {
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r.status);
+    curl_easy_getinfo(c, CURLINFO_NUM_CONNECTS, &r.connects);
+  } else {
+    r.error = curl_easy_strerror(rc);
+  }
+  curl_slist_free_all(list);
+  return r;
+}
+
+HttpResult HttpClient::PostJson(const std::string& url, const nlohmann::json& body,
+                                const std::vector<std::string>& headers) {
+  std::vector<std::string> h = headers;
+  h.push_back("Content-Type: application/json");
+  return Request("POST", url, body.dump(), h);
+}
+
+}  // namespace rendezvous::testing
