@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Load benchmarks on loopback with wrk; appends results to bench/RESULTS.md.
+#   bench/run.sh [BUILD_DIR]   (make bench)
+# Each run is bounded: wrk -d for every scenario, the server is stopped at the end.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+bin=$build/bin/rendezvous
+cfg=bench/bench.yaml
+duration=${BENCH_DURATION:-10s}
+conns=${BENCH_CONNECTIONS:-64}
+threads=${BENCH_THREADS:-2}
+mariadb --no-defaults -S var/db/mysqld.sock -uroot -e "DROP DATABASE IF EXISTS rendezvous_bench; CREATE DATABASE rendezvous_bench"
+$bin migrate --config $cfg >/dev/null
+uid=$($bin admin user create --config $cfg --email bench@example.com --name Bench --password bench-password | sed -E 's/.*"id":([0-9]+).*/\1/')
+key=$($bin admin api-key create --config $cfg --user-id "$uid" | sed -E 's/.*"key":"([^"]+)".*/\1/')
+$bin serve --config $cfg 2>var/bench-server.log &
+pid=$!
+trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
+for _ in $(seq 1 100); do curl -fs http://127.0.0.1:18090/healthz >/dev/null && break; sleep 0.1; done
+
+run() { # name, wrk args...
+  local name=$1; shift
+  local out; out=$(wrk -t"$threads" -c"$conns" -d"$duration" --latency "$@")
+  local rps; rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
+  local p50 p99; p50=$(echo "$out" | awk '$1=="50%" {print $2}'); p99=$(echo "$out" | awk '$1=="99%" {print $2}')
+  local non2xx; non2xx=$(echo "$out" | awk '/Non-2xx/ {print $NF}')
+  echo "| $name | ${rps} | ${p50} | ${p99} | ${non2xx:-0} |"
+}
+
+{
+  echo
+  echo "## $(date -u +%Y-%m-%dT%H:%MZ) — $(git rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) cores"
+  echo
+  echo "Command: \`make bench\` (wrk -t$threads -c$conns -d$duration, keep-alive, server and MariaDB on this machine)"
+  echo
+  echo "| scenario | requests/s | p50 | p99 | non-2xx |"
+  echo "|---|---|---|---|---|"
+  run "GET /healthz" http://127.0.0.1:18090/healthz
+  run "GET /v2/me (API key)" -H "Authorization: Bearer $key" http://127.0.0.1:18090/v2/me
+} | tee -a bench/RESULTS.md
