@@ -1,6 +1,7 @@
 // The core's typed configuration (DESIGN §8): loaded once at start-up from a YAML file, checked
 // completely (unknown keys and bad values throw ConfigError "FILE:LINE: PATH: message"), then
-// read-only. A Config is a plain value: copy it freely; reading it from several threads is safe.
+// read-only. A Config is a plain value: copy it freely; reading it from several threads is safe
+// (PluginEntry::node excepted: it shares the parsed YAML document and is for start-up only).
 #pragma once
 
 #include <string>

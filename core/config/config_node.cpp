@@ -18,7 +18,7 @@ int MarkLine(const YAML::Node& n) {
   return m.is_null() ? 0 : m.line + 1;
 }
 
-bool IsNull(const YAML::Node& n) { return !n.IsDefined() || n.IsNull(); }
+bool IsAbsent(const YAML::Node& n) { return !n.IsDefined() || n.IsNull(); }
 
 bool ParseLong(const std::string& text, long* out) {
   const char* begin = text.data();
@@ -80,7 +80,7 @@ ConfigNode::ConfigNode(YAML::Node node, std::string file, std::string path, int 
     const int own = MarkLine(node_);
     line_ = own > 0 ? own : 1;
   }
-  if (IsNull(node_)) {
+  if (IsAbsent(node_)) {
     node_ = YAML::Node(YAML::NodeType::Null);
     return;
   }
@@ -96,7 +96,7 @@ ConfigNode::ConfigNode(YAML::Node node, std::string file, std::string path, int 
 
 bool ConfigNode::Has(const std::string& key) const {
   int line = 0;
-  return !IsNull(Find(key, &line));
+  return !IsAbsent(Find(key, &line));
 }
 
 YAML::Node ConfigNode::Find(const std::string& key, int* line) const {
@@ -106,7 +106,7 @@ YAML::Node ConfigNode::Find(const std::string& key, int* line) const {
     if (it->first.Scalar() != key) continue;
     // A null value's mark points past the key (often at the next line); the key is what the
     // operator looks for.
-    const int value_line = IsNull(it->second) ? 0 : MarkLine(it->second);
+    const int value_line = IsAbsent(it->second) ? 0 : MarkLine(it->second);
     const int key_line = MarkLine(it->first);
     *line = value_line > 0 ? value_line : (key_line > 0 ? key_line : line_);
     return it->second;
@@ -148,7 +148,7 @@ void ConfigNode::FailItem(const std::string& key, size_t index, const std::strin
 std::string ConfigNode::String(const std::string& key, const std::string& def) {
   int line = 0;
   YAML::Node v = Get(key, &line);
-  if (IsNull(v)) return def;
+  if (IsAbsent(v)) return def;
   if (!v.IsScalar()) FailAt(line, PathOf(key), "must be a string");
   if (v.Scalar().size() > kMaxStringBytes)
     FailAt(line, PathOf(key), "must be at most " + Num(kMaxStringBytes) + " bytes long");
@@ -159,7 +159,7 @@ std::string ConfigNode::Secret(const std::string& key, const std::string& def) {
   const std::string env_key = key + "_env";
   int env_line = 0;
   YAML::Node env = Get(env_key, &env_line);
-  if (IsNull(env)) return String(key, def);
+  if (IsAbsent(env)) return String(key, def);
   read_.insert(key);
   if (Has(key)) FailAt(env_line, PathOf(env_key), "give either " + key + " or " + env_key + ", not both");
   if (!env.IsScalar() || !IsEnvName(env.Scalar()))
@@ -173,7 +173,7 @@ std::string ConfigNode::Secret(const std::string& key, const std::string& def) {
 long ConfigNode::Int(const std::string& key, long def, long min, long max) {
   int line = 0;
   YAML::Node v = Get(key, &line);
-  if (IsNull(v)) return def;
+  if (IsAbsent(v)) return def;
   long out = 0;
   if (!v.IsScalar() || !ParseLong(v.Scalar(), &out) || out < min || out > max)
     FailAt(line, PathOf(key), "must be an integer " + IntRange(min, max));
@@ -183,7 +183,7 @@ long ConfigNode::Int(const std::string& key, long def, long min, long max) {
 double ConfigNode::Double(const std::string& key, double def, double min, double max) {
   int line = 0;
   YAML::Node v = Get(key, &line);
-  if (IsNull(v)) return def;
+  if (IsAbsent(v)) return def;
   double out = 0;
   if (!v.IsScalar() || !ParseDouble(v.Scalar(), &out) || out < min || out > max)
     FailAt(line, PathOf(key), "must be a number between " + Num(min) + " and " + Num(max));
@@ -193,7 +193,7 @@ double ConfigNode::Double(const std::string& key, double def, double min, double
 bool ConfigNode::Bool(const std::string& key, bool def) {
   int line = 0;
   YAML::Node v = Get(key, &line);
-  if (IsNull(v)) return def;
+  if (IsAbsent(v)) return def;
   bool out = false;
   if (!v.IsScalar() || !ParseBool(v.Scalar(), &out)) FailAt(line, PathOf(key), "must be a boolean (true or false)");
   return out;
@@ -202,7 +202,7 @@ bool ConfigNode::Bool(const std::string& key, bool def) {
 std::vector<std::string> ConfigNode::StringList(const std::string& key, const std::vector<std::string>& def) {
   int line = 0;
   YAML::Node v = Get(key, &line);
-  if (IsNull(v)) return def;
+  if (IsAbsent(v)) return def;
   const std::string path = PathOf(key);
   if (!v.IsSequence()) FailAt(line, path, "must be a list of strings");
   if (v.size() > kMaxListItems) FailAt(line, path, "must have at most " + Num(kMaxListItems) + " items");
@@ -212,7 +212,7 @@ std::vector<std::string> ConfigNode::StringList(const std::string& key, const st
     const YAML::Node item = *it;
     const int item_line = MarkLine(item) > 0 ? MarkLine(item) : line;
     const std::string item_path = path + "[" + Num(i) + "]";
-    if (IsNull(item) || !item.IsScalar()) FailAt(item_line, item_path, "must be a string (in a list of strings)");
+    if (IsAbsent(item) || !item.IsScalar()) FailAt(item_line, item_path, "must be a string (in a list of strings)");
     if (item.Scalar().size() > kMaxStringBytes)
       FailAt(item_line, item_path, "must be at most " + Num(kMaxStringBytes) + " bytes long");
     out.push_back(item.Scalar());
@@ -223,7 +223,7 @@ std::vector<std::string> ConfigNode::StringList(const std::string& key, const st
 std::vector<long> ConfigNode::IntList(const std::string& key, const std::vector<long>& def, long min, long max) {
   int line = 0;
   YAML::Node v = Get(key, &line);
-  if (IsNull(v)) return def;
+  if (IsAbsent(v)) return def;
   const std::string path = PathOf(key);
   if (!v.IsSequence()) FailAt(line, path, "must be a list of integers " + IntRange(min, max));
   if (v.size() > kMaxListItems) FailAt(line, path, "must have at most " + Num(kMaxListItems) + " items");
@@ -243,7 +243,7 @@ std::vector<long> ConfigNode::IntList(const std::string& key, const std::vector<
 ConfigNode ConfigNode::Child(const std::string& key) {
   int line = 0;
   YAML::Node v = Get(key, &line);
-  if (!IsNull(v) && !v.IsMap()) FailAt(line, PathOf(key), "must be a mapping");
+  if (!IsAbsent(v) && !v.IsMap()) FailAt(line, PathOf(key), "must be a mapping");
   // Errors about the child as a whole point at its key, which is where the operator looks.
   int key_line = line;
   if (node_.IsMap()) {

@@ -90,15 +90,23 @@ Router::Match Router::Find(Listener listener, Method method, const std::vector<s
   if (method == Method::kHead && pick(Method::kGet)) return match;
 
   match.outcome = Outcome::kMethodNotAllowed;
+  match.allowed = AllowedMethods(listener, segments);
+  return match;
+}
+
+std::vector<Method> Router::AllowedMethods(Listener listener, const std::vector<std::string>& segments) const {
+  std::vector<std::pair<const Node*, std::vector<std::string>>> candidates;
+  std::vector<std::string> values;
+  Collect(*roots_[listener == Listener::kApi ? 0 : 1], segments, 0, values, candidates);
+  std::vector<Method> allowed;
   for (const auto& [node, vals] : candidates)
     for (const auto& [m, entry] : node->routes)
-      if (std::find(match.allowed.begin(), match.allowed.end(), m) == match.allowed.end())
-        match.allowed.push_back(m);
-  bool has_get = std::find(match.allowed.begin(), match.allowed.end(), Method::kGet) != match.allowed.end();
-  bool has_head = std::find(match.allowed.begin(), match.allowed.end(), Method::kHead) != match.allowed.end();
-  if (has_get && !has_head) match.allowed.push_back(Method::kHead);
-  std::sort(match.allowed.begin(), match.allowed.end());
-  return match;
+      if (std::find(allowed.begin(), allowed.end(), m) == allowed.end()) allowed.push_back(m);
+  bool has_get = std::find(allowed.begin(), allowed.end(), Method::kGet) != allowed.end();
+  bool has_head = std::find(allowed.begin(), allowed.end(), Method::kHead) != allowed.end();
+  if (has_get && !has_head) allowed.push_back(Method::kHead);
+  std::sort(allowed.begin(), allowed.end());
+  return allowed;
 }
 
 }  // namespace rendezvous::core

@@ -37,6 +37,9 @@ class Router {
   // path has no HEAD route of its own.
   Match Find(Listener listener, Method method, const std::vector<std::string>& segments) const;
 
+  // The methods some route serves on this path (HEAD included where GET is); empty when none.
+  std::vector<Method> AllowedMethods(Listener listener, const std::vector<std::string>& segments) const;
+
  private:
   struct Node;
   void Collect(const Node& node, const std::vector<std::string>& segments, size_t depth,

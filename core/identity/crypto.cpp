@@ -211,7 +211,7 @@ bool VerifyPassword(std::string_view password, std::string_view encoded) {
   }
   auto salt = Base64Decode(parts[4]);
   auto expected = Base64Decode(parts[5]);
-  if (!salt.ok() || !expected.ok() || salt->size() < 8 || expected->size() < 16 ||
+  if (!salt.ok() || !expected.ok() || salt->size() < 8 || expected->size() < kHashBytes ||
       expected->size() > 64) {
     return false;
   }

@@ -150,7 +150,7 @@ void PluginHost::Load(const std::vector<PluginEntry>& entries, const std::string
         throw ConfigError(where + ": plugin '" + e.name + "' needs plugin '" + *dep + "', which is not enabled");
       l->depends_on.emplace_back(*dep);
     }
-    ConfigNode node(e.node, services_.config_file, "plugins." + e.name);
+    ConfigNode node(e.node, services_.config_file, "plugins." + e.name, e.line);
     node.MarkRead("enabled");
     node.MarkRead("path");
     l->context = std::make_unique<Context>(*this, e.name, std::move(node));

@@ -93,7 +93,9 @@ class MysqlDatabase final : public Database {
   std::unique_ptr<PooledConnection> Connect();
   // Called with the failing connection's error: counts it and makes other pooled connections
   // validate before their next use.
-  void NoteConnectionError(const sql::SQLException& e);
+  void NoteConnectionError(const sql::SQLException& e) noexcept;
+  // ROLLBACK after a failed callback; false when the connection must be discarded.
+  bool ResetAfterError(PooledConnection& conn) noexcept;
   void UpdateGaugesLocked();
 
   const DatabaseOptions options_;

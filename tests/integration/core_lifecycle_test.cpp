@@ -152,7 +152,7 @@ TEST(CoreOutage, DatabaseDownAnswers503AndRecovers) {
   // A private MariaDB of this test's own, so stopping it disturbs no other test.
   char tmpl[] = "/tmp/rdv-outage-XXXXXX";
   std::string dir = mkdtemp(tmpl);
-  std::string tool = std::string(std::getenv("RDV_TOOLS_DIR")) + "/mariadb.sh";
+  std::string tool = ToolsDir() + "/mariadb.sh";
   ASSERT_EQ(std::system((tool + " start " + dir + " >/dev/null").c_str()), 0);
   std::string socket = dir + "/mysqld.sock";
   // Make the database on the private instance.

@@ -23,13 +23,9 @@ extern char** environ;
 namespace rendezvous::testing {
 namespace {
 
-std::string Env(const char* name) {
+std::string Env(const char* name, const char* fallback) {
   const char* v = std::getenv(name);
-  if (!v || !*v) {
-    std::fprintf(stderr, "%s is not set: run through ctest\n", name);
-    std::abort();
-  }
-  return v;
+  return v && *v ? v : fallback;
 }
 
 std::string ReadFile(const std::string& path) {
@@ -81,9 +77,10 @@ int WaitFor(pid_t pid, std::chrono::milliseconds timeout) {
 
 }  // namespace
 
-std::string BinDir() { return Env("RDV_BIN_DIR"); }
-std::string TestPluginDir() { return Env("RDV_TEST_PLUGIN_DIR"); }
-std::string SourceDir() { return Env("RDV_SOURCE_DIR"); }
+std::string BinDir() { return Env("RDV_BIN_DIR", RDV_DEFAULT_BIN_DIR); }
+std::string TestPluginDir() { return Env("RDV_TEST_PLUGIN_DIR", RDV_DEFAULT_TEST_PLUGIN_DIR); }
+std::string SourceDir() { return Env("RDV_SOURCE_DIR", RDV_DEFAULT_SOURCE_DIR); }
+std::string ToolsDir() { return Env("RDV_TOOLS_DIR", RDV_DEFAULT_TOOLS_DIR); }
 
 TestServer::TestServer(std::string database_name, TestServerOptions options)
     : database_name_(std::move(database_name)), options_(std::move(options)) {

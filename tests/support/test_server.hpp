@@ -30,6 +30,7 @@ struct TestServerOptions {
 std::string BinDir();
 std::string TestPluginDir();
 std::string SourceDir();
+std::string ToolsDir();
 
 class TestServer {
  public:

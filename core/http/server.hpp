@@ -1,0 +1,90 @@
+// The HTTP layer every route of the server goes through (DESIGN §4): two Pistache listeners (api,
+// app), our own router, auth checks, the API version header, envelopes, limits, a worker pool for
+// handlers that may block, request ids, the access log, HTTP metrics, /healthz, /readyz, /metrics.
+//
+// Threads: Pistache's reactor threads (io_threads per listener) parse requests, route them and run
+// inline handlers; every other route (auth included: bearer resolution is database work) runs on
+// worker_threads workers fed through a bounded queue (full -> 503 at once).
+//
+// Lifecycle: construct, AddRoute/Set* (single-threaded, before Start), Start, Shutdown. The
+// callbacks given to Set* are called from worker threads concurrently and must be thread-safe.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rendezvous/http.hpp"
+#include "rendezvous/log.hpp"
+
+namespace prometheus {
+class Registry;
+}
+
+namespace rendezvous::core {
+
+struct ServerOptions {
+  std::string api_listen = "127.0.0.1:8080";  // "host:port"; port 0 = the OS picks (see api_port())
+  std::string app_listen = "127.0.0.1:8081";
+  int io_threads = 2;             // reactor threads per listener
+  int worker_threads = 8;
+  size_t worker_queue_limit = 4096;  // requests waiting for a worker; beyond it 503
+  std::chrono::seconds idle_timeout{60};    // idle keep-alive connection closed after this
+  std::chrono::seconds header_timeout{10};  // a request's headers must arrive within this
+  std::chrono::seconds body_timeout{30};
+  size_t max_body_bytes = 1048576;  // larger bodies answer 413
+  std::string version_header = "service-api-version";
+  // Supported API versions (dates). A /v2 request without the header gets the LAST one (the
+  // newest); a value not listed answers 400.
+  std::vector<std::string> api_versions = {"2024-04-15", "2024-06-11", "2024-06-14", "2024-08-13", "2024-09-04"};
+  std::string metrics_path = "/metrics";
+};
+
+class HttpServer {
+ public:
+  // logger and registry must outlive the server. The server registers its metrics on registry
+  // (http_server_request_duration_seconds, http_server_active_requests,
+  // http_server_rejected_requests_total, http_server_worker_queue_depth) and serves registry's
+  // Collect() at options.metrics_path.
+  HttpServer(ServerOptions options, Logger& logger, prometheus::Registry& registry);
+  ~HttpServer();  // Shutdown(0) when still running
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Before Start. Throws std::logic_error for a duplicate method + pattern + listener or a bad
+  // pattern. The built-in routes (/healthz, /readyz, metrics path) are added by the constructor.
+  void AddRoute(Route route);
+
+  // Resolves `Authorization: Bearer <token>` for routes with auth.bearer_required; nullopt -> 401.
+  // May throw DatabaseUnavailable -> 503. Runs on a worker thread.
+  void SetBearerAuthenticator(std::function<std::optional<Principal>(std::string_view)> fn);
+  // For routes with auth.session_required (app pages): false -> 302 to /auth/login?next=<path+query>.
+  // Without a checker every such request redirects.
+  void SetSessionChecker(std::function<bool(const Request&)> fn);
+  // /readyz: 200 {"status":"ok"} when fn returns true (or no check is set), else 503.
+  void SetReadinessCheck(std::function<bool()> fn);
+
+  // Binds both listeners (throws std::runtime_error naming the address on failure) and serves on
+  // background threads. Returns once both accept connections.
+  void Start();
+  uint16_t api_port() const;  // the bound port (after Start)
+  uint16_t app_port() const;
+
+  // Stops taking requests (new ones answer 503 with Connection: close), lets queued and in-flight
+  // requests finish within grace, then closes the listeners and stops the workers. Idempotent;
+  // safe with requests in flight. A handler still blocked after grace delays the return until it
+  // ends (its answer is then dropped).
+  void Shutdown(std::chrono::milliseconds grace);
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace rendezvous::core

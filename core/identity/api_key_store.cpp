@@ -1,0 +1,142 @@
+#include "identity/api_key_store.hpp"
+
+#include <memory>
+
+#include <cppconn/exception.h>
+#include <cppconn/prepared_statement.h>
+#include <cppconn/resultset.h>
+
+#include "identity/validation.hpp"
+#include "rendezvous/crypto.hpp"
+
+namespace rendezvous::core {
+namespace {
+
+constexpr size_t kKeyRandomChars = 43;  // 32 bytes in base64url without padding
+constexpr int kErNoReferencedRow = 1452;
+
+prometheus::Family<prometheus::Counter>& CacheFamily(prometheus::Registry& registry) {
+  return prometheus::BuildCounter()
+      .Name("identity_api_key_cache_total")
+      .Help("API key look-ups answered from the in-process cache (hit) or the database (miss)")
+      .Register(registry);
+}
+
+}  // namespace
+
+ApiKeyStore::ApiKeyStore(Database& db, prometheus::Registry& registry, std::string prefix,
+                         std::chrono::seconds cache_ttl, size_t cache_capacity, NowFn now)
+    : db_(db),
+      prefix_(std::move(prefix)),
+      cache_(cache_capacity, std::chrono::duration_cast<std::chrono::milliseconds>(cache_ttl),
+             std::move(now)),
+      cache_hits_(CacheFamily(registry).Add({{"result", "hit"}})),
+      cache_misses_(CacheFamily(registry).Add({{"result", "miss"}})) {}
+
+bool ApiKeyStore::WellFormed(std::string_view token) const {
+  if (token.size() != prefix_.size() + kKeyRandomChars || token.substr(0, prefix_.size()) != prefix_) {
+    return false;
+  }
+  for (char c : token.substr(prefix_.size())) {
+    bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '_';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+Result<ApiKeyStore::CreatedKey> ApiKeyStore::Create(int64_t user_id, const std::string& name) {
+  std::string key_name = name.empty() ? "default" : name;
+  auto checked = ValidateName(key_name);
+  if (!checked.ok()) return Status(ErrorCode::kInvalid, "api key " + checked.status().message());
+  CreatedKey created;
+  created.key = prefix_ + crypto::RandomToken(32);
+  std::string hash = crypto::Sha256Hex(created.key);
+  std::string hint = created.key.substr(created.key.size() - 4);
+  auto id = db_.Run([&](DbConnection& conn) -> Result<int64_t> {
+    auto& stmt = conn.Prepare(
+        "INSERT INTO api_keys (user_id, name, key_hash, hint, created_at) "
+        "VALUES (?, ?, ?, ?, UTC_TIMESTAMP(3))");
+    stmt.setInt64(1, user_id);
+    stmt.setString(2, *checked);
+    stmt.setString(3, hash);
+    stmt.setString(4, hint);
+    try {
+      stmt.executeUpdate();
+    } catch (const sql::SQLException& e) {
+      if (e.getErrorCode() == kErNoReferencedRow) return Status(ErrorCode::kNotFound, "user not found");
+      throw;
+    }
+    return conn.LastInsertId();
+  });
+  if (!id.ok()) return id.status();
+  created.id = *id;
+  // A look-up of this very key may have been cached as unknown before it existed.
+  cache_.Erase(hash);
+  return created;
+}
+
+Status ApiKeyStore::Revoke(int64_t user_id, int64_t key_id) {
+  auto hash = db_.Transaction([&](DbConnection& conn) -> std::optional<std::string> {
+    auto& select = conn.Prepare("SELECT key_hash FROM api_keys WHERE id = ? AND user_id = ? FOR UPDATE");
+    select.setInt64(1, key_id);
+    select.setInt64(2, user_id);
+    std::unique_ptr<sql::ResultSet> rs(select.executeQuery());
+    if (!rs->next()) return std::nullopt;
+    std::string key_hash = rs->getString(1);
+    auto& update = conn.Prepare(
+        "UPDATE api_keys SET revoked_at = UTC_TIMESTAMP(3) WHERE id = ? AND revoked_at IS NULL");
+    update.setInt64(1, key_id);
+    update.executeUpdate();
+    return key_hash;
+  });
+  if (!hash) return Status(ErrorCode::kNotFound, "api key not found");
+  cache_.Erase(*hash);
+  return Status::Ok();
+}
+
+std::optional<Principal> ApiKeyStore::Resolve(std::string_view token) {
+  if (!WellFormed(token)) return std::nullopt;
+  std::string hash = crypto::Sha256Hex(token);
+  auto to_principal = [](const Cached& c) -> std::optional<Principal> {
+    if (!c.valid) return std::nullopt;
+    Principal p;
+    p.kind = kApiKey;
+    p.user_id = c.user_id;
+    p.credential_id = c.id;
+    p.all_scopes = true;
+    return p;
+  };
+  if (auto cached = cache_.Get(hash)) {
+    cache_hits_.Increment();
+    return to_principal(*cached);
+  }
+  cache_misses_.Increment();
+  Cached found = db_.Run([&](DbConnection& conn) {
+    auto& select = conn.Prepare(
+        "SELECT id, user_id, revoked_at IS NULL, "
+        "last_used_at IS NULL OR last_used_at < UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE "
+        "FROM api_keys WHERE key_hash = ?");
+    select.setString(1, hash);
+    std::unique_ptr<sql::ResultSet> rs(select.executeQuery());
+    Cached c;
+    if (!rs->next()) return c;
+    c.id = rs->getInt64(1);
+    c.user_id = rs->getInt64(2);
+    c.valid = rs->getBoolean(3);
+    bool stale = rs->getBoolean(4);
+    rs.reset();
+    if (c.valid && stale) {
+      auto& touch = conn.Prepare(
+          "UPDATE api_keys SET last_used_at = UTC_TIMESTAMP(3) WHERE id = ? AND "
+          "(last_used_at IS NULL OR last_used_at < UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE)");
+      touch.setInt64(1, c.id);
+      touch.executeUpdate();
+    }
+    return c;
+  });
+  cache_.Put(hash, found);
+  return to_principal(found);
+}
+
+}  // namespace rendezvous::core

@@ -1,0 +1,13 @@
+// The identity area's tables (owner "identity"): users, api_keys, sessions. MariaDB 10.6+ and
+// MySQL 8; times are DATETIME(3) in UTC (written with UTC_TIMESTAMP(3)).
+#pragma once
+
+#include <vector>
+
+#include "rendezvous/database.hpp"
+
+namespace rendezvous::core {
+
+std::vector<Migration> IdentityMigrations();
+
+}  // namespace rendezvous::core

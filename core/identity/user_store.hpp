@@ -1,0 +1,52 @@
+// The users table: creating, finding and updating users. Validates what it stores (email, name,
+// time zone, password bound) and hashes passwords. Holds no state besides the Database reference
+// (which must outlive it). Thread-safe; calls may throw DatabaseUnavailable.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "identity/validation.hpp"
+#include "rendezvous/database.hpp"
+#include "rendezvous/identity.hpp"
+#include "rendezvous/status.hpp"
+
+namespace sql {
+class ResultSet;
+}
+
+namespace rendezvous::core {
+
+// The columns UserFromRow reads, in order, for "SELECT <kUserColumns> FROM users u ...".
+inline constexpr const char* kUserColumns =
+    "u.id, u.email, u.name, u.time_zone, u.week_start, u.is_admin, u.created_at";
+constexpr unsigned kUserColumnCount = 7;
+// Reads the kUserColumns starting at column `first` (1-based).
+User UserFromRow(sql::ResultSet& row, unsigned first = 1);
+// "2024-05-01 10:20:30.123" (DATETIME(3), UTC) -> "2024-05-01T10:20:30.123Z".
+std::string SqlTimeToIso(const std::string& sql_time);
+
+struct UserWithPassword {
+  User user;
+  std::optional<std::string> password_hash;  // nullopt: the user cannot sign in
+};
+
+class UserStore {
+ public:
+  explicit UserStore(Database& db) : db_(db) {}
+
+  std::optional<User> Find(int64_t id);
+  // `email` is normalised (NormalizeEmail) first; nullopt for an invalid one.
+  std::optional<UserWithPassword> FindByEmail(const std::string& email);
+  // kInvalid for a bad field, kConflict when the email is taken. An empty password stores none.
+  Result<User> Create(const std::string& email, const std::string& name, const std::string& password,
+                      const std::string& time_zone, bool is_admin);
+  // Applies a checked patch; kNotFound when the user does not exist.
+  Result<User> Update(int64_t id, const ProfilePatch& patch);
+
+ private:
+  Database& db_;
+};
+
+}  // namespace rendezvous::core

@@ -1,0 +1,288 @@
+#include "scripting/lua_sandbox.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+
+#include "scripting/lua_runtime.hpp"
+
+namespace rendezvous::core {
+namespace {
+
+constexpr size_t kMaxPrintBytes = 1024;
+constexpr int kDefaultHookInterval = 1000;
+
+LuaStateContext* Ctx(lua_State* L) { return *static_cast<LuaStateContext**>(lua_getextraspace(L)); }
+
+// Lua requires that shrinking never fails; growing beyond the cap answers NULL, which Lua turns
+// into a memory error after one emergency collection.
+void* CountingAlloc(void* ud, void* ptr, size_t osize, size_t nsize) {
+  auto* ctx = static_cast<LuaStateContext*>(ud);
+  const size_t old = ptr != nullptr ? osize : 0;  // for new blocks osize is a type tag
+  if (nsize == 0) {
+    std::free(ptr);
+    ctx->memory_used -= old;
+    return nullptr;
+  }
+  if (nsize > old && nsize - old > ctx->memory_limit - ctx->memory_used) {
+    ctx->memory_refused = true;
+    return nullptr;
+  }
+  void* block = std::realloc(ptr, nsize);
+  if (block == nullptr) return nullptr;
+  ctx->memory_used = ctx->memory_used - old + nsize;
+  return block;
+}
+
+// Once the budget is spent the hook fires on every instruction of every coroutine it reaches, so
+// each pcall that catches the error is unwound again by its caller's next instruction.
+void BudgetHook(lua_State* L, lua_Debug* ar) {
+  LuaStateContext* ctx = Ctx(L);
+  if (!ctx->budget_exhausted) {
+    ctx->instructions_used += ctx->hook_interval;
+    if (ctx->instructions_used < ctx->instruction_limit) return;
+    ctx->budget_exhausted = true;
+    if (lua_getinfo(L, "l", ar) != 0) ctx->budget_line = ar->currentline;
+  }
+  lua_sethook(L, BudgetHook, LUA_MASKCOUNT, 1);
+  luaL_error(L, "instruction limit exceeded");
+}
+
+int Panic(lua_State* L) {
+  const char* msg = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "(no message)";
+  std::fprintf(stderr, "unprotected Lua error (a bug in the host): %s\n", msg);
+  std::abort();
+}
+
+// Guarantees "name:line:" in front of every runtime error, also for error(obj, 0) and non-string
+// error objects, without running any metamethod of the error object.
+int MessageHandler(lua_State* L) {
+  LuaStateContext* ctx = Ctx(L);
+  const char* msg = nullptr;
+  if (lua_type(L, 1) == LUA_TSTRING || lua_type(L, 1) == LUA_TNUMBER) {
+    msg = lua_tostring(L, 1);
+  } else {
+    msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+  }
+  const std::string& name = ctx->script_name;
+  if (std::strncmp(msg, name.c_str(), name.size()) == 0 && msg[name.size()] == ':') {
+    lua_pushstring(L, msg);
+    return 1;
+  }
+  lua_Debug ar;
+  for (int level = 1; lua_getstack(L, level, &ar) != 0; ++level) {
+    if (lua_getinfo(L, "l", &ar) != 0 && ar.currentline > 0) {
+      lua_pushfstring(L, "%s:%d: %s", name.c_str(), ar.currentline, msg);
+      return 1;
+    }
+  }
+  lua_pushfstring(L, "%s: %s", name.c_str(), msg);
+  return 1;
+}
+
+void LogPrint(LuaStateContext* ctx, const char* text, size_t len) noexcept {
+  try {
+    if (ctx->logger == nullptr || !ctx->logger->Enabled(LogLevel::kInfo)) return;
+    ctx->logger->Info("lua print",
+                      {{"script", ctx->script_name}, {"text", std::string(text, len)}});
+  } catch (...) {
+  }
+}
+
+int SandboxPrint(lua_State* L) {
+  const int n = lua_gettop(L);
+  luaL_Buffer buffer;
+  luaL_buffinit(L, &buffer);
+  for (int i = 1; i <= n; ++i) {
+    if (i > 1) luaL_addchar(&buffer, '\t');
+    luaL_tolstring(L, i, nullptr);
+    luaL_addvalue(&buffer);
+  }
+  luaL_pushresult(&buffer);
+  size_t len = 0;
+  const char* text = lua_tolstring(L, -1, &len);
+  LogPrint(Ctx(L), text, len < kMaxPrintBytes ? len : kMaxPrintBytes);
+  return 0;
+}
+
+// A full collection per call would be CPU the instruction budget cannot see.
+int SandboxCollectGarbage(lua_State* L) {
+  const char* option = luaL_checkstring(L, 1);
+  if (std::strcmp(option, "count") != 0)
+    return luaL_error(L, "collectgarbage: only \"count\" is available in the sandbox");
+  const int kbytes = lua_gc(L, LUA_GCCOUNT);
+  const int rest = lua_gc(L, LUA_GCCOUNTB);
+  lua_pushnumber(L, static_cast<lua_Number>(kbytes) + static_cast<lua_Number>(rest) / 1024.0);
+  return 1;
+}
+
+// Finalizers would run Lua code during collections and lua_close, outside any call's budget.
+int SandboxSetMetatable(lua_State* L) {
+  if (lua_type(L, 2) == LUA_TTABLE) {
+    lua_pushliteral(L, "__gc");
+    const int type = lua_rawget(L, 2);
+    lua_pop(L, 1);
+    if (type != LUA_TNIL) return luaL_error(L, "__gc metamethods are not available in the sandbox");
+  }
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, 1);
+  return 1;
+}
+
+int OpenSandbox(lua_State* L) {
+  static const luaL_Reg kLibs[] = {
+      {LUA_GNAME, luaopen_base},         {LUA_STRLIBNAME, luaopen_string},
+      {LUA_TABLIBNAME, luaopen_table},   {LUA_MATHLIBNAME, luaopen_math},
+      {LUA_UTF8LIBNAME, luaopen_utf8},   {LUA_COLIBNAME, luaopen_coroutine},
+      {LUA_OSLIBNAME, luaopen_os},
+  };
+  for (const luaL_Reg& lib : kLibs) {
+    luaL_requiref(L, lib.name, lib.func, 1);
+    lua_pop(L, 1);
+  }
+
+  for (const char* name : {"dofile", "loadfile", "load", "warn", "require"}) {
+    lua_pushnil(L);
+    lua_setglobal(L, name);
+  }
+  lua_pushcfunction(L, SandboxPrint);
+  lua_setglobal(L, "print");
+  lua_pushcfunction(L, SandboxCollectGarbage);
+  lua_setglobal(L, "collectgarbage");
+  lua_getglobal(L, "setmetatable");
+  lua_pushcclosure(L, SandboxSetMetatable, 1);
+  lua_setglobal(L, "setmetatable");
+
+  // The string table is also the strings' __index, so this removes ("").dump too.
+  lua_getglobal(L, LUA_STRLIBNAME);
+  lua_pushnil(L);
+  lua_setfield(L, -2, "dump");
+  lua_pop(L, 1);
+
+  lua_getglobal(L, LUA_OSLIBNAME);
+  lua_createtable(L, 0, 3);
+  for (const char* name : {"time", "date", "clock"}) {
+    lua_getfield(L, -2, name);
+    lua_setfield(L, -2, name);
+  }
+  lua_setglobal(L, LUA_OSLIBNAME);
+  lua_pop(L, 1);
+
+  lua_createtable(L, 0, 1);
+  PushJsonNull(L);
+  lua_setfield(L, -2, "null");
+  lua_setglobal(L, "json");
+  return 0;
+}
+
+}  // namespace
+
+SandboxState::RunResult SandboxState::Create(const std::string& script_name, Logger& logger,
+                                             const LuaLimits& limits,
+                                             std::unique_ptr<SandboxState>& out) {
+  std::unique_ptr<SandboxState> state(new SandboxState());
+  state->ctx_ = std::make_unique<LuaStateContext>();
+  LuaStateContext& ctx = *state->ctx_;
+  ctx.script_name = script_name;
+  ctx.logger = &logger;
+  ctx.memory_limit = limits.memory_limit_bytes;
+  ctx.instruction_limit = limits.instruction_limit;
+  ctx.hook_interval = limits.instruction_limit < kDefaultHookInterval
+                          ? static_cast<int>(limits.instruction_limit > 0 ? limits.instruction_limit : 1)
+                          : kDefaultHookInterval;
+
+  lua_State* L = lua_newstate(CountingAlloc, &ctx);
+  if (L == nullptr) {
+    return {LuaOutcome::kMemory, script_name + ": memory limit of " +
+                                     std::to_string(limits.memory_limit_bytes) +
+                                     " bytes is too small for a Lua state"};
+  }
+  state->L_ = L;
+  *static_cast<LuaStateContext**>(lua_getextraspace(L)) = &ctx;
+  lua_atpanic(L, Panic);
+
+  lua_pushcfunction(L, OpenSandbox);
+  RunResult opened = state->Run(0, 0);
+  if (opened.outcome != LuaOutcome::kOk || state->Tainted()) {
+    if (opened.outcome == LuaOutcome::kOk || opened.outcome == LuaOutcome::kMemory) {
+      opened.outcome = LuaOutcome::kMemory;
+      opened.message = script_name + ": memory limit of " +
+                       std::to_string(limits.memory_limit_bytes) +
+                       " bytes is too small for the Lua standard library";
+    }
+    return opened;
+  }
+  out = std::move(state);
+  return {};
+}
+
+SandboxState::~SandboxState() {
+  if (L_ == nullptr) return;
+  // Anything Lua still runs while closing (to-be-closed values) dies at its first instruction.
+  ctx_->budget_exhausted = true;
+  lua_sethook(L_, BudgetHook, LUA_MASKCOUNT, 1);
+  lua_close(L_);
+}
+
+SandboxState::RunResult SandboxState::LoadChunk(const std::string& source) {
+  lua_settop(L_, 0);
+  const std::string chunkname = "@" + ctx_->script_name;
+  const int status = luaL_loadbufferx(L_, source.data(), source.size(), chunkname.c_str(), "t");
+  if (status != LUA_OK) {
+    RunResult result;
+    if (status == LUA_ERRMEM || ctx_->memory_refused) {
+      result.outcome = LuaOutcome::kMemory;
+      result.message = ctx_->script_name + ": memory limit of " +
+                       std::to_string(ctx_->memory_limit) + " bytes exceeded while compiling";
+    } else {
+      result.outcome = LuaOutcome::kRuntime;
+      size_t len = 0;
+      const char* msg = lua_type(L_, -1) == LUA_TSTRING ? lua_tolstring(L_, -1, &len) : nullptr;
+      result.message = msg != nullptr ? std::string(msg, len) : ctx_->script_name + ": cannot compile";
+    }
+    lua_settop(L_, 0);
+    return result;
+  }
+  return Run(0, 0);
+}
+
+SandboxState::RunResult SandboxState::Run(int nargs, int nresults) {
+  LuaStateContext& ctx = *ctx_;
+  ctx.instructions_used = 0;
+  ctx.budget_exhausted = false;
+  ctx.budget_line = -1;
+  lua_sethook(L_, BudgetHook, LUA_MASKCOUNT, ctx.hook_interval);
+
+  const int handler = lua_gettop(L_) - nargs;
+  lua_pushcfunction(L_, MessageHandler);
+  lua_insert(L_, handler);
+  const int status = lua_pcall(L_, nargs, nresults, handler);
+  lua_remove(L_, handler);
+
+  RunResult result;
+  if (ctx.budget_exhausted) {
+    result.outcome = LuaOutcome::kBudget;
+    result.message = ctx.script_name +
+                     (ctx.budget_line > 0 ? ":" + std::to_string(ctx.budget_line) : std::string()) +
+                     ": instruction limit of " + std::to_string(ctx.instruction_limit) + " exceeded";
+  } else if (status != LUA_OK && (status == LUA_ERRMEM || ctx.memory_refused)) {
+    result.outcome = LuaOutcome::kMemory;
+    result.message = ctx.script_name + ": memory limit of " + std::to_string(ctx.memory_limit) +
+                     " bytes exceeded";
+  } else if (status != LUA_OK) {
+    result.outcome = LuaOutcome::kRuntime;
+    size_t len = 0;
+    const char* msg = lua_type(L_, -1) == LUA_TSTRING ? lua_tolstring(L_, -1, &len) : nullptr;
+    result.message = msg != nullptr ? std::string(msg, len) : ctx.script_name + ": error";
+  }
+  if (status != LUA_OK) {
+    lua_settop(L_, handler - 1);
+  } else if (result.outcome != LuaOutcome::kOk) {
+    lua_settop(L_, handler - 1);
+  }
+  return result;
+}
+
+}  // namespace rendezvous::core

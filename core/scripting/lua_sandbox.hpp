@@ -1,0 +1,71 @@
+// One sandboxed Lua state with its limits: the restricted standard library, the counting
+// allocator, the instruction-budget hook and protected runs that classify failures. Internal to
+// core/scripting (LuaRuntime builds scripts on it).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <lua.hpp>
+
+#include "rendezvous/log.hpp"
+#include "rendezvous/scripting.hpp"
+
+namespace rendezvous::core {
+
+enum class LuaOutcome { kOk, kRuntime, kBudget, kMemory };
+
+// What the allocator, the hook and the sandbox functions of one state share. Lives at a stable
+// address owned by its SandboxState; the state's extra space points at it.
+struct LuaStateContext {
+  std::string script_name;
+  Logger* logger = nullptr;
+  size_t memory_limit = 0;
+  size_t memory_used = 0;
+  bool memory_refused = false;  // the allocator refused a request since the state was created
+  long instruction_limit = 0;
+  long instructions_used = 0;
+  int hook_interval = 1000;
+  bool budget_exhausted = false;
+  int budget_line = -1;
+};
+
+// Owns a lua_State. Not thread-safe: one thread at a time uses it (LuaRuntime pools them).
+class SandboxState {
+ public:
+  struct RunResult {
+    LuaOutcome outcome = LuaOutcome::kOk;
+    std::string message;  // for failures: "name:line: ..." where the line is known
+  };
+
+  // Opens the restricted library. Fails (kMemory) when the memory limit is too small for it.
+  static RunResult Create(const std::string& script_name, Logger& logger, const LuaLimits& limits,
+                          std::unique_ptr<SandboxState>& out);
+  ~SandboxState();
+  SandboxState(const SandboxState&) = delete;
+  SandboxState& operator=(const SandboxState&) = delete;
+
+  lua_State* L() const { return L_; }
+
+  // Compiles `source` as a text chunk named "@name" and runs its top level under the limits.
+  RunResult LoadChunk(const std::string& source);
+
+  // Calls the function below `nargs` arguments on top of the stack under lua_pcall with the
+  // message handler, with a fresh instruction budget. On kOk the `nresults` results are left on
+  // the stack; on failure nothing is. A run is a budget failure whenever the budget ran out, even
+  // if the script caught the error, and a memory failure when it failed after the allocator
+  // refused a request.
+  RunResult Run(int nargs, int nresults);
+
+  // The state hit the budget or the memory cap: its globals are not to be trusted any more.
+  bool Tainted() const { return ctx_->budget_exhausted || ctx_->memory_refused; }
+  size_t MemoryUsed() const { return ctx_->memory_used; }
+
+ private:
+  SandboxState() = default;
+
+  std::unique_ptr<LuaStateContext> ctx_;
+  lua_State* L_ = nullptr;
+};
+
+}  // namespace rendezvous::core

@@ -1,0 +1,256 @@
+#include "storage/migrator.hpp"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <set>
+#include <stdexcept>
+#include <utility>
+
+#include <cppconn/exception.h>
+#include <cppconn/prepared_statement.h>
+#include <cppconn/resultset.h>
+#include <openssl/evp.h>
+
+#include "storage/mysql_database.hpp"
+
+namespace rendezvous::core {
+namespace {
+
+constexpr size_t kMaxOwnerLength = 128;
+constexpr size_t kMaxNameLength = 255;
+
+std::string Trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return "";
+  const auto e = s.find_last_not_of(" \t\r\n");
+  return s.substr(b, e - b + 1);
+}
+
+bool OnlyComments(const std::string& statement) {
+  size_t pos = 0;
+  while (pos < statement.size()) {
+    auto end = statement.find('\n', pos);
+    if (end == std::string::npos) end = statement.size();
+    const std::string line = Trim(statement.substr(pos, end - pos));
+    if (!line.empty() && line.rfind("--", 0) != 0 && line[0] != '#') return false;
+    pos = end + 1;
+  }
+  return true;
+}
+
+void CreateTable(DbConnection& c) {
+  c.Execute(
+      "CREATE TABLE IF NOT EXISTS schema_migrations ("
+      " owner VARCHAR(128) NOT NULL,"
+      " version INT NOT NULL,"
+      " name VARCHAR(255) NOT NULL,"
+      " checksum CHAR(64) NOT NULL,"
+      " applied_at DATETIME(3) NOT NULL,"
+      " PRIMARY KEY (owner, version)"
+      ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci");
+}
+
+using Applied = std::map<std::pair<std::string, int>, std::string>;  // (owner, version) -> checksum
+
+Applied ReadApplied(DbConnection& c) {
+  Applied out;
+  std::unique_ptr<sql::ResultSet> rs(
+      c.Prepare("SELECT owner, version, checksum FROM schema_migrations").executeQuery());
+  while (rs->next()) {
+    out[{std::string(rs->getString(1)), rs->getInt(2)}] = std::string(rs->getString(3));
+  }
+  return out;
+}
+
+bool TableExists(DbConnection& c) {
+  std::unique_ptr<sql::ResultSet> rs(
+      c.Prepare("SELECT COUNT(*) FROM information_schema.tables"
+                " WHERE table_schema = DATABASE() AND table_name = 'schema_migrations'")
+          .executeQuery());
+  return rs->next() && rs->getInt(1) > 0;
+}
+
+nlohmann::json Entry(const std::string& owner, const Migration& m) {
+  return {{"owner", owner}, {"version", m.version}, {"name", m.name}};
+}
+
+std::string Describe(const std::string& owner, const Migration& m) {
+  return "migration " + owner + " v" + std::to_string(m.version) + " (" + m.name + ")";
+}
+
+}  // namespace
+
+std::vector<std::string> SplitStatements(const std::string& sql) {
+  std::vector<std::string> out;
+  std::string current;
+  auto flush = [&] {
+    std::string s = Trim(current);
+    current.clear();
+    if (!s.empty() && !OnlyComments(s)) out.push_back(std::move(s));
+  };
+  size_t pos = 0;
+  while (pos <= sql.size()) {
+    auto end = sql.find('\n', pos);
+    const bool last = end == std::string::npos;
+    if (last) end = sql.size();
+    std::string line = sql.substr(pos, end - pos);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const auto tail = line.find_last_not_of(" \t");
+    if (tail != std::string::npos && line[tail] == ';') {
+      current += line.substr(0, tail);
+      flush();
+    } else {
+      current += line;
+      current += '\n';
+    }
+    if (last) break;
+    pos = end + 1;
+  }
+  flush();
+  return out;
+}
+
+std::string MigrationChecksum(const std::string& sql) {
+  std::string joined;
+  for (const auto& s : SplitStatements(sql)) {
+    if (!joined.empty()) joined += ";\n";
+    joined += s;
+  }
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  if (EVP_Digest(joined.data(), joined.size(), digest, &len, EVP_sha256(), nullptr) != 1) {
+    throw std::runtime_error("SHA-256 failed");
+  }
+  static const char kHex[] = "0123456789abcdef";
+  std::string hex;
+  for (unsigned int i = 0; i < len; ++i) {
+    hex += kHex[digest[i] >> 4];
+    hex += kHex[digest[i] & 0xf];
+  }
+  return hex;
+}
+
+Migrator::Migrator(Database& db, Logger& logger) : db_(db), logger_(logger) {}
+
+void Migrator::Add(const std::string& owner, std::vector<Migration> migrations) {
+  if (owner.empty() || owner.size() > kMaxOwnerLength) {
+    throw std::invalid_argument("migration owner must have 1 to 128 characters");
+  }
+  for (const auto& o : owners_) {
+    if (o.name == owner) throw std::invalid_argument("migrations of '" + owner + "' added twice");
+  }
+  std::set<int> versions;
+  for (const auto& m : migrations) {
+    if (m.version < 1) throw std::invalid_argument(Describe(owner, m) + ": version must be >= 1");
+    if (!versions.insert(m.version).second) {
+      throw std::invalid_argument(Describe(owner, m) + ": duplicate version");
+    }
+    if (m.name.empty() || m.name.size() > kMaxNameLength) {
+      throw std::invalid_argument(Describe(owner, m) + ": name must have 1 to 255 characters");
+    }
+    if (SplitStatements(m.sql).empty()) {
+      throw std::invalid_argument(Describe(owner, m) + ": no SQL statement");
+    }
+  }
+  std::sort(migrations.begin(), migrations.end(),
+            [](const Migration& a, const Migration& b) { return a.version < b.version; });
+  owners_.push_back(Owner{owner, std::move(migrations)});
+}
+
+nlohmann::json Migrator::Pending() {
+  nlohmann::json pending = nlohmann::json::array();
+  nlohmann::json changed = nlohmann::json::array();
+  db_.Run([&](DbConnection& c) {
+    Applied applied;
+    if (TableExists(c)) applied = ReadApplied(c);
+    for (const auto& owner : owners_) {
+      for (const auto& m : owner.migrations) {
+        auto it = applied.find({owner.name, m.version});
+        if (it == applied.end()) {
+          pending.push_back(Entry(owner.name, m));
+        } else if (it->second != MigrationChecksum(m.sql)) {
+          changed.push_back(Entry(owner.name, m));
+        }
+      }
+    }
+  });
+  return {{"pending", pending}, {"changed", changed}};
+}
+
+nlohmann::json Migrator::Apply() {
+  nlohmann::json applied_now = nlohmann::json::array();
+  db_.Run([&](DbConnection& c) {
+    {
+      std::unique_ptr<sql::ResultSet> rs(
+          c.Prepare("SELECT GET_LOCK('rendezvous.migrate', 60)").executeQuery());
+      if (!rs->next() || rs->isNull(1) || rs->getInt(1) != 1) {
+        throw std::runtime_error(
+            "could not take the migration lock within 60 s (another instance is migrating?)");
+      }
+    }
+    // The lock is per session: released explicitly, or by the server when the connection dies.
+    auto release = [&c]() noexcept {
+      try {
+        std::unique_ptr<sql::ResultSet> rs(
+            c.Prepare("SELECT RELEASE_LOCK('rendezvous.migrate')").executeQuery());
+      } catch (...) {
+      }
+    };
+    try {
+      CreateTable(c);
+      const Applied applied = ReadApplied(c);
+      for (const auto& owner : owners_) {
+        int max_applied = 0;
+        for (const auto& [key, sum] : applied) {
+          if (key.first == owner.name) max_applied = std::max(max_applied, key.second);
+        }
+        for (const auto& m : owner.migrations) {
+          const std::string checksum = MigrationChecksum(m.sql);
+          auto it = applied.find({owner.name, m.version});
+          if (it != applied.end()) {
+            if (it->second != checksum) {
+              throw std::runtime_error(Describe(owner.name, m) +
+                                       " was applied with different SQL (checksum mismatch); "
+                                       "add a new version instead of editing an applied one");
+            }
+            continue;
+          }
+          if (m.version < max_applied) {
+            logger_.Warn("applying a migration older than the newest applied one",
+                         {{"owner", owner.name}, {"version", m.version}});
+          }
+          const auto statements = SplitStatements(m.sql);
+          for (size_t i = 0; i < statements.size(); ++i) {
+            try {
+              c.Execute(statements[i]);
+            } catch (const sql::SQLException& e) {
+              if (IsConnectionError(e)) throw;
+              throw std::runtime_error(Describe(owner.name, m) + ", statement " +
+                                       std::to_string(i + 1) + " failed: " + e.what() +
+                                       " (error " + std::to_string(e.getErrorCode()) + ")");
+            }
+          }
+          auto& ins = c.Prepare(
+              "INSERT INTO schema_migrations (owner, version, name, checksum, applied_at)"
+              " VALUES (?, ?, ?, ?, UTC_TIMESTAMP(3))");
+          ins.setString(1, owner.name);
+          ins.setInt(2, m.version);
+          ins.setString(3, m.name);
+          ins.setString(4, checksum);
+          ins.executeUpdate();
+          logger_.Info("migration applied",
+                       {{"owner", owner.name}, {"version", m.version}, {"name", m.name}});
+          applied_now.push_back(Entry(owner.name, m));
+        }
+      }
+    } catch (...) {
+      release();
+      throw;
+    }
+    release();
+  });
+  return {{"applied", applied_now}};
+}
+
+}  // namespace rendezvous::core

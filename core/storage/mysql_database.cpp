@@ -1,0 +1,462 @@
+#include "storage/mysql_database.hpp"
+
+#include <algorithm>
+#include <random>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+
+#include <cppconn/connection.h>
+#include <cppconn/exception.h>
+#include <cppconn/prepared_statement.h>
+#include <cppconn/resultset.h>
+#include <cppconn/statement.h>
+#include <mysql_driver.h>
+#include <prometheus/counter.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+namespace rendezvous::core {
+namespace {
+
+constexpr auto kValidateAfterIdle = std::chrono::seconds(3);
+constexpr int kMaxTransactionRetries = 3;
+constexpr size_t kMaxCachedStatements = 256;
+
+sql::mysql::MySQL_Driver& Driver() {
+  // get_mysql_driver_instance() looks the driver up in an unguarded map: call it once only.
+  static sql::mysql::MySQL_Driver* driver = sql::mysql::get_mysql_driver_instance();
+  return *driver;
+}
+
+std::chrono::milliseconds RetryBackoff(int attempt) {
+  thread_local std::mt19937 rng{std::random_device{}()};
+  std::uniform_int_distribution<int> jitter(5, 25);
+  return std::chrono::milliseconds(jitter(rng) * attempt);
+}
+
+}  // namespace
+
+bool IsConnectionError(const sql::SQLException& e) noexcept {
+  switch (e.getErrorCode()) {
+    case 1040:  // ER_CON_COUNT_ERROR
+    case 1043:  // ER_HANDSHAKE_ERROR
+    case 1053:  // ER_SERVER_SHUTDOWN
+    case 1081:  // ER_IPSOCK_ERROR
+    case 1152:  // ER_ABORTING_CONNECTION
+    case 1158:  // ER_NET_READ_ERROR
+    case 1159:  // ER_NET_READ_INTERRUPTED
+    case 1160:  // ER_NET_ERROR_ON_WRITE
+    case 1161:  // ER_NET_WRITE_INTERRUPTED
+    case 1184:  // ER_NEW_ABORTING_CONNECTION
+    case 1243:  // ER_UNKNOWN_STMT_HANDLER: the statement cache no longer matches the session
+    case 1927:  // ER_CONNECTION_KILLED (MariaDB)
+    case 2001:  // CR_SOCKET_CREATE_ERROR
+    case 2002:  // CR_CONNECTION_ERROR
+    case 2003:  // CR_CONN_HOST_ERROR
+    case 2004:  // CR_IPSOCK_ERROR
+    case 2005:  // CR_UNKNOWN_HOST
+    case 2006:  // CR_SERVER_GONE_ERROR
+    case 2011:  // CR_TCP_CONNECTION
+    case 2012:  // CR_SERVER_HANDSHAKE_ERR
+    case 2013:  // CR_SERVER_LOST
+    case 2014:  // CR_COMMANDS_OUT_OF_SYNC: protocol state unknown
+    case 2026:  // CR_SSL_CONNECTION_ERROR
+    case 2048:  // CR_CONN_UNKNOW_PROTOCOL
+    case 2055:  // CR_SERVER_LOST_EXTENDED
+    case 4031:  // ER_CLIENT_INTERACTION_TIMEOUT (MySQL 8)
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool IsRetryableTransactionError(const sql::SQLException& e) noexcept {
+  return e.getErrorCode() == 1213 || e.getErrorCode() == 1205;
+}
+
+class MysqlDatabase::PooledConnection final : public DbConnection {
+ public:
+  explicit PooledConnection(std::unique_ptr<sql::Connection> raw) : raw_(std::move(raw)) {}
+
+  ~PooledConnection() override {
+    // Statements belong to the connection: free them before closing it.
+    stmts_.clear();
+    plain_.reset();
+    try {
+      raw_->close();
+    } catch (...) {
+    }
+  }
+
+  sql::PreparedStatement& Prepare(const std::string& sql) override {
+    auto it = stmts_.find(sql);
+    if (it != stmts_.end()) {
+      it->second->clearParameters();
+      return *it->second;
+    }
+    std::unique_ptr<sql::PreparedStatement> ps(raw_->prepareStatement(sql));
+    auto& ref = *ps;
+    stmts_.emplace(sql, std::move(ps));
+    return ref;
+  }
+
+  uint64_t Execute(const std::string& sql) override {
+    if (!plain_) plain_.reset(raw_->createStatement());
+    return static_cast<uint64_t>(plain_->executeUpdate(sql));
+  }
+
+  int64_t LastInsertId() override {
+    std::unique_ptr<sql::ResultSet> rs(Prepare("SELECT LAST_INSERT_ID()").executeQuery());
+    return rs->next() ? rs->getInt64(1) : 0;
+  }
+
+  sql::Connection& Raw() override { return *raw_; }
+
+  bool Validate() noexcept {
+    try {
+      return raw_->isValid();
+    } catch (...) {
+      return false;
+    }
+  }
+
+  // Only between borrows: references handed out by Prepare must stay valid while borrowed.
+  void TrimStatementCache() {
+    if (stmts_.size() > kMaxCachedStatements) stmts_.clear();
+  }
+
+  std::chrono::steady_clock::time_point last_used = std::chrono::steady_clock::now();
+  uint64_t validated_epoch = 0;
+
+ private:
+  std::unique_ptr<sql::Connection> raw_;
+  std::unique_ptr<sql::Statement> plain_;
+  std::unordered_map<std::string, std::unique_ptr<sql::PreparedStatement>> stmts_;
+};
+
+// A borrowed connection; goes back to the pool (or is discarded) exactly once.
+struct MysqlDatabase::Lease {
+  MysqlDatabase* db = nullptr;
+  std::unique_ptr<PooledConnection> conn;
+  bool reused = false;  // came from the idle list (may have died since)
+
+  Lease(MysqlDatabase* d, std::unique_ptr<PooledConnection> c, bool r)
+      : db(d), conn(std::move(c)), reused(r) {}
+  Lease(Lease&&) = default;
+  ~Lease() {
+    if (conn) db->Release(std::move(conn), false);
+  }
+  void Return(bool reusable) {
+    if (conn) db->Release(std::move(conn), reusable);
+  }
+};
+
+MysqlDatabase::MysqlDatabase(DatabaseOptions options, prometheus::Registry& registry, Logger& logger)
+    : options_(std::move(options)),
+      logger_(logger),
+      idle_gauge_(prometheus::BuildGauge()
+                      .Name("db_pool_connections")
+                      .Help("Database connections of the pool by state")
+                      .Register(registry)
+                      .Add({{"state", "idle"}})),
+      in_use_gauge_(prometheus::BuildGauge()
+                        .Name("db_pool_connections")
+                        .Help("Database connections of the pool by state")
+                        .Register(registry)
+                        .Add({{"state", "in_use"}})),
+      size_gauge_(prometheus::BuildGauge()
+                      .Name("db_pool_size")
+                      .Help("Maximum number of database connections of the pool")
+                      .Register(registry)
+                      .Add({})),
+      acquire_wait_(prometheus::BuildHistogram()
+                        .Name("db_pool_acquire_wait_seconds")
+                        .Help("Time spent waiting for a database connection")
+                        .Register(registry)
+                        .Add({}, prometheus::Histogram::BucketBoundaries{0.0005, 0.001, 0.005, 0.01,
+                                                                         0.025, 0.05, 0.1, 0.25,
+                                                                         0.5, 1, 2.5, 5})),
+      acquire_timeouts_(prometheus::BuildCounter()
+                            .Name("db_pool_acquire_timeouts_total")
+                            .Help("Acquires that found no free database connection in time")
+                            .Register(registry)
+                            .Add({})),
+      errors_connection_(prometheus::BuildCounter()
+                             .Name("db_errors_total")
+                             .Help("Database errors by kind")
+                             .Register(registry)
+                             .Add({{"kind", "connection"}})),
+      errors_deadlock_retry_(prometheus::BuildCounter()
+                                 .Name("db_errors_total")
+                                 .Help("Database errors by kind")
+                                 .Register(registry)
+                                 .Add({{"kind", "deadlock_retry"}})),
+      errors_other_(prometheus::BuildCounter()
+                        .Name("db_errors_total")
+                        .Help("Database errors by kind")
+                        .Register(registry)
+                        .Add({{"kind", "other"}})),
+      tx_commit_(prometheus::BuildCounter()
+                     .Name("db_transactions_total")
+                     .Help("Database transactions by result")
+                     .Register(registry)
+                     .Add({{"result", "commit"}})),
+      tx_rollback_(prometheus::BuildCounter()
+                       .Name("db_transactions_total")
+                       .Help("Database transactions by result")
+                       .Register(registry)
+                       .Add({{"result", "rollback"}})) {
+  if (options_.pool_size < 1) throw std::invalid_argument("database pool_size must be at least 1");
+  size_gauge_.Set(options_.pool_size);
+  std::lock_guard<std::mutex> lk(mu_);
+  UpdateGaugesLocked();
+}
+
+MysqlDatabase::~MysqlDatabase() {
+  std::vector<std::unique_ptr<PooledConnection>> idle;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    idle.swap(idle_);
+    open_ -= static_cast<int>(idle.size());
+    UpdateGaugesLocked();
+  }
+}
+
+void MysqlDatabase::UpdateGaugesLocked() {
+  idle_gauge_.Set(static_cast<double>(idle_.size()));
+  in_use_gauge_.Set(borrowed_);
+}
+
+void MysqlDatabase::NoteConnectionError(const sql::SQLException& e) noexcept {
+  errors_connection_.Increment();
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    ++error_epoch_;
+  }
+  try {
+    logger_.Warn("database connection error", {{"code", e.getErrorCode()}, {"error", e.what()}});
+  } catch (...) {
+  }
+}
+
+std::unique_ptr<MysqlDatabase::PooledConnection> MysqlDatabase::Connect() {
+  sql::ConnectOptionsMap o;
+  if (!options_.socket.empty()) {
+    o["hostName"] = sql::SQLString("localhost");
+    o["socket"] = sql::SQLString(options_.socket);
+  } else {
+    o["hostName"] = sql::SQLString(options_.host);
+    o["port"] = options_.port;
+  }
+  o["userName"] = sql::SQLString(options_.user);
+  o["password"] = sql::SQLString(options_.password);
+  o["schema"] = sql::SQLString(options_.name);
+  o["OPT_CONNECT_TIMEOUT"] = static_cast<int>(options_.connect_timeout.count());
+  o["OPT_READ_TIMEOUT"] = static_cast<int>(options_.read_timeout.count());
+  o["OPT_WRITE_TIMEOUT"] = static_cast<int>(options_.write_timeout.count());
+  o["OPT_CHARSET_NAME"] = sql::SQLString("utf8mb4");
+  try {
+    std::unique_ptr<sql::Connection> raw(Driver().connect(o));
+    auto conn = std::make_unique<PooledConnection>(std::move(raw));
+    conn->Execute(
+        "SET SESSION time_zone = '+00:00', "
+        "SESSION sql_mode = CONCAT_WS(',', NULLIF(@@SESSION.sql_mode, ''), 'STRICT_ALL_TABLES')");
+    conn->Execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
+    return conn;
+  } catch (const sql::SQLException& e) {
+    NoteConnectionError(e);
+    throw DatabaseUnavailable(std::string("cannot connect to the database: ") + e.what());
+  }
+}
+
+MysqlDatabase::Lease MysqlDatabase::Acquire() {
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + options_.acquire_timeout;
+  auto observe = [&] {
+    acquire_wait_.Observe(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  };
+  std::unique_lock<std::mutex> lk(mu_);
+  for (;;) {
+    if (!idle_.empty()) {
+      auto conn = std::move(idle_.back());
+      idle_.pop_back();
+      ++borrowed_;
+      UpdateGaugesLocked();
+      const uint64_t epoch = error_epoch_;
+      const bool check = conn->validated_epoch < epoch ||
+                         std::chrono::steady_clock::now() - conn->last_used > kValidateAfterIdle;
+      if (!check) {
+        lk.unlock();
+        observe();
+        return Lease(this, std::move(conn), true);
+      }
+      lk.unlock();
+      if (conn->Validate()) {
+        conn->validated_epoch = epoch;
+        observe();
+        return Lease(this, std::move(conn), true);
+      }
+      conn.reset();
+      lk.lock();
+      --borrowed_;
+      --open_;
+      UpdateGaugesLocked();
+      continue;
+    }
+    if (open_ < options_.pool_size) {
+      ++open_;
+      ++borrowed_;
+      UpdateGaugesLocked();
+      const uint64_t epoch = error_epoch_;
+      lk.unlock();
+      try {
+        auto conn = Connect();
+        conn->validated_epoch = epoch;
+        observe();
+        return Lease(this, std::move(conn), false);
+      } catch (...) {
+        lk.lock();
+        --open_;
+        --borrowed_;
+        UpdateGaugesLocked();
+        lk.unlock();
+        cv_.notify_one();
+        observe();
+        throw;
+      }
+    }
+    if (cv_.wait_until(lk, deadline) == std::cv_status::timeout && idle_.empty() &&
+        open_ >= options_.pool_size) {
+      lk.unlock();
+      observe();
+      acquire_timeouts_.Increment();
+      throw DatabaseUnavailable("no database connection free within " +
+                                std::to_string(options_.acquire_timeout.count()) + " ms");
+    }
+  }
+}
+
+void MysqlDatabase::Release(std::unique_ptr<PooledConnection> conn, bool reusable) {
+  if (reusable) {
+    conn->last_used = std::chrono::steady_clock::now();
+    conn->TrimStatementCache();
+  }
+  std::unique_ptr<PooledConnection> doomed;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    --borrowed_;
+    if (reusable) {
+      idle_.push_back(std::move(conn));
+    } else {
+      --open_;
+      doomed = std::move(conn);
+    }
+    UpdateGaugesLocked();
+  }
+  cv_.notify_one();
+  // `doomed` closes here, outside the lock.
+}
+
+bool MysqlDatabase::Ping() noexcept {
+  try {
+    Lease lease = Acquire();
+    try {
+      lease.conn->Execute("DO 1");
+    } catch (const sql::SQLException& e) {
+      if (IsConnectionError(e)) NoteConnectionError(e);
+      return false;
+    }
+    lease.Return(true);
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+void MysqlDatabase::RunAutocommit(const std::function<void(DbConnection&)>& fn) {
+  Lease lease = Acquire();
+  try {
+    fn(*lease.conn);
+  } catch (const sql::SQLException& e) {
+    if (IsConnectionError(e)) {
+      NoteConnectionError(e);
+      lease.Return(false);
+      throw DatabaseUnavailable(std::string("database connection lost: ") + e.what());
+    }
+    errors_other_.Increment();
+    lease.Return(ResetAfterError(*lease.conn));
+    throw;
+  } catch (...) {
+    lease.Return(ResetAfterError(*lease.conn));
+    throw;
+  }
+  lease.Return(true);
+}
+
+bool MysqlDatabase::ResetAfterError(PooledConnection& conn) noexcept {
+  // A callback that failed midway may have left a transaction open; ROLLBACK closes it and also
+  // proves the connection still answers before it goes back to the pool.
+  try {
+    conn.Execute("ROLLBACK");
+    return true;
+  } catch (const sql::SQLException& e) {
+    if (IsConnectionError(e)) NoteConnectionError(e);
+  } catch (...) {
+  }
+  return false;
+}
+
+void MysqlDatabase::RunTransaction(const std::function<void(DbConnection&)>& fn) {
+  bool retried_stale = false;
+  for (int attempt = 1;; ++attempt) {
+    Lease lease = Acquire();
+    bool began = false;
+    bool retry = false;
+    try {
+      lease.conn->Execute("START TRANSACTION");
+      began = true;
+      fn(*lease.conn);
+      lease.conn->Execute("COMMIT");
+      tx_commit_.Increment();
+      lease.Return(true);
+      return;
+    } catch (const sql::SQLException& e) {
+      if (IsConnectionError(e)) {
+        NoteConnectionError(e);
+        lease.Return(false);
+        if (began) tx_rollback_.Increment();
+        // A pooled connection that died while idle, before anything ran: nothing was done, so
+        // one fresh connection may try again.
+        if (!began && lease.reused && !retried_stale) {
+          retried_stale = true;
+          --attempt;
+          continue;
+        }
+        throw DatabaseUnavailable(std::string("database connection lost: ") + e.what());
+      }
+      const bool clean = ResetAfterError(*lease.conn);
+      tx_rollback_.Increment();
+      lease.Return(clean);
+      if (IsRetryableTransactionError(e) && attempt <= kMaxTransactionRetries) {
+        errors_deadlock_retry_.Increment();
+        logger_.Debug("transaction retried",
+                      {{"code", e.getErrorCode()}, {"attempt", attempt}});
+        retry = true;
+      } else {
+        errors_other_.Increment();
+        throw;
+      }
+    } catch (...) {
+      const bool clean = ResetAfterError(*lease.conn);
+      if (began) tx_rollback_.Increment();
+      lease.Return(clean);
+      throw;
+    }
+    if (retry) std::this_thread::sleep_for(RetryBackoff(attempt));
+  }
+}
+
+}  // namespace rendezvous::core

@@ -1,0 +1,171 @@
+// The transactional outbox (DESIGN §6) over the tables of owner "outbox":
+//   outbox_events(id, topic, type, payload JSON text, created_at UTC)
+//   outbox_consumers(consumer, position, updated_at)
+//
+// Publishing writes one row with the caller's transaction, so an event exists exactly when the
+// change that caused it committed.
+//
+// Consuming: a round for consumer C runs in ONE transaction on one connection:
+//   1. SELECT position FROM outbox_consumers WHERE consumer = C FOR UPDATE SKIP LOCKED; when
+//      another instance holds the row, the round is skipped (instances share a consumer by
+//      taking turns, batch by batch — never the same batch twice);
+//   2. read the next batch (id > position, topic in C's topics, by id, at most batch_size) with a
+//      locking read (LOCK IN SHARE MODE);
+//   3. keep only the part that is safe to hand out (below), call the handler with it and the same
+//      connection, advance position to the last handed-out id, COMMIT.
+//   The handler throwing rolls everything back (its writes too); the batch comes again in a later
+//   round after a backoff (the loop: 0.5 s doubling to 30 s), and is logged and counted.
+//   Delivery is therefore exactly once per consumer as far as the handler's database writes go,
+//   and at least once for anything it does outside the database.
+//
+// Ids that commit out of order. AUTO_INCREMENT ids are taken when a row is inserted, not when its
+// transaction commits: event 10 may still be uncommitted while 11 is committed, and a consumer
+// that moved its position to 11 would never see 10. Two guards:
+//   a. The locking read of step 2 waits for rows inserted by transactions still open (an
+//      uncommitted insert holds a lock on its row), so any event of C's topics already in the
+//      table below the batch's last id is seen committed or rolled back before the batch is used.
+//   b. That leaves the instant between an id being taken and its row entering the index. So the
+//      ids between position and the batch's last id are checked for holes (over all topics): the
+//      batch is handed out up to the first hole at once; events past a hole only once they are
+//      older than `settle_window` (created_at, by the database clock). A hole that old is a
+//      rolled-back insert, or an insert that has been stuck longer than the window.
+//   Holes are normal after rollbacks and deadlock retries (those delay the events behind them by
+//   up to settle_window) and constant with auto_increment_increment > 1 (Galera): there every
+//   event waits settle_window.
+//
+// Retention (PurgeOnce, every `purge_interval` from the loop): events older than `retention` are
+// deleted in batches of 1,000 when every consumer subscribed here to their topic has passed them;
+// events of topics nobody here subscribes to are deleted once older than `retention`. Consumers
+// present in the table but not subscribed in this process are ignored (a disabled plugin must not
+// keep events forever).
+//
+// Metrics: outbox_published_total{topic} (events written; a rolled-back transaction still
+// counts), outbox_consumed_total{consumer}, outbox_consumer_lag{consumer} (events of the
+// consumer's topics past its position, measured after each round, capped at 100,000),
+// outbox_handler_errors_total{consumer}.
+//
+// Thread-safety: Publish, Notify and PollOnce may be called from any thread. Subscribe before
+// Start (a later Subscribe starts its loop at once). Start/Stop from one controlling thread. The
+// object must outlive its loops: Stop() (or the destructor) joins them.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "rendezvous/database.hpp"
+#include "rendezvous/log.hpp"
+#include "rendezvous/outbox.hpp"
+
+namespace prometheus {
+class Registry;
+class Counter;
+class Gauge;
+template <typename T>
+class Family;
+}  // namespace prometheus
+
+namespace rendezvous::core {
+
+struct OutboxOptions {
+  std::chrono::milliseconds poll_interval{500};
+  int batch_size = 100;
+  std::chrono::hours retention{24 * 7};
+  // Events behind an id hole are handed out only once older than this (see above).
+  std::chrono::milliseconds settle_window{2000};
+  std::chrono::seconds purge_interval{60};
+};
+
+class OutboxService final : public Outbox {
+ public:
+  // `db`, `registry` and `logger` must outlive the service. Creates no thread.
+  OutboxService(Database& db, prometheus::Registry& registry, Logger& logger,
+                OutboxOptions options = {});
+  ~OutboxService() override;
+  OutboxService(const OutboxService&) = delete;
+  OutboxService& operator=(const OutboxService&) = delete;
+
+  // The tables, owner "outbox".
+  static std::vector<Migration> Migrations();
+
+  // Topic and type: 1 to 64 characters (std::invalid_argument otherwise). Invalid UTF-8 in the
+  // payload's strings is replaced. SQL errors propagate (they fail the caller's transaction).
+  int64_t Publish(DbConnection& tx, const std::string& topic, const std::string& type,
+                  const nlohmann::json& payload) override;
+  // consumer: 1 to 128 characters, unique; topics: 1 to 64 non-empty names of 1 to 64
+  // characters. Throws std::invalid_argument otherwise.
+  void Subscribe(const std::string& consumer, const std::vector<std::string>& topics,
+                 OutboxHandler handler) override;
+  void Notify() noexcept override;
+
+  // Starts one loop thread per consumer plus one for retention. Idempotent.
+  void Start();
+  // Stops and joins the loops. Returns once each loop's current round ends (rounds are bounded
+  // by the database read timeout and the handler).
+  void Stop();
+
+  // Runs one claim-and-handle round for `consumer` now; returns the number of events handed to
+  // the handler and committed. Returns 0 when another instance holds the consumer, when nothing
+  // is ready, or when the handler threw (logged and counted). Throws DatabaseUnavailable and SQL
+  // errors of its own queries; std::invalid_argument for an unknown consumer.
+  size_t PollOnce(const std::string& consumer);
+
+  // One retention pass; returns the number of events deleted.
+  size_t PurgeOnce();
+
+ private:
+  struct Consumer {
+    std::string name;
+    std::vector<std::string> topics;
+    OutboxHandler handler;
+    std::atomic<bool> row_created{false};  // the outbox_consumers row is known to exist
+    int failures = 0;                      // consecutive failed rounds (loop thread only)
+    prometheus::Counter* consumed = nullptr;
+    prometheus::Counter* handler_errors = nullptr;
+    prometheus::Gauge* lag = nullptr;
+    std::thread thread;
+  };
+
+  struct Round {
+    size_t handed = 0;
+    bool handler_failed = false;
+    bool held_back = false;  // events exist that were not safe to hand out yet
+  };
+
+  Consumer* Find(const std::string& consumer);
+  Round RunRound(Consumer& c);
+  void ConsumerLoop(Consumer* c);
+  void PurgeLoop();
+  void StartLoopLocked(Consumer* c);
+  // Waits up to `d`, or until Stop(), or (when `wake_on_notify`) until the Notify() generation
+  // differs from `seen_generation`. False when stopping.
+  bool WaitFor(std::chrono::milliseconds d, uint64_t seen_generation, bool wake_on_notify);
+
+  Database& db_;
+  Logger& logger_;
+  const OutboxOptions options_;
+
+  prometheus::Family<prometheus::Counter>& published_;
+  prometheus::Family<prometheus::Counter>& consumed_;
+  prometheus::Family<prometheus::Gauge>& lag_;
+  prometheus::Family<prometheus::Counter>& handler_errors_;
+
+  std::mutex mu_;  // consumers_ (the map, not the rounds), generation_, running_, stopping_
+  std::condition_variable cv_;
+  std::map<std::string, std::unique_ptr<Consumer>> consumers_;
+  uint64_t generation_ = 0;
+  bool running_ = false;
+  bool stopping_ = false;
+  std::thread purge_thread_;
+};
+
+}  // namespace rendezvous::core

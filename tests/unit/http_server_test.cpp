@@ -1,0 +1,701 @@
+// The HTTP layer over real sockets: envelopes, limits, auth, keep-alive, timeouts, worker pool.
+#include <sys/resource.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <future>
+#include <mutex>
+#include <thread>
+
+#include <curl/curl.h>
+#include <gtest/gtest.h>
+#include <prometheus/registry.h>
+
+#include "http/server.hpp"
+#include "http_test_util.hpp"
+#include "rendezvous/database.hpp"
+
+namespace rendezvous::core {
+namespace {
+
+using rdv_test::Conn;
+using rdv_test::Fetch;
+using rdv_test::RequestText;
+using namespace std::chrono_literals;
+
+// A gate a handler waits on until the test opens it (bounded, so a failing test cannot hang).
+class Gate {
+ public:
+  void Open() {
+    std::lock_guard lock(mu_);
+    open_ = true;
+    cv_.notify_all();
+  }
+  bool Wait(std::chrono::milliseconds limit = 10s) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, limit, [this] { return open_; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = false;
+};
+
+ServerOptions TestOptions() {
+  ServerOptions o;
+  o.api_listen = "127.0.0.1:0";
+  o.app_listen = "127.0.0.1:0";
+  o.io_threads = 1;
+  o.worker_threads = 2;
+  o.max_body_bytes = 1024;
+  return o;
+}
+
+Route MakeRoute(Method method, std::string pattern, Handler handler, RouteAuth auth = RouteAuth::Public(),
+                Listener listener = Listener::kApi) {
+  Route r;
+  r.listener = listener;
+  r.method = method;
+  r.pattern = std::move(pattern);
+  r.handler = std::move(handler);
+  r.auth = std::move(auth);
+  return r;
+}
+
+class HttpServerTest : public ::testing::Test {
+ protected:
+  void StartServer(ServerOptions options = TestOptions()) {
+    server_ = std::make_unique<HttpServer>(std::move(options), logger_, registry_);
+    AddRoutes();
+    server_->SetBearerAuthenticator([](std::string_view token) -> std::optional<Principal> {
+      if (token == "down") throw DatabaseUnavailable("connection refused");
+      Principal p;
+      if (token == "key") {
+        p.kind = kApiKey;
+        p.all_scopes = true;
+        return p;
+      }
+      if (token == "oauth-read") {
+        p.kind = kOAuthToken;
+        p.scopes = {"BOOKING_READ"};
+        return p;
+      }
+      return std::nullopt;
+    });
+    server_->Start();
+    port_ = server_->api_port();
+    app_port_ = server_->app_port();
+    ASSERT_NE(port_, 0);
+    ASSERT_NE(app_port_, 0);
+  }
+
+  void AddRoutes() {
+    server_->AddRoute(MakeRoute(Method::kGet, "/v2/echo/:id", [](Request& r) {
+      Json q = Json::object();
+      for (const auto& [k, v] : r.query) q[k] = v;
+      return Response::Success({{"id", r.params.at("id")}, {"path", r.path}, {"query", q},
+                                {"route", r.route}, {"version", r.api_version}});
+    }));
+    server_->AddRoute(MakeRoute(Method::kGet, "/v2/echo/special", [](Request&) {
+      return Response::Success("special");
+    }));
+    server_->AddRoute(MakeRoute(Method::kPost, "/v2/json", [](Request& r) {
+      auto body = r.JsonBody();
+      if (!body.ok()) return Response::FromStatus(body.status());
+      return Response::Success(*body, 201);
+    }));
+    server_->AddRoute(MakeRoute(Method::kPost, "/v2/form", [](Request& r) {
+      auto form = r.FormBody();
+      if (!form.ok()) return Response::FromStatus(form.status());
+      return Response::Success(Json(*form));
+    }));
+    server_->AddRoute(MakeRoute(Method::kGet, "/v2/db-down", [](Request&) -> Response {
+      throw DatabaseUnavailable("db host 10.1.2.3 refused");
+    }));
+    server_->AddRoute(MakeRoute(Method::kGet, "/v2/boom", [](Request&) -> Response {
+      throw std::runtime_error("secret-detail-xyz");
+    }));
+    server_->AddRoute(MakeRoute(Method::kGet, "/v2/headers", [](Request&) {
+      Response r = Response::Success(true);
+      r.With("X-Custom", "custom-value")
+          .With("Set-Cookie", "a=1; Path=/; HttpOnly")
+          .With("Set-Cookie", "b=2; Path=/; SameSite=Lax")
+          .With("Cache-Control", "no-store")
+          .With("X-Bad", "evil\r\nInjected: yes");
+      return r;
+    }));
+    server_->AddRoute(MakeRoute(Method::kGet, "/v2/me", [](Request& r) {
+      return Response::Success({{"kind", static_cast<int>(r.principal->kind)}});
+    }, RouteAuth::Bearer()));
+    server_->AddRoute(MakeRoute(Method::kGet, "/v2/bookings", [](Request&) {
+      return Response::Success(Json::array());
+    }, RouteAuth::Bearer("BOOKING_READ")));
+    server_->AddRoute(MakeRoute(Method::kPost, "/v2/bookings", [](Request&) {
+      return Response::Success(Json::object(), 201);
+    }, RouteAuth::Bearer("BOOKING_WRITE")));
+    server_->AddRoute(MakeRoute(Method::kGet, "/v2/keys-only", [](Request&) {
+      return Response::Success(true);
+    }, RouteAuth::Bearer("", kApiKey)));
+    server_->AddRoute(MakeRoute(Method::kGet, "/v2/slow", [this](Request&) {
+      slow_entered_.Open();
+      slow_gate_.Wait();
+      return Response::Success("slow");
+    }));
+    server_->AddRoute(MakeRoute(Method::kGet, "/settings", [](Request&) {
+      return Response::Html(200, "<p>settings</p>");
+    }, RouteAuth::Session(), Listener::kApp));
+  }
+
+  void TearDown() override {
+    slow_gate_.Open();
+    if (server_) server_->Shutdown(2s);
+  }
+
+  rdv_test::MemoryLogger logger_;
+  prometheus::Registry registry_;
+  std::unique_ptr<HttpServer> server_;
+  uint16_t port_ = 0;
+  uint16_t app_port_ = 0;
+  Gate slow_gate_;
+  Gate slow_entered_;
+};
+
+TEST_F(HttpServerTest, HealthzAndReadyz) {
+  StartServer();
+  auto r = Fetch(port_, "GET", "/healthz");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->Json(), Json({{"status", "ok"}}));
+  EXPECT_EQ(r->Header("content-type"), "application/json");
+  auto ready = Fetch(port_, "GET", "/readyz");
+  ASSERT_TRUE(ready);
+  EXPECT_EQ(ready->status, 200);
+}
+
+TEST_F(HttpServerTest, ReadinessCheckFailingAnswers503) {
+  server_ = nullptr;
+  std::atomic<bool> ready{false};
+  server_ = std::make_unique<HttpServer>(TestOptions(), logger_, registry_);
+  server_->SetReadinessCheck([&] { return ready.load(); });
+  server_->Start();
+  auto r = Fetch(server_->api_port(), "GET", "/readyz");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 503);
+  ready = true;
+  r = Fetch(server_->api_port(), "GET", "/readyz");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->Json(), Json({{"status", "ok"}}));
+}
+
+TEST_F(HttpServerTest, RouteParamsAreDecodedAndExactSegmentsWin) {
+  StartServer();
+  auto r = Fetch(port_, "GET", "/v2/echo/a%20b%2Fc?x=1+2&y=%C3%A9&empty");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  auto j = r->Json();
+  EXPECT_EQ(j["status"], "success");
+  EXPECT_EQ(j["data"]["id"], "a b/c");
+  EXPECT_EQ(j["data"]["route"], "/v2/echo/:id");
+  EXPECT_EQ(j["data"]["query"]["x"], "1 2");
+  EXPECT_EQ(j["data"]["query"]["y"], "\xC3\xA9");
+  EXPECT_EQ(j["data"]["query"]["empty"], "");
+
+  auto special = Fetch(port_, "GET", "/v2/echo/special");
+  ASSERT_TRUE(special);
+  EXPECT_EQ(special->Json()["data"], "special");
+}
+
+TEST_F(HttpServerTest, BadEscapeInPathOrQueryIs400) {
+  StartServer();
+  for (const char* target : {"/v2/echo/%zz", "/v2/echo/%4", "/v2/echo/a%00b", "/v2/echo/x?q=%G1"}) {
+    auto r = Fetch(port_, "GET", target);
+    ASSERT_TRUE(r) << target;
+    EXPECT_EQ(r->status, 400) << target;
+    EXPECT_EQ(r->Json()["error"]["code"], "validation_error") << target;
+  }
+}
+
+TEST_F(HttpServerTest, UnknownPathIs404AndWrongMethodIs405WithAllow) {
+  StartServer();
+  auto r = Fetch(port_, "GET", "/v2/nope");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 404);
+  auto j = r->Json();
+  EXPECT_EQ(j["status"], "error");
+  EXPECT_EQ(j["error"]["code"], "not_found");
+  EXPECT_TRUE(j["error"]["message"].is_string());
+  EXPECT_FALSE(j["error"].contains("details"));
+
+  auto app = Fetch(app_port_, "GET", "/v2/nope");
+  ASSERT_TRUE(app);
+  EXPECT_EQ(app->status, 404);
+  EXPECT_EQ(app->Json()["error"]["code"], "not_found");
+
+  auto m = Fetch(port_, "DELETE", "/v2/bookings");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->status, 405);
+  EXPECT_EQ(m->Json()["error"]["code"], "method_not_allowed");
+  EXPECT_EQ(m->Header("allow"), "GET, HEAD, POST");
+
+  auto trace = Fetch(port_, "TRACE", "/v2/bookings");
+  ASSERT_TRUE(trace);
+  EXPECT_EQ(trace->status, 405);
+}
+
+TEST_F(HttpServerTest, HeadIsServedByGetWithoutBody) {
+  StartServer();
+  Conn c(port_);
+  ASSERT_TRUE(c.Send(RequestText("HEAD", "/healthz")));
+  auto r = c.Read(/*head_request=*/true);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "");
+  // The connection is still usable: no stray body bytes were sent.
+  ASSERT_TRUE(c.Send(RequestText("GET", "/healthz")));
+  auto again = c.Read();
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->status, 200);
+  EXPECT_EQ(again->Json()["status"], "ok");
+}
+
+TEST_F(HttpServerTest, JsonBodyChecks) {
+  StartServer();
+  auto ok = Fetch(port_, "POST", "/v2/json", {"Content-Type: application/json; charset=utf-8"}, R"({"a":[1,2]})");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 201);
+  EXPECT_EQ(ok->Json()["data"]["a"][1], 2);
+
+  auto wrong_type = Fetch(port_, "POST", "/v2/json", {"Content-Type: text/plain"}, R"({"a":1})");
+  ASSERT_TRUE(wrong_type);
+  EXPECT_EQ(wrong_type->status, 415);
+  EXPECT_EQ(wrong_type->Json()["error"]["code"], "unsupported_media_type");
+
+  auto malformed = Fetch(port_, "POST", "/v2/json", {"Content-Type: application/json"}, R"({"a":)");
+  ASSERT_TRUE(malformed);
+  EXPECT_EQ(malformed->status, 400);
+  EXPECT_EQ(malformed->Json()["error"]["code"], "validation_error");
+
+  auto not_object = Fetch(port_, "POST", "/v2/json", {"Content-Type: application/json"}, "[1]");
+  ASSERT_TRUE(not_object);
+  EXPECT_EQ(not_object->status, 400);
+
+  auto deep = Fetch(port_, "POST", "/v2/json", {"Content-Type: application/json"},
+                    std::string(500, '[') + std::string(500, ']'));
+  ASSERT_TRUE(deep);
+  EXPECT_EQ(deep->status, 400);
+}
+
+TEST_F(HttpServerTest, FormBodyIsDecoded) {
+  StartServer();
+  auto r = Fetch(port_, "POST", "/v2/form", {"Content-Type: application/x-www-form-urlencoded"},
+                 "grant_type=authorization_code&code=a%2Bb+c&redirect_uri=http%3A%2F%2Fx%2Fcb");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  auto d = r->Json()["data"];
+  EXPECT_EQ(d["grant_type"], "authorization_code");
+  EXPECT_EQ(d["code"], "a+b c");
+  EXPECT_EQ(d["redirect_uri"], "http://x/cb");
+  auto json = Fetch(port_, "POST", "/v2/form", {"Content-Type: application/json"}, "{}");
+  ASSERT_TRUE(json);
+  EXPECT_EQ(json->status, 415);
+}
+
+TEST_F(HttpServerTest, BodyOverLimitIs413) {
+  StartServer();
+  auto r = Fetch(port_, "POST", "/v2/json", {"Content-Type: application/json"},
+                 "{\"a\":\"" + std::string(2000, 'x') + "\"}");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 413);
+  EXPECT_EQ(r->Json()["error"]["code"], "payload_too_large");
+
+  // Far above the limit, past what Pistache buffers: still a 413.
+  Conn c(port_);
+  std::string big(200 * 1024, 'x');
+  c.Send(RequestText("POST", "/v2/json", {"Content-Type: application/json"}, big));
+  auto huge = c.Read();
+  ASSERT_TRUE(huge);
+  EXPECT_EQ(huge->status, 413);
+}
+
+TEST_F(HttpServerTest, MissingOrInvalidBearerIs401WithChallenge) {
+  StartServer();
+  auto missing = Fetch(port_, "GET", "/v2/me");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 401);
+  EXPECT_EQ(missing->Header("www-authenticate"), "Bearer");
+  EXPECT_EQ(missing->Json()["error"]["code"], "unauthorized");
+
+  auto malformed = Fetch(port_, "GET", "/v2/me", {"Authorization: Basic Zm9vOmJhcg=="});
+  ASSERT_TRUE(malformed);
+  EXPECT_EQ(malformed->status, 401);
+  EXPECT_EQ(malformed->Header("www-authenticate"), "Bearer");
+
+  auto invalid = Fetch(port_, "GET", "/v2/me", {"Authorization: Bearer nope"});
+  ASSERT_TRUE(invalid);
+  EXPECT_EQ(invalid->status, 401);
+  EXPECT_EQ(invalid->Header("www-authenticate"), "Bearer error=\"invalid_token\"");
+  EXPECT_EQ(invalid->Json()["error"]["code"], "unauthorized");
+
+  auto ok = Fetch(port_, "GET", "/v2/me", {"Authorization: bearer key"});
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200);
+  EXPECT_EQ(ok->Json()["data"]["kind"], static_cast<int>(kApiKey));
+
+  auto wrong_kind = Fetch(port_, "GET", "/v2/keys-only", {"Authorization: Bearer oauth-read"});
+  ASSERT_TRUE(wrong_kind);
+  EXPECT_EQ(wrong_kind->status, 401);
+  EXPECT_EQ(wrong_kind->Header("www-authenticate"), "Bearer error=\"invalid_token\"");
+  EXPECT_NE(wrong_kind->Json()["error"]["message"].get<std::string>().find("API keys"), std::string::npos);
+}
+
+TEST_F(HttpServerTest, MissingScopeIs403InsufficientScope) {
+  StartServer();
+  auto read = Fetch(port_, "GET", "/v2/bookings", {"Authorization: Bearer oauth-read"});
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->status, 200);
+
+  auto write = Fetch(port_, "POST", "/v2/bookings",
+                     {"Authorization: Bearer oauth-read", "Content-Type: application/json"}, "{}");
+  ASSERT_TRUE(write);
+  EXPECT_EQ(write->status, 403);
+  EXPECT_EQ(write->Json()["error"]["code"], "insufficient_scope");
+  EXPECT_NE(write->Json()["error"]["message"].get<std::string>().find("BOOKING_WRITE"), std::string::npos);
+  EXPECT_EQ(write->Header("www-authenticate"), "Bearer error=\"insufficient_scope\", scope=\"BOOKING_WRITE\"");
+
+  auto key = Fetch(port_, "POST", "/v2/bookings", {"Authorization: Bearer key", "Content-Type: application/json"}, "{}");
+  ASSERT_TRUE(key);
+  EXPECT_EQ(key->status, 201);
+}
+
+TEST_F(HttpServerTest, DatabaseUnavailableIs503AndOtherExceptionsAre500WithoutDetail) {
+  StartServer();
+  auto down = Fetch(port_, "GET", "/v2/db-down");
+  ASSERT_TRUE(down);
+  EXPECT_EQ(down->status, 503);
+  EXPECT_EQ(down->Json()["error"]["code"], "service_unavailable");
+  EXPECT_EQ(down->body.find("10.1.2.3"), std::string::npos);
+
+  auto auth_down = Fetch(port_, "GET", "/v2/me", {"Authorization: Bearer down"});
+  ASSERT_TRUE(auth_down);
+  EXPECT_EQ(auth_down->status, 503);
+
+  auto boom = Fetch(port_, "GET", "/v2/boom", {"X-Request-Id: boom-req-1"});
+  ASSERT_TRUE(boom);
+  EXPECT_EQ(boom->status, 500);
+  EXPECT_EQ(boom->Json()["error"]["code"], "internal_error");
+  EXPECT_EQ(boom->body.find("secret-detail-xyz"), std::string::npos);
+  EXPECT_EQ(boom->Header("x-request-id"), "boom-req-1");
+  // The detail goes to the log, with the request id.
+  bool logged = false;
+  for (const auto& line : logger_.Lines())
+    if (line.value("request_id", "") == "boom-req-1" && line.value("error", "") == "secret-detail-xyz") logged = true;
+  EXPECT_TRUE(logged) << logger_.All();
+}
+
+TEST_F(HttpServerTest, CustomHeadersAndSeveralSetCookieAreSent) {
+  StartServer();
+  auto r = Fetch(port_, "GET", "/v2/headers");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->Header("x-custom"), "custom-value");
+  EXPECT_EQ(r->Header("cache-control"), "no-store");
+  ASSERT_EQ(r->Count("set-cookie"), 2u);
+  auto range = r->headers.equal_range("set-cookie");
+  std::vector<std::string> cookies;
+  for (auto it = range.first; it != range.second; ++it) cookies.push_back(it->second);
+  EXPECT_EQ(cookies[0], "a=1; Path=/; HttpOnly");
+  EXPECT_EQ(cookies[1], "b=2; Path=/; SameSite=Lax");
+  EXPECT_EQ(r->Count("x-bad"), 0u);
+  EXPECT_EQ(r->Count("injected"), 0u);
+}
+
+TEST_F(HttpServerTest, RequestIdIsEchoedOrGenerated) {
+  StartServer();
+  auto given = Fetch(port_, "GET", "/healthz", {"X-Request-Id: abc-123_x.y"});
+  ASSERT_TRUE(given);
+  EXPECT_EQ(given->Header("x-request-id"), "abc-123_x.y");
+  auto bad = Fetch(port_, "GET", "/healthz", {"X-Request-Id: has space!"});
+  ASSERT_TRUE(bad);
+  std::string id = bad->Header("x-request-id");
+  EXPECT_EQ(id.size(), 16u);
+  EXPECT_EQ(id.find_first_not_of("0123456789abcdef"), std::string::npos);
+  auto none = Fetch(port_, "GET", "/healthz");
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->Header("x-request-id").size(), 16u);
+  EXPECT_NE(none->Header("x-request-id"), id);
+}
+
+TEST_F(HttpServerTest, VersionHeaderDefaultsToNewestAndRejectsUnknown) {
+  StartServer();
+  auto none = Fetch(port_, "GET", "/v2/echo/1");
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->Json()["data"]["version"], "2024-09-04");
+  auto given = Fetch(port_, "GET", "/v2/echo/1", {"service-api-version: 2024-06-14"});
+  ASSERT_TRUE(given);
+  EXPECT_EQ(given->Json()["data"]["version"], "2024-06-14");
+  auto bad = Fetch(port_, "GET", "/v2/echo/1", {"Service-Api-Version: 2023-01-01"});
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_EQ(bad->Json()["error"]["code"], "validation_error");
+  EXPECT_NE(bad->Json()["error"]["message"].get<std::string>().find("2024-08-13"), std::string::npos);
+}
+
+TEST_F(HttpServerTest, SessionRouteRedirectsToLogin) {
+  StartServer();
+  auto r = Fetch(app_port_, "GET", "/settings?tab=oauth");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 302);
+  EXPECT_EQ(r->Header("location"), "/auth/login?next=/settings%3Ftab%3Doauth");
+}
+
+TEST_F(HttpServerTest, SessionRouteServedWithSession) {
+  server_ = std::make_unique<HttpServer>(TestOptions(), logger_, registry_);
+  AddRoutes();
+  server_->SetSessionChecker([](const Request& r) { return r.Cookie("sid") == std::optional<std::string>("good"); });
+  server_->Start();
+  auto r = Fetch(server_->app_port(), "GET", "/settings", {"Cookie: theme=dark; sid=good"});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->Header("content-type"), "text/html; charset=utf-8");
+  EXPECT_EQ(r->body, "<p>settings</p>");
+}
+
+TEST_F(HttpServerTest, Http11ConnectionIsReusedWithoutConnectionHeader) {
+  StartServer();
+  Conn c(port_);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(c.Send(RequestText("GET", "/v2/echo/" + std::to_string(i)))) << i;
+    auto r = c.Read();
+    ASSERT_TRUE(r) << i;
+    EXPECT_EQ(r->status, 200);
+    EXPECT_EQ(r->Header("connection"), "Keep-Alive");
+  }
+  // Connection: close is honoured.
+  ASSERT_TRUE(c.Send(RequestText("GET", "/healthz", {"Connection: close"})));
+  auto last = c.Read();
+  ASSERT_TRUE(last);
+  EXPECT_EQ(last->Header("connection"), "Close");
+}
+
+size_t DiscardBody(char*, size_t size, size_t n, void*) { return size * n; }
+
+TEST_F(HttpServerTest, CurlReusesOneConnection) {
+  StartServer();
+  CURL* curl = curl_easy_init();
+  ASSERT_NE(curl, nullptr);
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, DiscardBody);
+  long total_connects = 0;
+  for (int i = 0; i < 5; ++i) {
+    std::string url = "http://127.0.0.1:" + std::to_string(port_) + (i % 2 ? "/healthz" : "/v2/echo/x");
+    curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+    ASSERT_EQ(curl_easy_perform(curl), CURLE_OK);
+    long code = 0, connects = 0;
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
+    curl_easy_getinfo(curl, CURLINFO_NUM_CONNECTS, &connects);
+    EXPECT_EQ(code, 200);
+    total_connects += connects;
+  }
+  curl_easy_cleanup(curl);
+  EXPECT_EQ(total_connects, 1);
+}
+
+TEST_F(HttpServerTest, Http10KeepAliveOnlyWhenAsked) {
+  StartServer();
+  Conn c(port_);
+  ASSERT_TRUE(c.Send("GET /healthz HTTP/1.0\r\n\r\n"));
+  auto r = c.Read();
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->Header("connection"), "Close");
+  Conn k(port_);
+  ASSERT_TRUE(k.Send("GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"));
+  auto kr = k.Read();
+  ASSERT_TRUE(kr);
+  EXPECT_EQ(kr->Header("connection"), "Keep-Alive");
+}
+
+TEST_F(HttpServerTest, IdleConnectionIsClosedAfterIdleTimeout) {
+  ServerOptions o = TestOptions();
+  o.idle_timeout = 1s;
+  StartServer(o);
+  Conn c(port_);
+  ASSERT_TRUE(c.Send(RequestText("GET", "/healthz")));
+  ASSERT_TRUE(c.Read());
+  auto start = rdv_test::Clock::now();
+  EXPECT_TRUE(c.AwaitClose(8s));
+  EXPECT_GE(rdv_test::Clock::now() - start, 500ms);
+}
+
+TEST_F(HttpServerTest, SlowHandlerDoesNotStallHealthzOnTheSameIoThread) {
+  StartServer();  // io_threads = 1
+  auto slow = std::async(std::launch::async, [this] { return Fetch(port_, "GET", "/v2/slow"); });
+  ASSERT_TRUE(slow_entered_.Wait());
+  auto health = Fetch(port_, "GET", "/healthz");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+  auto echo = Fetch(port_, "GET", "/v2/echo/1");  // another worker route, second worker
+  ASSERT_TRUE(echo);
+  EXPECT_EQ(echo->status, 200);
+  slow_gate_.Open();
+  auto done = slow.get();
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->status, 200);
+}
+
+TEST_F(HttpServerTest, FullWorkerQueueAnswers503) {
+  ServerOptions o = TestOptions();
+  o.worker_threads = 1;
+  o.worker_queue_limit = 1;
+  StartServer(o);
+  auto slow = std::async(std::launch::async, [this] { return Fetch(port_, "GET", "/v2/slow"); });
+  ASSERT_TRUE(slow_entered_.Wait());
+  // The worker is busy: one request fits in the queue, the next is refused at once.
+  Conn queued(port_);
+  ASSERT_TRUE(queued.Send(RequestText("GET", "/v2/echo/q")));
+  std::optional<rdv_test::Reply> refused;
+  auto deadline = rdv_test::Clock::now() + 5s;
+  while (rdv_test::Clock::now() < deadline) {
+    refused = Fetch(port_, "GET", "/v2/echo/r");
+    if (refused && refused->status == 503) break;
+  }
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 503);
+  EXPECT_EQ(refused->Json()["error"]["code"], "service_unavailable");
+  slow_gate_.Open();
+  auto q = queued.Read();
+  ASSERT_TRUE(q);
+  EXPECT_EQ(q->status, 200);
+  ASSERT_TRUE(slow.get());
+}
+
+TEST_F(HttpServerTest, ThousandIdleConnectionsDoNotBlockOthers) {
+  rlimit lim{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &lim), 0);
+  if (lim.rlim_cur < 4096) {
+    lim.rlim_cur = std::min<rlim_t>(lim.rlim_max, 4096);
+    ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &lim), 0);
+  }
+  ASSERT_GE(lim.rlim_cur, 2200u) << "cannot raise RLIMIT_NOFILE";
+  StartServer();
+  std::vector<std::unique_ptr<Conn>> idle;
+  for (int i = 0; i < 1000; ++i) {
+    auto c = std::make_unique<Conn>(port_);
+    ASSERT_TRUE(c->ok()) << i;
+    idle.push_back(std::move(c));
+  }
+  // Half of them also sent a partial request.
+  for (size_t i = 0; i < idle.size(); i += 2) idle[i]->Send("GET /healthz HTTP/1.1\r\n");
+  auto r = Fetch(port_, "GET", "/healthz");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  auto e = Fetch(port_, "GET", "/v2/echo/1");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->status, 200);
+}
+
+TEST_F(HttpServerTest, MalformedRequestsDoNotCrash) {
+  StartServer();
+  const char* garbage[] = {
+      "\x01\x02\x03\r\n\r\n",
+      "GET\r\n\r\n",
+      "BREW /pot HTTP/1.1\r\n\r\n",
+      "GET /healthz HTTP/9.9\r\n\r\n",
+      "GET /healthz HTTP/1.1\r\nContent-Length: abc\r\n\r\n",
+      "POST /v2/json HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+      "POST /v2/json HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\nhello",
+      "GET http://example.com/healthz HTTP/1.1\r\n\r\n",
+      "GET /healthz HTTP/1.1\r\nNoColonHeader\r\n\r\n",
+  };
+  for (const char* g : garbage) {
+    Conn c(port_);
+    c.Send(g);
+    c.AwaitClose(300ms);
+  }
+  auto r = Fetch(port_, "GET", "/healthz");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+}
+
+TEST_F(HttpServerTest, AccessLogHasNoQueryHeadersOrBody) {
+  StartServer();
+  auto r = Fetch(port_, "POST", "/v2/json", {"Content-Type: application/json", "Authorization: Bearer tok-secret"},
+                 R"({"password":"body-secret"})");
+  ASSERT_TRUE(r);
+  auto q = Fetch(port_, "GET", "/v2/echo/7?code=query-secret");
+  ASSERT_TRUE(q);
+  std::string all = logger_.All();
+  EXPECT_EQ(all.find("tok-secret"), std::string::npos);
+  EXPECT_EQ(all.find("body-secret"), std::string::npos);
+  EXPECT_EQ(all.find("query-secret"), std::string::npos);
+  bool found = false;
+  for (const auto& line : logger_.Lines()) {
+    if (line.value("msg", "") != "request" || line.value("path", "") != "/v2/echo/7") continue;
+    found = true;
+    EXPECT_EQ(line.value("route", ""), "/v2/echo/:id");
+    EXPECT_EQ(line.value("method", ""), "GET");
+    EXPECT_EQ(line.value("status", 0), 200);
+    EXPECT_EQ(line.value("remote_ip", ""), "127.0.0.1");
+    EXPECT_EQ(line.value("request_id", "").size(), 16u);
+    EXPECT_TRUE(line.contains("duration_ms"));
+  }
+  EXPECT_TRUE(found) << all;
+}
+
+TEST_F(HttpServerTest, DuplicateRouteThrows) {
+  server_ = std::make_unique<HttpServer>(TestOptions(), logger_, registry_);
+  server_->AddRoute(MakeRoute(Method::kGet, "/v2/x/:id", [](Request&) { return Response::Success(1); }));
+  EXPECT_THROW(server_->AddRoute(MakeRoute(Method::kGet, "/v2/x/:other", [](Request&) { return Response::Success(1); })),
+               std::logic_error);
+  EXPECT_THROW(server_->AddRoute(MakeRoute(Method::kGet, "/healthz", [](Request&) { return Response::Success(1); })),
+               std::logic_error);
+  // Same pattern on the other listener is fine.
+  server_->AddRoute(MakeRoute(Method::kGet, "/v2/x/:id", [](Request&) { return Response::Success(1); },
+                              RouteAuth::Public(), Listener::kApp));
+}
+
+TEST_F(HttpServerTest, BindFailureNamesTheAddress) {
+  StartServer();
+  ServerOptions o = TestOptions();
+  o.api_listen = "127.0.0.1:" + std::to_string(port_);
+  prometheus::Registry other_registry;
+  HttpServer second(o, logger_, other_registry);
+  try {
+    second.Start();
+    ADD_FAILURE() << "second bind succeeded";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(o.api_listen), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(HttpServerTest, ShutdownWaitsForInFlightAndIsIdempotent) {
+  StartServer();
+  auto slow = std::async(std::launch::async, [this] { return Fetch(port_, "GET", "/v2/slow"); });
+  ASSERT_TRUE(slow_entered_.Wait());
+  auto releaser = std::async(std::launch::async, [this] {
+    std::this_thread::sleep_for(200ms);
+    slow_gate_.Open();
+  });
+  server_->Shutdown(5s);
+  auto r = slow.get();
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  server_->Shutdown(1s);
+  EXPECT_FALSE(Fetch(port_, "GET", "/healthz"));
+}
+
+TEST_F(HttpServerTest, ShutdownWithGraceExpiredDoesNotCrash) {
+  StartServer();
+  auto slow = std::async(std::launch::async, [this] { return Fetch(port_, "GET", "/v2/slow"); });
+  ASSERT_TRUE(slow_entered_.Wait());
+  auto releaser = std::async(std::launch::async, [this] {
+    std::this_thread::sleep_for(300ms);
+    slow_gate_.Open();
+  });
+  server_->Shutdown(10ms);
+  slow.get();  // whatever the client saw, the process is alive
+  server_->Shutdown(10ms);
+}
+
+}  // namespace
+}  // namespace rendezvous::core

@@ -1,0 +1,99 @@
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "identity/login_page.hpp"
+#include "rendezvous/pages.hpp"
+
+namespace rendezvous {
+namespace {
+
+bool Contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+TEST(HtmlEscape, EscapesMarkupCharacters) {
+  EXPECT_EQ(HtmlEscape(R"(<a href="x" onclick='y'>&</a>)"),
+            "&lt;a href=&quot;x&quot; onclick=&#39;y&#39;&gt;&amp;&lt;/a&gt;");
+  EXPECT_EQ(HtmlEscape("plain text \xc3\xa9"), "plain text \xc3\xa9");
+  EXPECT_EQ(HtmlEscape(""), "");
+}
+
+TEST(RenderPage, IsACompleteDocumentWithEscapedTitle) {
+  std::string page = RenderPage("<Settings>", "<p>body</p>");
+  EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_TRUE(Contains(page, "<meta charset=\"utf-8\">"));
+  EXPECT_TRUE(Contains(page, "<title>&lt;Settings&gt;</title>"));
+  EXPECT_TRUE(Contains(page, "<p>body</p>"));
+  EXPECT_TRUE(Contains(page, "<style>"));
+  EXPECT_TRUE(Contains(page, "</html>"));
+}
+
+TEST(RenderTemplate, EscapesVariablesAndIteratesLists) {
+  Json data = {{"client", {{"name", "<b>Evil & Co</b>"}}},
+               {"scopes", Json::array({Json{{"label", "Read bookings"}}, Json{{"label", "Write <x>"}}})},
+               {"count", 2},
+               {"show", true},
+               {"hide", false},
+               {"nothing", nullptr}};
+  auto out = RenderTemplate(
+      "{{client.name}}|{{{client.name}}}|{{#scopes}}[{{label}}]{{/scopes}}|{{count}}|"
+      "{{#show}}S{{/show}}{{#hide}}H{{/hide}}{{^hide}}!H{{/hide}}|{{nothing}}|{{missing}}",
+      data);
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_EQ(*out,
+            "&lt;b&gt;Evil &amp; Co&lt;/b&gt;|<b>Evil & Co</b>|[Read bookings][Write &lt;x&gt;]|2|S!H||");
+}
+
+TEST(RenderTemplate, ReportsMalformedTemplates) {
+  auto out = RenderTemplate("{{#open}}never closed", Json::object());
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), ErrorCode::kInternal);
+}
+
+TEST(SetCookieHeader, SessionCookieAttributes) {
+  CookieOptions opts;
+  opts.secure = true;
+  opts.max_age = std::chrono::seconds(3600);
+  EXPECT_EQ(SetCookieHeader("rdv_session", "abc-_123", opts),
+            "rdv_session=abc-_123; Path=/; Max-Age=3600; HttpOnly; Secure; SameSite=Lax");
+  EXPECT_EQ(SetCookieHeader("rdv_csrf", "t"), "rdv_csrf=t; Path=/; HttpOnly; SameSite=Lax");
+}
+
+TEST(SetCookieHeader, DeletionAndInjectionAttempts) {
+  CookieOptions opts;
+  opts.max_age = std::chrono::seconds(0);
+  std::string deleted = SetCookieHeader("rdv_session", "", opts);
+  EXPECT_TRUE(Contains(deleted, "rdv_session=; Path=/; Max-Age=0; Expires=Thu, 01 Jan 1970"));
+  std::string injected = SetCookieHeader("a", "x; Domain=evil.example\r\nX: y", {});
+  EXPECT_EQ(injected.find(';'), injected.find("; Path=/"));
+  EXPECT_FALSE(Contains(injected, "\r"));
+  EXPECT_FALSE(Contains(injected, " Domain"));
+}
+
+TEST(LoginPage, HasLabelledFieldsAndSignInButton) {
+  std::string page = core::RenderLoginPage({"", "/settings", "tok123", ""});
+  EXPECT_TRUE(Contains(page, "<label for=\"email\">Email</label>"));
+  EXPECT_TRUE(Contains(page, "id=\"email\" name=\"email\""));
+  EXPECT_TRUE(Contains(page, "<label for=\"password\">Password</label>"));
+  EXPECT_TRUE(Contains(page, "type=\"password\" id=\"password\" name=\"password\""));
+  EXPECT_TRUE(Contains(page, "<button type=\"submit\">Sign in</button>"));
+  EXPECT_TRUE(Contains(page, "name=\"csrf_token\" value=\"tok123\""));
+  EXPECT_TRUE(Contains(page, "name=\"next\" value=\"/settings\""));
+  EXPECT_TRUE(Contains(page, "action=\"/auth/login\""));
+  EXPECT_FALSE(Contains(page, "class=\"error\""));
+}
+
+TEST(LoginPage, EscapesEchoedValues) {
+  std::string page = core::RenderLoginPage(
+      {"\"><script>alert(1)</script>", "/x?a=1&b=\"2\"", "t\"k", "Invalid email or password."});
+  EXPECT_FALSE(Contains(page, "<script>"));
+  EXPECT_TRUE(Contains(page, "value=\"&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;\""));
+  EXPECT_TRUE(Contains(page, "value=\"/x?a=1&amp;b=&quot;2&quot;\""));
+  EXPECT_TRUE(Contains(page, "value=\"t&quot;k\""));
+  EXPECT_TRUE(Contains(page, "Invalid email or password."));
+  EXPECT_TRUE(Contains(page, "class=\"error\""));
+}
+
+}  // namespace
+}  // namespace rendezvous

@@ -1,0 +1,326 @@
+// The identity tables and their SQL against a real MariaDB: users, sessions, API keys. Uses a
+// one-connection Database of its own so that it depends only on the public Database interface.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <regex>
+#include <string>
+
+#include <cppconn/connection.h>
+#include <cppconn/prepared_statement.h>
+#include <cppconn/statement.h>
+#include <mysql_driver.h>
+#include <prometheus/registry.h>
+
+#include "identity/api_key_store.hpp"
+#include "identity/migrations.hpp"
+#include "identity/session_store.hpp"
+#include "identity/user_store.hpp"
+#include "rendezvous/crypto.hpp"
+#include "scratch_db.hpp"
+
+namespace rendezvous::core {
+namespace {
+
+class OneConnection final : public DbConnection {
+ public:
+  explicit OneConnection(std::unique_ptr<sql::Connection> c) : conn_(std::move(c)) {}
+  sql::PreparedStatement& Prepare(const std::string& sql) override {
+    auto& slot = statements_[sql];
+    if (!slot) slot.reset(conn_->prepareStatement(sql));
+    slot->clearParameters();
+    return *slot;
+  }
+  uint64_t Execute(const std::string& sql) override {
+    std::unique_ptr<sql::Statement> st(conn_->createStatement());
+    return static_cast<uint64_t>(st->executeUpdate(sql));
+  }
+  int64_t LastInsertId() override {
+    std::unique_ptr<sql::Statement> st(conn_->createStatement());
+    std::unique_ptr<sql::ResultSet> rs(st->executeQuery("SELECT LAST_INSERT_ID()"));
+    rs->next();
+    return rs->getInt64(1);
+  }
+  sql::Connection& Raw() override { return *conn_; }
+
+ private:
+  std::unique_ptr<sql::Connection> conn_;
+  std::map<std::string, std::unique_ptr<sql::PreparedStatement>> statements_;
+};
+
+class TestDatabase final : public Database {
+ public:
+  explicit TestDatabase(const testing::ScratchDatabase& scratch) {
+    sql::ConnectOptionsMap o;
+    o["hostName"] = sql::SQLString("localhost");
+    o["socket"] = sql::SQLString(scratch.socket());
+    o["userName"] = sql::SQLString("root");
+    o["password"] = sql::SQLString("");
+    o["schema"] = sql::SQLString(scratch.name());
+    conn_ = std::make_unique<OneConnection>(
+        std::unique_ptr<sql::Connection>(sql::mysql::get_mysql_driver_instance()->connect(o)));
+  }
+  bool Ping() noexcept override { return true; }
+  void RunTransaction(const std::function<void(DbConnection&)>& fn) override {
+    std::lock_guard lock(mu_);
+    conn_->Raw().setAutoCommit(false);
+    try {
+      fn(*conn_);
+      conn_->Raw().commit();
+    } catch (...) {
+      conn_->Raw().rollback();
+      conn_->Raw().setAutoCommit(true);
+      throw;
+    }
+    conn_->Raw().setAutoCommit(true);
+  }
+  void RunAutocommit(const std::function<void(DbConnection&)>& fn) override {
+    std::lock_guard lock(mu_);
+    fn(*conn_);
+  }
+
+ private:
+  std::mutex mu_;
+  std::unique_ptr<OneConnection> conn_;
+};
+
+void Migrate(testing::ScratchDatabase& scratch) {
+  for (const Migration& m : IdentityMigrations()) {
+    std::string sql = m.sql;
+    size_t start = 0;
+    while (start < sql.size()) {
+      size_t end = sql.find(";\n", start);
+      std::string stmt = sql.substr(start, end == std::string::npos ? std::string::npos : end - start);
+      if (stmt.find_first_not_of(" \n") != std::string::npos) scratch.Exec(stmt);
+      if (end == std::string::npos) break;
+      start = end + 2;
+    }
+  }
+}
+
+double CounterValue(prometheus::Registry& registry, const std::string& name, const std::string& result) {
+  for (const auto& family : registry.Collect()) {
+    if (family.name != name) continue;
+    for (const auto& metric : family.metric) {
+      for (const auto& label : metric.label) {
+        if (label.name == "result" && label.value == result) return metric.counter.value;
+      }
+    }
+  }
+  return -1;
+}
+
+class IdentityDbTest : public ::testing::Test {
+ protected:
+  IdentityDbTest() : db_(scratch_) { Migrate(scratch_); }
+  testing::ScratchDatabase scratch_;
+  TestDatabase db_;
+  UserStore users_{db_};
+};
+
+TEST_F(IdentityDbTest, MigrationsCanRunTwice) {
+  Migrate(scratch_);
+  EXPECT_EQ(scratch_.QueryValue("SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = "
+                                "DATABASE() AND table_name IN ('users', 'api_keys', 'sessions')"),
+            "3");
+}
+
+TEST_F(IdentityDbTest, CreateAndFindUsers) {
+  auto created = users_.Create(" Ada@Example.COM ", "Ada Lovelace", "s3cret", "", true);
+  ASSERT_TRUE(created.ok()) << created.status().message();
+  EXPECT_GT(created->id, 0);
+  EXPECT_EQ(created->email, "ada@example.com");
+  EXPECT_EQ(created->name, "Ada Lovelace");
+  EXPECT_EQ(created->time_zone, "UTC");
+  EXPECT_EQ(created->week_start, "Monday");
+  EXPECT_TRUE(created->is_admin);
+  EXPECT_TRUE(std::regex_match(created->created_at,
+                               std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)")))
+      << created->created_at;
+
+  auto found = users_.Find(created->id);
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->email, "ada@example.com");
+  EXPECT_FALSE(users_.Find(created->id + 1000));
+
+  auto by_email = users_.FindByEmail("ADA@example.com");
+  ASSERT_TRUE(by_email);
+  ASSERT_TRUE(by_email->password_hash);
+  EXPECT_NE(*by_email->password_hash, "s3cret");
+  EXPECT_TRUE(crypto::VerifyPassword("s3cret", *by_email->password_hash));
+  EXPECT_FALSE(users_.FindByEmail("nobody@example.com"));
+  EXPECT_FALSE(users_.FindByEmail("not an email"));
+}
+
+TEST_F(IdentityDbTest, UserWithoutPasswordCannotSignIn) {
+  auto created = users_.Create("managed@example.com", "Managed", "", "Europe/Berlin", false);
+  ASSERT_TRUE(created.ok());
+  EXPECT_EQ(created->time_zone, "Europe/Berlin");
+  auto found = users_.FindByEmail("managed@example.com");
+  ASSERT_TRUE(found);
+  EXPECT_FALSE(found->password_hash);
+}
+
+TEST_F(IdentityDbTest, DuplicateEmailIsAConflict) {
+  ASSERT_TRUE(users_.Create("dup@example.com", "One", "pw", "UTC", false).ok());
+  auto again = users_.Create("DUP@example.com", "Two", "pw", "UTC", false);
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().code(), ErrorCode::kConflict);
+}
+
+TEST_F(IdentityDbTest, CreateValidatesFields) {
+  EXPECT_EQ(users_.Create("bad", "N", "pw", "UTC", false).status().code(), ErrorCode::kInvalid);
+  EXPECT_EQ(users_.Create("a@b.c", "", "pw", "UTC", false).status().code(), ErrorCode::kInvalid);
+  EXPECT_EQ(users_.Create("a@b.c", "N", "pw", "Nowhere/Land", false).status().code(), ErrorCode::kInvalid);
+  EXPECT_EQ(users_.Create("a@b.c", "N", std::string(1025, 'p'), "UTC", false).status().code(),
+            ErrorCode::kInvalid);
+  EXPECT_EQ(scratch_.QueryValue("SELECT COUNT(*) FROM users"), "0");
+}
+
+TEST_F(IdentityDbTest, UpdateProfile) {
+  auto user = users_.Create("u@example.com", "Old", "pw", "UTC", false);
+  ASSERT_TRUE(user.ok());
+  ProfilePatch patch;
+  patch.time_zone = "America/New_York";
+  patch.week_start = "Sunday";
+  auto updated = users_.Update(user->id, patch);
+  ASSERT_TRUE(updated.ok()) << updated.status().message();
+  EXPECT_EQ(updated->name, "Old");
+  EXPECT_EQ(updated->time_zone, "America/New_York");
+  EXPECT_EQ(updated->week_start, "Sunday");
+  EXPECT_EQ(updated->created_at, user->created_at);
+
+  ProfilePatch rename;
+  rename.name = "New";
+  EXPECT_EQ(users_.Update(user->id, rename)->name, "New");
+  EXPECT_EQ(users_.Find(user->id)->time_zone, "America/New_York");
+  EXPECT_EQ(users_.Update(user->id + 99, rename).status().code(), ErrorCode::kNotFound);
+}
+
+TEST_F(IdentityDbTest, SessionsLiveUntilDeletedOrExpired) {
+  auto user = users_.Create("s@example.com", "S", "pw", "UTC", false);
+  ASSERT_TRUE(user.ok());
+  SessionStore sessions(db_, std::chrono::hours(1));
+  auto s = sessions.Create(user->id);
+  ASSERT_TRUE(SessionStore::WellFormedToken(s.token));
+  EXPECT_NE(s.token, s.csrf_token);
+  // Only the hash is stored.
+  EXPECT_EQ(scratch_.QueryValue("SELECT COUNT(*) FROM sessions WHERE id_hash = '" + s.token + "'"), "0");
+  EXPECT_EQ(scratch_.QueryValue("SELECT COUNT(*) FROM sessions WHERE id_hash = '" +
+                                crypto::Sha256Hex(s.token) + "'"),
+            "1");
+
+  auto found = sessions.Find(s.token);
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->user.id, user->id);
+  EXPECT_EQ(found->user.email, "s@example.com");
+  EXPECT_EQ(found->csrf_token, s.csrf_token);
+  EXPECT_FALSE(sessions.Find(crypto::RandomToken(32)));
+  EXPECT_FALSE(sessions.Find("short"));
+
+  auto other = sessions.Create(user->id);
+  sessions.Delete(s.token);
+  EXPECT_FALSE(sessions.Find(s.token));
+  ASSERT_TRUE(sessions.Find(other.token));
+
+  scratch_.Exec("UPDATE sessions SET expires_at = UTC_TIMESTAMP(3) - INTERVAL 1 SECOND");
+  EXPECT_FALSE(sessions.Find(other.token));
+  // The next sign-in sweeps expired rows.
+  auto third = sessions.Create(user->id);
+  EXPECT_EQ(scratch_.QueryValue("SELECT COUNT(*) FROM sessions"), "1");
+  EXPECT_TRUE(sessions.Find(third.token));
+}
+
+TEST_F(IdentityDbTest, ApiKeysCreateResolveRevoke) {
+  auto user = users_.Create("k@example.com", "K", "pw", "UTC", false);
+  ASSERT_TRUE(user.ok());
+  prometheus::Registry registry;
+  ApiKeyStore keys(db_, registry, "rdv_", std::chrono::seconds(5));
+
+  auto created = keys.Create(user->id, "ci");
+  ASSERT_TRUE(created.ok()) << created.status().message();
+  EXPECT_EQ(created->key.rfind("rdv_", 0), 0u);
+  EXPECT_EQ(created->key.size(), 4u + 43u);
+  EXPECT_EQ(scratch_.QueryValue("SELECT COUNT(*) FROM api_keys WHERE key_hash = '" +
+                                crypto::Sha256Hex(created->key) + "'"),
+            "1");
+  EXPECT_EQ(scratch_.QueryValue("SELECT hint FROM api_keys"), created->key.substr(created->key.size() - 4));
+  EXPECT_EQ(scratch_.QueryValue("SELECT last_used_at IS NULL FROM api_keys"), "1");
+
+  auto principal = keys.Resolve(created->key);
+  ASSERT_TRUE(principal);
+  EXPECT_EQ(principal->kind, kApiKey);
+  EXPECT_EQ(principal->user_id, user->id);
+  EXPECT_EQ(principal->credential_id, created->id);
+  EXPECT_TRUE(principal->all_scopes);
+  EXPECT_TRUE(principal->HasScope("BOOKING_WRITE"));
+  EXPECT_EQ(scratch_.QueryValue("SELECT last_used_at IS NOT NULL FROM api_keys"), "1");
+  EXPECT_EQ(CounterValue(registry, "identity_api_key_cache_total", "miss"), 1);
+  ASSERT_TRUE(keys.Resolve(created->key));
+  EXPECT_EQ(CounterValue(registry, "identity_api_key_cache_total", "hit"), 1);
+
+  // Unknown well-formed keys resolve to nothing (and are cached as such).
+  EXPECT_FALSE(keys.Resolve("rdv_" + crypto::RandomToken(32)));
+
+  // Revocation takes effect at once on this instance.
+  EXPECT_TRUE(keys.Revoke(user->id, created->id).ok());
+  EXPECT_FALSE(keys.Resolve(created->key));
+  EXPECT_EQ(scratch_.QueryValue("SELECT revoked_at IS NOT NULL FROM api_keys"), "1");
+  EXPECT_TRUE(keys.Revoke(user->id, created->id).ok());  // idempotent
+}
+
+TEST_F(IdentityDbTest, ApiKeyOwnershipAndUnknownUser) {
+  auto a = users_.Create("a@example.com", "A", "pw", "UTC", false);
+  auto b = users_.Create("b@example.com", "B", "pw", "UTC", false);
+  ASSERT_TRUE(a.ok() && b.ok());
+  prometheus::Registry registry;
+  ApiKeyStore keys(db_, registry, "rdv_", std::chrono::seconds(0));
+  auto key = keys.Create(a->id, "");
+  ASSERT_TRUE(key.ok());
+  EXPECT_EQ(scratch_.QueryValue("SELECT name FROM api_keys"), "default");
+  EXPECT_EQ(keys.Revoke(b->id, key->id).code(), ErrorCode::kNotFound);
+  EXPECT_TRUE(keys.Resolve(key->key));
+  EXPECT_EQ(keys.Revoke(a->id, key->id + 1).code(), ErrorCode::kNotFound);
+  EXPECT_EQ(keys.Create(b->id + 1000, "x").status().code(), ErrorCode::kNotFound);
+}
+
+TEST_F(IdentityDbTest, AnotherInstanceHonoursARevokedKeyAtMostForTheCacheTtl) {
+  auto user = users_.Create("ttl@example.com", "T", "pw", "UTC", false);
+  ASSERT_TRUE(user.ok());
+  auto now = std::chrono::steady_clock::time_point(std::chrono::hours(1));
+  prometheus::Registry registry_a, registry_b;
+  ApiKeyStore instance_a(db_, registry_a, "rdv_", std::chrono::seconds(5));
+  ApiKeyStore instance_b(db_, registry_b, "rdv_", std::chrono::seconds(5), 10000, [&] { return now; });
+  auto key = instance_a.Create(user->id, "k");
+  ASSERT_TRUE(key.ok());
+  ASSERT_TRUE(instance_b.Resolve(key->key));  // warms b's cache
+  ASSERT_TRUE(instance_a.Revoke(user->id, key->id).ok());
+  now += std::chrono::milliseconds(4999);
+  EXPECT_TRUE(instance_b.Resolve(key->key));  // still cached on b: the documented bound
+  now += std::chrono::milliseconds(1);
+  EXPECT_FALSE(instance_b.Resolve(key->key));
+}
+
+TEST_F(IdentityDbTest, LastUsedIsWrittenAtMostOncePerMinute) {
+  auto user = users_.Create("lu@example.com", "L", "pw", "UTC", false);
+  ASSERT_TRUE(user.ok());
+  prometheus::Registry registry;
+  ApiKeyStore keys(db_, registry, "rdv_", std::chrono::seconds(0));
+  auto key = keys.Create(user->id, "k");
+  ASSERT_TRUE(key.ok());
+  ASSERT_TRUE(keys.Resolve(key->key));
+  scratch_.Exec("UPDATE api_keys SET last_used_at = '2001-01-01 00:00:00.000'");
+  ASSERT_TRUE(keys.Resolve(key->key));  // stale: rewritten
+  std::string first = scratch_.QueryValue("SELECT last_used_at FROM api_keys");
+  EXPECT_NE(first.substr(0, 4), "2001");
+  scratch_.Exec("UPDATE api_keys SET last_used_at = UTC_TIMESTAMP(3) - INTERVAL 30 SECOND");
+  std::string recent = scratch_.QueryValue("SELECT last_used_at FROM api_keys");
+  ASSERT_TRUE(keys.Resolve(key->key));  // fresh: left alone
+  EXPECT_EQ(scratch_.QueryValue("SELECT last_used_at FROM api_keys"), recent);
+}
+
+}  // namespace
+}  // namespace rendezvous::core
