@@ -9,7 +9,10 @@
 #include <random>
 #include <stdexcept>
 
+#include <sys/socket.h>
+
 #include <pistache/endpoint.h>
+#include <pistache/peer.h>
 #include <pistache/http.h>
 #include <prometheus/counter.h>
 #include <prometheus/gauge.h>
@@ -33,6 +36,8 @@ namespace PHttp = Pistache::Http;
 constexpr size_t kHeaderRoom = 16 * 1024;
 constexpr size_t kMaxBearerTokenBytes = 4096;
 constexpr size_t kMaxRequestIdBytes = 64;
+// Pistache defaults to 128: a burst of connects beyond it waits for SYN retransmits (1 s+).
+constexpr int kListenBacklog = 1024;
 
 const prometheus::Histogram::BucketBoundaries kDurationBuckets = {
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
@@ -279,6 +284,7 @@ std::unique_ptr<PHttp::Endpoint> HttpServer::Impl::Listen(const std::string& add
                     .threads(std::max(1, options_.io_threads))
                     .threadsName(listener == Listener::kApi ? "rdv-api-io" : "rdv-app-io")
                     .flags(Pistache::Tcp::Options::ReuseAddr)
+                    .backlog(kListenBacklog)
                     .maxRequestSize(options_.max_body_bytes + kHeaderRoom)
                     .headerTimeout(options_.header_timeout)
                     .bodyTimeout(options_.body_timeout)
@@ -323,13 +329,22 @@ void HttpServer::Impl::Shutdown(std::chrono::milliseconds grace) {
     active_cv_.wait_until(active_lock, deadline, [this] { return active_ == 0; });
   }
   for (auto* endpoint : {api_endpoint_.get(), app_endpoint_.get()}) {
+    if (!endpoint) continue;
     try {
-      if (endpoint) endpoint->shutdown();
+      endpoint->shutdown();
+      // The reactor is stopped; Pistache leaves its connections open. End them so clients see
+      // EOF now rather than at their own timeout.
+      for (const auto& peer : endpoint->getAllPeer())
+        if (peer) ::shutdown(peer->fd(), SHUT_RDWR);
     } catch (const std::exception& e) {
       logger_.Warn("http listener shutdown failed", {{"error", e.what()}});
     }
   }
   pool_->Stop();
+  // Destroying the endpoints closes the listening sockets and the remaining connections; no task
+  // holds a ResponseWriter any more.
+  api_endpoint_.reset();
+  app_endpoint_.reset();
   logger_.Info("http stopped");
 }
 

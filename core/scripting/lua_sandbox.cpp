@@ -277,11 +277,7 @@ SandboxState::RunResult SandboxState::Run(int nargs, int nresults) {
     const char* msg = lua_type(L_, -1) == LUA_TSTRING ? lua_tolstring(L_, -1, &len) : nullptr;
     result.message = msg != nullptr ? std::string(msg, len) : ctx.script_name + ": error";
   }
-  if (status != LUA_OK) {
-    lua_settop(L_, handler - 1);
-  } else if (result.outcome != LuaOutcome::kOk) {
-    lua_settop(L_, handler - 1);
-  }
+  if (status != LUA_OK || result.outcome != LuaOutcome::kOk) lua_settop(L_, handler - 1);
   return result;
 }
 

@@ -578,6 +578,8 @@ TEST_F(HttpServerTest, ThousandIdleConnectionsDoNotBlockOthers) {
   }
   ASSERT_GE(lim.rlim_cur, 2200u) << "cannot raise RLIMIT_NOFILE";
   StartServer();
+  auto t0 = rdv_test::Clock::now();
+  auto lap = [&](const char* what) { fprintf(stderr, "%s %ld ms\n", what, (long)std::chrono::duration_cast<std::chrono::milliseconds>(rdv_test::Clock::now()-t0).count()); };
   std::vector<std::unique_ptr<Conn>> idle;
   for (int i = 0; i < 1000; ++i) {
     auto c = std::make_unique<Conn>(port_);
@@ -585,13 +587,17 @@ TEST_F(HttpServerTest, ThousandIdleConnectionsDoNotBlockOthers) {
     idle.push_back(std::move(c));
   }
   // Half of them also sent a partial request.
+  lap("connected");
   for (size_t i = 0; i < idle.size(); i += 2) idle[i]->Send("GET /healthz HTTP/1.1\r\n");
+  lap("sent");
   auto r = Fetch(port_, "GET", "/healthz");
+  lap("fetched");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);
   auto e = Fetch(port_, "GET", "/v2/echo/1");
   ASSERT_TRUE(e);
   EXPECT_EQ(e->status, 200);
+  lap("fetched2"); idle.clear(); lap("closed"); server_->Shutdown(2s); lap("shutdown");
 }
 
 TEST_F(HttpServerTest, MalformedRequestsDoNotCrash) {

@@ -531,6 +531,26 @@ TEST_F(LuaRuntimeTest, FourThreadsCallConcurrently) {
             kThreads * kCalls);
 }
 
+TEST_F(LuaRuntimeTest, DeepRecursionFailsCleanly) {
+  auto script = MustLoad("deep", R"(
+    function lua_stack() local function r(n) return 1 + r(n + 1) end return r(1) end
+    function c_stack() local function p() return select(2, pcall(p)) end return p() end
+    function deep_result() local t = {} local cur = t for i = 1, 100 do cur.x = {} cur = cur.x end return t end
+    function ok() return true end
+  )",
+                         LuaLimits{10000000, 8 * 1024 * 1024});
+  ASSERT_TRUE(script);
+  EXPECT_FALSE(script->Call("lua_stack", {}).ok());
+  auto c_stack = script->Call("c_stack", {});  // pcall nesting hits Lua's C-stack limit
+  if (c_stack.ok()) {
+    EXPECT_TRUE(c_stack->is_string() || c_stack->is_null()) << c_stack->dump();
+  }
+  auto deep = script->Call("deep_result", {});
+  ASSERT_FALSE(deep.ok());
+  EXPECT_NE(deep.status().message().find("deeper"), std::string::npos) << deep.status().message();
+  EXPECT_TRUE(script->Call("ok", {}).ok());
+}
+
 TEST_F(LuaRuntimeTest, ResultsThatAreNotJsonFail) {
   auto script = MustLoad("results", "function f() return print end\nfunction g() return 0/0 end");
   ASSERT_TRUE(script);

@@ -1,0 +1,322 @@
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include <cppconn/prepared_statement.h>
+#include <gtest/gtest.h>
+#include <prometheus/registry.h>
+
+#include "storage/migrator.hpp"
+#include "storage/mysql_database.hpp"
+#include "storage/outbox_service.hpp"
+#include "storage_test_util.hpp"
+
+namespace rendezvous::testing {
+namespace {
+
+using core::MysqlDatabase;
+using core::OutboxOptions;
+using core::OutboxService;
+using std::chrono::steady_clock;
+
+// Collects what a consumer was handed, in order.
+struct Sink {
+  std::mutex mu;
+  std::vector<OutboxEvent> events;
+  OutboxHandler Handler() {
+    return [this](DbConnection&, const std::vector<OutboxEvent>& batch) {
+      std::lock_guard<std::mutex> lk(mu);
+      events.insert(events.end(), batch.begin(), batch.end());
+    };
+  }
+  std::vector<int64_t> Ids() {
+    std::lock_guard<std::mutex> lk(mu);
+    std::vector<int64_t> ids;
+    for (const auto& e : events) ids.push_back(e.id);
+    return ids;
+  }
+  size_t Size() {
+    std::lock_guard<std::mutex> lk(mu);
+    return events.size();
+  }
+};
+
+template <class Pred>
+bool WaitUntil(Pred pred, std::chrono::seconds limit = std::chrono::seconds(20)) {
+  const auto deadline = steady_clock::now() + limit;
+  while (!pred()) {
+    if (steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+class OutboxTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    db_ = std::make_unique<MysqlDatabase>(OptionsFor(scratch_, 8), registry_, QuietLogger());
+    core::Migrator m(*db_, QuietLogger());
+    m.Add("outbox", OutboxService::Migrations());
+    m.Apply();
+  }
+
+  int64_t PublishOne(OutboxService& outbox, const std::string& topic, int n) {
+    return db_->Transaction([&](DbConnection& tx) {
+      return outbox.Publish(tx, topic, "THING_HAPPENED", {{"n", n}});
+    });
+  }
+
+  ScratchDatabase scratch_;
+  prometheus::Registry registry_;
+  std::unique_ptr<MysqlDatabase> db_;
+};
+
+TEST_F(OutboxTest, RolledBackPublishIsNeverDelivered) {
+  OutboxService outbox(*db_, registry_, QuietLogger());
+  Sink sink;
+  outbox.Subscribe("c", {"things"}, sink.Handler());
+  EXPECT_THROW(db_->Transaction([&](DbConnection& tx) {
+    outbox.Publish(tx, "things", "THING_HAPPENED", {{"n", 1}});
+    throw std::runtime_error("abort");
+  }),
+               std::runtime_error);
+  const int64_t id = PublishOne(outbox, "things", 2);
+
+  ASSERT_TRUE(WaitUntil([&] {
+    outbox.PollOnce("c");
+    return sink.Size() >= 1;
+  }));
+  EXPECT_EQ(outbox.PollOnce("c"), 0u);
+  ASSERT_EQ(sink.Size(), 1u);
+  EXPECT_EQ(sink.events[0].id, id);
+  EXPECT_EQ(sink.events[0].payload, (nlohmann::json{{"n", 2}}));
+  EXPECT_EQ(sink.events[0].type, "THING_HAPPENED");
+  EXPECT_EQ(sink.events[0].topic, "things");
+  EXPECT_LT(std::chrono::system_clock::now() - sink.events[0].created_at, std::chrono::minutes(1));
+  EXPECT_EQ(MetricValue(registry_, "outbox_consumed_total", {{"consumer", "c"}}), 1);
+}
+
+TEST_F(OutboxTest, EachConsumerGetsItsTopicsInOrderExactlyOnce) {
+  OutboxOptions options;
+  options.batch_size = 7;
+  OutboxService outbox(*db_, registry_, QuietLogger(), options);
+  Sink a, b;
+  outbox.Subscribe("a", {"things"}, a.Handler());
+  outbox.Subscribe("b", {"things", "other"}, b.Handler());
+
+  std::vector<int64_t> things, all;
+  for (int i = 0; i < 30; ++i) {
+    const bool other = i % 3 == 0;
+    const int64_t id = PublishOne(outbox, other ? "other" : "things", i);
+    all.push_back(id);
+    if (!other) things.push_back(id);
+  }
+  EXPECT_EQ(MetricValue(registry_, "outbox_published_total", {{"topic", "things"}}), 20);
+
+  EXPECT_EQ(outbox.PollOnce("b"), 7u);
+  EXPECT_EQ(MetricValue(registry_, "outbox_consumer_lag", {{"consumer", "b"}}), 23);
+  ASSERT_TRUE(WaitUntil([&] {
+    outbox.PollOnce("a");
+    outbox.PollOnce("b");
+    return a.Size() >= things.size() && b.Size() >= all.size();
+  }));
+  EXPECT_EQ(outbox.PollOnce("a") + outbox.PollOnce("b"), 0u);
+  EXPECT_EQ(a.Ids(), things);
+  EXPECT_EQ(b.Ids(), all);
+  EXPECT_EQ(MetricValue(registry_, "outbox_consumer_lag", {{"consumer", "b"}}), 0);
+  EXPECT_EQ(scratch_.QueryValue("SELECT position FROM outbox_consumers WHERE consumer = 'b'"),
+            std::to_string(all.back()));
+}
+
+TEST_F(OutboxTest, AnOpenTransactionHoldsBackLaterEventsUntilItCommits) {
+  OutboxService outbox(*db_, registry_, QuietLogger());
+  Sink sink;
+  outbox.Subscribe("c", {"things"}, sink.Handler());
+
+  // Transaction A takes the lower id and stays open while B commits a higher one.
+  std::promise<void> a_published, a_may_commit;
+  std::future<int64_t> a_id = std::async(std::launch::async, [&] {
+    return db_->Transaction([&](DbConnection& tx) {
+      const int64_t id = outbox.Publish(tx, "things", "A", {{"n", 1}});
+      a_published.set_value();
+      a_may_commit.get_future().wait();
+      return id;
+    });
+  });
+  a_published.get_future().wait();
+  const int64_t b_id = PublishOne(outbox, "things", 2);
+
+  auto poll = std::async(std::launch::async, [&] { return outbox.PollOnce("c"); });
+  // While A is open the round must not hand out B alone.
+  EXPECT_EQ(poll.wait_for(std::chrono::milliseconds(300)), std::future_status::timeout);
+  EXPECT_EQ(sink.Size(), 0u);
+  a_may_commit.set_value();
+  const int64_t first = a_id.get();
+  ASSERT_LT(first, b_id);
+  poll.get();
+  ASSERT_TRUE(WaitUntil([&] {
+    outbox.PollOnce("c");
+    return sink.Size() >= 2;
+  }));
+  EXPECT_EQ(sink.Ids(), (std::vector<int64_t>{first, b_id}));
+}
+
+TEST_F(OutboxTest, EventsBehindAnIdHoleWaitForTheSettleWindow) {
+  OutboxOptions options;
+  options.settle_window = std::chrono::milliseconds(1500);
+  OutboxService outbox(*db_, registry_, QuietLogger(), options);
+  Sink sink;
+  outbox.Subscribe("c", {"things"}, sink.Handler());
+  const int64_t first = PublishOne(outbox, "things", 1);
+  ASSERT_TRUE(WaitUntil([&] {
+    outbox.PollOnce("c");
+    return sink.Size() == 1;
+  }));
+  EXPECT_EQ(sink.Ids(), std::vector<int64_t>{first});
+  // A rolled-back insert leaves a hole (an id that will never appear).
+  EXPECT_THROW(db_->Transaction([&](DbConnection& tx) {
+    outbox.Publish(tx, "elsewhere", "X", {});
+    throw std::runtime_error("abort");
+  }),
+               std::runtime_error);
+  const auto published = steady_clock::now();
+  const int64_t after = PublishOne(outbox, "things", 2);
+  const size_t handed = outbox.PollOnce("c");
+  if (steady_clock::now() - published < std::chrono::milliseconds(1000)) {
+    EXPECT_EQ(handed, 0u);  // young and behind a hole: held back
+  }
+  ASSERT_TRUE(WaitUntil([&] {
+    outbox.PollOnce("c");
+    return sink.Size() == 2;
+  }));
+  EXPECT_GE(steady_clock::now() - published, std::chrono::milliseconds(1000));
+  EXPECT_EQ(sink.Ids(), (std::vector<int64_t>{first, after}));
+}
+
+TEST_F(OutboxTest, HandlerFailureRollsBackItsWritesAndTheBatchComesAgain) {
+  scratch_.Exec("CREATE TABLE work (event_id BIGINT PRIMARY KEY)");
+  OutboxService outbox(*db_, registry_, QuietLogger());
+  int calls = 0;
+  outbox.Subscribe("c", {"things"}, [&](DbConnection& tx, const std::vector<OutboxEvent>& batch) {
+    ++calls;
+    for (const auto& e : batch) {
+      auto& ins = tx.Prepare("INSERT INTO work (event_id) VALUES (?)");
+      ins.setInt64(1, e.id);
+      ins.executeUpdate();
+    }
+    if (calls == 1) throw std::runtime_error("handler broke");
+  });
+  PublishOne(outbox, "things", 1);
+  PublishOne(outbox, "things", 2);
+  ASSERT_TRUE(WaitUntil([&] {
+    outbox.PollOnce("c");
+    return calls >= 1;
+  }));
+  EXPECT_EQ(MetricValue(registry_, "outbox_handler_errors_total", {{"consumer", "c"}}), 1);
+  EXPECT_EQ(scratch_.QueryValue("SELECT COUNT(*) FROM work"), "0");
+  ASSERT_TRUE(WaitUntil([&] { return outbox.PollOnce("c") == 2; }));
+  EXPECT_EQ(scratch_.QueryValue("SELECT COUNT(*) FROM work"), "2");
+  EXPECT_EQ(outbox.PollOnce("c"), 0u);
+}
+
+TEST_F(OutboxTest, TwoInstancesShareOneConsumerWithoutDuplicates) {
+  OutboxOptions options;
+  options.batch_size = 5;
+  options.poll_interval = std::chrono::milliseconds(50);
+  prometheus::Registry registry2;
+  MysqlDatabase db2(OptionsFor(scratch_, 8), registry2, QuietLogger());
+  OutboxService one(*db_, registry_, QuietLogger(), options);
+  OutboxService two(db2, registry2, QuietLogger(), options);
+
+  std::mutex mu;
+  std::map<int64_t, int> deliveries;
+  std::vector<int64_t> order;
+  std::atomic<int> by_one{0}, by_two{0};
+  auto handler = [&](std::atomic<int>& counter) {
+    return [&](DbConnection&, const std::vector<OutboxEvent>& batch) {
+      std::lock_guard<std::mutex> lk(mu);
+      for (const auto& e : batch) {
+        ++deliveries[e.id];
+        order.push_back(e.id);
+      }
+      counter += static_cast<int>(batch.size());
+    };
+  };
+  one.Subscribe("shared", {"things"}, handler(by_one));
+  two.Subscribe("shared", {"things"}, handler(by_two));
+  one.Start();
+  two.Start();
+
+  // Publishers in parallel, so ids also commit out of order.
+  constexpr int kThreads = 4, kPerThread = 50;
+  std::vector<std::thread> publishers;
+  for (int t = 0; t < kThreads; ++t) {
+    publishers.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        db_->Transaction([&](DbConnection& tx) {
+          (t % 2 ? one : two).Publish(tx, "things", "T", {{"t", t}, {"i", i}});
+        });
+        (t % 2 ? one : two).Notify();
+      }
+    });
+  }
+  for (auto& p : publishers) p.join();
+  const bool all = WaitUntil([&] {
+    std::lock_guard<std::mutex> lk(mu);
+    return order.size() >= static_cast<size_t>(kThreads * kPerThread);
+  });
+  one.Stop();
+  two.Stop();
+  ASSERT_TRUE(all);
+
+  std::lock_guard<std::mutex> lk(mu);
+  EXPECT_EQ(order.size(), static_cast<size_t>(kThreads * kPerThread));
+  EXPECT_EQ(deliveries.size(), static_cast<size_t>(kThreads * kPerThread));
+  for (const auto& [id, n] : deliveries) EXPECT_EQ(n, 1) << "event " << id;
+  for (size_t i = 1; i < order.size(); ++i) EXPECT_LT(order[i - 1], order[i]);
+  EXPECT_EQ(by_one + by_two, kThreads * kPerThread);
+  EXPECT_EQ(scratch_.QueryValue("SELECT COUNT(*) FROM outbox_events"),
+            std::to_string(kThreads * kPerThread));
+}
+
+TEST_F(OutboxTest, RetentionDeletesOnlyOldEventsEveryConsumerPassed) {
+  OutboxService outbox(*db_, registry_, QuietLogger());
+  Sink a, b;
+  outbox.Subscribe("a", {"things"}, a.Handler());
+  outbox.Subscribe("b", {"things"}, b.Handler());
+  const int64_t e1 = PublishOne(outbox, "things", 1);
+  const int64_t e2 = PublishOne(outbox, "things", 2);
+  const int64_t orphan = PublishOne(outbox, "nobody-listens", 3);
+  const int64_t recent = PublishOne(outbox, "things", 4);
+  // "a" passes e1 and e2; "b" only e1.
+  scratch_.Exec("INSERT INTO outbox_consumers VALUES ('a', " + std::to_string(e2) +
+                ", UTC_TIMESTAMP(3)), ('b', " + std::to_string(e1) + ", UTC_TIMESTAMP(3))");
+  scratch_.Exec("UPDATE outbox_events SET created_at = UTC_TIMESTAMP(3) - INTERVAL 30 DAY WHERE id <> " +
+                std::to_string(recent));
+
+  EXPECT_EQ(outbox.PurgeOnce(), 2u);  // e1 (passed by both) and the orphan
+  EXPECT_EQ(scratch_.QueryValue("SELECT GROUP_CONCAT(id ORDER BY id) FROM outbox_events"),
+            std::to_string(e2) + "," + std::to_string(recent));
+  (void)orphan;
+}
+
+TEST_F(OutboxTest, RejectsBadNames) {
+  OutboxService outbox(*db_, registry_, QuietLogger());
+  Sink s;
+  EXPECT_THROW(outbox.Subscribe("", {"t"}, s.Handler()), std::invalid_argument);
+  EXPECT_THROW(outbox.Subscribe("c", {}, s.Handler()), std::invalid_argument);
+  EXPECT_THROW(outbox.Subscribe("c", {std::string(65, 'x')}, s.Handler()), std::invalid_argument);
+  outbox.Subscribe("c", {"t"}, s.Handler());
+  EXPECT_THROW(outbox.Subscribe("c", {"t"}, s.Handler()), std::invalid_argument);
+  EXPECT_THROW(outbox.PollOnce("unknown"), std::invalid_argument);
+  EXPECT_THROW(db_->Transaction([&](DbConnection& tx) { outbox.Publish(tx, "", "T", {}); }),
+               std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace rendezvous::testing
