@@ -290,6 +290,10 @@ std::unique_ptr<PHttp::Endpoint> HttpServer::Impl::Listen(const std::string& add
                     .bodyTimeout(options_.body_timeout)
                     .keepaliveTimeout(options_.idle_timeout);
     endpoint->init(opts);
+    // Endpoint::init does not hand Options::backlog to the listener in 0.0.5; set it directly.
+    endpoint->initArgs(static_cast<size_t>(std::max(1, options_.io_threads)),
+                       Pistache::Flags<Pistache::Tcp::Options>(Pistache::Tcp::Options::ReuseAddr),
+                       std::string(listener == Listener::kApi ? "rdv-api-io" : "rdv-app-io"), kListenBacklog);
     endpoint->setHandler(PHttp::make_handler<ListenerHandler>(this, listener));
     endpoint->serveThreaded();
     return endpoint;

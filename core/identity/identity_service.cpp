@@ -227,7 +227,10 @@ Response IdentityService::SubmitLogin(Request& req) {
     return LoginPageResponse(req, 403, shown_email, next, kFormExpired);
   }
 
-  std::string throttle_key = LoginThrottle::Key(AsciiLower(shown_email), req.remote_ip);
+  // Keyed on the normalised email so that case or padding variants share one budget.
+  auto normalized = NormalizeEmail(shown_email);
+  std::string throttle_key =
+      LoginThrottle::Key(normalized.ok() ? *normalized : AsciiLower(shown_email), req.remote_ip);
   if (!throttle_.Allowed(throttle_key)) {
     logins_throttled_.Increment();
     logger_.Warn("sign-in throttled", {{"remote_ip", req.remote_ip}});

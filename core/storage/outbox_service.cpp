@@ -243,9 +243,7 @@ OutboxService::Round OutboxService::RunRound(Consumer& c) {
         scan.setInt(3, kHoleScanLimit);
         std::unique_ptr<sql::ResultSet> rs(scan.executeQuery());
         int64_t expected = position + 1;
-        int scanned = 0;
         while (rs->next()) {
-          ++scanned;
           const int64_t id = rs->getInt64(1);
           if (id != expected) {
             first_hole = expected;
@@ -256,7 +254,6 @@ OutboxService::Round OutboxService::RunRound(Consumer& c) {
         if (first_hole == std::numeric_limits<int64_t>::max() && expected <= last) {
           first_hole = expected;  // scan limit reached: unknown beyond, treat as a hole
         }
-        (void)scanned;
 
         std::vector<OutboxEvent> batch;
         for (auto& cand : candidates) {

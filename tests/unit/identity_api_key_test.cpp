@@ -43,7 +43,7 @@ class DownDatabase final : public Database {
   }
 };
 
-TEST(ApiKeyFormat, MalformedTokensNeverReachTheDatabase) {
+TEST(IdentityApiKeyFormat, MalformedTokensNeverReachTheDatabase) {
   UnreachableDatabase db;
   prometheus::Registry registry;
   ApiKeyStore store(db, registry, "rdv_", std::chrono::seconds(5));
@@ -71,7 +71,7 @@ TEST(ApiKeyFormat, MalformedTokensNeverReachTheDatabase) {
   EXPECT_EQ(db.calls, 0);
 }
 
-TEST(ApiKeyFormat, HonoursTheConfiguredPrefix) {
+TEST(IdentityApiKeyFormat, HonoursTheConfiguredPrefix) {
   UnreachableDatabase db;
   prometheus::Registry registry;
   ApiKeyStore store(db, registry, "cal_live_", std::chrono::seconds(5));
@@ -81,7 +81,7 @@ TEST(ApiKeyFormat, HonoursTheConfiguredPrefix) {
   EXPECT_EQ(db.calls, 0);
 }
 
-TEST(ApiKeyResolve, WellFormedTokenIsLookedUpAndDatabaseErrorsPropagate) {
+TEST(IdentityApiKeyResolve, WellFormedTokenIsLookedUpAndDatabaseErrorsPropagate) {
   DownDatabase db;
   prometheus::Registry registry;
   ApiKeyStore store(db, registry, "rdv_", std::chrono::seconds(5));
@@ -93,7 +93,7 @@ TEST(ApiKeyResolve, WellFormedTokenIsLookedUpAndDatabaseErrorsPropagate) {
   EXPECT_EQ(db.calls, 2);
 }
 
-TEST(ApiKeyCreate, ValidatesTheNameBeforeTouchingTheDatabase) {
+TEST(IdentityApiKeyCreate, ValidatesTheNameBeforeTouchingTheDatabase) {
   UnreachableDatabase db;
   prometheus::Registry registry;
   ApiKeyStore store(db, registry, "rdv_", std::chrono::seconds(5));

@@ -18,7 +18,7 @@ struct FakeClock {
   }
 };
 
-TEST(TtlCache, EntriesExpireAfterTtl) {
+TEST(IdentityTtlCache, EntriesExpireAfterTtl) {
   FakeClock clock;
   TtlCache<std::string, int> cache(100, 5000ms, clock.Fn());
   cache.Put("a", 1);
@@ -30,7 +30,7 @@ TEST(TtlCache, EntriesExpireAfterTtl) {
   EXPECT_EQ(cache.Size(), 0u);
 }
 
-TEST(TtlCache, PutRefreshesValueAndExpiry) {
+TEST(IdentityTtlCache, PutRefreshesValueAndExpiry) {
   FakeClock clock;
   TtlCache<std::string, int> cache(100, 1000ms, clock.Fn());
   cache.Put("a", 1);
@@ -40,7 +40,7 @@ TEST(TtlCache, PutRefreshesValueAndExpiry) {
   EXPECT_EQ(cache.Get("a"), 2);
 }
 
-TEST(TtlCache, BoundedWithLeastRecentlyUsedEviction) {
+TEST(IdentityTtlCache, BoundedWithLeastRecentlyUsedEviction) {
   FakeClock clock;
   TtlCache<int, int, 1> cache(3, 60000ms, clock.Fn());
   cache.Put(1, 1);
@@ -55,13 +55,13 @@ TEST(TtlCache, BoundedWithLeastRecentlyUsedEviction) {
   EXPECT_TRUE(cache.Get(4));
 }
 
-TEST(TtlCache, ShardedCapacityStaysBounded) {
+TEST(IdentityTtlCache, ShardedCapacityStaysBounded) {
   TtlCache<int, int> cache(64, 60000ms);
   for (int i = 0; i < 10000; ++i) cache.Put(i, i);
   EXPECT_LE(cache.Size(), 64u);
 }
 
-TEST(TtlCache, EraseAndEraseIf) {
+TEST(IdentityTtlCache, EraseAndEraseIf) {
   TtlCache<int, int> cache(100, 60000ms);
   for (int i = 0; i < 10; ++i) cache.Put(i, i * 10);
   cache.Erase(3);
@@ -72,14 +72,14 @@ TEST(TtlCache, EraseAndEraseIf) {
   EXPECT_FALSE(cache.Get(5));
 }
 
-TEST(TtlCache, ZeroTtlDisablesCaching) {
+TEST(IdentityTtlCache, ZeroTtlDisablesCaching) {
   TtlCache<int, int> cache(100, 0ms);
   EXPECT_FALSE(cache.enabled());
   cache.Put(1, 1);
   EXPECT_FALSE(cache.Get(1));
 }
 
-TEST(LoginThrottle, BlocksAfterMaxFailuresWithinWindow) {
+TEST(IdentityLoginThrottle, BlocksAfterMaxFailuresWithinWindow) {
   FakeClock clock;
   LoginThrottle throttle(3, 900s, 1000, clock.Fn());
   std::string key = LoginThrottle::Key("a@example.com", "10.0.0.1");
@@ -97,7 +97,7 @@ TEST(LoginThrottle, BlocksAfterMaxFailuresWithinWindow) {
   EXPECT_TRUE(throttle.Allowed(key));
 }
 
-TEST(LoginThrottle, SuccessResets) {
+TEST(IdentityLoginThrottle, SuccessResets) {
   FakeClock clock;
   LoginThrottle throttle(2, 900s, 1000, clock.Fn());
   throttle.RecordFailure("k");
@@ -107,7 +107,7 @@ TEST(LoginThrottle, SuccessResets) {
   EXPECT_TRUE(throttle.Allowed("k"));
 }
 
-TEST(LoginThrottle, StaysBoundedUnderASprayOfKeys) {
+TEST(IdentityLoginThrottle, StaysBoundedUnderASprayOfKeys) {
   FakeClock clock;
   LoginThrottle throttle(1, 900s, 100, clock.Fn());
   for (int i = 0; i < 1000; ++i) {

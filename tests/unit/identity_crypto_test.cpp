@@ -8,14 +8,14 @@
 namespace rendezvous::crypto {
 namespace {
 
-TEST(Sha256, KnownVectors) {
+TEST(IdentitySha256, KnownVectors) {
   EXPECT_EQ(Sha256Hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   EXPECT_EQ(Sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   EXPECT_EQ(Sha256Hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
             "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
 }
 
-TEST(HmacSha256, Rfc4231Vectors) {
+TEST(IdentityHmacSha256, Rfc4231Vectors) {
   EXPECT_EQ(ToHex(HmacSha256(std::string(20, '\x0b'), "Hi There")),
             "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
   EXPECT_EQ(ToHex(HmacSha256("Jefe", "what do ya want for nothing?")),
@@ -26,18 +26,18 @@ TEST(HmacSha256, Rfc4231Vectors) {
             "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
 }
 
-TEST(HmacSha256, EmptyKeyAndData) {
+TEST(IdentityHmacSha256, EmptyKeyAndData) {
   EXPECT_EQ(ToHex(HmacSha256("", "")),
             "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad");
   EXPECT_EQ(HmacSha256("k", "d").size(), 32u);
 }
 
-TEST(Hex, EncodesLowerCase) {
+TEST(IdentityHex, EncodesLowerCase) {
   EXPECT_EQ(ToHex(std::string("\x00\x01\xab\xff", 4)), "0001abff");
   EXPECT_EQ(ToHex(""), "");
 }
 
-TEST(Base64, Rfc4648Vectors) {
+TEST(IdentityBase64, Rfc4648Vectors) {
   const std::pair<std::string, std::string> cases[] = {
       {"", ""},         {"f", "Zg=="},         {"fo", "Zm8="},         {"foo", "Zm9v"},
       {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"}};
@@ -49,7 +49,7 @@ TEST(Base64, Rfc4648Vectors) {
   }
 }
 
-TEST(Base64, UrlAlphabetWithoutPadding) {
+TEST(IdentityBase64, UrlAlphabetWithoutPadding) {
   std::string raw("\xfb\xff", 2);
   EXPECT_EQ(Base64Encode(raw), "+/8=");
   EXPECT_EQ(Base64UrlEncode(raw), "-_8");
@@ -58,7 +58,7 @@ TEST(Base64, UrlAlphabetWithoutPadding) {
   EXPECT_EQ(*decoded, raw);
 }
 
-TEST(Base64, RoundTripsAllByteValues) {
+TEST(IdentityBase64, RoundTripsAllByteValues) {
   std::string raw;
   for (int i = 0; i < 256; ++i) raw.push_back(static_cast<char>(i));
   for (size_t len = 0; len < raw.size(); len += 37) {
@@ -68,7 +68,7 @@ TEST(Base64, RoundTripsAllByteValues) {
   }
 }
 
-TEST(Base64, RejectsBadInput) {
+TEST(IdentityBase64, RejectsBadInput) {
   for (const char* bad : {"Zm9v!", "Z", "Zm9vY", "Zm=v", "=Zm9", "Zm9v\n", "Zm 9v", "Zg==="}) {
     auto r = Base64Decode(bad);
     EXPECT_FALSE(r.ok()) << bad;
@@ -78,7 +78,7 @@ TEST(Base64, RejectsBadInput) {
   }
 }
 
-TEST(RandomToken, LengthsCharsetAndUniqueness) {
+TEST(IdentityRandomToken, LengthsCharsetAndUniqueness) {
   std::set<std::string> seen;
   for (int i = 0; i < 100; ++i) {
     std::string t = RandomToken(32);
@@ -92,7 +92,7 @@ TEST(RandomToken, LengthsCharsetAndUniqueness) {
   EXPECT_NE(RandomHex(16), RandomHex(16));
 }
 
-TEST(ConstantTimeEquals, ComparesContentAndLength) {
+TEST(IdentityConstantTimeEquals, ComparesContentAndLength) {
   EXPECT_TRUE(ConstantTimeEquals("", ""));
   EXPECT_TRUE(ConstantTimeEquals("abc", "abc"));
   EXPECT_FALSE(ConstantTimeEquals("abc", "abd"));
@@ -100,7 +100,7 @@ TEST(ConstantTimeEquals, ComparesContentAndLength) {
   EXPECT_FALSE(ConstantTimeEquals("", "a"));
 }
 
-TEST(Password, VerifiesTheRightPasswordOnly) {
+TEST(IdentityPassword, VerifiesTheRightPasswordOnly) {
   std::string encoded = HashPassword("correct horse");
   EXPECT_EQ(encoded.rfind("scrypt$32768$8$1$", 0), 0u) << encoded;
   EXPECT_TRUE(VerifyPassword("correct horse", encoded));
@@ -108,7 +108,7 @@ TEST(Password, VerifiesTheRightPasswordOnly) {
   EXPECT_FALSE(VerifyPassword("", encoded));
 }
 
-TEST(Password, SaltMakesHashesDiffer) {
+TEST(IdentityPassword, SaltMakesHashesDiffer) {
   std::string a = HashPassword("same");
   std::string b = HashPassword("same");
   EXPECT_NE(a, b);
@@ -116,13 +116,13 @@ TEST(Password, SaltMakesHashesDiffer) {
   EXPECT_TRUE(VerifyPassword("same", b));
 }
 
-TEST(Password, EmptyAndUnicodePasswords) {
+TEST(IdentityPassword, EmptyAndUnicodePasswords) {
   EXPECT_TRUE(VerifyPassword("", HashPassword("")));
   std::string pw = "p\xc3\xa4ssw\xc3\xb6rd \xf0\x9f\x94\x91";
   EXPECT_TRUE(VerifyPassword(pw, HashPassword(pw)));
 }
 
-TEST(Password, RejectsMalformedEncodings) {
+TEST(IdentityPassword, RejectsMalformedEncodings) {
   std::string good = HashPassword("pw");
   EXPECT_FALSE(VerifyPassword("pw", ""));
   EXPECT_FALSE(VerifyPassword("pw", "plain"));
@@ -144,7 +144,7 @@ TEST(Password, RejectsMalformedEncodings) {
   EXPECT_FALSE(VerifyPassword("pw", "scrypt$32768$8$1$!!!$!!!"));
 }
 
-TEST(Encryption, RoundTrip) {
+TEST(IdentityEncryption, RoundTrip) {
   std::string key(32, 'k');
   for (std::string plaintext : {std::string(), std::string("refresh-token-123"), std::string(5000, 'x')}) {
     auto sealed = Encrypt(key, plaintext);
@@ -157,12 +157,12 @@ TEST(Encryption, RoundTrip) {
   }
 }
 
-TEST(Encryption, FreshNonceEachTime) {
+TEST(IdentityEncryption, FreshNonceEachTime) {
   std::string key(32, 'k');
   EXPECT_NE(*Encrypt(key, "same"), *Encrypt(key, "same"));
 }
 
-TEST(Encryption, DetectsTamperingAndWrongKey) {
+TEST(IdentityEncryption, DetectsTamperingAndWrongKey) {
   std::string key(32, 'k');
   auto sealed = Encrypt(key, "secret value");
   ASSERT_TRUE(sealed.ok());
@@ -179,7 +179,7 @@ TEST(Encryption, DetectsTamperingAndWrongKey) {
   EXPECT_FALSE(Decrypt(key, "v1:not base64!").ok());
 }
 
-TEST(Encryption, RequiresA32ByteKey) {
+TEST(IdentityEncryption, RequiresA32ByteKey) {
   auto r = Encrypt("short", "x");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), ErrorCode::kInvalid);

@@ -12,14 +12,14 @@ bool Contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }
 
-TEST(HtmlEscape, EscapesMarkupCharacters) {
+TEST(IdentityHtmlEscape, EscapesMarkupCharacters) {
   EXPECT_EQ(HtmlEscape(R"(<a href="x" onclick='y'>&</a>)"),
             "&lt;a href=&quot;x&quot; onclick=&#39;y&#39;&gt;&amp;&lt;/a&gt;");
   EXPECT_EQ(HtmlEscape("plain text \xc3\xa9"), "plain text \xc3\xa9");
   EXPECT_EQ(HtmlEscape(""), "");
 }
 
-TEST(RenderPage, IsACompleteDocumentWithEscapedTitle) {
+TEST(IdentityRenderPage, IsACompleteDocumentWithEscapedTitle) {
   std::string page = RenderPage("<Settings>", "<p>body</p>");
   EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
   EXPECT_TRUE(Contains(page, "<meta charset=\"utf-8\">"));
@@ -29,7 +29,7 @@ TEST(RenderPage, IsACompleteDocumentWithEscapedTitle) {
   EXPECT_TRUE(Contains(page, "</html>"));
 }
 
-TEST(RenderTemplate, EscapesVariablesAndIteratesLists) {
+TEST(IdentityRenderTemplate, EscapesVariablesAndIteratesLists) {
   Json data = {{"client", {{"name", "<b>Evil & Co</b>"}}},
                {"scopes", Json::array({Json{{"label", "Read bookings"}}, Json{{"label", "Write <x>"}}})},
                {"count", 2},
@@ -45,13 +45,13 @@ TEST(RenderTemplate, EscapesVariablesAndIteratesLists) {
             "&lt;b&gt;Evil &amp; Co&lt;/b&gt;|<b>Evil & Co</b>|[Read bookings][Write &lt;x&gt;]|2|S!H||");
 }
 
-TEST(RenderTemplate, ReportsMalformedTemplates) {
+TEST(IdentityRenderTemplate, ReportsMalformedTemplates) {
   auto out = RenderTemplate("{{#open}}never closed", Json::object());
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.status().code(), ErrorCode::kInternal);
 }
 
-TEST(SetCookieHeader, SessionCookieAttributes) {
+TEST(IdentitySetCookieHeader, SessionCookieAttributes) {
   CookieOptions opts;
   opts.secure = true;
   opts.max_age = std::chrono::seconds(3600);
@@ -60,7 +60,7 @@ TEST(SetCookieHeader, SessionCookieAttributes) {
   EXPECT_EQ(SetCookieHeader("rdv_csrf", "t"), "rdv_csrf=t; Path=/; HttpOnly; SameSite=Lax");
 }
 
-TEST(SetCookieHeader, DeletionAndInjectionAttempts) {
+TEST(IdentitySetCookieHeader, DeletionAndInjectionAttempts) {
   CookieOptions opts;
   opts.max_age = std::chrono::seconds(0);
   std::string deleted = SetCookieHeader("rdv_session", "", opts);
@@ -71,7 +71,7 @@ TEST(SetCookieHeader, DeletionAndInjectionAttempts) {
   EXPECT_FALSE(Contains(injected, " Domain"));
 }
 
-TEST(LoginPage, HasLabelledFieldsAndSignInButton) {
+TEST(IdentityLoginPage, HasLabelledFieldsAndSignInButton) {
   std::string page = core::RenderLoginPage({"", "/settings", "tok123", ""});
   EXPECT_TRUE(Contains(page, "<label for=\"email\">Email</label>"));
   EXPECT_TRUE(Contains(page, "id=\"email\" name=\"email\""));
@@ -84,7 +84,7 @@ TEST(LoginPage, HasLabelledFieldsAndSignInButton) {
   EXPECT_FALSE(Contains(page, "class=\"error\""));
 }
 
-TEST(LoginPage, EscapesEchoedValues) {
+TEST(IdentityLoginPage, EscapesEchoedValues) {
   std::string page = core::RenderLoginPage(
       {"\"><script>alert(1)</script>", "/x?a=1&b=\"2\"", "t\"k", "Invalid email or password."});
   EXPECT_FALSE(Contains(page, "<script>"));

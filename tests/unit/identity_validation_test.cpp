@@ -7,14 +7,14 @@
 namespace rendezvous::core {
 namespace {
 
-TEST(NormalizeEmail, LowerCasesAndTrims) {
+TEST(IdentityNormalizeEmail, LowerCasesAndTrims) {
   auto e = NormalizeEmail("  Alice.Smith@Example.COM ");
   ASSERT_TRUE(e.ok());
   EXPECT_EQ(*e, "alice.smith@example.com");
   EXPECT_EQ(*NormalizeEmail("a@b"), "a@b");
 }
 
-TEST(NormalizeEmail, RejectsMalformed) {
+TEST(IdentityNormalizeEmail, RejectsMalformed) {
   for (std::string bad : {"", "ab", "no-at-sign", "@example.com", "alice@", "a@b@c",
                           "al ice@example.com", "alice@exa\tmple.com", "ali\x01" "ce@x.io",
                           "bad\xff@example.com"}) {
@@ -26,7 +26,7 @@ TEST(NormalizeEmail, RejectsMalformed) {
   }
 }
 
-TEST(NormalizeEmail, BoundsLength) {
+TEST(IdentityNormalizeEmail, BoundsLength) {
   std::string local(64, 'a');
   std::string at_limit = local + "@" + std::string(254 - 65, 'b');
   ASSERT_EQ(at_limit.size(), 254u);
@@ -34,7 +34,7 @@ TEST(NormalizeEmail, BoundsLength) {
   EXPECT_FALSE(NormalizeEmail(at_limit + "b").ok());
 }
 
-TEST(ValidateName, AcceptsUnicodeWithinLimit) {
+TEST(IdentityValidateName, AcceptsUnicodeWithinLimit) {
   EXPECT_EQ(*ValidateName("  Jane Doe "), "Jane Doe");
   std::string hundred;
   for (int i = 0; i < 100; ++i) hundred += "\xc3\xa9";  // 100 characters, 200 bytes
@@ -43,7 +43,7 @@ TEST(ValidateName, AcceptsUnicodeWithinLimit) {
   EXPECT_TRUE(ValidateName("\xe5\xb1\xb1\xe7\x94\xb0 \xf0\x9f\x99\x82").ok());
 }
 
-TEST(ValidateName, RejectsEmptyControlAndBadUtf8) {
+TEST(IdentityValidateName, RejectsEmptyControlAndBadUtf8) {
   const std::string bads[] = {"", "   ", "a\nb", std::string("a\0b", 3), "\x7f", "\xc3", "\xc0\xaf",
                           "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xe2\x80\xa8"};
   for (const std::string& bad : bads) {
@@ -51,14 +51,14 @@ TEST(ValidateName, RejectsEmptyControlAndBadUtf8) {
   }
 }
 
-TEST(TimeZone, KnownNamesAndAliases) {
+TEST(IdentityTimeZone, KnownNamesAndAliases) {
   for (const char* ok : {"UTC", "Europe/Berlin", "America/New_York", "Asia/Kolkata",
                          "America/Argentina/Buenos_Aires", "Etc/GMT+5", "Asia/Calcutta"}) {
     EXPECT_TRUE(IsValidTimeZone(ok)) << ok;
   }
 }
 
-TEST(TimeZone, RejectsUnknownNamesAndPathTricks) {
+TEST(IdentityTimeZone, RejectsUnknownNamesAndPathTricks) {
   for (const char* bad : {"", "Mars/Olympus_Mons", "europe/berlin", "../../etc/passwd",
                           "/etc/passwd", "Europe/../Europe/Berlin", "Europe//Berlin", "Europe/",
                           "Europe/Berlin ", "Europe/Berlin\n", "zone.tab", "tzdata.zi",
@@ -68,7 +68,7 @@ TEST(TimeZone, RejectsUnknownNamesAndPathTricks) {
   EXPECT_FALSE(IsValidTimeZone(std::string(65, 'A')));
 }
 
-TEST(WeekStart, NormalizesDayNames) {
+TEST(IdentityWeekStart, NormalizesDayNames) {
   EXPECT_EQ(NormalizeWeekStart("Monday"), "Monday");
   EXPECT_EQ(NormalizeWeekStart("sunday"), "Sunday");
   EXPECT_EQ(NormalizeWeekStart("WEDNESDAY"), "Wednesday");
@@ -77,14 +77,14 @@ TEST(WeekStart, NormalizesDayNames) {
   EXPECT_FALSE(NormalizeWeekStart("Funday"));
 }
 
-TEST(SafeRedirect, AcceptsLocalPaths) {
+TEST(IdentitySafeRedirect, AcceptsLocalPaths) {
   for (const char* ok : {"/", "/settings/developer/oauth", "/auth/oauth2/authorize?client_id=a&scope=b%20c",
                          "/a#frag", "/a/b/../c"}) {
     EXPECT_TRUE(IsSafeRedirectPath(ok)) << ok;
   }
 }
 
-TEST(SafeRedirect, RejectsOffsiteAndOddTargets) {
+TEST(IdentitySafeRedirect, RejectsOffsiteAndOddTargets) {
   for (const char* bad : {"", "https://evil.example", "//evil.example/x", "/\\evil.example",
                           "\\\\evil.example", "javascript:alert(1)", "evil.example/x", "http:/x",
                           "/a\\b", "/a b", "/a\r\nSet-Cookie:x", "/\t/evil.example"}) {
@@ -93,7 +93,7 @@ TEST(SafeRedirect, RejectsOffsiteAndOddTargets) {
   EXPECT_FALSE(IsSafeRedirectPath("/" + std::string(2048, 'a')));
 }
 
-TEST(ProfilePatch, AcceptsKnownFields) {
+TEST(IdentityProfilePatch, AcceptsKnownFields) {
   auto p = ParseProfilePatch(Json{{"name", " Ada "}, {"timeZone", "Europe/London"}, {"weekStart", "sunday"}});
   ASSERT_TRUE(p.ok()) << p.status().message();
   EXPECT_EQ(p->name, "Ada");
@@ -104,7 +104,7 @@ TEST(ProfilePatch, AcceptsKnownFields) {
   EXPECT_FALSE(empty->name || empty->time_zone || empty->week_start);
 }
 
-TEST(ProfilePatch, RejectsEmailUnknownAndBadValues) {
+TEST(IdentityProfilePatch, RejectsEmailUnknownAndBadValues) {
   auto expect_invalid = [](const Json& body, const std::string& needle) {
     auto p = ParseProfilePatch(body);
     ASSERT_FALSE(p.ok()) << body.dump();
