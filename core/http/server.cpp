@@ -149,14 +149,21 @@ class HttpServer::Impl {
 
  private:
   // One request on its way: built on the reactor thread, finished on whichever thread runs it.
-  struct Exchange {
-    explicit Exchange(Impl& impl) : impl(impl) {}
-    ~Exchange() {
-      // Whatever the path (answered, dropped at shutdown), the request stops counting as active.
-      impl.LeaveActive(listener);
-    }
+  // Counts a request as active from arrival until its response is written (or dropped): held by
+  // the exchange and by the write's completion callbacks, whichever goes last.
+  struct ActiveToken {
+    ActiveToken(Impl& impl, Listener listener) : impl(impl), listener(listener) { impl.EnterActive(listener); }
+    ~ActiveToken() { impl.LeaveActive(listener); }
     Impl& impl;
-    Listener listener = Listener::kApi;
+    Listener listener;
+  };
+
+  struct Exchange {
+    Exchange(Impl& impl, Listener listener)
+        : impl(impl), listener(listener), active(std::make_shared<ActiveToken>(impl, listener)) {}
+    Impl& impl;
+    Listener listener;
+    std::shared_ptr<ActiveToken> active;
     std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
     Request request;
     const rendezvous::Route* route = nullptr;
@@ -201,6 +208,8 @@ class HttpServer::Impl {
   prometheus::Family<prometheus::Gauge>* active_gauge_;
   prometheus::Family<prometheus::Counter>* rejected_;
   prometheus::Gauge* queue_depth_;
+  prometheus::Gauge* active_api_;
+  prometheus::Gauge* active_app_;
 
   std::mutex lifecycle_mu_;
   bool started_ = false;
@@ -236,7 +245,9 @@ HttpServer::Impl::Impl(ServerOptions options, Logger& logger, prometheus::Regist
                       .Help("HTTP requests waiting for a worker thread.")
                       .Register(registry_)
                       .Add({});
-  for (const char* l : {"api", "app"}) active_gauge_->Add({{"listener", l}});
+  active_api_ = &active_gauge_->Add({{"listener", "api"}});
+  active_app_ = &active_gauge_->Add({{"listener", "app"}});
+  for (const char* reason : {"queue_full", "too_large", "shutting_down"}) rejected_->Add({{"reason", reason}});
 
   rendezvous::Route health;
   health.listener = Listener::kApi;
@@ -353,21 +364,19 @@ void HttpServer::Impl::Shutdown(std::chrono::milliseconds grace) {
 }
 
 void HttpServer::Impl::EnterActive(Listener l) {
-  active_gauge_->Add({{"listener", ListenerName(l)}}).Increment();
+  (l == Listener::kApi ? active_api_ : active_app_)->Increment();
   std::lock_guard lock(active_mu_);
   ++active_;
 }
 
 void HttpServer::Impl::LeaveActive(Listener l) {
-  active_gauge_->Add({{"listener", ListenerName(l)}}).Decrement();
+  (l == Listener::kApi ? active_api_ : active_app_)->Decrement();
   std::lock_guard lock(active_mu_);
   if (--active_ == 0) active_cv_.notify_all();
 }
 
 void HttpServer::Impl::OnRequest(Listener listener, const PHttp::Request& req, PHttp::ResponseWriter writer) {
-  EnterActive(listener);
-  auto ex = std::make_shared<Exchange>(*this);
-  ex->listener = listener;
+  auto ex = std::make_shared<Exchange>(*this, listener);
   ex->writer.emplace(std::move(writer));
 
   // Pistache answers Connection: Close unless the client sent a Connection header; HTTP/1.1
@@ -585,8 +594,9 @@ void HttpServer::Impl::Finish(Exchange& ex, Response response) {
 
   try {
     const std::string empty;
+    auto active = ex.active;
     rw.send(static_cast<PHttp::Code>(response.status), ex.head ? empty : response.body)
-        .then([](ssize_t) {}, Pistache::Async::IgnoreException);
+        .then([active](ssize_t) {}, [active](std::exception_ptr) {});
   } catch (const std::exception& e) {
     // The client went away; nothing to answer.
     logger_.Debug("response not sent", {{"request_id", ex.request.request_id}, {"error", e.what()}});

@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -69,11 +70,12 @@ std::vector<prometheus::MetricFamily> ProcessCollector::Collect() const {
     std::vector<std::string> fields;  // fields[0] is field 3 (state)
     while (rest >> field) fields.push_back(field);
     if (fields.size() >= 22) {
-      double utime = std::stod(fields[11]);
-      double stime = std::stod(fields[12]);
-      double start_ticks = std::stod(fields[19]);
-      double vsize = std::stod(fields[20]);
-      double rss_pages = std::stod(fields[21]);
+      auto num = [&fields](size_t i) { return std::strtod(fields[i].c_str(), nullptr); };
+      double utime = num(11);
+      double stime = num(12);
+      double start_ticks = num(19);
+      double vsize = num(20);
+      double rss_pages = num(21);
       out.push_back(Family("process_cpu_seconds_total", "Total user and system CPU time spent in seconds.",
                            MetricType::Counter, (utime + stime) / ticks));
       out.push_back(Family("process_virtual_memory_bytes", "Virtual memory size in bytes.", MetricType::Gauge, vsize));

@@ -1,128 +1,31 @@
-// The identity tables and their SQL against a real MariaDB: users, sessions, API keys. Uses a
-// one-connection Database of its own so that it depends only on the public Database interface.
+// The identity tables and their SQL against a real MariaDB: users, sessions, API keys.
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <map>
-#include <memory>
-#include <mutex>
 #include <regex>
 #include <string>
 
-#include <cppconn/connection.h>
-#include <cppconn/prepared_statement.h>
-#include <cppconn/statement.h>
-#include <mysql_driver.h>
 #include <prometheus/registry.h>
 
 #include "identity/api_key_store.hpp"
-#include "identity/migrations.hpp"
 #include "identity/session_store.hpp"
 #include "identity/user_store.hpp"
+#include "identity_test_db.hpp"
 #include "rendezvous/crypto.hpp"
-#include "scratch_db.hpp"
 
 namespace rendezvous::core {
 namespace {
 
-class OneConnection final : public DbConnection {
- public:
-  explicit OneConnection(std::unique_ptr<sql::Connection> c) : conn_(std::move(c)) {}
-  sql::PreparedStatement& Prepare(const std::string& sql) override {
-    auto& slot = statements_[sql];
-    if (!slot) slot.reset(conn_->prepareStatement(sql));
-    slot->clearParameters();
-    return *slot;
-  }
-  uint64_t Execute(const std::string& sql) override {
-    std::unique_ptr<sql::Statement> st(conn_->createStatement());
-    return static_cast<uint64_t>(st->executeUpdate(sql));
-  }
-  int64_t LastInsertId() override {
-    std::unique_ptr<sql::Statement> st(conn_->createStatement());
-    std::unique_ptr<sql::ResultSet> rs(st->executeQuery("SELECT LAST_INSERT_ID()"));
-    rs->next();
-    return rs->getInt64(1);
-  }
-  sql::Connection& Raw() override { return *conn_; }
-
- private:
-  std::unique_ptr<sql::Connection> conn_;
-  std::map<std::string, std::unique_ptr<sql::PreparedStatement>> statements_;
-};
-
-class TestDatabase final : public Database {
- public:
-  explicit TestDatabase(const testing::ScratchDatabase& scratch) {
-    sql::ConnectOptionsMap o;
-    o["hostName"] = sql::SQLString("localhost");
-    o["socket"] = sql::SQLString(scratch.socket());
-    o["userName"] = sql::SQLString("root");
-    o["password"] = sql::SQLString("");
-    o["schema"] = sql::SQLString(scratch.name());
-    conn_ = std::make_unique<OneConnection>(
-        std::unique_ptr<sql::Connection>(sql::mysql::get_mysql_driver_instance()->connect(o)));
-  }
-  bool Ping() noexcept override { return true; }
-  void RunTransaction(const std::function<void(DbConnection&)>& fn) override {
-    std::lock_guard lock(mu_);
-    conn_->Raw().setAutoCommit(false);
-    try {
-      fn(*conn_);
-      conn_->Raw().commit();
-    } catch (...) {
-      conn_->Raw().rollback();
-      conn_->Raw().setAutoCommit(true);
-      throw;
-    }
-    conn_->Raw().setAutoCommit(true);
-  }
-  void RunAutocommit(const std::function<void(DbConnection&)>& fn) override {
-    std::lock_guard lock(mu_);
-    fn(*conn_);
-  }
-
- private:
-  std::mutex mu_;
-  std::unique_ptr<OneConnection> conn_;
-};
-
-void Migrate(testing::ScratchDatabase& scratch) {
-  for (const Migration& m : IdentityMigrations()) {
-    std::string sql = m.sql;
-    size_t start = 0;
-    while (start < sql.size()) {
-      size_t end = sql.find(";\n", start);
-      std::string stmt = sql.substr(start, end == std::string::npos ? std::string::npos : end - start);
-      if (stmt.find_first_not_of(" \n") != std::string::npos) scratch.Exec(stmt);
-      if (end == std::string::npos) break;
-      start = end + 2;
-    }
-  }
-}
-
-double CounterValue(prometheus::Registry& registry, const std::string& name, const std::string& result) {
-  for (const auto& family : registry.Collect()) {
-    if (family.name != name) continue;
-    for (const auto& metric : family.metric) {
-      for (const auto& label : metric.label) {
-        if (label.name == "result" && label.value == result) return metric.counter.value;
-      }
-    }
-  }
-  return -1;
-}
-
 class IdentityDbTest : public ::testing::Test {
  protected:
-  IdentityDbTest() : db_(scratch_) { Migrate(scratch_); }
+  IdentityDbTest() : db_(scratch_) { MigrateIdentity(scratch_); }
   testing::ScratchDatabase scratch_;
-  TestDatabase db_;
+  IdentityTestDatabase db_;
   UserStore users_{db_};
 };
 
 TEST_F(IdentityDbTest, MigrationsCanRunTwice) {
-  Migrate(scratch_);
+  MigrateIdentity(scratch_);
   EXPECT_EQ(scratch_.QueryValue("SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = "
                                 "DATABASE() AND table_name IN ('users', 'api_keys', 'sessions')"),
             "3");
