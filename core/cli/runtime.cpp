@@ -21,7 +21,7 @@ Runtime::Runtime(const std::string& config_path) : config_(LoadConfig(config_pat
   SetProcessLogger(std::make_unique<StderrLogger>(ParseLogLevel(config_.logging.level),
                                                   config_.logging.format == "json"));
   Logger& log = ProcessLogger();
-  registry_ = std::make_unique<prometheus::Registry>();
+  registry_ = std::make_unique<MetricsRegistry>();
 
   DatabaseOptions dbo;
   dbo.host = config_.database.host;

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include <prometheus/registry.h>
+#include "metrics/metrics_registry.hpp"
 
 #include "config/config.hpp"
 #include "identity/identity_service.hpp"
@@ -28,7 +28,7 @@ class Runtime {
   ~Runtime();
 
   Config& config() { return config_; }
-  prometheus::Registry& registry() { return *registry_; }
+  MetricsRegistry& registry() { return *registry_; }
   MysqlDatabase& db() { return *db_; }
   OutboxService& outbox() { return *outbox_; }
   IdentityService& identity() { return *identity_; }
@@ -42,7 +42,7 @@ class Runtime {
 
  private:
   Config config_;
-  std::unique_ptr<prometheus::Registry> registry_;
+  std::unique_ptr<MetricsRegistry> registry_;
   std::unique_ptr<MysqlDatabase> db_;
   std::unique_ptr<OutboxService> outbox_;
   std::unique_ptr<IdentityService> identity_;
