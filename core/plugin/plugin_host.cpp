@@ -46,6 +46,11 @@ class PluginHost::Context final : public PluginContext {
 
   void AddRoute(Route route) override { host_.routes_.push_back(std::move(route)); }
   void AddMigrations(std::vector<Migration> migrations) override {
+    for (auto& [owner, list] : host_.migrations_) {
+      if (owner != name_) continue;
+      list.insert(list.end(), std::make_move_iterator(migrations.begin()), std::make_move_iterator(migrations.end()));
+      return;
+    }
     host_.migrations_.emplace_back(name_, std::move(migrations));
   }
   void AddBearerResolver(BearerKind kind, BearerResolver resolver) override {
@@ -175,7 +180,9 @@ void PluginHost::Load(const std::vector<PluginEntry>& entries, const std::string
   for (auto& l : ordered) {
     std::string error;
     Plugin* p = l->descriptor->create(l->context.get(), &error);
-    if (!p) throw ConfigError(error.empty() ? l->file + ": plugin '" + l->name + "' failed to start" : error);
+    if (!p)
+      throw ConfigError((error.empty() ? std::string("creation failed") : error) + " (plugin '" + l->name + "', " +
+                        l->file + ")");
     l->plugin.reset(p);
     services_.logger->Info("plugin loaded", {{"plugin", l->name}, {"file", l->file}});
   }

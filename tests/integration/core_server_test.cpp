@@ -128,9 +128,14 @@ TEST_F(CoreServer, BadInput) {
   auto wrong_type = http_.Request("POST", server_->api() + "/v2/hello/items", "text=hi",
                                   {"Authorization: Bearer " + key_, "Content-Type: text/plain"});
   EXPECT_EQ(wrong_type.status, 415) << wrong_type.body;
-  std::string big(1100000, 'x');
-  auto too_big = http_.Request("POST", server_->api() + "/v2/hello/items", "{\"text\":\"" + big + "\"}", json);
-  EXPECT_EQ(too_big.status, 413);
+  // Over the limit: 413 (a client of its own: Pistache keeps reading the rest of a body far over
+  // the limit on that connection).
+  for (size_t size : {size_t{1048576 + 100}, size_t{1100000}}) {
+    HttpClient fresh;
+    auto too_big = fresh.Request("POST", server_->api() + "/v2/hello/items",
+                                 "{\"text\":\"" + std::string(size, 'x') + "\"}", json);
+    EXPECT_EQ(too_big.status, 413) << size;
+  }
   auto unknown = http_.Get(server_->api() + "/v2/no/such/route");
   EXPECT_EQ(unknown.status, 404);
   EXPECT_EQ(unknown.Json()["status"], "error");
