@@ -64,6 +64,7 @@ class PluginHost::Context final : public PluginContext {
   Database& db() override { return *host_.services_.db; }
   Outbox& outbox() override { return *host_.services_.outbox; }
   Identity& identity() override { return *host_.services_.identity; }
+  Mailer& mailer() override { return *host_.services_.mailer; }
   ScriptRuntime& scripts() override { return *host_.services_.scripts; }
   prometheus::Registry& metrics() override { return *host_.services_.registry; }
   Logger& logger() override { return *host_.services_.logger; }

@@ -23,6 +23,7 @@ struct HostServices {
   Database* db = nullptr;
   Outbox* outbox = nullptr;
   Identity* identity = nullptr;
+  Mailer* mailer = nullptr;
   ScriptRuntime* scripts = nullptr;
   prometheus::Registry* registry = nullptr;
   Logger* logger = nullptr;

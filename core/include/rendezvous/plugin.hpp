@@ -17,6 +17,7 @@
 #include "rendezvous/http.hpp"
 #include "rendezvous/identity.hpp"
 #include "rendezvous/log.hpp"
+#include "rendezvous/mailer.hpp"
 #include "rendezvous/outbox.hpp"
 #include "rendezvous/scripting.hpp"
 #include "rendezvous/status.hpp"
@@ -88,6 +89,7 @@ class PluginContext {
   virtual Database& db() = 0;
   virtual Outbox& outbox() = 0;
   virtual Identity& identity() = 0;
+  virtual Mailer& mailer() = 0;
   virtual ScriptRuntime& scripts() = 0;
   virtual prometheus::Registry& metrics() = 0;
   virtual Logger& logger() = 0;

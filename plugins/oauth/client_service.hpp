@@ -1,0 +1,93 @@
+// OAuth clients: registration, settings, admin review and secrets (spec §2.1, §3.1, §3.3, §5.4).
+// The one service layer behind the command line and the pages. Thread-safe; every method is one
+// database transaction and may throw DatabaseUnavailable.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "client_policy.hpp"
+#include "rendezvous/database.hpp"
+#include "rendezvous/http.hpp"
+#include "rendezvous/identity.hpp"
+#include "rendezvous/log.hpp"
+#include "rendezvous/mailer.hpp"
+#include "rendezvous/status.hpp"
+
+namespace rendezvous::oauth {
+
+struct ClientSecretInfo {
+  int64_t secret_id = 0;
+  std::string hint;        // last 4 characters of the secret
+  std::string created_at;  // ISO 8601 UTC
+};
+
+struct OAuthClient {
+  std::string client_id;
+  int64_t owner_id = 0;
+  ClientKind kind = ClientKind::kConfidential;
+  ClientState state = ClientState::kPending;
+  std::string review_reason;  // reason given with the last rejection ("" otherwise)
+  ClientSettings settings;    // name, logo, website, purpose, redirect_uris, scopes
+  bool legacy = false;        // IsLegacyClient(settings.scopes)
+  std::vector<ClientSecretInfo> secrets;  // active ones only
+  std::string created_at;
+  std::string updated_at;
+};
+
+// DESIGN §3: {"client_id","client_secret"(only when given),"name","kind","state","legacy","scopes",
+// "redirect_uris","secrets":[{"secret_id","hint","created_at"}],"owner_id"} plus logo, website,
+// purpose and review_reason.
+Json ClientJson(const OAuthClient& client, const std::optional<std::string>& client_secret = std::nullopt);
+
+struct NewClient {
+  int64_t owner_id = 0;
+  ClientKind kind = ClientKind::kConfidential;
+  ClientSettings settings;
+  bool allow_no_scopes = false;  // the command line may create legacy clients; the page may not
+};
+
+// A change to a client's settings. Unset fields stay as they are.
+struct ClientUpdate {
+  std::optional<std::string> name, logo, website, purpose;
+  std::optional<std::vector<std::string>> redirect_uris;  // replaces the list
+  std::optional<std::vector<std::string>> scopes;         // replaces the list (the settings page)
+  std::vector<std::string> add_scopes, remove_scopes;     // applied after `scopes` (command line)
+};
+
+struct CreatedSecret {
+  ClientSecretInfo info;
+  std::string secret;  // shown once
+};
+
+class ClientService {
+ public:
+  ClientService(Database& db, Identity& identity, Mailer& mailer, Logger& logger);
+  static std::vector<Migration> Migrations();  // owner "oauth"
+
+  // Creates a pending client; a confidential one gets its first secret (returned once).
+  // kInvalid with a clear message for any bad field; nothing is stored then.
+  Result<std::pair<OAuthClient, std::optional<std::string>>> Create(const NewClient& request);
+  // `acting_owner`: when set, the client must belong to that user (else kNotFound, so existence
+  // is not leaked). nullopt: an operator (command line).
+  Result<OAuthClient> Get(const std::string& client_id, std::optional<int64_t> acting_owner = std::nullopt);
+  std::vector<OAuthClient> ListByOwner(int64_t owner_id);
+  std::vector<OAuthClient> ListByState(ClientState state);  // admin review page
+  // Applies the change and the re-approval decision of §3.1 (DecideAfterUpdate).
+  Result<OAuthClient> Update(const std::string& client_id, std::optional<int64_t> acting_owner,
+                             const ClientUpdate& update);
+  // Admin review: pending -> approved / rejected (kConflict from another state); mails the owner.
+  Result<OAuthClient> Review(const std::string& client_id, bool accept, const std::string& reason);
+  // At most 2 active secrets (kConflict "a client has at most 2 active secrets"); public clients
+  // have none (kInvalid).
+  Result<CreatedSecret> GenerateSecret(const std::string& client_id, std::optional<int64_t> acting_owner);
+  // Immediate; the last active secret cannot be revoked (kConflict).
+  Status RevokeSecret(const std::string& client_id, int64_t secret_id, std::optional<int64_t> acting_owner);
+  // For the token endpoint: constant-time check against the active secrets' hashes.
+  bool VerifySecret(const std::string& client_id, const std::string& secret);
+};
+
+}  // namespace rendezvous::oauth
