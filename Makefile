@@ -9,18 +9,27 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PACKAGES := build-essential cmake ninja-build pkg-config ccache \
   libpistache-dev libyaml-cpp-dev liblua5.4-dev libmysqlcppconn-dev libssl-dev prometheus-cpp-dev \
   libcurl4-openssl-dev nlohmann-json3-dev libgtest-dev libgmock-dev libkainjow-mustache-dev \
-  mariadb-server mariadb-client prometheus wrk curl
+  mariadb-server mariadb-client prometheus wrk curl chromium
+E2E_DIR := tests/e2e
 
 .PHONY: all deps configure build run stop test bench clean db
 
 all: build
 
+# System packages from apt, then the browser tests' node packages (playwright-core, pinned by
+# tests/e2e/package-lock.json) when missing or older than the lock file.
 deps:
 	@missing=$$(for p in $(PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q "install ok installed" || echo $$p; done); \
+	command -v node >/dev/null 2>&1 || missing="$$missing nodejs"; \
+	command -v npm >/dev/null 2>&1 || missing="$$missing npm"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:" $$missing; \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -q && \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
+	fi
+	@if [ ! -d $(E2E_DIR)/node_modules ] || [ $(E2E_DIR)/package-lock.json -nt $(E2E_DIR)/node_modules ]; then \
+	  echo "npm ci in $(E2E_DIR)"; \
+	  (cd $(E2E_DIR) && npm ci --no-audit --no-fund) && touch $(E2E_DIR)/node_modules; \
 	fi
 
 $(BUILD_DIR)/build.ninja:

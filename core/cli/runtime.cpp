@@ -34,6 +34,16 @@ Runtime::Runtime(const std::string& config_path) : config_(LoadConfig(config_pat
   db_ = std::make_unique<MysqlDatabase>(dbo, *registry_, log);
   outbox_ = std::make_unique<OutboxService>(*db_, *registry_, log);
 
+  MailOptions mo;
+  mo.smtp_url = config_.mail.smtp_url;
+  mo.smtp_user = config_.mail.smtp_user;
+  mo.smtp_password = config_.mail.smtp_password;
+  mo.from = config_.mail.from;
+  mo.log_file = ResolveRelative(config_, config_.mail.log_file);
+  mail_ = std::make_unique<MailService>(mo, *outbox_, *registry_, log);
+  // Delivered by the outbox loops, which only `serve` starts; other commands just queue mails.
+  mail_->Register();
+
   IdentityOptions io;
   io.api_key_prefix = config_.security.api_key_prefix;
   io.app_url = config_.app.base_url;
@@ -44,6 +54,7 @@ Runtime::Runtime(const std::string& config_path) : config_(LoadConfig(config_pat
   hs.db = db_.get();
   hs.outbox = outbox_.get();
   hs.identity = identity_.get();
+  hs.mailer = mail_.get();
   hs.scripts = lua_.get();
   hs.registry = registry_.get();
   hs.logger = &log;
@@ -56,7 +67,9 @@ Runtime::Runtime(const std::string& config_path) : config_(LoadConfig(config_pat
 }
 
 Runtime::~Runtime() {
-  // Plugins hold references into everything else: they go first.
+  // The outbox loops call into the mail service and the plugins' consumers: they stop first
+  // (a no-op when `serve` already stopped them). Plugins hold references into everything else.
+  if (outbox_) outbox_->Stop();
   plugins_.reset();
 }
 

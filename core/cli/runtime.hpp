@@ -1,4 +1,4 @@
-// The assembled process: config, database, outbox, identity, Lua, metrics and plugins, built
+// The assembled process: config, database, outbox, mail, identity, Lua, metrics and plugins, built
 // the same way for `serve`, `migrate` and `admin`. Owned by the command that runs.
 #pragma once
 
@@ -13,6 +13,7 @@
 
 #include "config/config.hpp"
 #include "identity/identity_service.hpp"
+#include "mail/mail_service.hpp"
 #include "plugin/plugin_host.hpp"
 #include "scripting/lua_runtime.hpp"
 #include "storage/migrator.hpp"
@@ -31,6 +32,7 @@ class Runtime {
   MetricsRegistry& registry() { return *registry_; }
   MysqlDatabase& db() { return *db_; }
   OutboxService& outbox() { return *outbox_; }
+  MailService& mail() { return *mail_; }
   IdentityService& identity() { return *identity_; }
   LuaRuntime& lua() { return *lua_; }
   PluginHost& plugins() { return *plugins_; }
@@ -45,6 +47,7 @@ class Runtime {
   std::unique_ptr<MetricsRegistry> registry_;
   std::unique_ptr<MysqlDatabase> db_;
   std::unique_ptr<OutboxService> outbox_;
+  std::unique_ptr<MailService> mail_;  // its outbox consumer is subscribed at construction
   std::unique_ptr<IdentityService> identity_;
   std::unique_ptr<LuaRuntime> lua_;
   std::unique_ptr<PluginHost> plugins_;

@@ -208,6 +208,51 @@ void ReadLogging(ConfigNode l, Config& c) {
   l.RejectUnknown();
 }
 
+bool HasControlChar(const std::string& s) {
+  return std::any_of(s.begin(), s.end(), [](char ch) {
+    const auto u = static_cast<unsigned char>(ch);
+    return u < 0x20 || u == 0x7f;
+  });
+}
+
+void ReadMail(ConfigNode m, Config& c) {
+  auto& mail = c.mail;
+  mail.smtp_url = m.String("smtp_url", mail.smtp_url);
+  const std::string& url = mail.smtp_url;
+  if (!url.empty()) {
+    const bool scheme_ok = url.rfind("smtp://", 0) == 0 || url.rfind("smtps://", 0) == 0;
+    const size_t host_at = url.find("://") + 3;
+    const bool chars_ok = std::none_of(url.begin(), url.end(), [](char ch) {
+      return static_cast<unsigned char>(ch) <= 0x20 || ch == 0x7f;
+    });
+    if (!scheme_ok || !chars_ok || url.size() > 2048 || host_at >= url.size())
+      m.Fail("smtp_url", "must be \"\" or an smtp://host[:port] or smtps://host[:port] URL");
+    if (url.find('@', host_at) != std::string::npos)
+      m.Fail("smtp_url", "must not carry credentials; use smtp_user and smtp_password");
+  }
+  mail.smtp_user = m.String("smtp_user", mail.smtp_user);
+  if (mail.smtp_user.size() > 256 || HasControlChar(mail.smtp_user))
+    m.Fail("smtp_user", "must be at most 256 characters without control characters");
+  mail.smtp_password = m.Secret("smtp_password", mail.smtp_password);
+  if (mail.smtp_password.size() > 1024 || HasControlChar(mail.smtp_password))
+    m.Fail("smtp_password", "must be at most 1024 characters without control characters");
+  mail.from = m.String("from", mail.from);
+  {
+    const std::string& f = mail.from;
+    const size_t lt = f.rfind('<');
+    const std::string address = lt == std::string::npos ? f : (f.back() == '>' ? f.substr(lt + 1, f.size() - lt - 2) : "");
+    const size_t at = address.find('@');
+    const bool ok = !f.empty() && f.size() <= 320 && !HasControlChar(f) && at != std::string::npos && at > 0 &&
+                    at + 1 < address.size() && address.find('@', at + 1) == std::string::npos &&
+                    address.find_first_of(" <>(),;:\"[]\\") == std::string::npos;
+    if (!ok) m.Fail("from", "must be an address or \"Name <address>\" (e.g. \"Rendezvous <rendezvous@example.com>\")");
+  }
+  const std::string log_file = m.String("log_file", mail.log_file);
+  if (log_file.empty()) m.Fail("log_file", "must name a file (e.g. var/mail.log)");
+  mail.log_file = ResolveAgainst(c.root_dir, log_file);
+  m.RejectUnknown();
+}
+
 void ReadPlugins(ConfigNode plugins, Config& c) {
   std::set<std::string> named;
   if (plugins.yaml().IsMap()) {
@@ -244,6 +289,7 @@ Config FromNode(const YAML::Node& root_yaml, const std::string& file, const std:
   ReadSecurity(root.Child("security"), c);
   ReadMetrics(root.Child("metrics"), c);
   ReadLogging(root.Child("logging"), c);
+  ReadMail(root.Child("mail"), c);
   ReadPlugins(root.Child("plugins"), c);
   root.RejectUnknown();
   return c;

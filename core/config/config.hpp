@@ -71,6 +71,15 @@ struct Config {
     std::string format = "json";  // json|text
   } logging;
 
+  // Outgoing mail (core/mail). With smtp_url empty, mails are appended to log_file instead.
+  struct Mail {
+    std::string smtp_url;       // "" or smtp://host[:port] (STARTTLS) / smtps://host[:port]
+    std::string smtp_user;      // "" = no SMTP authentication
+    std::string smtp_password;  // from `smtp_password` or `smtp_password_env`; never log it
+    std::string from = "Rendezvous <rendezvous@localhost>";  // "Name <address>" or "address"
+    std::string log_file = "var/mail.log";  // absolute after loading (relative ones resolved)
+  } mail;
+
   // In file order; the built-ins (kBuiltinPlugins) the file does not name follow, enabled.
   std::vector<PluginEntry> plugins;
 };

@@ -1,6 +1,15 @@
 // OAuth clients: registration, settings, admin review and secrets (spec §2.1, §3.1, §3.3, §5.4).
-// The one service layer behind the command line and the pages. Thread-safe; every method is one
-// database transaction and may throw DatabaseUnavailable.
+// The one service layer behind the command line and the pages. Thread-safe (no mutable state of
+// its own); every method is one database transaction and may throw DatabaseUnavailable.
+//
+// Storage (owner "oauth"): oauth_clients (one row per client; redirect URIs and scopes as JSON
+// text) and oauth_client_secrets (SHA-256 hex of each secret, its last 4 characters as the hint,
+// revoked_at once revoked; rows are kept for the audit trail). Operations that check and change a
+// client's secrets or state lock the client row (SELECT ... FOR UPDATE) first, so concurrent
+// calls cannot, say, both see one active secret and make three.
+//
+// Decision the specification leaves open (§3.1): a rejected client edited by its owner goes back
+// to pending for a new review (DecideAfterUpdate); a save that changes nothing leaves it rejected.
 #pragma once
 
 #include <cstdint>
@@ -88,6 +97,14 @@ class ClientService {
   Status RevokeSecret(const std::string& client_id, int64_t secret_id, std::optional<int64_t> acting_owner);
   // For the token endpoint: constant-time check against the active secrets' hashes.
   bool VerifySecret(const std::string& client_id, const std::string& secret);
+
+ private:
+  std::vector<OAuthClient> ListWhere(const std::string& column, const std::string& value);
+
+  Database& db_;
+  Identity& identity_;
+  Mailer& mailer_;
+  Logger& logger_;
 };
 
 }  // namespace rendezvous::oauth

@@ -1,7 +1,11 @@
-// The oauth plugin's wiring. Its config is checked here; clients, the authorize page and the
-// token endpoint arrive with the OAuth issues (#3, #4).
+// The oauth plugin's wiring: config, the client service (tables, command line, pages, and the
+// "oauth.clients" service for the rest of the plugin). The authorize page and the token endpoint
+// arrive with issue #4.
 #include <memory>
 
+#include "client_commands.hpp"
+#include "client_pages.hpp"
+#include "client_service.hpp"
 #include "rendezvous/plugin.hpp"
 
 namespace rendezvous::oauth {
@@ -15,12 +19,14 @@ struct OAuthConfig {
 
 class OAuthPlugin final : public Plugin {
  public:
-  explicit OAuthPlugin(OAuthConfig config) : config_(config) {}
+  OAuthPlugin(OAuthConfig config, std::shared_ptr<ClientService> clients)
+      : config_(config), clients_(std::move(clients)) {}
   Status Start() noexcept override { return Status::Ok(); }
   void Stop() noexcept override {}
 
  private:
   OAuthConfig config_;
+  std::shared_ptr<ClientService> clients_;
 };
 
 std::unique_ptr<Plugin> Create(PluginContext& ctx) {
@@ -30,7 +36,16 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   config.refresh_token_ttl = c.Int("refresh_token_ttl", 2592000, 60, 31536000);
   config.code_ttl = c.Int("code_ttl", 600, 10, 3600);
   c.RejectUnknown();
-  return std::make_unique<OAuthPlugin>(config);
+
+  auto clients = std::make_shared<ClientService>(ctx.db(), ctx.identity(), ctx.mailer(), ctx.logger());
+  ctx.AddMigrations(ClientService::Migrations());
+  ctx.Provide<ClientService>("oauth.clients", clients);
+  ctx.AddAdminCommand("oauth-client", [clients](const std::vector<std::string>& args, std::ostream& out,
+                                                std::ostream& err) {
+    return RunClientCommand(*clients, args, out, err);
+  });
+  RegisterClientPages(ctx, *clients);
+  return std::make_unique<OAuthPlugin>(config, std::move(clients));
 }
 
 }  // namespace

@@ -50,6 +50,10 @@ void ExpectDesignDefaults(const Config& c) {
   EXPECT_EQ(c.metrics.path, "/metrics");
   EXPECT_EQ(c.logging.level, "info");
   EXPECT_EQ(c.logging.format, "json");
+  EXPECT_EQ(c.mail.smtp_url, "");
+  EXPECT_EQ(c.mail.smtp_user, "");
+  EXPECT_EQ(c.mail.smtp_password, "");
+  EXPECT_EQ(c.mail.from, "Rendezvous <rendezvous@localhost>");
 }
 
 void ExpectBuiltinsEnabled(const Config& c) {
@@ -352,7 +356,7 @@ TEST(ConfigTest, BadValuesNameLineAndPath) {
 
 TEST(ConfigTest, UnknownKeysStopWithTheirLine) {
   EXPECT_EQ(ErrorOf("logging: {level: info}\n\nserverr:\n  io_threads: 2\n"),
-            "cfg.yaml:3: serverr: unknown key (expected one of: database logging metrics plugins security server)");
+            "cfg.yaml:3: serverr: unknown key (expected one of: database logging mail metrics plugins security server)");
   EXPECT_EQ(ErrorOf("server:\n  io_threads: 2\n  io_thread: 3\n").substr(0, 48),
             "cfg.yaml:3: server.io_thread: unknown key (expec");
   EXPECT_EQ(ErrorOf("server:\n  api:\n    listen: \"127.0.0.1:1\"\n    base-url: http://x\n"),
@@ -363,6 +367,58 @@ TEST(ConfigTest, UnknownKeysStopWithTheirLine) {
   EXPECT_EQ(ErrorOf("security:\n  prefix: x_\n").substr(0, 42), "cfg.yaml:2: security.prefix: unknown key (");
   EXPECT_EQ(ErrorOf("metrics:\n  port: 9\n").substr(0, 37), "cfg.yaml:2: metrics.port: unknown key");
   EXPECT_EQ(ErrorOf("logging:\n  lvl: info\n").substr(0, 36), "cfg.yaml:2: logging.lvl: unknown key");
+  EXPECT_EQ(ErrorOf("mail:\n  from: a@b.c\n  smtp_host: x\n"),
+            "cfg.yaml:3: mail.smtp_host: unknown key (expected one of: from log_file smtp_password "
+            "smtp_password_env smtp_url smtp_user)");
+}
+
+TEST(ConfigTest, MailSection) {
+  Config d = Parse("");
+  EXPECT_EQ(d.mail.log_file, "/srv/rdv/var/mail.log");  // relative to the root dir
+
+  ::setenv("RDV_CONFIG_TEST_SMTP_PW", "smtp-secret", 1);
+  Config c = Parse(R"(
+mail:
+  smtp_url: "smtps://mail.example.com:465"
+  smtp_user: "rdv@example.com"
+  smtp_password_env: RDV_CONFIG_TEST_SMTP_PW
+  from: "Example Scheduling <no-reply@example.com>"
+  log_file: /var/log/rdv/mail.log
+)");
+  EXPECT_EQ(c.mail.smtp_url, "smtps://mail.example.com:465");
+  EXPECT_EQ(c.mail.smtp_user, "rdv@example.com");
+  EXPECT_EQ(c.mail.smtp_password, "smtp-secret");
+  EXPECT_EQ(c.mail.from, "Example Scheduling <no-reply@example.com>");
+  EXPECT_EQ(c.mail.log_file, "/var/log/rdv/mail.log");
+  EXPECT_EQ(Parse("mail: { smtp_url: \"smtp://127.0.0.1:2525\", from: a@b.c }").mail.smtp_url,
+            "smtp://127.0.0.1:2525");
+  EXPECT_EQ(Parse("mail: { smtp_password: pw }").mail.smtp_password, "pw");
+  EXPECT_EQ(Parse("mail: { log_file: tmp/m.log }").mail.log_file, "/srv/rdv/tmp/m.log");
+
+  const BadCase cases[] = {
+      {"mail:\n  smtp_url: http://mail.example.com\n",
+       "cfg.yaml:2: mail.smtp_url: must be \"\" or an smtp://host[:port] or smtps://host[:port] URL"},
+      {"mail:\n  smtp_url: \"smtp://\"\n",
+       "cfg.yaml:2: mail.smtp_url: must be \"\" or an smtp://host[:port] or smtps://host[:port] URL"},
+      {"mail:\n  smtp_url: \"smtp://user:pw@mail.example.com\"\n",
+       "cfg.yaml:2: mail.smtp_url: must not carry credentials; use smtp_user and smtp_password"},
+      {"mail:\n  from: \"\"\n",
+       "cfg.yaml:2: mail.from: must be an address or \"Name <address>\" (e.g. \"Rendezvous <rendezvous@example.com>\")"},
+      {"mail:\n  from: \"Rendezvous\"\n",
+       "cfg.yaml:2: mail.from: must be an address or \"Name <address>\" (e.g. \"Rendezvous <rendezvous@example.com>\")"},
+      {"mail:\n  from: \"Rendezvous <a@b.c>\\r\\nBcc: x@y.z\"\n",
+       "cfg.yaml:2: mail.from: must be an address or \"Name <address>\" (e.g. \"Rendezvous <rendezvous@example.com>\")"},
+      {"mail:\n  smtp_user: \"a\\nb\"\n",
+       "cfg.yaml:2: mail.smtp_user: must be at most 256 characters without control characters"},
+      {"mail:\n  smtp_password: x\n  smtp_password_env: HOME\n",
+       "cfg.yaml:3: mail.smtp_password_env: give either smtp_password or smtp_password_env, not both"},
+      {"mail:\n  log_file: \"\"\n", "cfg.yaml:2: mail.log_file: must name a file (e.g. var/mail.log)"},
+      {"mail: 3\n", "cfg.yaml:1: mail: must be a mapping"},
+  };
+  for (const BadCase& bad : cases) {
+    SCOPED_TRACE(bad.yaml);
+    EXPECT_EQ(ErrorOf(bad.yaml), bad.error);
+  }
 }
 
 TEST(ConfigTest, PluginEntryKeysBeyondEnabledAndPathAreLeftToThePlugin) {
@@ -470,6 +526,7 @@ TEST(ShippedConfigTest, EtcRendezvousYamlHoldsTheDefaults) {
   Config c = LoadConfig(file);
   ExpectDesignDefaults(c);
   EXPECT_EQ(c.root_dir, fs::path(file).lexically_normal().parent_path().parent_path().string());
+  EXPECT_EQ(c.mail.log_file, c.root_dir + "/var/mail.log");
   // `make run` talks to the private instance under var/ over its socket as root.
   EXPECT_EQ(c.database.socket, c.root_dir + "/var/db/mysqld.sock");
   EXPECT_EQ(c.database.user, "root");
@@ -503,7 +560,10 @@ TEST(ShippedConfigTest, EtcRendezvousYamlHoldsTheDefaults) {
 
 TEST(ShippedConfigTest, ProductionExampleLoads) {
   ::setenv("RENDEZVOUS_DB_PASSWORD", "example-password", 1);
+  ::setenv("RENDEZVOUS_SMTP_PASSWORD", "example-smtp-password", 1);
   Config c = LoadConfig(SourceDir() + "/etc/examples/production.yaml");
+  EXPECT_EQ(c.mail.smtp_password, "example-smtp-password");
+  EXPECT_EQ(c.mail.smtp_url.rfind("smtp://", 0), 0u) << c.mail.smtp_url;
   EXPECT_EQ(c.database.password, "example-password");
   EXPECT_EQ(c.database.socket, "");
   EXPECT_TRUE(c.api.base_url.rfind("https://", 0) == 0) << c.api.base_url;

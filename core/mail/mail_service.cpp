@@ -1,0 +1,441 @@
+#include "mail/mail_service.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+
+#include <curl/curl.h>
+#include <openssl/rand.h>
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/registry.h>
+
+namespace rendezvous::core {
+namespace {
+
+constexpr const char* kTopic = "mail";
+constexpr const char* kType = "MAIL";
+constexpr const char* kConsumer = "core.mail";
+constexpr size_t kQpLineLimit = 76;
+constexpr size_t kEncodedWordChunk = 45;  // raw bytes per RFC 2047 word: 60 base64 chars + 12
+
+bool ValidUtf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    size_t len = 0;
+    uint32_t cp = 0;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if (c >= 0xc2 && c <= 0xdf) {
+      len = 2;
+      cp = c & 0x1f;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      len = 3;
+      cp = c & 0x0f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      len = 4;
+      cp = c & 0x07;
+    } else {
+      return false;
+    }
+    if (i + len > s.size()) return false;
+    for (size_t k = 1; k < len; ++k) {
+      const auto cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xc0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3f);
+    }
+    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+        (cp >= 0xd800 && cp <= 0xdfff)) {
+      return false;
+    }
+    i += len;
+  }
+  return true;
+}
+
+bool HasControl(std::string_view s) {
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7f) return true;
+  }
+  return false;
+}
+
+bool IsAscii(std::string_view s) {
+  for (char c : s) {
+    if (static_cast<unsigned char>(c) >= 0x80) return false;
+  }
+  return true;
+}
+
+// One plain addr-spec: local@domain, no spaces, controls, or the characters that would make it
+// a list, a display name or a comment.
+bool IsSingleAddress(std::string_view a) {
+  if (a.empty() || a.size() > kMaxMailAddressLength || HasControl(a)) return false;
+  constexpr std::string_view kSpecials = " <>(),;:\"[]\\";
+  if (a.find_first_of(kSpecials) != std::string_view::npos) return false;
+  const size_t at = a.rfind('@');
+  if (at == std::string_view::npos || at == 0 || at + 1 == a.size()) return false;
+  return a.find('@') == at;
+}
+
+std::string Base64(std::string_view raw) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  size_t i = 0;
+  while (i + 3 <= raw.size()) {
+    const uint32_t v = (uint32_t(uint8_t(raw[i])) << 16) | (uint32_t(uint8_t(raw[i + 1])) << 8) |
+                       uint32_t(uint8_t(raw[i + 2]));
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    out += kAlphabet[(v >> 6) & 63];
+    out += kAlphabet[v & 63];
+    i += 3;
+  }
+  if (i < raw.size()) {
+    uint32_t v = uint32_t(uint8_t(raw[i])) << 16;
+    if (i + 1 < raw.size()) v |= uint32_t(uint8_t(raw[i + 1])) << 8;
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    out += i + 1 < raw.size() ? kAlphabet[(v >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+// RFC 2047 "B" encoded words, split on UTF-8 character boundaries and folded onto
+// continuation lines, so no header line grows past the RFC 5322 limits.
+std::string EncodeWords(std::string_view text) {
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t end = std::min(text.size(), i + kEncodedWordChunk);
+    while (end < text.size() && (static_cast<unsigned char>(text[end]) & 0xc0) == 0x80) --end;
+    if (!out.empty()) out += "\r\n ";
+    out += "=?UTF-8?B?" + Base64(text.substr(i, end - i)) + "?=";
+    i = end;
+  }
+  return out;
+}
+
+std::string HeaderText(std::string_view text) {
+  // ASCII that fits on one line stays readable; anything else is encoded.
+  if (IsAscii(text) && text.size() <= 900) return std::string(text);
+  return EncodeWords(text);
+}
+
+std::string EncodeFrom(std::string_view from) {
+  if (IsAscii(from)) return std::string(from);
+  const size_t lt = from.rfind('<');
+  if (lt == std::string_view::npos) return std::string(from);  // bare addresses are ASCII here
+  std::string_view name = from.substr(0, lt);
+  while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
+  return EncodeWords(name) + " " + std::string(from.substr(lt));
+}
+
+// Quoted-printable (RFC 2045 §6.7) with CRLF line ends; any of CRLF, LF or CR in the text ends a
+// line. A leading '.' is encoded too, so no line can end the SMTP DATA phase on its own.
+std::string QuotedPrintable(std::string_view text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  size_t line_len = 0;
+  auto emit = [&](const std::string& piece) {
+    if (line_len + piece.size() > kQpLineLimit - 1) {
+      out += "=\r\n";
+      line_len = 0;
+    }
+    out += piece;
+    line_len += piece.size();
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
+    if (ch == '\r' || ch == '\n') {
+      if (ch == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
+      out += "\r\n";
+      line_len = 0;
+      continue;
+    }
+    const auto c = static_cast<unsigned char>(ch);
+    const bool at_line_end =
+        i + 1 == text.size() || text[i + 1] == '\r' || text[i + 1] == '\n';
+    const bool literal = (c >= 33 && c <= 126 && c != '=' && !(c == '.' && line_len == 0)) ||
+                         ((c == ' ' || c == '\t') && !at_line_end);
+    if (literal) {
+      emit(std::string(1, ch));
+    } else {
+      emit(std::string{'=', kHex[c >> 4], kHex[c & 15]});
+    }
+  }
+  return out;
+}
+
+std::string RfcDate(std::chrono::system_clock::time_point t) {
+  static constexpr const char* kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+  static constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                            "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  const std::time_t tt = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%s, %02d %s %04d %02d:%02d:%02d +0000", kDays[tm.tm_wday % 7],
+                tm.tm_mday, kMonths[tm.tm_mon % 12], tm.tm_year + 1900, tm.tm_hour, tm.tm_min,
+                tm.tm_sec);
+  return buf;
+}
+
+std::string IsoNow() {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t tt = std::chrono::system_clock::to_time_t(now);
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
+  return buf;
+}
+
+std::string RandomHex(size_t bytes) {
+  std::string raw(bytes, '\0');
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), static_cast<int>(bytes)) != 1) {
+    throw std::runtime_error("RAND_bytes failed");
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (char c : raw) {
+    out += kHex[static_cast<unsigned char>(c) >> 4];
+    out += kHex[static_cast<unsigned char>(c) & 15];
+  }
+  return out;
+}
+
+struct Upload {
+  const std::string* data = nullptr;
+  size_t pos = 0;
+};
+
+size_t ReadUpload(char* buffer, size_t size, size_t count, void* user) {
+  auto* up = static_cast<Upload*>(user);
+  const size_t n = std::min(size * count, up->data->size() - up->pos);
+  std::memcpy(buffer, up->data->data() + up->pos, n);
+  up->pos += n;
+  return n;
+}
+
+std::once_flag curl_once;
+
+prometheus::Family<prometheus::Counter>& SentFamily(prometheus::Registry& registry) {
+  return prometheus::BuildCounter()
+      .Name("mail_sent_total")
+      .Help("Mails handed to the SMTP server (sent), written to the mail log (logged) or not "
+            "delivered (failed: a refused mail, or an attempt that is retried)")
+      .Register(registry);
+}
+
+}  // namespace
+
+Status ValidateMail(const Mail& mail) {
+  if (!IsSingleAddress(mail.to) || !ValidUtf8(mail.to)) {
+    return Status(ErrorCode::kInvalid,
+                  "mail recipient must be one e-mail address of at most 254 characters");
+  }
+  if (mail.subject.empty() || mail.subject.size() > kMaxMailSubjectLength) {
+    return Status(ErrorCode::kInvalid, "mail subject must have 1 to 998 bytes");
+  }
+  if (HasControl(mail.subject)) {
+    return Status(ErrorCode::kInvalid, "mail subject must not contain line breaks or control characters");
+  }
+  if (!ValidUtf8(mail.subject)) return Status(ErrorCode::kInvalid, "mail subject is not valid UTF-8");
+  if (mail.text.size() > kMaxMailBodyBytes) {
+    return Status(ErrorCode::kInvalid, "mail text must be at most 64 KiB");
+  }
+  if (!ValidUtf8(mail.text)) return Status(ErrorCode::kInvalid, "mail text is not valid UTF-8");
+  return Status::Ok();
+}
+
+std::string MailAddressOf(std::string_view from) {
+  const size_t lt = from.rfind('<');
+  std::string_view address = from;
+  if (lt != std::string_view::npos) {
+    if (from.empty() || from.back() != '>') return "";
+    address = from.substr(lt + 1, from.size() - lt - 2);
+  }
+  while (!address.empty() && address.front() == ' ') address.remove_prefix(1);
+  while (!address.empty() && address.back() == ' ') address.remove_suffix(1);
+  return IsSingleAddress(address) ? std::string(address) : "";
+}
+
+std::string RenderMailMessage(const Mail& mail, std::string_view from,
+                              std::chrono::system_clock::time_point date,
+                              std::string_view message_id) {
+  std::string m;
+  m += "Date: " + RfcDate(date) + "\r\n";
+  m += "From: " + EncodeFrom(from) + "\r\n";
+  m += "To: " + mail.to + "\r\n";
+  m += "Subject: " + HeaderText(mail.subject) + "\r\n";
+  m += "Message-ID: <" + std::string(message_id) + ">\r\n";
+  m += "MIME-Version: 1.0\r\n";
+  m += "Content-Type: text/plain; charset=utf-8\r\n";
+  m += "Content-Transfer-Encoding: quoted-printable\r\n";
+  m += "\r\n";
+  m += QuotedPrintable(mail.text);
+  if (m.size() < 2 || m.compare(m.size() - 2, 2, "\r\n") != 0) m += "\r\n";
+  return m;
+}
+
+MailService::MailService(MailOptions options, Outbox& outbox, prometheus::Registry& registry,
+                         Logger& logger)
+    : options_(std::move(options)),
+      from_address_(MailAddressOf(options_.from)),
+      outbox_(outbox),
+      logger_(logger),
+      sent_(SentFamily(registry).Add({{"result", "sent"}})),
+      logged_(SentFamily(registry).Add({{"result", "logged"}})),
+      failed_(SentFamily(registry).Add({{"result", "failed"}})) {
+  if (from_address_.empty() || HasControl(options_.from)) {
+    throw std::invalid_argument("mail.from must be an address, e.g. \"Rendezvous <rendezvous@example.com>\"");
+  }
+  if (!options_.smtp_url.empty()) {
+    std::call_once(curl_once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  }
+}
+
+void MailService::Register() {
+  outbox_.Subscribe(kConsumer, {kTopic},
+                    [this](DbConnection&, const std::vector<OutboxEvent>& batch) { HandleBatch(batch); });
+}
+
+void MailService::Send(DbConnection& tx, const Mail& mail) {
+  if (Status s = ValidateMail(mail); !s.ok()) throw std::invalid_argument(s.message());
+  outbox_.Publish(tx, kTopic, kType, {{"to", mail.to}, {"subject", mail.subject}, {"text", mail.text}});
+  outbox_.Notify();
+}
+
+void MailService::HandleBatch(const std::vector<OutboxEvent>& batch) {
+  for (const OutboxEvent& event : batch) {
+    const nlohmann::json& p = event.payload;
+    Mail mail;
+    bool readable = p.is_object();
+    if (readable) {
+      for (auto [key, field] : {std::pair{"to", &mail.to}, std::pair{"subject", &mail.subject},
+                                std::pair{"text", &mail.text}}) {
+        auto it = p.find(key);
+        if (it == p.end() || !it->is_string()) {
+          readable = false;
+          break;
+        }
+        *field = it->get<std::string>();
+      }
+    }
+    Status valid = readable ? ValidateMail(mail) : Status(ErrorCode::kInvalid, "unreadable payload");
+    if (!valid.ok()) {
+      // Retrying cannot fix it; skipping keeps the mails behind it moving.
+      failed_.Increment();
+      logger_.Error("mail dropped", {{"event_id", event.id}, {"error", valid.message()}});
+      continue;
+    }
+    Deliver(mail);
+  }
+}
+
+bool MailService::Deliver(const Mail& mail) {
+  if (options_.smtp_url.empty()) {
+    AppendToLog(mail);
+    logged_.Increment();
+    return true;
+  }
+  return DeliverSmtp(mail);
+}
+
+void MailService::AppendToLog(const Mail& mail) {
+  const nlohmann::json line = {{"at", IsoNow()}, {"to", mail.to}, {"subject", mail.subject}, {"text", mail.text}};
+  const std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  std::lock_guard<std::mutex> lk(log_mu_);
+  std::error_code ec;
+  const std::filesystem::path parent = std::filesystem::path(options_.log_file).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  const int fd = ::open(options_.log_file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+  if (fd < 0) {
+    throw std::runtime_error("cannot open mail log " + options_.log_file + ": " + std::strerror(errno));
+  }
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = errno;
+      ::close(fd);
+      throw std::runtime_error("cannot write mail log " + options_.log_file + ": " + std::strerror(err));
+    }
+    done += static_cast<size_t>(n);
+  }
+  ::close(fd);
+}
+
+bool MailService::DeliverSmtp(const Mail& mail) {
+  const std::string domain = from_address_.substr(from_address_.rfind('@') + 1);
+  const std::string message =
+      RenderMailMessage(mail, options_.from, std::chrono::system_clock::now(), RandomHex(16) + "@" + domain);
+
+  std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> curl(curl_easy_init(), &curl_easy_cleanup);
+  if (!curl) throw std::runtime_error("curl_easy_init failed");
+  CURL* c = curl.get();
+  const std::string mail_from = "<" + from_address_ + ">";
+  const std::string rcpt = "<" + mail.to + ">";
+  std::unique_ptr<curl_slist, decltype(&curl_slist_free_all)> rcpts(
+      curl_slist_append(nullptr, rcpt.c_str()), &curl_slist_free_all);
+  Upload upload{&message, 0};
+  char error[CURL_ERROR_SIZE] = {0};
+
+  curl_easy_setopt(c, CURLOPT_URL, options_.smtp_url.c_str());
+  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "smtp,smtps");
+  if (!options_.smtp_user.empty()) {
+    curl_easy_setopt(c, CURLOPT_USERNAME, options_.smtp_user.c_str());
+    curl_easy_setopt(c, CURLOPT_PASSWORD, options_.smtp_password.c_str());
+    // Credentials never cross the network in clear: smtp:// must upgrade with STARTTLS.
+    curl_easy_setopt(c, CURLOPT_USE_SSL, static_cast<long>(CURLUSESSL_ALL));
+  } else {
+    curl_easy_setopt(c, CURLOPT_USE_SSL, static_cast<long>(CURLUSESSL_TRY));
+  }
+  curl_easy_setopt(c, CURLOPT_MAIL_FROM, mail_from.c_str());
+  curl_easy_setopt(c, CURLOPT_MAIL_RCPT, rcpts.get());
+  curl_easy_setopt(c, CURLOPT_READFUNCTION, &ReadUpload);
+  curl_easy_setopt(c, CURLOPT_READDATA, &upload);
+  curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
+  curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(message.size()));
+  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, static_cast<long>(options_.connect_timeout.count()));
+  curl_easy_setopt(c, CURLOPT_TIMEOUT, static_cast<long>(options_.total_timeout.count()));
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, error);
+
+  const CURLcode rc = curl_easy_perform(c);
+  if (rc == CURLE_OK) {
+    sent_.Increment();
+    return true;
+  }
+  long reply = 0;
+  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &reply);
+  failed_.Increment();
+  const std::string why = error[0] ? error : curl_easy_strerror(rc);
+  // 5xx refuses this mail for good, except authentication replies (530, 534, 535, 538): those
+  // are the installation's problem, and retrying keeps the mails until it is fixed.
+  const bool auth_reply = reply == 530 || reply == 534 || reply == 535 || reply == 538;
+  if (reply >= 500 && reply < 600 && !auth_reply) {
+    logger_.Error("mail refused by the SMTP server; dropped",
+                  {{"smtp_reply", reply}, {"error", why}, {"to_domain", mail.to.substr(mail.to.rfind('@') + 1)}});
+    return false;
+  }
+  throw std::runtime_error("SMTP delivery failed: " + why);
+}
+
+}  // namespace rendezvous::core

@@ -1,0 +1,486 @@
+#include "client_service.hpp"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+
+#include <cppconn/prepared_statement.h>
+#include <cppconn/resultset.h>
+
+#include "rendezvous/crypto.hpp"
+#include "scopes.hpp"
+
+namespace rendezvous::oauth {
+namespace {
+
+constexpr size_t kClientIdBytes = 16;  // 32 hex characters
+constexpr size_t kSecretBytes = 32;    // 256 bits
+constexpr const char* kSecretPrefix = "rdvcs_";
+constexpr size_t kMaxActiveSecrets = 2;
+constexpr size_t kMaxSecretLength = 256;
+constexpr size_t kMaxClientIdLength = 64;
+constexpr size_t kMaxReasonChars = 1000;
+constexpr int kMaxListed = 1000;
+
+constexpr const char* kMigration = R"sql(CREATE TABLE IF NOT EXISTS oauth_clients (
+  id BIGINT NOT NULL AUTO_INCREMENT,
+  client_id VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  owner_id BIGINT NOT NULL,
+  kind VARCHAR(16) CHARACTER SET ascii NOT NULL,
+  state VARCHAR(16) CHARACTER SET ascii NOT NULL,
+  review_reason TEXT NOT NULL,
+  name VARCHAR(100) NOT NULL,
+  logo VARCHAR(2048) NOT NULL,
+  website VARCHAR(2048) NOT NULL,
+  purpose TEXT NOT NULL,
+  redirect_uris TEXT NOT NULL,
+  scopes TEXT NOT NULL,
+  created_at DATETIME(3) NOT NULL,
+  updated_at DATETIME(3) NOT NULL,
+  PRIMARY KEY (id),
+  UNIQUE KEY uq_oauth_clients_client_id (client_id),
+  KEY ix_oauth_clients_owner (owner_id),
+  KEY ix_oauth_clients_state (state)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
+CREATE TABLE IF NOT EXISTS oauth_client_secrets (
+  id BIGINT NOT NULL AUTO_INCREMENT,
+  client_id VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  secret_hash CHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  hint VARCHAR(8) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  created_at DATETIME(3) NOT NULL,
+  revoked_at DATETIME(3) NULL,
+  PRIMARY KEY (id),
+  UNIQUE KEY uq_oauth_client_secrets_hash (secret_hash),
+  KEY ix_oauth_client_secrets_client (client_id, revoked_at),
+  CONSTRAINT fk_oauth_client_secrets_client FOREIGN KEY (client_id)
+    REFERENCES oauth_clients (client_id) ON DELETE CASCADE
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci)sql";
+
+constexpr const char* kClientColumns =
+    "client_id, owner_id, kind, state, review_reason, name, logo, website, purpose, "
+    "redirect_uris, scopes, created_at, updated_at";
+
+// "YYYY-MM-DD HH:MM:SS[.fff]" (DATETIME(3), UTC) -> "YYYY-MM-DDTHH:MM:SS.fffZ".
+std::string SqlTimeToIso(const std::string& t) {
+  if (t.size() < 19) return t;
+  std::string fraction = t.size() > 20 ? t.substr(20) : "";
+  fraction.resize(3, '0');
+  return t.substr(0, 10) + "T" + t.substr(11, 8) + "." + fraction + "Z";
+}
+
+std::vector<std::string> JsonList(const std::string& text) {
+  std::vector<std::string> out;
+  const Json j = Json::parse(text, nullptr, false);
+  if (!j.is_array()) return out;
+  for (const Json& v : j) {
+    if (v.is_string()) out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
+std::string ListJson(const std::vector<std::string>& v) { return Json(v).dump(); }
+
+OAuthClient ClientFromRow(sql::ResultSet& rs) {
+  OAuthClient c;
+  c.client_id = rs.getString(1);
+  c.owner_id = rs.getInt64(2);
+  c.kind = ParseClientKind(std::string(rs.getString(3))).value_or(ClientKind::kConfidential);
+  c.state = ParseClientState(std::string(rs.getString(4))).value_or(ClientState::kPending);
+  c.review_reason = rs.getString(5);
+  c.settings.name = rs.getString(6);
+  c.settings.logo = rs.getString(7);
+  c.settings.website = rs.getString(8);
+  c.settings.purpose = rs.getString(9);
+  c.settings.redirect_uris = JsonList(rs.getString(10));
+  c.settings.scopes = JsonList(rs.getString(11));
+  c.created_at = SqlTimeToIso(rs.getString(12));
+  c.updated_at = SqlTimeToIso(rs.getString(13));
+  c.legacy = IsLegacyClient(c.settings.scopes);
+  return c;
+}
+
+std::vector<ClientSecretInfo> LoadSecrets(DbConnection& conn, const std::string& client_id) {
+  auto& q = conn.Prepare(
+      "SELECT id, hint, created_at FROM oauth_client_secrets"
+      " WHERE client_id = ? AND revoked_at IS NULL ORDER BY id");
+  q.setString(1, client_id);
+  std::unique_ptr<sql::ResultSet> rs(q.executeQuery());
+  std::vector<ClientSecretInfo> out;
+  while (rs->next()) {
+    out.push_back({rs->getInt64(1), rs->getString(2), SqlTimeToIso(rs->getString(3))});
+  }
+  return out;
+}
+
+// The client with its active secrets; `lock` takes the row lock for the rest of the transaction.
+std::optional<OAuthClient> LoadClient(DbConnection& conn, const std::string& client_id, bool lock) {
+  if (client_id.empty() || client_id.size() > kMaxClientIdLength) return std::nullopt;
+  auto& q = conn.Prepare(std::string("SELECT ") + kClientColumns +
+                         " FROM oauth_clients WHERE client_id = ?" + (lock ? " FOR UPDATE" : ""));
+  q.setString(1, client_id);
+  std::unique_ptr<sql::ResultSet> rs(q.executeQuery());
+  if (!rs->next()) return std::nullopt;
+  OAuthClient c = ClientFromRow(*rs);
+  c.secrets = LoadSecrets(conn, c.client_id);
+  return c;
+}
+
+// Not found, also when the client belongs to someone else (existence is not leaked).
+Status NotFound() { return Status(ErrorCode::kNotFound, "OAuth client not found"); }
+
+bool OwnedBy(const OAuthClient& c, std::optional<int64_t> acting_owner) {
+  return !acting_owner || *acting_owner == c.owner_id;
+}
+
+// A review reason: at most kMaxReasonChars code points of valid UTF-8, no control characters but
+// tab and line breaks. "" when fine, else the problem.
+std::string CheckReason(const std::string& reason) {
+  size_t chars = 0;
+  for (size_t i = 0; i < reason.size();) {
+    const auto c = static_cast<unsigned char>(reason[i]);
+    size_t len = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    if (len == 0 || i + len > reason.size()) return "reason is not valid UTF-8";
+    uint32_t cp = len == 1 ? c : len == 2 ? (c & 0x1f) : len == 3 ? (c & 0x0f) : (c & 0x07);
+    for (size_t k = 1; k < len; ++k) {
+      const auto cc = static_cast<unsigned char>(reason[i + k]);
+      if ((cc & 0xc0) != 0x80) return "reason is not valid UTF-8";
+      cp = (cp << 6) | (cc & 0x3f);
+    }
+    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff)) {
+      return "reason is not valid UTF-8";
+    }
+    if ((cp < 0x20 && cp != '\t' && cp != '\n' && cp != '\r') || (cp >= 0x7f && cp <= 0x9f)) {
+      return "reason must not contain control characters";
+    }
+    ++chars;
+    i += len;
+  }
+  if (chars > kMaxReasonChars) return "reason must be at most " + std::to_string(kMaxReasonChars) + " characters";
+  return "";
+}
+
+std::string Trimmed(const std::string& s) {
+  constexpr const char* kSpace = " \t\r\n\f\v";
+  const size_t b = s.find_first_not_of(kSpace);
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(kSpace) - b + 1);
+}
+
+}  // namespace
+
+Json ClientJson(const OAuthClient& client, const std::optional<std::string>& client_secret) {
+  Json secrets = Json::array();
+  for (const ClientSecretInfo& s : client.secrets) {
+    secrets.push_back({{"secret_id", s.secret_id}, {"hint", s.hint}, {"created_at", s.created_at}});
+  }
+  Json j = {{"client_id", client.client_id}};
+  if (client_secret) j["client_secret"] = *client_secret;
+  j["name"] = client.settings.name;
+  j["kind"] = std::string(ClientKindName(client.kind));
+  j["state"] = std::string(ClientStateName(client.state));
+  j["legacy"] = client.legacy;
+  j["scopes"] = client.settings.scopes;
+  j["redirect_uris"] = client.settings.redirect_uris;
+  j["secrets"] = std::move(secrets);
+  j["owner_id"] = client.owner_id;
+  j["logo"] = client.settings.logo;
+  j["website"] = client.settings.website;
+  j["purpose"] = client.settings.purpose;
+  j["review_reason"] = client.review_reason;
+  j["created_at"] = client.created_at;
+  j["updated_at"] = client.updated_at;
+  return j;
+}
+
+ClientService::ClientService(Database& db, Identity& identity, Mailer& mailer, Logger& logger)
+    : db_(db), identity_(identity), mailer_(mailer), logger_(logger) {}
+
+std::vector<Migration> ClientService::Migrations() {
+  return {Migration{1, "oauth_clients, oauth_client_secrets", kMigration}};
+}
+
+Result<std::pair<OAuthClient, std::optional<std::string>>> ClientService::Create(const NewClient& request) {
+  const ClientSettings settings = NormalizeClientSettings(request.settings);
+  ClientValidationOptions options;
+  options.require_scopes = !request.allow_no_scopes;
+  if (Status s = ValidateClientSettings(settings, options); !s.ok()) return s;
+  if (request.owner_id <= 0 || !identity_.FindUser(request.owner_id)) {
+    return Status(ErrorCode::kInvalid, "owner " + std::to_string(request.owner_id) + " not found");
+  }
+
+  const std::string client_id = crypto::RandomHex(kClientIdBytes);
+  std::optional<std::string> secret;
+  if (request.kind == ClientKind::kConfidential) secret = kSecretPrefix + crypto::RandomToken(kSecretBytes);
+
+  OAuthClient created = db_.Transaction([&](DbConnection& tx) {
+    auto& ins = tx.Prepare(
+        "INSERT INTO oauth_clients (client_id, owner_id, kind, state, review_reason, name, logo,"
+        " website, purpose, redirect_uris, scopes, created_at, updated_at)"
+        " VALUES (?, ?, ?, 'pending', '', ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))");
+    ins.setString(1, client_id);
+    ins.setInt64(2, request.owner_id);
+    ins.setString(3, std::string(ClientKindName(request.kind)));
+    ins.setString(4, settings.name);
+    ins.setString(5, settings.logo);
+    ins.setString(6, settings.website);
+    ins.setString(7, settings.purpose);
+    ins.setString(8, ListJson(settings.redirect_uris));
+    ins.setString(9, ListJson(settings.scopes));
+    ins.executeUpdate();
+    if (secret) {
+      auto& sec = tx.Prepare(
+          "INSERT INTO oauth_client_secrets (client_id, secret_hash, hint, created_at)"
+          " VALUES (?, ?, ?, UTC_TIMESTAMP(3))");
+      sec.setString(1, client_id);
+      sec.setString(2, crypto::Sha256Hex(*secret));
+      sec.setString(3, secret->substr(secret->size() - 4));
+      sec.executeUpdate();
+    }
+    return *LoadClient(tx, client_id, false);
+  });
+  logger_.Info("oauth client created", {{"client_id", client_id},
+                                        {"owner_id", request.owner_id},
+                                        {"kind", std::string(ClientKindName(request.kind))},
+                                        {"legacy", created.legacy}});
+  return std::make_pair(std::move(created), std::move(secret));
+}
+
+Result<OAuthClient> ClientService::Get(const std::string& client_id, std::optional<int64_t> acting_owner) {
+  auto client = db_.Run([&](DbConnection& conn) { return LoadClient(conn, client_id, false); });
+  if (!client || !OwnedBy(*client, acting_owner)) return NotFound();
+  return std::move(*client);
+}
+
+std::vector<OAuthClient> ClientService::ListWhere(const std::string& column, const std::string& value) {
+  return db_.Run([&](DbConnection& conn) {
+    std::vector<OAuthClient> clients;
+    {
+      auto& q = conn.Prepare(std::string("SELECT ") + kClientColumns + " FROM oauth_clients WHERE " +
+                             column + " = ? ORDER BY id LIMIT " + std::to_string(kMaxListed));
+      q.setString(1, value);
+      std::unique_ptr<sql::ResultSet> rs(q.executeQuery());
+      while (rs->next()) clients.push_back(ClientFromRow(*rs));
+    }
+    if (clients.empty()) return clients;
+    std::map<std::string, OAuthClient*> by_id;
+    for (OAuthClient& c : clients) by_id[c.client_id] = &c;
+    auto& q = conn.Prepare(
+        "SELECT s.client_id, s.id, s.hint, s.created_at FROM oauth_client_secrets s"
+        " JOIN oauth_clients c ON c.client_id = s.client_id"
+        " WHERE c." + column + " = ? AND s.revoked_at IS NULL ORDER BY s.id");
+    q.setString(1, value);
+    std::unique_ptr<sql::ResultSet> rs(q.executeQuery());
+    while (rs->next()) {
+      auto it = by_id.find(rs->getString(1));
+      if (it == by_id.end()) continue;  // beyond the listing limit
+      it->second->secrets.push_back({rs->getInt64(2), rs->getString(3), SqlTimeToIso(rs->getString(4))});
+    }
+    return clients;
+  });
+}
+
+std::vector<OAuthClient> ClientService::ListByOwner(int64_t owner_id) {
+  return ListWhere("owner_id", std::to_string(owner_id));
+}
+
+std::vector<OAuthClient> ClientService::ListByState(ClientState state) {
+  return ListWhere("state", std::string(ClientStateName(state)));
+}
+
+Result<OAuthClient> ClientService::Update(const std::string& client_id, std::optional<int64_t> acting_owner,
+                                          const ClientUpdate& update) {
+  ReviewDecision decision;
+  ClientState before_state = ClientState::kPending;
+  Result<OAuthClient> result = db_.Transaction([&](DbConnection& tx) -> Result<OAuthClient> {
+    std::optional<OAuthClient> client = LoadClient(tx, client_id, true);
+    if (!client || !OwnedBy(*client, acting_owner)) return NotFound();
+    const ClientSettings& before = client->settings;
+    ClientSettings after = before;
+    if (update.name) after.name = *update.name;
+    if (update.logo) after.logo = *update.logo;
+    if (update.website) after.website = *update.website;
+    if (update.purpose) after.purpose = *update.purpose;
+    if (update.redirect_uris) after.redirect_uris = *update.redirect_uris;
+    if (update.scopes) after.scopes = *update.scopes;
+    for (const std::string& raw : update.add_scopes) {
+      const std::string s = Trimmed(raw);
+      if (std::find(after.scopes.begin(), after.scopes.end(), s) == after.scopes.end()) after.scopes.push_back(s);
+    }
+    for (const std::string& raw : update.remove_scopes) {
+      const std::string s = Trimmed(raw);
+      auto it = std::find(after.scopes.begin(), after.scopes.end(), s);
+      if (it == after.scopes.end()) {
+        const bool printable = !s.empty() && s.size() <= kMaxScopeLength &&
+                               std::all_of(s.begin(), s.end(), [](char c) { return c > 0x20 && c < 0x7f; });
+        return Status(ErrorCode::kInvalid, printable ? "cannot remove scope " + s + ": the client does not have it"
+                                                     : "cannot remove a scope the client does not have");
+      }
+      after.scopes.erase(it);
+    }
+    after = NormalizeClientSettings(std::move(after));
+    ClientValidationOptions options;
+    // A client created without scopes (legacy) may keep having none; others keep at least one.
+    options.require_scopes = !before.scopes.empty();
+    if (Status s = ValidateClientSettings(after, options); !s.ok()) return s;
+
+    before_state = client->state;
+    decision = DecideAfterUpdate(client->state, before, after);
+    const bool unchanged = before.name == after.name && before.logo == after.logo &&
+                           before.website == after.website && before.purpose == after.purpose &&
+                           before.redirect_uris == after.redirect_uris && before.scopes == after.scopes;
+    if (unchanged) return std::move(*client);
+
+    auto& up = tx.Prepare(
+        "UPDATE oauth_clients SET name = ?, logo = ?, website = ?, purpose = ?, redirect_uris = ?,"
+        " scopes = ?, state = ?, review_reason = ?, updated_at = UTC_TIMESTAMP(3) WHERE client_id = ?");
+    up.setString(1, after.name);
+    up.setString(2, after.logo);
+    up.setString(3, after.website);
+    up.setString(4, after.purpose);
+    up.setString(5, ListJson(after.redirect_uris));
+    up.setString(6, ListJson(after.scopes));
+    up.setString(7, std::string(ClientStateName(decision.next_state)));
+    up.setString(8, decision.next_state == ClientState::kRejected ? client->review_reason : "");
+    up.setString(9, client->client_id);
+    up.executeUpdate();
+    return *LoadClient(tx, client->client_id, false);
+  });
+  if (result.ok()) {
+    logger_.Info("oauth client updated", {{"client_id", result->client_id},
+                                          {"state_before", std::string(ClientStateName(before_state))},
+                                          {"state", std::string(ClientStateName(result->state))},
+                                          {"legacy", result->legacy},
+                                          {"decision", decision.reason}});
+  }
+  return result;
+}
+
+Result<OAuthClient> ClientService::Review(const std::string& client_id, bool accept, const std::string& reason_in) {
+  const std::string reason = Trimmed(reason_in);
+  if (std::string problem = CheckReason(reason); !problem.empty()) return Status(ErrorCode::kInvalid, problem);
+
+  // The owner's address, looked up before the transaction (the owner of a client never changes).
+  auto peek = db_.Run([&](DbConnection& conn) { return LoadClient(conn, client_id, false); });
+  if (!peek) return NotFound();
+  std::optional<User> owner = identity_.FindUser(peek->owner_id);
+
+  Result<OAuthClient> result = db_.Transaction([&](DbConnection& tx) -> Result<OAuthClient> {
+    std::optional<OAuthClient> client = LoadClient(tx, client_id, true);
+    if (!client) return NotFound();
+    if (client->state != ClientState::kPending) {
+      return Status(ErrorCode::kConflict, "OAuth client is " + std::string(ClientStateName(client->state)) +
+                                              "; only pending clients can be reviewed");
+    }
+    const ClientState next = accept ? ClientState::kApproved : ClientState::kRejected;
+    auto& up = tx.Prepare(
+        "UPDATE oauth_clients SET state = ?, review_reason = ?, updated_at = UTC_TIMESTAMP(3)"
+        " WHERE client_id = ?");
+    up.setString(1, std::string(ClientStateName(next)));
+    up.setString(2, accept ? "" : reason);
+    up.setString(3, client->client_id);
+    up.executeUpdate();
+
+    if (owner) {
+      const std::string name = "\"" + client->settings.name + "\"";
+      Mail mail;
+      mail.to = owner->email;
+      if (accept) {
+        mail.subject = "Your OAuth client " + name + " was approved";
+        mail.text = "Your OAuth client " + name + " (client_id " + client->client_id +
+                    ") was approved" + (reason.empty() ? "" : ": " + reason) +
+                    ".\n\nIt is ready for use: other users can now authorize it.\n";
+      } else {
+        mail.subject = "Your OAuth client " + name + " was rejected";
+        mail.text = "Your OAuth client " + name + " (client_id " + client->client_id +
+                    ") was rejected" + (reason.empty() ? "" : ": " + reason) +
+                    ".\n\nYou can change its settings; saving them submits the client for a new review.\n";
+      }
+      mailer_.Send(tx, mail);
+    }
+    return *LoadClient(tx, client->client_id, false);
+  });
+  if (result.ok()) {
+    if (!owner) logger_.Warn("oauth client owner not found; no review mail", {{"client_id", client_id}});
+    logger_.Info("oauth client reviewed",
+                 {{"client_id", result->client_id}, {"state", std::string(ClientStateName(result->state))}});
+  }
+  return result;
+}
+
+Result<CreatedSecret> ClientService::GenerateSecret(const std::string& client_id, std::optional<int64_t> acting_owner) {
+  const std::string secret = kSecretPrefix + crypto::RandomToken(kSecretBytes);
+  Result<CreatedSecret> result = db_.Transaction([&](DbConnection& tx) -> Result<CreatedSecret> {
+    std::optional<OAuthClient> client = LoadClient(tx, client_id, true);
+    if (!client || !OwnedBy(*client, acting_owner)) return NotFound();
+    if (client->kind != ClientKind::kConfidential) {
+      return Status(ErrorCode::kInvalid, "public clients have no secrets (they use PKCE)");
+    }
+    if (client->secrets.size() >= kMaxActiveSecrets) {
+      return Status(ErrorCode::kConflict, "a client has at most 2 active secrets; revoke one before generating another");
+    }
+    auto& ins = tx.Prepare(
+        "INSERT INTO oauth_client_secrets (client_id, secret_hash, hint, created_at)"
+        " VALUES (?, ?, ?, UTC_TIMESTAMP(3))");
+    ins.setString(1, client->client_id);
+    ins.setString(2, crypto::Sha256Hex(secret));
+    ins.setString(3, secret.substr(secret.size() - 4));
+    ins.executeUpdate();
+    const int64_t id = tx.LastInsertId();
+    for (const ClientSecretInfo& info : LoadSecrets(tx, client->client_id)) {
+      if (info.secret_id == id) return CreatedSecret{info, secret};
+    }
+    return Status(ErrorCode::kInternal, "generated secret not found");
+  });
+  if (result.ok()) {
+    logger_.Info("oauth client secret generated", {{"client_id", client_id}, {"secret_id", result->info.secret_id}});
+  }
+  return result;
+}
+
+Status ClientService::RevokeSecret(const std::string& client_id, int64_t secret_id, std::optional<int64_t> acting_owner) {
+  Status status = db_.Transaction([&](DbConnection& tx) -> Status {
+    std::optional<OAuthClient> client = LoadClient(tx, client_id, true);
+    if (!client || !OwnedBy(*client, acting_owner)) return NotFound();
+    const bool active = std::any_of(client->secrets.begin(), client->secrets.end(),
+                                    [&](const ClientSecretInfo& s) { return s.secret_id == secret_id; });
+    if (!active) {
+      return Status(ErrorCode::kNotFound, "secret " + std::to_string(secret_id) + " is not an active secret of this client");
+    }
+    if (client->kind == ClientKind::kConfidential && client->secrets.size() == 1) {
+      return Status(ErrorCode::kConflict,
+                    "the last active secret of a confidential client cannot be revoked; generate a new one first");
+    }
+    auto& up = tx.Prepare(
+        "UPDATE oauth_client_secrets SET revoked_at = UTC_TIMESTAMP(3)"
+        " WHERE id = ? AND client_id = ? AND revoked_at IS NULL");
+    up.setInt64(1, secret_id);
+    up.setString(2, client->client_id);
+    up.executeUpdate();
+    return Status::Ok();
+  });
+  if (status.ok()) logger_.Info("oauth client secret revoked", {{"client_id", client_id}, {"secret_id", secret_id}});
+  return status;
+}
+
+bool ClientService::VerifySecret(const std::string& client_id, const std::string& secret) {
+  if (secret.empty() || secret.size() > kMaxSecretLength) return false;
+  if (client_id.empty() || client_id.size() > kMaxClientIdLength) return false;
+  const std::string hash = crypto::Sha256Hex(secret);
+  std::vector<std::string> hashes = db_.Run([&](DbConnection& conn) {
+    auto& q = conn.Prepare(
+        "SELECT s.secret_hash FROM oauth_client_secrets s"
+        " JOIN oauth_clients c ON c.client_id = s.client_id"
+        " WHERE s.client_id = ? AND s.revoked_at IS NULL AND c.kind = 'confidential'");
+    q.setString(1, client_id);
+    std::unique_ptr<sql::ResultSet> rs(q.executeQuery());
+    std::vector<std::string> out;
+    while (rs->next()) out.push_back(rs->getString(1));
+    return out;
+  });
+  bool match = false;
+  // Every active hash is compared, so the time does not tell which one matched.
+  for (const std::string& h : hashes) match = crypto::ConstantTimeEquals(h, hash) || match;
+  return match;
+}
+
+}  // namespace rendezvous::oauth

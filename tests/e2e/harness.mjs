@@ -1,0 +1,195 @@
+// Test harness for the browser tests: a scratch database on the CTest MariaDB, the real
+// `rendezvous` binary (migrate, admin commands, serve) and Debian's chromium through playwright-core.
+//
+// Environment: RDV_BIN_DIR (folder of the built binary and plugins), RDV_TEST_DB_SOCKET (socket of
+// the MariaDB started by the CTest fixture `mariadb`).
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+
+const kCommandTimeoutMs = 60_000;
+const kStartTimeoutMs = 30_000;
+const kStopTimeoutMs = 15_000;
+
+export const kChromium = process.env.RDV_CHROMIUM || '/usr/bin/chromium';
+
+function requireEnv(name) {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set (the CTest registration sets it)`);
+  return value;
+}
+
+// Runs a program to completion with a deadline; rejects with its stderr on a non-zero exit.
+export function run(file, args, { timeoutMs = kCommandTimeoutMs } = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => { out += d; });
+    child.stderr.on('data', (d) => { err += d; });
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', (e) => { clearTimeout(timer); reject(e); });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) resolve({ out, err });
+      else reject(new Error(`${path.basename(file)} ${args.join(' ')} failed (${signal ?? code}):\n${err}`));
+    });
+  });
+}
+
+function mariadb(socket, sql) {
+  return run('mariadb', ['--no-defaults', '-S', socket, '-uroot', '-N', '-B', '-e', sql]);
+}
+
+function configYaml({ socket, database }) {
+  return [
+    'server:',
+    '  api: { listen: "127.0.0.1:0", base_url: "http://127.0.0.1:8080" }',
+    '  app: { listen: "127.0.0.1:0", app_url: "http://127.0.0.1:8081" }',
+    '  io_threads: 2',
+    '  worker_threads: 4',
+    'database:',
+    `  socket: "${socket}"`,
+    '  user: root',
+    '  password: ""',
+    `  name: ${database}`,
+    '  pool_size: 4',
+    'logging: { level: info, format: json }',
+    'plugins:',
+    '  oauth: {}',
+    '',
+  ].join('\n');
+}
+
+// One server on a fresh database. Create with TestServer.start(); always stop() it.
+export class TestServer {
+  constructor({ binDir, socket, dir, database }) {
+    this.binary = path.join(binDir, 'rendezvous');
+    this.socket = socket;
+    this.dir = dir;
+    this.database = database;
+    this.config = path.join(dir, 'rendezvous.yaml');
+    this.child = null;
+    this.appUrl = '';
+    this.apiUrl = '';
+    this.log = [];
+  }
+
+  static async start() {
+    const binDir = requireEnv('RDV_BIN_DIR');
+    const socket = requireEnv('RDV_TEST_DB_SOCKET');
+    if (!existsSync(path.join(binDir, 'rendezvous'))) throw new Error(`no rendezvous binary in ${binDir}: build first`);
+    const dir = await mkdtemp(path.join(tmpdir(), 'rdv-e2e-'));
+    const database = `e2e_${randomBytes(6).toString('hex')}`;
+    const server = new TestServer({ binDir, socket, dir, database });
+    await mariadb(socket, `CREATE DATABASE \`${database}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
+    try {
+      await writeFile(server.config, configYaml({ socket, database }));
+      await server.cli(['migrate']);
+      await server.serve();
+    } catch (e) {
+      await server.stop();
+      throw e;
+    }
+    return server;
+  }
+
+  // Runs `rendezvous <args> --config ...` and returns its JSON output.
+  async cli(args) {
+    const { out } = await run(this.binary, [...args, '--config', this.config]);
+    return out.trim() ? JSON.parse(out) : null;
+  }
+
+  async createUser({ email, name, password, admin = false }) {
+    const args = ['admin', 'user', 'create', '--email', email, '--name', name, '--password', password];
+    if (admin) args.push('--admin');
+    return this.cli(args);
+  }
+
+  async dbQuery(sql) {
+    const { out } = await mariadb(this.socket, `USE \`${this.database}\`; ${sql}`);
+    return out;
+  }
+
+  serve() {
+    return new Promise((resolve, reject) => {
+      const child = spawn(this.binary, ['serve', '--config', this.config], { stdio: ['ignore', 'ignore', 'pipe'] });
+      this.child = child;
+      const ports = {};
+      let ready = false;
+      let settled = false;
+      const settle = (error) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        if (error) reject(error);
+        else resolve();
+      };
+      const timer = setTimeout(() => settle(new Error(`server not ready within ${kStartTimeoutMs} ms:\n${this.log.join('\n')}`)), kStartTimeoutMs);
+      readline.createInterface({ input: child.stderr }).on('line', (line) => {
+        this.log.push(line);
+        let entry;
+        try { entry = JSON.parse(line); } catch { return; }
+        if (entry.msg === 'listening' && entry.listener && entry.port) ports[entry.listener] = entry.port;
+        if (entry.msg === 'ready') ready = true;
+        if (ready && ports.app && ports.api) {
+          this.appUrl = `http://127.0.0.1:${ports.app}`;
+          this.apiUrl = `http://127.0.0.1:${ports.api}`;
+          settle();
+        }
+      });
+      child.on('exit', (code, signal) => {
+        this.child = null;
+        settle(new Error(`server exited (${signal ?? code}) before it was ready:\n${this.log.join('\n')}`));
+      });
+    });
+  }
+
+  // SIGTERM, then SIGKILL after a deadline; drops the database and the temporary folder.
+  async stop() {
+    const child = this.child;
+    if (child) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), kStopTimeoutMs);
+      await exited;
+      clearTimeout(timer);
+      this.child = null;
+    }
+    await mariadb(this.socket, `DROP DATABASE IF EXISTS \`${this.database}\``).catch(() => {});
+    if (!process.env.RDV_E2E_KEEP) await rm(this.dir, { recursive: true, force: true });
+  }
+}
+
+// Debian's chromium, headless, with a fresh profile (playwright gives every launch its own).
+export async function launchBrowser() {
+  let chromium;
+  try {
+    ({ chromium } = await import('playwright-core'));
+  } catch (e) {
+    throw new Error(`playwright-core is not installed in tests/e2e: run \`make deps\` (npm ci in tests/e2e). ${e.message}`);
+  }
+  if (!existsSync(kChromium)) throw new Error(`${kChromium} is missing: run \`make deps\` (apt-get install chromium)`);
+  return chromium.launch({
+    executablePath: kChromium,
+    headless: true,
+    timeout: 30_000,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
+// Signs in through the login page; leaves the page on `next`.
+export async function signIn(page, server, { email, password }, next = '/settings/developer/oauth') {
+  await page.goto(`${server.appUrl}/auth/login?next=${encodeURIComponent(next)}`);
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await Promise.all([
+    page.waitForURL((url) => url.pathname === next),
+    page.getByRole('button', { name: 'Sign in' }).click(),
+  ]);
+}

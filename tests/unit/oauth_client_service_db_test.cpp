@@ -1,0 +1,183 @@
+// ClientService against a real MariaDB through the host's connection pool: the row lock keeps
+// concurrent secret operations within the limits, VerifySecret, owner scoping, and the review
+// mail written with the review's transaction.
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <cppconn/prepared_statement.h>
+#include <gtest/gtest.h>
+#include <prometheus/registry.h>
+
+#include "client_service.hpp"
+#include "log/logger.hpp"
+#include "scratch_db.hpp"
+#include "storage/migrator.hpp"
+#include "storage/mysql_database.hpp"
+
+namespace rendezvous::oauth {
+namespace {
+
+class FakeIdentity final : public Identity {
+ public:
+  std::optional<User> FindUser(int64_t id) override {
+    if (id != 1 && id != 2) return std::nullopt;
+    User u;
+    u.id = id;
+    u.email = "user" + std::to_string(id) + "@example.com";
+    u.name = "User";
+    return u;
+  }
+  std::optional<User> FindUserByEmail(const std::string&) override { return std::nullopt; }
+  Result<User> CreateUser(const std::string&, const std::string&, const std::string&, const std::string&,
+                          bool) override {
+    return Status(ErrorCode::kInternal, "not here");
+  }
+  std::optional<User> SessionUser(const Request&) override { return std::nullopt; }
+  std::string CsrfToken(const Request&, Response&) override { return ""; }
+  bool CheckCsrf(const Request&, const std::string&) override { return false; }
+  Json UserJson(const User&) override { return Json::object(); }
+};
+
+// Records each mail in a table with the caller's transaction, so a mail "exists" exactly when
+// the review commits.
+class TableMailer final : public Mailer {
+ public:
+  void Send(DbConnection& tx, const Mail& mail) override {
+    auto& ins = tx.Prepare("INSERT INTO test_mails (recipient, subject, body) VALUES (?, ?, ?)");
+    ins.setString(1, mail.to);
+    ins.setString(2, mail.subject);
+    ins.setString(3, mail.text);
+    ins.executeUpdate();
+  }
+};
+
+class ClientServiceDb : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    core::DatabaseOptions o;
+    o.socket = scratch_.socket();
+    o.user = "root";
+    o.name = scratch_.name();
+    o.pool_size = 8;
+    db_ = std::make_unique<core::MysqlDatabase>(o, registry_, logger_);
+    core::Migrator migrator(*db_, logger_);
+    migrator.Add("oauth", ClientService::Migrations());
+    migrator.Apply();
+    scratch_.Exec("CREATE TABLE test_mails (id BIGINT AUTO_INCREMENT PRIMARY KEY, recipient TEXT, subject TEXT, body TEXT)");
+    service_ = std::make_unique<ClientService>(*db_, identity_, mailer_, logger_);
+  }
+
+  std::pair<OAuthClient, std::optional<std::string>> NewConfidential(int64_t owner = 1) {
+    NewClient n;
+    n.owner_id = owner;
+    n.settings.name = "App";
+    n.settings.redirect_uris = {"https://app.example.com/cb"};
+    n.settings.scopes = {"BOOKING_READ"};
+    auto r = service_->Create(n);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return *r;
+  }
+
+  testing::ScratchDatabase scratch_;
+  prometheus::Registry registry_;
+  core::StderrLogger logger_{LogLevel::kError, true};
+  FakeIdentity identity_;
+  TableMailer mailer_;
+  std::unique_ptr<core::MysqlDatabase> db_;
+  std::unique_ptr<ClientService> service_;
+};
+
+TEST_F(ClientServiceDb, ConcurrentGeneratesNeverMakeThreeActiveSecrets) {
+  auto [client, secret] = NewConfidential();
+  constexpr int kThreads = 6;
+  std::atomic<int> ok{0}, conflict{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, id = client.client_id] {
+      auto r = service_->GenerateSecret(id, std::nullopt);
+      if (r.ok()) ++ok;
+      else if (r.status().code() == ErrorCode::kConflict) ++conflict;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), 1);
+  EXPECT_EQ(conflict.load(), kThreads - 1);
+  EXPECT_EQ(service_->Get(client.client_id)->secrets.size(), 2u);
+}
+
+TEST_F(ClientServiceDb, ConcurrentRevokesKeepOneSecret) {
+  auto [client, secret] = NewConfidential();
+  auto second = service_->GenerateSecret(client.client_id, std::nullopt);
+  ASSERT_TRUE(second.ok());
+  const std::vector<int64_t> ids = {client.secrets[0].secret_id, second->info.secret_id};
+  std::atomic<int> ok{0};
+  std::vector<std::thread> threads;
+  for (int64_t sid : ids) {
+    threads.emplace_back([&, sid] {
+      if (service_->RevokeSecret(client.client_id, sid, std::nullopt).ok()) ++ok;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), 1);
+  EXPECT_EQ(service_->Get(client.client_id)->secrets.size(), 1u);
+}
+
+TEST_F(ClientServiceDb, VerifySecretChecksActiveSecretsOnly) {
+  auto [client, secret] = NewConfidential();
+  ASSERT_TRUE(secret);
+  EXPECT_TRUE(service_->VerifySecret(client.client_id, *secret));
+  EXPECT_FALSE(service_->VerifySecret(client.client_id, *secret + "x"));
+  EXPECT_FALSE(service_->VerifySecret(client.client_id, ""));
+  EXPECT_FALSE(service_->VerifySecret("unknown", *secret));
+  auto [other, other_secret] = NewConfidential();
+  EXPECT_FALSE(service_->VerifySecret(other.client_id, *secret));
+
+  // Rotation: both valid, then the old one fails at once.
+  auto second = service_->GenerateSecret(client.client_id, std::nullopt);
+  ASSERT_TRUE(second.ok());
+  EXPECT_TRUE(service_->VerifySecret(client.client_id, *secret));
+  EXPECT_TRUE(service_->VerifySecret(client.client_id, second->secret));
+  ASSERT_TRUE(service_->RevokeSecret(client.client_id, client.secrets[0].secret_id, std::nullopt).ok());
+  EXPECT_FALSE(service_->VerifySecret(client.client_id, *secret));
+  EXPECT_TRUE(service_->VerifySecret(client.client_id, second->secret));
+}
+
+TEST_F(ClientServiceDb, ActingOwnerSeesOnlyOwnClients) {
+  auto [client, secret] = NewConfidential(1);
+  EXPECT_TRUE(service_->Get(client.client_id, 1).ok());
+  EXPECT_EQ(service_->Get(client.client_id, 2).status().code(), ErrorCode::kNotFound);
+  ClientUpdate u;
+  u.name = "Stolen";
+  EXPECT_EQ(service_->Update(client.client_id, 2, u).status().code(), ErrorCode::kNotFound);
+  EXPECT_EQ(service_->GenerateSecret(client.client_id, 2).status().code(), ErrorCode::kNotFound);
+  EXPECT_EQ(service_->RevokeSecret(client.client_id, client.secrets[0].secret_id, 2).code(), ErrorCode::kNotFound);
+  EXPECT_EQ(service_->Get(client.client_id)->settings.name, "App");
+  EXPECT_EQ(service_->ListByOwner(1).size(), 1u);
+  EXPECT_EQ(service_->ListByOwner(1)[0].secrets.size(), 1u);
+  EXPECT_TRUE(service_->ListByOwner(2).empty());
+  EXPECT_EQ(service_->ListByState(ClientState::kPending).size(), 1u);
+  EXPECT_TRUE(service_->ListByState(ClientState::kApproved).empty());
+}
+
+TEST_F(ClientServiceDb, ReviewMailsTheOwnerInItsTransaction) {
+  auto [client, secret] = NewConfidential(2);
+  auto reviewed = service_->Review(client.client_id, false, "  Unclear purpose  ");
+  ASSERT_TRUE(reviewed.ok()) << reviewed.status().message();
+  EXPECT_EQ(reviewed->state, ClientState::kRejected);
+  EXPECT_EQ(reviewed->review_reason, "Unclear purpose");
+  EXPECT_EQ(scratch_.QueryValue("SELECT COUNT(*) FROM test_mails"), "1");
+  EXPECT_EQ(scratch_.QueryValue("SELECT recipient FROM test_mails"), "user2@example.com");
+  EXPECT_EQ(scratch_.QueryValue("SELECT subject FROM test_mails"), "Your OAuth client \"App\" was rejected");
+  EXPECT_NE(scratch_.QueryValue("SELECT body FROM test_mails").find("Unclear purpose"), std::string::npos);
+
+  // A refused review sends nothing.
+  EXPECT_EQ(service_->Review(client.client_id, true, "").status().code(), ErrorCode::kConflict);
+  EXPECT_EQ(service_->Review(client.client_id, false, std::string(1001, 'x')).status().code(), ErrorCode::kInvalid);
+  EXPECT_EQ(scratch_.QueryValue("SELECT COUNT(*) FROM test_mails"), "1");
+}
+
+}  // namespace
+}  // namespace rendezvous::oauth
