@@ -39,3 +39,20 @@ run() { # name, wrk args...
   run "GET /healthz" http://127.0.0.1:18090/healthz
   run "GET /v2/me (API key)" -H "Authorization: Bearer $key" http://127.0.0.1:18090/v2/me
 } | tee -a bench/RESULTS.md
+
+# Refresh grants: 32 connections, each rotating its own managed-user grant's refresh token.
+refresh_conns=${BENCH_REFRESH_CONNECTIONS:-32}
+client=$($bin admin oauth-client create --config $cfg --owner-id "$uid" --name "Bench client" \
+  --redirect-uri https://bench.example.com/cb --scope PROFILE_READ)
+client_id=$(echo "$client" | sed -E 's/.*"client_id":"([^"]+)".*/\1/')
+client_secret=$(echo "$client" | sed -E 's/.*"client_secret":"([^"]+)".*/\1/')
+$bin admin oauth-client review --config $cfg "$client_id" --accept >/dev/null
+: > var/bench-refresh-tokens.txt
+for i in $(seq 1 "$refresh_conns"); do
+  $bin admin managed-user create --config $cfg --client-id "$client_id" --email "m$i@bench.example.com" --name "M $i" \
+    | sed -E 's/.*"refresh_token":"([^"]+)".*/\1/' >> var/bench-refresh-tokens.txt
+done
+refresh=$($build/bench/refresh_bench http://127.0.0.1:18090/v2/auth/oauth2/token "$client_id" "$client_secret" \
+  "${duration%s}" var/bench-refresh-tokens.txt)
+rm -f var/bench-refresh-tokens.txt
+echo "$refresh" | python3 -c 'import json,sys; r=json.load(sys.stdin); print("| POST /v2/auth/oauth2/token refresh_token (%d connections, bench/refresh_bench) | %.0f | %.2fms | %.2fms | %d failed |" % (r["connections"], r["per_second"], r["p50_ms"], r["p99_ms"], r["failed"]))' | tee -a bench/RESULTS.md

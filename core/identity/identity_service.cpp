@@ -168,8 +168,10 @@ void IdentityService::RegisterRoutes(const std::function<void(Route)>& add) {
     r.handler = [this, fn](Request& req) { return (this->*fn)(req); };
     add(std::move(r));
   };
-  route(Listener::kApi, Method::kGet, "/v2/me", RouteAuth::Bearer("PROFILE_READ"), &IdentityService::GetMe);
-  route(Listener::kApi, Method::kPatch, "/v2/me", RouteAuth::Bearer("PROFILE_WRITE"), &IdentityService::PatchMe);
+  // Managed-user tokens serve the calendar event lookup only (spec §5.1).
+  constexpr unsigned kMeAccepts = kApiKey | kOAuthToken;
+  route(Listener::kApi, Method::kGet, "/v2/me", RouteAuth::Bearer("PROFILE_READ", kMeAccepts), &IdentityService::GetMe);
+  route(Listener::kApi, Method::kPatch, "/v2/me", RouteAuth::Bearer("PROFILE_WRITE", kMeAccepts), &IdentityService::PatchMe);
   route(Listener::kApp, Method::kGet, "/auth/login", RouteAuth::Public(), &IdentityService::ShowLogin);
   route(Listener::kApp, Method::kPost, "/auth/login", RouteAuth::Public(), &IdentityService::SubmitLogin);
   route(Listener::kApp, Method::kPost, "/auth/logout", RouteAuth::Public(), &IdentityService::Logout);

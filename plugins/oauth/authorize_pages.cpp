@@ -1,0 +1,190 @@
+#include "authorize_pages.hpp"
+
+#include <map>
+#include <memory>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "authorize_page_views.hpp"
+#include "rendezvous/pages.hpp"
+#include "url.hpp"
+
+namespace rendezvous::oauth {
+namespace {
+
+constexpr const char* kAuthorizePath = "/auth/oauth2/authorize";
+constexpr size_t kMaxClientIdBytes = 128;  // longer values cannot name a client
+constexpr const char* kFormExpired =
+    "This form expired or was not sent from this site. Go back to the application and start again.";
+
+void AddPageHeaders(Response& res) {
+  res.With("Cache-Control", "no-store");
+  res.With("Pragma", "no-cache");
+  res.With("X-Frame-Options", "DENY");
+  res.With("Content-Security-Policy", "frame-ancestors 'none'");
+  // The consent form's hidden fields and the redirect carry the state and code; keep them out of
+  // Referer headers sent to other sites.
+  res.With("Referrer-Policy", "no-referrer");
+}
+
+Response ErrorPage(int status, const std::string& title, const std::string& message) {
+  Response res = Response::Html(status, RenderAuthorizeErrorPage(title, message));
+  AddPageHeaders(res);
+  return res;
+}
+
+Response RedirectTo(const std::string& location) {
+  Response res = Response::Redirect(location, 302);
+  AddPageHeaders(res);
+  return res;
+}
+
+AuthorizeClientView ViewOf(const OAuthClient& client) {
+  AuthorizeClientView v;
+  v.client_id = client.client_id;
+  v.state = client.state;
+  v.owner_id = client.owner_id;
+  v.kind = client.kind;
+  v.redirect_uris = client.settings.redirect_uris;
+  v.scopes = client.settings.scopes;
+  return v;
+}
+
+class AuthorizePages {
+ public:
+  AuthorizePages(Identity& identity, ClientService& clients, TokenService& tokens, Logger& logger)
+      : identity_(identity), clients_(clients), tokens_(tokens), logger_(logger) {}
+
+  Response Show(Request& req) {
+    auto user = identity_.SessionUser(req);
+    if (!user) return ToLogin(req);
+    AuthorizeQuery query = AuthorizeQuery::FromParams(req.query);
+    std::optional<OAuthClient> client;
+    if (auto failed = LoadClient(query, client)) return *failed;
+    AuthorizeClientView view;
+    if (client) view = ViewOf(*client);
+    AuthorizeOutcome outcome = ValidateAuthorizeRequest(query, client ? &view : nullptr, user->id);
+    if (auto* page_error = std::get_if<AuthorizePageError>(&outcome)) {
+      return ErrorPage(400, "Authorization failed", page_error->message);
+    }
+    if (auto* redirect = std::get_if<AuthorizeRedirectError>(&outcome)) return RedirectTo(redirect->Url());
+    const AuthorizeGrant& grant = std::get<AuthorizeGrant>(outcome);
+
+    Response res = Response::Html(200, "");
+    ConsentPage page;
+    page.csrf_token = identity_.CsrfToken(req, res);
+    page.client_name = client->settings.name;
+    page.client_pending = client->state == ClientState::kPending;
+    page.user_email = user->email;
+    page.request = query;
+    page.grant = grant;
+    res.body = RenderConsentPage(page);
+    AddPageHeaders(res);
+    return res;
+  }
+
+  Response Decide(Request& req) {
+    auto user = identity_.SessionUser(req);
+    if (!user) return ToLogin(req);
+    auto form = req.FormBody();
+    if (!form.ok()) return ErrorPage(400, "Form not accepted", "The form could not be read.");
+    auto field = [&](const std::string& name) {
+      auto it = form->find(name);
+      return it == form->end() ? std::string() : it->second;
+    };
+    if (!identity_.CheckCsrf(req, field("csrf_token"))) return ErrorPage(403, "Form expired", kFormExpired);
+
+    // The posted fields are what the page was given, but they came back through the browser:
+    // validate them again exactly as a fresh request.
+    std::multimap<std::string, std::string> params;
+    for (const char* name : {"client_id", "redirect_uri", "state", "scope", "code_challenge",
+                             "code_challenge_method", "response_type"}) {
+      auto it = form->find(name);
+      if (it != form->end()) params.emplace(name, it->second);
+    }
+    AuthorizeQuery query = AuthorizeQuery::FromParams(params);
+    std::optional<OAuthClient> client;
+    if (auto failed = LoadClient(query, client)) return *failed;
+    AuthorizeClientView view;
+    if (client) view = ViewOf(*client);
+    AuthorizeOutcome outcome = ValidateAuthorizeRequest(query, client ? &view : nullptr, user->id);
+    if (auto* page_error = std::get_if<AuthorizePageError>(&outcome)) {
+      return ErrorPage(400, "Authorization failed", page_error->message);
+    }
+    if (auto* redirect = std::get_if<AuthorizeRedirectError>(&outcome)) return RedirectTo(redirect->Url());
+    const AuthorizeGrant& grant = std::get<AuthorizeGrant>(outcome);
+
+    const std::string decision = field("decision");
+    if (decision == "deny") {
+      logger_.Info("oauth authorization denied", {{"client_id", grant.client_id}, {"user_id", user->id}});
+      return RedirectTo(AccessDenied(grant).Url());
+    }
+    if (decision != "allow") return ErrorPage(400, "Authorization failed", "Choose Allow or Deny.");
+
+    CodeGrant code_grant;
+    code_grant.client_id = grant.client_id;
+    code_grant.user_id = user->id;
+    code_grant.redirect_uri = grant.redirect_uri;
+    code_grant.scopes = grant.all_scopes ? std::vector<std::string>{} : grant.scopes;
+    code_grant.all_scopes = grant.all_scopes;
+    code_grant.code_challenge = grant.code_challenge;
+    std::string code = tokens_.IssueCode(code_grant);
+    logger_.Info("oauth authorization allowed", {{"client_id", grant.client_id}, {"user_id", user->id}});
+    return RedirectTo(SuccessRedirectUrl(grant.redirect_uri, code, grant.state));
+  }
+
+ private:
+  // Loads the client named by query.client_id into `client` (left empty when there is none).
+  // Returns a response only when the lookup itself failed for another reason than "not found".
+  std::optional<Response> LoadClient(const AuthorizeQuery& query, std::optional<OAuthClient>& client) {
+    if (!query.client_id || query.client_id->empty() || query.client_id->size() > kMaxClientIdBytes) {
+      return std::nullopt;
+    }
+    auto found = clients_.Get(*query.client_id);
+    if (found.ok()) {
+      client = std::move(found).value();
+      return std::nullopt;
+    }
+    if (found.status().code() == ErrorCode::kNotFound) return std::nullopt;
+    logger_.Warn("oauth authorize: client lookup failed", {{"error", found.status().message()}});
+    return ErrorPage(503, "Try again later", "The authorization service is unavailable. Try again in a moment.");
+  }
+
+  // The core redirects requests without a session; this covers a session ending meanwhile.
+  static Response ToLogin(const Request& req) {
+    std::vector<std::pair<std::string, std::string>> params;
+    if (req.method == Method::kGet) {
+      for (const auto& [name, value] : req.query) params.emplace_back(name, value);
+    }
+    std::string next = AppendQuery(kAuthorizePath, params);
+    Response res = Response::Redirect("/auth/login?next=" + PercentEncode(next), 303);
+    AddPageHeaders(res);
+    return res;
+  }
+
+  Identity& identity_;
+  ClientService& clients_;
+  TokenService& tokens_;
+  Logger& logger_;
+};
+
+}  // namespace
+
+void RegisterAuthorizePages(rendezvous::PluginContext& ctx, rendezvous::oauth::ClientService& clients,
+                            rendezvous::oauth::TokenService& tokens) {
+  auto pages = std::make_shared<AuthorizePages>(ctx.identity(), clients, tokens, ctx.logger());
+  auto add = [&](Method method, Response (AuthorizePages::*fn)(Request&)) {
+    Route route;
+    route.listener = Listener::kApp;
+    route.method = method;
+    route.pattern = kAuthorizePath;
+    route.auth = RouteAuth::Session();
+    route.handler = [pages, fn](Request& req) { return ((*pages).*fn)(req); };
+    ctx.AddRoute(std::move(route));
+  };
+  add(Method::kGet, &AuthorizePages::Show);
+  add(Method::kPost, &AuthorizePages::Decide);
+}
+
+}  // namespace rendezvous::oauth

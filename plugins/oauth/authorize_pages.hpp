@@ -1,0 +1,24 @@
+// The authorization page on the app host ({app_url}), specification §4.1, §5.2, §7.1, DESIGN §4:
+//   GET  /auth/oauth2/authorize   validates the request (ValidateAuthorizeRequest) and shows the
+//                                 consent page, a page error (400) or redirects with an error;
+//   POST /auth/oauth2/authorize   the consent form: CSRF first (403, nothing issued), the request
+//                                 validated again from the posted fields (never trusted), then
+//                                 Deny -> access_denied redirect, Allow -> a code and a redirect to
+//                                 redirect_uri?code=..&state=...
+// Both need a session (the core sends the browser to the login page and back). Every response
+// carries Cache-Control: no-store and frame-blocking headers (clickjacking on the consent page).
+// The HTML comes from authorize_page_views.hpp (pure, unit-tested).
+#pragma once
+
+#include "client_service.hpp"
+#include "rendezvous/plugin.hpp"
+#include "token_service.hpp"
+
+namespace rendezvous::oauth {
+
+// Registers the two routes above (call from the plugin's factory). `clients`, `tokens` and `ctx`
+// must outlive the server's routes, i.e. belong to the plugin. The handlers are thread-safe.
+void RegisterAuthorizePages(rendezvous::PluginContext& ctx, rendezvous::oauth::ClientService& clients,
+                            rendezvous::oauth::TokenService& tokens);
+
+}  // namespace rendezvous::oauth

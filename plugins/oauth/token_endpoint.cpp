@@ -1,0 +1,170 @@
+#include "token_endpoint.hpp"
+
+#include <variant>
+
+#include "scopes.hpp"
+
+namespace rendezvous::oauth {
+namespace {
+
+Response OAuthJson(int status, const Json& body) {
+  Response res = Response::RawJson(status, body);
+  res.With("Cache-Control", "no-store").With("Pragma", "no-cache");
+  return res;
+}
+
+Response ErrorResponse(const TokenError& error, bool basic_auth) {
+  Response res = OAuthJson(error.http_status, ToJson(error));
+  if (error.http_status == 401 && basic_auth) res.With("WWW-Authenticate", "Basic realm=\"rendezvous\"");
+  return res;
+}
+
+std::optional<std::string_view> AuthorizationHeader(const std::optional<std::string>& header) {
+  if (!header) return std::nullopt;
+  return std::string_view(*header);
+}
+
+// Client authentication shared by the three endpoints.
+std::variant<OAuthClient, TokenError> Authenticate(ClientService& clients, const std::string& client_id,
+                                                   const std::string& secret) {
+  Result<OAuthClient> client = clients.Get(client_id);
+  if (!client.ok()) return TokenError::ClientNotFound();
+  if (client->kind == ClientKind::kConfidential) {
+    if (secret.empty() || !clients.VerifySecret(client_id, secret)) return TokenError::InvalidClientCredentials();
+  } else if (!secret.empty()) {
+    return TokenError::InvalidClientCredentials();  // public clients have no secret
+  }
+  return std::move(*client);
+}
+
+// Body and credentials of the revocation and introspection endpoints.
+struct TokenActionRequest {
+  std::string client_id, client_secret, token;
+  bool basic_auth = false;
+};
+
+std::variant<TokenActionRequest, TokenError> ParseTokenAction(const Request& req) {
+  static const std::vector<std::string_view> kKnown = {"token", "token_type_hint", "client_id", "client_secret"};
+  auto parsed = ParseOAuthBody(req.Header("content-type").value_or(""), req.body, kKnown);
+  if (auto* error = std::get_if<TokenError>(&parsed)) return std::move(*error);
+  OAuthParams& params = std::get<OAuthParams>(parsed);
+  auto take = [&](const char* name) {
+    auto it = params.find(name);
+    return it == params.end() ? std::string() : it->second;
+  };
+  TokenActionRequest out{take("client_id"), take("client_secret"), take("token"), false};
+  const std::optional<std::string> authorization = req.Header("authorization");
+  auto basic = ParseBasicCredentials(AuthorizationHeader(authorization));
+  if (auto* error = std::get_if<TokenError>(&basic)) return std::move(*error);
+  if (auto* creds = std::get_if<BasicCredentials>(&basic)) {
+    if (!out.client_secret.empty()) {
+      return TokenError::InvalidRequest("use one client authentication method: HTTP Basic or client_secret in the body");
+    }
+    if (!out.client_id.empty() && out.client_id != creds->client_id) {
+      return TokenError::InvalidRequest("client_id in the body differs from the HTTP Basic credentials");
+    }
+    out.client_id = creds->client_id;
+    out.client_secret = creds->client_secret;
+    out.basic_auth = true;
+  }
+  if (out.client_id.empty()) return TokenError::ClientIdRequired();
+  if (out.token.empty()) return TokenError::InvalidRequest("token is required");
+  return out;
+}
+
+bool SentBasic(const Request& req) {
+  auto basic = ParseBasicCredentials(req.Header("authorization"));
+  return !std::holds_alternative<std::monostate>(basic);
+}
+
+}  // namespace
+
+Response HandleTokenRequest(ClientService& clients, TokenService& tokens, const Request& req) {
+  const std::optional<std::string> authorization = req.Header("authorization");
+  TokenRequestResult parsed =
+      ParseTokenRequest(req.Header("content-type").value_or(""), req.body, AuthorizationHeader(authorization));
+  if (auto* error = std::get_if<TokenError>(&parsed)) return ErrorResponse(*error, SentBasic(req));
+  const TokenRequest& tr = std::get<TokenRequest>(parsed);
+
+  auto client = Authenticate(clients, tr.client_id, tr.client_secret);
+  if (auto* error = std::get_if<TokenError>(&client)) return ErrorResponse(*error, tr.basic_auth);
+  const OAuthClient& c = std::get<OAuthClient>(client);
+
+  TokenResult result;
+  if (tr.grant_type == kGrantAuthorizationCode) {
+    if (c.kind == ClientKind::kPublic && tr.code_verifier.empty()) {
+      return ErrorResponse(TokenError::InvalidRequest("code_verifier is required for public clients"), tr.basic_auth);
+    }
+    result = tokens.ExchangeCode(c.client_id, tr.code, tr.redirect_uri, tr.code_verifier);
+  } else {
+    result = tokens.Refresh(c.client_id, tr.refresh_token);
+  }
+  if (auto* error = std::get_if<TokenError>(&result)) return ErrorResponse(*error, tr.basic_auth);
+  return OAuthJson(200, ToJson(std::get<TokenResponse>(result)));
+}
+
+Response HandleRevokeRequest(ClientService& clients, TokenService& tokens, const Request& req) {
+  auto parsed = ParseTokenAction(req);
+  if (auto* error = std::get_if<TokenError>(&parsed)) return ErrorResponse(*error, SentBasic(req));
+  const TokenActionRequest& r = std::get<TokenActionRequest>(parsed);
+  auto client = Authenticate(clients, r.client_id, r.client_secret);
+  if (auto* error = std::get_if<TokenError>(&client)) return ErrorResponse(*error, r.basic_auth);
+  tokens.Revoke(r.client_id, r.token);
+  return OAuthJson(200, Json::object());
+}
+
+Response HandleIntrospectRequest(ClientService& clients, TokenService& tokens, const Request& req) {
+  auto parsed = ParseTokenAction(req);
+  if (auto* error = std::get_if<TokenError>(&parsed)) return ErrorResponse(*error, SentBasic(req));
+  const TokenActionRequest& r = std::get<TokenActionRequest>(parsed);
+  auto client = Authenticate(clients, r.client_id, r.client_secret);
+  if (auto* error = std::get_if<TokenError>(&client)) return ErrorResponse(*error, r.basic_auth);
+  return OAuthJson(200, tokens.Introspect(r.client_id, r.token));
+}
+
+Json AuthorizationServerMetadata(const std::string& base_url, const std::string& app_url) {
+  const Json auth_methods = {"client_secret_post", "client_secret_basic", "none"};
+  return {{"issuer", base_url},
+          {"authorization_endpoint", app_url + "/auth/oauth2/authorize"},
+          {"token_endpoint", base_url + "/v2/auth/oauth2/token"},
+          {"revocation_endpoint", base_url + "/v2/auth/oauth2/revoke"},
+          {"introspection_endpoint", base_url + "/v2/auth/oauth2/introspect"},
+          {"response_types_supported", {"code"}},
+          {"grant_types_supported", {"authorization_code", "refresh_token"}},
+          {"code_challenge_methods_supported", {"S256"}},
+          {"token_endpoint_auth_methods_supported", auth_methods},
+          {"revocation_endpoint_auth_methods_supported", auth_methods},
+          {"introspection_endpoint_auth_methods_supported", auth_methods},
+          {"scopes_supported", UserLevelScopes()}};
+}
+
+void RegisterTokenEndpoints(PluginContext& ctx, ClientService& clients, TokenService& tokens) {
+  auto post = [&](std::string pattern, Response (*fn)(ClientService&, TokenService&, const Request&)) {
+    Route r;
+    r.listener = Listener::kApi;
+    r.method = Method::kPost;
+    r.pattern = std::move(pattern);
+    r.auth = RouteAuth::Public();  // the handlers authenticate clients themselves
+    r.handler = [&clients, &tokens, fn](Request& req) { return fn(clients, tokens, req); };
+    ctx.AddRoute(std::move(r));
+  };
+  post("/v2/auth/oauth2/token", &HandleTokenRequest);
+  post("/v2/auth/oauth2/revoke", &HandleRevokeRequest);
+  post("/v2/auth/oauth2/introspect", &HandleIntrospectRequest);
+
+  Route meta;
+  meta.listener = Listener::kApi;
+  meta.method = Method::kGet;
+  meta.pattern = "/.well-known/oauth-authorization-server";
+  meta.auth = RouteAuth::Public();
+  meta.inline_handler = true;
+  const std::string body = AuthorizationServerMetadata(ctx.base_url(), ctx.app_url()).dump();
+  meta.handler = [body](Request&) {
+    Response res = Response::Text(200, body, "application/json");
+    res.With("Cache-Control", "public, max-age=3600");
+    return res;
+  };
+  ctx.AddRoute(std::move(meta));
+}
+
+}  // namespace rendezvous::oauth

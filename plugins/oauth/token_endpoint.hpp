@@ -1,0 +1,34 @@
+// The token endpoint and its neighbours on the api listener (spec §4.2, §4.3, §7.2; DESIGN §5, §9):
+//   POST /v2/auth/oauth2/token                     authorization_code and refresh_token grants
+//   POST /v2/auth/oauth2/revoke                    RFC 7009 (client-authenticated)
+//   POST /v2/auth/oauth2/introspect                RFC 7662 (client-authenticated)
+//   GET  /.well-known/oauth-authorization-server   RFC 8414 metadata
+// Every answer of the three POST endpoints is raw JSON (not the envelope) with
+// `Cache-Control: no-store` and `Pragma: no-cache`; 401s after HTTP Basic carry
+// `WWW-Authenticate: Basic realm="rendezvous"`.
+//
+// Client authentication (all three POST endpoints): unknown client_id -> 401 client_not_found; a
+// confidential client needs one of its active secrets (body or Basic), else 401
+// invalid_client_credentials; a public client must send no secret (401 invalid_client_credentials
+// when it does) and, for the code grant, a code_verifier (400 invalid_request).
+//
+// The services must outlive the registered routes (the plugin owns both). Handlers are
+// thread-safe.
+#pragma once
+
+#include "client_service.hpp"
+#include "rendezvous/plugin.hpp"
+#include "token_service.hpp"
+
+namespace rendezvous::oauth {
+
+// Handlers, exposed for the registration below and for tests that call them directly.
+Response HandleTokenRequest(ClientService& clients, TokenService& tokens, const Request& req);
+Response HandleRevokeRequest(ClientService& clients, TokenService& tokens, const Request& req);
+Response HandleIntrospectRequest(ClientService& clients, TokenService& tokens, const Request& req);
+// The RFC 8414 document: issuer = base_url, authorization endpoint on app_url.
+Json AuthorizationServerMetadata(const std::string& base_url, const std::string& app_url);
+
+void RegisterTokenEndpoints(PluginContext& ctx, ClientService& clients, TokenService& tokens);
+
+}  // namespace rendezvous::oauth

@@ -1,0 +1,414 @@
+#include "token_service.hpp"
+
+#include <memory>
+#include <stdexcept>
+
+#include <cppconn/prepared_statement.h>
+#include <cppconn/resultset.h>
+
+#include "client_policy.hpp"
+#include "pkce.hpp"
+#include "rendezvous/crypto.hpp"
+#include "scopes.hpp"
+
+namespace rendezvous::oauth {
+namespace {
+
+constexpr size_t kTokenBytes = 32;  // 256 bits -> 43 base64url characters
+constexpr size_t kTokenBodyLength = 43;
+constexpr size_t kMaxCodeLength = 256;
+
+constexpr const char* kMigration = R"sql(CREATE TABLE IF NOT EXISTS oauth_grants (
+  id BIGINT NOT NULL AUTO_INCREMENT,
+  client_id VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  user_id BIGINT NOT NULL,
+  scopes TEXT NOT NULL,
+  all_scopes TINYINT(1) NOT NULL DEFAULT 0,
+  kind VARCHAR(16) CHARACTER SET ascii NOT NULL,
+  created_at DATETIME(3) NOT NULL,
+  revoked_at DATETIME(3) NULL,
+  PRIMARY KEY (id),
+  KEY ix_oauth_grants_client_user (client_id, user_id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
+CREATE TABLE IF NOT EXISTS oauth_codes (
+  code_hash CHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  client_id VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  user_id BIGINT NOT NULL,
+  redirect_uri VARCHAR(2048) NOT NULL,
+  scopes TEXT NOT NULL,
+  all_scopes TINYINT(1) NOT NULL DEFAULT 0,
+  code_challenge VARCHAR(128) CHARACTER SET ascii COLLATE ascii_bin NOT NULL DEFAULT '',
+  created_at DATETIME(3) NOT NULL,
+  expires_at DATETIME(3) NOT NULL,
+  used_at DATETIME(3) NULL,
+  grant_id BIGINT NULL,
+  PRIMARY KEY (code_hash),
+  KEY ix_oauth_codes_expires (expires_at)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
+CREATE TABLE IF NOT EXISTS oauth_access_tokens (
+  token_hash CHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  grant_id BIGINT NOT NULL,
+  created_at DATETIME(3) NOT NULL,
+  expires_at DATETIME(3) NOT NULL,
+  revoked_at DATETIME(3) NULL,
+  PRIMARY KEY (token_hash),
+  KEY ix_oauth_access_tokens_grant (grant_id),
+  KEY ix_oauth_access_tokens_expires (expires_at)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
+CREATE TABLE IF NOT EXISTS oauth_refresh_tokens (
+  token_hash CHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  grant_id BIGINT NOT NULL,
+  created_at DATETIME(3) NOT NULL,
+  expires_at DATETIME(3) NOT NULL,
+  rotated_at DATETIME(3) NULL,
+  revoked_at DATETIME(3) NULL,
+  PRIMARY KEY (token_hash),
+  KEY ix_oauth_refresh_tokens_grant (grant_id),
+  KEY ix_oauth_refresh_tokens_expires (expires_at)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci)sql";
+
+std::vector<std::string> JsonList(const std::string& text) {
+  std::vector<std::string> out;
+  const Json j = Json::parse(text, nullptr, false);
+  if (!j.is_array()) return out;
+  for (const Json& v : j) {
+    if (v.is_string()) out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
+// A token of ours: prefix + 43 base64url characters.
+bool WellFormed(std::string_view token, std::string_view prefix) {
+  if (token.size() != prefix.size() + kTokenBodyLength || token.substr(0, prefix.size()) != prefix) return false;
+  for (char c : token.substr(prefix.size())) {
+    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+struct ClientRow {
+  std::string state;
+  int64_t owner_id = 0;
+  std::vector<std::string> scopes;
+};
+
+std::optional<ClientRow> LoadClientRow(DbConnection& conn, const std::string& client_id) {
+  auto& q = conn.Prepare("SELECT state, owner_id, scopes FROM oauth_clients WHERE client_id = ?");
+  q.setString(1, client_id);
+  std::unique_ptr<sql::ResultSet> rs(q.executeQuery());
+  if (!rs->next()) return std::nullopt;
+  return ClientRow{rs->getString(1), rs->getInt64(2), JsonList(rs->getString(3))};
+}
+
+// Rejected clients get nothing; a pending one only for its owner's own grants (testing).
+std::optional<TokenError> CheckClientUsable(const ClientRow& client, int64_t user_id) {
+  if (client.state == "rejected") return TokenError::UnauthorizedClient("the OAuth client is not approved");
+  if (client.state != "approved" && user_id != client.owner_id) {
+    return TokenError::UnauthorizedClient("the OAuth client is pending review; only its owner can use it");
+  }
+  return std::nullopt;
+}
+
+// The token response's scope: the granted scopes, or for an all-scopes (legacy) grant the
+// client's scopes ("" when it has none).
+std::string ScopeText(const std::vector<std::string>& scopes, bool all_scopes, const ClientRow& client) {
+  return JoinScopes(all_scopes ? client.scopes : scopes);
+}
+
+void RevokeGrant(DbConnection& conn, int64_t grant_id) {
+  auto& up = conn.Prepare("UPDATE oauth_grants SET revoked_at = UTC_TIMESTAMP(3) WHERE id = ? AND revoked_at IS NULL");
+  up.setInt64(1, grant_id);
+  up.executeUpdate();
+}
+
+}  // namespace
+
+Json ToJson(const TokenResponse& response) {
+  return {{"access_token", response.access_token},
+          {"refresh_token", response.refresh_token},
+          {"token_type", "bearer"},
+          {"expires_in", response.expires_in},
+          {"scope", response.scope}};
+}
+
+TokenService::TokenService(Database& db, Logger& logger, TokenLifetimes lifetimes)
+    : db_(db), logger_(logger), lifetimes_(lifetimes) {}
+
+std::vector<Migration> TokenService::Migrations() {
+  return {Migration{2, "oauth_grants, oauth_codes, oauth_access_tokens, oauth_refresh_tokens", kMigration}};
+}
+
+namespace {
+
+// Inserts a fresh access and refresh token for the grant; returns the response without scope.
+TokenResponse IssueTokens(DbConnection& conn, int64_t grant_id, const TokenLifetimes& lifetimes) {
+  TokenResponse out;
+  out.access_token = std::string(kAccessTokenPrefix) + crypto::RandomToken(kTokenBytes);
+  out.refresh_token = std::string(kRefreshTokenPrefix) + crypto::RandomToken(kTokenBytes);
+  out.expires_in = lifetimes.access_token_ttl;
+  auto& a = conn.Prepare(
+      "INSERT INTO oauth_access_tokens (token_hash, grant_id, created_at, expires_at)"
+      " VALUES (?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL ? SECOND)");
+  a.setString(1, crypto::Sha256Hex(out.access_token));
+  a.setInt64(2, grant_id);
+  a.setInt64(3, lifetimes.access_token_ttl);
+  a.executeUpdate();
+  auto& r = conn.Prepare(
+      "INSERT INTO oauth_refresh_tokens (token_hash, grant_id, created_at, expires_at)"
+      " VALUES (?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL ? SECOND)");
+  r.setString(1, crypto::Sha256Hex(out.refresh_token));
+  r.setInt64(2, grant_id);
+  r.setInt64(3, lifetimes.refresh_token_ttl);
+  r.executeUpdate();
+  return out;
+}
+
+int64_t InsertGrant(DbConnection& conn, const std::string& client_id, int64_t user_id,
+                    const std::vector<std::string>& scopes, bool all_scopes, const char* kind) {
+  auto& g = conn.Prepare(
+      "INSERT INTO oauth_grants (client_id, user_id, scopes, all_scopes, kind, created_at)"
+      " VALUES (?, ?, ?, ?, ?, UTC_TIMESTAMP(3))");
+  g.setString(1, client_id);
+  g.setInt64(2, user_id);
+  g.setString(3, Json(scopes).dump());
+  g.setBoolean(4, all_scopes);
+  g.setString(5, kind);
+  g.executeUpdate();
+  return conn.LastInsertId();
+}
+
+}  // namespace
+
+std::string TokenService::IssueCode(const CodeGrant& grant) {
+  const std::string code = crypto::RandomToken(kTokenBytes);
+  db_.Run([&](DbConnection& conn) {
+    auto& ins = conn.Prepare(
+        "INSERT INTO oauth_codes (code_hash, client_id, user_id, redirect_uri, scopes, all_scopes,"
+        " code_challenge, created_at, expires_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL ? SECOND)");
+    ins.setString(1, crypto::Sha256Hex(code));
+    ins.setString(2, grant.client_id);
+    ins.setInt64(3, grant.user_id);
+    ins.setString(4, grant.redirect_uri);
+    ins.setString(5, Json(grant.scopes).dump());
+    ins.setBoolean(6, grant.all_scopes);
+    ins.setString(7, grant.code_challenge);
+    ins.setInt64(8, lifetimes_.code_ttl);
+    ins.executeUpdate();
+  });
+  return code;
+}
+
+TokenResult TokenService::ExchangeCode(const std::string& client_id, const std::string& code,
+                                       const std::string& redirect_uri, const std::string& code_verifier) {
+  if (code.empty() || code.size() > kMaxCodeLength) return TokenError::CodeInvalidOrExpired();
+  const std::string hash = crypto::Sha256Hex(code);
+  int64_t replayed_grant = 0;
+  TokenResult result = db_.Transaction([&](DbConnection& tx) -> TokenResult {
+    struct CodeRow {
+      std::string client_id, redirect_uri, scopes, challenge;
+      int64_t user_id = 0, grant_id = 0;
+      bool all_scopes = false, used = false;
+    } row;
+    {
+      auto& q = tx.Prepare(
+          "SELECT client_id, user_id, redirect_uri, scopes, all_scopes, code_challenge,"
+          " used_at IS NOT NULL, COALESCE(grant_id, 0) FROM oauth_codes WHERE code_hash = ? FOR UPDATE");
+      q.setString(1, hash);
+      std::unique_ptr<sql::ResultSet> rs(q.executeQuery());
+      if (!rs->next()) return TokenError::CodeInvalidOrExpired();
+      row.client_id = rs->getString(1);
+      row.user_id = rs->getInt64(2);
+      row.redirect_uri = rs->getString(3);
+      row.scopes = rs->getString(4);
+      row.all_scopes = rs->getBoolean(5);
+      row.challenge = rs->getString(6);
+      row.used = rs->getBoolean(7);
+      row.grant_id = rs->getInt64(8);
+    }
+    if (row.client_id != client_id) return TokenError::CodeInvalidOrExpired();
+    if (row.used) {
+      if (row.grant_id != 0) {
+        RevokeGrant(tx, row.grant_id);
+        replayed_grant = row.grant_id;
+      }
+      return TokenError::CodeInvalidOrExpired();
+    }
+    std::optional<ClientRow> client = LoadClientRow(tx, client_id);
+    if (!client) return TokenError::CodeInvalidOrExpired();
+    if (auto error = CheckClientUsable(*client, row.user_id)) return *error;
+
+    auto& use = tx.Prepare(
+        "UPDATE oauth_codes SET used_at = UTC_TIMESTAMP(3)"
+        " WHERE code_hash = ? AND used_at IS NULL AND expires_at > UTC_TIMESTAMP(3)");
+    use.setString(1, hash);
+    if (use.executeUpdate() != 1) return TokenError::CodeInvalidOrExpired();  // expired
+
+    if (row.redirect_uri != redirect_uri) return TokenError::CodeInvalidOrExpired();
+    if (row.challenge.empty() != code_verifier.empty()) return TokenError::CodeInvalidOrExpired();
+    if (!row.challenge.empty() && !VerifyS256(code_verifier, row.challenge)) return TokenError::CodeInvalidOrExpired();
+
+    const std::vector<std::string> scopes = JsonList(row.scopes);
+    const int64_t grant_id = InsertGrant(tx, client_id, row.user_id, scopes, row.all_scopes, "oauth");
+    auto& link = tx.Prepare("UPDATE oauth_codes SET grant_id = ? WHERE code_hash = ?");
+    link.setInt64(1, grant_id);
+    link.setString(2, hash);
+    link.executeUpdate();
+    TokenResponse out = IssueTokens(tx, grant_id, lifetimes_);
+    out.scope = ScopeText(scopes, row.all_scopes, *client);
+    return out;
+  });
+  if (replayed_grant != 0) {
+    logger_.Warn("oauth authorization code replayed; grant revoked", {{"client_id", client_id}, {"grant_id", replayed_grant}});
+  }
+  return result;
+}
+
+TokenResult TokenService::Refresh(const std::string& client_id, const std::string& refresh_token) {
+  if (!WellFormed(refresh_token, kRefreshTokenPrefix)) return TokenError::InvalidRefreshToken();
+  const std::string hash = crypto::Sha256Hex(refresh_token);
+  int64_t reused_grant = 0;
+  TokenResult result = db_.Transaction([&](DbConnection& tx) -> TokenResult {
+    int64_t grant_id = 0, user_id = 0;
+    bool live = false, rotated = false, revoked = false, grant_revoked = false, all_scopes = false;
+    std::string grant_client, scopes_text;
+    {
+      auto& q = tx.Prepare(
+          "SELECT r.grant_id, r.expires_at > UTC_TIMESTAMP(3), r.rotated_at IS NOT NULL, r.revoked_at IS NOT NULL,"
+          " g.client_id, g.user_id, g.scopes, g.all_scopes, g.revoked_at IS NOT NULL"
+          " FROM oauth_refresh_tokens r JOIN oauth_grants g ON g.id = r.grant_id"
+          " WHERE r.token_hash = ? FOR UPDATE");
+      q.setString(1, hash);
+      std::unique_ptr<sql::ResultSet> rs(q.executeQuery());
+      if (!rs->next()) return TokenError::InvalidRefreshToken();
+      grant_id = rs->getInt64(1);
+      live = rs->getBoolean(2);
+      rotated = rs->getBoolean(3);
+      revoked = rs->getBoolean(4);
+      grant_client = rs->getString(5);
+      user_id = rs->getInt64(6);
+      scopes_text = rs->getString(7);
+      all_scopes = rs->getBoolean(8);
+      grant_revoked = rs->getBoolean(9);
+    }
+    if (grant_client != client_id) return TokenError::InvalidRefreshToken();
+    if (rotated) {
+      // Reuse: someone holds an old token. Kill the grant, whoever the legitimate holder is.
+      if (!grant_revoked) {
+        RevokeGrant(tx, grant_id);
+        reused_grant = grant_id;
+      }
+      return TokenError::RefreshTokenRevoked();
+    }
+    if (revoked || grant_revoked || !live) return TokenError::InvalidRefreshToken();
+    std::optional<ClientRow> client = LoadClientRow(tx, client_id);
+    if (!client) return TokenError::InvalidRefreshToken();
+    if (auto error = CheckClientUsable(*client, user_id)) return *error;
+
+    auto& rot = tx.Prepare(
+        "UPDATE oauth_refresh_tokens SET rotated_at = UTC_TIMESTAMP(3) WHERE token_hash = ? AND rotated_at IS NULL");
+    rot.setString(1, hash);
+    if (rot.executeUpdate() != 1) return TokenError::InvalidRefreshToken();  // cannot happen under the row lock
+    TokenResponse out = IssueTokens(tx, grant_id, lifetimes_);
+    out.scope = ScopeText(JsonList(scopes_text), all_scopes, *client);
+    return out;
+  });
+  if (reused_grant != 0) {
+    logger_.Warn("oauth refresh token reused; grant revoked", {{"client_id", client_id}, {"grant_id", reused_grant}});
+  }
+  return result;
+}
+
+std::optional<Principal> TokenService::ResolveAccessToken(std::string_view token) {
+  if (!WellFormed(token, kAccessTokenPrefix)) return std::nullopt;
+  const std::string hash = crypto::Sha256Hex(token);
+  return db_.Run([&](DbConnection& conn) -> std::optional<Principal> {
+    auto& q = conn.Prepare(
+        "SELECT g.id, g.client_id, g.user_id, g.scopes, g.all_scopes, g.kind"
+        " FROM oauth_access_tokens a"
+        " JOIN oauth_grants g ON g.id = a.grant_id"
+        " JOIN oauth_clients c ON c.client_id = g.client_id"
+        " WHERE a.token_hash = ? AND a.revoked_at IS NULL AND a.expires_at > UTC_TIMESTAMP(3)"
+        " AND g.revoked_at IS NULL AND c.state <> 'rejected'");
+    q.setString(1, hash);
+    std::unique_ptr<sql::ResultSet> rs(q.executeQuery());
+    if (!rs->next()) return std::nullopt;
+    Principal p;
+    p.credential_id = rs->getInt64(1);
+    p.client_id = rs->getString(2);
+    p.user_id = rs->getInt64(3);
+    for (std::string& s : JsonList(rs->getString(4))) p.scopes.insert(std::move(s));
+    p.all_scopes = rs->getBoolean(5);
+    p.kind = std::string(rs->getString(6)) == "managed" ? kManagedUserToken : kOAuthToken;
+    return p;
+  });
+}
+
+TokenResponse TokenService::IssueManagedUserTokens(const std::string& client_id, int64_t user_id) {
+  return db_.Transaction([&](DbConnection& tx) {
+    std::optional<ClientRow> client = LoadClientRow(tx, client_id);
+    if (!client) throw std::runtime_error("OAuth client not found: " + client_id);
+    const bool all_scopes = IsLegacyClient(client->scopes);
+    const std::vector<std::string> scopes = all_scopes ? std::vector<std::string>{} : client->scopes;
+    const int64_t grant_id = InsertGrant(tx, client_id, user_id, scopes, all_scopes, "managed");
+    TokenResponse out = IssueTokens(tx, grant_id, lifetimes_);
+    out.scope = JoinScopes(client->scopes);
+    return out;
+  });
+}
+
+void TokenService::Revoke(const std::string& client_id, const std::string& token) {
+  const bool access = WellFormed(token, kAccessTokenPrefix);
+  if (!access && !WellFormed(token, kRefreshTokenPrefix)) return;
+  const std::string hash = crypto::Sha256Hex(token);
+  db_.Transaction([&](DbConnection& tx) {
+    if (access) {
+      auto& up = tx.Prepare(
+          "UPDATE oauth_access_tokens a JOIN oauth_grants g ON g.id = a.grant_id"
+          " SET a.revoked_at = UTC_TIMESTAMP(3) WHERE a.token_hash = ? AND g.client_id = ? AND a.revoked_at IS NULL");
+      up.setString(1, hash);
+      up.setString(2, client_id);
+      up.executeUpdate();
+      return;
+    }
+    auto& q = tx.Prepare(
+        "SELECT g.id FROM oauth_refresh_tokens r JOIN oauth_grants g ON g.id = r.grant_id"
+        " WHERE r.token_hash = ? AND g.client_id = ?");
+    q.setString(1, hash);
+    q.setString(2, client_id);
+    std::unique_ptr<sql::ResultSet> rs(q.executeQuery());
+    if (rs->next()) RevokeGrant(tx, rs->getInt64(1));
+  });
+}
+
+Json TokenService::Introspect(const std::string& client_id, const std::string& token) {
+  const bool access = WellFormed(token, kAccessTokenPrefix);
+  if (!access && !WellFormed(token, kRefreshTokenPrefix)) return {{"active", false}};
+  const std::string hash = crypto::Sha256Hex(token);
+  const std::string table = access ? "oauth_access_tokens" : "oauth_refresh_tokens";
+  const std::string extra = access ? "" : " AND t.rotated_at IS NULL";
+  return db_.Run([&](DbConnection& conn) -> Json {
+    auto& q = conn.Prepare(
+        "SELECT g.user_id, g.scopes, g.all_scopes, c.scopes, TIMESTAMPDIFF(SECOND, '1970-01-01', t.expires_at), TIMESTAMPDIFF(SECOND, '1970-01-01', t.created_at)"
+        " FROM " + table + " t JOIN oauth_grants g ON g.id = t.grant_id"
+        " JOIN oauth_clients c ON c.client_id = g.client_id"
+        " WHERE t.token_hash = ? AND g.client_id = ? AND t.revoked_at IS NULL AND t.expires_at > UTC_TIMESTAMP(3)"
+        " AND g.revoked_at IS NULL AND c.state <> 'rejected'" + extra);
+    q.setString(1, hash);
+    q.setString(2, client_id);
+    std::unique_ptr<sql::ResultSet> rs(q.executeQuery());
+    if (!rs->next()) return {{"active", false}};
+    const bool all_scopes = rs->getBoolean(3);
+    const std::vector<std::string> scopes = JsonList(rs->getString(all_scopes ? 4 : 2));
+    return {{"active", true},
+            {"scope", JoinScopes(scopes)},
+            {"client_id", client_id},
+            {"sub", std::to_string(rs->getInt64(1))},
+            {"exp", rs->getInt64(5)},
+            {"iat", rs->getInt64(6)},
+            {"token_type", access ? "bearer" : "refresh_token"}};
+  });
+}
+
+}  // namespace rendezvous::oauth

@@ -1,0 +1,436 @@
+// The OAuth authorization flow in a real browser (issue 4): sign-in and consent in Debian's
+// chromium, the code exchange and refresh with a real OAuth client library (oauth4webapi), for a
+// confidential client and a public PKCE client; Deny; every row of specification §7.1; CSRF and
+// re-validation of the consent form.
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { webcrypto } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+
+import { TestServer, launchBrowser } from './harness.mjs';
+
+// Node 18 has WebCrypto but not as a global without a flag; oauth4webapi needs the global.
+if (!globalThis.crypto) globalThis.crypto = webcrypto;
+const oauth = await import('oauth4webapi');
+
+const kTestTimeoutMs = 90_000;
+const kStepTimeoutMs = 15_000;
+const kPassword = 'correct horse battery staple';
+const kApiVersion = { 'service-api-version': '2024-08-13' };
+const kAuthorizePath = '/auth/oauth2/authorize';
+// The test server speaks plain http on loopback; oauth4webapi refuses that unless told.
+const kInsecure = { [oauth.allowInsecureRequests]: true };
+
+let server;
+let browser;
+let callback;    // the application's redirect URI server
+let redirectUri;
+let owner;       // signs in through the flow; owns every client
+let other;       // another user
+let confidential;
+let publicClient;
+let pending;
+let rejected;
+let userCounter = 0;
+
+// The "application": records every request to its redirect URI and answers with a plain page.
+function startCallbackServer() {
+  const received = [];
+  const srv = http.createServer((req, res) => {
+    const url = new URL(req.url, 'http://127.0.0.1');
+    if (url.pathname !== '/callback') {  // e.g. the browser's /favicon.ico
+      res.writeHead(404).end();
+      return;
+    }
+    received.push(url);
+    res.writeHead(200, { 'Content-Type': 'text/plain' });
+    res.end('callback received');
+  });
+  return new Promise((resolve, reject) => {
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => resolve({ srv, received, port: srv.address().port }));
+  });
+}
+
+async function newUser() {
+  userCounter += 1;
+  const email = `flow${userCounter}-${Date.now()}@example.com`;
+  const user = await server.createUser({ email, name: `Flow User ${userCounter}`, password: kPassword });
+  return { ...user, email, password: kPassword };
+}
+
+async function createClient({ name, ownerId, scopes = ['PROFILE_READ', 'BOOKING_READ'], isPublic = false,
+  review = 'accept' }) {
+  const args = ['admin', 'oauth-client', 'create', '--owner-id', String(ownerId), '--name', name,
+    '--redirect-uri', redirectUri];
+  for (const s of scopes) args.push('--scope', s);
+  if (isPublic) args.push('--public');
+  const created = await server.cli(args);
+  if (review === 'accept') await server.cli(['admin', 'oauth-client', 'review', created.client_id, '--accept']);
+  if (review === 'reject') {
+    await server.cli(['admin', 'oauth-client', 'review', created.client_id, '--reject', '--reason', 'not for us']);
+  }
+  return created;
+}
+
+function authorizeUrl(params) {
+  const url = new URL(server.appUrl + kAuthorizePath);
+  for (const [name, value] of Object.entries(params)) {
+    if (value !== undefined) url.searchParams.set(name, value);
+  }
+  return url.href;
+}
+
+function authorizationServer() {
+  // Configured by hand: the test server's configured base_url (and so the issuer its RFC 8414
+  // metadata names) is not the address it listens on, a port the OS chose.
+  return {
+    issuer: server.apiUrl,
+    authorization_endpoint: server.appUrl + kAuthorizePath,
+    token_endpoint: `${server.apiUrl}/v2/auth/oauth2/token`,
+    code_challenge_methods_supported: ['S256'],
+  };
+}
+
+// A fresh browser context (own cookies) and page for `user`, not yet signed in.
+async function newPage() {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  page.setDefaultTimeout(kStepTimeoutMs);
+  page.setDefaultNavigationTimeout(kStepTimeoutMs);
+  return { context, page };
+}
+
+// Opens the authorize URL; when the login page shows, signs in as `user` and waits to be back on
+// the authorization page. Returns the response of the authorization page itself; sets
+// page.viaLogin when the login page was shown.
+async function openAuthorize(page, user, params) {
+  const url = authorizeUrl(params);
+  let response = await page.goto(url);
+  page.viaLogin = new URL(page.url()).pathname === '/auth/login';
+  if (page.viaLogin) {
+    await page.getByLabel('Email').fill(user.email);
+    await page.getByLabel('Password').fill(user.password);
+    const [back] = await Promise.all([
+      page.waitForNavigation({ url: (u) => u.pathname === kAuthorizePath || u.port === String(callback.port) }),
+      page.getByRole('button', { name: 'Sign in' }).click(),
+    ]);
+    response = back;
+  }
+  return response;
+}
+
+// Clicks a consent button and waits for the browser to arrive at the redirect URI; returns the
+// URL the application received.
+async function decide(page, button) {
+  const before = callback.received.length;
+  await Promise.all([
+    page.waitForURL((u) => u.port === String(callback.port)),
+    page.getByRole('button', { name: button, exact: true }).click(),
+  ]);
+  assert.equal(callback.received.length, before + 1, 'the application got exactly one redirect');
+  const got = callback.received.at(-1);
+  assert.equal(got.pathname, '/callback');
+  return new URL(page.url());
+}
+
+// Opens an authorize URL expecting to be sent straight to the application (an error redirect).
+async function expectRedirect(page, user, params) {
+  const before = callback.received.length;
+  await openAuthorize(page, user, params);
+  await page.waitForURL((u) => u.port === String(callback.port));
+  assert.equal(callback.received.length, before + 1);
+  return callback.received.at(-1).searchParams;
+}
+
+// Opens an authorize URL expecting the page error `message` (400, no redirect).
+async function expectPageError(page, user, params, message) {
+  const before = callback.received.length;
+  const response = await openAuthorize(page, user, params);
+  assert.equal(new URL(page.url()).pathname, kAuthorizePath);
+  assert.equal(response.status(), 400);
+  assert.equal((await page.locator('#authorize_error').textContent()).trim(), message);
+  assert.equal(await page.getByRole('button', { name: 'Allow' }).count(), 0);
+  assert.equal(callback.received.length, before, 'the application is not contacted');
+}
+
+async function getMe(accessToken) {
+  const response = await oauth.protectedResourceRequest(accessToken, 'GET', new URL(`${server.apiUrl}/v2/me`),
+    new Headers(kApiVersion), null, kInsecure);
+  return { status: response.status, body: await response.json() };
+}
+
+before(async () => {
+  callback = await startCallbackServer();
+  redirectUri = `http://127.0.0.1:${callback.port}/callback`;
+  server = await TestServer.start();
+  browser = await launchBrowser();
+  owner = await newUser();
+  other = await newUser();
+  confidential = await createClient({ name: 'Acme <Calendar> & Co', ownerId: owner.id });
+  publicClient = await createClient({ name: 'Acme Mobile', ownerId: owner.id, isPublic: true });
+  pending = await createClient({ name: 'Acme Pending', ownerId: owner.id, review: 'none' });
+  rejected = await createClient({ name: 'Acme Rejected', ownerId: owner.id, review: 'reject' });
+  assert.equal(confidential.kind, 'confidential');
+  assert.ok(confidential.client_secret);
+  assert.equal(publicClient.kind, 'public');
+}, { timeout: kTestTimeoutMs });
+
+after(async () => {
+  await browser?.close().catch(() => {});
+  await server?.stop();
+  await new Promise((resolve) => (callback ? callback.srv.close(resolve) : resolve()));
+});
+
+describe('authorization code flow', { timeout: kTestTimeoutMs }, () => {
+  test('confidential client: sign-in, consent, Allow, code exchange, /v2/me, refresh', async () => {
+    const { context, page } = await newPage();
+    try {
+      const state = oauth.generateRandomState();
+      const response = await openAuthorize(page, owner, {
+        client_id: confidential.client_id, redirect_uri: redirectUri, response_type: 'code', state,
+        scope: 'PROFILE_READ BOOKING_READ',
+      });
+      // No session: the login page first, then back to the same authorization request.
+      assert.equal(page.viaLogin, true);
+      assert.equal(new URL(page.url()).searchParams.get('state'), state);
+      // The consent page: the client by name (escaped), the scopes in plain words, both buttons.
+      assert.equal(response.status(), 200);
+      assert.equal(response.headers()['cache-control'], 'no-store');
+      assert.equal(response.headers()['x-frame-options'], 'DENY');
+      assert.match(response.headers()['content-security-policy'], /frame-ancestors 'none'/);
+      assert.equal((await page.locator('#client_name').textContent()).trim(), 'Acme <Calendar> & Co');
+      await page.getByText('View your personal info').waitFor();
+      await page.getByText('View your bookings').waitFor();
+      assert.equal(await page.getByRole('button', { name: 'Deny', exact: true }).count(), 1);
+
+      const returned = await decide(page, 'Allow');
+      const as = authorizationServer();
+      const client = { client_id: confidential.client_id };
+      const params = oauth.validateAuthResponse(as, client, returned, state);
+      assert.ok(params.get('code'));
+
+      const tokenResponse = await oauth.authorizationCodeGrantRequest(as, client,
+        oauth.ClientSecretPost(confidential.client_secret), params, redirectUri, oauth.nopkce, kInsecure);
+      const tokens = await oauth.processAuthorizationCodeResponse(as, client, tokenResponse);
+      assert.equal(tokens.token_type, 'bearer');
+      assert.equal(tokens.expires_in, 1800);
+      assert.deepEqual(tokens.scope.split(' ').sort(), ['BOOKING_READ', 'PROFILE_READ']);
+      assert.ok(tokens.refresh_token);
+
+      const me = await getMe(tokens.access_token);
+      assert.equal(me.status, 200, JSON.stringify(me.body));
+      assert.equal(me.body.data.email, owner.email);
+
+      const refreshResponse = await oauth.refreshTokenGrantRequest(as, client,
+        oauth.ClientSecretPost(confidential.client_secret), tokens.refresh_token, kInsecure);
+      const refreshed = await oauth.processRefreshTokenResponse(as, client, refreshResponse);
+      assert.notEqual(refreshed.access_token, tokens.access_token);
+      assert.notEqual(refreshed.refresh_token, tokens.refresh_token);
+      assert.deepEqual(refreshed.scope.split(' ').sort(), ['BOOKING_READ', 'PROFILE_READ']);
+      const meAgain = await getMe(refreshed.access_token);
+      assert.equal(meAgain.status, 200, JSON.stringify(meAgain.body));
+      assert.equal(meAgain.body.data.email, owner.email);
+
+      // The code is single use: a second exchange fails.
+      const replay = await oauth.authorizationCodeGrantRequest(as, client,
+        oauth.ClientSecretPost(confidential.client_secret), params, redirectUri, oauth.nopkce, kInsecure);
+      await assert.rejects(oauth.processAuthorizationCodeResponse(as, client, replay),
+        (e) => e.error === 'invalid_grant');
+    } finally {
+      await context.close();
+    }
+  });
+
+  test('public client with PKCE (S256): consent, Allow, exchange with the verifier, refresh', async () => {
+    const { context, page } = await newPage();
+    try {
+      const verifier = oauth.generateRandomCodeVerifier();
+      const challenge = await oauth.calculatePKCECodeChallenge(verifier);
+      const state = oauth.generateRandomState();
+      await openAuthorize(page, owner, {
+        client_id: publicClient.client_id, redirect_uri: redirectUri, state, scope: 'PROFILE_READ,BOOKING_READ',
+        code_challenge: challenge, code_challenge_method: 'S256',
+      });
+      assert.equal((await page.locator('#client_name').textContent()).trim(), 'Acme Mobile');
+      const returned = await decide(page, 'Allow');
+      const as = authorizationServer();
+      const client = { client_id: publicClient.client_id };
+      const params = oauth.validateAuthResponse(as, client, returned, state);
+
+      const tokenResponse = await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), params,
+        redirectUri, verifier, kInsecure);
+      const tokens = await oauth.processAuthorizationCodeResponse(as, client, tokenResponse);
+      assert.deepEqual(tokens.scope.split(' ').sort(), ['BOOKING_READ', 'PROFILE_READ']);
+      assert.equal((await getMe(tokens.access_token)).status, 200);
+
+      const refreshResponse = await oauth.refreshTokenGrantRequest(as, client, oauth.None(), tokens.refresh_token,
+        kInsecure);
+      const refreshed = await oauth.processRefreshTokenResponse(as, client, refreshResponse);
+      const me = await getMe(refreshed.access_token);
+      assert.equal(me.status, 200, JSON.stringify(me.body));
+      assert.equal(me.body.data.email, owner.email);
+    } finally {
+      await context.close();
+    }
+  });
+
+  test('public client: a wrong PKCE verifier is refused', async () => {
+    const { context, page } = await newPage();
+    try {
+      const verifier = oauth.generateRandomCodeVerifier();
+      const challenge = await oauth.calculatePKCECodeChallenge(verifier);
+      await openAuthorize(page, owner, {
+        client_id: publicClient.client_id, redirect_uri: redirectUri, state: 's1', scope: 'PROFILE_READ',
+        code_challenge: challenge,
+      });
+      const returned = await decide(page, 'Allow');
+      const as = authorizationServer();
+      const client = { client_id: publicClient.client_id };
+      const params = oauth.validateAuthResponse(as, client, returned, 's1');
+      const tokenResponse = await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), params,
+        redirectUri, oauth.generateRandomCodeVerifier(), kInsecure);
+      await assert.rejects(oauth.processAuthorizationCodeResponse(as, client, tokenResponse),
+        (e) => e.error === 'invalid_grant');
+    } finally {
+      await context.close();
+    }
+  });
+});
+
+describe('consent page', { timeout: kTestTimeoutMs }, () => {
+  let context;
+  let page;
+  before(async () => {
+    ({ context, page } = await newPage());
+  });
+  after(async () => {
+    await context?.close();
+  });
+
+  test('Deny sends access_denied with the state echoed and issues no code', async () => {
+    const state = 'deny-state-<&>';
+    await openAuthorize(page, owner, {
+      client_id: confidential.client_id, redirect_uri: redirectUri, state, scope: 'BOOKING_READ',
+    });
+    const returned = await decide(page, 'Deny');
+    assert.equal(returned.searchParams.get('error'), 'access_denied');
+    assert.equal(returned.searchParams.get('state'), state);
+    assert.ok(returned.searchParams.get('error_description'));
+    assert.equal(returned.searchParams.get('code'), null);
+  });
+
+  test('Allow echoes the state and omits it when none was sent', async () => {
+    await openAuthorize(page, owner, { client_id: confidential.client_id, redirect_uri: redirectUri, scope: 'BOOKING_READ' });
+    const returned = await decide(page, 'Allow');
+    assert.ok(returned.searchParams.get('code'));
+    assert.equal(returned.searchParams.has('state'), false);
+  });
+
+  test('a form with a wrong CSRF token is refused (403) and nothing reaches the application', async () => {
+    await openAuthorize(page, owner, {
+      client_id: confidential.client_id, redirect_uri: redirectUri, state: 'csrf', scope: 'BOOKING_READ',
+    });
+    await page.locator('input[name="csrf_token"]').evaluate((el) => { el.value = 'forged'; });
+    const before = callback.received.length;
+    const [response] = await Promise.all([
+      page.waitForNavigation(),
+      page.getByRole('button', { name: 'Allow', exact: true }).click(),
+    ]);
+    assert.equal(response.status(), 403);
+    assert.equal(new URL(page.url()).pathname, kAuthorizePath);
+    assert.equal(callback.received.length, before);
+  });
+
+  test('the posted form is validated again: a scope added in the browser is refused', async () => {
+    await openAuthorize(page, owner, {
+      client_id: confidential.client_id, redirect_uri: redirectUri, state: 'tamper', scope: 'BOOKING_READ',
+    });
+    await page.locator('input[name="scope"]').evaluate((el) => { el.value = 'BOOKING_READ EVENT_TYPE_WRITE'; });
+    const returned = await decide(page, 'Allow');
+    assert.equal(returned.searchParams.get('error'), 'invalid_request');
+    assert.equal(returned.searchParams.get('error_description'), "Requested scope exceeds the client's registered scopes");
+    assert.equal(returned.searchParams.get('state'), 'tamper');
+    assert.equal(returned.searchParams.get('code'), null);
+  });
+});
+
+describe('specification §7.1: page errors', { timeout: kTestTimeoutMs }, () => {
+  let ownerPage;
+  let otherPage;
+  before(async () => {
+    ownerPage = await newPage();
+    otherPage = await newPage();
+  });
+  after(async () => {
+    await ownerPage?.context.close();
+    await otherPage?.context.close();
+  });
+
+  test('no client with the client_id', async () => {
+    await expectPageError(ownerPage.page, owner, { client_id: 'no-such-client', redirect_uri: redirectUri,
+      scope: 'BOOKING_READ', state: 's' }, 'No OAuth client with this client_id exists');
+  });
+
+  test('pending client: page error for another user, consent page for its owner', async () => {
+    const params = { client_id: pending.client_id, redirect_uri: redirectUri, scope: 'BOOKING_READ', state: 's' };
+    await expectPageError(otherPage.page, other, params,
+      'This OAuth client is awaiting approval; until then only its owner can use it');
+    const response = await openAuthorize(ownerPage.page, owner, params);
+    assert.equal(response.status(), 200);
+    assert.equal((await ownerPage.page.locator('#client_name').textContent()).trim(), 'Acme Pending');
+    await ownerPage.page.getByRole('button', { name: 'Allow', exact: true }).waitFor();
+  });
+
+  test('rejected client: page error, even for its owner', async () => {
+    await expectPageError(ownerPage.page, owner, { client_id: rejected.client_id, redirect_uri: redirectUri,
+      scope: 'BOOKING_READ', state: 's' }, 'This OAuth client was rejected and cannot be used');
+  });
+
+  test('redirect_uri not registered (not even a prefix match)', async () => {
+    await expectPageError(ownerPage.page, owner, { client_id: confidential.client_id,
+      redirect_uri: `${redirectUri}/other`, scope: 'BOOKING_READ', state: 's' },
+    'redirect_uri is not registered for this OAuth client');
+  });
+
+  test('scope missing for a client that requires it', async () => {
+    await expectPageError(ownerPage.page, owner, { client_id: confidential.client_id, redirect_uri: redirectUri,
+      state: 's' }, 'scope parameter is required for this OAuth client');
+  });
+});
+
+describe('specification §7.1: redirect errors', { timeout: kTestTimeoutMs }, () => {
+  let context;
+  let page;
+  before(async () => {
+    ({ context, page } = await newPage());
+  });
+  after(async () => {
+    await context?.close();
+  });
+
+  test('unrecognized scope -> invalid_scope with the state', async () => {
+    const got = await expectRedirect(page, owner, { client_id: confidential.client_id, redirect_uri: redirectUri,
+      scope: 'BOOKING_READ NOT_A_SCOPE', state: 'st-1' });
+    assert.equal(got.get('error'), 'invalid_scope');
+    assert.equal(got.get('error_description'), 'Requested scope is not a recognized scope');
+    assert.equal(got.get('state'), 'st-1');
+    assert.equal(got.get('code'), null);
+  });
+
+  test('scope not enabled on the client -> invalid_request with the state', async () => {
+    const got = await expectRedirect(page, owner, { client_id: confidential.client_id, redirect_uri: redirectUri,
+      scope: 'BOOKING_READ,EVENT_TYPE_WRITE', state: 'st-2' });
+    assert.equal(got.get('error'), 'invalid_request');
+    assert.equal(got.get('error_description'), "Requested scope exceeds the client's registered scopes");
+    assert.equal(got.get('state'), 'st-2');
+  });
+
+  test('public client without code_challenge -> invalid_request', async () => {
+    const got = await expectRedirect(page, owner, { client_id: publicClient.client_id, redirect_uri: redirectUri,
+      scope: 'PROFILE_READ', state: 'st-3' });
+    assert.equal(got.get('error'), 'invalid_request');
+    assert.ok(got.get('error_description'));
+    assert.equal(got.get('state'), 'st-3');
+  });
+});

@@ -1,0 +1,196 @@
+// TokenService against a real MariaDB through the host's pool: codes are single use under
+// concurrency, refresh rotation under concurrency, PKCE binding, resolution of both token kinds,
+// and the refusal of malformed tokens without a query.
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <cppconn/prepared_statement.h>
+#include <gtest/gtest.h>
+#include <prometheus/registry.h>
+
+#include "client_service.hpp"
+#include "log/logger.hpp"
+#include "pkce.hpp"
+#include "scratch_db.hpp"
+#include "storage/migrator.hpp"
+#include "storage/mysql_database.hpp"
+#include "token_service.hpp"
+
+namespace rendezvous::oauth {
+namespace {
+
+class FakeIdentity final : public Identity {
+ public:
+  std::optional<User> FindUser(int64_t id) override {
+    if (id != 1 && id != 2) return std::nullopt;
+    User u;
+    u.id = id;
+    u.email = "user" + std::to_string(id) + "@example.com";
+    return u;
+  }
+  std::optional<User> FindUserByEmail(const std::string&) override { return std::nullopt; }
+  Result<User> CreateUser(const std::string&, const std::string&, const std::string&, const std::string&,
+                          bool) override {
+    return Status(ErrorCode::kInternal, "not here");
+  }
+  std::optional<User> SessionUser(const Request&) override { return std::nullopt; }
+  std::string CsrfToken(const Request&, Response&) override { return ""; }
+  bool CheckCsrf(const Request&, const std::string&) override { return false; }
+  Json UserJson(const User&) override { return Json::object(); }
+};
+
+class NullMailer final : public Mailer {
+ public:
+  void Send(DbConnection&, const Mail&) override {}
+};
+
+constexpr const char* kRedirect = "https://app.example.com/cb";
+
+class TokenServiceDb : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    core::DatabaseOptions o;
+    o.socket = scratch_.socket();
+    o.user = "root";
+    o.name = scratch_.name();
+    o.pool_size = 8;
+    db_ = std::make_unique<core::MysqlDatabase>(o, registry_, logger_);
+    core::Migrator migrator(*db_, logger_);
+    std::vector<Migration> m = ClientService::Migrations();
+    for (auto& t : TokenService::Migrations()) m.push_back(t);
+    migrator.Add("oauth", m);
+    migrator.Apply();
+    clients_ = std::make_unique<ClientService>(*db_, identity_, mailer_, logger_);
+    tokens_ = std::make_unique<TokenService>(*db_, logger_, TokenLifetimes{});
+    NewClient n;
+    n.owner_id = 1;
+    n.settings.name = "App";
+    n.settings.redirect_uris = {kRedirect};
+    n.settings.scopes = {"BOOKING_READ", "PROFILE_READ"};
+    auto r = clients_->Create(n);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    client_id_ = r->first.client_id;
+    ASSERT_TRUE(clients_->Review(client_id_, true, "").ok());
+  }
+
+  std::string Code(const std::string& challenge = "") {
+    CodeGrant g;
+    g.client_id = client_id_;
+    g.user_id = 2;
+    g.redirect_uri = kRedirect;
+    g.scopes = {"BOOKING_READ"};
+    g.code_challenge = challenge;
+    return tokens_->IssueCode(g);
+  }
+
+  testing::ScratchDatabase scratch_;
+  prometheus::Registry registry_;
+  core::StderrLogger logger_{LogLevel::kError, true};
+  FakeIdentity identity_;
+  NullMailer mailer_;
+  std::unique_ptr<core::MysqlDatabase> db_;
+  std::unique_ptr<ClientService> clients_;
+  std::unique_ptr<TokenService> tokens_;
+  std::string client_id_;
+};
+
+TEST_F(TokenServiceDb, ExchangeResolvesToAnOAuthPrincipal) {
+  TokenResult r = tokens_->ExchangeCode(client_id_, Code(), kRedirect, "");
+  ASSERT_TRUE(std::holds_alternative<TokenResponse>(r));
+  const TokenResponse& t = std::get<TokenResponse>(r);
+  EXPECT_EQ(t.scope, "BOOKING_READ");
+  EXPECT_EQ(t.expires_in, 1800);
+  EXPECT_EQ(t.access_token.rfind(std::string(kAccessTokenPrefix), 0), 0u);
+  auto p = tokens_->ResolveAccessToken(t.access_token);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->kind, kOAuthToken);
+  EXPECT_EQ(p->user_id, 2);
+  EXPECT_EQ(p->client_id, client_id_);
+  EXPECT_TRUE(p->HasScope("BOOKING_READ"));
+  EXPECT_FALSE(p->HasScope("PROFILE_READ"));
+  EXPECT_FALSE(p->all_scopes);
+  // A refresh token is not an access token, and malformed values resolve to nothing.
+  EXPECT_FALSE(tokens_->ResolveAccessToken(t.refresh_token));
+  EXPECT_FALSE(tokens_->ResolveAccessToken(""));
+  EXPECT_FALSE(tokens_->ResolveAccessToken(t.access_token + "x"));
+  EXPECT_FALSE(tokens_->ResolveAccessToken(std::string(kAccessTokenPrefix) + std::string(43, '!')));
+}
+
+TEST_F(TokenServiceDb, ConcurrentExchangesOfOneCodeIssueOnce) {
+  const std::string code = Code();
+  constexpr int kThreads = 8;
+  std::atomic<int> ok{0}, invalid{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&] {
+      TokenResult r = tokens_->ExchangeCode(client_id_, code, kRedirect, "");
+      if (std::holds_alternative<TokenResponse>(r)) ++ok;
+      else if (std::get<TokenError>(r) == TokenError::CodeInvalidOrExpired()) ++invalid;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), 1);
+  EXPECT_EQ(invalid.load(), kThreads - 1);
+}
+
+TEST_F(TokenServiceDb, ConcurrentRefreshesRotateOnce) {
+  auto first = std::get<TokenResponse>(tokens_->ExchangeCode(client_id_, Code(), kRedirect, ""));
+  constexpr int kThreads = 6;
+  std::atomic<int> ok{0}, revoked{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&] {
+      TokenResult r = tokens_->Refresh(client_id_, first.refresh_token);
+      if (std::holds_alternative<TokenResponse>(r)) ++ok;
+      else if (std::get<TokenError>(r) == TokenError::RefreshTokenRevoked()) ++revoked;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), 1);
+  EXPECT_EQ(revoked.load(), kThreads - 1);
+}
+
+TEST_F(TokenServiceDb, PkceBinding) {
+  const std::string verifier(50, 'v');
+  const std::string challenge = S256Challenge(verifier);
+  EXPECT_TRUE(std::holds_alternative<TokenResponse>(tokens_->ExchangeCode(client_id_, Code(challenge), kRedirect, verifier)));
+  EXPECT_EQ(std::get<TokenError>(tokens_->ExchangeCode(client_id_, Code(challenge), kRedirect, std::string(50, 'w'))),
+            TokenError::CodeInvalidOrExpired());
+  EXPECT_EQ(std::get<TokenError>(tokens_->ExchangeCode(client_id_, Code(challenge), kRedirect, "")),
+            TokenError::CodeInvalidOrExpired());
+  EXPECT_EQ(std::get<TokenError>(tokens_->ExchangeCode(client_id_, Code(), kRedirect, verifier)),
+            TokenError::CodeInvalidOrExpired());
+}
+
+TEST_F(TokenServiceDb, ManagedUserTokensResolveAsTheirOwnKind) {
+  TokenResponse t = tokens_->IssueManagedUserTokens(client_id_, 2);
+  EXPECT_EQ(t.scope, "BOOKING_READ PROFILE_READ");
+  auto p = tokens_->ResolveAccessToken(t.access_token);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->kind, kManagedUserToken);
+  EXPECT_TRUE(p->HasScope("PROFILE_READ"));
+  TokenResult r = tokens_->Refresh(client_id_, t.refresh_token);
+  ASSERT_TRUE(std::holds_alternative<TokenResponse>(r));
+  auto p2 = tokens_->ResolveAccessToken(std::get<TokenResponse>(r).access_token);
+  ASSERT_TRUE(p2);
+  EXPECT_EQ(p2->kind, kManagedUserToken);
+}
+
+TEST_F(TokenServiceDb, IntrospectAndRevokeAreScopedToTheClient) {
+  auto t = std::get<TokenResponse>(tokens_->ExchangeCode(client_id_, Code(), kRedirect, ""));
+  Json j = tokens_->Introspect(client_id_, t.access_token);
+  EXPECT_EQ(j["active"], true);
+  EXPECT_EQ(j["sub"], "2");
+  EXPECT_EQ(tokens_->Introspect("someone-else", t.access_token), Json({{"active", false}}));
+  tokens_->Revoke("someone-else", t.access_token);
+  EXPECT_TRUE(tokens_->ResolveAccessToken(t.access_token));
+  tokens_->Revoke(client_id_, t.access_token);
+  EXPECT_FALSE(tokens_->ResolveAccessToken(t.access_token));
+  EXPECT_EQ(tokens_->Introspect(client_id_, t.access_token), Json({{"active", false}}));
+}
+
+}  // namespace
+}  // namespace rendezvous::oauth
