@@ -56,3 +56,18 @@ refresh=$($build/bench/refresh_bench http://127.0.0.1:18090/v2/auth/oauth2/token
   "${duration%s}" var/bench-refresh-tokens.txt)
 rm -f var/bench-refresh-tokens.txt
 echo "$refresh" | python3 -c 'import json,sys; r=json.load(sys.stdin); print("| POST /v2/auth/oauth2/token refresh_token (%d connections, bench/refresh_bench) | %.0f | %.2fms | %.2fms | %d failed |" % (r["connections"], r["per_second"], r["p50_ms"], r["p99_ms"], r["failed"]))' | tee -a bench/RESULTS.md
+
+# Code exchanges: codes pre-created in oauth_codes (code_hash = SHA-256 hex of the code, as
+# TokenService stores it), then exchanged once each by 32 connections.
+code_conns=${BENCH_CODE_CONNECTIONS:-32}
+code_count=${BENCH_CODES:-40000}
+code_prefix="benchcode-$(date +%s)-"
+mariadb --no-defaults -S var/db/mysqld.sock -uroot rendezvous_bench -e "
+  INSERT INTO oauth_codes (code_hash, client_id, user_id, redirect_uri, scopes, all_scopes, code_challenge,
+                           created_at, expires_at)
+  SELECT SHA2(CONCAT('$code_prefix', seq), 256), '$client_id', $uid, 'https://bench.example.com/cb',
+         '[\"PROFILE_READ\"]', 0, '', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL 1 HOUR
+  FROM seq_1_to_$code_count"
+codes=$($build/bench/code_bench http://127.0.0.1:18090/v2/auth/oauth2/token "$client_id" "$client_secret" \
+  https://bench.example.com/cb "${duration%s}" "$code_conns" "$code_prefix" "$code_count")
+echo "$codes" | python3 -c 'import json,sys; r=json.load(sys.stdin); print("| POST /v2/auth/oauth2/token authorization_code (%d connections, bench/code_bench) | %.0f | %.2fms | %.2fms | %d failed |" % (r["connections"], r["per_second"], r["p50_ms"], r["p99_ms"], r["failed"]))' | tee -a bench/RESULTS.md

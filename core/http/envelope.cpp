@@ -148,7 +148,7 @@ Response Response::Error(int status, std::string code, std::string message, cons
 
 Response Response::FromStatus(const Status& status) {
   if (status.ok()) return Success(nullptr);
-  int http = core::HttpStatusFor(status.code());
+  int http = rendezvous::HttpStatusFor(status.code());
   return Error(http, "", status.message());
 }
 
@@ -202,23 +202,6 @@ std::string_view DefaultErrorCode(int status) {
     case 503: return "service_unavailable";
     default: return status >= 500 ? "internal_error" : "error";
   }
-}
-
-int HttpStatusFor(ErrorCode code) {
-  switch (code) {
-    case ErrorCode::kOk: return 200;
-    case ErrorCode::kInvalid: return 400;
-    case ErrorCode::kUnauthenticated: return 401;
-    case ErrorCode::kForbidden: return 403;
-    case ErrorCode::kNotFound: return 404;
-    case ErrorCode::kConflict: return 409;
-    case ErrorCode::kTooLarge: return 413;
-    case ErrorCode::kUnsupportedMediaType: return 415;
-    case ErrorCode::kRateLimited: return 429;
-    case ErrorCode::kUnavailable: return 503;
-    case ErrorCode::kInternal: return 500;
-  }
-  return 500;
 }
 
 std::string DumpJson(const Json& value) {

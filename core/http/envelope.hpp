@@ -11,7 +11,6 @@ namespace rendezvous::core {
 
 // "validation_error" for 400, "unauthorized" for 401 ... "error" for a status without one.
 std::string_view DefaultErrorCode(int status);
-int HttpStatusFor(ErrorCode code);
 
 // Serializes JSON for the wire: invalid UTF-8 in strings is replaced, never thrown.
 std::string DumpJson(const Json& value);

@@ -39,21 +39,6 @@ std::string NoticeFrom(const Request& req) {
   return it == Notices().end() ? std::string() : it->second;
 }
 
-int HttpStatusOf(ErrorCode code) {
-  switch (code) {
-    case ErrorCode::kInvalid: return 400;
-    case ErrorCode::kUnauthenticated: return 401;
-    case ErrorCode::kForbidden: return 403;
-    case ErrorCode::kNotFound: return 404;
-    case ErrorCode::kConflict: return 409;
-    case ErrorCode::kTooLarge: return 413;
-    case ErrorCode::kUnsupportedMediaType: return 415;
-    case ErrorCode::kRateLimited: return 429;
-    case ErrorCode::kUnavailable: return 503;
-    default: return 500;
-  }
-}
-
 std::string Field(const std::map<std::string, std::string>& form, const std::string& name) {
   auto it = form.find(name);
   return it == form.end() ? std::string() : it->second;
@@ -327,7 +312,7 @@ class ClientPages {
   }
 
   int StatusFor(const Status& status) {
-    int code = HttpStatusOf(status.code());
+    int code = HttpStatusFor(status.code());
     if (code >= 500) logger_.Warn("oauth client page failed", {{"error", status.message()}});
     return code;
   }

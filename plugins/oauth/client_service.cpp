@@ -483,4 +483,39 @@ bool ClientService::VerifySecret(const std::string& client_id, const std::string
   return match;
 }
 
+std::optional<ClientService::CredentialCheck> ClientService::CheckCredentials(const std::string& client_id,
+                                                                             const std::string& secret) {
+  if (client_id.empty() || client_id.size() > kMaxClientIdLength) return std::nullopt;
+  const bool check_secret = !secret.empty() && secret.size() <= kMaxSecretLength;
+  const std::string hash = check_secret ? crypto::Sha256Hex(secret) : std::string();
+  struct Row {
+    std::string kind;
+    std::vector<std::string> hashes;
+  };
+  std::optional<Row> row = db_.Run([&](DbConnection& conn) -> std::optional<Row> {
+    auto& q = conn.Prepare(
+        "SELECT c.kind, s.secret_hash FROM oauth_clients c"
+        " LEFT JOIN oauth_client_secrets s ON s.client_id = c.client_id AND s.revoked_at IS NULL"
+        " WHERE c.client_id = ?");
+    q.setString(1, client_id);
+    std::unique_ptr<sql::ResultSet> rs(q.executeQuery());
+    std::optional<Row> out;
+    while (rs->next()) {
+      if (!out) out.emplace(Row{rs->getString(1), {}});
+      if (!rs->isNull(2)) out->hashes.push_back(rs->getString(2));
+    }
+    return out;
+  });
+  if (!row) return std::nullopt;
+  CredentialCheck out;
+  out.kind = ParseClientKind(row->kind).value_or(ClientKind::kConfidential);
+  if (check_secret && out.kind == ClientKind::kConfidential) {
+    bool match = false;
+    // Every active hash is compared, so the time does not tell which one matched.
+    for (const std::string& h : row->hashes) match = crypto::ConstantTimeEquals(h, hash) || match;
+    out.secret_matches = match;
+  }
+  return out;
+}
+
 }  // namespace rendezvous::oauth

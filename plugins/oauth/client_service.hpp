@@ -97,6 +97,14 @@ class ClientService {
   Status RevokeSecret(const std::string& client_id, int64_t secret_id, std::optional<int64_t> acting_owner);
   // For the token endpoint: constant-time check against the active secrets' hashes.
   bool VerifySecret(const std::string& client_id, const std::string& secret);
+  // Token endpoint client authentication in one query (client lookup and secret check): nullopt
+  // when the client does not exist; else its kind and whether `secret` matches an active secret
+  // of a confidential client (false for "" and for public clients). Nothing is cached (§3.3).
+  struct CredentialCheck {
+    ClientKind kind = ClientKind::kConfidential;
+    bool secret_matches = false;
+  };
+  std::optional<CredentialCheck> CheckCredentials(const std::string& client_id, const std::string& secret);
 
  private:
   std::vector<OAuthClient> ListWhere(const std::string& column, const std::string& value);

@@ -76,8 +76,11 @@ class OAuthPlugin final : public Plugin {
  public:
   OAuthPlugin(std::shared_ptr<ClientService> clients, std::shared_ptr<TokenService> tokens)
       : clients_(std::move(clients)), tokens_(std::move(tokens)) {}
-  Status Start() noexcept override { return Status::Ok(); }
-  void Stop() noexcept override {}
+  Status Start() noexcept override {
+    tokens_->StartPurger(std::chrono::seconds(60));
+    return Status::Ok();
+  }
+  void Stop() noexcept override { tokens_->StopPurger(); }
 
  private:
   std::shared_ptr<ClientService> clients_;

@@ -24,17 +24,22 @@ std::optional<std::string_view> AuthorizationHeader(const std::optional<std::str
   return std::string_view(*header);
 }
 
-// Client authentication shared by the three endpoints.
-std::variant<OAuthClient, TokenError> Authenticate(ClientService& clients, const std::string& client_id,
-                                                   const std::string& secret) {
-  Result<OAuthClient> client = clients.Get(client_id);
-  if (!client.ok()) return TokenError::ClientNotFound();
-  if (client->kind == ClientKind::kConfidential) {
-    if (secret.empty() || !clients.VerifySecret(client_id, secret)) return TokenError::InvalidClientCredentials();
+struct AuthenticatedClient {
+  std::string client_id;
+  ClientKind kind = ClientKind::kConfidential;
+};
+
+// Client authentication shared by the three endpoints; one database round trip.
+std::variant<AuthenticatedClient, TokenError> Authenticate(ClientService& clients, const std::string& client_id,
+                                                           const std::string& secret) {
+  std::optional<ClientService::CredentialCheck> check = clients.CheckCredentials(client_id, secret);
+  if (!check) return TokenError::ClientNotFound();
+  if (check->kind == ClientKind::kConfidential) {
+    if (secret.empty() || !check->secret_matches) return TokenError::InvalidClientCredentials();
   } else if (!secret.empty()) {
     return TokenError::InvalidClientCredentials();  // public clients have no secret
   }
-  return std::move(*client);
+  return AuthenticatedClient{client_id, check->kind};
 }
 
 // Body and credentials of the revocation and introspection endpoints.
@@ -88,7 +93,7 @@ Response HandleTokenRequest(ClientService& clients, TokenService& tokens, const 
 
   auto client = Authenticate(clients, tr.client_id, tr.client_secret);
   if (auto* error = std::get_if<TokenError>(&client)) return ErrorResponse(*error, tr.basic_auth);
-  const OAuthClient& c = std::get<OAuthClient>(client);
+  const AuthenticatedClient& c = std::get<AuthenticatedClient>(client);
 
   TokenResult result;
   if (tr.grant_type == kGrantAuthorizationCode) {

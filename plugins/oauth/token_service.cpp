@@ -1,5 +1,6 @@
 #include "token_service.hpp"
 
+#include <exception>
 #include <memory>
 #include <stdexcept>
 
@@ -270,48 +271,80 @@ TokenResult TokenService::Refresh(const std::string& client_id, const std::strin
   const std::string hash = crypto::Sha256Hex(refresh_token);
   int64_t reused_grant = 0;
   TokenResult result = db_.Transaction([&](DbConnection& tx) -> TokenResult {
-    int64_t grant_id = 0, user_id = 0;
-    bool live = false, rotated = false, revoked = false, grant_revoked = false, all_scopes = false;
-    std::string grant_client, scopes_text;
-    {
+    struct Row {
+      int64_t grant_id = 0, user_id = 0;
+      bool live = false, rotated = false, revoked = false, grant_revoked = false, all_scopes = false;
+      std::string grant_client, scopes_text;
+      std::optional<ClientRow> client;
+    };
+    // `lock`: the exact re-read after a lost race; it locks the token and grant rows only. The
+    // fast path reads without locks (a locking join would also lock the client row, which every
+    // refresh of the client shares) and lets the guarded UPDATE below decide the race.
+    auto read = [&](bool lock) -> std::optional<Row> {
       auto& q = tx.Prepare(
-          "SELECT r.grant_id, r.expires_at > UTC_TIMESTAMP(3), r.rotated_at IS NOT NULL, r.revoked_at IS NOT NULL,"
-          " g.client_id, g.user_id, g.scopes, g.all_scopes, g.revoked_at IS NOT NULL"
-          " FROM oauth_refresh_tokens r JOIN oauth_grants g ON g.id = r.grant_id"
-          " WHERE r.token_hash = ? FOR UPDATE");
+          lock ? "SELECT r.grant_id, r.expires_at > UTC_TIMESTAMP(3), r.rotated_at IS NOT NULL, r.revoked_at IS NOT NULL,"
+                 " g.client_id, g.user_id, g.scopes, g.all_scopes, g.revoked_at IS NOT NULL"
+                 " FROM oauth_refresh_tokens r JOIN oauth_grants g ON g.id = r.grant_id"
+                 " WHERE r.token_hash = ? FOR UPDATE"
+               : "SELECT r.grant_id, r.expires_at > UTC_TIMESTAMP(3), r.rotated_at IS NOT NULL, r.revoked_at IS NOT NULL,"
+                 " g.client_id, g.user_id, g.scopes, g.all_scopes, g.revoked_at IS NOT NULL,"
+                 " c.state, c.owner_id, c.scopes"
+                 " FROM oauth_refresh_tokens r JOIN oauth_grants g ON g.id = r.grant_id"
+                 " LEFT JOIN oauth_clients c ON c.client_id = g.client_id"
+                 " WHERE r.token_hash = ?");
       q.setString(1, hash);
       std::unique_ptr<sql::ResultSet> rs(q.executeQuery());
-      if (!rs->next()) return TokenError::InvalidRefreshToken();
-      grant_id = rs->getInt64(1);
-      live = rs->getBoolean(2);
-      rotated = rs->getBoolean(3);
-      revoked = rs->getBoolean(4);
-      grant_client = rs->getString(5);
-      user_id = rs->getInt64(6);
-      scopes_text = rs->getString(7);
-      all_scopes = rs->getBoolean(8);
-      grant_revoked = rs->getBoolean(9);
-    }
-    if (grant_client != client_id) return TokenError::InvalidRefreshToken();
-    if (rotated) {
-      // Reuse: someone holds an old token. Kill the grant, whoever the legitimate holder is.
-      if (!grant_revoked) {
-        RevokeGrant(tx, grant_id);
-        reused_grant = grant_id;
+      if (!rs->next()) return std::nullopt;
+      Row row;
+      row.grant_id = rs->getInt64(1);
+      row.live = rs->getBoolean(2);
+      row.rotated = rs->getBoolean(3);
+      row.revoked = rs->getBoolean(4);
+      row.grant_client = rs->getString(5);
+      row.user_id = rs->getInt64(6);
+      row.scopes_text = rs->getString(7);
+      row.all_scopes = rs->getBoolean(8);
+      row.grant_revoked = rs->getBoolean(9);
+      if (!lock && !rs->isNull(10)) row.client = ClientRow{rs->getString(10), rs->getInt64(11), JsonList(rs->getString(12))};
+      return row;
+    };
+    // The outcome for a token that is not (or no longer) rotatable; nullopt when it is.
+    auto refuse = [&](const Row& row) -> std::optional<TokenError> {
+      if (row.grant_client != client_id) return TokenError::InvalidRefreshToken();
+      if (row.rotated) {
+        // Reuse: someone holds an old token. Kill the grant, whoever the legitimate holder is.
+        if (!row.grant_revoked) {
+          RevokeGrant(tx, row.grant_id);
+          reused_grant = row.grant_id;
+        }
+        return TokenError::RefreshTokenRevoked();
       }
-      return TokenError::RefreshTokenRevoked();
-    }
-    if (revoked || grant_revoked || !live) return TokenError::InvalidRefreshToken();
-    std::optional<ClientRow> client = LoadClientRow(tx, client_id);
-    if (!client) return TokenError::InvalidRefreshToken();
-    if (auto error = CheckClientUsable(*client, user_id)) return *error;
+      if (row.revoked || row.grant_revoked || !row.live) return TokenError::InvalidRefreshToken();
+      return std::nullopt;
+    };
 
+    std::optional<Row> row = read(false);
+    if (!row) return TokenError::InvalidRefreshToken();
+    // A committed rotation is final, so reuse needs no lock (RevokeGrant is idempotent).
+    if (auto error = refuse(*row)) return *error;
+    if (!row->client) return TokenError::InvalidRefreshToken();
+    if (auto error = CheckClientUsable(*row->client, row->user_id)) return *error;
+
+    // Rotates only a token that is still live on a live grant; 0 rows means another request
+    // rotated it (or the grant was revoked) since the read: decide again under the locks.
     auto& rot = tx.Prepare(
-        "UPDATE oauth_refresh_tokens SET rotated_at = UTC_TIMESTAMP(3) WHERE token_hash = ? AND rotated_at IS NULL");
+        "UPDATE oauth_refresh_tokens r JOIN oauth_grants g ON g.id = r.grant_id"
+        " SET r.rotated_at = UTC_TIMESTAMP(3)"
+        " WHERE r.token_hash = ? AND r.rotated_at IS NULL AND r.revoked_at IS NULL"
+        " AND r.expires_at > UTC_TIMESTAMP(3) AND g.revoked_at IS NULL");
     rot.setString(1, hash);
-    if (rot.executeUpdate() != 1) return TokenError::InvalidRefreshToken();  // cannot happen under the row lock
-    TokenResponse out = IssueTokens(tx, grant_id, lifetimes_);
-    out.scope = ScopeText(JsonList(scopes_text), all_scopes, *client);
+    if (rot.executeUpdate() != 1) {
+      std::optional<Row> locked = read(true);
+      if (!locked) return TokenError::InvalidRefreshToken();
+      return refuse(*locked).value_or(TokenError::InvalidRefreshToken());
+    }
+    TokenResponse out = IssueTokens(tx, row->grant_id, lifetimes_);
+    out.scope = ScopeText(JsonList(row->scopes_text), row->all_scopes, *row->client);
     return out;
   });
   if (reused_grant != 0) {
@@ -409,6 +442,61 @@ Json TokenService::Introspect(const std::string& client_id, const std::string& t
             {"iat", rs->getInt64(6)},
             {"token_type", access ? "bearer" : "refresh_token"}};
   });
+}
+
+TokenService::~TokenService() { StopPurger(); }
+
+uint64_t TokenService::PurgeExpired(size_t batch) {
+  static constexpr const char* kDeletes[] = {
+      "DELETE FROM oauth_codes WHERE expires_at < UTC_TIMESTAMP(3) LIMIT ?",
+      "DELETE FROM oauth_access_tokens WHERE expires_at < UTC_TIMESTAMP(3) OR revoked_at IS NOT NULL LIMIT ?",
+      "DELETE FROM oauth_refresh_tokens WHERE expires_at < UTC_TIMESTAMP(3) OR revoked_at IS NOT NULL LIMIT ?",
+  };
+  if (batch == 0) batch = 1;
+  uint64_t total = 0;
+  for (const char* sql : kDeletes) {
+    for (int i = 0; i < kMaxPurgeBatches; ++i) {
+      // One autocommit statement per batch: short row locks, no long transaction.
+      const uint64_t n = db_.Run([&](DbConnection& conn) -> uint64_t {
+        auto& del = conn.Prepare(sql);
+        del.setInt64(1, static_cast<int64_t>(batch));
+        return static_cast<uint64_t>(del.executeUpdate());
+      });
+      total += n;
+      if (n < batch) break;
+    }
+  }
+  return total;
+}
+
+void TokenService::StartPurger(std::chrono::milliseconds interval) {
+  std::lock_guard<std::mutex> lk(purge_mu_);
+  if (purger_.joinable()) return;
+  purge_stop_ = false;
+  purger_ = std::thread([this, interval] {
+    std::unique_lock<std::mutex> lk(purge_mu_);
+    while (!purge_cv_.wait_for(lk, interval, [this] { return purge_stop_; })) {
+      lk.unlock();
+      try {
+        const uint64_t n = PurgeExpired();
+        if (n > 0) logger_.Debug("oauth purge", {{"deleted", static_cast<int64_t>(n)}});
+      } catch (const std::exception& e) {
+        logger_.Warn("oauth purge failed", {{"error", std::string(e.what())}});
+      }
+      lk.lock();
+    }
+  });
+}
+
+void TokenService::StopPurger() {
+  std::thread t;
+  {
+    std::lock_guard<std::mutex> lk(purge_mu_);
+    purge_stop_ = true;
+    t = std::move(purger_);
+  }
+  purge_cv_.notify_all();
+  if (t.joinable()) t.join();
 }
 
 }  // namespace rendezvous::oauth

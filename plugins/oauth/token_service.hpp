@@ -19,8 +19,12 @@
 // anything else is refused without a database round trip.
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <optional>
+#include <thread>
 #include <string>
 #include <variant>
 #include <vector>
@@ -101,10 +105,28 @@ class TokenService {
   void Revoke(const std::string& client_id, const std::string& token);
   Json Introspect(const std::string& client_id, const std::string& token);
 
+  // Deletes rows that can no longer matter, in autocommit DELETE ... LIMIT `batch` statements
+  // (at most kMaxPurgeBatches per table per call): expired codes (used or not; a used code is
+  // kept until it expires so a replay still revokes its grant), expired or revoked access
+  // tokens, expired or revoked refresh tokens (rotated ones are kept until they expire, for
+  // reuse detection). Grants are kept. Returns the number of rows deleted.
+  uint64_t PurgeExpired(size_t batch = 1000);
+  // A background thread that calls PurgeExpired every `interval` (errors are logged, not fatal).
+  // StopPurger wakes and joins it promptly; both idempotent; the destructor stops it.
+  void StartPurger(std::chrono::milliseconds interval);
+  void StopPurger();
+  ~TokenService();
+
+  static constexpr int kMaxPurgeBatches = 100;
+
  private:
   Database& db_;
   Logger& logger_;
   TokenLifetimes lifetimes_;
+  std::mutex purge_mu_;
+  std::condition_variable purge_cv_;
+  bool purge_stop_ = false;
+  std::thread purger_;
 };
 
 }  // namespace rendezvous::oauth

@@ -2,12 +2,14 @@
 // concurrency, refresh rotation under concurrency, PKCE binding, resolution of both token kinds,
 // and the refusal of malformed tokens without a query.
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <cppconn/prepared_statement.h>
+#include <cppconn/resultset.h>
 #include <gtest/gtest.h>
 #include <prometheus/registry.h>
 
@@ -190,6 +192,77 @@ TEST_F(TokenServiceDb, IntrospectAndRevokeAreScopedToTheClient) {
   tokens_->Revoke(client_id_, t.access_token);
   EXPECT_FALSE(tokens_->ResolveAccessToken(t.access_token));
   EXPECT_EQ(tokens_->Introspect(client_id_, t.access_token), Json({{"active", false}}));
+}
+
+}  // namespace
+}  // namespace rendezvous::oauth
+
+namespace rendezvous::oauth {
+namespace {
+
+TEST_F(TokenServiceDb, PurgeDeletesOnlyWhatCanNoLongerMatter) {
+  const std::string live_code = Code();
+  auto count = [&](const std::string& sql) {
+    return db_->Run([&](DbConnection& conn) {
+      std::unique_ptr<sql::ResultSet> rs(conn.Prepare(sql).executeQuery());
+      return rs->next() ? rs->getInt64(1) : -1;
+    });
+  };
+  db_->Run([&](DbConnection& conn) {
+    for (int i = 0; i < 5; ++i) {
+      conn.Execute("INSERT INTO oauth_codes (code_hash, client_id, user_id, redirect_uri, scopes, created_at, expires_at)"
+                   " VALUES (SHA2('expired" + std::to_string(i) + "', 256), 'c', 2, 'x', '[]',"
+                   " UTC_TIMESTAMP(3) - INTERVAL 1 HOUR, UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE)");
+    }
+    const char* rows[][2] = {{"a_expired", "UTC_TIMESTAMP(3) - INTERVAL 1 SECOND"}, {"a_live", "UTC_TIMESTAMP(3) + INTERVAL 1 HOUR"}};
+    for (auto& r : rows) {
+      conn.Execute(std::string("INSERT INTO oauth_access_tokens (token_hash, grant_id, created_at, expires_at) VALUES (SHA2('") +
+                   r[0] + "', 256), 1, UTC_TIMESTAMP(3), " + r[1] + ")");
+      conn.Execute(std::string("INSERT INTO oauth_refresh_tokens (token_hash, grant_id, created_at, expires_at) VALUES (SHA2('") +
+                   r[0] + "', 256), 1, UTC_TIMESTAMP(3), " + r[1] + ")");
+    }
+    conn.Execute("INSERT INTO oauth_access_tokens (token_hash, grant_id, created_at, expires_at, revoked_at) VALUES"
+                 " (SHA2('a_revoked', 256), 1, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL 1 HOUR, UTC_TIMESTAMP(3))");
+    conn.Execute("INSERT INTO oauth_refresh_tokens (token_hash, grant_id, created_at, expires_at, rotated_at) VALUES"
+                 " (SHA2('r_rotated', 256), 1, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL 1 HOUR, UTC_TIMESTAMP(3))");
+  });
+  // Batches of 2 exercise the loop: 5 codes, 2 access tokens, 1 refresh token.
+  EXPECT_EQ(tokens_->PurgeExpired(2), 8u);
+  EXPECT_EQ(count("SELECT COUNT(*) FROM oauth_codes"), 1);
+  EXPECT_EQ(count("SELECT COUNT(*) FROM oauth_access_tokens WHERE token_hash = SHA2('a_live', 256)"), 1);
+  EXPECT_EQ(count("SELECT COUNT(*) FROM oauth_access_tokens"), 1);
+  EXPECT_EQ(count("SELECT COUNT(*) FROM oauth_refresh_tokens"), 2);  // live and rotated (reuse detection)
+  EXPECT_EQ(tokens_->PurgeExpired(2), 0u);
+  // The live code still works.
+  EXPECT_TRUE(std::holds_alternative<TokenResponse>(tokens_->ExchangeCode(client_id_, live_code, kRedirect, "")));
+}
+
+TEST_F(TokenServiceDb, PurgerStopsPromptly) {
+  tokens_->StartPurger(std::chrono::hours(1));
+  const auto t0 = std::chrono::steady_clock::now();
+  tokens_->StopPurger();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+  tokens_->StopPurger();  // idempotent
+}
+
+TEST_F(TokenServiceDb, PurgerSweepsInTheBackground) {
+  db_->Run([&](DbConnection& conn) {
+    conn.Execute("INSERT INTO oauth_codes (code_hash, client_id, user_id, redirect_uri, scopes, created_at, expires_at)"
+                 " VALUES (SHA2('old', 256), 'c', 2, 'x', '[]', UTC_TIMESTAMP(3) - INTERVAL 1 HOUR,"
+                 " UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE)");
+  });
+  tokens_->StartPurger(std::chrono::milliseconds(20));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  int64_t left = 1;
+  while (left != 0 && std::chrono::steady_clock::now() < deadline) {
+    left = db_->Run([&](DbConnection& conn) {
+      std::unique_ptr<sql::ResultSet> rs(conn.Prepare("SELECT COUNT(*) FROM oauth_codes").executeQuery());
+      return rs->next() ? rs->getInt64(1) : -1;
+    });
+    if (left != 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  tokens_->StopPurger();
+  EXPECT_EQ(left, 0);
 }
 
 }  // namespace

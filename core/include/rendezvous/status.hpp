@@ -23,6 +23,24 @@ enum class ErrorCode {
   kInternal,             // 500 internal_error
 };
 
+// The HTTP status an error category answers with (the table above). kOk is 200.
+constexpr int HttpStatusFor(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kOk: return 200;
+    case ErrorCode::kInvalid: return 400;
+    case ErrorCode::kUnauthenticated: return 401;
+    case ErrorCode::kForbidden: return 403;
+    case ErrorCode::kNotFound: return 404;
+    case ErrorCode::kConflict: return 409;
+    case ErrorCode::kTooLarge: return 413;
+    case ErrorCode::kUnsupportedMediaType: return 415;
+    case ErrorCode::kRateLimited: return 429;
+    case ErrorCode::kUnavailable: return 503;
+    case ErrorCode::kInternal: return 500;
+  }
+  return 500;
+}
+
 class Status {
  public:
   Status() = default;
