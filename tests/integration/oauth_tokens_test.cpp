@@ -2,8 +2,6 @@
 // managed-user tokens against the real binary and a real MariaDB. Authorization codes are
 // inserted directly (their hash, as the consent page would store it); the browser tests cover
 // the pages that issue them.
-#include <openssl/evp.h>
-
 #include <memory>
 #include <set>
 #include <string>
@@ -12,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "http_client.hpp"
+#include "oauth_support.hpp"
 #include "scratch_db.hpp"
 #include "test_server.hpp"
 
@@ -20,54 +19,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kRedirect = "https://app.example.com/callback";
-
-std::string Sha256Raw(const std::string& data) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_Digest(data.data(), data.size(), digest, &len, EVP_sha256(), nullptr);
-  return std::string(reinterpret_cast<char*>(digest), len);
-}
-
-std::string Hex(const std::string& raw) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : raw) {
-    out += kHex[c >> 4];
-    out += kHex[c & 15];
-  }
-  return out;
-}
-
-std::string Base64(const std::string& raw) {
-  std::string out(4 * ((raw.size() + 2) / 3) + 1, '\0');
-  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(raw.data()), static_cast<int>(raw.size()));
-  out.resize(static_cast<size_t>(n));
-  return out;
-}
-
-std::string S256(const std::string& verifier) {
-  std::string b = Base64(Sha256Raw(verifier));
-  while (!b.empty() && b.back() == '=') b.pop_back();
-  for (char& c : b) c = c == '+' ? '-' : c == '/' ? '_' : c;
-  return b;
-}
-
-std::string FormEncode(const std::string& s) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if (isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
-}
+constexpr const char* kRedirect = kTestRedirectUri;
 
 enum class Encoding { kJson, kForm };
 
@@ -105,13 +57,7 @@ class OAuthTokensBase : public ::testing::Test {
   // Inserts an authorization code row as the consent page stores it; returns the code.
   std::string InsertCode(const std::string& client_id, int64_t user_id, const std::vector<std::string>& scopes,
                          bool all_scopes = false, const std::string& challenge = "", int expires_in = 600) {
-    const std::string code = "test-code-" + std::to_string(++codes_);
-    db_.Exec("INSERT INTO oauth_codes (code_hash, client_id, user_id, redirect_uri, scopes, all_scopes,"
-             " code_challenge, created_at, expires_at) VALUES ('" + Hex(Sha256Raw(code)) + "', '" + client_id +
-             "', " + std::to_string(user_id) + ", '" + kRedirect + "', '" + json(scopes).dump() + "', " +
-             (all_scopes ? "1" : "0") + ", '" + challenge + "', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL " +
-             std::to_string(expires_in) + " SECOND)");
-    return code;
+    return InsertAuthorizationCode(db_, client_id, user_id, scopes, all_scopes, challenge, expires_in);
   }
 
   std::string TokenUrl() const { return server_->api() + "/v2/auth/oauth2/token"; }
@@ -188,7 +134,6 @@ class OAuthTokensBase : public ::testing::Test {
   HttpClient http_;
   int64_t owner_ = 0;
   int64_t user_ = 0;
-  int codes_ = 0;
   Encoding enc_ = Encoding::kJson;
 };
 
@@ -248,7 +193,7 @@ TEST_P(OAuthTokens, CodeExchangeRefreshAndVerifyCall) {
   EXPECT_EQ(Me(t2["access_token"]).status, 200);
   // Stored only as hashes.
   EXPECT_EQ(db_.QueryValue("SELECT COUNT(*) FROM oauth_access_tokens WHERE token_hash = '" +
-                           Hex(Sha256Raw(t2["access_token"])) + "'"), "1");
+                           HexEncode(Sha256Raw(t2["access_token"])) + "'"), "1");
   EXPECT_EQ(db_.QueryValue("SELECT COUNT(*) FROM oauth_access_tokens WHERE token_hash = '" +
                            std::string(t2["access_token"]) + "'"), "0");
 }
@@ -256,11 +201,11 @@ TEST_P(OAuthTokens, CodeExchangeRefreshAndVerifyCall) {
 TEST_P(OAuthTokens, HttpBasicClientAuthentication) {
   json c = CreateClient({"PROFILE_READ"});
   const std::string id = c["client_id"], secret = c["client_secret"];
-  const std::string basic = "Authorization: Basic " + Base64(FormEncode(id) + ":" + FormEncode(secret));
+  const std::string basic = "Authorization: Basic " + Base64Encode(FormEncode(id) + ":" + FormEncode(secret));
   ExpectTokens(Token({{"grant_type", "authorization_code"}, {"code", InsertCode(id, user_, {"PROFILE_READ"})},
                       {"redirect_uri", kRedirect}}, {basic}));
 
-  const std::string wrong = "Authorization: Basic " + Base64(FormEncode(id) + ":wrong");
+  const std::string wrong = "Authorization: Basic " + Base64Encode(FormEncode(id) + ":wrong");
   HttpResult r = Token({{"grant_type", "authorization_code"}, {"code", "x"}, {"redirect_uri", kRedirect}}, {wrong});
   ExpectError(r, 401, "invalid_client", "invalid_client_credentials");
   EXPECT_EQ(r.Header("www-authenticate"), "Basic realm=\"rendezvous\"");
@@ -275,13 +220,13 @@ TEST_P(OAuthTokens, PkcePublicAndDowngradeProtection) {
   EXPECT_FALSE(pub.contains("client_secret"));
   const std::string id = pub["client_id"];
   const std::string verifier = "verifier-0123456789-0123456789-0123456789-abcdefgh";
-  ExpectTokens(Exchange(pub, InsertCode(id, user_, {"PROFILE_READ"}, false, S256(verifier)), verifier));
+  ExpectTokens(Exchange(pub, InsertCode(id, user_, {"PROFILE_READ"}, false, S256Challenge(verifier)), verifier));
   // Wrong verifier.
-  ExpectError(Exchange(pub, InsertCode(id, user_, {"PROFILE_READ"}, false, S256(verifier)),
+  ExpectError(Exchange(pub, InsertCode(id, user_, {"PROFILE_READ"}, false, S256Challenge(verifier)),
                        "another-verifier-0123456789-0123456789-0123456789"),
               400, "invalid_grant", "code_invalid_or_expired");
   // A public client must send a verifier.
-  HttpResult none = Exchange(pub, InsertCode(id, user_, {"PROFILE_READ"}, false, S256(verifier)));
+  HttpResult none = Exchange(pub, InsertCode(id, user_, {"PROFILE_READ"}, false, S256Challenge(verifier)));
   EXPECT_EQ(none.status, 400);
   EXPECT_EQ(none.Json().value("error", ""), "invalid_request");
   ExpectNoStore(none);
@@ -294,10 +239,10 @@ TEST_P(OAuthTokens, PkcePublicAndDowngradeProtection) {
   // Verifier without a challenge (downgrade) and challenge without a verifier.
   ExpectError(Exchange(conf, InsertCode(conf["client_id"], user_, {"PROFILE_READ"}), verifier), 400, "invalid_grant",
               "code_invalid_or_expired");
-  ExpectError(Exchange(conf, InsertCode(conf["client_id"], user_, {"PROFILE_READ"}, false, S256(verifier))), 400,
+  ExpectError(Exchange(conf, InsertCode(conf["client_id"], user_, {"PROFILE_READ"}, false, S256Challenge(verifier))), 400,
               "invalid_grant", "code_invalid_or_expired");
   // A confidential client with a challenge and the right verifier works too.
-  ExpectTokens(Exchange(conf, InsertCode(conf["client_id"], user_, {"PROFILE_READ"}, false, S256(verifier)), verifier));
+  ExpectTokens(Exchange(conf, InsertCode(conf["client_id"], user_, {"PROFILE_READ"}, false, S256Challenge(verifier)), verifier));
 }
 
 TEST_P(OAuthTokens, CodeBindingExpiryAndReplay) {
@@ -340,7 +285,7 @@ TEST_P(OAuthTokens, RefreshRotationAndReuseDetection) {
 TEST_P(OAuthTokens, AccessTokenExpiry) {
   json c = CreateClient({"PROFILE_READ"});
   json t = ExpectTokens(Exchange(c, InsertCode(c["client_id"], user_, {"PROFILE_READ"})));
-  const std::string hash = Hex(Sha256Raw(t["access_token"]));
+  const std::string hash = HexEncode(Sha256Raw(t["access_token"]));
   // 1800 s from issue.
   const std::string ttl = db_.QueryValue("SELECT TIMESTAMPDIFF(SECOND, created_at, expires_at) FROM oauth_access_tokens"
                                          " WHERE token_hash = '" + hash + "'");
@@ -552,7 +497,7 @@ TEST_F(OAuthTokensMisc, RefreshTokenLifetimeFromConfig) {
   ASSERT_TRUE(server_->Start(&why)) << why;
   json c = CreateClient({"PROFILE_READ"});
   json t = ExpectTokens(Exchange(c, InsertCode(c["client_id"], user_, {"PROFILE_READ"})));
-  const std::string hash = Hex(Sha256Raw(t["refresh_token"]));
+  const std::string hash = HexEncode(Sha256Raw(t["refresh_token"]));
   EXPECT_EQ(db_.QueryValue("SELECT TIMESTAMPDIFF(SECOND, created_at, expires_at) FROM oauth_refresh_tokens"
                            " WHERE token_hash = '" + hash + "'"), "60");
   db_.Exec("UPDATE oauth_refresh_tokens SET expires_at = UTC_TIMESTAMP(3) - INTERVAL 1 SECOND WHERE token_hash = '" +
