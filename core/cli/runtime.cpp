@@ -3,8 +3,10 @@
 #include <unistd.h>
 
 #include <climits>
+#include <cstdlib>
 
 #include "log/logger.hpp"
+#include "rendezvous/crypto.hpp"
 
 namespace rendezvous::core {
 
@@ -16,6 +18,26 @@ std::string ExecutableDir() {
   auto slash = path.rfind('/');
   return slash == std::string::npos ? "." : path.substr(0, slash);
 }
+
+namespace {
+
+// The AES-256-GCM key for third-party credentials (DESIGN §5): 32 bytes, base64, in the variable
+// named by security.encryption_key_env. Unset: empty (features that encrypt refuse to work and
+// say why); set but malformed: a config error.
+std::string ReadEncryptionKey(const Config& config) {
+  const std::string& name = config.security.encryption_key_env;
+  const char* value = std::getenv(name.c_str());
+  if (value == nullptr || *value == '\0') return "";
+  std::string text(value);
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) text.pop_back();
+  Result<std::string> raw = crypto::Base64Decode(text);
+  if (!raw.ok() || raw->size() != 32)
+    throw ConfigError(config.file + ": security.encryption_key_env: the variable " + name +
+                      " must hold a 32-byte key in base64 (e.g. `openssl rand -base64 32`)");
+  return std::move(raw).value();
+}
+
+}  // namespace
 
 Runtime::Runtime(const std::string& config_path) : config_(LoadConfig(config_path)) {
   SetProcessLogger(std::make_unique<StderrLogger>(ParseLogLevel(config_.logging.level),
@@ -62,6 +84,7 @@ Runtime::Runtime(const std::string& config_path) : config_(LoadConfig(config_pat
   hs.app_url = config_.app.base_url;
   hs.root_dir = config_.root_dir;
   hs.config_file = config_.file;
+  hs.encryption_key = ReadEncryptionKey(config_);
   plugins_ = std::make_unique<PluginHost>(hs);
   plugins_->Load(config_.plugins, ExecutableDir());
 }

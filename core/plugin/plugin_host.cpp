@@ -43,6 +43,7 @@ class PluginHost::Context final : public PluginContext {
   }
   const std::string& base_url() const override { return host_.services_.base_url; }
   const std::string& app_url() const override { return host_.services_.app_url; }
+  const std::string& encryption_key() const override { return host_.services_.encryption_key; }
 
   void AddRoute(Route route) override { host_.routes_.push_back(std::move(route)); }
   void AddMigrations(std::vector<Migration> migrations) override {

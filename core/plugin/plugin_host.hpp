@@ -31,6 +31,7 @@ struct HostServices {
   std::string app_url;
   std::string root_dir;
   std::string config_file;
+  std::string encryption_key;  // raw 32 bytes, or empty when not configured
 };
 
 class PluginHost {

@@ -84,6 +84,8 @@ std::string ToolsDir() { return Env("RDV_TOOLS_DIR", RDV_DEFAULT_TOOLS_DIR); }
 
 TestServer::TestServer(std::string database_name, TestServerOptions options)
     : database_name_(std::move(database_name)), options_(std::move(options)) {
+  // The server's credential encryption key (DESIGN §5), fixed for tests unless the caller set one.
+  ::setenv("RENDEZVOUS_ENCRYPTION_KEY", "cmVuZGV6dm91cy10ZXN0LWtleS0zMi1ieXRlcy0hISE=", 0);
   char tmpl[] = "/tmp/rdv-test-XXXXXX";
   char* d = mkdtemp(tmpl);
   if (!d) throw std::runtime_error("mkdtemp failed");

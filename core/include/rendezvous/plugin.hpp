@@ -26,7 +26,7 @@ namespace prometheus {
 class Registry;
 }
 
-#define RENDEZVOUS_PLUGIN_ABI_VERSION 1u
+#define RENDEZVOUS_PLUGIN_ABI_VERSION 2u
 
 #define RENDEZVOUS_STR2(x) #x
 #define RENDEZVOUS_STR(x) RENDEZVOUS_STR2(x)
@@ -80,6 +80,10 @@ class PluginContext {
   virtual std::string ResolvePath(const std::string& relative) const = 0;
   virtual const std::string& base_url() const = 0;
   virtual const std::string& app_url() const = 0;
+  // The AES-256-GCM key (raw 32 bytes) for third-party credentials at rest, read from the variable
+  // named by security.encryption_key_env; empty when that variable is unset. Use with
+  // Encrypt/Decrypt (crypto.hpp).
+  virtual const std::string& encryption_key() const = 0;
 
   virtual void AddRoute(Route route) = 0;
   virtual void AddMigrations(std::vector<Migration> migrations) = 0;
