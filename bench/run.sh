@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Load benchmarks on loopback with wrk; appends results to bench/RESULTS.md.
 #   bench/run.sh [BUILD_DIR]   (make bench)
+#   BENCH_SCENARIOS="http refresh code" picks scenarios; BENCH_DURATION=10s; BENCH_PERF=1 records a
+#   CPU profile of the server (perf, cpu-clock) during the refresh scenario into var/bench-refresh.perf.
 # Each run is bounded: wrk -d for every scenario, the server is stopped at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,6 +30,12 @@ run() { # name, wrk args...
   echo "| $name | ${rps} | ${p50} | ${p99} | ${non2xx:-0} |"
 }
 
+# CPU time (ms) a process has used so far: utime + stime from /proc (clock ticks).
+cpu_ms() { awk -v hz="$(getconf CLK_TCK)" '{printf "%d", ($14 + $15) * 1000 / hz}' "/proc/$1/stat"; }
+db_pid=$(cat var/db/mysqld.pid)
+
+want() { [[ " ${BENCH_SCENARIOS:-http refresh code} " == *" $1 "* ]]; }
+
 {
   echo
   echo "## $(date -u +%Y-%m-%dT%H:%MZ) — $(git rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) cores"
@@ -36,29 +44,44 @@ run() { # name, wrk args...
   echo
   echo "| scenario | requests/s | p50 | p99 | non-2xx |"
   echo "|---|---|---|---|---|"
-  run "GET /healthz" http://127.0.0.1:18090/healthz
-  run "GET /v2/me (API key)" -H "Authorization: Bearer $key" http://127.0.0.1:18090/v2/me
+  if want http; then
+    run "GET /healthz" http://127.0.0.1:18090/healthz
+    run "GET /v2/me (API key)" -H "Authorization: Bearer $key" http://127.0.0.1:18090/v2/me
+  fi
 } | tee -a bench/RESULTS.md
 
-# Refresh grants: 32 connections, each rotating its own managed-user grant's refresh token.
-refresh_conns=${BENCH_REFRESH_CONNECTIONS:-32}
+# The OAuth client both token scenarios use.
 client=$($bin admin oauth-client create --config $cfg --owner-id "$uid" --name "Bench client" \
   --redirect-uri https://bench.example.com/cb --scope PROFILE_READ)
 client_id=$(echo "$client" | sed -E 's/.*"client_id":"([^"]+)".*/\1/')
 client_secret=$(echo "$client" | sed -E 's/.*"client_secret":"([^"]+)".*/\1/')
 $bin admin oauth-client review --config $cfg "$client_id" --accept >/dev/null
+
+# Refresh grants: 32 connections, each rotating its own managed-user grant's refresh token.
+# With BENCH_PERF=1 the server is profiled meanwhile (perf record -e cpu-clock -g).
+if want refresh; then
+refresh_conns=${BENCH_REFRESH_CONNECTIONS:-32}
 : > var/bench-refresh-tokens.txt
 for i in $(seq 1 "$refresh_conns"); do
   $bin admin managed-user create --config $cfg --client-id "$client_id" --email "m$i@bench.example.com" --name "M $i" \
     | sed -E 's/.*"refresh_token":"([^"]+)".*/\1/' >> var/bench-refresh-tokens.txt
 done
+if [ "${BENCH_PERF:-0}" = 1 ]; then
+  perf record -e cpu-clock -g -o var/bench-refresh.perf -p $pid -- sleep "${duration%s}" >/dev/null 2>&1 &
+  perf_pid=$!
+fi
+cpu0=$(( $(cpu_ms $pid) + $(cpu_ms $db_pid) ))
 refresh=$($build/bench/refresh_bench http://127.0.0.1:18090/v2/auth/oauth2/token "$client_id" "$client_secret" \
   "${duration%s}" var/bench-refresh-tokens.txt)
+cpu1=$(( $(cpu_ms $pid) + $(cpu_ms $db_pid) ))
 rm -f var/bench-refresh-tokens.txt
-echo "$refresh" | python3 -c 'import json,sys; r=json.load(sys.stdin); print("| POST /v2/auth/oauth2/token refresh_token (%d connections, bench/refresh_bench) | %.0f | %.2fms | %.2fms | %d failed |" % (r["connections"], r["per_second"], r["p50_ms"], r["p99_ms"], r["failed"]))' | tee -a bench/RESULTS.md
+echo "$refresh" | CPU_MS=$((cpu1 - cpu0)) python3 -c 'import json,os,sys; r=json.load(sys.stdin); n=max(1, r["ok"] + r["failed"]); print("| POST /v2/auth/oauth2/token refresh_token (%d connections, bench/refresh_bench; server+MariaDB CPU %.0f µs/grant) | %.0f | %.2fms | %.2fms | %d failed |" % (r["connections"], int(os.environ["CPU_MS"])*1000.0/n, r["per_second"], r["p50_ms"], r["p99_ms"], r["failed"]))' | tee -a bench/RESULTS.md
+[ -n "${perf_pid:-}" ] && wait $perf_pid
+fi
 
 # Code exchanges: codes pre-created in oauth_codes (code_hash = SHA-256 hex of the code, as
 # TokenService stores it), then exchanged once each by 32 connections.
+if want code; then
 code_conns=${BENCH_CODE_CONNECTIONS:-32}
 code_count=${BENCH_CODES:-40000}
 code_prefix="benchcode-$(date +%s)-"
@@ -71,3 +94,4 @@ mariadb --no-defaults -S var/db/mysqld.sock -uroot rendezvous_bench -e "
 codes=$($build/bench/code_bench http://127.0.0.1:18090/v2/auth/oauth2/token "$client_id" "$client_secret" \
   https://bench.example.com/cb "${duration%s}" "$code_conns" "$code_prefix" "$code_count")
 echo "$codes" | python3 -c 'import json,sys; r=json.load(sys.stdin); print("| POST /v2/auth/oauth2/token authorization_code (%d connections, bench/code_bench) | %.0f | %.2fms | %.2fms | %d failed |" % (r["connections"], r["per_second"], r["p50_ms"], r["p99_ms"], r["failed"]))' | tee -a bench/RESULTS.md
+fi

@@ -1,8 +1,10 @@
 #include "storage/migrator.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <memory>
+#include <regex>
 #include <set>
 #include <stdexcept>
 #include <utility>
@@ -81,6 +83,31 @@ std::string Describe(const std::string& owner, const Migration& m) {
 
 }  // namespace
 
+namespace {
+
+std::string Upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// `CREATE [DEFINER=...] PROCEDURE|FUNCTION` at the start of a statement being collected (after
+// any leading comment lines).
+bool StartsRoutine(const std::string& statement) {
+  static const std::regex kRoutine(R"(^\s*CREATE\s+(DEFINER\s*=\s*\S+\s+)?(PROCEDURE|FUNCTION)\s)",
+                                   std::regex::icase);
+  size_t pos = 0;
+  for (;;) {
+    while (pos < statement.size() && std::isspace(static_cast<unsigned char>(statement[pos]))) ++pos;
+    if (statement.compare(pos, 2, "--") != 0 && statement.compare(pos, 1, "#") != 0) break;
+    const size_t nl = statement.find('\n', pos);
+    if (nl == std::string::npos) return false;
+    pos = nl + 1;
+  }
+  return std::regex_search(statement.substr(pos, 200), kRoutine);
+}
+
+}  // namespace
+
 std::vector<std::string> SplitStatements(const std::string& sql) {
   std::vector<std::string> out;
   std::string current;
@@ -97,7 +124,11 @@ std::vector<std::string> SplitStatements(const std::string& sql) {
     std::string line = sql.substr(pos, end - pos);
     if (!line.empty() && line.back() == '\r') line.pop_back();
     const auto tail = line.find_last_not_of(" \t");
-    if (tail != std::string::npos && line[tail] == ';') {
+    // A stored routine's body has statements of its own: it ends only at a line `END;`.
+    const bool in_routine = StartsRoutine(current);
+    const bool ends = tail != std::string::npos && line[tail] == ';' &&
+                      (!in_routine || Upper(Trim(line)) == "END;");
+    if (ends) {
       current += line.substr(0, tail);
       flush();
     } else {

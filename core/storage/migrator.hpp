@@ -5,7 +5,9 @@
 //   migrating at once are safe: the second waits, then finds nothing left to do.
 // - Owners are applied in the order they were added, each owner's migrations in version order.
 //   A pending version lower than one already applied is still applied (and logged).
-// - A migration's SQL is split into statements at lines ending with ';' (see SplitStatements).
+// - A migration's SQL is split into statements at lines ending with ';' (see SplitStatements);
+//   a `CREATE PROCEDURE` / `CREATE FUNCTION` statement ends only at a line `END;`, so routine
+//   bodies keep their own semicolons (no DELIMITER needed).
 //   MariaDB/MySQL DDL is not transactional: statements run one by one, and a version is recorded
 //   only after all its statements succeeded. A failed version is re-run from its first statement
 //   next time, so write statements that can run twice (CREATE TABLE IF NOT EXISTS,

@@ -4,6 +4,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include <cppconn/exception.h>
 #include <cppconn/prepared_statement.h>
 #include <cppconn/resultset.h>
 
@@ -14,6 +15,33 @@
 
 namespace rendezvous::oauth {
 namespace {
+
+// The refresh grant's write half as one round trip (DESIGN §5 rotation): marks the presented
+// refresh token rotated -- only while it and its grant are live, the same guard as the UPDATE in
+// TokenService::Refresh's transaction -- and inserts the new access and refresh token, in one
+// transaction inside the server. A token that is no longer rotatable signals SQLSTATE 45000
+// (MySQL error 1644) and nothing is written; the caller then decides under locks.
+constexpr const char* kRotateProcedure = R"sql(DROP PROCEDURE IF EXISTS oauth_rotate_refresh_token;
+CREATE PROCEDURE oauth_rotate_refresh_token(IN p_old_hash CHAR(64), IN p_grant_id BIGINT,
+    IN p_access_hash CHAR(64), IN p_refresh_hash CHAR(64), IN p_access_ttl INT, IN p_refresh_ttl INT)
+MODIFIES SQL DATA
+BEGIN
+  DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
+  START TRANSACTION;
+  UPDATE oauth_refresh_tokens r JOIN oauth_grants g ON g.id = r.grant_id
+     SET r.rotated_at = UTC_TIMESTAMP(3)
+   WHERE r.token_hash = p_old_hash AND r.grant_id = p_grant_id AND r.rotated_at IS NULL
+     AND r.revoked_at IS NULL AND r.expires_at > UTC_TIMESTAMP(3) AND g.revoked_at IS NULL;
+  IF ROW_COUNT() <> 1 THEN
+    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'refresh token is not rotatable';
+  END IF;
+  INSERT INTO oauth_access_tokens (token_hash, grant_id, created_at, expires_at)
+    VALUES (p_access_hash, p_grant_id, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL p_access_ttl SECOND);
+  INSERT INTO oauth_refresh_tokens (token_hash, grant_id, created_at, expires_at)
+    VALUES (p_refresh_hash, p_grant_id, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL p_refresh_ttl SECOND);
+  COMMIT;
+END;
+)sql";
 
 constexpr size_t kTokenBytes = 32;  // 256 bits -> 43 base64url characters
 constexpr size_t kTokenBodyLength = 43;
@@ -137,7 +165,8 @@ TokenService::TokenService(Database& db, Logger& logger, TokenLifetimes lifetime
     : db_(db), logger_(logger), lifetimes_(lifetimes) {}
 
 std::vector<Migration> TokenService::Migrations() {
-  return {Migration{2, "oauth_grants, oauth_codes, oauth_access_tokens, oauth_refresh_tokens", kMigration}};
+  return {Migration{2, "oauth_grants, oauth_codes, oauth_access_tokens, oauth_refresh_tokens", kMigration},
+          Migration{3, "procedure oauth_rotate_refresh_token", kRotateProcedure}};
 }
 
 namespace {
@@ -266,50 +295,103 @@ TokenResult TokenService::ExchangeCode(const std::string& client_id, const std::
   return result;
 }
 
+namespace {
+
+// A refresh token with its grant (and, read without locks, its client).
+struct RefreshRow {
+  int64_t grant_id = 0, user_id = 0;
+  bool live = false, rotated = false, revoked = false, grant_revoked = false, all_scopes = false;
+  std::string grant_client, scopes_text;
+  std::optional<ClientRow> client;
+
+  bool Rotatable() const { return live && !rotated && !revoked && !grant_revoked; }
+};
+
+// `lock`: the exact re-read after a lost race; it locks the token and grant rows only. Without
+// it the read takes no locks (a locking join would also lock the client row, which every refresh
+// of the client shares) and a guarded UPDATE decides any race.
+std::optional<RefreshRow> ReadRefreshRow(DbConnection& conn, const std::string& hash, bool lock) {
+  auto& q = conn.Prepare(
+      lock ? "SELECT r.grant_id, r.expires_at > UTC_TIMESTAMP(3), r.rotated_at IS NOT NULL, r.revoked_at IS NOT NULL,"
+             " g.client_id, g.user_id, g.scopes, g.all_scopes, g.revoked_at IS NOT NULL"
+             " FROM oauth_refresh_tokens r JOIN oauth_grants g ON g.id = r.grant_id"
+             " WHERE r.token_hash = ? FOR UPDATE"
+           : "SELECT r.grant_id, r.expires_at > UTC_TIMESTAMP(3), r.rotated_at IS NOT NULL, r.revoked_at IS NOT NULL,"
+             " g.client_id, g.user_id, g.scopes, g.all_scopes, g.revoked_at IS NOT NULL,"
+             " c.state, c.owner_id, c.scopes"
+             " FROM oauth_refresh_tokens r JOIN oauth_grants g ON g.id = r.grant_id"
+             " LEFT JOIN oauth_clients c ON c.client_id = g.client_id"
+             " WHERE r.token_hash = ?");
+  q.setString(1, hash);
+  std::unique_ptr<sql::ResultSet> rs(q.executeQuery());
+  if (!rs->next()) return std::nullopt;
+  RefreshRow row;
+  row.grant_id = rs->getInt64(1);
+  row.live = rs->getBoolean(2);
+  row.rotated = rs->getBoolean(3);
+  row.revoked = rs->getBoolean(4);
+  row.grant_client = rs->getString(5);
+  row.user_id = rs->getInt64(6);
+  row.scopes_text = rs->getString(7);
+  row.all_scopes = rs->getBoolean(8);
+  row.grant_revoked = rs->getBoolean(9);
+  if (!lock && !rs->isNull(10)) row.client = ClientRow{rs->getString(10), rs->getInt64(11), JsonList(rs->getString(12))};
+  return row;
+}
+
+constexpr int kSignalException = 1644;  // SIGNAL SQLSTATE '45000' from oauth_rotate_refresh_token
+constexpr int kDeadlock = 1213;
+constexpr int kLockWaitTimeout = 1205;
+
+}  // namespace
+
 TokenResult TokenService::Refresh(const std::string& client_id, const std::string& refresh_token) {
   if (!WellFormed(refresh_token, kRefreshTokenPrefix)) return TokenError::InvalidRefreshToken();
   const std::string hash = crypto::Sha256Hex(refresh_token);
+  if (std::optional<TokenResult> done = RefreshFast(client_id, hash)) return *std::move(done);
+  return RefreshLocked(client_id, hash);
+}
+
+// The common case in two round trips: one non-locking read, then the stored procedure that
+// rotates and issues in one server-side transaction. Anything but a live token of this client
+// (and a lost race) is left to RefreshLocked, which decides it exactly (reuse detection too).
+std::optional<TokenResult> TokenService::RefreshFast(const std::string& client_id, const std::string& hash) {
+  return db_.Run([&](DbConnection& conn) -> std::optional<TokenResult> {
+    std::optional<RefreshRow> row = ReadRefreshRow(conn, hash, false);
+    if (!row) return TokenResult(TokenError::InvalidRefreshToken());
+    if (row->grant_client != client_id || !row->Rotatable() || !row->client) return std::nullopt;
+    if (auto error = CheckClientUsable(*row->client, row->user_id)) return TokenResult(*error);
+
+    TokenResponse out;
+    out.access_token = std::string(kAccessTokenPrefix) + crypto::RandomToken(kTokenBytes);
+    out.refresh_token = std::string(kRefreshTokenPrefix) + crypto::RandomToken(kTokenBytes);
+    out.expires_in = lifetimes_.access_token_ttl;
+    auto& call = conn.Prepare("CALL oauth_rotate_refresh_token(?, ?, ?, ?, ?, ?)");
+    call.setString(1, hash);
+    call.setInt64(2, row->grant_id);
+    call.setString(3, crypto::Sha256Hex(out.access_token));
+    call.setString(4, crypto::Sha256Hex(out.refresh_token));
+    call.setInt64(5, lifetimes_.access_token_ttl);
+    call.setInt64(6, lifetimes_.refresh_token_ttl);
+    try {
+      call.execute();
+    } catch (const sql::SQLException& e) {
+      // Not rotatable any more (a concurrent refresh won, or the grant was revoked), or a lock
+      // conflict: the procedure rolled back; decide again under locks.
+      const int code = e.getErrorCode();
+      if (code == kSignalException || code == kDeadlock || code == kLockWaitTimeout) return std::nullopt;
+      throw;
+    }
+    out.scope = ScopeText(JsonList(row->scopes_text), row->all_scopes, *row->client);
+    return TokenResult(std::move(out));
+  });
+}
+
+TokenResult TokenService::RefreshLocked(const std::string& client_id, const std::string& hash) {
   int64_t reused_grant = 0;
   TokenResult result = db_.Transaction([&](DbConnection& tx) -> TokenResult {
-    struct Row {
-      int64_t grant_id = 0, user_id = 0;
-      bool live = false, rotated = false, revoked = false, grant_revoked = false, all_scopes = false;
-      std::string grant_client, scopes_text;
-      std::optional<ClientRow> client;
-    };
-    // `lock`: the exact re-read after a lost race; it locks the token and grant rows only. The
-    // fast path reads without locks (a locking join would also lock the client row, which every
-    // refresh of the client shares) and lets the guarded UPDATE below decide the race.
-    auto read = [&](bool lock) -> std::optional<Row> {
-      auto& q = tx.Prepare(
-          lock ? "SELECT r.grant_id, r.expires_at > UTC_TIMESTAMP(3), r.rotated_at IS NOT NULL, r.revoked_at IS NOT NULL,"
-                 " g.client_id, g.user_id, g.scopes, g.all_scopes, g.revoked_at IS NOT NULL"
-                 " FROM oauth_refresh_tokens r JOIN oauth_grants g ON g.id = r.grant_id"
-                 " WHERE r.token_hash = ? FOR UPDATE"
-               : "SELECT r.grant_id, r.expires_at > UTC_TIMESTAMP(3), r.rotated_at IS NOT NULL, r.revoked_at IS NOT NULL,"
-                 " g.client_id, g.user_id, g.scopes, g.all_scopes, g.revoked_at IS NOT NULL,"
-                 " c.state, c.owner_id, c.scopes"
-                 " FROM oauth_refresh_tokens r JOIN oauth_grants g ON g.id = r.grant_id"
-                 " LEFT JOIN oauth_clients c ON c.client_id = g.client_id"
-                 " WHERE r.token_hash = ?");
-      q.setString(1, hash);
-      std::unique_ptr<sql::ResultSet> rs(q.executeQuery());
-      if (!rs->next()) return std::nullopt;
-      Row row;
-      row.grant_id = rs->getInt64(1);
-      row.live = rs->getBoolean(2);
-      row.rotated = rs->getBoolean(3);
-      row.revoked = rs->getBoolean(4);
-      row.grant_client = rs->getString(5);
-      row.user_id = rs->getInt64(6);
-      row.scopes_text = rs->getString(7);
-      row.all_scopes = rs->getBoolean(8);
-      row.grant_revoked = rs->getBoolean(9);
-      if (!lock && !rs->isNull(10)) row.client = ClientRow{rs->getString(10), rs->getInt64(11), JsonList(rs->getString(12))};
-      return row;
-    };
     // The outcome for a token that is not (or no longer) rotatable; nullopt when it is.
-    auto refuse = [&](const Row& row) -> std::optional<TokenError> {
+    auto refuse = [&](const RefreshRow& row) -> std::optional<TokenError> {
       if (row.grant_client != client_id) return TokenError::InvalidRefreshToken();
       if (row.rotated) {
         // Reuse: someone holds an old token. Kill the grant, whoever the legitimate holder is.
@@ -323,7 +405,7 @@ TokenResult TokenService::Refresh(const std::string& client_id, const std::strin
       return std::nullopt;
     };
 
-    std::optional<Row> row = read(false);
+    std::optional<RefreshRow> row = ReadRefreshRow(tx, hash, false);
     if (!row) return TokenError::InvalidRefreshToken();
     // A committed rotation is final, so reuse needs no lock (RevokeGrant is idempotent).
     if (auto error = refuse(*row)) return *error;
@@ -339,7 +421,7 @@ TokenResult TokenService::Refresh(const std::string& client_id, const std::strin
         " AND r.expires_at > UTC_TIMESTAMP(3) AND g.revoked_at IS NULL");
     rot.setString(1, hash);
     if (rot.executeUpdate() != 1) {
-      std::optional<Row> locked = read(true);
+      std::optional<RefreshRow> locked = ReadRefreshRow(tx, hash, true);
       if (!locked) return TokenError::InvalidRefreshToken();
       return refuse(*locked).value_or(TokenError::InvalidRefreshToken());
     }

@@ -120,6 +120,11 @@ class TokenService {
   static constexpr int kMaxPurgeBatches = 100;
 
  private:
+  // Refresh's two halves: the two-round-trip common case (nullopt: not decided there) and the
+  // exact decision in a transaction with locks (reuse detection, lost races).
+  std::optional<TokenResult> RefreshFast(const std::string& client_id, const std::string& hash);
+  TokenResult RefreshLocked(const std::string& client_id, const std::string& hash);
+
   Database& db_;
   Logger& logger_;
   TokenLifetimes lifetimes_;

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include <cppconn/exception.h>
 #include <cppconn/prepared_statement.h>
 #include <cppconn/resultset.h>
 #include <gtest/gtest.h>
@@ -16,6 +17,7 @@
 #include "client_service.hpp"
 #include "log/logger.hpp"
 #include "pkce.hpp"
+#include "rendezvous/crypto.hpp"
 #include "scratch_db.hpp"
 #include "storage/migrator.hpp"
 #include "storage/mysql_database.hpp"
@@ -153,6 +155,56 @@ TEST_F(TokenServiceDb, ConcurrentRefreshesRotateOnce) {
   for (auto& t : threads) t.join();
   EXPECT_EQ(ok.load(), 1);
   EXPECT_EQ(revoked.load(), kThreads - 1);
+}
+
+// Committed transactions the pool has run (rendezvous' db_transactions_total{result="commit"}).
+double Commits(prometheus::Registry& registry) {
+  for (const auto& family : registry.Collect()) {
+    if (family.name != "db_transactions_total") continue;
+    for (const auto& m : family.metric) {
+      for (const auto& l : m.label)
+        if (l.name == "result" && l.value == "commit") return m.counter.value;
+    }
+  }
+  return 0;
+}
+
+TEST_F(TokenServiceDb, RefreshTakesTheOneCallPathAndTheProcedureGuardsRotation) {
+  auto first = std::get<TokenResponse>(tokens_->ExchangeCode(client_id_, Code(), kRedirect, ""));
+  const double before = Commits(registry_);
+  TokenResult r = tokens_->Refresh(client_id_, first.refresh_token);
+  ASSERT_TRUE(std::holds_alternative<TokenResponse>(r));
+  EXPECT_EQ(std::get<TokenResponse>(r).scope, "BOOKING_READ");
+  // The common case runs no client-side transaction: the procedure commits in the server.
+  EXPECT_EQ(Commits(registry_), before);
+  ASSERT_TRUE(tokens_->ResolveAccessToken(std::get<TokenResponse>(r).access_token).has_value());
+
+  // The procedure refuses a token that was rotated meanwhile (SQLSTATE 45000) and writes nothing.
+  const std::string tokens_before =
+      scratch_.QueryValue("SELECT COUNT(*) FROM oauth_access_tokens") + "/" +
+      scratch_.QueryValue("SELECT COUNT(*) FROM oauth_refresh_tokens");
+  const std::string grant = scratch_.QueryValue("SELECT MIN(id) FROM oauth_grants");
+  int code = 0;
+  try {
+    db_->Run([&](DbConnection& conn) {
+      auto& call = conn.Prepare("CALL oauth_rotate_refresh_token(?, ?, ?, ?, 60, 60)");
+      call.setString(1, crypto::Sha256Hex(first.refresh_token));
+      call.setInt64(2, std::stoll(grant));
+      call.setString(3, std::string(64, 'a'));
+      call.setString(4, std::string(64, 'b'));
+      call.execute();
+    });
+  } catch (const sql::SQLException& e) {
+    code = e.getErrorCode();
+  }
+  EXPECT_EQ(code, 1644);
+  EXPECT_EQ(scratch_.QueryValue("SELECT COUNT(*) FROM oauth_access_tokens") + "/" +
+                scratch_.QueryValue("SELECT COUNT(*) FROM oauth_refresh_tokens"),
+            tokens_before);
+  // The connection is usable after the signal, and the old token now trips reuse detection.
+  TokenResult again = tokens_->Refresh(client_id_, first.refresh_token);
+  ASSERT_TRUE(std::holds_alternative<TokenError>(again));
+  EXPECT_EQ(std::get<TokenError>(again), TokenError::RefreshTokenRevoked());
 }
 
 TEST_F(TokenServiceDb, PkceBinding) {

@@ -23,6 +23,23 @@ TEST(SplitStatements, DropsEmptyAndCommentOnlyPieces) {
   EXPECT_EQ(s[0], "SELECT ';' AS x, 1");
 }
 
+TEST(SplitStatements, RoutineBodiesEndAtEnd) {
+  const auto s = SplitStatements(
+      "DROP PROCEDURE IF EXISTS p;\n"
+      "CREATE PROCEDURE p(IN x INT)\nBEGIN\n  UPDATE t SET y = x;\n  IF ROW_COUNT() <> 1 THEN\n"
+      "    SIGNAL SQLSTATE '45000';\n  END IF;\nEND;\n"
+      "-- a function\ncreate definer=CURRENT_USER function f() returns int deterministic\nbegin\n  return 1;\nend;\n"
+      "SELECT 1;\n");
+  ASSERT_EQ(s.size(), 4u);
+  EXPECT_EQ(s[0], "DROP PROCEDURE IF EXISTS p");
+  EXPECT_EQ(s[1].rfind("CREATE PROCEDURE p(IN x INT)\nBEGIN\n", 0), 0u) << s[1];
+  EXPECT_NE(s[1].find("END IF;\nEND"), std::string::npos) << s[1];
+  EXPECT_EQ(s[2].substr(s[2].size() - 3), "end") << s[2];
+  EXPECT_EQ(s[3], "SELECT 1");
+  // A column named `procedure` is not a routine.
+  EXPECT_EQ(SplitStatements("CREATE TABLE t (\n  procedure INT\n);\nSELECT 2;\n").size(), 2u);
+}
+
 TEST(MigrationChecksum, IgnoresSurroundingWhitespaceButNotContent) {
   EXPECT_EQ(MigrationChecksum("CREATE TABLE a (x INT);\n"),
             MigrationChecksum("\n  CREATE TABLE a (x INT)  ;\r\n\n"));
