@@ -76,6 +76,26 @@ TEST(CoreStartup, BadConfigNamesFileAndLine) {
   EXPECT_NE(r.err.find("timeout"), std::string::npos) << r.err;
 }
 
+// The credential encryption key (security.encryption_key_env): malformed stops start-up with
+// exit 78 naming the variable and never printing its value.
+TEST(CoreStartup, MalformedEncryptionKeyStopsStartup) {
+  ScratchDatabase db;
+  TestServerOptions o;
+  o.top_extra = "security:\n  encryption_key_env: RDV_TEST_SHORT_KEY\n";
+  TestServer server(db.name(), o);
+  ::setenv("RDV_TEST_SHORT_KEY", "c2hvcnQta2V5LXZhbHVl", 1);  // "short-key-value": 15 bytes
+  CliResult r = server.Cli({"migrate"}, std::chrono::seconds(20));
+  EXPECT_EQ(r.exit_code, 78) << r.err;
+  EXPECT_NE(r.err.find("RDV_TEST_SHORT_KEY"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("32-byte"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("c2hvcnQta2V5LXZhbHVl"), std::string::npos) << r.err;
+  ::setenv("RDV_TEST_SHORT_KEY", "bm90IGJhc2U2NCE=!!", 1);  // not base64 at all
+  EXPECT_EQ(server.Cli({"migrate"}, std::chrono::seconds(20)).exit_code, 78);
+  // Unset: fine (features that encrypt say so when used).
+  ::unsetenv("RDV_TEST_SHORT_KEY");
+  EXPECT_EQ(server.Cli({"migrate"}, std::chrono::seconds(20)).exit_code, 0);
+}
+
 TEST(CoreStartup, DisabledPluginHasNoRoutesNorMetrics) {
   ScratchDatabase db;
   TestServerOptions on;

@@ -76,6 +76,31 @@ std::string InsertAuthorizationCode(const ScratchDatabase& db, const std::string
   return code;
 }
 
+OAuthGrant IssueOAuthTokens(const TestServer& server, const ScratchDatabase& db, const std::string& client_id,
+                            const std::string& client_secret, int64_t user_id, const std::vector<std::string>& scopes,
+                            bool all_scopes) {
+  OAuthGrant g;
+  g.client_id = client_id;
+  g.client_secret = client_secret;
+  const std::string code = InsertAuthorizationCode(db, client_id, user_id, scopes, all_scopes);
+  HttpClient http;
+  HttpResult r = http.PostJson(server.api() + "/v2/auth/oauth2/token",
+                               {{"grant_type", "authorization_code"},
+                                {"client_id", client_id},
+                                {"client_secret", client_secret},
+                                {"code", code},
+                                {"redirect_uri", kTestRedirectUri}});
+  if (r.status != 200) {
+    ADD_FAILURE() << "token exchange: " << r.status << " " << r.body;
+    return g;
+  }
+  json t = r.Json();
+  g.access_token = t.value("access_token", "");
+  g.refresh_token = t.value("refresh_token", "");
+  g.scope = t.value("scope", "");
+  return g;
+}
+
 OAuthGrant GrantOAuthToken(const TestServer& server, const ScratchDatabase& db, int64_t owner_id, int64_t user_id,
                            const std::vector<std::string>& client_scopes, const std::vector<std::string>& scopes) {
   OAuthGrant g;
@@ -96,22 +121,10 @@ OAuthGrant GrantOAuthToken(const TestServer& server, const ScratchDatabase& db, 
     return g;
   }
   const bool all_scopes = client_scopes.empty() && scopes.empty();
-  const std::string code = InsertAuthorizationCode(db, g.client_id, user_id, scopes, all_scopes);
-  HttpClient http;
-  HttpResult r = http.PostJson(server.api() + "/v2/auth/oauth2/token",
-                               {{"grant_type", "authorization_code"},
-                                {"client_id", g.client_id},
-                                {"client_secret", g.client_secret},
-                                {"code", code},
-                                {"redirect_uri", kTestRedirectUri}});
-  if (r.status != 200) {
-    ADD_FAILURE() << "token exchange: " << r.status << " " << r.body;
-    return g;
-  }
-  json t = r.Json();
-  g.access_token = t.value("access_token", "");
-  g.refresh_token = t.value("refresh_token", "");
-  g.scope = t.value("scope", "");
+  OAuthGrant t = IssueOAuthTokens(server, db, g.client_id, g.client_secret, user_id, scopes, all_scopes);
+  g.access_token = t.access_token;
+  g.refresh_token = t.refresh_token;
+  g.scope = t.scope;
   return g;
 }
 

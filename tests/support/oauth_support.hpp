@@ -40,6 +40,12 @@ struct OAuthGrant {
 // client), and tokens for `user_id` carrying `scopes` (legacy + empty `scopes`: an all-scopes
 // grant). The server must be running. Fails the calling test (ADD_FAILURE) and returns empty
 // tokens on any error.
+// Tokens for `user_id` from an existing approved client: an authorization code carrying `scopes`
+// (`all_scopes`: a legacy client's unscoped grant) exchanged at the token endpoint.
+OAuthGrant IssueOAuthTokens(const TestServer& server, const ScratchDatabase& db, const std::string& client_id,
+                            const std::string& client_secret, int64_t user_id, const std::vector<std::string>& scopes,
+                            bool all_scopes = false);
+
 OAuthGrant GrantOAuthToken(const TestServer& server, const ScratchDatabase& db, int64_t owner_id, int64_t user_id,
                            const std::vector<std::string>& client_scopes, const std::vector<std::string>& scopes);
 
