@@ -434,3 +434,63 @@ describe('specification §7.1: redirect errors', { timeout: kTestTimeoutMs }, ()
     assert.equal(got.get('state'), 'st-3');
   });
 });
+
+// Specification §5.5 end to end: a legacy client's unscoped tokens, step 1 (scope in the URL
+// narrows new tokens while the client is still legacy), step 2 (select the scopes: no longer
+// legacy, a URL without scope now fails) and tokens issued before the migration still working.
+describe('specification §5.5: legacy client migration, in order', { timeout: kTestTimeoutMs }, () => {
+  test('legacy tokens, step 1, step 2, and old tokens survive', async () => {
+    const legacy = await createClient({ name: 'Acme Legacy', ownerId: owner.id, scopes: [] });
+    assert.equal(legacy.legacy, true);
+    const as = authorizationServer();
+    const client = { client_id: legacy.client_id };
+    const { context, page } = await newPage();
+    // Authorize (Allow) with the given scope parameter and exchange the code with oauth4webapi.
+    const authorize = async (scope) => {
+      const state = oauth.generateRandomState();
+      await openAuthorize(page, owner, { client_id: legacy.client_id, redirect_uri: redirectUri, state, scope });
+      const params = oauth.validateAuthResponse(as, client, await decide(page, 'Allow'), state);
+      const response = await oauth.authorizationCodeGrantRequest(as, client,
+        oauth.ClientSecretPost(legacy.client_secret), params, redirectUri, oauth.nopkce, kInsecure);
+      return oauth.processAuthorizationCodeResponse(as, client, response);
+    };
+    // Plain fetch: oauth4webapi turns a 403 challenge into an exception, and the status is the point.
+    const patchMe = async (token) => (await fetch(`${server.apiUrl}/v2/me`, {
+      method: 'PATCH',
+      headers: { ...kApiVersion, 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
+      body: JSON.stringify({ name: owner.name }),
+    })).status;
+    try {
+      // Before migrating: no scope in the URL, a token that may do anything the user may.
+      const before = await authorize(undefined);
+      assert.equal(before.scope ?? '', '');
+      assert.equal((await getMe(before.access_token)).status, 200);
+      assert.equal(await patchMe(before.access_token), 200);
+
+      // Step 1: the URL asks for PROFILE_READ; the token carries only that, though the client is legacy.
+      const step1 = await authorize('PROFILE_READ');
+      assert.equal(step1.scope, 'PROFILE_READ');
+      assert.equal((await getMe(step1.access_token)).status, 200);
+      assert.equal(await patchMe(step1.access_token), 403);
+
+      // Step 2: select the scopes in the client's settings; the client stops being legacy.
+      const updated = await server.cli(['admin', 'oauth-client', 'update', legacy.client_id,
+        '--add-scope', 'PROFILE_READ']);
+      assert.equal(updated.legacy, false);
+      assert.equal(updated.state, 'approved', 'adding user-level scopes to a legacy client needs no review');
+      // A URL without scope is now refused on the page (the wrong order breaks exactly this)...
+      await expectPageError(page, owner, { client_id: legacy.client_id, redirect_uri: redirectUri, state: 's' },
+        'scope parameter is required for this OAuth client');
+      // ...while the scoped URL of step 1 keeps working,
+      assert.equal((await authorize('PROFILE_READ')).scope, 'PROFILE_READ');
+      // and the tokens issued before the migration are not invalidated.
+      assert.equal((await getMe(before.access_token)).status, 200);
+      assert.equal(await patchMe(before.access_token), 200);
+      const refreshed = await oauth.processRefreshTokenResponse(as, client, await oauth.refreshTokenGrantRequest(
+        as, client, oauth.ClientSecretPost(legacy.client_secret), before.refresh_token, kInsecure));
+      assert.equal(await patchMe(refreshed.access_token), 200);
+    } finally {
+      await context.close();
+    }
+  });
+});
