@@ -17,8 +17,6 @@ constexpr size_t kClientIdBytes = 16;  // 32 hex characters
 constexpr size_t kSecretBytes = 32;    // 256 bits
 constexpr const char* kSecretPrefix = "rdvcs_";
 constexpr size_t kMaxActiveSecrets = 2;
-constexpr size_t kMaxSecretLength = 256;
-constexpr size_t kMaxClientIdLength = 64;
 constexpr size_t kMaxReasonChars = 1000;
 constexpr int kMaxListed = 1000;
 
@@ -463,59 +461,27 @@ Status ClientService::RevokeSecret(const std::string& client_id, int64_t secret_
 }
 
 bool ClientService::VerifySecret(const std::string& client_id, const std::string& secret) {
-  if (secret.empty() || secret.size() > kMaxSecretLength) return false;
-  if (client_id.empty() || client_id.size() > kMaxClientIdLength) return false;
-  const std::string hash = crypto::Sha256Hex(secret);
-  std::vector<std::string> hashes = db_.Run([&](DbConnection& conn) {
-    auto& q = conn.Prepare(
-        "SELECT s.secret_hash FROM oauth_client_secrets s"
-        " JOIN oauth_clients c ON c.client_id = s.client_id"
-        " WHERE s.client_id = ? AND s.revoked_at IS NULL AND c.kind = 'confidential'");
-    q.setString(1, client_id);
-    std::unique_ptr<sql::ResultSet> rs(q.executeQuery());
-    std::vector<std::string> out;
-    while (rs->next()) out.push_back(rs->getString(1));
-    return out;
-  });
-  bool match = false;
-  // Every active hash is compared, so the time does not tell which one matched.
-  for (const std::string& h : hashes) match = crypto::ConstantTimeEquals(h, hash) || match;
-  return match;
+  if (secret.empty()) return false;
+  std::optional<ClientCredentials> credentials = LoadCredentials(client_id);
+  return credentials && credentials->kind == ClientKind::kConfidential && !AuthenticateClient(credentials, secret);
 }
 
-std::optional<ClientService::CredentialCheck> ClientService::CheckCredentials(const std::string& client_id,
-                                                                             const std::string& secret) {
+std::optional<ClientCredentials> ClientService::LoadCredentials(const std::string& client_id) {
   if (client_id.empty() || client_id.size() > kMaxClientIdLength) return std::nullopt;
-  const bool check_secret = !secret.empty() && secret.size() <= kMaxSecretLength;
-  const std::string hash = check_secret ? crypto::Sha256Hex(secret) : std::string();
-  struct Row {
-    std::string kind;
-    std::vector<std::string> hashes;
-  };
-  std::optional<Row> row = db_.Run([&](DbConnection& conn) -> std::optional<Row> {
+  return db_.Run([&](DbConnection& conn) -> std::optional<ClientCredentials> {
     auto& q = conn.Prepare(
         "SELECT c.kind, s.secret_hash FROM oauth_clients c"
         " LEFT JOIN oauth_client_secrets s ON s.client_id = c.client_id AND s.revoked_at IS NULL"
         " WHERE c.client_id = ?");
     q.setString(1, client_id);
     std::unique_ptr<sql::ResultSet> rs(q.executeQuery());
-    std::optional<Row> out;
+    std::optional<ClientCredentials> out;
     while (rs->next()) {
-      if (!out) out.emplace(Row{rs->getString(1), {}});
-      if (!rs->isNull(2)) out->hashes.push_back(rs->getString(2));
+      if (!out) out.emplace(ClientCredentials{ParseClientKind(std::string(rs->getString(1))).value_or(ClientKind::kConfidential), {}});
+      if (!rs->isNull(2)) out->active_secret_hashes.push_back(rs->getString(2));
     }
     return out;
   });
-  if (!row) return std::nullopt;
-  CredentialCheck out;
-  out.kind = ParseClientKind(row->kind).value_or(ClientKind::kConfidential);
-  if (check_secret && out.kind == ClientKind::kConfidential) {
-    bool match = false;
-    // Every active hash is compared, so the time does not tell which one matched.
-    for (const std::string& h : row->hashes) match = crypto::ConstantTimeEquals(h, hash) || match;
-    out.secret_matches = match;
-  }
-  return out;
 }
 
 }  // namespace rendezvous::oauth

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "client_auth.hpp"
 #include "client_policy.hpp"
 #include "rendezvous/database.hpp"
 #include "rendezvous/http.hpp"
@@ -97,14 +98,9 @@ class ClientService {
   Status RevokeSecret(const std::string& client_id, int64_t secret_id, std::optional<int64_t> acting_owner);
   // For the token endpoint: constant-time check against the active secrets' hashes.
   bool VerifySecret(const std::string& client_id, const std::string& secret);
-  // Token endpoint client authentication in one query (client lookup and secret check): nullopt
-  // when the client does not exist; else its kind and whether `secret` matches an active secret
-  // of a confidential client (false for "" and for public clients). Nothing is cached (§3.3).
-  struct CredentialCheck {
-    ClientKind kind = ClientKind::kConfidential;
-    bool secret_matches = false;
-  };
-  std::optional<CredentialCheck> CheckCredentials(const std::string& client_id, const std::string& secret);
+  // What client authentication (client_auth.hpp) needs, in one query: the client's kind and its
+  // active secrets' hashes; nullopt when there is no such client. Nothing is cached (§3.3).
+  std::optional<ClientCredentials> LoadCredentials(const std::string& client_id);
 
  private:
   std::vector<OAuthClient> ListWhere(const std::string& column, const std::string& value);

@@ -32,14 +32,9 @@ struct AuthenticatedClient {
 // Client authentication shared by the three endpoints; one database round trip.
 std::variant<AuthenticatedClient, TokenError> Authenticate(ClientService& clients, const std::string& client_id,
                                                            const std::string& secret) {
-  std::optional<ClientService::CredentialCheck> check = clients.CheckCredentials(client_id, secret);
-  if (!check) return TokenError::ClientNotFound();
-  if (check->kind == ClientKind::kConfidential) {
-    if (secret.empty() || !check->secret_matches) return TokenError::InvalidClientCredentials();
-  } else if (!secret.empty()) {
-    return TokenError::InvalidClientCredentials();  // public clients have no secret
-  }
-  return AuthenticatedClient{client_id, check->kind};
+  std::optional<ClientCredentials> credentials = clients.LoadCredentials(client_id);
+  if (auto error = AuthenticateClient(credentials, secret)) return *std::move(error);
+  return AuthenticatedClient{client_id, credentials->kind};
 }
 
 // Body and credentials of the revocation and introspection endpoints.
@@ -91,18 +86,18 @@ Response HandleTokenRequest(ClientService& clients, TokenService& tokens, const 
   if (auto* error = std::get_if<TokenError>(&parsed)) return ErrorResponse(*error, SentBasic(req));
   const TokenRequest& tr = std::get<TokenRequest>(parsed);
 
-  auto client = Authenticate(clients, tr.client_id, tr.client_secret);
-  if (auto* error = std::get_if<TokenError>(&client)) return ErrorResponse(*error, tr.basic_auth);
-  const AuthenticatedClient& c = std::get<AuthenticatedClient>(client);
-
   TokenResult result;
   if (tr.grant_type == kGrantAuthorizationCode) {
+    auto client = Authenticate(clients, tr.client_id, tr.client_secret);
+    if (auto* error = std::get_if<TokenError>(&client)) return ErrorResponse(*error, tr.basic_auth);
+    const AuthenticatedClient& c = std::get<AuthenticatedClient>(client);
     if (c.kind == ClientKind::kPublic && tr.code_verifier.empty()) {
       return ErrorResponse(TokenError::InvalidRequest("code_verifier is required for public clients"), tr.basic_auth);
     }
     result = tokens.ExchangeCode(c.client_id, tr.code, tr.redirect_uri, tr.code_verifier);
   } else {
-    result = tokens.Refresh(c.client_id, tr.refresh_token);
+    // The refresh grant authenticates the client in the query that reads the token.
+    result = tokens.AuthenticateAndRefresh(tr.client_id, tr.client_secret, tr.refresh_token);
   }
   if (auto* error = std::get_if<TokenError>(&result)) return ErrorResponse(*error, tr.basic_auth);
   return OAuthJson(200, ToJson(std::get<TokenResponse>(result)));

@@ -8,6 +8,7 @@
 #include <cppconn/prepared_statement.h>
 #include <cppconn/resultset.h>
 
+#include "client_auth.hpp"
 #include "client_policy.hpp"
 #include "pkce.hpp"
 #include "rendezvous/crypto.hpp"
@@ -297,45 +298,85 @@ TokenResult TokenService::ExchangeCode(const std::string& client_id, const std::
 
 namespace {
 
-// A refresh token with its grant (and, read without locks, its client).
+// The requesting client (when it exists) with, when the presented refresh token exists, the
+// token and its grant.
 struct RefreshRow {
+  std::optional<ClientCredentials> credentials;  // the requesting client; absent: no such client
+  std::optional<ClientRow> client;
+  bool token_found = false;
   int64_t grant_id = 0, user_id = 0;
   bool live = false, rotated = false, revoked = false, grant_revoked = false, all_scopes = false;
   std::string grant_client, scopes_text;
-  std::optional<ClientRow> client;
 
-  bool Rotatable() const { return live && !rotated && !revoked && !grant_revoked; }
+  bool Rotatable() const { return token_found && live && !rotated && !revoked && !grant_revoked; }
 };
 
-// `lock`: the exact re-read after a lost race; it locks the token and grant rows only. Without
-// it the read takes no locks (a locking join would also lock the client row, which every refresh
-// of the client shares) and a guarded UPDATE decides any race.
-std::optional<RefreshRow> ReadRefreshRow(DbConnection& conn, const std::string& hash, bool lock) {
+// One non-locking read of the requesting client (kind, active secret hashes, state) and the
+// refresh token with its grant: client authentication and the grant decision in one round trip.
+// Without locks a guarded write decides any race (a locking read would also lock the client row,
+// which every refresh of the client shares).
+std::optional<RefreshRow> ReadRefreshRow(DbConnection& conn, const std::string& client_id, const std::string& hash) {
   auto& q = conn.Prepare(
-      lock ? "SELECT r.grant_id, r.expires_at > UTC_TIMESTAMP(3), r.rotated_at IS NOT NULL, r.revoked_at IS NOT NULL,"
-             " g.client_id, g.user_id, g.scopes, g.all_scopes, g.revoked_at IS NOT NULL"
-             " FROM oauth_refresh_tokens r JOIN oauth_grants g ON g.id = r.grant_id"
-             " WHERE r.token_hash = ? FOR UPDATE"
-           : "SELECT r.grant_id, r.expires_at > UTC_TIMESTAMP(3), r.rotated_at IS NOT NULL, r.revoked_at IS NOT NULL,"
-             " g.client_id, g.user_id, g.scopes, g.all_scopes, g.revoked_at IS NOT NULL,"
-             " c.state, c.owner_id, c.scopes"
-             " FROM oauth_refresh_tokens r JOIN oauth_grants g ON g.id = r.grant_id"
-             " LEFT JOIN oauth_clients c ON c.client_id = g.client_id"
-             " WHERE r.token_hash = ?");
+      "SELECT c.kind, (SELECT GROUP_CONCAT(s.secret_hash) FROM oauth_client_secrets s"
+      "   WHERE s.client_id = c.client_id AND s.revoked_at IS NULL),"
+      " c.state, c.owner_id, c.scopes,"
+      " r.grant_id, r.expires_at > UTC_TIMESTAMP(3), r.rotated_at IS NOT NULL, r.revoked_at IS NOT NULL,"
+      " g.client_id, g.user_id, g.scopes, g.all_scopes, g.revoked_at IS NOT NULL"
+      " FROM oauth_clients c"
+      " LEFT JOIN oauth_refresh_tokens r ON r.token_hash = ?"
+      " LEFT JOIN oauth_grants g ON g.id = r.grant_id"
+      " WHERE c.client_id = ?");
+  q.setString(1, hash);
+  q.setString(2, client_id);
+  std::unique_ptr<sql::ResultSet> rs(q.executeQuery());
+  if (!rs->next()) return std::nullopt;
+  RefreshRow row;
+  ClientCredentials credentials;
+  credentials.kind = ParseClientKind(std::string(rs->getString(1))).value_or(ClientKind::kConfidential);
+  if (!rs->isNull(2)) {
+    const std::string joined = rs->getString(2);
+    for (size_t start = 0; start < joined.size();) {
+      size_t comma = joined.find(',', start);
+      if (comma == std::string::npos) comma = joined.size();
+      credentials.active_secret_hashes.push_back(joined.substr(start, comma - start));
+      start = comma + 1;
+    }
+  }
+  row.credentials = std::move(credentials);
+  row.client = ClientRow{rs->getString(3), rs->getInt64(4), JsonList(rs->getString(5))};
+  row.token_found = !rs->isNull(6) && !rs->isNull(10);
+  if (row.token_found) {
+    row.grant_id = rs->getInt64(6);
+    row.live = rs->getBoolean(7);
+    row.rotated = rs->getBoolean(8);
+    row.revoked = rs->getBoolean(9);
+    row.grant_client = rs->getString(10);
+    row.user_id = rs->getInt64(11);
+    row.scopes_text = rs->getString(12);
+    row.all_scopes = rs->getBoolean(13);
+    row.grant_revoked = rs->getBoolean(14);
+  }
+  return row;
+}
+
+// The exact re-read after a lost race: locks the token and grant rows (not the client's).
+std::optional<RefreshRow> ReadLockedRefreshRow(DbConnection& conn, const std::string& hash) {
+  auto& q = conn.Prepare(
+      "SELECT r.grant_id, r.expires_at > UTC_TIMESTAMP(3), r.rotated_at IS NOT NULL, r.revoked_at IS NOT NULL,"
+      " g.client_id, g.revoked_at IS NOT NULL"
+      " FROM oauth_refresh_tokens r JOIN oauth_grants g ON g.id = r.grant_id"
+      " WHERE r.token_hash = ? FOR UPDATE");
   q.setString(1, hash);
   std::unique_ptr<sql::ResultSet> rs(q.executeQuery());
   if (!rs->next()) return std::nullopt;
   RefreshRow row;
+  row.token_found = true;
   row.grant_id = rs->getInt64(1);
   row.live = rs->getBoolean(2);
   row.rotated = rs->getBoolean(3);
   row.revoked = rs->getBoolean(4);
   row.grant_client = rs->getString(5);
-  row.user_id = rs->getInt64(6);
-  row.scopes_text = rs->getString(7);
-  row.all_scopes = rs->getBoolean(8);
-  row.grant_revoked = rs->getBoolean(9);
-  if (!lock && !rs->isNull(10)) row.client = ClientRow{rs->getString(10), rs->getInt64(11), JsonList(rs->getString(12))};
+  row.grant_revoked = rs->getBoolean(6);
   return row;
 }
 
@@ -346,20 +387,40 @@ constexpr int kLockWaitTimeout = 1205;
 }  // namespace
 
 TokenResult TokenService::Refresh(const std::string& client_id, const std::string& refresh_token) {
-  if (!WellFormed(refresh_token, kRefreshTokenPrefix)) return TokenError::InvalidRefreshToken();
-  const std::string hash = crypto::Sha256Hex(refresh_token);
-  if (std::optional<TokenResult> done = RefreshFast(client_id, hash)) return *std::move(done);
+  return RefreshGrant(client_id, nullptr, refresh_token);
+}
+
+TokenResult TokenService::AuthenticateAndRefresh(const std::string& client_id, const std::string& client_secret,
+                                                 const std::string& refresh_token) {
+  return RefreshGrant(client_id, &client_secret, refresh_token);
+}
+
+TokenResult TokenService::RefreshGrant(const std::string& client_id, const std::string* client_secret,
+                                       const std::string& refresh_token) {
+  if (client_id.empty() || client_id.size() > kMaxClientIdLength) return TokenError::ClientNotFound();
+  // A malformed token is looked up as "" (which matches nothing), so that the client is still
+  // authenticated first: a bad secret answers invalid_client whatever the token.
+  const bool well_formed = WellFormed(refresh_token, kRefreshTokenPrefix);
+  const std::string hash = well_formed ? crypto::Sha256Hex(refresh_token) : std::string();
+  if (std::optional<TokenResult> done = RefreshFast(client_id, client_secret, hash)) return *std::move(done);
   return RefreshLocked(client_id, hash);
 }
 
-// The common case in two round trips: one non-locking read, then the stored procedure that
-// rotates and issues in one server-side transaction. Anything but a live token of this client
-// (and a lost race) is left to RefreshLocked, which decides it exactly (reuse detection too).
-std::optional<TokenResult> TokenService::RefreshFast(const std::string& client_id, const std::string& hash) {
+// The common case in two round trips: the read above (client authentication included), then the
+// stored procedure that rotates and issues in one server-side transaction. Anything but a live token of
+// this client (and a lost race) is left to RefreshLocked, which decides it exactly (reuse
+// detection too).
+std::optional<TokenResult> TokenService::RefreshFast(const std::string& client_id, const std::string* client_secret,
+                                                     const std::string& hash) {
   return db_.Run([&](DbConnection& conn) -> std::optional<TokenResult> {
-    std::optional<RefreshRow> row = ReadRefreshRow(conn, hash, false);
-    if (!row) return TokenResult(TokenError::InvalidRefreshToken());
-    if (row->grant_client != client_id || !row->Rotatable() || !row->client) return std::nullopt;
+    std::optional<RefreshRow> row = ReadRefreshRow(conn, client_id, hash);
+    if (client_secret != nullptr) {
+      if (auto error = AuthenticateClient(row ? row->credentials : std::nullopt, *client_secret)) {
+        return TokenResult(*std::move(error));
+      }
+    }
+    if (!row || !row->token_found) return TokenResult(TokenError::InvalidRefreshToken());
+    if (row->grant_client != client_id || !row->Rotatable()) return std::nullopt;
     if (auto error = CheckClientUsable(*row->client, row->user_id)) return TokenResult(*error);
 
     TokenResponse out;
@@ -405,8 +466,8 @@ TokenResult TokenService::RefreshLocked(const std::string& client_id, const std:
       return std::nullopt;
     };
 
-    std::optional<RefreshRow> row = ReadRefreshRow(tx, hash, false);
-    if (!row) return TokenError::InvalidRefreshToken();
+    std::optional<RefreshRow> row = ReadRefreshRow(tx, client_id, hash);
+    if (!row || !row->token_found) return TokenError::InvalidRefreshToken();
     // A committed rotation is final, so reuse needs no lock (RevokeGrant is idempotent).
     if (auto error = refuse(*row)) return *error;
     if (!row->client) return TokenError::InvalidRefreshToken();
@@ -421,7 +482,7 @@ TokenResult TokenService::RefreshLocked(const std::string& client_id, const std:
         " AND r.expires_at > UTC_TIMESTAMP(3) AND g.revoked_at IS NULL");
     rot.setString(1, hash);
     if (rot.executeUpdate() != 1) {
-      std::optional<RefreshRow> locked = ReadRefreshRow(tx, hash, true);
+      std::optional<RefreshRow> locked = ReadLockedRefreshRow(tx, hash);
       if (!locked) return TokenError::InvalidRefreshToken();
       return refuse(*locked).value_or(TokenError::InvalidRefreshToken());
     }

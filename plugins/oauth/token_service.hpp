@@ -90,6 +90,10 @@ class TokenService {
   // refresh_token grant: rotates; scopes preserved; presenting a rotated token again ->
   // invalid_grant / refresh_token_revoked and the whole grant is revoked (reuse detection).
   TokenResult Refresh(const std::string& client_id, const std::string& refresh_token);
+  // The token endpoint's refresh grant: client authentication (client_auth.hpp; §7.2 answers
+  // first, whatever the token) and Refresh, reading client and token in one query.
+  TokenResult AuthenticateAndRefresh(const std::string& client_id, const std::string& client_secret,
+                                     const std::string& refresh_token);
 
   // Bearer resolution for the core's registry (kind kOAuthToken or kManagedUserToken).
   std::optional<Principal> ResolveAccessToken(std::string_view token);
@@ -122,7 +126,11 @@ class TokenService {
  private:
   // Refresh's two halves: the two-round-trip common case (nullopt: not decided there) and the
   // exact decision in a transaction with locks (reuse detection, lost races).
-  std::optional<TokenResult> RefreshFast(const std::string& client_id, const std::string& hash);
+  // `client_secret` null: the caller authenticated the client already.
+  TokenResult RefreshGrant(const std::string& client_id, const std::string* client_secret,
+                           const std::string& refresh_token);
+  std::optional<TokenResult> RefreshFast(const std::string& client_id, const std::string* client_secret,
+                                         const std::string& hash);
   TokenResult RefreshLocked(const std::string& client_id, const std::string& hash);
 
   Database& db_;

@@ -171,6 +171,25 @@ TEST_P(OAuthTokens, ErrorTableRows) {
   ExpectError(Token({{"grant_type", "authorization_code"}, {"client_secret", secret}, {"code", "x"},
                      {"redirect_uri", kRedirect}}),
               400, "invalid_request", "client_id is required");
+  // The refresh grant authenticates the client in the same query that reads the token: the
+  // client rows come first there too, whatever the token (live, unknown or malformed).
+  json live = ExpectTokens(Exchange(c, InsertCode(id, user_, {"PROFILE_READ"})));
+  for (const std::string& token : {std::string(live["refresh_token"]), std::string("garbage"),
+                                  std::string("rdvrt_not-a-real-token-at-all-000000000000000000")}) {
+    ExpectError(Token({{"grant_type", "refresh_token"}, {"client_id", id}, {"client_secret", "rdvcs_wrong"},
+                       {"refresh_token", token}}),
+                401, "invalid_client", "invalid_client_credentials");
+    ExpectError(Token({{"grant_type", "refresh_token"}, {"client_id", id}, {"refresh_token", token}}), 401,
+                "invalid_client", "invalid_client_credentials");
+    ExpectError(Token({{"grant_type", "refresh_token"}, {"client_id", "nosuchclient"}, {"client_secret", secret},
+                       {"refresh_token", token}}),
+                401, "invalid_client", "client_not_found");
+  }
+  // Another client's valid credentials do not make its refresh token usable.
+  json other = CreateClient({"PROFILE_READ"});
+  ExpectError(RefreshWith(other, live["refresh_token"]), 400, "invalid_grant", "invalid_refresh_token");
+  // None of the refused attempts rotated the token.
+  ExpectTokens(RefreshWith(c, live["refresh_token"]));
   ExpectError(Token({{"grant_type", "password"}, {"client_id", id}, {"client_secret", secret}}), 400,
               "invalid_request", "grant_type must be 'authorization_code' or 'refresh_token'");
   ExpectError(Token({{"client_id", id}, {"client_secret", secret}}), 400, "invalid_request",

@@ -1,0 +1,29 @@
+// Client authentication (RFC 6749 §2.3.1) for the token, revocation and introspection endpoints:
+// the specification's §7.2 answers, decided from a client's kind and its active secret hashes.
+// Pure logic; the rows come from ClientService::LoadCredentials or, for the refresh grant, from
+// the same query that reads the refresh token (TokenService::Refresh).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "client_policy.hpp"
+#include "token_request.hpp"
+
+namespace rendezvous::oauth {
+
+struct ClientCredentials {
+  ClientKind kind = ClientKind::kConfidential;
+  std::vector<std::string> active_secret_hashes;  // SHA-256 hex of each active secret
+};
+
+inline constexpr size_t kMaxClientIdLength = 64;
+inline constexpr size_t kMaxClientSecretLength = 256;
+
+// nullopt: authenticated. No client: 401 client_not_found. A confidential client needs a secret
+// matching one active hash (every hash is compared in constant time, so timing does not tell
+// which matched); a public client must send none. Otherwise 401 invalid_client_credentials.
+std::optional<TokenError> AuthenticateClient(const std::optional<ClientCredentials>& client, const std::string& secret);
+
+}  // namespace rendezvous::oauth
