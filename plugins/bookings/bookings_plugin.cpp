@@ -1,7 +1,12 @@
-// The bookings plugin's wiring. Its config is checked here; event types, bookings and slots
-// arrive with the bookings issue.
+// The bookings plugin's wiring: config, the booking service (tables, "bookings" outbox events),
+// the scoped event type and booking routes, `admin booking import` and the completion sweep.
+#include <chrono>
 #include <memory>
 
+#include "booking_routes.hpp"
+#include "booking_service.hpp"
+#include "completion_sweeper.hpp"
+#include "import_command.hpp"
 #include "rendezvous/plugin.hpp"
 
 namespace rendezvous::bookings {
@@ -13,12 +18,21 @@ struct BookingsConfig {
 
 class BookingsPlugin final : public Plugin {
  public:
-  explicit BookingsPlugin(BookingsConfig config) : config_(config) {}
-  Status Start() noexcept override { return Status::Ok(); }
-  void Stop() noexcept override {}
+  BookingsPlugin(std::shared_ptr<BookingService> service, std::unique_ptr<CompletionSweeper> sweeper)
+      : service_(std::move(service)), sweeper_(std::move(sweeper)) {}
+  Status Start() noexcept override {
+    try {
+      sweeper_->Start();
+    } catch (const std::exception& e) {
+      return Status(ErrorCode::kInternal, std::string("cannot start the completion sweep: ") + e.what());
+    }
+    return Status::Ok();
+  }
+  void Stop() noexcept override { sweeper_->Stop(); }
 
  private:
-  BookingsConfig config_;
+  std::shared_ptr<BookingService> service_;
+  std::unique_ptr<CompletionSweeper> sweeper_;
 };
 
 std::unique_ptr<Plugin> Create(PluginContext& ctx) {
@@ -26,7 +40,17 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   BookingsConfig config;
   config.completion_sweep_interval = c.Int("completion_sweep_interval", 60, 1, 86400);
   c.RejectUnknown();
-  return std::make_unique<BookingsPlugin>(config);
+
+  auto service = std::make_shared<BookingService>(ctx.db(), ctx.outbox(), ctx.identity(), ctx.logger());
+  ctx.AddMigrations(BookingService::Migrations());
+  RegisterBookingRoutes(ctx, service);
+  ctx.AddAdminCommand("booking",
+                      [service](const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+                        return RunBookingCommand(*service, args, out, err);
+                      });
+  auto sweeper = std::make_unique<CompletionSweeper>(*service, ctx.logger(),
+                                                     std::chrono::seconds(config.completion_sweep_interval));
+  return std::make_unique<BookingsPlugin>(std::move(service), std::move(sweeper));
 }
 
 }  // namespace

@@ -1,35 +1,41 @@
-// The calendar plugin's wiring. Its config is checked here; the Google provider, connect flow
-// and event lookup arrive with the calendar issue.
+// The calendar plugin's wiring: config (DESIGN §8 plus the documented `ics_allow_private_networks`),
+// migrations, the Google API client with its request metric, the service and its routes.
+#include <prometheus/counter.h>
+#include <prometheus/registry.h>
+
 #include <memory>
 #include <string>
 
+#include "calendar_routes.hpp"
+#include "calendar_service.hpp"
+#include "google_api.hpp"
 #include "rendezvous/plugin.hpp"
 
 namespace rendezvous::calendar {
 namespace {
 
-struct GoogleConfig {
-  std::string client_id;
-  std::string client_secret;
-  std::string auth_url;
-  std::string token_url;
-  std::string api_base_url;
-};
-
 class CalendarPlugin final : public Plugin {
  public:
-  explicit CalendarPlugin(GoogleConfig google) : google_(std::move(google)) {}
+  CalendarPlugin(std::unique_ptr<GoogleApi> google, std::shared_ptr<CalendarService> service)
+      : google_(std::move(google)), service_(std::move(service)) {}
   Status Start() noexcept override { return Status::Ok(); }
   void Stop() noexcept override {}
 
  private:
-  GoogleConfig google_;
+  std::unique_ptr<GoogleApi> google_;
+  std::shared_ptr<CalendarService> service_;
 };
 
 std::string Url(ConfigNode& node, const std::string& key, const std::string& def) {
   std::string v = node.String(key, def);
   if (v.rfind("http://", 0) != 0 && v.rfind("https://", 0) != 0) node.Fail(key, "must be an http(s) URL");
+  while (!v.empty() && v.back() == '/') v.pop_back();
   return v;
+}
+
+std::string TrimSlash(std::string s) {
+  while (!s.empty() && s.back() == '/') s.pop_back();
+  return s;
 }
 
 std::unique_ptr<Plugin> Create(PluginContext& ctx) {
@@ -42,8 +48,45 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   google.token_url = Url(g, "token_url", "https://oauth2.googleapis.com/token");
   google.api_base_url = Url(g, "api_base_url", "https://www.googleapis.com/calendar/v3");
   g.RejectUnknown();
+  CalendarOptions options;
+  // Not in DESIGN §8 (documented in docs/calendar.md): lets ICS feeds live on private or loopback
+  // addresses, and on http:// for loopback hosts. For tests and closed networks.
+  options.ics_allow_private_networks = c.Bool("ics_allow_private_networks", false);
   c.RejectUnknown();
-  return std::make_unique<CalendarPlugin>(std::move(google));
+  options.base_url = TrimSlash(ctx.base_url());
+  options.app_url = TrimSlash(ctx.app_url());
+  options.encryption_key = ctx.encryption_key();
+
+  Logger& logger = ctx.logger();
+  if (options.encryption_key.size() != 32) {
+    logger.Warn(
+        "calendar: no credential encryption key; connecting Google calendars and saving ICS feeds answer 503 "
+        "until "
+        "the variable named by security.encryption_key_env (default RENDEZVOUS_ENCRYPTION_KEY) is set");
+  }
+  if (google.client_id.empty()) {
+    logger.Info("calendar: plugins.calendar.google.client_id is empty; the Google connect flow answers 503");
+  }
+
+  auto& google_requests = prometheus::BuildCounter()
+                              .Name("calendar_google_requests_total")
+                              .Help("Requests the calendar plugin made to Google, by endpoint and outcome.")
+                              .Register(ctx.metrics());
+  auto& ics_fetches = prometheus::BuildCounter()
+                          .Name("calendar_ics_fetches_total")
+                          .Help("ICS feed downloads by outcome.")
+                          .Register(ctx.metrics());
+  auto api = std::make_unique<GoogleApi>(
+      google, [&google_requests](const std::string& endpoint, const std::string& outcome) {
+        google_requests.Add({{"endpoint", endpoint}, {"outcome", outcome}}).Increment();
+      });
+  auto service = std::make_shared<CalendarService>(ctx.db(), logger, *api, options,
+                                                   [&ics_fetches](const std::string& outcome) {
+                                                     ics_fetches.Add({{"outcome", outcome}}).Increment();
+                                                   });
+  ctx.AddMigrations(CalendarService::Migrations());
+  RegisterCalendarRoutes(ctx, service);
+  return std::make_unique<CalendarPlugin>(std::move(api), std::move(service));
 }
 
 }  // namespace

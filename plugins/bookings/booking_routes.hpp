@@ -1,0 +1,19 @@
+// The bookings plugin's scoped routes (API keys and OAuth tokens; managed-user tokens answer 401):
+//   GET    /v2/event-types           EVENT_TYPE_READ    POST   /v2/event-types        EVENT_TYPE_WRITE
+//   GET    /v2/event-types/:id       EVENT_TYPE_READ    PATCH  /v2/event-types/:id    EVENT_TYPE_WRITE
+//   DELETE /v2/event-types/:id       EVENT_TYPE_WRITE
+//   GET    /v2/bookings              BOOKING_READ       GET    /v2/bookings/:uid      BOOKING_READ
+//   POST   /v2/bookings/:uid/confirm | /decline | /mark-absent                        BOOKING_WRITE
+// The service must outlive the routes (the plugin owns both).
+#pragma once
+
+#include <memory>
+
+#include "booking_service.hpp"
+#include "rendezvous/plugin.hpp"
+
+namespace rendezvous::bookings {
+
+void RegisterBookingRoutes(PluginContext& ctx, std::shared_ptr<BookingService> service);
+
+}  // namespace rendezvous::bookings

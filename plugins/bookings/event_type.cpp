@@ -1,0 +1,257 @@
+#include "event_type.hpp"
+
+#include <set>
+
+namespace rendezvous::bookings {
+namespace {
+
+constexpr size_t kMaxAddressChars = 500;
+constexpr size_t kMaxLinkChars = 2048;
+
+const std::set<std::string>& KnownMembers() {
+  static const std::set<std::string> kMembers = {"title",
+                                                 "slug",
+                                                 "lengthInMinutes",
+                                                 "description",
+                                                 "locations",
+                                                 "requiresConfirmation",
+                                                 "minimumBookingNotice",
+                                                 "beforeEventBuffer",
+                                                 "afterEventBuffer",
+                                                 "slotInterval"};
+  return kMembers;
+}
+
+std::optional<FieldError> Unknown(const Json& body) {
+  for (auto it = body.begin(); it != body.end(); ++it) {
+    if (!KnownMembers().count(it.key())) {
+      if (it.key() == "id" || it.key() == "ownerId") return FieldError{it.key(), "is read-only"};
+      return FieldError{it.key(), "is not a member of an event type"};
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<FieldError> ReadText(const Json& v, const char* field, size_t max_chars, bool required,
+                                   bool multiline, std::string& out) {
+  if (!v.is_string()) return FieldError{field, "must be a string"};
+  std::string text = multiline ? v.get<std::string>() : Trim(v.get<std::string>());
+  if (std::string problem = CheckText(text, max_chars, multiline); !problem.empty()) {
+    return FieldError{field, problem};
+  }
+  if (required && Trim(text).empty()) return FieldError{field, "must not be empty"};
+  out = std::move(text);
+  return std::nullopt;
+}
+
+std::optional<FieldError> ReadInt(const Json& v, const char* field, int min, int max, int& out) {
+  if (!v.is_number_integer()) return FieldError{field, "must be an integer"};
+  const auto n = v.get<int64_t>();
+  if (n < min || n > max) {
+    return FieldError{field, "must be between " + std::to_string(min) + " and " + std::to_string(max)};
+  }
+  out = static_cast<int>(n);
+  return std::nullopt;
+}
+
+bool IsSlug(const std::string& s) {
+  if (s.empty() || s.size() > kMaxSlugChars || s.front() == '-' || s.back() == '-') return false;
+  char prev = 0;
+  for (char c : s) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+    if (!ok || (c == '-' && prev == '-')) return false;
+    prev = c;
+  }
+  return true;
+}
+
+bool IsHttpUrl(const std::string& s) {
+  if (s.size() > kMaxLinkChars) return false;
+  const size_t scheme = s.rfind("https://", 0) == 0 ? 8 : s.rfind("http://", 0) == 0 ? 7 : 0;
+  if (scheme == 0 || s.size() <= scheme || s[scheme] == '/') return false;
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c <= 0x20 || c >= 0x7f) return false;
+  }
+  return true;
+}
+
+bool IsPhone(const std::string& s) {
+  if (s.size() < 7 || s.size() > 16 || s[0] != '+' || s[1] < '1' || s[1] > '9') return false;
+  for (size_t i = 2; i < s.size(); ++i) {
+    if (s[i] < '0' || s[i] > '9') return false;
+  }
+  return true;
+}
+
+std::optional<FieldError> Apply(const Json& body, EventTypeFields& f, bool create) {
+  if (!body.is_object()) return FieldError{"body", "must be a JSON object"};
+  if (auto e = Unknown(body)) return e;
+  auto has = [&](const char* k) { return body.contains(k); };
+  auto present = [&](const char* k) { return body.contains(k) && !body.at(k).is_null(); };
+  if (create) {
+    for (const char* k : {"title", "slug", "lengthInMinutes"}) {
+      if (!present(k)) return FieldError{k, "is required"};
+    }
+  }
+  if (has("title")) {
+    if (auto e = ReadText(body["title"], "title", kMaxTitleChars, true, false, f.title)) return e;
+  }
+  if (has("slug")) {
+    if (!body["slug"].is_string()) return FieldError{"slug", "must be a string"};
+    std::string slug = body["slug"].get<std::string>();
+    if (!IsSlug(slug)) {
+      return FieldError{
+          "slug", "must be 1 to 100 lower-case letters, digits and single hyphens (e.g. \"intro-call\")"};
+    }
+    f.slug = std::move(slug);
+  }
+  if (has("lengthInMinutes")) {
+    if (auto e = ReadInt(body["lengthInMinutes"], "lengthInMinutes", 1, kMaxLengthMinutes, f.length_minutes))
+      return e;
+  }
+  if (has("description")) {
+    if (body["description"].is_null()) {
+      f.description.clear();
+    } else if (auto e = ReadText(body["description"], "description", kMaxDescriptionChars, false, true,
+                                 f.description)) {
+      return e;
+    }
+  }
+  if (has("locations")) {
+    if (body["locations"].is_null()) {
+      f.locations = Json::array();
+    } else {
+      Json parsed;
+      if (auto e = ParseLocations(body["locations"], parsed)) return e;
+      f.locations = std::move(parsed);
+    }
+  }
+  if (has("requiresConfirmation")) {
+    if (!body["requiresConfirmation"].is_boolean())
+      return FieldError{"requiresConfirmation", "must be true or false"};
+    f.requires_confirmation = body["requiresConfirmation"].get<bool>();
+  }
+  if (has("minimumBookingNotice")) {
+    if (auto e = ReadInt(body["minimumBookingNotice"], "minimumBookingNotice", 0, kMaxBookingNoticeMinutes,
+                         f.minimum_booking_notice)) {
+      return e;
+    }
+  }
+  if (has("beforeEventBuffer")) {
+    if (auto e = ReadInt(body["beforeEventBuffer"], "beforeEventBuffer", 0, kMaxBufferMinutes,
+                         f.before_event_buffer)) {
+      return e;
+    }
+  }
+  if (has("afterEventBuffer")) {
+    if (auto e = ReadInt(body["afterEventBuffer"], "afterEventBuffer", 0, kMaxBufferMinutes,
+                         f.after_event_buffer)) {
+      return e;
+    }
+  }
+  if (has("slotInterval")) {
+    if (body["slotInterval"].is_null()) {
+      f.slot_interval.reset();
+    } else {
+      int v = 0;
+      if (auto e = ReadInt(body["slotInterval"], "slotInterval", 1, kMaxLengthMinutes, v)) return e;
+      f.slot_interval = v;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<FieldError> ParseLocations(const Json& value, Json& out) {
+  if (!value.is_array()) return FieldError{"locations", "must be an array"};
+  if (value.size() > kMaxLocations) {
+    return FieldError{"locations", "must have at most " + std::to_string(kMaxLocations) + " entries"};
+  }
+  out = Json::array();
+  for (size_t i = 0; i < value.size(); ++i) {
+    const Json& loc = value[i];
+    const std::string at = "locations[" + std::to_string(i) + "]";
+    if (!loc.is_object()) return FieldError{at, "must be an object"};
+    if (!loc.contains("type") || !loc["type"].is_string()) return FieldError{at + ".type", "is required"};
+    const std::string type = loc["type"].get<std::string>();
+    std::set<std::string> allowed = {"type"};
+    Json norm = {{"type", type}};
+    if (type == "integration") {
+      allowed.insert("integration");
+      if (!loc.contains("integration") || loc["integration"] != "google-meet") {
+        return FieldError{at + ".integration", "must be \"google-meet\""};
+      }
+      norm["integration"] = "google-meet";
+    } else if (type == "address" || type == "link" || type == "phone") {
+      allowed.insert({type, "public"});
+      if (!loc.contains(type) || !loc[type].is_string()) return FieldError{at + "." + type, "is required"};
+      const std::string v = Trim(loc[type].get<std::string>());
+      if (type == "address") {
+        if (v.empty()) return FieldError{at + ".address", "must not be empty"};
+        if (std::string p = CheckText(v, kMaxAddressChars, false); !p.empty())
+          return FieldError{at + ".address", p};
+      } else if (type == "link" && !IsHttpUrl(v)) {
+        return FieldError{at + ".link", "must be an http or https URL of at most 2048 characters"};
+      } else if (type == "phone" && !IsPhone(v)) {
+        return FieldError{at + ".phone", "must be a phone number in E.164 form, e.g. +14155550123"};
+      }
+      norm[type] = v;
+      bool is_public = true;
+      if (loc.contains("public")) {
+        if (!loc["public"].is_boolean()) return FieldError{at + ".public", "must be true or false"};
+        is_public = loc["public"].get<bool>();
+      }
+      norm["public"] = is_public;
+    } else {
+      return FieldError{at + ".type", "must be one of integration, address, link, phone"};
+    }
+    for (auto it = loc.begin(); it != loc.end(); ++it) {
+      if (!allowed.count(it.key()))
+        return FieldError{at + "." + it.key(), "is not a member of a " + type + " location"};
+    }
+    out.push_back(std::move(norm));
+  }
+  return std::nullopt;
+}
+
+std::optional<FieldError> ParseEventTypeCreate(const Json& body, EventTypeFields& out) {
+  out = EventTypeFields{};
+  return Apply(body, out, true);
+}
+
+std::optional<FieldError> ApplyEventTypePatch(const Json& body, EventTypeFields& fields) {
+  return Apply(body, fields, false);
+}
+
+Json EventTypeJson(const EventType& et) {
+  const EventTypeFields& f = et.fields;
+  return Json{{"id", et.id},
+              {"title", f.title},
+              {"slug", f.slug},
+              {"lengthInMinutes", f.length_minutes},
+              {"description", f.description},
+              {"locations", f.locations},
+              {"requiresConfirmation", f.requires_confirmation},
+              {"minimumBookingNotice", f.minimum_booking_notice},
+              {"beforeEventBuffer", f.before_event_buffer},
+              {"afterEventBuffer", f.after_event_buffer},
+              {"slotInterval", f.slot_interval ? Json(*f.slot_interval) : Json(nullptr)},
+              {"ownerId", et.owner_id}};
+}
+
+std::optional<std::string> BookingLocation(const Json& locations) {
+  if (!locations.is_array() || locations.empty() || !locations[0].is_object()) return std::nullopt;
+  const Json& first = locations[0];
+  const std::string type = first.value("type", "");
+  if (type == "integration" && first.value("integration", "") == "google-meet")
+    return "integrations:google:meet";
+  if ((type == "address" || type == "link" || type == "phone") && first.contains(type) &&
+      first[type].is_string()) {
+    return first[type].get<std::string>();
+  }
+  return std::nullopt;
+}
+
+}  // namespace rendezvous::bookings

@@ -1,0 +1,60 @@
+// Event types (DESIGN §9): the fields a client sets, their validation for create (POST) and update
+// (PATCH), and the JSON the API shows. Pure logic; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "field_checks.hpp"
+
+namespace rendezvous::bookings {
+
+using Json = nlohmann::json;
+
+constexpr size_t kMaxTitleChars = 255;
+constexpr size_t kMaxSlugChars = 100;
+constexpr size_t kMaxDescriptionChars = 10000;
+constexpr size_t kMaxLocations = 10;
+constexpr int kMaxLengthMinutes = 1440;
+constexpr int kMaxBookingNoticeMinutes = 525600;  // a year
+constexpr int kMaxBufferMinutes = 1440;
+
+struct EventTypeFields {
+  std::string title;
+  std::string slug;
+  int length_minutes = 0;
+  std::string description;
+  Json locations = Json::array();  // normalized location objects (see ParseLocations)
+  bool requires_confirmation = false;
+  int minimum_booking_notice = 0;    // minutes
+  int before_event_buffer = 0;       // minutes
+  int after_event_buffer = 0;        // minutes
+  std::optional<int> slot_interval;  // minutes; nullopt: the event's length
+};
+
+struct EventType {
+  int64_t id = 0;
+  int64_t owner_id = 0;
+  EventTypeFields fields;
+};
+
+// Validates a POST body into `out` (defaults for what is absent). Unknown members are refused.
+std::optional<FieldError> ParseEventTypeCreate(const Json& body, EventTypeFields& out);
+// Applies a PATCH body to `fields`; members absent are kept, `null` resets optional ones
+// (description, locations, slotInterval). On error `fields` may be partly changed.
+std::optional<FieldError> ApplyEventTypePatch(const Json& body, EventTypeFields& fields);
+// Checks a `locations` array, writing the normalized objects to `out`:
+//   {"type":"integration","integration":"google-meet"}
+//   {"type":"address","address":TEXT,"public":bool}   {"type":"link","link":URL,"public":bool}
+//   {"type":"phone","phone":"+E164","public":bool}
+std::optional<FieldError> ParseLocations(const Json& value, Json& out);
+// `{id, title, slug, lengthInMinutes, description, locations, requiresConfirmation,
+//  minimumBookingNotice, beforeEventBuffer, afterEventBuffer, slotInterval, ownerId}`.
+Json EventTypeJson(const EventType& event_type);
+// A booking's `location` from its event type's first location ("integrations:google:meet" for
+// Google Meet, else the address, link or phone); nullopt when the event type has none.
+std::optional<std::string> BookingLocation(const Json& locations);
+
+}  // namespace rendezvous::bookings

@@ -1,0 +1,31 @@
+// Checks of values that come from outside (request bodies, query strings, the command line):
+// bounded lengths, valid UTF-8, no control characters. Pure functions; thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace rendezvous::bookings {
+
+// A rejected field: `field` names it as the client wrote it ("title", "locations[1].link",
+// "attendees[0].email"); answered as 400 with details {"field": field}.
+struct FieldError {
+  std::string field;
+  std::string message;
+};
+
+// "" when `text` is valid UTF-8 of at most `max_chars` code points without control characters
+// (tab and line breaks allowed when `multiline`); else what is wrong, without the field name.
+std::string CheckText(std::string_view text, size_t max_chars, bool multiline);
+// Leading and trailing white space removed.
+std::string Trim(std::string_view text);
+// A plausible e-mail address: at most 320 characters, one '@' with text before it and a dotted
+// domain after it, no white space or control characters.
+bool IsEmail(std::string_view text);
+// A positive decimal integer of at most 18 digits.
+std::optional<int64_t> ParsePositiveId(std::string_view text);
+
+}  // namespace rendezvous::bookings

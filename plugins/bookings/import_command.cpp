@@ -1,0 +1,76 @@
+#include "import_command.hpp"
+
+#include <ostream>
+#include <stdexcept>
+
+#include "rendezvous/cli_args.hpp"
+
+namespace rendezvous::bookings {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: rendezvous admin booking import --user-id ID --event-type-id ID --start ISO\n"
+    "         --attendee-email E --attendee-name N [--status accepted|pending|cancelled|rejected]";
+
+int Usage(std::ostream& err, const std::string& message) {
+  err << "booking import: " << message << "\n" << kUsage << std::endl;
+  return 2;
+}
+
+int Refuse(std::ostream& err, const std::string& message) {
+  err << "booking import: " << message << std::endl;
+  return 1;
+}
+
+}  // namespace
+
+int RunBookingCommand(BookingService& service, const std::vector<std::string>& args, std::ostream& out,
+                      std::ostream& err) {
+  if (args.empty() || args[0] != "import") {
+    err << (args.empty() ? "" : "unknown booking command '" + args[0] + "'\n") << kUsage << std::endl;
+    return 2;
+  }
+  ImportRequest req;
+  try {
+    CliArgs a(args, {"user-id", "event-type-id", "start", "attendee-email", "attendee-name", "status"}, {});
+    if (a.positional().size() != 1) return Usage(err, "unexpected argument '" + a.positional()[1] + "'");
+    for (const char* name :
+         {"user-id", "event-type-id", "start", "attendee-email", "attendee-name", "status"}) {
+      if (a.GetAll(name).size() > 1)
+        return Usage(err, std::string("option --") + name + " given more than once");
+    }
+    auto user = ParsePositiveId(a.Require("user-id"));
+    if (!user) return Usage(err, "--user-id must be a positive integer");
+    auto event_type = ParsePositiveId(a.Require("event-type-id"));
+    if (!event_type) return Usage(err, "--event-type-id must be a positive integer");
+    const std::string start_text = a.Require("start");
+    auto start = ParseIsoTime(start_text);
+    if (!start) {
+      return Usage(err,
+                   "--start must be an ISO 8601 date-time with a zone (e.g. 2026-05-04T09:30:00Z), got '" +
+                       start_text.substr(0, 64) + "'");
+    }
+    req.user_id = *user;
+    req.event_type_id = *event_type;
+    req.start = *start;
+    req.attendee_email = Trim(a.Require("attendee-email"));
+    req.attendee_name = Trim(a.Require("attendee-name"));
+    if (auto e = CheckAttendee(req.attendee_name, req.attendee_email))
+      return Usage(err, "--" + e->field + " " + e->message);
+    if (auto s = a.Get("status")) {
+      auto status = ParseStatus(*s);
+      if (!status || *status == BookingStatus::kCompleted) {
+        return Usage(err, "--status must be one of accepted, pending, cancelled, rejected");
+      }
+      req.status = *status;
+    }
+  } catch (const std::invalid_argument& e) {
+    return Usage(err, e.what());
+  }
+  Outcome result = service.Import(req);
+  if (!result.ok()) return Refuse(err, result.status.message());
+  out << result.data.dump() << std::endl;
+  return 0;
+}
+
+}  // namespace rendezvous::bookings

@@ -1,0 +1,155 @@
+#include "google_api.hpp"
+
+namespace rendezvous::calendar {
+namespace {
+
+constexpr size_t kMaxGoogleResponse = 2 << 20;
+constexpr size_t kMaxMessage = 200;
+
+std::string Form(std::initializer_list<std::pair<const char*, std::string>> fields) {
+  std::string out;
+  for (const auto& [k, v] : fields) {
+    if (!out.empty()) out += '&';
+    out += k;
+    out += '=';
+    out += PercentEncode(v);
+  }
+  return out;
+}
+
+std::string Clean(std::string s) {
+  if (s.size() > kMaxMessage) s.resize(kMaxMessage);
+  for (char& c : s) {
+    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string PercentEncode(const std::string& s) {
+  static const char* kHex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+        c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+std::string GoogleCall::GoogleMessage() const {
+  if (transport != FetchOutcome::kOk) return Clean(transport_error);
+  if (body.is_object()) {
+    const auto& e = body.contains("error") ? body["error"] : nlohmann::json();
+    if (e.is_string()) {
+      std::string m = e.get<std::string>();
+      if (body.contains("error_description") && body["error_description"].is_string())
+        m += ": " + body["error_description"].get<std::string>();
+      return Clean(m);
+    }
+    if (e.is_object() && e.contains("message") && e["message"].is_string())
+      return Clean(e["message"].get<std::string>());
+  }
+  return "HTTP " + std::to_string(status);
+}
+
+GoogleApi::GoogleApi(GoogleConfig config, CallObserver on_call)
+    : config_(std::move(config)), on_call_(std::move(on_call)) {}
+
+std::string GoogleApi::AuthUrl(const std::string& redirect_uri, const std::string& state) const {
+  const char sep = config_.auth_url.find('?') == std::string::npos ? '?' : '&';
+  return config_.auth_url + sep +
+         Form({{"client_id", config_.client_id},
+               {"redirect_uri", redirect_uri},
+               {"response_type", "code"},
+               {"access_type", "offline"},
+               {"prompt", "consent"},
+               {"include_granted_scopes", "true"},
+               {"scope", kScope},
+               {"state", state}});
+}
+
+GoogleCall GoogleApi::Call(const std::string& endpoint, FetchRequest request) const {
+  request.max_response_bytes = kMaxGoogleResponse;
+  request.headers.push_back("Accept: application/json");
+  FetchResult r = Fetch(request);
+  GoogleCall call;
+  call.transport = r.outcome;
+  call.status = r.status;
+  call.transport_error = r.error;
+  if (r.ok()) call.body = nlohmann::json::parse(r.body, nullptr, false);
+  if (call.body.is_discarded()) call.body = nullptr;
+  std::string outcome;
+  if (!r.ok())
+    outcome = OutcomeLabel(r.outcome);
+  else if (r.status >= 200 && r.status < 300)
+    outcome = call.body.is_object() ? "ok" : "bad_body";
+  else if (r.status == 401)
+    outcome = "unauthorized";
+  else if (r.status == 404 || r.status == 410)
+    outcome = "not_found";
+  else if (r.status < 500)
+    outcome = "client_error";
+  else
+    outcome = "server_error";
+  if (on_call_) on_call_(endpoint, outcome);
+  return call;
+}
+
+GoogleCall GoogleApi::ExchangeCode(const std::string& code, const std::string& redirect_uri) const {
+  FetchRequest req;
+  req.method = "POST";
+  req.url = config_.token_url;
+  req.headers = {"Content-Type: application/x-www-form-urlencoded"};
+  req.body = Form({{"grant_type", "authorization_code"},
+                   {"code", code},
+                   {"client_id", config_.client_id},
+                   {"client_secret", config_.client_secret},
+                   {"redirect_uri", redirect_uri}});
+  return Call("token", std::move(req));
+}
+
+GoogleCall GoogleApi::Refresh(const std::string& refresh_token) const {
+  FetchRequest req;
+  req.method = "POST";
+  req.url = config_.token_url;
+  req.headers = {"Content-Type: application/x-www-form-urlencoded"};
+  req.body = Form({{"grant_type", "refresh_token"},
+                   {"refresh_token", refresh_token},
+                   {"client_id", config_.client_id},
+                   {"client_secret", config_.client_secret}});
+  return Call("refresh", std::move(req));
+}
+
+GoogleCall GoogleApi::CalendarList(const std::string& access_token) const {
+  FetchRequest req;
+  req.url = config_.api_base_url + "/users/me/calendarList?maxResults=250";
+  req.headers = {"Authorization: Bearer " + access_token};
+  return Call("calendar_list", std::move(req));
+}
+
+GoogleCall GoogleApi::FreeBusy(const std::string& access_token, const nlohmann::json& body) const {
+  FetchRequest req;
+  req.method = "POST";
+  req.url = config_.api_base_url + "/freeBusy";
+  req.headers = {"Authorization: Bearer " + access_token, "Content-Type: application/json"};
+  req.body = body.dump();
+  return Call("free_busy", std::move(req));
+}
+
+GoogleCall GoogleApi::GetEvent(const std::string& access_token, const std::string& calendar_id,
+                               const std::string& event_id) const {
+  FetchRequest req;
+  req.url = config_.api_base_url + "/calendars/" + PercentEncode(calendar_id) + "/events/" +
+            PercentEncode(event_id);
+  req.headers = {"Authorization: Bearer " + access_token};
+  return Call("events_get", std::move(req));
+}
+
+}  // namespace rendezvous::calendar

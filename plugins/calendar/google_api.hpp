@@ -1,0 +1,67 @@
+// Google's OAuth and Calendar endpoints as the calendar plugin calls them. URLs come from config
+// (DESIGN §7/§8) so tests point them at a local fake. Every call is counted through `on_call`
+// (endpoint, outcome). Knows nothing of the database or of our HTTP layer. Thread-safe.
+#pragma once
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "http_fetch.hpp"
+
+namespace rendezvous::calendar {
+
+struct GoogleConfig {
+  std::string client_id;
+  std::string client_secret;
+  std::string auth_url;
+  std::string token_url;
+  std::string api_base_url;
+};
+
+// One answer from Google: the transport outcome, the HTTP status and the JSON body (null when the
+// body is not JSON).
+struct GoogleCall {
+  FetchOutcome transport = FetchOutcome::kError;
+  long status = 0;
+  nlohmann::json body;
+  std::string transport_error;
+
+  bool ok() const {
+    return transport == FetchOutcome::kOk && status >= 200 && status < 300 && body.is_object();
+  }
+  bool unauthorized() const { return transport == FetchOutcome::kOk && status == 401; }
+  bool not_found() const { return transport == FetchOutcome::kOk && (status == 404 || status == 410); }
+  // Google's own words about a failure ("invalid_grant: Bad Request", "Not Found"), bounded.
+  std::string GoogleMessage() const;
+};
+
+// RFC 3986 percent-encoding of everything but unreserved characters.
+std::string PercentEncode(const std::string& s);
+
+class GoogleApi {
+ public:
+  using CallObserver = std::function<void(const std::string& endpoint, const std::string& outcome)>;
+  GoogleApi(GoogleConfig config, CallObserver on_call);
+
+  const GoogleConfig& config() const { return config_; }
+  // The consent URL the user is sent to (access_type=offline, prompt=consent, calendar scope).
+  std::string AuthUrl(const std::string& redirect_uri, const std::string& state) const;
+
+  GoogleCall ExchangeCode(const std::string& code, const std::string& redirect_uri) const;
+  GoogleCall Refresh(const std::string& refresh_token) const;
+  GoogleCall CalendarList(const std::string& access_token) const;
+  GoogleCall FreeBusy(const std::string& access_token, const nlohmann::json& body) const;
+  GoogleCall GetEvent(const std::string& access_token, const std::string& calendar_id,
+                      const std::string& event_id) const;
+
+  static constexpr const char* kScope = "https://www.googleapis.com/auth/calendar";
+
+ private:
+  GoogleCall Call(const std::string& endpoint, FetchRequest request) const;
+
+  GoogleConfig config_;
+  CallObserver on_call_;
+};
+
+}  // namespace rendezvous::calendar

@@ -1,0 +1,179 @@
+#include "http_fetch.hpp"
+
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <cstring>
+#include <mutex>
+
+namespace rendezvous::calendar {
+namespace {
+
+struct Sink {
+  std::string* body;
+  size_t max;
+  bool too_large = false;
+};
+
+size_t Write(char* data, size_t size, size_t n, void* user) {
+  auto* sink = static_cast<Sink*>(user);
+  const size_t bytes = size * n;
+  if (sink->body->size() + bytes > sink->max) {
+    sink->too_large = true;
+    return 0;  // aborts the transfer
+  }
+  sink->body->append(data, bytes);
+  return bytes;
+}
+
+struct SocketGuard {
+  bool block = false;
+  bool blocked = false;
+};
+
+bool PrivateV4(uint32_t a) {
+  const uint8_t b0 = static_cast<uint8_t>(a >> 24), b1 = static_cast<uint8_t>(a >> 16);
+  return b0 == 0 || b0 == 10 || b0 == 127 || (b0 == 169 && b1 == 254) || (b0 == 172 && (b1 & 0xF0) == 16) ||
+         (b0 == 192 && b1 == 168) || (b0 == 100 && (b1 & 0xC0) == 64) || b0 >= 224;
+}
+
+bool PrivateSockaddr(const sockaddr* sa) {
+  if (sa->sa_family == AF_INET) {
+    return PrivateV4(ntohl(reinterpret_cast<const sockaddr_in*>(sa)->sin_addr.s_addr));
+  }
+  if (sa->sa_family == AF_INET6) {
+    const in6_addr& a = reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr;
+    if (IN6_IS_ADDR_LOOPBACK(&a) || IN6_IS_ADDR_UNSPECIFIED(&a) || IN6_IS_ADDR_LINKLOCAL(&a) ||
+        IN6_IS_ADDR_SITELOCAL(&a) || IN6_IS_ADDR_MULTICAST(&a) || (a.s6_addr[0] & 0xFE) == 0xFC)
+      return true;
+    if (IN6_IS_ADDR_V4MAPPED(&a)) {
+      uint32_t v4 = 0;
+      std::memcpy(&v4, a.s6_addr + 12, 4);
+      return PrivateV4(ntohl(v4));
+    }
+    return false;
+  }
+  return true;
+}
+
+curl_socket_t OpenSocket(void* user, curlsocktype purpose, curl_sockaddr* address) {
+  auto* guard = static_cast<SocketGuard*>(user);
+  if (purpose != CURLSOCKTYPE_IPCXN) return CURL_SOCKET_BAD;
+  if (guard->block && PrivateSockaddr(&address->addr)) {
+    guard->blocked = true;
+    return CURL_SOCKET_BAD;
+  }
+  return ::socket(address->family, address->socktype, address->protocol);
+}
+
+}  // namespace
+
+const char* OutcomeLabel(FetchOutcome outcome) {
+  switch (outcome) {
+    case FetchOutcome::kOk:
+      return "ok";
+    case FetchOutcome::kTimeout:
+      return "timeout";
+    case FetchOutcome::kConnectFailed:
+      return "connect_failed";
+    case FetchOutcome::kTooLarge:
+      return "too_large";
+    case FetchOutcome::kBlocked:
+      return "blocked";
+    case FetchOutcome::kBadUrl:
+      return "bad_url";
+    case FetchOutcome::kError:
+      return "error";
+  }
+  return "error";
+}
+
+bool IsPrivateAddress(const std::string& host) {
+  sockaddr_in v4{};
+  sockaddr_in6 v6{};
+  if (inet_pton(AF_INET, host.c_str(), &v4.sin_addr) == 1) {
+    v4.sin_family = AF_INET;
+    return PrivateSockaddr(reinterpret_cast<const sockaddr*>(&v4));
+  }
+  if (inet_pton(AF_INET6, host.c_str(), &v6.sin6_addr) == 1) {
+    v6.sin6_family = AF_INET6;
+    return PrivateSockaddr(reinterpret_cast<const sockaddr*>(&v6));
+  }
+  return false;
+}
+
+FetchResult Fetch(const FetchRequest& request) noexcept {
+  static std::once_flag curl_once;
+  std::call_once(curl_once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  FetchResult result;
+  try {
+    CURL* curl = curl_easy_init();
+    if (!curl) {
+      result.error = "could not create an HTTP client";
+      return result;
+    }
+    Sink sink{&result.body, request.max_response_bytes};
+    SocketGuard guard{request.block_private_networks, false};
+    curl_slist* headers = nullptr;
+    for (const std::string& h : request.headers) headers = curl_slist_append(headers, h.c_str());
+    curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(curl, CURLOPT_PROXY, "");
+    curl_easy_setopt(curl, CURLOPT_NOPROXY, "*");
+    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(request.timeout.count()));
+    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(request.connect_timeout.count()));
+    curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(request.max_response_bytes));
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &Write);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
+    curl_easy_setopt(curl, CURLOPT_OPENSOCKETFUNCTION, &OpenSocket);
+    curl_easy_setopt(curl, CURLOPT_OPENSOCKETDATA, &guard);
+    curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");
+    curl_easy_setopt(curl, CURLOPT_USERAGENT, "rendezvous-calendar/1");
+    if (request.method == "POST") {
+      curl_easy_setopt(curl, CURLOPT_POST, 1L);
+      curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request.body.c_str());
+      curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
+    } else if (request.method != "GET") {
+      curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+    }
+    const CURLcode rc = curl_easy_perform(curl);
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &result.status);
+    char* type = nullptr;
+    if (curl_easy_getinfo(curl, CURLINFO_CONTENT_TYPE, &type) == CURLE_OK && type) result.content_type = type;
+    curl_slist_free_all(headers);
+    curl_easy_cleanup(curl);
+    if (rc == CURLE_OK) {
+      result.outcome = FetchOutcome::kOk;
+    } else if (sink.too_large || rc == CURLE_FILESIZE_EXCEEDED) {
+      result.outcome = FetchOutcome::kTooLarge;
+      result.error = "the response is larger than " + std::to_string(request.max_response_bytes) + " bytes";
+    } else if (guard.blocked) {
+      result.outcome = FetchOutcome::kBlocked;
+      result.error = "the address is on a private, loopback or link-local network";
+    } else if (rc == CURLE_OPERATION_TIMEDOUT) {
+      result.outcome = FetchOutcome::kTimeout;
+      result.error = "timed out";
+    } else if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST) {
+      result.outcome = FetchOutcome::kConnectFailed;
+      result.error = curl_easy_strerror(rc);
+    } else if (rc == CURLE_URL_MALFORMAT || rc == CURLE_UNSUPPORTED_PROTOCOL) {
+      result.outcome = FetchOutcome::kBadUrl;
+      result.error = curl_easy_strerror(rc);
+    } else {
+      result.outcome = FetchOutcome::kError;
+      result.error = curl_easy_strerror(rc);
+    }
+    if (!result.ok()) result.body.clear();
+  } catch (const std::exception& e) {
+    result = FetchResult{};
+    result.error = e.what();
+  }
+  return result;
+}
+
+}  // namespace rendezvous::calendar

@@ -1,0 +1,118 @@
+// Shared set-up of the bookings integration tests: a fresh database, the real server, two users
+// with API keys, and helpers for the routes, `admin booking import` and database checks.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "http_client.hpp"
+#include "iso_time.hpp"
+#include "oauth_support.hpp"
+#include "scratch_db.hpp"
+#include "test_server.hpp"
+
+namespace rendezvous::testing {
+
+using nlohmann::json;
+
+class BookingsFixture : public ::testing::Test {
+ protected:
+  // Migrates, creates owner_ and other_ (with API keys) and starts the server with `plugins`.
+  void StartServer(const std::string& plugins = "") {
+    TestServerOptions o;
+    o.plugins = plugins;
+    server_ = std::make_unique<TestServer>(db_.name(), o);
+    server_->Migrate();
+    owner_ = server_->CreateUser("owner@example.com", "Olga Owner");
+    other_ = server_->CreateUser("other@example.com", "Otto Other");
+    owner_key_ = server_->CreateApiKey(owner_);
+    other_key_ = server_->CreateApiKey(other_);
+    std::string why;
+    ASSERT_TRUE(server_->Start(&why)) << why;
+  }
+
+  HttpResult Call(const std::string& method, const std::string& path, const std::string& token,
+                  const std::string& body = "") {
+    std::vector<std::string> headers;
+    if (!token.empty()) headers.push_back("Authorization: Bearer " + token);
+    if (!body.empty()) headers.push_back("Content-Type: application/json");
+    return http_.Request(method, server_->api() + path, body, headers);
+  }
+  HttpResult Call(const std::string& method, const std::string& path, const std::string& token,
+                  const char* body) {
+    return Call(method, path, token, std::string(body));
+  }
+  HttpResult Call(const std::string& method, const std::string& path, const std::string& token,
+                  const json& body) {
+    return Call(method, path, token, body.dump());
+  }
+
+  // POST /v2/event-types as `token`; returns the event type (fails the test unless 201).
+  json CreateEventType(const std::string& token, const std::string& slug, int length = 30,
+                       json extra = json::object()) {
+    json body = {{"title", "Intro " + slug}, {"slug", slug}, {"lengthInMinutes", length}};
+    body.update(extra);
+    HttpResult r = Call("POST", "/v2/event-types", token, body);
+    EXPECT_EQ(r.status, 201) << r.body;
+    return r.Json()["data"];
+  }
+
+  CliResult RunImport(int64_t user, int64_t event_type, const std::string& start, const std::string& email,
+                      const std::string& name, const std::string& status = "") {
+    std::vector<std::string> args = {"admin",
+                                     "booking",
+                                     "import",
+                                     "--user-id",
+                                     std::to_string(user),
+                                     "--event-type-id",
+                                     std::to_string(event_type),
+                                     "--start",
+                                     start,
+                                     "--attendee-email",
+                                     email,
+                                     "--attendee-name",
+                                     name};
+    if (!status.empty()) args.insert(args.end(), {"--status", status});
+    return server_->Cli(args);
+  }
+  // Imports a booking; returns it (fails the test unless the command succeeds).
+  json Import(int64_t user, int64_t event_type, const std::string& start, const std::string& status = "",
+              const std::string& email = "ann@example.com", const std::string& name = "Ann Attendee") {
+    CliResult r = RunImport(user, event_type, start, email, name, status);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.Json();
+  }
+
+  // ISO 8601 of now + `minutes`.
+  static std::string In(int64_t minutes) {
+    return bookings::FormatIsoTime(bookings::NowMillis() + minutes * 60000);
+  }
+
+  int64_t Count(const std::string& sql) const { return std::stoll("0" + db_.QueryValue(sql)); }
+  int64_t OutboxCount(const std::string& type) const {
+    return Count("SELECT COUNT(*) FROM outbox_events WHERE topic = 'bookings' AND type = '" + type + "'");
+  }
+  // The payload of the newest outbox event of `type`.
+  json LastOutbox(const std::string& type) const {
+    return json::parse(
+        db_.QueryValue("SELECT payload FROM outbox_events WHERE topic = 'bookings' AND type = '" + type +
+                       "' ORDER BY id DESC LIMIT 1"),
+        nullptr, false);
+  }
+
+  ScratchDatabase db_;
+  std::unique_ptr<TestServer> server_;
+  HttpClient http_;
+  int64_t owner_ = 0;
+  int64_t other_ = 0;
+  std::string owner_key_;
+  std::string other_key_;
+};
+
+}  // namespace rendezvous::testing

@@ -1,0 +1,332 @@
+// The §5.3 calendar routes (calendars, busy times, ICS feeds, destination calendar) and the
+// §4.5 event lookup, against the real server and a fake Google / ICS host on loopback.
+#include "calendar_fixture.hpp"
+
+namespace rendezvous::testing {
+namespace {
+
+const char* kIcs =
+    "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Test//EN\r\nX-WR-CALNAME:Climbing club\r\n"
+    "BEGIN:VEVENT\r\nUID:a@x\r\nDTSTART:20250501T060000Z\r\nDTEND:20250501T070000Z\r\nEND:VEVENT\r\n"
+    "BEGIN:VEVENT\r\nUID:b@x\r\nDTSTART;TZID=Europe/Berlin:20250501T180000\r\nDTEND;TZID=Europe/"
+    "Berlin:20250501T190000\r\n"
+    "END:VEVENT\r\n"
+    "BEGIN:VEVENT\r\nUID:c@x\r\nDTSTART;VALUE=DATE:20250502\r\nEND:VEVENT\r\n"
+    "BEGIN:VEVENT\r\nUID:d@x\r\nDTSTART:20250601T060000Z\r\nDTEND:20250601T070000Z\r\nEND:VEVENT\r\n"
+    "END:VCALENDAR\r\n";
+
+json GoogleEvent(const std::string& id, const std::string& title) {
+  return {{"id", id},
+          {"status", "confirmed"},
+          {"summary", title},
+          {"description", "Notes"},
+          {"start", {{"dateTime", "2025-05-01T12:00:00+02:00"}, {"timeZone", "Europe/Berlin"}}},
+          {"end", {{"dateTime", "2025-05-01T12:30:00+02:00"}, {"timeZone", "Europe/Berlin"}}},
+          {"hangoutLink", "https://meet.google.com/abc-defg-hij"},
+          {"organizer", {{"email", "ada@example.com"}, {"displayName", "Ada"}}},
+          {"attendees",
+           {{{"email", "ada@example.com"},
+             {"displayName", "Ada"},
+             {"organizer", true},
+             {"self", true},
+             {"responseStatus", "accepted"}},
+            {{"email", "bob@example.com"}, {"displayName", "Bob"}, {"responseStatus", "tentative"}}}}};
+}
+
+TEST_F(CalendarTest, BusyTimesFromGoogleAndIcsFeeds) {
+  AddStandardCalendars();
+  google_.AddBusy("ada@example.com", "2025-05-01T08:00:00Z", "2025-05-01T09:00:00Z");
+  google_.AddBusy("team@group.calendar.google.com", "2025-05-01T10:00:00+02:00", "2025-05-01T11:00:00+02:00");
+  google_.SetIcs("club.ics", kIcs);
+  ASSERT_EQ(ConnectAndSave().status, 200);
+  HttpResult saved =
+      Send("POST", "/v2/calendars/ics-feed/save", {{"urls", {google_.IcsUrl("club.ics")}}}, key_);
+  ASSERT_EQ(saved.status, 201) << saved.body;
+  ASSERT_EQ(saved.Json()["data"].size(), 1u);
+  EXPECT_EQ(saved.Json()["data"][0]["integration"], "ics_feed");
+  EXPECT_EQ(saved.Json()["data"][0]["name"], "Climbing club");
+  EXPECT_EQ(saved.Json()["data"][0]["readOnly"], true);
+
+  HttpResult r = Get("/v2/calendars/busy-times?dateFrom=2025-05-01&dateTo=2025-05-02&timeZone=UTC", key_);
+  ASSERT_EQ(r.status, 200) << r.body;
+  json busy = r.Json()["data"];
+  ASSERT_EQ(busy.size(), 5u) << r.body;
+  EXPECT_EQ(busy[0], (json{{"start", "2025-05-01T06:00:00Z"},
+                           {"end", "2025-05-01T07:00:00Z"},
+                           {"source", "ics_feed"},
+                           {"credentialId", saved.Json()["data"][0]["credentialId"]}}));
+  EXPECT_EQ(busy[1]["start"], "2025-05-01T08:00:00Z");
+  EXPECT_EQ(busy[1]["source"], "google_calendar");
+  EXPECT_EQ(busy[1]["externalId"], "ada@example.com");
+  EXPECT_EQ(busy[2]["start"], "2025-05-01T08:00:00Z");  // 10:00+02:00
+  EXPECT_EQ(busy[2]["externalId"], "team@group.calendar.google.com");
+  EXPECT_EQ(busy[3]["start"], "2025-05-01T16:00:00Z");  // 18:00 Berlin (CEST)
+  EXPECT_EQ(busy[4], (json{{"start", "2025-05-02T00:00:00Z"},
+                           {"end", "2025-05-03T00:00:00Z"},
+                           {"source", "ics_feed"},
+                           {"credentialId", busy[0]["credentialId"]}}));
+
+  // freeBusy asked Google for every connected calendar over the requested range.
+  auto fb = google_.RequestsTo("/calendar/v3/freeBusy");
+  ASSERT_EQ(fb.size(), 1u);
+  json q = json::parse(fb[0].body);
+  EXPECT_EQ(q["timeMin"], "2025-05-01T00:00:00Z");
+  EXPECT_EQ(q["timeMax"], "2025-05-03T00:00:00Z");
+  EXPECT_EQ(q["items"].size(), 3u);
+
+  // The listing shows the feed beside the Google calendars.
+  json cals = Get("/v2/calendars", key_).Json()["data"]["calendars"];
+  ASSERT_EQ(cals.size(), 4u);
+  EXPECT_EQ(cals[3]["externalId"], google_.IcsUrl("club.ics"));
+  // The feed URL is stored encrypted.
+  EXPECT_EQ(db_.QueryValue("SELECT COUNT(*) FROM calendar_ics_feeds WHERE url_enc LIKE '%club.ics%'"), "0");
+
+  // A feed that stops being a calendar: 502 naming it.
+  google_.SetIcs("club.ics", "<html>gone</html>", "text/html");
+  HttpResult broken = Get("/v2/calendars/busy-times?dateFrom=2025-05-01&dateTo=2025-05-02", key_);
+  EXPECT_EQ(broken.status, 502) << broken.body;
+  EXPECT_EQ(broken.Json()["error"]["details"]["credentialId"], busy[0]["credentialId"]);
+  HttpResult metrics = http_.Get(Api("/metrics"));
+  EXPECT_NE(metrics.body.find("calendar_ics_fetches_total{outcome=\"ok\"} 2"), std::string::npos);
+  EXPECT_NE(metrics.body.find("calendar_google_requests_total{endpoint=\"free_busy\",outcome=\"ok\"} 2"),
+            std::string::npos);
+}
+
+TEST_F(CalendarTest, BusyTimesValidatesTheRange) {
+  struct Case {
+    std::string query, field;
+  };
+  for (const Case& c :
+       std::vector<Case>{{"dateTo=2025-05-02", "dateFrom"},
+                         {"dateFrom=2025-05-01", "dateTo"},
+                         {"dateFrom=yesterday&dateTo=2025-05-02", "dateFrom"},
+                         {"dateFrom=2025-05-03&dateTo=2025-05-01", "dateTo"},
+                         {"dateFrom=2025-01-01&dateTo=2025-06-01", "dateTo"},
+                         {"dateFrom=2025-05-01&dateTo=2025-05-02&timeZone=Mars/Olympus", "timeZone"}}) {
+    HttpResult r = Get("/v2/calendars/busy-times?" + c.query, key_);
+    EXPECT_EQ(r.status, 400) << c.query << " " << r.body;
+    EXPECT_EQ(r.Json()["error"]["details"]["field"], c.field) << c.query;
+  }
+  // No calendars at all: an empty list; ISO timestamps are accepted too.
+  HttpResult empty =
+      Get("/v2/calendars/busy-times?dateFrom=2025-05-01T00:00:00Z&dateTo=2025-05-01T12:00:00%2B02:00", key_);
+  ASSERT_EQ(empty.status, 200) << empty.body;
+  EXPECT_EQ(empty.Json()["data"], json::array());
+  // An unencoded '+' (decoded as a space) in an offset is understood.
+  EXPECT_EQ(
+      Get("/v2/calendars/busy-times?dateFrom=2025-05-01T00:00:00Z&dateTo=2025-05-01T12:00:00+02:00", key_)
+          .status,
+      200);
+  // The range limit holds for timestamps too.
+  EXPECT_EQ(
+      Get("/v2/calendars/busy-times?dateFrom=2025-01-01T00:00:00Z&dateTo=2025-04-05T00:00:00Z", key_).status,
+      400);
+}
+
+TEST_F(CalendarTest, IcsFeedSaveValidatesUrlsAndBodies) {
+  google_.SetIcs("ok.ics", kIcs);
+  google_.SetIcs("page.html", "<html><body>Not a calendar</body></html>", "text/html");
+  google_.SetIcs("big.ics", std::string("BEGIN:VCALENDAR\r\n") + std::string(3 << 20, 'X'));
+  struct Case {
+    json body;
+    std::string field;
+  };
+  std::vector<std::string> eleven(11, google_.IcsUrl("ok.ics"));
+  const std::vector<Case> cases = {
+      {json::object(), "urls"},
+      {{{"urls", json::array()}}, "urls"},
+      {{{"urls", "https://example.com/a.ics"}}, "urls"},
+      {{{"urls", eleven}}, "urls"},
+      {{{"urls", {42}}}, "urls[0]"},
+      {{{"urls", {"ftp://example.com/a.ics"}}}, "urls[0]"},
+      {{{"urls", {"not a url"}}}, "urls[0]"},
+      {{{"urls", {"http://example.com/a.ics"}}}, "urls[0]"},  // http only to loopback
+      {{{"urls", {"https://user:pw@example.com/a.ics"}}}, "urls[0]"},
+      {{{"urls", {google_.IcsUrl("ok.ics"), google_.IcsUrl("page.html")}}}, "urls[1]"},
+      {{{"urls", {google_.IcsUrl("missing.ics")}}}, "urls[0]"},
+      {{{"urls", {google_.IcsUrl("big.ics")}}}, "urls[0]"},
+      {{{"urls", {google_.IcsUrl("ok.ics")}}, {"readOnly", "yes"}}, "readOnly"},
+  };
+  for (const Case& c : cases) {
+    HttpResult r = Send("POST", "/v2/calendars/ics-feed/save", c.body, key_);
+    EXPECT_EQ(r.status, 400) << c.body.dump() << " " << r.body;
+    EXPECT_EQ(r.Json()["error"]["details"]["field"], c.field) << c.body.dump() << " " << r.body;
+  }
+  // Nothing half-stored: the good URL of the mixed request was not saved.
+  EXPECT_EQ(db_.QueryValue("SELECT COUNT(*) FROM calendar_ics_feeds"), "0");
+  HttpResult wrong_type = http_.Request("POST", Api("/v2/calendars/ics-feed/save"), "urls=x",
+                                        {"Authorization: Bearer " + key_, "Content-Type: text/plain"});
+  EXPECT_EQ(wrong_type.status, 415);
+  // Saving the same URL twice keeps one feed.
+  ASSERT_EQ(Send("POST", "/v2/calendars/ics-feed/save", {{"urls", {google_.IcsUrl("ok.ics")}}}, key_).status,
+            201);
+  ASSERT_EQ(Send("POST", "/v2/calendars/ics-feed/save",
+                 {{"urls", {google_.IcsUrl("ok.ics")}}, {"readOnly", false}}, key_)
+                .status,
+            201);
+  EXPECT_EQ(db_.QueryValue("SELECT COUNT(*) FROM calendar_ics_feeds"), "1");
+  EXPECT_EQ(db_.QueryValue("SELECT read_only FROM calendar_ics_feeds"), "0");
+}
+
+TEST_F(CalendarTest, DestinationCalendarMustBeOneOfYours) {
+  AddStandardCalendars();
+  ASSERT_EQ(ConnectAndSave().status, 200);
+  HttpResult unknown = Send("PUT", "/v2/destination-calendars",
+                            {{"integration", "google_calendar"}, {"externalId", "someone@else.com"}}, key_);
+  EXPECT_EQ(unknown.status, 404) << unknown.body;
+  HttpResult ro = Send(
+      "PUT", "/v2/destination-calendars",
+      {{"integration", "google_calendar"}, {"externalId", "holidays@group.v.calendar.google.com"}}, key_);
+  EXPECT_EQ(ro.status, 400) << ro.body;
+  HttpResult bad =
+      Send("PUT", "/v2/destination-calendars", {{"integration", "outlook"}, {"externalId", "x"}}, key_);
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(bad.Json()["error"]["details"]["field"], "integration");
+  HttpResult missing = Send("PUT", "/v2/destination-calendars", {{"integration", "google_calendar"}}, key_);
+  EXPECT_EQ(missing.status, 400);
+  EXPECT_EQ(missing.Json()["error"]["details"]["field"], "externalId");
+
+  HttpResult ok =
+      Send("PUT", "/v2/destination-calendars",
+           {{"integration", "google_calendar"}, {"externalId", "team@group.calendar.google.com"}}, key_);
+  ASSERT_EQ(ok.status, 200) << ok.body;
+  EXPECT_EQ(ok.Json()["data"]["externalId"], "team@group.calendar.google.com");
+  EXPECT_EQ(ok.Json()["data"]["name"], "Team");
+  json list = Get("/v2/calendars", key_).Json()["data"];
+  EXPECT_EQ(list["destinationCalendar"]["externalId"], "team@group.calendar.google.com");
+  EXPECT_EQ(list["calendars"][1]["isDestination"], true);
+  EXPECT_EQ(list["calendars"][0]["isDestination"], false);
+
+  // Another user cannot pick Ada's calendar.
+  const int64_t bob = server_->CreateUser("bob@example.com", "Bob");
+  HttpResult theirs = Send("PUT", "/v2/destination-calendars",
+                           {{"integration", "google_calendar"}, {"externalId", "ada@example.com"}},
+                           server_->CreateApiKey(bob));
+  EXPECT_EQ(theirs.status, 404) << theirs.body;
+}
+
+TEST_F(CalendarTest, EventLookupMapsTheEventAndSearchesDestinationThenPrimary) {
+  AddStandardCalendars();
+  google_.AddEvent("ada@example.com", GoogleEvent("primary-ev", "In primary"));
+  google_.AddEvent("team@group.calendar.google.com", GoogleEvent("team-ev", "In team"));
+  google_.AddEvent("holidays@group.v.calendar.google.com", GoogleEvent("holiday-ev", "Elsewhere"));
+  ASSERT_EQ(ConnectAndSave().status, 200);
+
+  HttpResult r = Get("/v2/calendars/google/event/primary-ev", key_);
+  ASSERT_EQ(r.status, 200) << r.body;
+  json j = r.Json();
+  EXPECT_EQ(j["status"], "success");
+  json d = j["data"];
+  EXPECT_EQ(d["id"], "primary-ev");
+  EXPECT_EQ(d["title"], "In primary");
+  EXPECT_EQ(d["description"], "Notes");
+  EXPECT_EQ(d["start"], (json{{"time", "2025-05-01T10:00:00Z"}, {"timeZone", "Europe/Berlin"}}));
+  EXPECT_EQ(d["end"], (json{{"time", "2025-05-01T10:30:00Z"}, {"timeZone", "Europe/Berlin"}}));
+  EXPECT_EQ(d["locations"], (json{{{"type", "video"},
+                                   {"url", "https://meet.google.com/abc-defg-hij"},
+                                   {"label", ""},
+                                   {"password", ""},
+                                   {"meetingCode", ""},
+                                   {"accessCode", ""}}}));
+  EXPECT_EQ(d["status"], "accepted");
+  EXPECT_EQ(d["source"], "google");
+  EXPECT_EQ(d["calendarEventOwner"], (json{{"email", "ada@example.com"}, {"name", "Ada"}}));
+  ASSERT_EQ(d["attendees"].size(), 2u);
+  EXPECT_EQ(d["attendees"][0]["host"], true);
+  EXPECT_EQ(d["attendees"][1]["responseStatus"], "pending");
+  ASSERT_EQ(d["hosts"].size(), 1u);
+  EXPECT_EQ(d["hosts"][0]["email"], "ada@example.com");
+
+  // Not in destination nor primary: 404 (only those calendars are searched).
+  EXPECT_EQ(Get("/v2/calendars/google/event/team-ev", key_).status, 404);
+  EXPECT_EQ(Get("/v2/calendars/google/event/holiday-ev", key_).status, 404);
+  ASSERT_EQ(Send("PUT", "/v2/destination-calendars",
+                 {{"integration", "google_calendar"}, {"externalId", "team@group.calendar.google.com"}}, key_)
+                .status,
+            200);
+  const size_t before = google_.RequestsTo("/calendar/v3/calendars/").size();
+  HttpResult team = Get("/v2/calendars/google/event/team-ev", key_);
+  ASSERT_EQ(team.status, 200) << team.body;
+  EXPECT_EQ(team.Json()["data"]["title"], "In team");
+  auto after = google_.RequestsTo("/calendar/v3/calendars/");
+  ASSERT_EQ(after.size(), before + 1);  // the destination was searched first
+  EXPECT_EQ(after.back().path, "/calendar/v3/calendars/team%40group.calendar.google.com/events/team-ev");
+  // Primary is searched after the destination.
+  EXPECT_EQ(Get("/v2/calendars/google/event/primary-ev", key_).status, 200);
+
+  // Unknown event, other calendars, bad path values.
+  EXPECT_EQ(Get("/v2/calendars/google/event/nope", key_).status, 404);
+  HttpResult outlook = Get("/v2/calendars/outlook/event/primary-ev", key_);
+  EXPECT_EQ(outlook.status, 400) << outlook.body;
+  EXPECT_EQ(outlook.Json()["error"]["details"]["field"], "calendar");
+  EXPECT_EQ(Get("/v2/calendars/google/event/" + std::string(1100, 'a'), key_).status, 400);
+}
+
+TEST_F(CalendarTest, EventLookupCredentialsAndOwnership) {
+  AddStandardCalendars();
+  google_.AddEvent("ada@example.com", GoogleEvent("ada-ev", "Ada's meeting"));
+  ASSERT_EQ(ConnectAndSave().status, 200);
+
+  // A managed user of an OAuth client, with their own Google calendar.
+  const int64_t owner = server_->CreateUser("owner@example.com", "Owner");
+  OAuthGrant app = GrantOAuthToken(*server_, db_, owner, user_, {"APPS_READ"}, {"APPS_READ"});
+  ASSERT_FALSE(app.client_id.empty());
+  CliResult mu = server_->Cli({"admin", "managed-user", "create", "--client-id", app.client_id, "--email",
+                               "managed@example.com", "--name", "Managed"});
+  ASSERT_EQ(mu.exit_code, 0) << mu.err;
+  const json managed = mu.Json();
+  const std::string managed_token = managed.value("access_token", "");
+  const int64_t managed_id = managed.value("id", int64_t{0});
+  ASSERT_FALSE(managed_token.empty());
+  ASSERT_GT(managed_id, 0);
+
+  // The OAuth token (APPS_READ) is refused: 401 (spec §5.1), even for an existing event.
+  HttpResult oauth = Get("/v2/calendars/google/event/ada-ev", app.access_token);
+  EXPECT_EQ(oauth.status, 401) << oauth.body;
+  // The managed user has no calendar: Ada's event is not found, never leaked.
+  EXPECT_EQ(Get("/v2/calendars/google/event/ada-ev", managed_token).status, 404);
+  EXPECT_EQ(Get("/v2/calendars/google/event/ada-ev", server_->CreateApiKey(managed_id)).status, 404);
+
+  // The managed user connects (an API key of theirs), then finds their own event with their token.
+  google_.AddEvent("managed@example.com", GoogleEvent("managed-ev", "Managed's meeting"));
+  const std::string managed_key = server_->CreateApiKey(managed_id);
+  google_.AddCalendar({{"id", "managed@example.com"},
+                       {"summary", "Managed"},
+                       {"primary", true},
+                       {"accessRole", "owner"},
+                       {"timeZone", "UTC"}},
+                      "managed");
+  ASSERT_EQ(ConnectAndSave(managed_key, "managed").status, 200);
+  HttpResult mine = Get("/v2/calendars/google/event/managed-ev", managed_token);
+  EXPECT_EQ(mine.status, 200) << mine.body;
+  EXPECT_EQ(mine.Json()["data"]["title"], "Managed's meeting");
+  // Each sees only their own: Ada's event stays hidden from the managed user, and vice versa.
+  EXPECT_EQ(Get("/v2/calendars/google/event/ada-ev", managed_token).status, 404);
+  EXPECT_EQ(Get("/v2/calendars/google/event/managed-ev", key_).status, 404);
+  EXPECT_EQ(Get("/v2/calendars/google/event/ada-ev", key_).status, 200);
+  // Without credentials: 401.
+  EXPECT_EQ(http_.Get(Api("/v2/calendars/google/event/ada-ev")).status, 401);
+}
+
+// With the default config (no ics_allow_private_networks), feeds must be https and public.
+class CalendarStrictIcsTest : public CalendarTest {
+ protected:
+  void SetUp() override { StartServer("", false); }
+};
+
+TEST_F(CalendarStrictIcsTest, PrivateAndPlainHttpFeedsAreRefused) {
+  google_.SetIcs("ok.ics", kIcs);
+  HttpResult http = Send("POST", "/v2/calendars/ics-feed/save", {{"urls", {google_.IcsUrl("ok.ics")}}}, key_);
+  EXPECT_EQ(http.status, 400) << http.body;
+  EXPECT_NE(http.body.find("https"), std::string::npos) << http.body;
+  // https to a loopback address is refused before any TLS: the socket is never opened.
+  const std::string https = "https://127.0.0.1:" + std::to_string(google_.port()) + "/ics/ok.ics";
+  HttpResult priv = Send("POST", "/v2/calendars/ics-feed/save", {{"urls", {https}}}, key_);
+  EXPECT_EQ(priv.status, 400) << priv.body;
+  EXPECT_NE(priv.body.find("private"), std::string::npos) << priv.body;
+  EXPECT_TRUE(google_.RequestsTo("/ics/").empty());
+  EXPECT_EQ(db_.QueryValue("SELECT COUNT(*) FROM calendar_ics_feeds"), "0");
+}
+
+}  // namespace
+}  // namespace rendezvous::testing

@@ -1,0 +1,152 @@
+// Event type validation (create and patch) and the JSON shape of DESIGN §9.
+#include <gtest/gtest.h>
+
+#include "event_type.hpp"
+
+namespace rendezvous::bookings {
+namespace {
+
+Json Valid() {
+  return Json{{"title", "Intro call"}, {"slug", "intro-call"}, {"lengthInMinutes", 30}};
+}
+
+std::string FieldOf(const Json& body) {
+  EventTypeFields f;
+  auto e = ParseEventTypeCreate(body, f);
+  return e ? e->field : "";
+}
+
+TEST(BookingsEventType, CreateDefaults) {
+  EventTypeFields f;
+  ASSERT_FALSE(ParseEventTypeCreate(Valid(), f));
+  EXPECT_EQ(f.title, "Intro call");
+  EXPECT_EQ(f.length_minutes, 30);
+  EXPECT_EQ(f.description, "");
+  EXPECT_EQ(f.locations, Json::array());
+  EXPECT_FALSE(f.requires_confirmation);
+  EXPECT_FALSE(f.slot_interval.has_value());
+}
+
+TEST(BookingsEventType, CreateRefusesBadFieldsNamingThem) {
+  EXPECT_EQ(FieldOf(Json::object()), "title");
+  Json j = Valid();
+  j.erase("slug");
+  EXPECT_EQ(FieldOf(j), "slug");
+  for (int bad : {0, -5, 1441}) {
+    j = Valid();
+    j["lengthInMinutes"] = bad;
+    EXPECT_EQ(FieldOf(j), "lengthInMinutes") << bad;
+  }
+  j = Valid();
+  j["lengthInMinutes"] = "30";
+  EXPECT_EQ(FieldOf(j), "lengthInMinutes");
+  j = Valid();
+  j["title"] = std::string(256, 'a');
+  EXPECT_EQ(FieldOf(j), "title");
+  j = Valid();
+  j["title"] = "   ";
+  EXPECT_EQ(FieldOf(j), "title");
+  j = Valid();
+  j["title"] = "bad\x01";
+  EXPECT_EQ(FieldOf(j), "title");
+  for (const char* slug : {"Intro", "a b", "-a", "a--b", "a-", ""}) {
+    j = Valid();
+    j["slug"] = slug;
+    EXPECT_EQ(FieldOf(j), "slug") << slug;
+  }
+  j = Valid();
+  j["color"] = "red";
+  EXPECT_EQ(FieldOf(j), "color");
+  j = Valid();
+  j["ownerId"] = 7;
+  EXPECT_EQ(FieldOf(j), "ownerId");
+  j = Valid();
+  j["slotInterval"] = 0;
+  EXPECT_EQ(FieldOf(j), "slotInterval");
+  j = Valid();
+  j["requiresConfirmation"] = 1;
+  EXPECT_EQ(FieldOf(j), "requiresConfirmation");
+  j = Valid();
+  j["minimumBookingNotice"] = 525601;
+  EXPECT_EQ(FieldOf(j), "minimumBookingNotice");
+  j = Valid();
+  j["description"] = std::string(10001, 'd');
+  EXPECT_EQ(FieldOf(j), "description");
+}
+
+TEST(BookingsEventType, Locations) {
+  Json out;
+  ASSERT_FALSE(ParseLocations(Json::parse(R"([{"type":"integration","integration":"google-meet"},
+      {"type":"address","address":" Main St 1 "},{"type":"link","link":"https://x.example/m","public":false},
+      {"type":"phone","phone":"+14155550123"}])"),
+                              out));
+  EXPECT_EQ(out[0], Json::parse(R"({"type":"integration","integration":"google-meet"})"));
+  EXPECT_EQ(out[1], Json::parse(R"({"type":"address","address":"Main St 1","public":true})"));
+  EXPECT_EQ(out[2]["public"], false);
+  EXPECT_EQ(BookingLocation(out), "integrations:google:meet");
+  EXPECT_EQ(BookingLocation(Json::array({out[2]})), "https://x.example/m");
+  EXPECT_FALSE(BookingLocation(Json::array()).has_value());
+
+  auto field = [](const char* text) {
+    Json o;
+    auto e = ParseLocations(Json::parse(text), o);
+    return e ? e->field : "";
+  };
+  EXPECT_EQ(field(R"([{"type":"integration","integration":"zoom"}])"), "locations[0].integration");
+  EXPECT_EQ(field(R"([{"type":"link","link":"ftp://x"}])"), "locations[0].link");
+  EXPECT_EQ(field(R"([{"type":"phone","phone":"12345"}])"), "locations[0].phone");
+  EXPECT_EQ(field(R"([{"type":"address","address":""}])"), "locations[0].address");
+  EXPECT_EQ(field(R"([{"type":"teleport"}])"), "locations[0].type");
+  EXPECT_EQ(field(R"([{"type":"address","address":"x","extra":1}])"), "locations[0].extra");
+  EXPECT_EQ(field(R"({"type":"address"})"), "locations");
+  Json many = Json::array();
+  for (int i = 0; i < 11; ++i) many.push_back({{"type", "integration"}, {"integration", "google-meet"}});
+  EXPECT_EQ(ParseLocations(many, out)->field, "locations");
+}
+
+TEST(BookingsEventType, PatchKeepsAbsentAndResetsNull) {
+  EventTypeFields f;
+  ASSERT_FALSE(ParseEventTypeCreate(Valid(), f));
+  f.slot_interval = 15;
+  f.description = "text";
+  ASSERT_FALSE(ApplyEventTypePatch(
+      Json{{"lengthInMinutes", 45}, {"slotInterval", nullptr}, {"description", nullptr}}, f));
+  EXPECT_EQ(f.length_minutes, 45);
+  EXPECT_EQ(f.title, "Intro call");
+  EXPECT_FALSE(f.slot_interval.has_value());
+  EXPECT_EQ(f.description, "");
+  auto e = ApplyEventTypePatch(Json{{"title", nullptr}}, f);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->field, "title");
+  e = ApplyEventTypePatch(Json{{"id", 3}}, f);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->field, "id");
+}
+
+TEST(BookingsEventType, JsonShape) {
+  EventType et;
+  et.id = 4;
+  et.owner_id = 9;
+  ASSERT_FALSE(ParseEventTypeCreate(Valid(), et.fields));
+  Json j = EventTypeJson(et);
+  std::vector<std::string> keys;
+  for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
+  std::vector<std::string> want = {"afterEventBuffer",
+                                   "beforeEventBuffer",
+                                   "description",
+                                   "id",
+                                   "lengthInMinutes",
+                                   "locations",
+                                   "minimumBookingNotice",
+                                   "ownerId",
+                                   "requiresConfirmation",
+                                   "slotInterval",
+                                   "slug",
+                                   "title"};
+  EXPECT_EQ(keys, want);
+  EXPECT_EQ(j["ownerId"], 9);
+  EXPECT_TRUE(j["slotInterval"].is_null());
+}
+
+}  // namespace
+}  // namespace rendezvous::bookings

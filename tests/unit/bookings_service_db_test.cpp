@@ -1,0 +1,154 @@
+// BookingService against a real MariaDB: the completion sweep shared by concurrent sweepers (rows
+// claimed with FOR UPDATE SKIP LOCKED: every booking completed and announced exactly once),
+// bounded batches, silent completion of imported history, and a change's event committed or
+// rolled back with it.
+#include <gtest/gtest.h>
+#include <prometheus/registry.h>
+
+#include <atomic>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "booking_service.hpp"
+#include "storage/migrator.hpp"
+#include "storage/mysql_database.hpp"
+#include "storage/outbox_service.hpp"
+#include "storage_test_util.hpp"
+
+namespace rendezvous::testing {
+namespace {
+
+using bookings::BookingService;
+using bookings::Millis;
+using bookings::NowMillis;
+
+// Users by id; the rest of Identity is not used by the service.
+class FakeIdentity final : public Identity {
+ public:
+  std::optional<User> FindUser(int64_t id) override {
+    if (id != 1) return std::nullopt;
+    User u;
+    u.id = 1;
+    u.name = "Olga Owner";
+    u.email = "owner@example.com";
+    return u;
+  }
+  std::optional<User> FindUserByEmail(const std::string&) override { return std::nullopt; }
+  Result<User> CreateUser(const std::string&, const std::string&, const std::string&, const std::string&,
+                          bool) override {
+    return Status(ErrorCode::kInternal, "not in this test");
+  }
+  std::optional<User> SessionUser(const Request&) override { return std::nullopt; }
+  std::string CsrfToken(const Request&, Response&) override { return ""; }
+  bool CheckCsrf(const Request&, const std::string&) override { return false; }
+  Json UserJson(const User&) override { return Json::object(); }
+};
+
+class BookingsServiceDb : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    db_ = std::make_unique<core::MysqlDatabase>(OptionsFor(scratch_, 8), registry_, QuietLogger());
+    core::Migrator m(*db_, QuietLogger());
+    m.Add("outbox", core::OutboxService::Migrations());
+    m.Add("bookings", BookingService::Migrations());
+    m.Apply();
+    outbox_ = std::make_unique<core::OutboxService>(*db_, registry_, QuietLogger());
+    service_ = std::make_unique<BookingService>(*db_, *outbox_, identity_, QuietLogger());
+    bookings::EventTypeFields f;
+    f.title = "Call";
+    f.slug = "call";
+    f.length_minutes = 30;
+    auto et = service_->CreateEventType(1, f);
+    ASSERT_TRUE(et.ok()) << et.status.message();
+    event_type_ = et.data["id"].get<int64_t>();
+  }
+
+  std::string Import(Millis start, bookings::BookingStatus status = bookings::BookingStatus::kAccepted) {
+    bookings::ImportRequest r;
+    r.user_id = 1;
+    r.event_type_id = event_type_;
+    r.start = start;
+    r.attendee_name = "Ann";
+    r.attendee_email = "ann@example.com";
+    r.status = status;
+    auto out = service_->Import(r);
+    EXPECT_TRUE(out.ok()) << out.status.message();
+    return out.data.value("uid", "");
+  }
+
+  int64_t Count(const std::string& sql) const { return std::stoll("0" + scratch_.QueryValue(sql)); }
+
+  ScratchDatabase scratch_;
+  prometheus::Registry registry_;
+  std::unique_ptr<core::MysqlDatabase> db_;
+  std::unique_ptr<core::OutboxService> outbox_;
+  FakeIdentity identity_;
+  std::unique_ptr<BookingService> service_;
+  int64_t event_type_ = 0;
+};
+
+TEST_F(BookingsServiceDb, ConcurrentSweepsCompleteEachBookingOnce) {
+  constexpr int kBookings = 240;
+  const Millis start = NowMillis() + 3600000;  // ends after the import: completion is announced
+  for (int i = 0; i < kBookings; ++i) Import(start + i * 1000);
+  const Millis later = start + 86400000;
+  std::atomic<size_t> total{0};
+  std::vector<std::thread> sweepers;
+  for (int t = 0; t < 3; ++t) {
+    sweepers.emplace_back([&] {
+      for (int round = 0; round < 100; ++round) {
+        const size_t n = service_->CompleteEnded(later, 20);
+        total += n;
+        if (n == 0 && Count("SELECT COUNT(*) FROM bookings WHERE status = 'accepted'") == 0) break;
+      }
+    });
+  }
+  for (auto& s : sweepers) s.join();
+  EXPECT_EQ(total.load(), static_cast<size_t>(kBookings));
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM bookings WHERE status = 'completed'"), kBookings);
+  EXPECT_EQ(
+      Count("SELECT COUNT(*) FROM outbox_events WHERE topic = 'bookings' AND type = 'BOOKING_COMPLETED'"),
+      kBookings);
+  EXPECT_EQ(Count("SELECT COUNT(DISTINCT JSON_VALUE(payload, '$.payload.uid')) FROM outbox_events"),
+            kBookings);
+}
+
+TEST_F(BookingsServiceDb, BatchesAreBoundedAndOnlyEndedAcceptedComplete) {
+  const Millis now = NowMillis();
+  for (int i = 0; i < 5; ++i) Import(now + 3600000);
+  Import(now + 3600000, bookings::BookingStatus::kPending);
+  Import(now + 3600000, bookings::BookingStatus::kCancelled);
+  EXPECT_EQ(service_->CompleteEnded(now, 10), 0u);  // none has ended yet
+  const Millis later = now + 2 * 3600000;
+  EXPECT_EQ(service_->CompleteEnded(later, 3), 3u);
+  EXPECT_EQ(service_->CompleteEnded(later, 3), 2u);
+  EXPECT_EQ(service_->CompleteEnded(later, 3), 0u);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM bookings WHERE status = 'completed'"), 5);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM bookings WHERE status IN ('pending', 'cancelled')"), 2);
+}
+
+TEST_F(BookingsServiceDb, ImportedHistoryCompletesWithoutAnEvent) {
+  Import(NowMillis() - 86400000);
+  EXPECT_EQ(service_->CompleteEnded(NowMillis(), 10), 1u);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM bookings WHERE status = 'completed'"), 1);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM outbox_events"), 0);
+}
+
+TEST_F(BookingsServiceDb, ChangeAndEventCommitTogether) {
+  const std::string uid = Import(NowMillis() + 3600000, bookings::BookingStatus::kPending);
+  User host = *identity_.FindUser(1);
+  auto confirmed = service_->Confirm(host, uid);
+  ASSERT_TRUE(confirmed.ok()) << confirmed.status.message();
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM outbox_events WHERE type = 'BOOKING_CONFIRMED'"), 1);
+  auto again = service_->Confirm(host, uid);
+  EXPECT_EQ(again.status.code(), ErrorCode::kConflict);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM outbox_events"), 1);
+  User stranger = host;
+  stranger.id = 2;
+  EXPECT_EQ(service_->Decline(stranger, uid, std::nullopt).status.code(), ErrorCode::kNotFound);
+  EXPECT_EQ(scratch_.QueryValue("SELECT status FROM bookings WHERE uid = '" + uid + "'"), "accepted");
+}
+
+}  // namespace
+}  // namespace rendezvous::testing
