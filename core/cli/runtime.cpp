@@ -66,10 +66,18 @@ Runtime::Runtime(const std::string& config_path) : config_(LoadConfig(config_pat
   // Delivered by the outbox loops, which only `serve` starts; other commands just queue mails.
   mail_->Register();
 
+  SmsOptions so;
+  so.gateway_url = config_.sms.gateway_url;
+  so.gateway_token = config_.sms.gateway_token;
+  so.log_file = ResolveRelative(config_, config_.sms.log_file);
+  sms_ = std::make_unique<SmsService>(so, *outbox_, *registry_, log);
+  sms_->Register();
+
   IdentityOptions io;
   io.api_key_prefix = config_.security.api_key_prefix;
   io.app_url = config_.app.base_url;
   identity_ = std::make_unique<IdentityService>(*db_, log, *registry_, io);
+  identity_->EnableVerifiedResources(*mail_, *sms_);
   lua_ = std::make_unique<LuaRuntime>(*registry_, log);
 
   HostServices hs;

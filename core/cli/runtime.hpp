@@ -1,4 +1,4 @@
-// The assembled process: config, database, outbox, mail, identity, Lua, metrics and plugins, built
+// The assembled process: config, database, outbox, mail and SMS, identity, Lua, metrics and plugins, built
 // the same way for `serve`, `migrate` and `admin`. Owned by the command that runs.
 #pragma once
 
@@ -14,6 +14,7 @@
 #include "config/config.hpp"
 #include "identity/identity_service.hpp"
 #include "mail/mail_service.hpp"
+#include "mail/sms_service.hpp"
 #include "plugin/plugin_host.hpp"
 #include "scripting/lua_runtime.hpp"
 #include "storage/migrator.hpp"
@@ -33,6 +34,7 @@ class Runtime {
   MysqlDatabase& db() { return *db_; }
   OutboxService& outbox() { return *outbox_; }
   MailService& mail() { return *mail_; }
+  SmsService& sms() { return *sms_; }
   IdentityService& identity() { return *identity_; }
   LuaRuntime& lua() { return *lua_; }
   PluginHost& plugins() { return *plugins_; }
@@ -48,6 +50,7 @@ class Runtime {
   std::unique_ptr<MysqlDatabase> db_;
   std::unique_ptr<OutboxService> outbox_;
   std::unique_ptr<MailService> mail_;  // its outbox consumer is subscribed at construction
+  std::unique_ptr<SmsService> sms_;    // likewise
   std::unique_ptr<IdentityService> identity_;
   std::unique_ptr<LuaRuntime> lua_;
   std::unique_ptr<PluginHost> plugins_;

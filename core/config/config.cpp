@@ -253,6 +253,40 @@ void ReadMail(ConfigNode m, Config& c) {
   m.RejectUnknown();
 }
 
+void ReadSms(ConfigNode n, Config& c) {
+  auto& sms = c.sms;
+  sms.gateway_url = n.String("gateway_url", sms.gateway_url);
+  const std::string& url = sms.gateway_url;
+  if (!url.empty()) {
+    const char* kMessage = "must be \"\" or an absolute http:// or https:// URL (e.g. https://sms.example.com/send)";
+    const bool scheme_ok = url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0;
+    const bool chars_ok = std::none_of(url.begin(), url.end(), [](char ch) {
+      return static_cast<unsigned char>(ch) <= 0x20 || ch == 0x7f || ch == '#';
+    });
+    if (!scheme_ok || !chars_ok || url.size() > 2048) n.Fail("gateway_url", kMessage);
+    const size_t host_at = url.find("://") + 3;
+    const size_t host_end = url.find_first_of("/?", host_at);
+    const std::string authority = url.substr(host_at, host_end == std::string::npos ? std::string::npos : host_end - host_at);
+    if (authority.find('@') != std::string::npos)
+      n.Fail("gateway_url", "must not carry credentials; use gateway_token or gateway_token_env");
+    std::string host = authority;
+    const size_t colon = authority.rfind(':');
+    if (colon != std::string::npos && authority.find(']', colon) == std::string::npos) {
+      if (!IsPort(authority.substr(colon + 1), 1)) n.Fail("gateway_url", kMessage);
+      host = authority.substr(0, colon);
+    }
+    if (!IsHostName(host)) n.Fail("gateway_url", kMessage);
+  }
+  sms.gateway_token = n.Secret("gateway_token", sms.gateway_token);
+  if (sms.gateway_token.size() > 4096 || HasControlChar(sms.gateway_token) ||
+      sms.gateway_token.find(' ') != std::string::npos)
+    n.Fail("gateway_token", "must be at most 4096 characters without spaces or control characters");
+  const std::string log_file = n.String("log_file", sms.log_file);
+  if (log_file.empty()) n.Fail("log_file", "must name a file (e.g. var/sms.log)");
+  sms.log_file = ResolveAgainst(c.root_dir, log_file);
+  n.RejectUnknown();
+}
+
 void ReadPlugins(ConfigNode plugins, Config& c) {
   std::set<std::string> named;
   if (plugins.yaml().IsMap()) {
@@ -290,6 +324,7 @@ Config FromNode(const YAML::Node& root_yaml, const std::string& file, const std:
   ReadMetrics(root.Child("metrics"), c);
   ReadLogging(root.Child("logging"), c);
   ReadMail(root.Child("mail"), c);
+  ReadSms(root.Child("sms"), c);
   ReadPlugins(root.Child("plugins"), c);
   root.RejectUnknown();
   return c;

@@ -80,6 +80,14 @@ struct Config {
     std::string log_file = "var/mail.log";  // absolute after loading (relative ones resolved)
   } mail;
 
+  // Outgoing SMS (core/mail/sms_service), e.g. phone verification codes. A deviation from DESIGN §8
+  // like `mail:`. With gateway_url empty, messages are appended to log_file instead.
+  struct Sms {
+    std::string gateway_url;    // "" or an absolute http(s) URL (POSTed {"to","text"} as JSON)
+    std::string gateway_token;  // from `gateway_token` or `gateway_token_env`; sent as a Bearer token; never log it
+    std::string log_file = "var/sms.log";  // absolute after loading (relative ones resolved)
+  } sms;
+
   // In file order; the built-ins (kBuiltinPlugins) the file does not name follow, enabled.
   std::vector<PluginEntry> plugins;
 };

@@ -59,7 +59,8 @@ Response Unauthenticated() {
 
 IdentityService::IdentityService(Database& db, Logger& logger, prometheus::Registry& registry,
                                  IdentityOptions options)
-    : logger_(logger),
+    : db_(db),
+      logger_(logger),
       options_(std::move(options)),
       secure_cookies_(StartsWithHttps(options_.app_url)),
       users_(db),
@@ -157,6 +158,10 @@ Result<User> IdentityService::UpdateProfile(int64_t user_id, const Json& patch) 
   return user;
 }
 
+void IdentityService::EnableVerifiedResources(Mailer& mailer, SmsSender& sms) {
+  verified_ = std::make_unique<VerifiedResourceService>(db_, mailer, sms, logger_);
+}
+
 void IdentityService::RegisterRoutes(const std::function<void(Route)>& add) {
   auto route = [&](Listener listener, Method method, std::string pattern, RouteAuth auth,
                    Response (IdentityService::*fn)(Request&)) {
@@ -175,6 +180,7 @@ void IdentityService::RegisterRoutes(const std::function<void(Route)>& add) {
   route(Listener::kApp, Method::kGet, "/auth/login", RouteAuth::Public(), &IdentityService::ShowLogin);
   route(Listener::kApp, Method::kPost, "/auth/login", RouteAuth::Public(), &IdentityService::SubmitLogin);
   route(Listener::kApp, Method::kPost, "/auth/logout", RouteAuth::Public(), &IdentityService::Logout);
+  if (verified_) verified_->RegisterRoutes(add);
 }
 
 Response IdentityService::GetMe(Request& req) {

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -28,6 +29,7 @@
 #include "identity/session_store.hpp"
 #include "identity/ttl_cache.hpp"
 #include "identity/user_store.hpp"
+#include "identity/verified_resources.hpp"
 #include "rendezvous/database.hpp"
 #include "rendezvous/http.hpp"
 #include "rendezvous/identity.hpp"
@@ -52,7 +54,8 @@ class IdentityService final : public Identity {
   IdentityService(Database& db, Logger& logger, prometheus::Registry& registry,
                   IdentityOptions options);
 
-  // Owner "identity": tables users, api_keys, sessions.
+  // Owner "identity": tables users, api_keys, sessions, verified_emails, verified_phones,
+  // verification_codes, verification_requests.
   static std::vector<Migration> Migrations();
 
   // Identity
@@ -76,8 +79,13 @@ class IdentityService final : public Identity {
   // PATCH /v2/me: name, timeZone, weekStart (see ParseProfilePatch); kNotFound for an unknown user.
   Result<User> UpdateProfile(int64_t user_id, const Json& patch);
 
+  // Turns on the verified e-mails and phone numbers (/v2/verified-resources/..., see
+  // verified_resources.hpp): codes go out through `mailer` and `sms`, which must outlive the
+  // service. Call once, before RegisterRoutes.
+  void EnableVerifiedResources(Mailer& mailer, SmsSender& sms);
+
   // GET/PATCH /v2/me on the api listener; GET/POST /auth/login and POST /auth/logout on the app
-  // listener.
+  // listener; /v2/verified-resources/... when enabled.
   void RegisterRoutes(const std::function<void(Route)>& add);
 
  private:
@@ -94,6 +102,7 @@ class IdentityService final : public Identity {
                              const std::string& next, const std::string& error);
   const std::string& DummyPasswordHash();
 
+  Database& db_;
   Logger& logger_;
   const IdentityOptions options_;
   const bool secure_cookies_;
@@ -107,6 +116,7 @@ class IdentityService final : public Identity {
   prometheus::Counter& logins_throttled_;
   std::once_flag dummy_hash_once_;
   std::string dummy_hash_;
+  std::unique_ptr<VerifiedResourceService> verified_;
 };
 
 }  // namespace rendezvous::core

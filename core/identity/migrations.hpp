@@ -1,4 +1,5 @@
-// The identity area's tables (owner "identity"): users, api_keys, sessions. MariaDB 10.6+ and
+// The identity area's tables (owner "identity"): users, api_keys, sessions (version 1);
+// verified_emails, verified_phones, verification_codes, verification_requests (2). MariaDB 10.6+ and
 // MySQL 8; times are DATETIME(3) in UTC (written with UTC_TIMESTAMP(3)).
 #pragma once
 

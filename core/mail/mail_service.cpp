@@ -263,6 +263,8 @@ Status ValidateMail(const Mail& mail) {
   return Status::Ok();
 }
 
+bool IsValidUtf8(std::string_view s) { return ValidUtf8(s); }
+
 std::string MailAddressOf(std::string_view from) {
   const size_t lt = from.rfind('<');
   std::string_view address = from;

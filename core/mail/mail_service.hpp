@@ -54,6 +54,9 @@ struct MailOptions {
 // longer than 998 bytes subject, a body over 64 KiB, or text that is not valid UTF-8.
 Status ValidateMail(const Mail& mail);
 
+// True when `s` is well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF).
+bool IsValidUtf8(std::string_view s);
+
 // The address part of a From value: "Name <a@b>" -> "a@b", "a@b" -> "a@b". "" when malformed.
 std::string MailAddressOf(std::string_view from);
 

@@ -214,7 +214,7 @@ nlohmann::json Migrator::Apply() {
   db_.Run([&](DbConnection& c) {
     {
       std::unique_ptr<sql::ResultSet> rs(
-          c.Prepare("SELECT GET_LOCK('rendezvous.migrate', 60)").executeQuery());
+          c.Prepare("SELECT GET_LOCK(CONCAT('rendezvous.migrate.', MD5(DATABASE())), 60)").executeQuery());
       if (!rs->next() || rs->isNull(1) || rs->getInt(1) != 1) {
         throw std::runtime_error(
             "could not take the migration lock within 60 s (another instance is migrating?)");
@@ -224,7 +224,7 @@ nlohmann::json Migrator::Apply() {
     auto release = [&c]() noexcept {
       try {
         std::unique_ptr<sql::ResultSet> rs(
-            c.Prepare("SELECT RELEASE_LOCK('rendezvous.migrate')").executeQuery());
+            c.Prepare("SELECT RELEASE_LOCK(CONCAT('rendezvous.migrate.', MD5(DATABASE())))").executeQuery());
       } catch (...) {
       }
     };

@@ -1,7 +1,8 @@
 // Versioned schema migrations per owner ("outbox", "identity", plugin names), recorded in the
 // table schema_migrations(owner, version, name, checksum, applied_at).
 //
-// - Apply() runs under the named lock GET_LOCK('rendezvous.migrate', 60), so several instances
+// - Apply() runs under the named lock 'rendezvous.migrate.<MD5 of the database name>' (GET_LOCK,
+//   60 s; per database, and within MySQL's 64-character limit), so several instances
 //   migrating at once are safe: the second waits, then finds nothing left to do.
 // - Owners are applied in the order they were added, each owner's migrations in version order.
 //   A pending version lower than one already applied is still applied (and logged).

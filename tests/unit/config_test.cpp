@@ -356,7 +356,7 @@ TEST(ConfigTest, BadValuesNameLineAndPath) {
 
 TEST(ConfigTest, UnknownKeysStopWithTheirLine) {
   EXPECT_EQ(ErrorOf("logging: {level: info}\n\nserverr:\n  io_threads: 2\n"),
-            "cfg.yaml:3: serverr: unknown key (expected one of: database logging mail metrics plugins security server)");
+            "cfg.yaml:3: serverr: unknown key (expected one of: database logging mail metrics plugins security server sms)");
   EXPECT_EQ(ErrorOf("server:\n  io_threads: 2\n  io_thread: 3\n").substr(0, 48),
             "cfg.yaml:3: server.io_thread: unknown key (expec");
   EXPECT_EQ(ErrorOf("server:\n  api:\n    listen: \"127.0.0.1:1\"\n    base-url: http://x\n"),
@@ -418,6 +418,61 @@ mail:
   for (const BadCase& bad : cases) {
     SCOPED_TRACE(bad.yaml);
     EXPECT_EQ(ErrorOf(bad.yaml), bad.error);
+  }
+}
+
+TEST(ConfigTest, SmsSection) {
+  Config d = Parse("");
+  EXPECT_EQ(d.sms.gateway_url, "");
+  EXPECT_EQ(d.sms.gateway_token, "");
+  EXPECT_EQ(d.sms.log_file, "/srv/rdv/var/sms.log");  // relative to the root dir
+
+  ::setenv("RDV_CONFIG_TEST_SMS_TOKEN", "gw-secret", 1);
+  Config c = Parse(R"(
+sms:
+  gateway_url: "https://sms.example.com:8443/v1/send?account=7"
+  gateway_token_env: RDV_CONFIG_TEST_SMS_TOKEN
+  log_file: /var/log/rdv/sms.log
+)");
+  EXPECT_EQ(c.sms.gateway_url, "https://sms.example.com:8443/v1/send?account=7");
+  EXPECT_EQ(c.sms.gateway_token, "gw-secret");
+  EXPECT_EQ(c.sms.log_file, "/var/log/rdv/sms.log");
+  EXPECT_EQ(Parse("sms: { gateway_url: \"http://127.0.0.1:9/sms\", gateway_token: t0k }").sms.gateway_token, "t0k");
+  EXPECT_EQ(Parse("sms: { log_file: tmp/s.log }").sms.log_file, "/srv/rdv/tmp/s.log");
+
+  const std::string kUrl =
+      "must be \"\" or an absolute http:// or https:// URL (e.g. https://sms.example.com/send)";
+  struct SmsBadCase {
+    std::string yaml;
+    std::string error;
+  };
+  const SmsBadCase cases[] = {
+      {"sms:\n  gateway_url: ftp://sms.example.com\n", "cfg.yaml:2: sms.gateway_url: " + kUrl},
+      {"sms:\n  gateway_url: \"https://\"\n", "cfg.yaml:2: sms.gateway_url: " + kUrl},
+      {"sms:\n  gateway_url: \"https://sms.example.com:99999/x\"\n", "cfg.yaml:2: sms.gateway_url: " + kUrl},
+      {"sms:\n  gateway_url: \"https://sms.example.com/a b\"\n", "cfg.yaml:2: sms.gateway_url: " + kUrl},
+      {"sms:\n  gateway_url: \"https://u:p@sms.example.com/x\"\n",
+       "cfg.yaml:2: sms.gateway_url: must not carry credentials; use gateway_token or gateway_token_env"},
+      {"sms:\n  gateway_token: \"a\\nb\"\n",
+       "cfg.yaml:2: sms.gateway_token: must be at most 4096 characters without spaces or control characters"},
+      {"sms:\n  gateway_token: x\n  gateway_token_env: HOME\n",
+       "cfg.yaml:3: sms.gateway_token_env: give either gateway_token or gateway_token_env, not both"},
+      {"sms:\n  gateway_token_env: RDV_CONFIG_TEST_SURELY_UNSET_VAR\n",
+       "(set below)"},
+      {"sms:\n  log_file: \"\"\n", "cfg.yaml:2: sms.log_file: must name a file (e.g. var/sms.log)"},
+      {"sms:\n  gateway: x\n",
+       "cfg.yaml:2: sms.gateway: unknown key (expected one of: gateway_token gateway_token_env gateway_url log_file)"},
+      {"sms: [1]\n", "cfg.yaml:1: sms: must be a mapping"},
+  };
+  for (const SmsBadCase& bad : cases) {
+    SCOPED_TRACE(bad.yaml);
+    const std::string error = ErrorOf(bad.yaml);
+    if (bad.error == "(set below)") {
+      EXPECT_NE(error.find("sms.gateway_token_env"), std::string::npos) << error;
+      EXPECT_NE(error.find("RDV_CONFIG_TEST_SURELY_UNSET_VAR"), std::string::npos) << error;
+    } else {
+      EXPECT_EQ(error, bad.error);
+    }
   }
 }
 
@@ -558,9 +613,28 @@ TEST(ShippedConfigTest, EtcRendezvousYamlHoldsTheDefaults) {
   for (const char* name : {"oauth", "bookings", "calendar", "webhooks"}) EXPECT_TRUE(y[name]["enabled"].as<bool>());
 }
 
+TEST(ShippedConfigTest, SmsSectionsOfTheShippedFiles) {
+  Config d = LoadConfig(SourceDir() + "/etc/rendezvous.yaml");
+  EXPECT_EQ(d.sms.gateway_url, "");
+  EXPECT_EQ(d.sms.gateway_token, "");
+  EXPECT_EQ(d.sms.log_file, d.root_dir + "/var/sms.log");
+  YAML::Node y = YAML::LoadFile(SourceDir() + "/etc/rendezvous.yaml")["sms"];
+  EXPECT_TRUE(y["gateway_url"].IsDefined());
+  EXPECT_TRUE(y["gateway_token"].IsDefined());
+  EXPECT_TRUE(y["log_file"].IsDefined());
+
+  ::setenv("RENDEZVOUS_DB_PASSWORD", "example-password", 1);
+  ::setenv("RENDEZVOUS_SMTP_PASSWORD", "example-smtp-password", 1);
+  ::setenv("RENDEZVOUS_SMS_GATEWAY_TOKEN", "example-sms-token", 1);
+  Config p = LoadConfig(SourceDir() + "/etc/examples/production.yaml");
+  EXPECT_EQ(p.sms.gateway_url.rfind("https://", 0), 0u) << p.sms.gateway_url;
+  EXPECT_EQ(p.sms.gateway_token, "example-sms-token");
+}
+
 TEST(ShippedConfigTest, ProductionExampleLoads) {
   ::setenv("RENDEZVOUS_DB_PASSWORD", "example-password", 1);
   ::setenv("RENDEZVOUS_SMTP_PASSWORD", "example-smtp-password", 1);
+  ::setenv("RENDEZVOUS_SMS_GATEWAY_TOKEN", "example-sms-token", 1);
   Config c = LoadConfig(SourceDir() + "/etc/examples/production.yaml");
   EXPECT_EQ(c.mail.smtp_password, "example-smtp-password");
   EXPECT_EQ(c.mail.smtp_url.rfind("smtp://", 0), 0u) << c.mail.smtp_url;

@@ -160,7 +160,7 @@ TEST_F(MigratorTest, FailedVersionIsNotRecordedAndCanBeFixedAndRerun) {
   ASSERT_EQ(r["applied"].size(), 1u);
   EXPECT_EQ(r["applied"][0]["version"], 2);
   // The lock was released each time: another session can take it at once.
-  EXPECT_EQ(scratch_.QueryValue("SELECT GET_LOCK('rendezvous.migrate', 0)"), "1");
+  EXPECT_EQ(scratch_.QueryValue("SELECT GET_LOCK(CONCAT('rendezvous.migrate.', MD5(DATABASE())), 0)"), "1");
 }
 
 TEST(MigratorAdd, RejectsBadDefinitions) {

@@ -1,0 +1,385 @@
+#include "identity/verified_resources.hpp"
+
+#include <cppconn/prepared_statement.h>
+#include <cppconn/resultset.h>
+
+#include <memory>
+#include <utility>
+
+#include "identity/user_store.hpp"
+
+namespace rendezvous::core {
+namespace {
+
+constexpr unsigned kAccepts = kApiKey | kOAuthToken;  // managed-user tokens serve the calendar lookup only
+constexpr const char* kScope = "VERIFIED_RESOURCES_WRITE";
+
+// Table and column of a kind's verified resources (constants, never request input).
+struct KindSql {
+  const char* table;
+  const char* column;  // also the JSON field and the request body field
+  const char* noun;    // for messages
+};
+
+KindSql SqlOf(VerifiedKind kind) {
+  return kind == VerifiedKind::kEmail ? KindSql{"verified_emails", "email", "email"}
+                                      : KindSql{"verified_phones", "phone", "phone number"};
+}
+
+Response Invalid(const std::string& field, const std::string& message) {
+  return Response::Error(400, "", message, Json{{"field", field}});
+}
+
+Response Unauthenticated() {
+  return Response::FromStatus(Status(ErrorCode::kUnauthenticated, "missing or invalid credentials"));
+}
+
+// A verified resource as the API shows it: {id, email|phone, userId, createdAt}.
+Json ResourceJson(VerifiedKind kind, sql::ResultSet& row) {
+  return Json{{"id", row.getInt64(1)},
+              {SqlOf(kind).column, std::string(row.getString(2))},
+              {"userId", row.getInt64(3)},
+              {"createdAt", SqlTimeToIso(row.getString(4))}};
+}
+
+std::optional<Json> FindResource(DbConnection& conn, VerifiedKind kind, int64_t user_id,
+                                 const std::string& where,
+                                 const std::function<void(sql::PreparedStatement&)>& bind) {
+  const KindSql k = SqlOf(kind);
+  auto& stmt = conn.Prepare(std::string("SELECT id, ") + k.column + ", user_id, created_at FROM " + k.table +
+                            " WHERE user_id = ? AND " + where);
+  stmt.setInt64(1, user_id);
+  bind(stmt);
+  std::unique_ptr<sql::ResultSet> rs(stmt.executeQuery());
+  if (!rs->next()) return std::nullopt;
+  return ResourceJson(kind, *rs);
+}
+
+// A non-negative decimal query parameter within [min, max]; `def` when absent.
+std::optional<int64_t> QueryInt(const Request& req, const std::string& name, int64_t def, int64_t min,
+                                int64_t max) {
+  auto value = req.Query(name);
+  if (!value) return def;
+  if (value->empty() || value->size() > 9) return std::nullopt;
+  for (char c : *value) {
+    if (c < '0' || c > '9') return std::nullopt;
+  }
+  const int64_t v = std::stoll(*value);
+  if (v < min || v > max) return std::nullopt;
+  return v;
+}
+
+// Reads the body's target field (email or phone) and normalises it.
+Result<std::string> BodyTarget(VerifiedKind kind, const Json& body) {
+  const char* field = SqlOf(kind).column;
+  auto it = body.find(field);
+  if (it == body.end() || !it->is_string()) {
+    return Status(ErrorCode::kInvalid, std::string(field) + " is required and must be a string");
+  }
+  const auto& text = it->get_ref<const std::string&>();
+  if (text.size() > 320) return Status(ErrorCode::kInvalid, std::string(field) + " is too long");
+  return kind == VerifiedKind::kEmail ? NormalizeVerifiedEmail(text) : NormalizePhoneNumber(text);
+}
+
+enum class RequestResult { kQueued, kRateLimited, kNoUser };
+struct RequestOutcome {
+  RequestResult result = RequestResult::kQueued;
+  std::chrono::seconds retry_after{0};
+  bool per_user = false;  // which limit was hit
+};
+
+enum class VerifyResult { kVerified, kNoCode, kUsed, kLocked, kExpired, kWrong };
+struct VerifyOutcome {
+  VerifyResult result = VerifyResult::kNoCode;
+  int attempts_left = 0;
+  Json resource;
+};
+
+}  // namespace
+
+VerifiedResourceService::VerifiedResourceService(Database& db, Mailer& mailer, SmsSender& sms, Logger& logger)
+    : db_(db), mailer_(mailer), sms_(sms), logger_(logger) {}
+
+void VerifiedResourceService::RegisterRoutes(const std::function<void(Route)>& add) {
+  auto route = [&](Method method, std::string pattern, VerifiedKind kind,
+                   Response (VerifiedResourceService::*fn)(VerifiedKind, Request&)) {
+    Route r;
+    r.listener = Listener::kApi;
+    r.method = method;
+    r.pattern = std::move(pattern);
+    r.auth = RouteAuth::Bearer(kScope, kAccepts);
+    r.handler = [this, fn, kind](Request& req) { return (this->*fn)(kind, req); };
+    add(std::move(r));
+  };
+  for (auto [kind, base] : {std::pair{VerifiedKind::kEmail, "/v2/verified-resources/emails"},
+                            std::pair{VerifiedKind::kPhone, "/v2/verified-resources/phones"}}) {
+    const std::string b = base;
+    route(Method::kPost, b + "/verification-code/request", kind, &VerifiedResourceService::RequestCode);
+    route(Method::kPost, b + "/verification-code/verify", kind, &VerifiedResourceService::VerifyCode);
+    route(Method::kGet, b, kind, &VerifiedResourceService::List);
+    route(Method::kGet, b + "/:id", kind, &VerifiedResourceService::Get);
+  }
+}
+
+Response VerifiedResourceService::RequestCode(VerifiedKind kind, Request& req) {
+  if (!req.principal) return Unauthenticated();
+  const int64_t user_id = req.principal->user_id;
+  auto body = req.JsonBody();
+  if (!body.ok()) return Response::FromStatus(body.status());
+  const char* field = SqlOf(kind).column;
+  auto target = BodyTarget(kind, *body);
+  if (!target.ok()) return Invalid(field, target.status().message());
+
+  const std::string kind_name(VerifiedKindName(kind));
+  const std::string code = GenerateVerificationCode();
+  const std::string code_hash = HashVerificationCode(kind, user_id, *target, code);
+
+  RequestOutcome outcome = db_.Transaction([&](DbConnection& tx) {
+    RequestOutcome out;
+    // One request of a user at a time: the counts below cannot be raced past the limits.
+    auto& lock = tx.Prepare("SELECT id FROM users WHERE id = ? FOR UPDATE");
+    lock.setInt64(1, user_id);
+    std::unique_ptr<sql::ResultSet> user(lock.executeQuery());
+    if (!user->next()) {
+      // The credential outlived its user (another instance's cache): nothing to attach a code to.
+      out.result = RequestResult::kNoUser;
+      return out;
+    }
+    user.reset();
+    auto& prune = tx.Prepare(
+        "DELETE FROM verification_requests WHERE user_id = ? AND requested_at <= UTC_TIMESTAMP(3) - INTERVAL "
+        "? SECOND");
+    prune.setInt64(1, user_id);
+    prune.setInt64(2, kVerificationRequestWindow.count());
+    prune.executeUpdate();
+
+    auto window = [&](bool per_target) {
+      auto& count =
+          tx.Prepare(std::string("SELECT COUNT(*), COALESCE(TIMESTAMPDIFF(SECOND, MIN(requested_at), "
+                                 "UTC_TIMESTAMP(3)), 0) FROM verification_requests "
+                                 "WHERE user_id = ? AND kind = ?") +
+                     (per_target ? " AND target = ?" : ""));
+      count.setInt64(1, user_id);
+      count.setString(2, kind_name);
+      if (per_target) count.setString(3, *target);
+      std::unique_ptr<sql::ResultSet> rs(count.executeQuery());
+      rs->next();
+      return std::pair{static_cast<int>(rs->getInt64(1)), std::chrono::seconds(rs->getInt64(2))};
+    };
+    auto [target_count, target_age] = window(true);
+    if (auto wait = VerificationRequestRetryAfter(target_count, target_age)) {
+      out.result = RequestResult::kRateLimited;
+      out.retry_after = *wait;
+      return out;
+    }
+    auto [user_count, user_age] = window(false);
+    if (user_count >= kMaxVerificationRequestsPerUserHour) {
+      out.result = RequestResult::kRateLimited;
+      out.retry_after = std::max(std::chrono::seconds(1), kVerificationRequestWindow - user_age);
+      out.per_user = true;
+      return out;
+    }
+
+    auto& log = tx.Prepare(
+        "INSERT INTO verification_requests (user_id, kind, target, requested_at) VALUES (?, ?, ?, "
+        "UTC_TIMESTAMP(3))");
+    log.setInt64(1, user_id);
+    log.setString(2, kind_name);
+    log.setString(3, *target);
+    log.executeUpdate();
+    auto& upsert = tx.Prepare(
+        "INSERT INTO verification_codes (user_id, kind, target, code_hash, attempts, created_at, expires_at, "
+        "consumed_at) VALUES (?, ?, ?, ?, 0, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL ? SECOND, NULL) "
+        "ON DUPLICATE KEY UPDATE code_hash = VALUES(code_hash), attempts = 0, created_at = "
+        "VALUES(created_at), "
+        "expires_at = VALUES(expires_at), consumed_at = NULL");
+    upsert.setInt64(1, user_id);
+    upsert.setString(2, kind_name);
+    upsert.setString(3, *target);
+    upsert.setString(4, code_hash);
+    upsert.setInt64(5, kVerificationCodeTtl.count());
+    upsert.executeUpdate();
+
+    const std::string text = "Your Rendezvous verification code is " + code +
+                             ". It expires in 10 minutes. If you did not ask for it, ignore this message.";
+    if (kind == VerifiedKind::kEmail) {
+      mailer_.Send(tx, Mail{*target, "Your verification code", text});
+    } else {
+      sms_.Send(tx, Sms{*target, text});
+    }
+    return out;
+  });
+
+  if (outcome.result == RequestResult::kNoUser) return Unauthenticated();
+  if (outcome.result == RequestResult::kRateLimited) {
+    const std::string seconds = std::to_string(outcome.retry_after.count());
+    const std::string message =
+        outcome.per_user
+            ? "too many verification codes requested in the last hour; try again in " + seconds + " seconds"
+            : "too many verification codes requested for this " + std::string(SqlOf(kind).noun) +
+                  " in the last hour; try again in " + seconds + " seconds";
+    Response res =
+        Response::Error(429, "rate_limited", message, Json{{"retryAfter", outcome.retry_after.count()}});
+    res.With("Retry-After", seconds);
+    return res;
+  }
+  logger_.Info("verification code requested", {{"user_id", user_id}, {"kind", kind_name}});
+  return Response::Success(Json{{field, *target}, {"expiresIn", kVerificationCodeTtl.count()}});
+}
+
+Response VerifiedResourceService::VerifyCode(VerifiedKind kind, Request& req) {
+  if (!req.principal) return Unauthenticated();
+  const int64_t user_id = req.principal->user_id;
+  auto body = req.JsonBody();
+  if (!body.ok()) return Response::FromStatus(body.status());
+  const KindSql k = SqlOf(kind);
+  auto target = BodyTarget(kind, *body);
+  if (!target.ok()) return Invalid(k.column, target.status().message());
+  auto code_it = body->find("code");
+  if (code_it == body->end() || !code_it->is_string() ||
+      !IsWellFormedVerificationCode(code_it->get_ref<const std::string&>())) {
+    return Invalid("code", "code is required: the six digits sent to the " + std::string(k.noun));
+  }
+  const std::string kind_name(VerifiedKindName(kind));
+  const std::string presented = HashVerificationCode(kind, user_id, *target, code_it->get<std::string>());
+
+  VerifyOutcome outcome = db_.Transaction([&](DbConnection& tx) {
+    VerifyOutcome out;
+    auto& select = tx.Prepare(
+        "SELECT id, code_hash, attempts, expires_at <= UTC_TIMESTAMP(3), consumed_at IS NOT NULL "
+        "FROM verification_codes WHERE user_id = ? AND kind = ? AND target = ? FOR UPDATE");
+    select.setInt64(1, user_id);
+    select.setString(2, kind_name);
+    select.setString(3, *target);
+    std::unique_ptr<sql::ResultSet> rs(select.executeQuery());
+    if (!rs->next()) return out;  // kNoCode
+    const int64_t code_id = rs->getInt64(1);
+    StoredVerificationCode stored{rs->getString(2), rs->getInt(3), rs->getBoolean(4), rs->getBoolean(5)};
+    rs.reset();
+    const CodeCheck check = CheckVerificationCode(stored, presented);
+    out.attempts_left = check.attempts_left;
+    switch (check.verdict) {
+      case CodeVerdict::kUsed:
+        out.result = VerifyResult::kUsed;
+        return out;
+      case CodeVerdict::kLocked:
+        out.result = VerifyResult::kLocked;
+        return out;
+      case CodeVerdict::kExpired:
+        out.result = VerifyResult::kExpired;
+        return out;
+      case CodeVerdict::kWrong: {
+        auto& update = tx.Prepare("UPDATE verification_codes SET attempts = ? WHERE id = ?");
+        update.setInt(1, check.attempts);
+        update.setInt64(2, code_id);
+        update.executeUpdate();
+        out.result = VerifyResult::kWrong;
+        return out;
+      }
+      case CodeVerdict::kAccepted: {
+        auto& consume =
+            tx.Prepare("UPDATE verification_codes SET consumed_at = UTC_TIMESTAMP(3) WHERE id = ?");
+        consume.setInt64(1, code_id);
+        consume.executeUpdate();
+        break;
+      }
+      case CodeVerdict::kReplayed:
+        break;
+    }
+    // Verified once per user and target: a second verification keeps the first row.
+    auto& insert =
+        tx.Prepare(std::string("INSERT INTO ") + k.table + " (user_id, " + k.column +
+                   ", created_at) VALUES (?, ?, UTC_TIMESTAMP(3)) ON DUPLICATE KEY UPDATE id = id");
+    insert.setInt64(1, user_id);
+    insert.setString(2, *target);
+    insert.executeUpdate();
+    auto resource = FindResource(tx, kind, user_id, std::string(k.column) + " = ?",
+                                 [&](sql::PreparedStatement& s) { s.setString(2, *target); });
+    out.result = VerifyResult::kVerified;
+    out.resource = resource.value_or(Json());
+    return out;
+  });
+
+  const std::string noun = k.noun;
+  switch (outcome.result) {
+    case VerifyResult::kVerified:
+      logger_.Info("verified resource confirmed", {{"user_id", user_id}, {"kind", kind_name}});
+      return Response::Success(outcome.resource);
+    case VerifyResult::kNoCode:
+      return Response::Error(400, "invalid_verification_code",
+                             "no verification code was requested for this " + noun + "; request one first",
+                             Json{{"field", "code"}});
+    case VerifyResult::kUsed:
+      return Response::Error(400, "invalid_verification_code",
+                             "the verification code is wrong or was already used; request a new one",
+                             Json{{"field", "code"}});
+    case VerifyResult::kLocked:
+      return Response::Error(
+          429, "verification_code_locked",
+          "too many wrong codes were entered; this code no longer works, request a new one",
+          Json{{"field", "code"}, {"attemptsLeft", 0}});
+    case VerifyResult::kExpired:
+      return Response::Error(400, "verification_code_expired",
+                             "the verification code expired (codes live 10 minutes); request a new one",
+                             Json{{"field", "code"}});
+    case VerifyResult::kWrong:
+      break;
+  }
+  const std::string message =
+      outcome.attempts_left > 0
+          ? "the verification code is wrong; " + std::to_string(outcome.attempts_left) + " attempt(s) left"
+          : "the verification code is wrong; no attempts left, this code no longer works: request a new one";
+  return Response::Error(400, "invalid_verification_code", message,
+                         Json{{"field", "code"}, {"attemptsLeft", outcome.attempts_left}});
+}
+
+Response VerifiedResourceService::List(VerifiedKind kind, Request& req) {
+  if (!req.principal) return Unauthenticated();
+  const int64_t user_id = req.principal->user_id;
+  auto skip = QueryInt(req, "skip", 0, 0, kMaxVerifiedSkip);
+  if (!skip) return Invalid("skip", "skip must be an integer from 0 to " + std::to_string(kMaxVerifiedSkip));
+  auto take = QueryInt(req, "take", kDefaultVerifiedPageSize, 1, kMaxVerifiedPageSize);
+  if (!take)
+    return Invalid("take", "take must be an integer from 1 to " + std::to_string(kMaxVerifiedPageSize));
+  const KindSql k = SqlOf(kind);
+  auto [total, items] = db_.Run([&](DbConnection& conn) {
+    auto& count = conn.Prepare(std::string("SELECT COUNT(*) FROM ") + k.table + " WHERE user_id = ?");
+    count.setInt64(1, user_id);
+    std::unique_ptr<sql::ResultSet> crs(count.executeQuery());
+    const int64_t n = crs->next() ? crs->getInt64(1) : 0;
+    crs.reset();
+    auto& select = conn.Prepare(std::string("SELECT id, ") + k.column + ", user_id, created_at FROM " +
+                                k.table + " WHERE user_id = ? ORDER BY id LIMIT ? OFFSET ?");
+    select.setInt64(1, user_id);
+    select.setInt64(2, *take);
+    select.setInt64(3, *skip);
+    std::unique_ptr<sql::ResultSet> rs(select.executeQuery());
+    Json list = Json::array();
+    while (rs->next()) list.push_back(ResourceJson(kind, *rs));
+    return std::pair{n, list};
+  });
+  return Response::SuccessWith(
+      Json{{"data", items}, {"pagination", Json{{"total", total}, {"skip", *skip}, {"take", *take}}}});
+}
+
+Response VerifiedResourceService::Get(VerifiedKind kind, Request& req) {
+  if (!req.principal) return Unauthenticated();
+  const int64_t user_id = req.principal->user_id;
+  const std::string noun = SqlOf(kind).noun;
+  auto not_found = [&] {
+    return Response::FromStatus(Status(ErrorCode::kNotFound, "verified " + noun + " not found"));
+  };
+  auto it = req.params.find("id");
+  if (it == req.params.end() || it->second.empty() || it->second.size() > 18) return not_found();
+  for (char c : it->second) {
+    if (c < '0' || c > '9') return not_found();
+  }
+  const int64_t id = std::stoll(it->second);
+  auto resource = db_.Run([&](DbConnection& conn) {
+    return FindResource(conn, kind, user_id, "id = ?", [&](sql::PreparedStatement& s) { s.setInt64(2, id); });
+  });
+  if (!resource) return not_found();
+  return Response::Success(*resource);
+}
+
+}  // namespace rendezvous::core
