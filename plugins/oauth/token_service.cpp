@@ -21,17 +21,20 @@ namespace {
 // refresh token rotated -- only while it and its grant are live, the same guard as the UPDATE in
 // TokenService::Refresh's transaction -- and inserts the new access and refresh token, in one
 // transaction inside the server. A token that is no longer rotatable signals SQLSTATE 45000
-// (MySQL error 1644) and nothing is written; the caller then decides under locks.
+// (MySQL error 1644) and nothing is written; the caller then decides under locks. The hash
+// parameters are ascii compared as ascii_bin, as the columns are: a parameter in the database's
+// default character set would turn the primary-key look-up into a scan of every token.
 constexpr const char* kRotateProcedure = R"sql(DROP PROCEDURE IF EXISTS oauth_rotate_refresh_token;
-CREATE PROCEDURE oauth_rotate_refresh_token(IN p_old_hash CHAR(64), IN p_grant_id BIGINT,
-    IN p_access_hash CHAR(64), IN p_refresh_hash CHAR(64), IN p_access_ttl INT, IN p_refresh_ttl INT)
+CREATE PROCEDURE oauth_rotate_refresh_token(IN p_old_hash CHAR(64) CHARACTER SET ascii, IN p_grant_id BIGINT,
+    IN p_access_hash CHAR(64) CHARACTER SET ascii, IN p_refresh_hash CHAR(64) CHARACTER SET ascii,
+    IN p_access_ttl INT, IN p_refresh_ttl INT)
 MODIFIES SQL DATA
 BEGIN
   DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
   START TRANSACTION;
   UPDATE oauth_refresh_tokens r JOIN oauth_grants g ON g.id = r.grant_id
      SET r.rotated_at = UTC_TIMESTAMP(3)
-   WHERE r.token_hash = p_old_hash AND r.grant_id = p_grant_id AND r.rotated_at IS NULL
+   WHERE r.token_hash = p_old_hash COLLATE ascii_bin AND r.grant_id = p_grant_id AND r.rotated_at IS NULL
      AND r.revoked_at IS NULL AND r.expires_at > UTC_TIMESTAMP(3) AND g.revoked_at IS NULL;
   IF ROW_COUNT() <> 1 THEN
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'refresh token is not rotatable';

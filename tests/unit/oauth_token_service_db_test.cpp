@@ -198,9 +198,37 @@ TEST_F(TokenServiceDb, RefreshTakesTheOneCallPathAndTheProcedureGuardsRotation) 
     code = e.getErrorCode();
   }
   EXPECT_EQ(code, 1644);
+
   EXPECT_EQ(scratch_.QueryValue("SELECT COUNT(*) FROM oauth_access_tokens") + "/" +
                 scratch_.QueryValue("SELECT COUNT(*) FROM oauth_refresh_tokens"),
             tokens_before);
+  // The procedure finds the token by its primary key: it reads a handful of rows, not every
+  // token (a hash parameter in another character set than the column's would scan them all).
+  scratch_.Exec("INSERT INTO oauth_refresh_tokens (token_hash, grant_id, created_at, expires_at)"
+                " SELECT SHA2(CONCAT('filler-', seq), 256), " + grant + ", UTC_TIMESTAMP(3),"
+                " UTC_TIMESTAMP(3) + INTERVAL 1 DAY FROM seq_1_to_500");
+  int64_t rows_read = -1;
+  db_->Run([&](DbConnection& conn) {
+    auto reads = [&] {
+      std::unique_ptr<sql::ResultSet> rs(conn.Prepare("SELECT SUM(VARIABLE_VALUE) FROM information_schema.SESSION_STATUS"
+                                                      " WHERE VARIABLE_NAME IN ('HANDLER_READ_NEXT', 'HANDLER_READ_RND_NEXT')")
+                                             .executeQuery());
+      return rs->next() ? rs->getInt64(1) : 0;
+    };
+    const int64_t before_reads = reads();
+    try {
+      auto& call = conn.Prepare("CALL oauth_rotate_refresh_token(?, ?, ?, ?, 60, 60)");
+      call.setString(1, std::string(64, 'f'));
+      call.setInt64(2, std::stoll(grant));
+      call.setString(3, std::string(64, 'c'));
+      call.setString(4, std::string(64, 'd'));
+      call.execute();
+    } catch (const sql::SQLException&) {
+    }
+    rows_read = reads() - before_reads;
+  });
+  EXPECT_GE(rows_read, 0);
+  EXPECT_LT(rows_read, 50) << "the rotation scanned the refresh tokens";
   // The connection is usable after the signal, and the old token now trips reuse detection.
   TokenResult again = tokens_->Refresh(client_id_, first.refresh_token);
   ASSERT_TRUE(std::holds_alternative<TokenError>(again));
