@@ -12,6 +12,11 @@ cfg=bench/bench.yaml
 duration=${BENCH_DURATION:-10s}
 conns=${BENCH_CONNECTIONS:-64}
 threads=${BENCH_THREADS:-2}
+# The credential key the calendar plugin wants (the one `make run` made, else a throw-away one).
+if [ -z "${RENDEZVOUS_ENCRYPTION_KEY:-}" ]; then
+  RENDEZVOUS_ENCRYPTION_KEY=$(cat var/encryption.key 2>/dev/null || openssl rand -base64 32)
+  export RENDEZVOUS_ENCRYPTION_KEY
+fi
 mariadb --no-defaults -S var/db/mysqld.sock -uroot -e "DROP DATABASE IF EXISTS rendezvous_bench; CREATE DATABASE rendezvous_bench"
 $bin migrate --config $cfg >/dev/null
 uid=$($bin admin user create --config $cfg --email bench@example.com --name Bench --password bench-password | sed -E 's/.*"id":([0-9]+).*/\1/')
