@@ -43,15 +43,28 @@ want() { [[ " ${BENCH_SCENARIOS:-http refresh code} " == *" $1 "* ]]; }
 
 {
   echo
-  echo "## $(date -u +%Y-%m-%dT%H:%MZ) — $(git rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) cores"
+  tree=$(git diff --quiet HEAD -- . ':!bench/RESULTS.md' 2>/dev/null && echo "clean tree" || echo "DIRTY tree: not a measurement of this commit")
+  echo "## $(date -u +%Y-%m-%dT%H:%MZ) — $(git rev-parse --short HEAD 2>/dev/null || echo unknown) ($tree), $(nproc) cores"
   echo
   echo "Command: \`make bench\` (wrk -t$threads -c$conns -d$duration, keep-alive, server and MariaDB on this machine)"
   echo
   echo "| scenario | requests/s | p50 | p99 | non-2xx |"
   echo "|---|---|---|---|---|"
   if want http; then
-    run "GET /healthz" http://127.0.0.1:18090/healthz
-    run "GET /v2/me (API key)" -H "Authorization: Bearer $key" http://127.0.0.1:18090/v2/me
+    # The yardstick in the same run: a bare Pistache hello-world with as many reactor threads.
+    $build/bench/pistache_hello 18095 2 &
+    hello_pid=$!
+    for _ in $(seq 1 100); do curl -fs http://127.0.0.1:18095/ >/dev/null && break; sleep 0.1; done
+    bare=$(run "GET / (bare Pistache 0.0.5 hello-world, bench/pistache_hello)" -H "Connection: keep-alive" http://127.0.0.1:18095/)
+    kill $hello_pid; wait $hello_pid 2>/dev/null || true
+    echo "$bare"
+    health=$(run "GET /healthz" -H "Connection: keep-alive" http://127.0.0.1:18090/healthz)
+    echo "$health"
+    me=$(run "GET /v2/me (API key)" -H "Connection: keep-alive" -H "Authorization: Bearer $key" http://127.0.0.1:18090/v2/me)
+    echo "$me"
+    rps() { echo "$1" | awk -F'|' '{gsub(/ /, "", $3); print $3}'; }
+    echo "Against bare Pistache in this run: /healthz $(python3 -c "print(f'{100*$(rps "$health")/$(rps "$bare"):.0f}')") %," \
+      "/v2/me $(python3 -c "print(f'{100*$(rps "$me")/$(rps "$bare"):.0f}')") %." > var/bench-ratio.txt
   fi
 } | tee -a bench/RESULTS.md
 
@@ -99,4 +112,9 @@ mariadb --no-defaults -S var/db/mysqld.sock -uroot rendezvous_bench -e "
 codes=$($build/bench/code_bench http://127.0.0.1:18090/v2/auth/oauth2/token "$client_id" "$client_secret" \
   https://bench.example.com/cb "${duration%s}" "$code_conns" "$code_prefix" "$code_count")
 echo "$codes" | python3 -c 'import json,sys; r=json.load(sys.stdin); print("| POST /v2/auth/oauth2/token authorization_code (%d connections, bench/code_bench) | %.0f | %.2fms | %.2fms | %d failed |" % (r["connections"], r["per_second"], r["p50_ms"], r["p99_ms"], r["failed"]))' | tee -a bench/RESULTS.md
+fi
+
+if [ -s var/bench-ratio.txt ]; then
+  { echo; cat var/bench-ratio.txt; } | tee -a bench/RESULTS.md
+  rm -f var/bench-ratio.txt
 fi

@@ -35,6 +35,12 @@ ServerOptions MakeServerOptions(const Config& c) {
   o.app_listen = c.app.listen;
   o.io_threads = c.io_threads;
   o.worker_threads = c.worker_threads;
+  o.app_worker_threads = c.app_worker_threads;
+  o.outbound_threads = c.outbound_threads;
+  o.outbound_per_user = c.outbound_per_user;
+  o.max_connections = static_cast<size_t>(c.max_connections);
+  o.max_connections_per_ip = static_cast<size_t>(c.max_connections_per_ip);
+  o.max_buffered_bytes = static_cast<size_t>(c.max_buffered_bytes);
   o.idle_timeout = std::chrono::seconds(c.idle_timeout);
   o.header_timeout = std::chrono::seconds(c.header_timeout);
   o.body_timeout = std::chrono::seconds(c.body_timeout);

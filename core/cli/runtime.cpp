@@ -76,6 +76,9 @@ Runtime::Runtime(const std::string& config_path) : config_(LoadConfig(config_pat
   IdentityOptions io;
   io.api_key_prefix = config_.security.api_key_prefix;
   io.app_url = config_.app.base_url;
+  io.password_hash_threads = config_.security.password_hash_threads;
+  io.password_hash_queue = static_cast<size_t>(config_.security.password_hash_queue);
+  io.login_failures_per_ip = config_.security.login_failures_per_ip;
   identity_ = std::make_unique<IdentityService>(*db_, log, *registry_, io);
   identity_->EnableVerifiedResources(*mail_, *sms_);
   lua_ = std::make_unique<LuaRuntime>(*registry_, log);

@@ -137,6 +137,12 @@ void ReadServer(ConfigNode server, Config& c) {
   c.body_timeout = static_cast<int>(server.Int("body_timeout", c.body_timeout, 1, 86400));
   c.worker_threads = static_cast<int>(server.Int("worker_threads", c.worker_threads, 1, 1024));
   c.max_body_bytes = server.Int("max_body_bytes", c.max_body_bytes, 1024, 1L << 30);
+  c.app_worker_threads = static_cast<int>(server.Int("app_worker_threads", c.app_worker_threads, 1, 1024));
+  c.outbound_threads = static_cast<int>(server.Int("outbound_threads", c.outbound_threads, 1, 1024));
+  c.outbound_per_user = static_cast<int>(server.Int("outbound_per_user", c.outbound_per_user, 1, 1024));
+  c.max_connections = server.Int("max_connections", c.max_connections, 1, 1000000);
+  c.max_connections_per_ip = server.Int("max_connections_per_ip", c.max_connections_per_ip, 1, 1000000);
+  c.max_buffered_bytes = server.Int("max_buffered_bytes", c.max_buffered_bytes, 1L << 20, 64L << 30);
 
   std::string header = server.String("version_header", c.version_header);
   if (!IsToken(header)) server.Fail("version_header", "must be an HTTP header name (letters, digits, '-', ...)");
@@ -183,6 +189,9 @@ void ReadSecurity(ConfigNode sec, Config& c) {
     sec.Fail("api_key_prefix", "must be 1 to 16 lowercase letters or digits followed by '_' (e.g. rdv_)");
   s.encryption_key_env = sec.String("encryption_key_env", s.encryption_key_env);
   if (!IsEnvName(s.encryption_key_env)) sec.Fail("encryption_key_env", "must be the name of an environment variable");
+  s.password_hash_threads = static_cast<int>(sec.Int("password_hash_threads", s.password_hash_threads, 1, 64));
+  s.password_hash_queue = static_cast<int>(sec.Int("password_hash_queue", s.password_hash_queue, 1, 100000));
+  s.login_failures_per_ip = static_cast<int>(sec.Int("login_failures_per_ip", s.login_failures_per_ip, 1, 1000000));
   sec.RejectUnknown();
 }
 

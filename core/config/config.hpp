@@ -40,8 +40,14 @@ struct Config {
   int idle_timeout = 60;     // seconds, 1..86400
   int header_timeout = 10;   // seconds, 1..86400
   int body_timeout = 30;     // seconds, 1..86400
-  int worker_threads = 8;    // 1..1024
+  int worker_threads = 8;    // 1..1024, the api listener's handlers
+  int app_worker_threads = 4;     // 1..1024, the app listener's handlers (pages)
+  int outbound_threads = 16;      // 1..1024, routes that call outside hosts
+  int outbound_per_user = 4;      // 1..1024, such requests of one caller at once
   long max_body_bytes = 1048576;  // 1 KiB..1 GiB
+  long max_connections = 10000;          // per listener, 1..1000000
+  long max_connections_per_ip = 1024;    // per listener and client address, 1..1000000
+  long max_buffered_bytes = 134217728;   // request bytes held across connections, 1 MiB..64 GiB
   std::string version_header = "service-api-version";  // an HTTP token, lower-cased
   // Supported API versions (YYYY-MM-DD), in file order, no duplicates, never empty.
   std::vector<std::string> api_versions{"2024-04-15", "2024-06-11", "2024-06-14", "2024-08-13",
@@ -60,6 +66,9 @@ struct Config {
   struct Security {
     std::string api_key_prefix = "rdv_";  // [a-z0-9]{1,16}_
     std::string encryption_key_env = "RENDEZVOUS_ENCRYPTION_KEY";  // a variable name; not read here
+    int password_hash_threads = 2;  // 1..64: sign-ins hash passwords here, never on a request worker
+    int password_hash_queue = 16;   // 1..100000 sign-ins waiting for a hash thread; more answer 429
+    int login_failures_per_ip = 50; // 1..1000000 failed sign-ins per client address per 15 minutes
   } security;
 
   struct Metrics {

@@ -196,10 +196,16 @@ std::string_view DefaultErrorCode(int status) {
     case 405: return "method_not_allowed";
     case 409: return "conflict";
     case 413: return "payload_too_large";
+    case 408: return "request_timeout";
+    case 414: return "uri_too_long";
     case 415: return "unsupported_media_type";
+    case 417: return "expectation_failed";
+    case 431: return "header_fields_too_large";
     case 429: return "rate_limited";
     case 500: return "internal_error";
+    case 501: return "not_implemented";
     case 503: return "service_unavailable";
+    case 505: return "http_version_not_supported";
     default: return status >= 500 ? "internal_error" : "error";
   }
 }

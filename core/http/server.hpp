@@ -1,10 +1,28 @@
-// The HTTP layer every route of the server goes through (DESIGN §4): two Pistache listeners (api,
-// app), our own router, auth checks, the API version header, envelopes, limits, a worker pool for
-// handlers that may block, request ids, the access log, HTTP metrics, /healthz, /readyz, /metrics.
+// The HTTP layer every route of the server goes through (DESIGN §4): two listeners (api, app), our
+// own router, auth checks, the API version header, envelopes, limits, worker pools for handlers
+// that may block, request ids, the access log, HTTP metrics, /healthz, /readyz, /metrics.
 //
-// Threads: Pistache's reactor threads (io_threads per listener) parse requests, route them and run
-// inline handlers; every other route (auth included: bearer resolution is database work) runs on
-// worker_threads workers fed through a bounded queue (full -> 503 at once).
+// Design. Pistache provides the TCP level only: accepting, the epoll reactor threads (io_threads
+// per listener) and reading sockets (tcp_listener.hpp). HTTP/1.1 framing is ours (RFC 9112,
+// request_parser.hpp), because Pistache 0.0.5's HTTP layer answers only the first of pipelined
+// requests and reads the rest of an oversized body as new requests. Each connection
+// (connection.hpp) frames its requests, numbers them, and writes their answers in that order
+// whichever thread finishes first; a refused request (malformed, too large, too slow) is answered
+// in the JSON envelope and the connection is closed without reading another byte as a request.
+// Responses are written straight to the socket; a socket that is full is finished by the
+// connection manager's thread, which also enforces the idle/header/body deadlines
+// (connection_manager.hpp).
+//
+// Threads and isolation: the reactor threads frame requests, route them and run inline handlers.
+// Other routes (auth included: bearer resolution is database work) run on a bounded pool: one for
+// the api listener (worker_threads), one for the app listener (app_worker_threads), so neither can
+// starve the other, and one for routes that call hosts outside (outbound_threads, with at most
+// outbound_per_user requests of one caller at once). A full queue answers 503 at once.
+//
+// Bounds under abuse: connections per listener and per client address (beyond: 503 and close),
+// request bytes buffered across all connections (max_buffered_bytes; beyond: 503 and close), at
+// most 16 pipelined requests in flight per connection. Memory for requests is therefore at most
+// max_buffered_bytes plus a few KiB per open connection.
 //
 // Lifecycle: construct, AddRoute/Set* (single-threaded, before Start), Start, Shutdown. The
 // callbacks given to Set* are called from worker threads concurrently and must be thread-safe.
@@ -33,8 +51,14 @@ struct ServerOptions {
   std::string api_listen = "127.0.0.1:8080";  // "host:port"; port 0 = the OS picks (see api_port())
   std::string app_listen = "127.0.0.1:8081";
   int io_threads = 2;             // reactor threads per listener
-  int worker_threads = 8;
-  size_t worker_queue_limit = 4096;  // requests waiting for a worker; beyond it 503
+  int worker_threads = 8;         // the api listener's handlers
+  int app_worker_threads = 4;     // the app listener's handlers (pages): a pool of their own
+  int outbound_threads = 16;      // routes marked outbound (Route::outbound)
+  int outbound_per_user = 4;      // outbound requests of one caller at once; more answer 429
+  size_t worker_queue_limit = 4096;  // requests waiting for a worker, per pool; beyond it 503
+  size_t max_connections = 10000;        // per listener; more are answered 503 and closed
+  size_t max_connections_per_ip = 1024;  // per listener and client address
+  size_t max_buffered_bytes = 128u << 20;  // request bytes held across all connections; over it 503
   std::chrono::seconds idle_timeout{60};    // idle keep-alive connection closed after this
   std::chrono::seconds header_timeout{10};  // a request's headers must arrive within this
   std::chrono::seconds body_timeout{30};

@@ -15,6 +15,7 @@ namespace {
 constexpr const char* kInvalidCredentials = "Invalid email or password.";
 constexpr const char* kFormExpired = "Your sign-in form expired. Please try again.";
 constexpr const char* kThrottled = "Too many failed sign-in attempts. Please try again later.";
+constexpr const char* kBusy = "Too many people are signing in right now. Please try again in a moment.";
 constexpr size_t kMaxCsrfTokenBytes = 128;
 
 
@@ -66,6 +67,8 @@ IdentityService::IdentityService(Database& db, Logger& logger, prometheus::Regis
       users_(db),
       sessions_(db, options_.session_ttl),
       api_keys_(db, registry, options_.api_key_prefix, options_.credential_cache_ttl),
+      ip_throttle_(options_.login_failures_per_ip),
+      hasher_(options_.password_hash_threads, options_.password_hash_queue),
       user_cache_(10000, std::chrono::duration_cast<std::chrono::milliseconds>(options_.credential_cache_ttl)),
       logins_ok_(LoginFamily(registry).Add({{"result", "ok"}})),
       logins_failed_(LoginFamily(registry).Add({{"result", "failed"}})),
@@ -239,23 +242,27 @@ Response IdentityService::SubmitLogin(Request& req) {
   auto normalized = NormalizeEmail(shown_email);
   std::string throttle_key =
       LoginThrottle::Key(normalized.ok() ? *normalized : AsciiLower(shown_email), req.remote_ip);
-  if (!throttle_.Allowed(throttle_key)) {
+  if (!throttle_.Allowed(throttle_key) || !ip_throttle_.Allowed(req.remote_ip)) {
     logins_throttled_.Increment();
     logger_.Warn("sign-in throttled", {{"remote_ip", req.remote_ip}});
-    return LoginPageResponse(req, 429, shown_email, next, kThrottled);
+    return LoginPageResponse(req, 429, shown_email, next, kThrottled).With("Retry-After", "60");
   }
 
   bool bounded = email.size() <= kMaxEmailBytes && password.size() <= kMaxPasswordBytes;
   std::optional<UserWithPassword> user;
   if (bounded) user = users_.FindByEmail(email);
-  bool ok = false;
-  if (user && user->password_hash) {
-    ok = crypto::VerifyPassword(password, *user->password_hash);
-  } else {
-    // Same work as for a known email, so response time does not tell which emails exist.
-    crypto::VerifyPassword(bounded ? password : std::string(), DummyPasswordHash());
+  // Same work for an unknown email as for a known one, so response time does not tell which exist.
+  const bool known = user && user->password_hash;
+  std::optional<bool> verified = hasher_.Verify(known ? password : bounded ? password : std::string(),
+                                                known ? *user->password_hash : DummyPasswordHash());
+  if (!verified) {
+    logins_throttled_.Increment();
+    logger_.Warn("sign-in refused: password checks are busy", {{"remote_ip", req.remote_ip}});
+    return LoginPageResponse(req, 429, shown_email, next, kBusy).With("Retry-After", "1");
   }
+  const bool ok = known && *verified;
   if (!ok) {
+    ip_throttle_.RecordFailure(req.remote_ip);
     throttle_.RecordFailure(throttle_key);
     logins_failed_.Increment();
     logger_.Info("sign-in failed", {{"remote_ip", req.remote_ip}});

@@ -26,6 +26,7 @@
 
 #include "identity/api_key_store.hpp"
 #include "identity/login_throttle.hpp"
+#include "identity/password_hasher.hpp"
 #include "identity/session_store.hpp"
 #include "identity/ttl_cache.hpp"
 #include "identity/user_store.hpp"
@@ -44,6 +45,9 @@ struct IdentityOptions {
   // How long a revoked API key may still work on another instance (and a profile change take to
   // show there). 0 turns the caches off.
   std::chrono::seconds credential_cache_ttl{5};
+  int password_hash_threads = 2;
+  size_t password_hash_queue = 16;
+  int login_failures_per_ip = 50;  // per 15 minutes, whatever the e-mail
 };
 
 class IdentityService final : public Identity {
@@ -109,7 +113,9 @@ class IdentityService final : public Identity {
   UserStore users_;
   SessionStore sessions_;
   ApiKeyStore api_keys_;
-  LoginThrottle throttle_;
+  LoginThrottle throttle_;     // per e-mail and client address
+  LoginThrottle ip_throttle_;  // per client address
+  PasswordHasher hasher_;
   TtlCache<int64_t, User> user_cache_;
   prometheus::Counter& logins_ok_;
   prometheus::Counter& logins_failed_;

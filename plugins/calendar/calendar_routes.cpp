@@ -7,8 +7,10 @@ Response ErrorResponse(const ApiError& e) {
   return Response::Error(e.status, e.code, e.message, e.details);
 }
 
+// Every route but connect calls Google or an ICS host: they run as outbound routes.
 Route MakeRoute(Method method, std::string pattern, RouteAuth auth, Handler handler) {
   Route r;
+  r.outbound = pattern != "/v2/calendars/google/connect";
   r.listener = Listener::kApi;
   r.method = method;
   r.pattern = std::move(pattern);

@@ -144,7 +144,9 @@ TEST_F(ScopeMatrix, NoTokenOrNoScopeReachesNothing) {
     HttpResult anonymous = http_.Request(route.method, server_->api() + route.path, "", {});
     EXPECT_EQ(anonymous.status, 401) << anonymous.body;
     EXPECT_NE(anonymous.Header("www-authenticate").find("Bearer"), std::string::npos);
-    if (std::string(route.scope) != "PROFILE_READ") EXPECT_EQ(Call(route, read_only).status, 403);
+    if (std::string(route.scope) != "PROFILE_READ") {
+      EXPECT_EQ(Call(route, read_only).status, 403);
+    }
   }
 }
 

@@ -55,6 +55,7 @@ class TestServer {
   int Stop(int sig = 15, std::chrono::milliseconds timeout = std::chrono::seconds(20));
   void Signal(int sig) const;
   bool running() const { return pid_ > 0; }
+  pid_t pid() const { return pid_; }
 
   std::string api() const { return "http://127.0.0.1:" + std::to_string(api_port_); }
   std::string app() const { return "http://127.0.0.1:" + std::to_string(app_port_); }

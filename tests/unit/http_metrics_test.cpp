@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "http/server.hpp"
-#include "http_test_util.hpp"
+#include "raw_http.hpp"
 #include "metrics/metrics_registry.hpp"
 #include "metrics/process_metrics.hpp"
 

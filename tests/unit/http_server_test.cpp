@@ -12,35 +12,17 @@
 #include <prometheus/registry.h>
 
 #include "http/server.hpp"
-#include "http_test_util.hpp"
+#include "raw_http.hpp"
 #include "rendezvous/database.hpp"
 
 namespace rendezvous::core {
 namespace {
 
 using rdv_test::Conn;
+using rdv_test::Gate;
 using rdv_test::Fetch;
 using rdv_test::RequestText;
 using namespace std::chrono_literals;
-
-// A gate a handler waits on until the test opens it (bounded, so a failing test cannot hang).
-class Gate {
- public:
-  void Open() {
-    std::lock_guard lock(mu_);
-    open_ = true;
-    cv_.notify_all();
-  }
-  bool Wait(std::chrono::milliseconds limit = 10s) {
-    std::unique_lock lock(mu_);
-    return cv_.wait_for(lock, limit, [this] { return open_; });
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool open_ = false;
-};
 
 ServerOptions TestOptions() {
   ServerOptions o;
@@ -310,7 +292,7 @@ TEST_F(HttpServerTest, BodyOverLimitIs413) {
   EXPECT_EQ(r->status, 413);
   EXPECT_EQ(r->Json()["error"]["code"], "payload_too_large");
 
-  // Far above the limit, past what Pistache buffers: still a 413.
+  // Far above the limit: still the JSON 413, sent before the body is read.
   Conn c(port_);
   std::string big(200 * 1024, 'x');
   c.Send(RequestText("POST", "/v2/json", {"Content-Type: application/json"}, big));
@@ -470,13 +452,13 @@ TEST_F(HttpServerTest, Http11ConnectionIsReusedWithoutConnectionHeader) {
     auto r = c.Read();
     ASSERT_TRUE(r) << i;
     EXPECT_EQ(r->status, 200);
-    EXPECT_EQ(r->Header("connection"), "Keep-Alive");
+    EXPECT_EQ(r->Header("connection"), "keep-alive");
   }
   // Connection: close is honoured.
   ASSERT_TRUE(c.Send(RequestText("GET", "/healthz", {"Connection: close"})));
   auto last = c.Read();
   ASSERT_TRUE(last);
-  EXPECT_EQ(last->Header("connection"), "Close");
+  EXPECT_EQ(last->Header("connection"), "close");
 }
 
 size_t DiscardBody(char*, size_t size, size_t n, void*) { return size * n; }
@@ -507,12 +489,12 @@ TEST_F(HttpServerTest, Http10KeepAliveOnlyWhenAsked) {
   ASSERT_TRUE(c.Send("GET /healthz HTTP/1.0\r\n\r\n"));
   auto r = c.Read();
   ASSERT_TRUE(r);
-  EXPECT_EQ(r->Header("connection"), "Close");
+  EXPECT_EQ(r->Header("connection"), "close");
   Conn k(port_);
   ASSERT_TRUE(k.Send("GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"));
   auto kr = k.Read();
   ASSERT_TRUE(kr);
-  EXPECT_EQ(kr->Header("connection"), "Keep-Alive");
+  EXPECT_EQ(kr->Header("connection"), "keep-alive");
 }
 
 TEST_F(HttpServerTest, IdleConnectionIsClosedAfterIdleTimeout) {
@@ -607,36 +589,6 @@ TEST_F(HttpServerTest, ThousandIdleConnectionsDoNotBlockOthersAndAreClosedWhenId
     if (idle[i]->AwaitClose(std::max(left, std::chrono::milliseconds(1)))) ++closed;
   }
   EXPECT_EQ(closed, idle.size());
-}
-
-TEST_F(HttpServerTest, MalformedRequestsDoNotCrash) {
-  StartServer();
-  // Requests Pistache itself rejects (it answers 4xx/5xx) ...
-  const char* rejected[] = {
-      "BREW /pot HTTP/1.1\r\n\r\n",
-      "GET /healthz HTTP/9.9\r\n\r\n",
-      "POST /v2/json HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
-      "POST /v2/json HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\nhello",
-      "GET /healthz HTTP/1.1\r\nContent-Length: -5\r\n\r\n",
-      "GET http://example.com/healthz HTTP/1.1\r\n\r\n",
-  };
-  for (const char* g : rejected) {
-    Conn c(port_);
-    ASSERT_TRUE(c.Send(g));
-    auto r = c.Read();
-    ASSERT_TRUE(r) << g;
-    EXPECT_GE(r->status, 400) << g;
-  }
-  // ... and ones it waits on until the header timeout: sent, then abandoned.
-  const char* incomplete[] = {"\x01\x02\x03\r\n\r\n", "GET\r\n\r\n", "GET /healthz HTTP/1.1\r\nNoColonHeader\r\n\r\n",
-                              "POST /v2/json HTTP/1.1\r\nContent-Length: 99999999\r\n\r\n{}"};
-  for (const char* g : incomplete) {
-    Conn c(port_);
-    ASSERT_TRUE(c.Send(g));
-  }
-  auto r = Fetch(port_, "GET", "/healthz");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 200);
 }
 
 TEST_F(HttpServerTest, AccessLogHasNoQueryHeadersOrBody) {

@@ -128,6 +128,10 @@ struct Route {
   Handler handler;
   // Handlers that only compute (no database, Lua, network) may run on the reactor thread.
   bool inline_handler = false;
+  // Handlers that call hosts outside (Google, ICS feeds, webhook receivers) run on their own pool,
+  // at most server.outbound_per_user at once per caller (more: 429), so a slow upstream delays
+  // only the caller who asked for it.
+  bool outbound = false;
 };
 
 // Resolves a bearer token of one kind. Returns nullopt when the token is not of this kind or is

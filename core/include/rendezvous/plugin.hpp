@@ -26,7 +26,7 @@ namespace prometheus {
 class Registry;
 }
 
-#define RENDEZVOUS_PLUGIN_ABI_VERSION 2u
+#define RENDEZVOUS_PLUGIN_ABI_VERSION 3u
 
 #define RENDEZVOUS_STR2(x) #x
 #define RENDEZVOUS_STR(x) RENDEZVOUS_STR2(x)

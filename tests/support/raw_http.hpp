@@ -1,4 +1,4 @@
-// Test helpers for the HTTP layer: a raw-socket HTTP/1.1 client (so tests see exactly what goes
+// A raw-socket HTTP/1.1 client for tests (so tests see exactly what goes
 // over the wire, connection reuse included) and a logger that keeps what it is given.
 #pragma once
 
@@ -10,6 +10,7 @@
 
 #include <cctype>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -171,6 +172,25 @@ inline std::optional<Reply> Fetch(uint16_t port, const std::string& method, cons
   if (!c.ok() || !c.Send(RequestText(method, target, headers, body))) return std::nullopt;
   return c.Read(method == "HEAD");
 }
+
+// A gate a handler waits on until the test opens it (bounded, so a failing test cannot hang).
+class Gate {
+ public:
+  void Open() {
+    std::lock_guard lock(mu_);
+    open_ = true;
+    cv_.notify_all();
+  }
+  bool Wait(std::chrono::milliseconds limit = std::chrono::seconds(10)) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, limit, [this] { return open_; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = false;
+};
 
 // Keeps every log line; thread-safe.
 class MemoryLogger final : public rendezvous::Logger {
