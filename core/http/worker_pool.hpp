@@ -3,6 +3,7 @@
 // Thread-safe: TrySubmit from any thread. Stop() from one thread (not from a task).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -45,6 +46,9 @@ class WorkerPool {
   std::condition_variable idle_cv_;
   std::deque<Task> queue_;
   size_t running_ = 0;
+  size_t sleeping_ = 0;       // workers waiting for work
+  std::atomic<size_t> pending_{0};  // queue_.size(), readable without the lock
+  size_t threads_count_ = 0;
   bool stopping_ = false;
   std::vector<std::thread> threads_;
 };
