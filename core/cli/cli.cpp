@@ -184,7 +184,7 @@ int RunCli(int argc, char** argv) {
     return 2;
   }
   try {
-    Runtime rt(config_path);
+    Runtime rt(config_path, command == "admin");
     if (command == "serve") return Serve(rt);
     if (command == "migrate") return Migrate(rt);
     return Admin(rt, std::vector<std::string>(rest.begin() + 1, rest.end()));

@@ -39,9 +39,10 @@ std::string ReadEncryptionKey(const Config& config) {
 
 }  // namespace
 
-Runtime::Runtime(const std::string& config_path) : config_(LoadConfig(config_path)) {
-  SetProcessLogger(std::make_unique<StderrLogger>(ParseLogLevel(config_.logging.level),
-                                                  config_.logging.format == "json"));
+Runtime::Runtime(const std::string& config_path, bool quiet) : config_(LoadConfig(config_path)) {
+  LogLevel level = ParseLogLevel(config_.logging.level);
+  if (quiet && level < LogLevel::kWarn) level = LogLevel::kWarn;
+  SetProcessLogger(std::make_unique<StderrLogger>(level, config_.logging.format == "json"));
   Logger& log = ProcessLogger();
   registry_ = std::make_unique<MetricsRegistry>();
 

@@ -25,8 +25,10 @@ namespace rendezvous::core {
 
 class Runtime {
  public:
-  // Loads config and plugins (no database connection is made yet). Throws ConfigError.
-  explicit Runtime(const std::string& config_path);
+  // Loads config and plugins (no database connection is made yet). Throws ConfigError. `quiet`
+  // (one-shot admin commands): only warnings and errors are logged, so stdout's JSON stands alone
+  // and stderr stays empty unless something is wrong.
+  explicit Runtime(const std::string& config_path, bool quiet = false);
   ~Runtime();
 
   Config& config() { return config_; }

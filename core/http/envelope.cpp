@@ -148,8 +148,23 @@ Response Response::Error(int status, std::string code, std::string message, cons
 
 Response Response::FromStatus(const Status& status) {
   if (status.ok()) return Success(nullptr);
-  int http = rendezvous::HttpStatusFor(status.code());
-  return Error(http, "", status.message());
+  const int http = core::HttpStatusFor(status.code());
+  std::string code = status.reason();
+  if (code.empty() && status.code() == ErrorCode::kInsufficientScope) code = "insufficient_scope";
+  Json details = status.details();
+  if (!status.field().empty()) {
+    if (!details.is_object()) details = Json::object();
+    details["field"] = status.field();
+  }
+  Response r = Error(http, std::move(code), status.message(), details);
+  if (auto seconds = status.retry_after()) r.headers.emplace_back("Retry-After", std::to_string(*seconds));
+  return r;
+}
+
+Response Response::Page(const Status& status, std::string html) {
+  Response r = Html(status.ok() ? 200 : core::HttpStatusFor(status.code()), std::move(html));
+  if (auto seconds = status.retry_after()) r.headers.emplace_back("Retry-After", std::to_string(*seconds));
+  return r;
 }
 
 Response Response::RawJson(int status, const Json& body) {
@@ -187,6 +202,26 @@ Response Response::Redirect(const std::string& location, int status) {
 
 namespace rendezvous::core {
 
+int HttpStatusFor(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kOk: return 200;
+    case ErrorCode::kInvalid: return 400;
+    case ErrorCode::kUnauthenticated: return 401;
+    case ErrorCode::kForbidden: return 403;
+    case ErrorCode::kInsufficientScope: return 403;
+    case ErrorCode::kNotFound: return 404;
+    case ErrorCode::kConflict: return 409;
+    case ErrorCode::kTooLarge: return 413;
+    case ErrorCode::kUnsupportedMediaType: return 415;
+    case ErrorCode::kRateLimited: return 429;
+    case ErrorCode::kUpstreamFailed: return 502;
+    case ErrorCode::kUpstreamTimeout: return 504;
+    case ErrorCode::kUnavailable: return 503;
+    case ErrorCode::kInternal: return 500;
+  }
+  return 500;
+}
+
 std::string_view DefaultErrorCode(int status) {
   switch (status) {
     case 400: return "validation_error";
@@ -204,6 +239,8 @@ std::string_view DefaultErrorCode(int status) {
     case 429: return "rate_limited";
     case 500: return "internal_error";
     case 501: return "not_implemented";
+    case 502: return "bad_gateway";
+    case 504: return "gateway_timeout";
     case 503: return "service_unavailable";
     case 505: return "http_version_not_supported";
     default: return status >= 500 ? "internal_error" : "error";

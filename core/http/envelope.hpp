@@ -9,6 +9,10 @@
 
 namespace rendezvous::core {
 
+// The HTTP status of an error category (the table in rendezvous/status.hpp); kOk is 200. The one
+// place where a Status becomes a status code.
+int HttpStatusFor(ErrorCode code);
+
 // "validation_error" for 400, "unauthorized" for 401 ... "error" for a status without one.
 std::string_view DefaultErrorCode(int status);
 

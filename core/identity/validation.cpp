@@ -1,15 +1,13 @@
 #include "identity/validation.hpp"
 
 #include <array>
-#include <fstream>
-#include <sstream>
 #include <string>
-#include <unordered_set>
+
+#include "rendezvous/time.hpp"
 
 namespace rendezvous::core {
 namespace {
 
-constexpr const char* kZoneInfoDir = "/usr/share/zoneinfo";
 constexpr size_t kMaxTimeZoneBytes = 64;
 constexpr size_t kMaxRedirectBytes = 2048;
 
@@ -59,31 +57,6 @@ std::optional<size_t> CountPrintableUtf8(std::string_view s) {
   return count;
 }
 
-std::unordered_set<std::string> LoadZoneNames() {
-  std::unordered_set<std::string> names = {"UTC", "Etc/UTC", "GMT", "Etc/GMT"};
-  std::ifstream in(std::string(kZoneInfoDir) + "/tzdata.zi");
-  std::string line;
-  while (std::getline(in, line)) {
-    // "Z <name> ..." declares a zone, "L <target> <alias>" a link.
-    std::istringstream fields(line);
-    std::string kind, first, second;
-    fields >> kind >> first;
-    if (kind == "Z") {
-      names.insert(first);
-    } else if (kind == "L" && (fields >> second)) {
-      names.insert(second);
-    }
-  }
-  names.erase("Factory");
-  return names;
-}
-
-bool ZoneFileLooksValid(std::string_view name) {
-  std::ifstream in(std::string(kZoneInfoDir) + "/" + std::string(name), std::ios::binary);
-  char magic[4] = {};
-  return in.read(magic, 4) && std::string_view(magic, 4) == "TZif";
-}
-
 }  // namespace
 
 Result<std::string> NormalizeEmail(std::string_view email) {
@@ -118,26 +91,13 @@ Result<std::string> ValidateName(std::string_view name) {
 }
 
 bool IsValidTimeZone(std::string_view name) {
-  if (name.empty() || name.size() > kMaxTimeZoneBytes || name.front() == '/' ||
-      name.back() == '/' || name.find("..") != std::string_view::npos ||
-      name.find("//") != std::string_view::npos) {
-    return false;
-  }
-  for (char c : name) {
-    bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-              c == '/' || c == '_' || c == '+' || c == '-';
-    if (!ok) return false;
-  }
-  static const std::unordered_set<std::string> kZones = LoadZoneNames();
-  if (kZones.count(std::string(name)) != 0) return true;
-  // Without tzdata.zi (a trimmed tzdata package) fall back to the compiled zone file itself;
-  // the charset check above keeps this inside the zoneinfo folder.
-  if (kZones.size() > 4) return false;
+  if (name.size() > kMaxTimeZoneBytes) return false;
+  // The zoneinfo folder also holds copies and links that are not zone names people use.
   if (name.rfind("posix/", 0) == 0 || name.rfind("right/", 0) == 0 || name == "localtime" ||
       name == "posixrules" || name == "Factory") {
     return false;
   }
-  return ZoneFileLooksValid(name);
+  return time::Zone::Find(name).has_value();
 }
 
 std::optional<std::string> NormalizeWeekStart(std::string_view day) {

@@ -1,4 +1,5 @@
 #include "mail/mail_service.hpp"
+#include "rendezvous/text.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -25,42 +26,6 @@ constexpr const char* kType = "MAIL";
 constexpr const char* kConsumer = "core.mail";
 constexpr size_t kQpLineLimit = 76;
 constexpr size_t kEncodedWordChunk = 45;  // raw bytes per RFC 2047 word: 60 base64 chars + 12
-
-bool ValidUtf8(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    size_t len = 0;
-    uint32_t cp = 0;
-    if (c < 0x80) {
-      ++i;
-      continue;
-    } else if (c >= 0xc2 && c <= 0xdf) {
-      len = 2;
-      cp = c & 0x1f;
-    } else if (c >= 0xe0 && c <= 0xef) {
-      len = 3;
-      cp = c & 0x0f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-      len = 4;
-      cp = c & 0x07;
-    } else {
-      return false;
-    }
-    if (i + len > s.size()) return false;
-    for (size_t k = 1; k < len; ++k) {
-      const auto cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xc0) != 0x80) return false;
-      cp = (cp << 6) | (cc & 0x3f);
-    }
-    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-        (cp >= 0xd800 && cp <= 0xdfff)) {
-      return false;
-    }
-    i += len;
-  }
-  return true;
-}
 
 bool HasControl(std::string_view s) {
   for (char ch : s) {
@@ -193,18 +158,6 @@ std::string RfcDate(std::chrono::system_clock::time_point t) {
   return buf;
 }
 
-std::string IsoNow() {
-  const auto now = std::chrono::system_clock::now();
-  const std::time_t tt = std::chrono::system_clock::to_time_t(now);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
-  return buf;
-}
-
 std::string RandomHex(size_t bytes) {
   std::string raw(bytes, '\0');
   if (RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), static_cast<int>(bytes)) != 1) {
@@ -245,7 +198,7 @@ prometheus::Family<prometheus::Counter>& SentFamily(prometheus::Registry& regist
 }  // namespace
 
 Status ValidateMail(const Mail& mail) {
-  if (!IsSingleAddress(mail.to) || !ValidUtf8(mail.to)) {
+  if (!IsSingleAddress(mail.to) || !text::IsValidUtf8(mail.to)) {
     return Status(ErrorCode::kInvalid,
                   "mail recipient must be one e-mail address of at most 254 characters");
   }
@@ -255,15 +208,13 @@ Status ValidateMail(const Mail& mail) {
   if (HasControl(mail.subject)) {
     return Status(ErrorCode::kInvalid, "mail subject must not contain line breaks or control characters");
   }
-  if (!ValidUtf8(mail.subject)) return Status(ErrorCode::kInvalid, "mail subject is not valid UTF-8");
+  if (!text::IsValidUtf8(mail.subject)) return Status(ErrorCode::kInvalid, "mail subject is not valid UTF-8");
   if (mail.text.size() > kMaxMailBodyBytes) {
     return Status(ErrorCode::kInvalid, "mail text must be at most 64 KiB");
   }
-  if (!ValidUtf8(mail.text)) return Status(ErrorCode::kInvalid, "mail text is not valid UTF-8");
+  if (!text::IsValidUtf8(mail.text)) return Status(ErrorCode::kInvalid, "mail text is not valid UTF-8");
   return Status::Ok();
 }
-
-bool IsValidUtf8(std::string_view s) { return ValidUtf8(s); }
 
 std::string MailAddressOf(std::string_view from) {
   const size_t lt = from.rfind('<');
@@ -303,7 +254,8 @@ MailService::MailService(MailOptions options, Outbox& outbox, prometheus::Regist
       logger_(logger),
       sent_(SentFamily(registry).Add({{"result", "sent"}})),
       logged_(SentFamily(registry).Add({{"result", "logged"}})),
-      failed_(SentFamily(registry).Add({{"result", "failed"}})) {
+      failed_(SentFamily(registry).Add({{"result", "failed"}})),
+      log_(options_.log_file, "mail log") {
   if (from_address_.empty() || HasControl(options_.from)) {
     throw std::invalid_argument("mail.from must be an address, e.g. \"Rendezvous <rendezvous@example.com>\"");
   }
@@ -360,28 +312,7 @@ bool MailService::Deliver(const Mail& mail) {
 }
 
 void MailService::AppendToLog(const Mail& mail) {
-  const nlohmann::json line = {{"at", IsoNow()}, {"to", mail.to}, {"subject", mail.subject}, {"text", mail.text}};
-  const std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  std::lock_guard<std::mutex> lk(log_mu_);
-  std::error_code ec;
-  const std::filesystem::path parent = std::filesystem::path(options_.log_file).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-  const int fd = ::open(options_.log_file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
-  if (fd < 0) {
-    throw std::runtime_error("cannot open mail log " + options_.log_file + ": " + std::strerror(errno));
-  }
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int err = errno;
-      ::close(fd);
-      throw std::runtime_error("cannot write mail log " + options_.log_file + ": " + std::strerror(err));
-    }
-    done += static_cast<size_t>(n);
-  }
-  ::close(fd);
+  log_.Append({{"to", mail.to}, {"subject", mail.subject}, {"text", mail.text}});
 }
 
 bool MailService::DeliverSmtp(const Mail& mail) {

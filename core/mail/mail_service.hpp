@@ -23,6 +23,7 @@
 #include <string>
 #include <string_view>
 
+#include "mail/json_line_log.hpp"
 #include "rendezvous/log.hpp"
 #include "rendezvous/mailer.hpp"
 #include "rendezvous/outbox.hpp"
@@ -53,9 +54,6 @@ struct MailOptions {
 // characters, a CR or LF (or any other control character) in `to` or `subject`, an empty or
 // longer than 998 bytes subject, a body over 64 KiB, or text that is not valid UTF-8.
 Status ValidateMail(const Mail& mail);
-
-// True when `s` is well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF).
-bool IsValidUtf8(std::string_view s);
 
 // The address part of a From value: "Name <a@b>" -> "a@b", "a@b" -> "a@b". "" when malformed.
 std::string MailAddressOf(std::string_view from);
@@ -99,7 +97,7 @@ class MailService final : public Mailer {
   prometheus::Counter& sent_;
   prometheus::Counter& logged_;
   prometheus::Counter& failed_;
-  std::mutex log_mu_;  // one writer of the log file at a time
+  JsonLineLog log_;
 };
 
 }  // namespace rendezvous::core

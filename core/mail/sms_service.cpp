@@ -1,4 +1,5 @@
 #include "mail/sms_service.hpp"
+#include "rendezvous/text.hpp"
 
 #include <curl/curl.h>
 #include <fcntl.h>
@@ -23,19 +24,6 @@ constexpr const char* kTopic = "sms";
 constexpr const char* kType = "SMS";
 constexpr const char* kConsumer = "core.sms";
 constexpr size_t kMaxGatewayResponseBytes = 64 * 1024;
-
-std::string IsoNow() {
-  const auto now = std::chrono::system_clock::now();
-  const std::time_t tt = std::chrono::system_clock::to_time_t(now);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  const auto ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
-  return buf;
-}
 
 // Keeps at most kMaxGatewayResponseBytes of the answer; the rest is read and discarded so the
 // exchange completes, and the total timeout bounds it.
@@ -67,7 +55,7 @@ Status ValidateSms(const Sms& sms) {
   if (sms.text.empty() || sms.text.size() > kMaxSmsTextBytes) {
     return Status(ErrorCode::kInvalid, "sms text must have 1 to 1600 bytes");
   }
-  if (!IsValidUtf8(sms.text)) return Status(ErrorCode::kInvalid, "sms text is not valid UTF-8");
+  if (!text::IsValidUtf8(sms.text)) return Status(ErrorCode::kInvalid, "sms text is not valid UTF-8");
   return Status::Ok();
 }
 
@@ -89,7 +77,8 @@ SmsService::SmsService(SmsOptions options, Outbox& outbox, prometheus::Registry&
       logger_(logger),
       sent_(SentFamily(registry).Add({{"result", "sent"}})),
       logged_(SentFamily(registry).Add({{"result", "logged"}})),
-      failed_(SentFamily(registry).Add({{"result", "failed"}})) {
+      failed_(SentFamily(registry).Add({{"result", "failed"}})),
+      log_(options_.log_file, "sms log") {
   if (!options_.gateway_url.empty()) {
     std::call_once(curl_once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
   }
@@ -135,29 +124,7 @@ bool SmsService::Deliver(const Sms& sms) {
   return DeliverGateway(sms);
 }
 
-void SmsService::AppendToLog(const Sms& sms) {
-  const nlohmann::json line = {{"at", IsoNow()}, {"to", sms.to}, {"text", sms.text}};
-  const std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  std::lock_guard<std::mutex> lk(log_mu_);
-  std::error_code ec;
-  const std::filesystem::path parent = std::filesystem::path(options_.log_file).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-  const int fd = ::open(options_.log_file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
-  if (fd < 0)
-    throw std::runtime_error("cannot open sms log " + options_.log_file + ": " + std::strerror(errno));
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int err = errno;
-      ::close(fd);
-      throw std::runtime_error("cannot write sms log " + options_.log_file + ": " + std::strerror(err));
-    }
-    done += static_cast<size_t>(n);
-  }
-  ::close(fd);
-}
+void SmsService::AppendToLog(const Sms& sms) { log_.Append({{"to", sms.to}, {"text", sms.text}}); }
 
 bool SmsService::DeliverGateway(const Sms& sms) {
   const std::string body = SmsGatewayBody(sms).dump();

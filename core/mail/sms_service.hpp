@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "mail/sms_sender.hpp"
+#include "mail/json_line_log.hpp"
 #include "rendezvous/log.hpp"
 #include "rendezvous/outbox.hpp"
 #include "rendezvous/status.hpp"
@@ -84,7 +85,7 @@ class SmsService final : public SmsSender {
   prometheus::Counter& sent_;
   prometheus::Counter& logged_;
   prometheus::Counter& failed_;
-  std::mutex log_mu_;  // one writer of the log file at a time
+  JsonLineLog log_;
 };
 
 }  // namespace rendezvous::core

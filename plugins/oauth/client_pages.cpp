@@ -312,7 +312,7 @@ class ClientPages {
   }
 
   int StatusFor(const Status& status) {
-    int code = HttpStatusFor(status.code());
+    int code = Response::Page(status, "").status;
     if (code >= 500) logger_.Warn("oauth client page failed", {{"error", status.message()}});
     return code;
   }

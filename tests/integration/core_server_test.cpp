@@ -199,3 +199,24 @@ TEST_F(CoreServer, LoginPage) {
 
 }  // namespace
 }  // namespace rendezvous::testing
+
+namespace rendezvous::testing {
+namespace {
+
+TEST_F(CoreServer, AdminCommandsPrintTheirJsonAndNothingOnStderr) {
+  CliResult created = server_->Cli({"admin", "user", "create", "--email", "quiet@example.com", "--name", "Quiet",
+                                    "--password", "a long password"});
+  EXPECT_EQ(created.exit_code, 0) << created.err;
+  EXPECT_EQ(created.err, "");
+  EXPECT_TRUE(created.Json().is_object()) << created.out;
+  CliResult key = server_->Cli({"admin", "api-key", "create", "--user-id", std::to_string(user_id_)});
+  EXPECT_EQ(key.exit_code, 0);
+  EXPECT_EQ(key.err, "");
+  // Something wrong still says so on stderr.
+  CliResult bad = server_->Cli({"admin", "api-key", "create", "--user-id", "999999"});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_FALSE(bad.err.empty());
+}
+
+}  // namespace
+}  // namespace rendezvous::testing

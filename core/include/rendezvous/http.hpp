@@ -84,7 +84,11 @@ struct Response {
   static Response SuccessWith(const Json& envelope_fields, int status = 200);
   // {"status":"error","error":{"code","message","details"?}} with the status's default code.
   static Response Error(int status, std::string code, std::string message, const Json& details = nullptr);
+  // The error envelope of a Status: its category's HTTP status, its reason (or the category's
+  // default code), its message, details with "field" when it names one, Retry-After when set.
   static Response FromStatus(const Status& status);
+  // An HTML page answering with the HTTP status of `status` (200 when ok).
+  static Response Page(const Status& status, std::string html);
   static Response RawJson(int status, const Json& body);
   static Response Html(int status, std::string html);
   static Response Text(int status, std::string text, std::string content_type = "text/plain; charset=utf-8");
@@ -132,6 +136,30 @@ struct Route {
   // at most server.outbound_per_user at once per caller (more: 429), so a slow upstream delays
   // only the caller who asked for it.
   bool outbound = false;
+
+  // A JSON route on the api listener ({base_url}) and a page on the app listener ({app_url}).
+  static Route Api(Method method, std::string pattern, RouteAuth auth, Handler handler) {
+    return Make(Listener::kApi, method, std::move(pattern), std::move(auth), std::move(handler));
+  }
+  static Route Page(Method method, std::string pattern, RouteAuth auth, Handler handler) {
+    return Make(Listener::kApp, method, std::move(pattern), std::move(auth), std::move(handler));
+  }
+  // Marks the route as calling outside hosts (see `outbound`).
+  Route&& Outbound() && {
+    outbound = true;
+    return std::move(*this);
+  }
+
+ private:
+  static Route Make(Listener listener, Method method, std::string pattern, RouteAuth auth, Handler handler) {
+    Route r;
+    r.listener = listener;
+    r.method = method;
+    r.pattern = std::move(pattern);
+    r.auth = std::move(auth);
+    r.handler = std::move(handler);
+    return r;
+  }
 };
 
 // Resolves a bearer token of one kind. Returns nullopt when the token is not of this kind or is

@@ -1,4 +1,7 @@
 // Status and Result<T>: how fallible calls report failure without exceptions on the request path.
+// One vocabulary for the host and every plugin: logic returns a Status (a category, a message for
+// people, the field at fault, a machine-readable reason and details); only the HTTP layer turns it
+// into a status code and the error envelope of DESIGN §4 (Response::FromStatus).
 #pragma once
 
 #include <optional>
@@ -6,40 +9,27 @@
 #include <utility>
 #include <variant>
 
+#include <nlohmann/json.hpp>
+
 namespace rendezvous {
 
-// Error categories; each maps to one HTTP status in the error envelope (core/http/envelope).
+// Error categories. The HTTP answer of each (by Response::FromStatus) is noted.
 enum class ErrorCode {
   kOk = 0,
-  kInvalid,              // 400 validation_error
-  kUnauthenticated,      // 401 unauthorized
-  kForbidden,            // 403 forbidden
-  kNotFound,             // 404 not_found
-  kConflict,             // 409 conflict
-  kTooLarge,             // 413 payload_too_large
-  kUnsupportedMediaType, // 415 unsupported_media_type
-  kRateLimited,          // 429 rate_limited
-  kUnavailable,          // 503 service_unavailable
-  kInternal,             // 500 internal_error
+  kInvalid,               // 400 validation_error; field() names the input at fault
+  kUnauthenticated,       // 401 unauthorized
+  kForbidden,             // 403 forbidden
+  kInsufficientScope,     // 403 insufficient_scope
+  kNotFound,              // 404 not_found
+  kConflict,              // 409 conflict (a state that does not allow the change, a duplicate)
+  kTooLarge,              // 413 payload_too_large
+  kUnsupportedMediaType,  // 415 unsupported_media_type
+  kRateLimited,           // 429 rate_limited; retry_after() seconds become Retry-After
+  kUpstreamFailed,        // 502 bad_gateway: an outside service (Google, a feed) failed
+  kUpstreamTimeout,       // 504 gateway_timeout: an outside service did not answer in time
+  kUnavailable,           // 503 service_unavailable (the database, a full queue)
+  kInternal,              // 500 internal_error
 };
-
-// The HTTP status an error category answers with (the table above). kOk is 200.
-constexpr int HttpStatusFor(ErrorCode code) {
-  switch (code) {
-    case ErrorCode::kOk: return 200;
-    case ErrorCode::kInvalid: return 400;
-    case ErrorCode::kUnauthenticated: return 401;
-    case ErrorCode::kForbidden: return 403;
-    case ErrorCode::kNotFound: return 404;
-    case ErrorCode::kConflict: return 409;
-    case ErrorCode::kTooLarge: return 413;
-    case ErrorCode::kUnsupportedMediaType: return 415;
-    case ErrorCode::kRateLimited: return 429;
-    case ErrorCode::kUnavailable: return 503;
-    case ErrorCode::kInternal: return 500;
-  }
-  return 500;
-}
 
 class Status {
  public:
@@ -47,13 +37,49 @@ class Status {
   Status(ErrorCode code, std::string message) : code_(code), message_(std::move(message)) {}
 
   static Status Ok() { return {}; }
+  // 400 naming the field (a JSON path such as "attendee.email" or a query parameter).
+  static Status Invalid(std::string field, std::string message) {
+    Status s(ErrorCode::kInvalid, std::move(message));
+    s.field_ = std::move(field);
+    return s;
+  }
+  static Status NotFound(std::string message) { return {ErrorCode::kNotFound, std::move(message)}; }
+  static Status Conflict(std::string message) { return {ErrorCode::kConflict, std::move(message)}; }
+  static Status RateLimited(std::string message, int retry_after_seconds) {
+    Status s(ErrorCode::kRateLimited, std::move(message));
+    s.retry_after_ = retry_after_seconds;
+    return s;
+  }
+
+  // A machine-readable reason that replaces the category's default code in the envelope
+  // ("reconnect_required", "invalid_transition", ...).
+  Status& WithReason(std::string reason) & {
+    reason_ = std::move(reason);
+    return *this;
+  }
+  Status&& WithReason(std::string reason) && { return std::move(WithReason(std::move(reason))); }
+  // Extra JSON for the envelope's error.details (merged with {"field": ..} when there is a field).
+  Status& WithDetails(nlohmann::json details) & {
+    details_ = std::move(details);
+    return *this;
+  }
+  Status&& WithDetails(nlohmann::json details) && { return std::move(WithDetails(std::move(details))); }
+
   bool ok() const { return code_ == ErrorCode::kOk; }
   ErrorCode code() const { return code_; }
   const std::string& message() const { return message_; }
+  const std::string& field() const { return field_; }
+  const std::string& reason() const { return reason_; }
+  const nlohmann::json& details() const { return details_; }
+  std::optional<int> retry_after() const { return retry_after_; }
 
  private:
   ErrorCode code_ = ErrorCode::kOk;
   std::string message_;
+  std::string field_;
+  std::string reason_;
+  nlohmann::json details_;
+  std::optional<int> retry_after_;
 };
 
 // Either a value or a non-ok Status.

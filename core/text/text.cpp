@@ -1,0 +1,94 @@
+#include "rendezvous/text.hpp"
+
+#include <algorithm>
+
+namespace rendezvous::text {
+namespace {
+
+char LowerAscii(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+// Length of the well-formed UTF-8 sequence at s[i], or 0 when it is ill-formed.
+size_t SequenceLength(std::string_view s, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char b0 = byte(i);
+  if (b0 < 0x80) return 1;
+  size_t length = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+  if (b0 >= 0xC2 && b0 <= 0xDF) length = 2;
+  else if (b0 == 0xE0) length = 3, lo = 0xA0;
+  else if (b0 >= 0xE1 && b0 <= 0xEC) length = 3;
+  else if (b0 == 0xED) length = 3, hi = 0x9F;  // no surrogates
+  else if (b0 >= 0xEE && b0 <= 0xEF) length = 3;
+  else if (b0 == 0xF0) length = 4, lo = 0x90;
+  else if (b0 >= 0xF1 && b0 <= 0xF3) length = 4;
+  else if (b0 == 0xF4) length = 4, hi = 0x8F;  // nothing above U+10FFFF
+  else return 0;
+  if (i + length > s.size()) return 0;
+  if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
+  for (size_t k = 2; k < length; ++k)
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
+  return length;
+}
+
+}  // namespace
+
+std::string AsciiLower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), LowerAscii);
+  return out;
+}
+
+std::string_view Trim(std::string_view s) {
+  constexpr std::string_view kSpace = " \t\r\n";
+  size_t start = s.find_first_not_of(kSpace);
+  if (start == std::string_view::npos) return {};
+  size_t end = s.find_last_not_of(kSpace);
+  return s.substr(start, end - start + 1);
+}
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return LowerAscii(x) == LowerAscii(y); });
+}
+
+bool IsValidUtf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    size_t n = SequenceLength(s, i);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
+std::string TruncateUtf8(std::string_view s, size_t max_bytes) {
+  if (s.size() <= max_bytes) return std::string(s);
+  size_t end = max_bytes;
+  // Step back over continuation bytes to the start of the character that does not fit.
+  while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) --end;
+  return std::string(s.substr(0, end));
+}
+
+std::string SanitizeUtf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    size_t n = SequenceLength(s, i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
+bool HasControlCharacters(std::string_view s) {
+  return std::any_of(s.begin(), s.end(), [](char c) {
+    unsigned char u = static_cast<unsigned char>(c);
+    return (u < 0x20 && u != '\t' && u != '\r' && u != '\n') || u == 0x7F;
+  });
+}
+
+}  // namespace rendezvous::text

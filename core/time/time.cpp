@@ -1,0 +1,188 @@
+#include "rendezvous/time.hpp"
+
+#include <chrono>
+#include <cstdio>
+
+#include <date/date.h>
+#include <date/tz.h>
+
+namespace rendezvous::time {
+namespace {
+
+using std::chrono::milliseconds;
+using SysMillis = date::sys_time<milliseconds>;
+using LocalMillis = date::local_time<milliseconds>;
+
+bool Digits(std::string_view s, size_t pos, size_t n, int64_t& out) {
+  if (pos + n > s.size()) return false;
+  out = 0;
+  for (size_t i = pos; i < pos + n; ++i) {
+    if (s[i] < '0' || s[i] > '9') return false;
+    out = out * 10 + (s[i] - '0');
+  }
+  return true;
+}
+
+// "YYYY-MM-DD<sep>HH:MM[:SS[.f...]]" from the start of `s`; `pos` is left after it.
+std::optional<Millis> ParseDateTime(std::string_view s, char sep, bool seconds_required, size_t& pos) {
+  int64_t y, mo, d, h, mi, sec = 0, ms = 0;
+  if (s.size() < 16 || !Digits(s, 0, 4, y) || s[4] != '-' || !Digits(s, 5, 2, mo) || s[7] != '-' ||
+      !Digits(s, 8, 2, d) || s[10] != sep || !Digits(s, 11, 2, h) || s[13] != ':' || !Digits(s, 14, 2, mi))
+    return std::nullopt;
+  pos = 16;
+  if (pos < s.size() && s[pos] == ':') {
+    if (!Digits(s, pos + 1, 2, sec)) return std::nullopt;
+    pos += 3;
+    if (pos < s.size() && s[pos] == '.') {
+      ++pos;
+      size_t n = 0;
+      int64_t scale = 100;
+      while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') {
+        if (n >= 9) return std::nullopt;
+        ms += (s[pos] - '0') * scale;
+        scale /= 10;
+        ++pos;
+        ++n;
+      }
+      if (n == 0) return std::nullopt;
+    }
+  } else if (seconds_required) {
+    return std::nullopt;
+  }
+  date::year_month_day ymd{date::year(static_cast<int>(y)), date::month(static_cast<unsigned>(mo)),
+                           date::day(static_cast<unsigned>(d))};
+  if (y < 1970 || y > 9999 || !ymd.ok() || h > 23 || mi > 59 || sec > 59) return std::nullopt;
+  return date::sys_days(ymd).time_since_epoch().count() * kMillisPerDay + ((h * 60 + mi) * 60 + sec) * 1000 + ms;
+}
+
+std::string Format(Millis t, char sep, bool fraction, const char* suffix) {
+  SysMillis tp{milliseconds(t)};
+  auto day = date::floor<date::days>(tp);
+  date::year_month_day ymd(day);
+  date::hh_mm_ss<milliseconds> hms(tp - day);
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%04d-%02u-%02u%c%02d:%02d:%02d", static_cast<int>(ymd.year()),
+                static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()), sep,
+                static_cast<int>(hms.hours().count()), static_cast<int>(hms.minutes().count()),
+                static_cast<int>(hms.seconds().count()));
+  std::string out = buf;
+  if (fraction) {
+    std::snprintf(buf, sizeof buf, ".%03d", static_cast<int>(hms.subseconds().count()));
+    out += buf;
+  }
+  return out + suffix;
+}
+
+const date::time_zone* Tz(const void* zone) { return static_cast<const date::time_zone*>(zone); }
+
+}  // namespace
+
+Millis Now() {
+  return std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::optional<Millis> ParseIso(std::string_view text) {
+  if (text.size() > 40) return std::nullopt;
+  size_t pos = 0;
+  auto local = ParseDateTime(text, 'T', false, pos);
+  if (!local) return std::nullopt;
+  const std::string_view zone = text.substr(pos);
+  if (zone == "Z" || zone == "z") return *local;
+  if (zone.empty() || (zone[0] != '+' && zone[0] != '-')) return std::nullopt;
+  int64_t oh, om;
+  if (zone.size() == 6 && zone[3] == ':') {
+    if (!Digits(zone, 1, 2, oh) || !Digits(zone, 4, 2, om)) return std::nullopt;
+  } else if (zone.size() == 5) {
+    if (!Digits(zone, 1, 2, oh) || !Digits(zone, 3, 2, om)) return std::nullopt;
+  } else {
+    return std::nullopt;
+  }
+  if (oh > 23 || om > 59) return std::nullopt;
+  const int64_t offset = (oh * 60 + om) * kMillisPerMinute;
+  const Millis utc = zone[0] == '+' ? *local - offset : *local + offset;
+  if (utc < 0 || utc >= DaysFromCivil({10000, 1, 1}) * kMillisPerDay) return std::nullopt;
+  return utc;
+}
+
+std::string FormatIso(Millis t) { return Format(t, 'T', true, "Z"); }
+std::string FormatIsoSeconds(Millis t) { return Format(t, 'T', false, "Z"); }
+std::string FormatSql(Millis t) { return Format(t, ' ', true, ""); }
+
+std::optional<Millis> ParseSql(std::string_view text) {
+  size_t pos = 0;
+  auto t = ParseDateTime(text, ' ', true, pos);
+  if (!t || pos != text.size()) return std::nullopt;
+  return t;
+}
+
+std::optional<CivilDate> ParseDate(std::string_view text) {
+  int64_t y, m, d;
+  if (text.size() != 10 || !Digits(text, 0, 4, y) || text[4] != '-' || !Digits(text, 5, 2, m) || text[7] != '-' ||
+      !Digits(text, 8, 2, d))
+    return std::nullopt;
+  CivilDate date{static_cast<int>(y), static_cast<unsigned>(m), static_cast<unsigned>(d)};
+  if (!date::year_month_day(date::year(date.year), date::month(date.month), date::day(date.day)).ok())
+    return std::nullopt;
+  return date;
+}
+
+std::string FormatDate(const CivilDate& d) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%04d-%02u-%02u", d.year, d.month, d.day);
+  return buf;
+}
+
+int64_t DaysFromCivil(const CivilDate& d) {
+  return date::sys_days(date::year(d.year) / date::month(d.month) / date::day(d.day)).time_since_epoch().count();
+}
+
+CivilDate CivilFromDays(int64_t days) {
+  date::year_month_day ymd{date::sys_days(date::days(days))};
+  return {static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day())};
+}
+
+unsigned IsoWeekday(const CivilDate& d) {
+  return date::weekday(date::sys_days(date::year(d.year) / date::month(d.month) / date::day(d.day))).iso_encoding();
+}
+
+std::optional<Zone> Zone::Find(std::string_view name) {
+  if (name.empty() || name.size() > 64) return std::nullopt;
+  try {
+    return Zone(date::locate_zone(std::string(name)));
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+Zone Zone::Utc() {
+  static const date::time_zone* utc = date::locate_zone("UTC");
+  return Zone(utc);
+}
+
+std::string Zone::name() const { return std::string(Tz(zone_)->name()); }
+
+int Zone::OffsetSeconds(Millis t) const {
+  return static_cast<int>(Tz(zone_)->get_info(date::sys_seconds(date::floor<std::chrono::seconds>(milliseconds(t))))
+                              .offset.count());
+}
+
+Millis Zone::ToLocal(Millis t) const { return t + OffsetSeconds(t) * int64_t{1000}; }
+
+Millis Zone::FromLocal(Millis local) const {
+  LocalMillis tp{milliseconds(local)};
+  date::local_info info = Tz(zone_)->get_info(date::floor<std::chrono::seconds>(tp));
+  // Unique: first is the offset. Ambiguous: first is the earlier (summer) offset. Nonexistent:
+  // first is the offset in force before the gap.
+  return local - info.first.offset.count() * int64_t{1000};
+}
+
+Millis Zone::StartOfDay(const CivilDate& date) const { return FromLocal(DaysFromCivil(date) * kMillisPerDay); }
+
+CivilDate Zone::DateAt(Millis t) const {
+  Millis local = ToLocal(t);
+  int64_t days = local / kMillisPerDay;
+  if (local % kMillisPerDay < 0) --days;
+  return CivilFromDays(days);
+}
+
+}  // namespace rendezvous::time
