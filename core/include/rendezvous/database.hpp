@@ -118,8 +118,9 @@ struct DbColumns {
 // One row of a result, read by column: a 1-based index (as in SQL, in SELECT order) or the
 // column's name (its alias when it has one). A column that is neither throws std::out_of_range
 // (a programming error). Values convert as MySQL's client does: Int() of "42" is 42, String() of
-// 42 is "42", Bool() is "not zero"; date and time columns read as text ("2025-01-31 09:00:00.000"
-// for DATETIME(3)). The plain getters read NULL as 0, false or ""; the Opt getters as nullopt.
+// 42 is "42", Bool() is "not zero"; date, time and DECIMAL columns read as the driver's text
+// (a DATETIME(3) as "2025-01-31 09:00:00.123000"). The plain getters read NULL as 0, false or "";
+// the Opt getters as nullopt.
 class DbRow {
  public:
   using Cell = std::variant<std::monostate, int64_t, double, std::string>;
