@@ -16,8 +16,9 @@
 //   READ COMMITTED isolation and utf8mb4.
 //
 // Callbacks passed to RunTransaction / RunAutocommit must not start or end transactions
-// themselves (START TRANSACTION, COMMIT, setAutoCommit) and must not keep statements or result
-// sets beyond the call. RunTransaction may call its callback several times (deadlock retry), so
+// themselves (START TRANSACTION, COMMIT) and must not keep the connection beyond the call (rows
+// are plain values and may be kept). Driver errors are mapped by MysqlConnection
+// (mysql_connection.hpp): a lost connection is discarded and reported as DatabaseUnavailable. RunTransaction may call its callback several times (deadlock retry), so
 // it must only have effects through the connection (or be idempotent).
 //
 // Thread-safety: all public members may be called from any thread. The object must outlive
