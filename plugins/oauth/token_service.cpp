@@ -285,6 +285,17 @@ struct RefreshRow {
   bool Rotatable() const { return token_found && live && !rotated && !revoked && !grant_revoked; }
 };
 
+// The token's and its grant's state from six columns starting at `first`: grant id, live,
+// rotated, revoked, the grant's client, grant revoked.
+void ReadTokenState(const DbRow& rs, int first, RefreshRow& row) {
+  row.grant_id = rs.Int(first);
+  row.live = rs.Bool(first + 1);
+  row.rotated = rs.Bool(first + 2);
+  row.revoked = rs.Bool(first + 3);
+  row.grant_client = rs.String(first + 4);
+  row.grant_revoked = rs.Bool(first + 5);
+}
+
 // One non-locking read of the requesting client (kind, active secret hashes, state) and the
 // refresh token with its grant: client authentication and the grant decision in one round trip.
 // Without locks a guarded write decides any race (a locking read would also lock the client row,
@@ -295,7 +306,7 @@ std::optional<RefreshRow> ReadRefreshRow(DbConnection& conn, const std::string& 
       "   WHERE s.client_id = c.client_id AND s.revoked_at IS NULL),"
       " c.state, c.owner_id, c.scopes,"
       " r.grant_id, r.expires_at > UTC_TIMESTAMP(3), r.rotated_at IS NOT NULL, r.revoked_at IS NOT NULL,"
-      " g.client_id, g.user_id, g.scopes, g.all_scopes, g.revoked_at IS NOT NULL"
+      " g.client_id, g.revoked_at IS NOT NULL, g.user_id, g.scopes, g.all_scopes"
       " FROM oauth_clients c"
       " LEFT JOIN oauth_refresh_tokens r ON r.token_hash = ?"
       " LEFT JOIN oauth_grants g ON g.id = r.grant_id"
@@ -318,15 +329,10 @@ std::optional<RefreshRow> ReadRefreshRow(DbConnection& conn, const std::string& 
   row.client = ClientRow{rs->String(3), rs->Int(4), JsonList(rs->String(5))};
   row.token_found = !rs->IsNull(6) && !rs->IsNull(10);
   if (row.token_found) {
-    row.grant_id = rs->Int(6);
-    row.live = rs->Bool(7);
-    row.rotated = rs->Bool(8);
-    row.revoked = rs->Bool(9);
-    row.grant_client = rs->String(10);
-    row.user_id = rs->Int(11);
-    row.scopes_text = rs->String(12);
-    row.all_scopes = rs->Bool(13);
-    row.grant_revoked = rs->Bool(14);
+    ReadTokenState(*rs, 6, row);
+    row.user_id = rs->Int(12);
+    row.scopes_text = rs->String(13);
+    row.all_scopes = rs->Bool(14);
   }
   return row;
 }
@@ -342,12 +348,7 @@ std::optional<RefreshRow> ReadLockedRefreshRow(DbConnection& conn, const std::st
   if (!rs) return std::nullopt;
   RefreshRow row;
   row.token_found = true;
-  row.grant_id = rs->Int(1);
-  row.live = rs->Bool(2);
-  row.rotated = rs->Bool(3);
-  row.revoked = rs->Bool(4);
-  row.grant_client = rs->String(5);
-  row.grant_revoked = rs->Bool(6);
+  ReadTokenState(*rs, 1, row);
   return row;
 }
 
