@@ -64,32 +64,37 @@ class PrometheusMetrics::Family final : public MetricFamily {
  public:
   Family(Kind kind, std::string help, std::vector<std::string> labels, std::vector<double> buckets,
          prometheus::Registry& registry, const std::string& name)
-      : kind(kind), help(std::move(help)), labels(std::move(labels)), buckets(std::move(buckets)) {
-    switch (kind) {
+      : kind_(kind), help_(std::move(help)), labels_(std::move(labels)), buckets_(std::move(buckets)) {
+    switch (kind_) {
       case Kind::kCounter:
-        counters_ = &prometheus::BuildCounter().Name(name).Help(this->help).Register(registry);
+        counters_ = &prometheus::BuildCounter().Name(name).Help(help_).Register(registry);
         break;
       case Kind::kGauge:
-        gauges_ = &prometheus::BuildGauge().Name(name).Help(this->help).Register(registry);
+        gauges_ = &prometheus::BuildGauge().Name(name).Help(help_).Register(registry);
         break;
       case Kind::kHistogram:
-        histograms_ = &prometheus::BuildHistogram().Name(name).Help(this->help).Register(registry);
+        histograms_ = &prometheus::BuildHistogram().Name(name).Help(help_).Register(registry);
         break;
     }
   }
 
+  bool Matches(Kind kind, const std::string& help, const std::vector<std::string>& labels,
+               const std::vector<double>& buckets) const {
+    return kind_ == kind && help_ == help && labels_ == labels && buckets_ == buckets;
+  }
+
   Metric& With(const std::vector<std::string>& values) override {
-    if (values.size() != labels.size()) {
+    if (values.size() != labels_.size()) {
       throw std::invalid_argument("metric labels: " + std::to_string(values.size()) + " values for " +
-                                  std::to_string(labels.size()) + " label names");
+                                  std::to_string(labels_.size()) + " label names");
     }
     std::lock_guard lock(mu_);
     auto it = children_.find(values);
     if (it != children_.end()) return *it->second;
     prometheus::Labels map;
-    for (size_t i = 0; i < labels.size(); ++i) map.emplace(labels[i], values[i]);
+    for (size_t i = 0; i < labels_.size(); ++i) map.emplace(labels_[i], values[i]);
     std::unique_ptr<Metric> child;
-    switch (kind) {
+    switch (kind_) {
       case Kind::kCounter:
         child = std::make_unique<CounterChild>(counters_->Add(map));
         break;
@@ -97,18 +102,18 @@ class PrometheusMetrics::Family final : public MetricFamily {
         child = std::make_unique<GaugeChild>(gauges_->Add(map));
         break;
       case Kind::kHistogram:
-        child = std::make_unique<HistogramChild>(histograms_->Add(map, buckets));
+        child = std::make_unique<HistogramChild>(histograms_->Add(map, buckets_));
         break;
     }
     return *children_.emplace(values, std::move(child)).first->second;
   }
 
-  const Kind kind;
-  const std::string help;
-  const std::vector<std::string> labels;
-  const std::vector<double> buckets;
 
  private:
+  const Kind kind_;
+  const std::string help_;
+  const std::vector<std::string> labels_;
+  const std::vector<double> buckets_;
   prometheus::Family<prometheus::Counter>* counters_ = nullptr;
   prometheus::Family<prometheus::Gauge>* gauges_ = nullptr;
   prometheus::Family<prometheus::Histogram>* histograms_ = nullptr;
@@ -144,8 +149,7 @@ MetricFamily& PrometheusMetrics::Declare(Kind kind, const std::string& name, con
   std::lock_guard lock(mu_);
   auto it = families_.find(name);
   if (it != families_.end()) {
-    const Family& f = *it->second;
-    if (f.kind != kind || f.help != help || f.labels != labels || f.buckets != buckets) {
+    if (!it->second->Matches(kind, help, labels, buckets)) {
       throw std::invalid_argument("metric " + name + " is already registered with another kind, help or labels");
     }
     return *it->second;
