@@ -62,9 +62,9 @@ inline constexpr int kDbErrorLockWaitTimeout = 1205;
 inline constexpr int kDbErrorDeadlock = 1213;
 inline constexpr int kDbErrorSignal = 1644;  // SIGNAL from a stored procedure
 
-// One value bound to a `?` placeholder: NULL, an integer, a double, a bool or a string (also
-// binary data). Implicit from those types and from std::optional of them (empty binds NULL), so
-// parameter lists read as `{id, name, std::optional<std::string>()}`.
+// One value bound to a `?` placeholder: NULL, an integer (bound as signed 64-bit), a double, a
+// bool or a string (also binary data). Implicit from those types and from std::optional of them
+// (empty binds NULL), so parameter lists read as `{id, name, std::optional<std::string>()}`.
 class DbValue {
  public:
   using Variant = std::variant<std::monostate, int64_t, double, bool, std::string>;
