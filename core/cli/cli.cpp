@@ -9,8 +9,6 @@
 #include <string>
 #include <vector>
 
-#include <cppconn/exception.h>
-
 #include "cli/runtime.hpp"
 #include "http/server.hpp"
 #include "log/logger.hpp"
@@ -197,8 +195,8 @@ int RunCli(int argc, char** argv) {
   } catch (const DatabaseUnavailable& e) {
     std::cerr << "database unavailable: " << e.what() << std::endl;
     return 69;  // EX_UNAVAILABLE
-  } catch (const sql::SQLException& e) {
-    std::cerr << "database error: " << e.what() << " (" << e.getErrorCode() << ")" << std::endl;
+  } catch (const DatabaseError& e) {
+    std::cerr << "database error: " << e.what() << " (" << e.code() << ")" << std::endl;
     return 1;
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << std::endl;

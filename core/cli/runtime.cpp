@@ -45,6 +45,7 @@ Runtime::Runtime(const std::string& config_path, bool quiet) : config_(LoadConfi
   SetProcessLogger(std::make_unique<StderrLogger>(level, config_.logging.format == "json"));
   Logger& log = ProcessLogger();
   registry_ = std::make_unique<MetricsRegistry>();
+  plugin_metrics_ = std::make_unique<PrometheusMetrics>(*registry_);
 
   DatabaseOptions dbo;
   dbo.host = config_.database.host;
@@ -90,7 +91,7 @@ Runtime::Runtime(const std::string& config_path, bool quiet) : config_(LoadConfi
   hs.identity = identity_.get();
   hs.mailer = mail_.get();
   hs.scripts = lua_.get();
-  hs.registry = registry_.get();
+  hs.metrics = plugin_metrics_.get();
   hs.logger = &log;
   hs.base_url = config_.api.base_url;
   hs.app_url = config_.app.base_url;

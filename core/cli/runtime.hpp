@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "metrics/metrics_registry.hpp"
+#include "metrics/prometheus_metrics.hpp"
 
 #include "config/config.hpp"
 #include "identity/identity_service.hpp"
@@ -49,6 +50,7 @@ class Runtime {
  private:
   Config config_;
   std::unique_ptr<MetricsRegistry> registry_;
+  std::unique_ptr<PrometheusMetrics> plugin_metrics_;  // what plugins see of registry_
   std::unique_ptr<MysqlDatabase> db_;
   std::unique_ptr<OutboxService> outbox_;
   std::unique_ptr<MailService> mail_;  // its outbox consumer is subscribed at construction

@@ -9,6 +9,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "config/config_value.hpp"
 #include "log/logger.hpp"
 
 namespace rendezvous::core {
@@ -298,21 +299,18 @@ void ReadSms(ConfigNode n, Config& c) {
 
 void ReadPlugins(ConfigNode plugins, Config& c) {
   std::set<std::string> named;
-  if (plugins.yaml().IsMap()) {
-    for (auto it = plugins.yaml().begin(); it != plugins.yaml().end(); ++it) {
-      const std::string name = it->first.Scalar();
-      if (!IsPluginName(name))
-        plugins.Fail(name, "a plugin name is a lowercase letter followed by up to 63 lowercase letters, digits or '_'");
-      ConfigNode entry_node = plugins.Child(name);
-      PluginEntry entry;
-      entry.name = name;
-      entry.enabled = entry_node.Bool("enabled", true);
-      entry.path = ResolveAgainst(c.root_dir, entry_node.String("path", ""));
-      entry.node = entry_node.yaml();
-      entry.line = entry_node.line();
-      c.plugins.push_back(std::move(entry));
-      named.insert(name);
-    }
+  for (const std::string& name : plugins.Keys()) {
+    if (!IsPluginName(name))
+      plugins.Fail(name, "a plugin name is a lowercase letter followed by up to 63 lowercase letters, digits or '_'");
+    ConfigNode entry_node = plugins.Child(name);
+    PluginEntry entry;
+    entry.name = name;
+    entry.enabled = entry_node.Bool("enabled", true);
+    entry.path = ResolveAgainst(c.root_dir, entry_node.String("path", ""));
+    entry.node = entry_node.value().node;
+    entry.line = entry_node.line();
+    c.plugins.push_back(std::move(entry));
+    named.insert(name);
   }
   for (const std::string& name : kBuiltinPlugins) {
     if (named.count(name)) continue;
@@ -326,7 +324,7 @@ Config FromNode(const YAML::Node& root_yaml, const std::string& file, const std:
   Config c;
   c.file = file;
   c.root_dir = root_dir;
-  ConfigNode root(root_yaml, file, "");
+  ConfigNode root(ConfigValue{root_yaml}, file, "");
   ReadServer(root.Child("server"), c);
   ReadDatabase(root.Child("database"), c);
   ReadSecurity(root.Child("security"), c);

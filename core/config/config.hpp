@@ -15,7 +15,7 @@ namespace rendezvous::core {
 
 // One entry under `plugins:`. The core reads `enabled` and `path`; the rest of the mapping belongs
 // to the plugin, which checks it when created: the plugin host builds
-// ConfigNode(node, Config::file, "plugins." + name, line), marks `enabled` and `path` read and
+// ConfigNode(ConfigValue{node}, Config::file, "plugins." + name, line), marks `enabled` and `path` read and
 // hands it to the plugin.
 struct PluginEntry {
   std::string name;

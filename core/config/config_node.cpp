@@ -1,5 +1,7 @@
 #include "rendezvous/config_node.hpp"
 
+#include "config/config_value.hpp"
+
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -72,21 +74,21 @@ std::string IntRange(long min, long max) { return "between " + Num(min) + " and 
 
 }  // namespace
 
-ConfigNode::ConfigNode(YAML::Node node, std::string file, std::string path, int line)
-    : node_(std::move(node)), file_(std::move(file)), path_(std::move(path)) {
+ConfigNode::ConfigNode(const ConfigValue& value, std::string file, std::string path, int line)
+    : file_(std::move(file)), path_(std::move(path)) {
+  YAML::Node node = value.node;
   if (line > 0) {
     line_ = line;
   } else {
-    const int own = MarkLine(node_);
+    const int own = MarkLine(node);
     line_ = own > 0 ? own : 1;
   }
-  if (IsAbsent(node_)) {
-    node_ = YAML::Node(YAML::NodeType::Null);
-    return;
-  }
-  if (!node_.IsMap()) FailAt(line_, path_, "must be a mapping");
+  if (IsAbsent(node)) node = YAML::Node(YAML::NodeType::Null);
+  value_ = std::make_shared<const ConfigValue>(ConfigValue{node});
+  if (node.IsNull()) return;
+  if (!node.IsMap()) FailAt(line_, path_, "must be a mapping");
   std::set<std::string> seen;
-  for (auto it = node_.begin(); it != node_.end(); ++it) {
+  for (auto it = node.begin(); it != node.end(); ++it) {
     const int key_line = MarkLine(it->first) > 0 ? MarkLine(it->first) : line_;
     if (!it->first.IsScalar()) FailAt(key_line, path_, "keys must be plain names");
     const std::string& key = it->first.Scalar();
@@ -94,27 +96,42 @@ ConfigNode::ConfigNode(YAML::Node node, std::string file, std::string path, int 
   }
 }
 
-bool ConfigNode::Has(const std::string& key) const {
-  int line = 0;
-  return !IsAbsent(Find(key, &line));
+ConfigNode::ConfigNode(const ConfigNode&) = default;
+ConfigNode::ConfigNode(ConfigNode&&) noexcept = default;
+ConfigNode& ConfigNode::operator=(const ConfigNode&) = default;
+ConfigNode& ConfigNode::operator=(ConfigNode&&) noexcept = default;
+ConfigNode::~ConfigNode() = default;
+
+std::vector<std::string> ConfigNode::Keys() const {
+  std::vector<std::string> keys;
+  const YAML::Node& node = value_->node;
+  if (!node.IsMap()) return keys;
+  for (auto it = node.begin(); it != node.end(); ++it) keys.push_back(it->first.Scalar());
+  return keys;
 }
 
-YAML::Node ConfigNode::Find(const std::string& key, int* line) const {
+bool ConfigNode::Has(const std::string& key) const {
+  int line = 0;
+  return !IsAbsent(Find(key, &line).node);
+}
+
+ConfigValue ConfigNode::Find(const std::string& key, int* line) const {
   *line = line_;
-  if (!node_.IsMap()) return YAML::Node();
-  for (auto it = node_.begin(); it != node_.end(); ++it) {
+  const YAML::Node& node = value_->node;
+  if (!node.IsMap()) return ConfigValue{YAML::Node()};
+  for (auto it = node.begin(); it != node.end(); ++it) {
     if (it->first.Scalar() != key) continue;
     // A null value's mark points past the key (often at the next line); the key is what the
     // operator looks for.
     const int value_line = IsAbsent(it->second) ? 0 : MarkLine(it->second);
     const int key_line = MarkLine(it->first);
     *line = value_line > 0 ? value_line : (key_line > 0 ? key_line : line_);
-    return it->second;
+    return ConfigValue{it->second};
   }
-  return YAML::Node();
+  return ConfigValue{YAML::Node()};
 }
 
-YAML::Node ConfigNode::Get(const std::string& key, int* line) {
+ConfigValue ConfigNode::Get(const std::string& key, int* line) {
   read_.insert(key);
   return Find(key, line);
 }
@@ -137,7 +154,7 @@ void ConfigNode::Fail(const std::string& key, const std::string& message) const 
 
 void ConfigNode::FailItem(const std::string& key, size_t index, const std::string& message) const {
   int line = line_;
-  const YAML::Node list = Find(key, &line);
+  const YAML::Node list = Find(key, &line).node;
   if (list.IsSequence() && index < list.size()) {
     const int item_line = MarkLine(list[index]);
     if (item_line > 0) line = item_line;
@@ -147,7 +164,7 @@ void ConfigNode::FailItem(const std::string& key, size_t index, const std::strin
 
 std::string ConfigNode::String(const std::string& key, const std::string& def) {
   int line = 0;
-  YAML::Node v = Get(key, &line);
+  YAML::Node v = Get(key, &line).node;
   if (IsAbsent(v)) return def;
   if (!v.IsScalar()) FailAt(line, PathOf(key), "must be a string");
   if (v.Scalar().size() > kMaxStringBytes)
@@ -158,7 +175,7 @@ std::string ConfigNode::String(const std::string& key, const std::string& def) {
 std::string ConfigNode::Secret(const std::string& key, const std::string& def) {
   const std::string env_key = key + "_env";
   int env_line = 0;
-  YAML::Node env = Get(env_key, &env_line);
+  YAML::Node env = Get(env_key, &env_line).node;
   if (IsAbsent(env)) return String(key, def);
   read_.insert(key);
   if (Has(key)) FailAt(env_line, PathOf(env_key), "give either " + key + " or " + env_key + ", not both");
@@ -172,7 +189,7 @@ std::string ConfigNode::Secret(const std::string& key, const std::string& def) {
 
 long ConfigNode::Int(const std::string& key, long def, long min, long max) {
   int line = 0;
-  YAML::Node v = Get(key, &line);
+  YAML::Node v = Get(key, &line).node;
   if (IsAbsent(v)) return def;
   long out = 0;
   if (!v.IsScalar() || !ParseLong(v.Scalar(), &out) || out < min || out > max)
@@ -182,7 +199,7 @@ long ConfigNode::Int(const std::string& key, long def, long min, long max) {
 
 double ConfigNode::Double(const std::string& key, double def, double min, double max) {
   int line = 0;
-  YAML::Node v = Get(key, &line);
+  YAML::Node v = Get(key, &line).node;
   if (IsAbsent(v)) return def;
   double out = 0;
   if (!v.IsScalar() || !ParseDouble(v.Scalar(), &out) || out < min || out > max)
@@ -192,7 +209,7 @@ double ConfigNode::Double(const std::string& key, double def, double min, double
 
 bool ConfigNode::Bool(const std::string& key, bool def) {
   int line = 0;
-  YAML::Node v = Get(key, &line);
+  YAML::Node v = Get(key, &line).node;
   if (IsAbsent(v)) return def;
   bool out = false;
   if (!v.IsScalar() || !ParseBool(v.Scalar(), &out)) FailAt(line, PathOf(key), "must be a boolean (true or false)");
@@ -201,7 +218,7 @@ bool ConfigNode::Bool(const std::string& key, bool def) {
 
 std::vector<std::string> ConfigNode::StringList(const std::string& key, const std::vector<std::string>& def) {
   int line = 0;
-  YAML::Node v = Get(key, &line);
+  YAML::Node v = Get(key, &line).node;
   if (IsAbsent(v)) return def;
   const std::string path = PathOf(key);
   if (!v.IsSequence()) FailAt(line, path, "must be a list of strings");
@@ -222,7 +239,7 @@ std::vector<std::string> ConfigNode::StringList(const std::string& key, const st
 
 std::vector<long> ConfigNode::IntList(const std::string& key, const std::vector<long>& def, long min, long max) {
   int line = 0;
-  YAML::Node v = Get(key, &line);
+  YAML::Node v = Get(key, &line).node;
   if (IsAbsent(v)) return def;
   const std::string path = PathOf(key);
   if (!v.IsSequence()) FailAt(line, path, "must be a list of integers " + IntRange(min, max));
@@ -242,20 +259,22 @@ std::vector<long> ConfigNode::IntList(const std::string& key, const std::vector<
 
 ConfigNode ConfigNode::Child(const std::string& key) {
   int line = 0;
-  YAML::Node v = Get(key, &line);
+  YAML::Node v = Get(key, &line).node;
   if (!IsAbsent(v) && !v.IsMap()) FailAt(line, PathOf(key), "must be a mapping");
   // Errors about the child as a whole point at its key, which is where the operator looks.
   int key_line = line;
-  if (node_.IsMap()) {
-    for (auto it = node_.begin(); it != node_.end(); ++it)
+  const YAML::Node& node = value_->node;
+  if (node.IsMap()) {
+    for (auto it = node.begin(); it != node.end(); ++it)
       if (it->first.Scalar() == key && MarkLine(it->first) > 0) key_line = MarkLine(it->first);
   }
-  return ConfigNode(v, file_, PathOf(key), key_line);
+  return ConfigNode(ConfigValue{v}, file_, PathOf(key), key_line);
 }
 
 void ConfigNode::RejectUnknown() const {
-  if (!node_.IsMap()) return;
-  for (auto it = node_.begin(); it != node_.end(); ++it) {
+  const YAML::Node& node = value_->node;
+  if (!node.IsMap()) return;
+  for (auto it = node.begin(); it != node.end(); ++it) {
     const std::string& key = it->first.Scalar();
     if (read_.count(key)) continue;
     std::string message = "unknown key";

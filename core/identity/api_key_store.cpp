@@ -2,9 +2,6 @@
 
 #include <memory>
 
-#include <cppconn/exception.h>
-#include <cppconn/prepared_statement.h>
-#include <cppconn/resultset.h>
 
 #include "identity/validation.hpp"
 #include "rendezvous/crypto.hpp"
@@ -13,7 +10,6 @@ namespace rendezvous::core {
 namespace {
 
 constexpr size_t kKeyRandomChars = 43;  // 32 bytes in base64url without padding
-constexpr int kErNoReferencedRow = 1452;
 
 prometheus::Family<prometheus::Counter>& CacheFamily(prometheus::Registry& registry) {
   return prometheus::BuildCounter()
@@ -54,17 +50,13 @@ Result<ApiKeyStore::CreatedKey> ApiKeyStore::Create(int64_t user_id, const std::
   std::string hash = crypto::Sha256Hex(created.key);
   std::string hint = created.key.substr(created.key.size() - 4);
   auto id = db_.Run([&](DbConnection& conn) -> Result<int64_t> {
-    auto& stmt = conn.Prepare(
-        "INSERT INTO api_keys (user_id, name, key_hash, hint, created_at) "
-        "VALUES (?, ?, ?, ?, UTC_TIMESTAMP(3))");
-    stmt.setInt64(1, user_id);
-    stmt.setString(2, *checked);
-    stmt.setString(3, hash);
-    stmt.setString(4, hint);
     try {
-      stmt.executeUpdate();
-    } catch (const sql::SQLException& e) {
-      if (e.getErrorCode() == kErNoReferencedRow) return Status(ErrorCode::kNotFound, "user not found");
+      conn.Exec(
+          "INSERT INTO api_keys (user_id, name, key_hash, hint, created_at) "
+          "VALUES (?, ?, ?, ?, UTC_TIMESTAMP(3))",
+          {user_id, *checked, hash, hint});
+    } catch (const DatabaseError& e) {
+      if (e.code() == kDbErrorNoReferencedRow) return Status(ErrorCode::kNotFound, "user not found");
       throw;
     }
     return conn.LastInsertId();
@@ -78,17 +70,11 @@ Result<ApiKeyStore::CreatedKey> ApiKeyStore::Create(int64_t user_id, const std::
 
 Status ApiKeyStore::Revoke(int64_t user_id, int64_t key_id) {
   auto hash = db_.Transaction([&](DbConnection& conn) -> std::optional<std::string> {
-    auto& select = conn.Prepare("SELECT key_hash FROM api_keys WHERE id = ? AND user_id = ? FOR UPDATE");
-    select.setInt64(1, key_id);
-    select.setInt64(2, user_id);
-    std::unique_ptr<sql::ResultSet> rs(select.executeQuery());
-    if (!rs->next()) return std::nullopt;
-    std::string key_hash = rs->getString(1);
-    auto& update = conn.Prepare(
-        "UPDATE api_keys SET revoked_at = UTC_TIMESTAMP(3) WHERE id = ? AND revoked_at IS NULL");
-    update.setInt64(1, key_id);
-    update.executeUpdate();
-    return key_hash;
+    std::optional<DbRow> row =
+        conn.QueryOne("SELECT key_hash FROM api_keys WHERE id = ? AND user_id = ? FOR UPDATE", {key_id, user_id});
+    if (!row) return std::nullopt;
+    conn.Exec("UPDATE api_keys SET revoked_at = UTC_TIMESTAMP(3) WHERE id = ? AND revoked_at IS NULL", {key_id});
+    return row->String(1);
   });
   if (!hash) return Status(ErrorCode::kNotFound, "api key not found");
   cache_.Erase(*hash);
@@ -113,25 +99,22 @@ std::optional<Principal> ApiKeyStore::Resolve(std::string_view token) {
   }
   cache_misses_.Increment();
   Cached found = db_.Run([&](DbConnection& conn) {
-    auto& select = conn.Prepare(
+    std::optional<DbRow> row = conn.QueryOne(
         "SELECT id, user_id, revoked_at IS NULL, "
         "last_used_at IS NULL OR last_used_at < UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE "
-        "FROM api_keys WHERE key_hash = ?");
-    select.setString(1, hash);
-    std::unique_ptr<sql::ResultSet> rs(select.executeQuery());
+        "FROM api_keys WHERE key_hash = ?",
+        {hash});
     Cached c;
-    if (!rs->next()) return c;
-    c.id = rs->getInt64(1);
-    c.user_id = rs->getInt64(2);
-    c.valid = rs->getBoolean(3);
-    bool stale = rs->getBoolean(4);
-    rs.reset();
+    if (!row) return c;
+    c.id = row->Int(1);
+    c.user_id = row->Int(2);
+    c.valid = row->Bool(3);
+    const bool stale = row->Bool(4);
     if (c.valid && stale) {
-      auto& touch = conn.Prepare(
+      conn.Exec(
           "UPDATE api_keys SET last_used_at = UTC_TIMESTAMP(3) WHERE id = ? AND "
-          "(last_used_at IS NULL OR last_used_at < UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE)");
-      touch.setInt64(1, c.id);
-      touch.executeUpdate();
+          "(last_used_at IS NULL OR last_used_at < UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE)",
+          {c.id});
     }
     return c;
   });

@@ -2,8 +2,6 @@
 
 #include <memory>
 
-#include <cppconn/prepared_statement.h>
-#include <cppconn/resultset.h>
 
 #include "identity/user_store.hpp"
 #include "rendezvous/crypto.hpp"
@@ -25,15 +23,11 @@ SessionStore::NewSession SessionStore::Create(int64_t user_id) {
   std::string id_hash = crypto::Sha256Hex(s.token);
   db_.Run([&](DbConnection& conn) {
     // Housekeeping rides on sign-ins, bounded so that no sign-in pays for a large backlog.
-    conn.Prepare("DELETE FROM sessions WHERE expires_at < UTC_TIMESTAMP(3) LIMIT 100").executeUpdate();
-    auto& stmt = conn.Prepare(
+    conn.Exec("DELETE FROM sessions WHERE expires_at < UTC_TIMESTAMP(3) LIMIT 100");
+    conn.Exec(
         "INSERT INTO sessions (id_hash, user_id, csrf_token, created_at, expires_at) "
-        "VALUES (?, ?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL ? SECOND)");
-    stmt.setString(1, id_hash);
-    stmt.setInt64(2, user_id);
-    stmt.setString(3, s.csrf_token);
-    stmt.setInt64(4, ttl_.count());
-    stmt.executeUpdate();
+        "VALUES (?, ?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL ? SECOND)",
+        {id_hash, user_id, s.csrf_token, ttl_.count()});
   });
   return s;
 }
@@ -42,13 +36,12 @@ std::optional<Session> SessionStore::Find(std::string_view token) {
   if (!WellFormedToken(token)) return std::nullopt;
   std::string id_hash = crypto::Sha256Hex(token);
   return db_.Run([&](DbConnection& conn) -> std::optional<Session> {
-    auto& stmt = conn.Prepare(std::string("SELECT ") + kUserColumns +
-                              ", s.csrf_token FROM sessions s JOIN users u ON u.id = s.user_id "
-                              "WHERE s.id_hash = ? AND s.expires_at > UTC_TIMESTAMP(3)");
-    stmt.setString(1, id_hash);
-    std::unique_ptr<sql::ResultSet> rs(stmt.executeQuery());
-    if (!rs->next()) return std::nullopt;
-    Session session{UserFromRow(*rs), rs->getString(kUserColumnCount + 1)};
+    std::optional<DbRow> row = conn.QueryOne(std::string("SELECT ") + kUserColumns +
+                                                 ", s.csrf_token FROM sessions s JOIN users u ON u.id = s.user_id "
+                                                 "WHERE s.id_hash = ? AND s.expires_at > UTC_TIMESTAMP(3)",
+                                             {id_hash});
+    if (!row) return std::nullopt;
+    Session session{UserFromRow(*row), row->String(kUserColumnCount + 1)};
     return session;
   });
 }
@@ -57,9 +50,7 @@ void SessionStore::Delete(std::string_view token) {
   if (!WellFormedToken(token)) return;
   std::string id_hash = crypto::Sha256Hex(token);
   db_.Run([&](DbConnection& conn) {
-    auto& stmt = conn.Prepare("DELETE FROM sessions WHERE id_hash = ?");
-    stmt.setString(1, id_hash);
-    stmt.executeUpdate();
+    conn.Exec("DELETE FROM sessions WHERE id_hash = ?", {id_hash});
   });
 }
 

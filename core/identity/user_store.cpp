@@ -2,24 +2,15 @@
 
 #include <memory>
 
-#include <cppconn/datatype.h>
-#include <cppconn/exception.h>
-#include <cppconn/prepared_statement.h>
-#include <cppconn/resultset.h>
-
 #include "rendezvous/crypto.hpp"
 
 namespace rendezvous::core {
 namespace {
 
-constexpr int kErDupEntry = 1062;
-
 std::optional<User> FindById(DbConnection& conn, int64_t id) {
-  auto& stmt = conn.Prepare(std::string("SELECT ") + kUserColumns + " FROM users u WHERE u.id = ?");
-  stmt.setInt64(1, id);
-  std::unique_ptr<sql::ResultSet> rs(stmt.executeQuery());
-  if (!rs->next()) return std::nullopt;
-  return UserFromRow(*rs);
+  std::optional<DbRow> row = conn.QueryOne(std::string("SELECT ") + kUserColumns + " FROM users u WHERE u.id = ?", {id});
+  if (!row) return std::nullopt;
+  return UserFromRow(*row);
 }
 
 }  // namespace
@@ -32,15 +23,15 @@ std::string SqlTimeToIso(const std::string& sql_time) {
   return out + "." + fraction + "Z";
 }
 
-User UserFromRow(sql::ResultSet& row, unsigned first) {
+User UserFromRow(const DbRow& row, int first) {
   User u;
-  u.id = row.getInt64(first);
-  u.email = row.getString(first + 1);
-  u.name = row.getString(first + 2);
-  u.time_zone = row.getString(first + 3);
-  u.week_start = row.getString(first + 4);
-  u.is_admin = row.getBoolean(first + 5);
-  u.created_at = SqlTimeToIso(row.getString(first + 6));
+  u.id = row.Int(first);
+  u.email = row.String(first + 1);
+  u.name = row.String(first + 2);
+  u.time_zone = row.String(first + 3);
+  u.week_start = row.String(first + 4);
+  u.is_admin = row.Bool(first + 5);
+  u.created_at = SqlTimeToIso(row.String(first + 6));
   return u;
 }
 
@@ -52,16 +43,10 @@ std::optional<UserWithPassword> UserStore::FindByEmail(const std::string& email)
   auto normalized = NormalizeEmail(email);
   if (!normalized.ok()) return std::nullopt;
   return db_.Run([&](DbConnection& conn) -> std::optional<UserWithPassword> {
-    auto& stmt = conn.Prepare(std::string("SELECT ") + kUserColumns +
-                              ", u.password_hash FROM users u WHERE u.email = ?");
-    stmt.setString(1, *normalized);
-    std::unique_ptr<sql::ResultSet> rs(stmt.executeQuery());
-    if (!rs->next()) return std::nullopt;
-    UserWithPassword out{UserFromRow(*rs), std::nullopt};
-    if (!rs->isNull(kUserColumnCount + 1)) {
-      out.password_hash = static_cast<std::string>(rs->getString(kUserColumnCount + 1));
-    }
-    return out;
+    std::optional<DbRow> row = conn.QueryOne(
+        std::string("SELECT ") + kUserColumns + ", u.password_hash FROM users u WHERE u.email = ?", {*normalized});
+    if (!row) return std::nullopt;
+    return UserWithPassword{UserFromRow(*row), row->OptString(kUserColumnCount + 1)};
   });
 }
 
@@ -83,26 +68,14 @@ Result<User> UserStore::Create(const std::string& email, const std::string& name
   if (!password.empty()) hash = crypto::HashPassword(password);
 
   return db_.Transaction([&](DbConnection& conn) -> Result<User> {
-    auto& stmt = conn.Prepare(
-        "INSERT INTO users (email, name, time_zone, week_start, password_hash, is_admin, "
-        "created_at, updated_at) VALUES (?, ?, ?, 'Monday', ?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))");
-    stmt.setString(1, *normalized_email);
-    stmt.setString(2, *checked_name);
-    stmt.setString(3, zone);
-    if (hash) {
-      stmt.setString(4, *hash);
-    } else {
-      stmt.setNull(4, sql::DataType::VARCHAR);
-    }
-    stmt.setBoolean(5, is_admin);
     try {
-      stmt.executeUpdate();
-    } catch (const sql::SQLException& e) {
+      conn.Exec(
+          "INSERT INTO users (email, name, time_zone, week_start, password_hash, is_admin, "
+          "created_at, updated_at) VALUES (?, ?, ?, 'Monday', ?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))",
+          {*normalized_email, *checked_name, zone, hash, is_admin});
+    } catch (const DuplicateKey&) {
       // A duplicate is an expected outcome, not a failure of the transaction.
-      if (e.getErrorCode() == kErDupEntry) {
-        return Status(ErrorCode::kConflict, "a user with this email already exists");
-      }
-      throw;
+      return Status(ErrorCode::kConflict, "a user with this email already exists");
     }
     auto user = FindById(conn, conn.LastInsertId());
     if (!user) return Status(ErrorCode::kInternal, "created user not found");
@@ -113,19 +86,10 @@ Result<User> UserStore::Create(const std::string& email, const std::string& name
 Result<User> UserStore::Update(int64_t id, const ProfilePatch& patch) {
   return db_.Transaction([&](DbConnection& conn) -> Result<User> {
     if (patch.name || patch.time_zone || patch.week_start) {
-      auto& stmt = conn.Prepare(
+      conn.Exec(
           "UPDATE users SET name = COALESCE(?, name), time_zone = COALESCE(?, time_zone), "
-          "week_start = COALESCE(?, week_start), updated_at = UTC_TIMESTAMP(3) WHERE id = ?");
-      const std::optional<std::string>* fields[] = {&patch.name, &patch.time_zone, &patch.week_start};
-      for (unsigned i = 0; i < 3; ++i) {
-        if (*fields[i]) {
-          stmt.setString(i + 1, **fields[i]);
-        } else {
-          stmt.setNull(i + 1, sql::DataType::VARCHAR);
-        }
-      }
-      stmt.setInt64(4, id);
-      stmt.executeUpdate();
+          "week_start = COALESCE(?, week_start), updated_at = UTC_TIMESTAMP(3) WHERE id = ?",
+          {patch.name, patch.time_zone, patch.week_start, id});
     }
     auto user = FindById(conn, id);
     if (!user) return Status(ErrorCode::kNotFound, "user not found");

@@ -12,18 +12,14 @@
 #include "rendezvous/identity.hpp"
 #include "rendezvous/status.hpp"
 
-namespace sql {
-class ResultSet;
-}
-
 namespace rendezvous::core {
 
 // The columns UserFromRow reads, in order, for "SELECT <kUserColumns> FROM users u ...".
 inline constexpr const char* kUserColumns =
     "u.id, u.email, u.name, u.time_zone, u.week_start, u.is_admin, u.created_at";
-constexpr unsigned kUserColumnCount = 7;
+constexpr int kUserColumnCount = 7;
 // Reads the kUserColumns starting at column `first` (1-based).
-User UserFromRow(sql::ResultSet& row, unsigned first = 1);
+User UserFromRow(const DbRow& row, int first = 1);
 // "2024-05-01 10:20:30.123" (DATETIME(3), UTC) -> "2024-05-01T10:20:30.123Z".
 std::string SqlTimeToIso(const std::string& sql_time);
 

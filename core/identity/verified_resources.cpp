@@ -1,7 +1,5 @@
 #include "identity/verified_resources.hpp"
 
-#include <cppconn/prepared_statement.h>
-#include <cppconn/resultset.h>
 
 #include <memory>
 #include <utility>
@@ -35,24 +33,22 @@ Response Unauthenticated() {
 }
 
 // A verified resource as the API shows it: {id, email|phone, userId, createdAt}.
-Json ResourceJson(VerifiedKind kind, sql::ResultSet& row) {
-  return Json{{"id", row.getInt64(1)},
-              {SqlOf(kind).column, std::string(row.getString(2))},
-              {"userId", row.getInt64(3)},
-              {"createdAt", SqlTimeToIso(row.getString(4))}};
+Json ResourceJson(VerifiedKind kind, const DbRow& row) {
+  return Json{{"id", row.Int(1)},
+              {SqlOf(kind).column, row.String(2)},
+              {"userId", row.Int(3)},
+              {"createdAt", SqlTimeToIso(row.String(4))}};
 }
 
+// The user's resource matching `where` (one condition with one `?`, bound to `value`).
 std::optional<Json> FindResource(DbConnection& conn, VerifiedKind kind, int64_t user_id,
-                                 const std::string& where,
-                                 const std::function<void(sql::PreparedStatement&)>& bind) {
+                                 const std::string& where, const DbValue& value) {
   const KindSql k = SqlOf(kind);
-  auto& stmt = conn.Prepare(std::string("SELECT id, ") + k.column + ", user_id, created_at FROM " + k.table +
-                            " WHERE user_id = ? AND " + where);
-  stmt.setInt64(1, user_id);
-  bind(stmt);
-  std::unique_ptr<sql::ResultSet> rs(stmt.executeQuery());
-  if (!rs->next()) return std::nullopt;
-  return ResourceJson(kind, *rs);
+  std::optional<DbRow> row = conn.QueryOne(std::string("SELECT id, ") + k.column + ", user_id, created_at FROM " +
+                                               k.table + " WHERE user_id = ? AND " + where,
+                                           {user_id, value});
+  if (!row) return std::nullopt;
+  return ResourceJson(kind, *row);
 }
 
 // A non-negative decimal query parameter within [min, max]; `def` when absent.
@@ -137,34 +133,24 @@ Response VerifiedResourceService::RequestCode(VerifiedKind kind, Request& req) {
   RequestOutcome outcome = db_.Transaction([&](DbConnection& tx) {
     RequestOutcome out;
     // One request of a user at a time: the counts below cannot be raced past the limits.
-    auto& lock = tx.Prepare("SELECT id FROM users WHERE id = ? FOR UPDATE");
-    lock.setInt64(1, user_id);
-    std::unique_ptr<sql::ResultSet> user(lock.executeQuery());
-    if (!user->next()) {
+    if (!tx.QueryOne("SELECT id FROM users WHERE id = ? FOR UPDATE", {user_id})) {
       // The credential outlived its user (another instance's cache): nothing to attach a code to.
       out.result = RequestResult::kNoUser;
       return out;
     }
-    user.reset();
-    auto& prune = tx.Prepare(
+    tx.Exec(
         "DELETE FROM verification_requests WHERE user_id = ? AND requested_at <= UTC_TIMESTAMP(3) - INTERVAL "
-        "? SECOND");
-    prune.setInt64(1, user_id);
-    prune.setInt64(2, kVerificationRequestWindow.count());
-    prune.executeUpdate();
+        "? SECOND",
+        {user_id, kVerificationRequestWindow.count()});
 
     auto window = [&](bool per_target) {
-      auto& count =
-          tx.Prepare(std::string("SELECT COUNT(*), COALESCE(TIMESTAMPDIFF(SECOND, MIN(requested_at), "
-                                 "UTC_TIMESTAMP(3)), 0) FROM verification_requests "
-                                 "WHERE user_id = ? AND kind = ?") +
-                     (per_target ? " AND target = ?" : ""));
-      count.setInt64(1, user_id);
-      count.setString(2, kind_name);
-      if (per_target) count.setString(3, *target);
-      std::unique_ptr<sql::ResultSet> rs(count.executeQuery());
-      rs->next();
-      return std::pair{static_cast<int>(rs->getInt64(1)), std::chrono::seconds(rs->getInt64(2))};
+      const std::string sql = std::string("SELECT COUNT(*), COALESCE(TIMESTAMPDIFF(SECOND, MIN(requested_at), "
+                                          "UTC_TIMESTAMP(3)), 0) FROM verification_requests "
+                                          "WHERE user_id = ? AND kind = ?") +
+                              (per_target ? " AND target = ?" : "");
+      std::optional<DbRow> row = per_target ? tx.QueryOne(sql, {user_id, kind_name, *target})
+                                            : tx.QueryOne(sql, {user_id, kind_name});
+      return std::pair{static_cast<int>(row->Int(1)), std::chrono::seconds(row->Int(2))};
     };
     auto [target_count, target_age] = window(true);
     if (auto wait = VerificationRequestRetryAfter(target_count, target_age)) {
@@ -180,25 +166,17 @@ Response VerifiedResourceService::RequestCode(VerifiedKind kind, Request& req) {
       return out;
     }
 
-    auto& log = tx.Prepare(
+    tx.Exec(
         "INSERT INTO verification_requests (user_id, kind, target, requested_at) VALUES (?, ?, ?, "
-        "UTC_TIMESTAMP(3))");
-    log.setInt64(1, user_id);
-    log.setString(2, kind_name);
-    log.setString(3, *target);
-    log.executeUpdate();
-    auto& upsert = tx.Prepare(
+        "UTC_TIMESTAMP(3))",
+        {user_id, kind_name, *target});
+    tx.Exec(
         "INSERT INTO verification_codes (user_id, kind, target, code_hash, attempts, created_at, expires_at, "
         "consumed_at) VALUES (?, ?, ?, ?, 0, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL ? SECOND, NULL) "
         "ON DUPLICATE KEY UPDATE code_hash = VALUES(code_hash), attempts = 0, created_at = "
         "VALUES(created_at), "
-        "expires_at = VALUES(expires_at), consumed_at = NULL");
-    upsert.setInt64(1, user_id);
-    upsert.setString(2, kind_name);
-    upsert.setString(3, *target);
-    upsert.setString(4, code_hash);
-    upsert.setInt64(5, kVerificationCodeTtl.count());
-    upsert.executeUpdate();
+        "expires_at = VALUES(expires_at), consumed_at = NULL",
+        {user_id, kind_name, *target, code_hash, kVerificationCodeTtl.count()});
 
     const std::string text = "Your Rendezvous verification code is " + code +
                              ". It expires in 10 minutes. If you did not ask for it, ignore this message.";
@@ -245,17 +223,13 @@ Response VerifiedResourceService::VerifyCode(VerifiedKind kind, Request& req) {
 
   VerifyOutcome outcome = db_.Transaction([&](DbConnection& tx) {
     VerifyOutcome out;
-    auto& select = tx.Prepare(
+    std::optional<DbRow> row = tx.QueryOne(
         "SELECT id, code_hash, attempts, expires_at <= UTC_TIMESTAMP(3), consumed_at IS NOT NULL "
-        "FROM verification_codes WHERE user_id = ? AND kind = ? AND target = ? FOR UPDATE");
-    select.setInt64(1, user_id);
-    select.setString(2, kind_name);
-    select.setString(3, *target);
-    std::unique_ptr<sql::ResultSet> rs(select.executeQuery());
-    if (!rs->next()) return out;  // kNoCode
-    const int64_t code_id = rs->getInt64(1);
-    StoredVerificationCode stored{rs->getString(2), rs->getInt(3), rs->getBoolean(4), rs->getBoolean(5)};
-    rs.reset();
+        "FROM verification_codes WHERE user_id = ? AND kind = ? AND target = ? FOR UPDATE",
+        {user_id, kind_name, *target});
+    if (!row) return out;  // kNoCode
+    const int64_t code_id = row->Int(1);
+    StoredVerificationCode stored{row->String(2), static_cast<int>(row->Int(3)), row->Bool(4), row->Bool(5)};
     const CodeCheck check = CheckVerificationCode(stored, presented);
     out.attempts_left = check.attempts_left;
     switch (check.verdict) {
@@ -269,32 +243,22 @@ Response VerifiedResourceService::VerifyCode(VerifiedKind kind, Request& req) {
         out.result = VerifyResult::kExpired;
         return out;
       case CodeVerdict::kWrong: {
-        auto& update = tx.Prepare("UPDATE verification_codes SET attempts = ? WHERE id = ?");
-        update.setInt(1, check.attempts);
-        update.setInt64(2, code_id);
-        update.executeUpdate();
+        tx.Exec("UPDATE verification_codes SET attempts = ? WHERE id = ?", {check.attempts, code_id});
         out.result = VerifyResult::kWrong;
         return out;
       }
       case CodeVerdict::kAccepted: {
-        auto& consume =
-            tx.Prepare("UPDATE verification_codes SET consumed_at = UTC_TIMESTAMP(3) WHERE id = ?");
-        consume.setInt64(1, code_id);
-        consume.executeUpdate();
+        tx.Exec("UPDATE verification_codes SET consumed_at = UTC_TIMESTAMP(3) WHERE id = ?", {code_id});
         break;
       }
       case CodeVerdict::kReplayed:
         break;
     }
     // Verified once per user and target: a second verification keeps the first row.
-    auto& insert =
-        tx.Prepare(std::string("INSERT INTO ") + k.table + " (user_id, " + k.column +
-                   ", created_at) VALUES (?, ?, UTC_TIMESTAMP(3)) ON DUPLICATE KEY UPDATE id = id");
-    insert.setInt64(1, user_id);
-    insert.setString(2, *target);
-    insert.executeUpdate();
-    auto resource = FindResource(tx, kind, user_id, std::string(k.column) + " = ?",
-                                 [&](sql::PreparedStatement& s) { s.setString(2, *target); });
+    tx.Exec(std::string("INSERT INTO ") + k.table + " (user_id, " + k.column +
+                ", created_at) VALUES (?, ?, UTC_TIMESTAMP(3)) ON DUPLICATE KEY UPDATE id = id",
+            {user_id, *target});
+    auto resource = FindResource(tx, kind, user_id, std::string(k.column) + " = ?", *target);
     out.result = VerifyResult::kVerified;
     out.resource = resource.value_or(Json());
     return out;
@@ -343,19 +307,14 @@ Response VerifiedResourceService::List(VerifiedKind kind, Request& req) {
     return Invalid("take", "take must be an integer from 1 to " + std::to_string(kMaxVerifiedPageSize));
   const KindSql k = SqlOf(kind);
   auto [total, items] = db_.Run([&](DbConnection& conn) {
-    auto& count = conn.Prepare(std::string("SELECT COUNT(*) FROM ") + k.table + " WHERE user_id = ?");
-    count.setInt64(1, user_id);
-    std::unique_ptr<sql::ResultSet> crs(count.executeQuery());
-    const int64_t n = crs->next() ? crs->getInt64(1) : 0;
-    crs.reset();
-    auto& select = conn.Prepare(std::string("SELECT id, ") + k.column + ", user_id, created_at FROM " +
-                                k.table + " WHERE user_id = ? ORDER BY id LIMIT ? OFFSET ?");
-    select.setInt64(1, user_id);
-    select.setInt64(2, *take);
-    select.setInt64(3, *skip);
-    std::unique_ptr<sql::ResultSet> rs(select.executeQuery());
+    std::optional<DbRow> count = conn.QueryOne(std::string("SELECT COUNT(*) FROM ") + k.table + " WHERE user_id = ?", {user_id});
+    const int64_t n = count ? count->Int(1) : 0;
     Json list = Json::array();
-    while (rs->next()) list.push_back(ResourceJson(kind, *rs));
+    for (const DbRow& row : conn.Query(std::string("SELECT id, ") + k.column + ", user_id, created_at FROM " +
+                                           k.table + " WHERE user_id = ? ORDER BY id LIMIT ? OFFSET ?",
+                                       {user_id, *take, *skip})) {
+      list.push_back(ResourceJson(kind, row));
+    }
     return std::pair{n, list};
   });
   return Response::SuccessWith(
@@ -376,7 +335,7 @@ Response VerifiedResourceService::Get(VerifiedKind kind, Request& req) {
   }
   const int64_t id = std::stoll(it->second);
   auto resource = db_.Run([&](DbConnection& conn) {
-    return FindResource(conn, kind, user_id, "id = ?", [&](sql::PreparedStatement& s) { s.setInt64(2, id); });
+    return FindResource(conn, kind, user_id, "id = ?", id);
   });
   if (!resource) return not_found();
   return Response::Success(*resource);

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "config/config.hpp"
+#include "config/config_value.hpp"
 
 extern "C" {
 using RendezvousEntry = const rendezvous_plugin_descriptor* (*)();
@@ -67,7 +68,7 @@ class PluginHost::Context final : public PluginContext {
   Identity& identity() override { return *host_.services_.identity; }
   Mailer& mailer() override { return *host_.services_.mailer; }
   ScriptRuntime& scripts() override { return *host_.services_.scripts; }
-  prometheus::Registry& metrics() override { return *host_.services_.registry; }
+  Metrics& metrics() override { return *host_.services_.metrics; }
   Logger& logger() override { return *host_.services_.logger; }
 
  protected:
@@ -157,7 +158,7 @@ void PluginHost::Load(const std::vector<PluginEntry>& entries, const std::string
         throw ConfigError(where + ": plugin '" + e.name + "' needs plugin '" + *dep + "', which is not enabled");
       l->depends_on.emplace_back(*dep);
     }
-    ConfigNode node(e.node, services_.config_file, "plugins." + e.name, e.line);
+    ConfigNode node(ConfigValue{e.node}, services_.config_file, "plugins." + e.name, e.line);
     node.MarkRead("enabled");
     node.MarkRead("path");
     l->context = std::make_unique<Context>(*this, e.name, std::move(node));

@@ -25,7 +25,7 @@ struct HostServices {
   Identity* identity = nullptr;
   Mailer* mailer = nullptr;
   ScriptRuntime* scripts = nullptr;
-  prometheus::Registry* registry = nullptr;
+  Metrics* metrics = nullptr;
   Logger* logger = nullptr;
   std::string base_url;
   std::string app_url;

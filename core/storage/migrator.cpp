@@ -9,9 +9,6 @@
 #include <stdexcept>
 #include <utility>
 
-#include <cppconn/exception.h>
-#include <cppconn/prepared_statement.h>
-#include <cppconn/resultset.h>
 #include <openssl/evp.h>
 
 #include "storage/mysql_database.hpp"
@@ -42,7 +39,7 @@ bool OnlyComments(const std::string& statement) {
 }
 
 void CreateTable(DbConnection& c) {
-  c.Execute(
+  c.ExecUnprepared(
       "CREATE TABLE IF NOT EXISTS schema_migrations ("
       " owner VARCHAR(128) NOT NULL,"
       " version INT NOT NULL,"
@@ -57,20 +54,17 @@ using Applied = std::map<std::pair<std::string, int>, std::string>;  // (owner, 
 
 Applied ReadApplied(DbConnection& c) {
   Applied out;
-  std::unique_ptr<sql::ResultSet> rs(
-      c.Prepare("SELECT owner, version, checksum FROM schema_migrations").executeQuery());
-  while (rs->next()) {
-    out[{std::string(rs->getString(1)), rs->getInt(2)}] = std::string(rs->getString(3));
+  for (const DbRow& row : c.Query("SELECT owner, version, checksum FROM schema_migrations")) {
+    out[{row.String(1), static_cast<int>(row.Int(2))}] = row.String(3);
   }
   return out;
 }
 
 bool TableExists(DbConnection& c) {
-  std::unique_ptr<sql::ResultSet> rs(
-      c.Prepare("SELECT COUNT(*) FROM information_schema.tables"
-                " WHERE table_schema = DATABASE() AND table_name = 'schema_migrations'")
-          .executeQuery());
-  return rs->next() && rs->getInt(1) > 0;
+  std::optional<DbRow> row = c.QueryOne(
+      "SELECT COUNT(*) FROM information_schema.tables"
+      " WHERE table_schema = DATABASE() AND table_name = 'schema_migrations'");
+  return row && row->Int(1) > 0;
 }
 
 nlohmann::json Entry(const std::string& owner, const Migration& m) {
@@ -213,9 +207,8 @@ nlohmann::json Migrator::Apply() {
   nlohmann::json applied_now = nlohmann::json::array();
   db_.Run([&](DbConnection& c) {
     {
-      std::unique_ptr<sql::ResultSet> rs(
-          c.Prepare("SELECT GET_LOCK(CONCAT('rendezvous.migrate.', MD5(DATABASE())), 60)").executeQuery());
-      if (!rs->next() || rs->isNull(1) || rs->getInt(1) != 1) {
+      std::optional<DbRow> row = c.QueryOne("SELECT GET_LOCK(CONCAT('rendezvous.migrate.', MD5(DATABASE())), 60)");
+      if (!row || row->OptInt(1) != 1) {
         throw std::runtime_error(
             "could not take the migration lock within 60 s (another instance is migrating?)");
       }
@@ -223,8 +216,7 @@ nlohmann::json Migrator::Apply() {
     // The lock is per session: released explicitly, or by the server when the connection dies.
     auto release = [&c]() noexcept {
       try {
-        std::unique_ptr<sql::ResultSet> rs(
-            c.Prepare("SELECT RELEASE_LOCK(CONCAT('rendezvous.migrate.', MD5(DATABASE())))").executeQuery());
+        c.QueryOne("SELECT RELEASE_LOCK(CONCAT('rendezvous.migrate.', MD5(DATABASE())))");
       } catch (...) {
       }
     };
@@ -254,22 +246,17 @@ nlohmann::json Migrator::Apply() {
           const auto statements = SplitStatements(m.sql);
           for (size_t i = 0; i < statements.size(); ++i) {
             try {
-              c.Execute(statements[i]);
-            } catch (const sql::SQLException& e) {
-              if (IsConnectionError(e)) throw;
+              c.ExecUnprepared(statements[i]);
+            } catch (const DatabaseError& e) {
               throw std::runtime_error(Describe(owner.name, m) + ", statement " +
                                        std::to_string(i + 1) + " failed: " + e.what() +
-                                       " (error " + std::to_string(e.getErrorCode()) + ")");
+                                       " (error " + std::to_string(e.code()) + ")");
             }
           }
-          auto& ins = c.Prepare(
+          c.Exec(
               "INSERT INTO schema_migrations (owner, version, name, checksum, applied_at)"
-              " VALUES (?, ?, ?, ?, UTC_TIMESTAMP(3))");
-          ins.setString(1, owner.name);
-          ins.setInt(2, m.version);
-          ins.setString(3, m.name);
-          ins.setString(4, checksum);
-          ins.executeUpdate();
+              " VALUES (?, ?, ?, ?, UTC_TIMESTAMP(3))",
+              {owner.name, m.version, m.name, checksum});
           logger_.Info("migration applied",
                        {{"owner", owner.name}, {"version", m.version}, {"name", m.name}});
           applied_now.push_back(Entry(owner.name, m));

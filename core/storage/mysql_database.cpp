@@ -8,9 +8,6 @@
 
 #include <cppconn/connection.h>
 #include <cppconn/exception.h>
-#include <cppconn/prepared_statement.h>
-#include <cppconn/resultset.h>
-#include <cppconn/statement.h>
 #include <mysql_driver.h>
 #include <prometheus/counter.h>
 #include <prometheus/gauge.h>
@@ -22,7 +19,6 @@ namespace {
 
 constexpr auto kValidateAfterIdle = std::chrono::seconds(3);
 constexpr int kMaxTransactionRetries = 3;
-constexpr size_t kMaxCachedStatements = 256;
 
 sql::mysql::MySQL_Driver& Driver() {
   // get_mysql_driver_instance() looks the driver up in an unguarded map: call it once only.
@@ -38,111 +34,13 @@ std::chrono::milliseconds RetryBackoff(int attempt) {
 
 }  // namespace
 
-bool IsConnectionError(const sql::SQLException& e) noexcept {
-  switch (e.getErrorCode()) {
-    case 1040:  // ER_CON_COUNT_ERROR
-    case 1043:  // ER_HANDSHAKE_ERROR
-    case 1053:  // ER_SERVER_SHUTDOWN
-    case 1081:  // ER_IPSOCK_ERROR
-    case 1152:  // ER_ABORTING_CONNECTION
-    case 1158:  // ER_NET_READ_ERROR
-    case 1159:  // ER_NET_READ_INTERRUPTED
-    case 1160:  // ER_NET_ERROR_ON_WRITE
-    case 1161:  // ER_NET_WRITE_INTERRUPTED
-    case 1184:  // ER_NEW_ABORTING_CONNECTION
-    case 1243:  // ER_UNKNOWN_STMT_HANDLER: the statement cache no longer matches the session
-    case 1927:  // ER_CONNECTION_KILLED (MariaDB)
-    case 2001:  // CR_SOCKET_CREATE_ERROR
-    case 2002:  // CR_CONNECTION_ERROR
-    case 2003:  // CR_CONN_HOST_ERROR
-    case 2004:  // CR_IPSOCK_ERROR
-    case 2005:  // CR_UNKNOWN_HOST
-    case 2006:  // CR_SERVER_GONE_ERROR
-    case 2011:  // CR_TCP_CONNECTION
-    case 2012:  // CR_SERVER_HANDSHAKE_ERR
-    case 2013:  // CR_SERVER_LOST
-    case 2014:  // CR_COMMANDS_OUT_OF_SYNC: protocol state unknown
-    case 2026:  // CR_SSL_CONNECTION_ERROR
-    case 2048:  // CR_CONN_UNKNOW_PROTOCOL
-    case 2055:  // CR_SERVER_LOST_EXTENDED
-    case 4031:  // ER_CLIENT_INTERACTION_TIMEOUT (MySQL 8)
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool IsRetryableTransactionError(const sql::SQLException& e) noexcept {
-  return e.getErrorCode() == 1213 || e.getErrorCode() == 1205;
-}
-
-class MysqlDatabase::PooledConnection final : public DbConnection {
- public:
-  explicit PooledConnection(std::unique_ptr<sql::Connection> raw) : raw_(std::move(raw)) {}
-
-  ~PooledConnection() override {
-    // Statements belong to the connection: free them before closing it.
-    stmts_.clear();
-    plain_.reset();
-    try {
-      raw_->close();
-    } catch (...) {
-    }
-  }
-
-  sql::PreparedStatement& Prepare(const std::string& sql) override {
-    auto it = stmts_.find(sql);
-    if (it != stmts_.end()) {
-      it->second->clearParameters();
-      return *it->second;
-    }
-    std::unique_ptr<sql::PreparedStatement> ps(raw_->prepareStatement(sql));
-    auto& ref = *ps;
-    stmts_.emplace(sql, std::move(ps));
-    return ref;
-  }
-
-  uint64_t Execute(const std::string& sql) override {
-    if (!plain_) plain_.reset(raw_->createStatement());
-    return static_cast<uint64_t>(plain_->executeUpdate(sql));
-  }
-
-  int64_t LastInsertId() override {
-    std::unique_ptr<sql::ResultSet> rs(Prepare("SELECT LAST_INSERT_ID()").executeQuery());
-    return rs->next() ? rs->getInt64(1) : 0;
-  }
-
-  sql::Connection& Raw() override { return *raw_; }
-
-  bool Validate() noexcept {
-    try {
-      return raw_->isValid();
-    } catch (...) {
-      return false;
-    }
-  }
-
-  // Only between borrows: references handed out by Prepare must stay valid while borrowed.
-  void TrimStatementCache() {
-    if (stmts_.size() > kMaxCachedStatements) stmts_.clear();
-  }
-
-  std::chrono::steady_clock::time_point last_used = std::chrono::steady_clock::now();
-  uint64_t validated_epoch = 0;
-
- private:
-  std::unique_ptr<sql::Connection> raw_;
-  std::unique_ptr<sql::Statement> plain_;
-  std::unordered_map<std::string, std::unique_ptr<sql::PreparedStatement>> stmts_;
-};
-
 // A borrowed connection; goes back to the pool (or is discarded) exactly once.
 struct MysqlDatabase::Lease {
   MysqlDatabase* db = nullptr;
-  std::unique_ptr<PooledConnection> conn;
+  std::unique_ptr<MysqlConnection> conn;
   bool reused = false;  // came from the idle list (may have died since)
 
-  Lease(MysqlDatabase* d, std::unique_ptr<PooledConnection> c, bool r)
+  Lease(MysqlDatabase* d, std::unique_ptr<MysqlConnection> c, bool r)
       : db(d), conn(std::move(c)), reused(r) {}
   Lease(Lease&&) = default;
   ~Lease() {
@@ -215,7 +113,7 @@ MysqlDatabase::MysqlDatabase(DatabaseOptions options, prometheus::Registry& regi
 }
 
 MysqlDatabase::~MysqlDatabase() {
-  std::vector<std::unique_ptr<PooledConnection>> idle;
+  std::vector<std::unique_ptr<MysqlConnection>> idle;
   {
     std::lock_guard<std::mutex> lk(mu_);
     idle.swap(idle_);
@@ -229,19 +127,19 @@ void MysqlDatabase::UpdateGaugesLocked() {
   in_use_gauge_.Set(borrowed_);
 }
 
-void MysqlDatabase::NoteConnectionError(const sql::SQLException& e) noexcept {
+void MysqlDatabase::NoteConnectionError(int code, const char* message) noexcept {
   errors_connection_.Increment();
   {
     std::lock_guard<std::mutex> lk(mu_);
     ++error_epoch_;
   }
   try {
-    logger_.Warn("database connection error", {{"code", e.getErrorCode()}, {"error", e.what()}});
+    logger_.Warn("database connection error", {{"code", code}, {"error", message}});
   } catch (...) {
   }
 }
 
-std::unique_ptr<MysqlDatabase::PooledConnection> MysqlDatabase::Connect() {
+std::unique_ptr<MysqlConnection> MysqlDatabase::Connect() {
   sql::ConnectOptionsMap o;
   if (!options_.socket.empty()) {
     o["hostName"] = sql::SQLString("localhost");
@@ -257,17 +155,24 @@ std::unique_ptr<MysqlDatabase::PooledConnection> MysqlDatabase::Connect() {
   o["OPT_READ_TIMEOUT"] = static_cast<int>(options_.read_timeout.count());
   o["OPT_WRITE_TIMEOUT"] = static_cast<int>(options_.write_timeout.count());
   o["OPT_CHARSET_NAME"] = sql::SQLString("utf8mb4");
+  auto fail = [this](int code, const char* message) {
+    NoteConnectionError(code, message);
+    return DatabaseUnavailable(std::string("cannot connect to the database: ") + message);
+  };
   try {
     std::unique_ptr<sql::Connection> raw(Driver().connect(o));
-    auto conn = std::make_unique<PooledConnection>(std::move(raw));
-    conn->Execute(
+    auto conn = std::make_unique<MysqlConnection>(std::move(raw));
+    conn->ExecUnprepared(
         "SET SESSION time_zone = '+00:00', "
         "SESSION sql_mode = CONCAT_WS(',', NULLIF(@@SESSION.sql_mode, ''), 'STRICT_ALL_TABLES')");
-    conn->Execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
+    conn->ExecUnprepared("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
     return conn;
   } catch (const sql::SQLException& e) {
-    NoteConnectionError(e);
-    throw DatabaseUnavailable(std::string("cannot connect to the database: ") + e.what());
+    throw fail(e.getErrorCode(), e.what());
+  } catch (const ConnectionLost& e) {
+    throw fail(e.code(), e.what());
+  } catch (const DatabaseError& e) {
+    throw fail(e.code(), e.what());
   }
 }
 
@@ -339,12 +244,12 @@ MysqlDatabase::Lease MysqlDatabase::Acquire() {
   }
 }
 
-void MysqlDatabase::Release(std::unique_ptr<PooledConnection> conn, bool reusable) {
+void MysqlDatabase::Release(std::unique_ptr<MysqlConnection> conn, bool reusable) {
   if (reusable) {
     conn->last_used = std::chrono::steady_clock::now();
     conn->TrimStatementCache();
   }
-  std::unique_ptr<PooledConnection> doomed;
+  std::unique_ptr<MysqlConnection> doomed;
   {
     std::lock_guard<std::mutex> lk(mu_);
     --borrowed_;
@@ -364,9 +269,11 @@ bool MysqlDatabase::Ping() noexcept {
   try {
     Lease lease = Acquire();
     try {
-      lease.conn->Execute("DO 1");
-    } catch (const sql::SQLException& e) {
-      if (IsConnectionError(e)) NoteConnectionError(e);
+      lease.conn->ExecUnprepared("DO 1");
+    } catch (const ConnectionLost& e) {
+      NoteConnectionError(e.code(), e.what());
+      return false;
+    } catch (...) {
       return false;
     }
     lease.Return(true);
@@ -380,12 +287,11 @@ void MysqlDatabase::RunAutocommit(const std::function<void(DbConnection&)>& fn) 
   Lease lease = Acquire();
   try {
     fn(*lease.conn);
-  } catch (const sql::SQLException& e) {
-    if (IsConnectionError(e)) {
-      NoteConnectionError(e);
-      lease.Return(false);
-      throw DatabaseUnavailable(std::string("database connection lost: ") + e.what());
-    }
+  } catch (const ConnectionLost& e) {
+    NoteConnectionError(e.code(), e.what());
+    lease.Return(false);
+    throw DatabaseUnavailable(std::string("database connection lost: ") + e.what());
+  } catch (const DatabaseError&) {
     errors_other_.Increment();
     lease.Return(ResetAfterError(*lease.conn));
     throw;
@@ -396,14 +302,14 @@ void MysqlDatabase::RunAutocommit(const std::function<void(DbConnection&)>& fn) 
   lease.Return(true);
 }
 
-bool MysqlDatabase::ResetAfterError(PooledConnection& conn) noexcept {
+bool MysqlDatabase::ResetAfterError(MysqlConnection& conn) noexcept {
   // A callback that failed midway may have left a transaction open; ROLLBACK closes it and also
   // proves the connection still answers before it goes back to the pool.
   try {
-    conn.Execute("ROLLBACK");
+    conn.ExecUnprepared("ROLLBACK");
     return true;
-  } catch (const sql::SQLException& e) {
-    if (IsConnectionError(e)) NoteConnectionError(e);
+  } catch (const ConnectionLost& e) {
+    NoteConnectionError(e.code(), e.what());
   } catch (...) {
   }
   return false;
@@ -416,34 +322,33 @@ void MysqlDatabase::RunTransaction(const std::function<void(DbConnection&)>& fn)
     bool began = false;
     bool retry = false;
     try {
-      lease.conn->Execute("START TRANSACTION");
+      lease.conn->ExecUnprepared("START TRANSACTION");
       began = true;
       fn(*lease.conn);
-      lease.conn->Execute("COMMIT");
+      lease.conn->ExecUnprepared("COMMIT");
       tx_commit_.Increment();
       lease.Return(true);
       return;
-    } catch (const sql::SQLException& e) {
-      if (IsConnectionError(e)) {
-        NoteConnectionError(e);
-        lease.Return(false);
-        if (began) tx_rollback_.Increment();
-        // A pooled connection that died while idle, before anything ran: nothing was done, so
-        // one fresh connection may try again.
-        if (!began && lease.reused && !retried_stale) {
-          retried_stale = true;
-          --attempt;
-          continue;
-        }
-        throw DatabaseUnavailable(std::string("database connection lost: ") + e.what());
+    } catch (const ConnectionLost& e) {
+      NoteConnectionError(e.code(), e.what());
+      lease.Return(false);
+      if (began) tx_rollback_.Increment();
+      // A pooled connection that died while idle, before anything ran: nothing was done, so
+      // one fresh connection may try again.
+      if (!began && lease.reused && !retried_stale) {
+        retried_stale = true;
+        --attempt;
+        continue;
       }
+      throw DatabaseUnavailable(std::string("database connection lost: ") + e.what());
+    } catch (const DatabaseError& e) {
       const bool clean = ResetAfterError(*lease.conn);
       tx_rollback_.Increment();
       lease.Return(clean);
       if (IsRetryableTransactionError(e) && attempt <= kMaxTransactionRetries) {
         errors_deadlock_retry_.Increment();
         logger_.Debug("transaction retried",
-                      {{"code", e.getErrorCode()}, {"attempt", attempt}});
+                      {{"code", e.code()}, {"attempt", attempt}});
         retry = true;
       } else {
         errors_other_.Increment();

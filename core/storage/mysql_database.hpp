@@ -16,8 +16,9 @@
 //   READ COMMITTED isolation and utf8mb4.
 //
 // Callbacks passed to RunTransaction / RunAutocommit must not start or end transactions
-// themselves (START TRANSACTION, COMMIT, setAutoCommit) and must not keep statements or result
-// sets beyond the call. RunTransaction may call its callback several times (deadlock retry), so
+// themselves (START TRANSACTION, COMMIT) and must not keep the connection beyond the call (rows
+// are plain values and may be kept). Driver errors are mapped by MysqlConnection
+// (mysql_connection.hpp): a lost connection is discarded and reported as DatabaseUnavailable. RunTransaction may call its callback several times (deadlock retry), so
 // it must only have effects through the connection (or be idempotent).
 //
 // Thread-safety: all public members may be called from any thread. The object must outlive
@@ -35,6 +36,7 @@
 
 #include "rendezvous/database.hpp"
 #include "rendezvous/log.hpp"
+#include "storage/mysql_connection.hpp"
 
 namespace prometheus {
 class Registry;
@@ -42,10 +44,6 @@ class Counter;
 class Gauge;
 class Histogram;
 }  // namespace prometheus
-
-namespace sql {
-class SQLException;
-}
 
 namespace rendezvous::core {
 
@@ -63,13 +61,6 @@ struct DatabaseOptions {
   std::chrono::milliseconds acquire_timeout{2000};  // waiting for a free connection
 };
 
-// True for errors that mean the connection is gone or unusable (server gone/lost, connect
-// refused, killed, shut down, ...). Such a connection must be discarded; callers that catch
-// sql::SQLException inside a transaction callback should rethrow these unchanged.
-bool IsConnectionError(const sql::SQLException& e) noexcept;
-// Deadlock (1213) or lock wait timeout (1205): the transaction may be retried.
-bool IsRetryableTransactionError(const sql::SQLException& e) noexcept;
-
 class MysqlDatabase final : public Database {
  public:
   // Opens no connection yet. `registry` and `logger` must outlive the object.
@@ -84,18 +75,16 @@ class MysqlDatabase final : public Database {
 
   const DatabaseOptions& options() const { return options_; }
 
-  class PooledConnection;  // the DbConnection handed to callbacks (internal)
-
  private:
   struct Lease;
   Lease Acquire();
-  void Release(std::unique_ptr<PooledConnection> conn, bool reusable);
-  std::unique_ptr<PooledConnection> Connect();
+  void Release(std::unique_ptr<MysqlConnection> conn, bool reusable);
+  std::unique_ptr<MysqlConnection> Connect();
   // Called with the failing connection's error: counts it and makes other pooled connections
   // validate before their next use.
-  void NoteConnectionError(const sql::SQLException& e) noexcept;
+  void NoteConnectionError(int code, const char* message) noexcept;
   // ROLLBACK after a failed callback; false when the connection must be discarded.
-  bool ResetAfterError(PooledConnection& conn) noexcept;
+  bool ResetAfterError(MysqlConnection& conn) noexcept;
   void UpdateGaugesLocked();
 
   const DatabaseOptions options_;
@@ -103,7 +92,7 @@ class MysqlDatabase final : public Database {
 
   std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<std::unique_ptr<PooledConnection>> idle_;  // most recently used last
+  std::vector<std::unique_ptr<MysqlConnection>> idle_;  // most recently used last
   int open_ = 0;       // idle + borrowed + being opened
   int borrowed_ = 0;
   uint64_t error_epoch_ = 0;  // bumped on every connection error

@@ -6,9 +6,6 @@
 #include <stdexcept>
 #include <utility>
 
-#include <cppconn/exception.h>
-#include <cppconn/prepared_statement.h>
-#include <cppconn/resultset.h>
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
 #include <prometheus/gauge.h>
@@ -103,13 +100,10 @@ int64_t OutboxService::Publish(DbConnection& tx, const std::string& topic, const
                                const nlohmann::json& payload) {
   CheckName("topic", topic, kMaxTopicLength);
   CheckName("type", type, kMaxTopicLength);
-  auto& ps = tx.Prepare(
+  tx.Exec(
       "INSERT INTO outbox_events (topic, type, payload, created_at)"
-      " VALUES (?, ?, ?, UTC_TIMESTAMP(3))");
-  ps.setString(1, topic);
-  ps.setString(2, type);
-  ps.setString(3, payload.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-  ps.executeUpdate();
+      " VALUES (?, ?, ?, UTC_TIMESTAMP(3))",
+      {topic, type, payload.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)});
   const int64_t id = tx.LastInsertId();
   published_.Add({{"topic", topic}}).Increment();
   return id;
@@ -163,11 +157,10 @@ size_t OutboxService::PollOnce(const std::string& consumer) {
 OutboxService::Round OutboxService::RunRound(Consumer& c) {
   if (!c.row_created.load()) {
     db_.Run([&](DbConnection& conn) {
-      auto& ins = conn.Prepare(
+      conn.Exec(
           "INSERT IGNORE INTO outbox_consumers (consumer, position, updated_at)"
-          " VALUES (?, 0, UTC_TIMESTAMP(3))");
-      ins.setString(1, c.name);
-      ins.executeUpdate();
+          " VALUES (?, 0, UTC_TIMESTAMP(3))",
+          {c.name});
     });
     c.row_created = true;
   }
@@ -191,18 +184,13 @@ OutboxService::Round OutboxService::RunRound(Consumer& c) {
       row_missing_or_locked = false;
       lag = -1;
 
-      auto& claim = tx.Prepare(
-          "SELECT position FROM outbox_consumers WHERE consumer = ? FOR UPDATE SKIP LOCKED");
-      claim.setString(1, c.name);
-      int64_t position = 0;
-      {
-        std::unique_ptr<sql::ResultSet> rs(claim.executeQuery());
-        if (!rs->next()) {
-          row_missing_or_locked = true;
-          return;
-        }
-        position = rs->getInt64(1);
+      std::optional<DbRow> claim =
+          tx.QueryOne("SELECT position FROM outbox_consumers WHERE consumer = ? FOR UPDATE SKIP LOCKED", {c.name});
+      if (!claim) {
+        row_missing_or_locked = true;
+        return;
       }
+      int64_t position = claim->Int(1);
 
       struct Candidate {
         OutboxEvent event;
@@ -210,24 +198,20 @@ OutboxService::Round OutboxService::RunRound(Consumer& c) {
       };
       std::vector<Candidate> candidates;
       {
-        auto& q = tx.Prepare(batch_sql);
-        q.setInt64(1, std::chrono::duration_cast<std::chrono::microseconds>(options_.settle_window)
-                          .count());
-        q.setInt64(2, position);
-        for (size_t i = 0; i < c.topics.size(); ++i) q.setString(3 + i, c.topics[i]);
-        q.setInt(3 + c.topics.size(), options_.batch_size);
-        std::unique_ptr<sql::ResultSet> rs(q.executeQuery());
-        while (rs->next()) {
+        std::vector<DbValue> params{
+            std::chrono::duration_cast<std::chrono::microseconds>(options_.settle_window).count(), position};
+        params.insert(params.end(), c.topics.begin(), c.topics.end());
+        params.emplace_back(options_.batch_size);
+        for (const DbRow& row : tx.Query(batch_sql, params)) {
           Candidate cand;
-          cand.event.id = rs->getInt64(1);
-          cand.event.topic = rs->getString(2);
-          cand.event.type = rs->getString(3);
-          const std::string text = rs->getString(4);
+          cand.event.id = row.Int(1);
+          cand.event.topic = row.String(2);
+          cand.event.type = row.String(3);
+          const std::string text = row.String(4);
           cand.event.payload = nlohmann::json::parse(text, nullptr, false);
           if (cand.event.payload.is_discarded()) cand.event.payload = text;
-          cand.event.created_at =
-              std::chrono::system_clock::time_point(std::chrono::milliseconds(rs->getInt64(5)));
-          cand.settled = rs->getInt(6) != 0;
+          cand.event.created_at = std::chrono::system_clock::time_point(std::chrono::milliseconds(row.Int(5)));
+          cand.settled = row.Int(6) != 0;
           candidates.push_back(std::move(cand));
         }
       }
@@ -236,15 +220,12 @@ OutboxService::Round OutboxService::RunRound(Consumer& c) {
         // The first id missing after `position` (any topic): events at or past it must settle.
         int64_t first_hole = std::numeric_limits<int64_t>::max();
         const int64_t last = candidates.back().event.id;
-        auto& scan = tx.Prepare(
-            "SELECT id FROM outbox_events WHERE id > ? AND id <= ? ORDER BY id LIMIT ?");
-        scan.setInt64(1, position);
-        scan.setInt64(2, last);
-        scan.setInt(3, kHoleScanLimit);
-        std::unique_ptr<sql::ResultSet> rs(scan.executeQuery());
+        const std::vector<DbRow> ids = tx.Query(
+            "SELECT id FROM outbox_events WHERE id > ? AND id <= ? ORDER BY id LIMIT ?",
+            {position, last, kHoleScanLimit});
         int64_t expected = position + 1;
-        while (rs->next()) {
-          const int64_t id = rs->getInt64(1);
+        for (const DbRow& row : ids) {
+          const int64_t id = row.Int(1);
           if (id != expected) {
             first_hole = expected;
             break;
@@ -269,12 +250,8 @@ OutboxService::Round OutboxService::RunRound(Consumer& c) {
             round.handler_failed = true;
             throw;
           }
-          auto& up = tx.Prepare(
-              "UPDATE outbox_consumers SET position = ?, updated_at = UTC_TIMESTAMP(3)"
-              " WHERE consumer = ?");
-          up.setInt64(1, batch.back().id);
-          up.setString(2, c.name);
-          up.executeUpdate();
+          tx.Exec("UPDATE outbox_consumers SET position = ?, updated_at = UTC_TIMESTAMP(3) WHERE consumer = ?",
+                  {batch.back().id, c.name});
           position = batch.back().id;
           round.handed = batch.size();
         }
@@ -283,11 +260,10 @@ OutboxService::Round OutboxService::RunRound(Consumer& c) {
       if (!round.held_back && candidates.size() < static_cast<size_t>(options_.batch_size)) {
         lag = 0;
       } else {
-        auto& q = tx.Prepare(lag_sql);
-        q.setInt64(1, position);
-        for (size_t i = 0; i < c.topics.size(); ++i) q.setString(2 + i, c.topics[i]);
-        std::unique_ptr<sql::ResultSet> rs(q.executeQuery());
-        lag = rs->next() ? rs->getInt64(1) : 0;
+        std::vector<DbValue> params{position};
+        params.insert(params.end(), c.topics.begin(), c.topics.end());
+        std::optional<DbRow> row = tx.QueryOne(lag_sql, params);
+        lag = row ? row->Int(1) : 0;
       }
     });
   } catch (const std::exception& e) {
@@ -361,13 +337,11 @@ size_t OutboxService::PurgeOnce() {
   }
   std::map<std::string, int64_t> positions;
   db_.Run([&](DbConnection& conn) {
-    auto& q = conn.Prepare("SELECT position FROM outbox_consumers WHERE consumer = ?");
     for (const auto& [topic, names] : topic_consumers) {
       for (const auto& name : names) {
         if (positions.count(name)) continue;
-        q.setString(1, name);
-        std::unique_ptr<sql::ResultSet> rs(q.executeQuery());
-        positions[name] = rs->next() ? rs->getInt64(1) : 0;
+        std::optional<DbRow> row = conn.QueryOne("SELECT position FROM outbox_consumers WHERE consumer = ?", {name});
+        positions[name] = row ? row->Int(1) : 0;
       }
     }
   });
@@ -381,14 +355,11 @@ size_t OutboxService::PurgeOnce() {
     for (int i = 0; i < kMaxPurgeBatchesPerTopic; ++i) {
       uint64_t n = 0;
       db_.Run([&](DbConnection& conn) {
-        auto& del = conn.Prepare(
+        n = conn.Exec(
             "DELETE FROM outbox_events WHERE topic = ? AND id <= ?"
             " AND created_at < UTC_TIMESTAMP(3) - INTERVAL ? SECOND ORDER BY id LIMIT " +
-            std::to_string(kPurgeBatch));
-        del.setString(1, topic);
-        del.setInt64(2, passed);
-        del.setInt64(3, retention_seconds);
-        n = static_cast<uint64_t>(del.executeUpdate());
+                std::to_string(kPurgeBatch),
+            {topic, passed, retention_seconds});
       });
       deleted += n;
       if (n < static_cast<uint64_t>(kPurgeBatch)) break;
@@ -400,11 +371,9 @@ size_t OutboxService::PurgeOnce() {
   for (int i = 0; i < kMaxPurgeBatchesPerTopic; ++i) {
     uint64_t n = 0;
     db_.Run([&](DbConnection& conn) {
-      auto& del = conn.Prepare(sql);
-      del.setInt64(1, retention_seconds);
-      int idx = 2;
-      for (const auto& [topic, names] : topic_consumers) del.setString(idx++, topic);
-      n = static_cast<uint64_t>(del.executeUpdate());
+      std::vector<DbValue> params{retention_seconds};
+      for (const auto& [topic, names] : topic_consumers) params.emplace_back(topic);
+      n = conn.Exec(sql, params);
     });
     deleted += n;
     if (n < static_cast<uint64_t>(kPurgeBatch)) break;

@@ -1,11 +1,5 @@
 #include "booking_service.hpp"
 
-#include <cppconn/connection.h>
-#include <cppconn/exception.h>
-#include <cppconn/prepared_statement.h>
-#include <cppconn/resultset.h>
-#include <cppconn/statement.h>
-
 #include <map>
 #include <memory>
 #include <set>
@@ -15,7 +9,6 @@
 namespace rendezvous::bookings {
 namespace {
 
-constexpr int kDuplicateKey = 1062;
 constexpr size_t kMaxUidChars = 64;
 
 constexpr const char* kMigration = R"sql(CREATE TABLE IF NOT EXISTS event_types (
@@ -87,61 +80,54 @@ constexpr const char* kBookingColumns =
     "metadata, cancellation_reason, rescheduled_from_uid, rescheduled_to_uid, host_absent, created_at, "
     "emit_completion";
 
-EventType EventTypeFromRow(sql::ResultSet& rs) {
+EventType EventTypeFromRow(const DbRow& row) {
   EventType et;
-  et.id = rs.getInt64(1);
-  et.owner_id = rs.getInt64(2);
+  et.id = row.Int(1);
+  et.owner_id = row.Int(2);
   EventTypeFields& f = et.fields;
-  f.title = rs.getString(3);
-  f.slug = rs.getString(4);
-  f.length_minutes = rs.getInt(5);
-  f.description = rs.getString(6);
-  f.locations = Json::parse(std::string(rs.getString(7)), nullptr, false);
+  f.title = row.String(3);
+  f.slug = row.String(4);
+  f.length_minutes = static_cast<int>(row.Int(5));
+  f.description = row.String(6);
+  f.locations = Json::parse(row.String(7), nullptr, false);
   if (!f.locations.is_array()) f.locations = Json::array();
-  f.requires_confirmation = rs.getBoolean(8);
-  f.minimum_booking_notice = rs.getInt(9);
-  f.before_event_buffer = rs.getInt(10);
-  f.after_event_buffer = rs.getInt(11);
-  if (!rs.isNull(12)) f.slot_interval = rs.getInt(12);
+  f.requires_confirmation = row.Bool(8);
+  f.minimum_booking_notice = static_cast<int>(row.Int(9));
+  f.before_event_buffer = static_cast<int>(row.Int(10));
+  f.after_event_buffer = static_cast<int>(row.Int(11));
+  if (!row.IsNull(12)) f.slot_interval = static_cast<int>(row.Int(12));
   return et;
 }
 
-std::optional<std::string> OptionalString(sql::ResultSet& rs, int col) {
-  if (rs.isNull(col)) return std::nullopt;
-  return std::string(rs.getString(col));
-}
-
-Millis TimeColumn(sql::ResultSet& rs, int col) {
-  return ParseSqlTime(std::string(rs.getString(col))).value_or(0);
-}
+Millis TimeColumn(const DbRow& row, int col) { return ParseSqlTime(row.String(col)).value_or(0); }
 
 struct BookingRow {
   Booking booking;
   bool emit_completion = true;
 };
 
-BookingRow BookingFromRow(sql::ResultSet& rs) {
+BookingRow BookingFromRow(const DbRow& rs) {
   BookingRow row;
   Booking& b = row.booking;
-  b.id = rs.getInt64(1);
-  b.uid = rs.getString(2);
-  b.event_type_id = rs.getInt64(3);
-  b.host_id = rs.getInt64(4);
-  b.title = rs.getString(5);
-  b.description = rs.getString(6);
-  b.status = ParseStatus(std::string(rs.getString(7))).value_or(BookingStatus::kAccepted);
+  b.id = rs.Int(1);
+  b.uid = rs.String(2);
+  b.event_type_id = rs.Int(3);
+  b.host_id = rs.Int(4);
+  b.title = rs.String(5);
+  b.description = rs.String(6);
+  b.status = ParseStatus(rs.String(7)).value_or(BookingStatus::kAccepted);
   b.start = TimeColumn(rs, 8);
   b.end = TimeColumn(rs, 9);
-  b.duration = rs.getInt(10);
-  b.location = OptionalString(rs, 11);
-  b.metadata = Json::parse(std::string(rs.getString(12)), nullptr, false);
+  b.duration = static_cast<int>(rs.Int(10));
+  b.location = rs.OptString(11);
+  b.metadata = Json::parse(rs.String(12), nullptr, false);
   if (!b.metadata.is_object()) b.metadata = Json::object();
-  b.cancellation_reason = OptionalString(rs, 13);
-  b.rescheduled_from_uid = OptionalString(rs, 14);
-  b.rescheduled_to_uid = OptionalString(rs, 15);
-  b.host_absent = rs.getBoolean(16);
+  b.cancellation_reason = rs.OptString(13);
+  b.rescheduled_from_uid = rs.OptString(14);
+  b.rescheduled_to_uid = rs.OptString(15);
+  b.host_absent = rs.Bool(16);
   b.created_at = TimeColumn(rs, 17);
-  row.emit_completion = rs.getBoolean(18);
+  row.emit_completion = rs.Bool(18);
   return row;
 }
 
@@ -155,26 +141,22 @@ void LoadAttendees(DbConnection& conn, std::vector<BookingRow>& rows) {
     r.booking.attendees.clear();
     ids += (ids.empty() ? "" : ",") + std::to_string(r.booking.id);
   }
-  std::unique_ptr<sql::Statement> st(conn.Raw().createStatement());
-  std::unique_ptr<sql::ResultSet> rs(st->executeQuery(
-      "SELECT booking_id, name, email, time_zone, absent FROM booking_attendees WHERE booking_id IN (" + ids +
-      ") ORDER BY booking_id, position"));
-  while (rs->next()) {
-    auto it = by_id.find(rs->getInt64(1));
+  for (const DbRow& row : conn.QueryUnprepared(
+           "SELECT booking_id, name, email, time_zone, absent FROM booking_attendees WHERE booking_id IN (" +
+           ids + ") ORDER BY booking_id, position")) {
+    auto it = by_id.find(row.Int(1));
     if (it == by_id.end()) continue;
-    it->second->attendees.push_back({std::string(rs->getString(2)), std::string(rs->getString(3)),
-                                     std::string(rs->getString(4)), rs->getBoolean(5)});
+    it->second->attendees.push_back({row.String(2), row.String(3), row.String(4), row.Bool(5)});
   }
 }
 
 std::optional<EventType> LoadEventType(DbConnection& conn, int64_t owner_id, int64_t id, bool lock) {
-  auto& q = conn.Prepare(std::string("SELECT ") + kEventTypeColumns +
-                         " FROM event_types WHERE id = ? AND owner_id = ?" + (lock ? " FOR UPDATE" : ""));
-  q.setInt64(1, id);
-  q.setInt64(2, owner_id);
-  std::unique_ptr<sql::ResultSet> rs(q.executeQuery());
-  if (!rs->next()) return std::nullopt;
-  return EventTypeFromRow(*rs);
+  std::optional<DbRow> row = conn.QueryOne(std::string("SELECT ") + kEventTypeColumns +
+                                               " FROM event_types WHERE id = ? AND owner_id = ?" +
+                                               (lock ? " FOR UPDATE" : ""),
+                                           {id, owner_id});
+  if (!row) return std::nullopt;
+  return EventTypeFromRow(*row);
 }
 
 bool IsUid(const std::string& uid) {
@@ -190,40 +172,30 @@ bool IsUid(const std::string& uid) {
 std::optional<BookingRow> LoadBooking(DbConnection& conn, int64_t host_id, const std::string& uid,
                                       bool lock) {
   if (!IsUid(uid)) return std::nullopt;
-  auto& q = conn.Prepare(std::string("SELECT ") + kBookingColumns +
-                         " FROM bookings WHERE uid = ? AND host_id = ?" + (lock ? " FOR UPDATE" : ""));
-  q.setString(1, uid);
-  q.setInt64(2, host_id);
-  std::unique_ptr<sql::ResultSet> rs(q.executeQuery());
-  if (!rs->next()) return std::nullopt;
-  std::vector<BookingRow> rows{BookingFromRow(*rs)};
+  std::optional<DbRow> row = conn.QueryOne(std::string("SELECT ") + kBookingColumns +
+                                               " FROM bookings WHERE uid = ? AND host_id = ?" +
+                                               (lock ? " FOR UPDATE" : ""),
+                                           {uid, host_id});
+  if (!row) return std::nullopt;
+  std::vector<BookingRow> rows{BookingFromRow(*row)};
   LoadAttendees(conn, rows);
   return std::move(rows[0]);
 }
 
-void BindFields(sql::PreparedStatement& q, int first, const EventTypeFields& f) {
-  q.setString(first, f.title);
-  q.setString(first + 1, f.slug);
-  q.setInt(first + 2, f.length_minutes);
-  q.setString(first + 3, f.description);
-  q.setString(first + 4, f.locations.dump());
-  q.setBoolean(first + 5, f.requires_confirmation);
-  q.setInt(first + 6, f.minimum_booking_notice);
-  q.setInt(first + 7, f.before_event_buffer);
-  q.setInt(first + 8, f.after_event_buffer);
-  if (f.slot_interval) {
-    q.setInt(first + 9, *f.slot_interval);
-  } else {
-    q.setNull(first + 9, 0);
-  }
-}
-
-void SetOptional(sql::PreparedStatement& q, int index, const std::optional<std::string>& v) {
-  if (v) {
-    q.setString(index, *v);
-  } else {
-    q.setNull(index, 0);
-  }
+// The event type's fields in column order (title ... slot_interval), followed by `tail`.
+std::vector<DbValue> FieldValues(const EventTypeFields& f, std::initializer_list<DbValue> tail) {
+  std::vector<DbValue> v{f.title,
+                         f.slug,
+                         f.length_minutes,
+                         f.description,
+                         f.locations.dump(),
+                         f.requires_confirmation,
+                         f.minimum_booking_notice,
+                         f.before_event_buffer,
+                         f.after_event_buffer,
+                         f.slot_interval};
+  v.insert(v.end(), tail.begin(), tail.end());
+  return v;
 }
 
 Outcome NotFoundEventType() {
@@ -254,13 +226,13 @@ std::vector<Migration> BookingService::Migrations() {
 
 Json BookingService::ListEventTypes(int64_t owner_id) {
   return db_.Run([&](DbConnection& conn) {
-    auto& q = conn.Prepare(std::string("SELECT ") + kEventTypeColumns +
-                           " FROM event_types WHERE owner_id = ? ORDER BY id LIMIT " +
-                           std::to_string(kMaxEventTypesPerUser));
-    q.setInt64(1, owner_id);
-    std::unique_ptr<sql::ResultSet> rs(q.executeQuery());
     Json out = Json::array();
-    while (rs->next()) out.push_back(EventTypeJson(EventTypeFromRow(*rs)));
+    for (const DbRow& row : conn.Query(std::string("SELECT ") + kEventTypeColumns +
+                                           " FROM event_types WHERE owner_id = ? ORDER BY id LIMIT " +
+                                           std::to_string(kMaxEventTypesPerUser),
+                                       {owner_id})) {
+      out.push_back(EventTypeJson(EventTypeFromRow(row)));
+    }
     return out;
   });
 }
@@ -274,28 +246,24 @@ Outcome BookingService::GetEventType(int64_t owner_id, int64_t id) {
 
 Outcome BookingService::CreateEventType(int64_t owner_id, const EventTypeFields& fields) {
   return db_.Transaction([&](DbConnection& conn) {
-    auto& count = conn.Prepare("SELECT COUNT(*) FROM event_types WHERE owner_id = ?");
-    count.setInt64(1, owner_id);
-    std::unique_ptr<sql::ResultSet> rs(count.executeQuery());
-    if (rs->next() && rs->getInt64(1) >= kMaxEventTypesPerUser) {
+    std::optional<DbRow> count = conn.QueryOne("SELECT COUNT(*) FROM event_types WHERE owner_id = ?", {owner_id});
+    if (count && count->Int(1) >= kMaxEventTypesPerUser) {
       return Outcome::Fail(ErrorCode::kConflict, "you have " + std::to_string(kMaxEventTypesPerUser) +
                                                      " event types, the most allowed");
     }
     const std::string now = FormatSqlTime(NowMillis());
-    auto& q = conn.Prepare(
-        "INSERT INTO event_types (owner_id, title, slug, length_minutes, description, locations,"
-        " requires_confirmation, minimum_booking_notice, before_event_buffer, after_event_buffer, "
-        "slot_interval,"
-        " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    q.setInt64(1, owner_id);
-    BindFields(q, 2, fields);
-    q.setString(12, now);
-    q.setString(13, now);
+    std::vector<DbValue> values{owner_id};
+    const std::vector<DbValue> rest = FieldValues(fields, {now, now});
+    values.insert(values.end(), rest.begin(), rest.end());
     try {
-      q.executeUpdate();
-    } catch (const sql::SQLException& e) {
-      if (e.getErrorCode() == kDuplicateKey) return DuplicateSlug(fields.slug);
-      throw;
+      conn.Exec(
+          "INSERT INTO event_types (owner_id, title, slug, length_minutes, description, locations,"
+          " requires_confirmation, minimum_booking_notice, before_event_buffer, after_event_buffer, "
+          "slot_interval,"
+          " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+          values);
+    } catch (const DuplicateKey&) {
+      return DuplicateSlug(fields.slug);
     }
     EventType et{conn.LastInsertId(), owner_id, fields};
     return Outcome::Ok(EventTypeJson(et));
@@ -307,19 +275,15 @@ Outcome BookingService::UpdateEventType(int64_t owner_id, int64_t id, const Json
     auto et = LoadEventType(conn, owner_id, id, true);
     if (!et) return NotFoundEventType();
     if (auto e = ApplyEventTypePatch(patch, et->fields)) return Outcome::Invalid(*e);
-    auto& q = conn.Prepare(
-        "UPDATE event_types SET title = ?, slug = ?, length_minutes = ?, description = ?, locations = ?,"
-        " requires_confirmation = ?, minimum_booking_notice = ?, before_event_buffer = ?, after_event_buffer "
-        "= ?,"
-        " slot_interval = ?, updated_at = ? WHERE id = ?");
-    BindFields(q, 1, et->fields);
-    q.setString(11, FormatSqlTime(NowMillis()));
-    q.setInt64(12, id);
     try {
-      q.executeUpdate();
-    } catch (const sql::SQLException& e) {
-      if (e.getErrorCode() == kDuplicateKey) return DuplicateSlug(et->fields.slug);
-      throw;
+      conn.Exec(
+          "UPDATE event_types SET title = ?, slug = ?, length_minutes = ?, description = ?, locations = ?,"
+          " requires_confirmation = ?, minimum_booking_notice = ?, before_event_buffer = ?, after_event_buffer "
+          "= ?,"
+          " slot_interval = ?, updated_at = ? WHERE id = ?",
+          FieldValues(et->fields, {FormatSqlTime(NowMillis()), id}));
+    } catch (const DuplicateKey&) {
+      return DuplicateSlug(et->fields.slug);
     }
     return Outcome::Ok(EventTypeJson(*et));
   });
@@ -329,15 +293,10 @@ Outcome BookingService::DeleteEventType(int64_t owner_id, int64_t id) {
   return db_.Transaction([&](DbConnection& conn) {
     auto et = LoadEventType(conn, owner_id, id, true);
     if (!et) return NotFoundEventType();
-    auto& used = conn.Prepare("SELECT 1 FROM bookings WHERE event_type_id = ? LIMIT 1");
-    used.setInt64(1, id);
-    std::unique_ptr<sql::ResultSet> rs(used.executeQuery());
-    if (rs->next()) {
+    if (conn.QueryOne("SELECT 1 FROM bookings WHERE event_type_id = ? LIMIT 1", {id})) {
       return Outcome::Fail(ErrorCode::kConflict, "the event type has bookings; it cannot be deleted");
     }
-    auto& del = conn.Prepare("DELETE FROM event_types WHERE id = ?");
-    del.setInt64(1, id);
-    del.executeUpdate();
+    conn.Exec("DELETE FROM event_types WHERE id = ?", {id});
     return Outcome::Ok(EventTypeJson(*et));
   });
 }
@@ -352,29 +311,24 @@ Json BookingService::ListBookings(const User& host, const ListQuery& query) {
   if (query.after_start) where += " AND start_at >= ?";
   if (query.before_end) where += " AND end_at <= ?";
   if (query.event_type_id) where += " AND event_type_id = ?";
-  auto bind = [&](sql::PreparedStatement& q) {
-    int i = 1;
-    q.setInt64(i++, host.id);
-    for (BookingStatus s : query.statuses) q.setString(i++, std::string(StatusName(s)));
-    if (query.after_start) q.setString(i++, FormatSqlTime(*query.after_start));
-    if (query.before_end) q.setString(i++, FormatSqlTime(*query.before_end));
-    if (query.event_type_id) q.setInt64(i++, *query.event_type_id);
-    return i;
-  };
+  std::vector<DbValue> params{host.id};
+  for (BookingStatus s : query.statuses) params.emplace_back(StatusName(s));
+  if (query.after_start) params.emplace_back(FormatSqlTime(*query.after_start));
+  if (query.before_end) params.emplace_back(FormatSqlTime(*query.before_end));
+  if (query.event_type_id) params.emplace_back(*query.event_type_id);
   return db_.Transaction([&](DbConnection& conn) {
-    auto& count = conn.Prepare("SELECT COUNT(*) FROM bookings" + where);
-    bind(count);
-    std::unique_ptr<sql::ResultSet> crs(count.executeQuery());
-    const int64_t total = crs->next() ? crs->getInt64(1) : 0;
+    std::optional<DbRow> count = conn.QueryOne("SELECT COUNT(*) FROM bookings" + where, params);
+    const int64_t total = count ? count->Int(1) : 0;
     std::vector<BookingRow> rows;
     if (query.skip < total) {
-      auto& q = conn.Prepare(std::string("SELECT ") + kBookingColumns + " FROM bookings" + where +
-                             " ORDER BY start_at, id LIMIT ? OFFSET ?");
-      int i = bind(q);
-      q.setInt(i++, query.take);
-      q.setInt64(i, query.skip);
-      std::unique_ptr<sql::ResultSet> rs(q.executeQuery());
-      while (rs->next()) rows.push_back(BookingFromRow(*rs));
+      std::vector<DbValue> page = params;
+      page.emplace_back(query.take);
+      page.emplace_back(query.skip);
+      for (const DbRow& row : conn.Query(std::string("SELECT ") + kBookingColumns + " FROM bookings" + where +
+                                             " ORDER BY start_at, id LIMIT ? OFFSET ?",
+                                         page)) {
+        rows.push_back(BookingFromRow(row));
+      }
       LoadAttendees(conn, rows);
     }
     Json data = Json::array();
@@ -420,24 +374,15 @@ Outcome BookingService::Change(const User& host, const std::string& uid, Booking
     if (action == BookingAction::kMarkAbsent) {
       if (auto e = ApplyAbsentMarks(*marks, b, emit)) return Outcome::Invalid(*e);
       for (const Attendee& a : b.attendees) {
-        auto& q = conn.Prepare("UPDATE booking_attendees SET absent = ? WHERE booking_id = ? AND email = ?");
-        q.setBoolean(1, a.absent);
-        q.setInt64(2, b.id);
-        q.setString(3, a.email);
-        q.executeUpdate();
+        conn.Exec("UPDATE booking_attendees SET absent = ? WHERE booking_id = ? AND email = ?",
+                  {a.absent, b.id, a.email});
       }
     }
     if (action == BookingAction::kDecline) b.cancellation_reason = reason;
     b.status = StatusAfter(b.status, action);
-    auto& q = conn.Prepare(
-        "UPDATE bookings SET status = ?, cancellation_reason = ?, host_absent = ?, updated_at = ? WHERE id = "
-        "?");
-    q.setString(1, std::string(StatusName(b.status)));
-    SetOptional(q, 2, b.cancellation_reason);
-    q.setBoolean(3, b.host_absent);
-    q.setString(4, FormatSqlTime(now));
-    q.setInt64(5, b.id);
-    q.executeUpdate();
+    conn.Exec(
+        "UPDATE bookings SET status = ?, cancellation_reason = ?, host_absent = ?, updated_at = ? WHERE id = ?",
+        {StatusName(b.status), b.cancellation_reason, b.host_absent, FormatSqlTime(now), b.id});
     Json json = BookingJson(b, host);
     if (emit) {
       outbox_.Publish(conn, kOutboxTopic, TriggerFor(action), EventEnvelope(TriggerFor(action), now, json));
@@ -473,40 +418,22 @@ Outcome BookingService::Import(const ImportRequest& r) {
     b.location = BookingLocation(et->fields.locations);
     b.created_at = now;
     const bool emit_completion = !(b.status == BookingStatus::kAccepted && b.end <= now);
-    auto& q = conn.Prepare(
+    conn.Exec(
         "INSERT INTO bookings (uid, event_type_id, host_id, title, description, status, start_at, end_at, "
         "duration,"
         " location, metadata, host_absent, emit_completion, created_at, updated_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)");
-    q.setString(1, b.uid);
-    q.setInt64(2, b.event_type_id);
-    q.setInt64(3, b.host_id);
-    q.setString(4, b.title);
-    q.setString(5, b.description);
-    q.setString(6, std::string(StatusName(b.status)));
-    q.setString(7, FormatSqlTime(b.start));
-    q.setString(8, FormatSqlTime(b.end));
-    q.setInt(9, b.duration);
-    SetOptional(q, 10, b.location);
-    q.setString(11, b.metadata.dump());
-    q.setBoolean(12, emit_completion);
-    q.setString(13, FormatSqlTime(now));
-    q.setString(14, FormatSqlTime(now));
-    q.executeUpdate();
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)",
+        {b.uid, b.event_type_id, b.host_id, b.title, b.description, StatusName(b.status), FormatSqlTime(b.start),
+         FormatSqlTime(b.end), b.duration, b.location, b.metadata.dump(), emit_completion, FormatSqlTime(now),
+         FormatSqlTime(now)});
     b.id = conn.LastInsertId();
+    std::vector<std::vector<DbValue>> attendees;
     for (size_t i = 0; i < b.attendees.size(); ++i) {
       const Attendee& a = b.attendees[i];
-      auto& qa = conn.Prepare(
-          "INSERT INTO booking_attendees (booking_id, position, name, email, time_zone, absent) VALUES (?, "
-          "?, ?, ?, ?, ?)");
-      qa.setInt64(1, b.id);
-      qa.setInt(2, static_cast<int>(i));
-      qa.setString(3, a.name);
-      qa.setString(4, a.email);
-      qa.setString(5, a.time_zone);
-      qa.setBoolean(6, a.absent);
-      qa.executeUpdate();
+      attendees.push_back({b.id, i, a.name, a.email, a.time_zone, a.absent});
     }
+    conn.InsertRows("INSERT INTO booking_attendees (booking_id, position, name, email, time_zone, absent)",
+                    attendees);
     return Outcome::Ok(BookingJson(b, *user));
   });
 }
@@ -516,13 +443,12 @@ size_t BookingService::CompleteEnded(Millis now, size_t batch) {
   // Hosts are looked up before the transaction so it never waits for a second connection.
   std::map<int64_t, User> hosts;
   db_.Run([&](DbConnection& conn) {
-    auto& q = conn.Prepare(
-        "SELECT DISTINCT host_id FROM (SELECT host_id FROM bookings WHERE status = 'accepted' AND end_at <= ?"
-        " ORDER BY end_at, id LIMIT ?) AS due");
-    q.setString(1, cutoff);
-    q.setInt64(2, static_cast<int64_t>(batch));
-    std::unique_ptr<sql::ResultSet> rs(q.executeQuery());
-    while (rs->next()) hosts[rs->getInt64(1)] = User{};
+    for (const DbRow& row : conn.Query(
+             "SELECT DISTINCT host_id FROM (SELECT host_id FROM bookings WHERE status = 'accepted' AND end_at <= ?"
+             " ORDER BY end_at, id LIMIT ?) AS due",
+             {cutoff, batch})) {
+      hosts[row.Int(1)] = User{};
+    }
   });
   if (hosts.empty()) return 0;
   for (auto& [id, user] : hosts) user = HostOrPlaceholder(identity_, id);
@@ -530,16 +456,12 @@ size_t BookingService::CompleteEnded(Millis now, size_t batch) {
   size_t published = 0;
   const size_t completed = db_.Transaction([&](DbConnection& conn) {
     published = 0;
-    auto& q =
-        conn.Prepare(std::string("SELECT ") + kBookingColumns +
-                     " FROM bookings WHERE status = 'accepted' AND end_at <= ? ORDER BY end_at, id LIMIT ?"
-                     " FOR UPDATE SKIP LOCKED");
-    q.setString(1, cutoff);
-    q.setInt64(2, static_cast<int64_t>(batch));
     std::vector<BookingRow> rows;
-    {
-      std::unique_ptr<sql::ResultSet> rs(q.executeQuery());
-      while (rs->next()) rows.push_back(BookingFromRow(*rs));
+    for (const DbRow& row : conn.Query(std::string("SELECT ") + kBookingColumns +
+                                           " FROM bookings WHERE status = 'accepted' AND end_at <= ? ORDER BY "
+                                           "end_at, id LIMIT ? FOR UPDATE SKIP LOCKED",
+                                       {cutoff, batch})) {
+      rows.push_back(BookingFromRow(row));
     }
     LoadAttendees(conn, rows);
     const std::string updated_at = FormatSqlTime(NowMillis());
@@ -551,11 +473,8 @@ size_t BookingService::CompleteEnded(Millis now, size_t batch) {
       // A host not looked up above (a row that became due in between) waits for the next pass.
       if (row.emit_completion && host == hosts.end()) continue;
       b.status = StatusAfter(b.status, BookingAction::kComplete);
-      auto& u = conn.Prepare("UPDATE bookings SET status = ?, updated_at = ? WHERE id = ?");
-      u.setString(1, std::string(StatusName(b.status)));
-      u.setString(2, updated_at);
-      u.setInt64(3, b.id);
-      u.executeUpdate();
+      conn.Exec("UPDATE bookings SET status = ?, updated_at = ? WHERE id = ?",
+                {StatusName(b.status), updated_at, b.id});
       ++n;
       if (!row.emit_completion) continue;
       const char* trigger = TriggerFor(BookingAction::kComplete);

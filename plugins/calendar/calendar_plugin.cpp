@@ -1,7 +1,5 @@
 // The calendar plugin's wiring: config (DESIGN §8 plus the documented `ics_allow_private_networks`),
 // migrations, the Google API client with its request metric, the service and its routes.
-#include <prometheus/counter.h>
-#include <prometheus/registry.h>
 
 #include <memory>
 #include <string>
@@ -68,21 +66,19 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
     logger.Info("calendar: plugins.calendar.google.client_id is empty; the Google connect flow answers 503");
   }
 
-  auto& google_requests = prometheus::BuildCounter()
-                              .Name("calendar_google_requests_total")
-                              .Help("Requests the calendar plugin made to Google, by endpoint and outcome.")
-                              .Register(ctx.metrics());
-  auto& ics_fetches = prometheus::BuildCounter()
-                          .Name("calendar_ics_fetches_total")
-                          .Help("ICS feed downloads by outcome.")
-                          .Register(ctx.metrics());
+  MetricFamily& google_requests =
+      ctx.metrics().Counter("calendar_google_requests_total",
+                            "Requests the calendar plugin made to Google, by endpoint and outcome.",
+                            {"endpoint", "outcome"});
+  MetricFamily& ics_fetches =
+      ctx.metrics().Counter("calendar_ics_fetches_total", "ICS feed downloads by outcome.", {"outcome"});
   auto api = std::make_unique<GoogleApi>(
       google, [&google_requests](const std::string& endpoint, const std::string& outcome) {
-        google_requests.Add({{"endpoint", endpoint}, {"outcome", outcome}}).Increment();
+        google_requests.With({endpoint, outcome}).Increment();
       });
   auto service = std::make_shared<CalendarService>(ctx.db(), logger, *api, options,
                                                    [&ics_fetches](const std::string& outcome) {
-                                                     ics_fetches.Add({{"outcome", outcome}}).Increment();
+                                                     ics_fetches.With({outcome}).Increment();
                                                    });
   ctx.AddMigrations(CalendarService::Migrations());
   RegisterCalendarRoutes(ctx, service);

@@ -1,7 +1,5 @@
 #include "calendar_service.hpp"
 
-#include <cppconn/prepared_statement.h>
-#include <cppconn/resultset.h>
 
 #include <algorithm>
 #include <chrono>
@@ -160,6 +158,15 @@ std::string HashOf(const std::string& s) {
   return crypto::Sha256Hex(s);
 }
 
+// The external id of the user's destination calendar, if one is set.
+std::optional<std::string> Destination(DbConnection& c, int64_t user_id) {
+  std::optional<DbRow> row = c.QueryOne(
+      "SELECT external_id FROM calendar_destinations WHERE user_id = ? AND integration = 'google_calendar'",
+      {user_id});
+  if (!row) return std::nullopt;
+  return row->String(1);
+}
+
 }  // namespace
 
 ApiError GoogleFailure(const GoogleCall& call, const std::string& what) {
@@ -229,17 +236,11 @@ Outcome<std::string> CalendarService::Connect(int64_t user_id, const std::option
     return Invalid("redir must be a URL on " + options_.app_url + " or " + options_.base_url, "redir");
   const std::string state = crypto::RandomToken(32);
   db_.Transaction([&](DbConnection& tx) {
-    auto& purge = tx.Prepare(
-        "DELETE FROM calendar_connect_states WHERE expires_at < UTC_TIMESTAMP(3) - INTERVAL 1 DAY LIMIT 100");
-    purge.executeUpdate();
-    auto& ins = tx.Prepare(
+    tx.Exec("DELETE FROM calendar_connect_states WHERE expires_at < UTC_TIMESTAMP(3) - INTERVAL 1 DAY LIMIT 100");
+    tx.Exec(
         "INSERT INTO calendar_connect_states (state_hash, user_id, redir, created_at, expires_at)"
-        " VALUES (?, ?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL ? SECOND)");
-    ins.setString(1, HashOf(state));
-    ins.setInt64(2, user_id);
-    ins.setString(3, target);
-    ins.setInt(4, kStateTtlSeconds);
-    ins.executeUpdate();
+        " VALUES (?, ?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL ? SECOND)",
+        {HashOf(state), user_id, target, kStateTtlSeconds});
   });
   return google_.AuthUrl(options_.base_url + "/v2/calendars/google/save", state);
 }
@@ -260,18 +261,13 @@ Outcome<CalendarService::SaveResult> CalendarService::Save(const std::string& co
     std::string redir;
   };
   std::optional<StateRow> row = db_.Transaction([&](DbConnection& tx) -> std::optional<StateRow> {
-    auto& q = tx.Prepare(
+    std::optional<DbRow> found = tx.QueryOne(
         "SELECT user_id, redir FROM calendar_connect_states WHERE state_hash = ? AND used_at IS NULL"
-        " AND expires_at > UTC_TIMESTAMP(3) FOR UPDATE");
-    q.setString(1, HashOf(state));
-    std::unique_ptr<sql::ResultSet> rs(q.executeQuery());
-    if (!rs->next()) return std::nullopt;
-    StateRow r{rs->getInt64(1), std::string(rs->getString(2))};
-    auto& up =
-        tx.Prepare("UPDATE calendar_connect_states SET used_at = UTC_TIMESTAMP(3) WHERE state_hash = ?");
-    up.setString(1, HashOf(state));
-    up.executeUpdate();
-    return r;
+        " AND expires_at > UTC_TIMESTAMP(3) FOR UPDATE",
+        {HashOf(state)});
+    if (!found) return std::nullopt;
+    tx.Exec("UPDATE calendar_connect_states SET used_at = UTC_TIMESTAMP(3) WHERE state_hash = ?", {HashOf(state)});
+    return StateRow{found->Int(1), found->String(2)};
   });
   if (!row)
     return ApiError{
@@ -330,70 +326,49 @@ Outcome<CalendarService::SaveResult> CalendarService::Save(const std::string& co
 
   const int64_t user_id = row->user_id;
   db_.Transaction([&](DbConnection& tx) {
-    auto& q = tx.Prepare("SELECT id FROM calendar_google_credentials WHERE user_id = ? FOR UPDATE");
-    q.setInt64(1, user_id);
-    std::unique_ptr<sql::ResultSet> rs(q.executeQuery());
+    std::optional<DbRow> existing =
+        tx.QueryOne("SELECT id FROM calendar_google_credentials WHERE user_id = ? FOR UPDATE", {user_id});
     int64_t credential_id = 0;
-    if (rs->next()) {
-      credential_id = rs->getInt64(1);
+    if (existing) {
+      credential_id = existing->Int(1);
       // Google leaves refresh_token out when it has already issued one: keep the stored one then.
-      auto& up = tx.Prepare(
-          cred.refresh_token.empty()
-              ? "UPDATE calendar_google_credentials SET access_token_enc = ?, access_expires_at = ?,"
-                " updated_at = UTC_TIMESTAMP(3) WHERE id = ?"
-              : "UPDATE calendar_google_credentials SET access_token_enc = ?, access_expires_at = ?,"
-                " updated_at = UTC_TIMESTAMP(3), refresh_token_enc = ? WHERE id = ?");
-      up.setString(1, *access_enc);
-      up.setInt64(2, cred.expires_at);
       if (cred.refresh_token.empty()) {
-        up.setInt64(3, credential_id);
+        tx.Exec(
+            "UPDATE calendar_google_credentials SET access_token_enc = ?, access_expires_at = ?,"
+            " updated_at = UTC_TIMESTAMP(3) WHERE id = ?",
+            {*access_enc, cred.expires_at, credential_id});
       } else {
-        up.setString(3, *refresh_enc);
-        up.setInt64(4, credential_id);
+        tx.Exec(
+            "UPDATE calendar_google_credentials SET access_token_enc = ?, access_expires_at = ?,"
+            " updated_at = UTC_TIMESTAMP(3), refresh_token_enc = ? WHERE id = ?",
+            {*access_enc, cred.expires_at, *refresh_enc, credential_id});
       }
-      up.executeUpdate();
     } else {
-      auto& ins = tx.Prepare(
+      tx.Exec(
           "INSERT INTO calendar_google_credentials (user_id, access_token_enc, refresh_token_enc, "
           "access_expires_at,"
-          " created_at, updated_at) VALUES (?, ?, ?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))");
-      ins.setInt64(1, user_id);
-      ins.setString(2, *access_enc);
-      ins.setString(3, *refresh_enc);
-      ins.setInt64(4, cred.expires_at);
-      ins.executeUpdate();
+          " created_at, updated_at) VALUES (?, ?, ?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))",
+          {user_id, *access_enc, *refresh_enc, cred.expires_at});
       credential_id = tx.LastInsertId();
     }
-    auto& del = tx.Prepare("DELETE FROM calendar_google_calendars WHERE user_id = ?");
-    del.setInt64(1, user_id);
-    del.executeUpdate();
-    int position = 0;
+    tx.Exec("DELETE FROM calendar_google_calendars WHERE user_id = ?", {user_id});
+    std::vector<std::vector<DbValue>> rows;
     for (GoogleCalendar& c : calendars) {
       c.credential_id = credential_id;
-      auto& ins = tx.Prepare(
-          "INSERT INTO calendar_google_calendars (user_id, external_id, credential_id, name, is_primary, "
-          "read_only,"
-          " time_zone, position) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE name = "
-          "VALUES(name)");
-      ins.setInt64(1, user_id);
-      ins.setString(2, c.external_id);
-      ins.setInt64(3, credential_id);
-      ins.setString(4, c.name);
-      ins.setBoolean(5, c.primary);
-      ins.setBoolean(6, c.read_only);
-      ins.setString(7, c.time_zone);
-      ins.setInt(8, position++);
-      ins.executeUpdate();
+      rows.push_back({user_id, c.external_id, credential_id, c.name, c.primary, c.read_only, c.time_zone,
+                      rows.size()});
     }
+    tx.InsertRows(
+        "INSERT INTO calendar_google_calendars (user_id, external_id, credential_id, name, is_primary, read_only,"
+        " time_zone, position)",
+        rows, " ON DUPLICATE KEY UPDATE name = VALUES(name)");
     // A destination that is no longer in the list (or no longer writable) is dropped.
-    auto& dest = tx.Prepare(
+    tx.Exec(
         "DELETE FROM calendar_destinations WHERE user_id = ? AND integration = 'google_calendar' AND NOT "
         "EXISTS"
         " (SELECT 1 FROM calendar_google_calendars c WHERE c.user_id = ? AND c.external_id ="
-        " calendar_destinations.external_id AND c.read_only = 0)");
-    dest.setInt64(1, user_id);
-    dest.setInt64(2, user_id);
-    dest.executeUpdate();
+        " calendar_destinations.external_id AND c.read_only = 0)",
+        {user_id, user_id});
   });
   logger_.Info("google calendar connected", {{"user_id", user_id}, {"calendars", calendars.size()}});
 
@@ -410,14 +385,12 @@ Outcome<std::optional<CalendarService::Credential>> CalendarService::LoadCredent
     int64_t expires;
   };
   std::optional<Row> row = db_.Run([&](DbConnection& c) -> std::optional<Row> {
-    auto& q = c.Prepare(
+    std::optional<DbRow> r = c.QueryOne(
         "SELECT id, access_token_enc, refresh_token_enc, access_expires_at FROM calendar_google_credentials"
-        " WHERE user_id = ?");
-    q.setInt64(1, user_id);
-    std::unique_ptr<sql::ResultSet> rs(q.executeQuery());
-    if (!rs->next()) return std::nullopt;
-    return Row{rs->getInt64(1), std::string(rs->getString(2)), std::string(rs->getString(3)),
-               rs->getInt64(4)};
+        " WHERE user_id = ?",
+        {user_id});
+    if (!r) return std::nullopt;
+    return Row{r->Int(1), r->String(2), r->String(3), r->Int(4)};
   });
   if (!row) return std::optional<Credential>();
   if (auto e = RequireEncryption()) return *e;
@@ -434,17 +407,11 @@ Outcome<std::optional<CalendarService::Credential>> CalendarService::LoadCredent
 
 std::vector<CalendarService::GoogleCalendar> CalendarService::LoadCalendars(int64_t user_id) {
   return db_.Run([&](DbConnection& c) {
-    auto& q = c.Prepare(
-        "SELECT credential_id, external_id, name, is_primary, read_only, time_zone FROM "
-        "calendar_google_calendars"
-        " WHERE user_id = ? ORDER BY position, external_id");
-    q.setInt64(1, user_id);
-    std::unique_ptr<sql::ResultSet> rs(q.executeQuery());
     std::vector<GoogleCalendar> out;
-    while (rs->next()) {
-      out.push_back(GoogleCalendar{rs->getInt64(1), std::string(rs->getString(2)),
-                                   std::string(rs->getString(3)), rs->getBoolean(4), rs->getBoolean(5),
-                                   std::string(rs->getString(6))});
+    for (const DbRow& r : c.Query("SELECT credential_id, external_id, name, is_primary, read_only, time_zone FROM "
+                                  "calendar_google_calendars WHERE user_id = ? ORDER BY position, external_id",
+                                  {user_id})) {
+      out.push_back(GoogleCalendar{r.Int(1), r.String(2), r.String(3), r.Bool(4), r.Bool(5), r.String(6)});
     }
     return out;
   });
@@ -471,15 +438,11 @@ std::optional<ApiError> CalendarService::RefreshCredential(Credential& cred) {
   if (!access_enc.ok() || !refresh_enc.ok())
     return ApiError{503, "not_configured", "credential encryption failed", nullptr};
   db_.Transaction([&](DbConnection& tx) {
-    auto& up = tx.Prepare(
+    tx.Exec(
         "UPDATE calendar_google_credentials SET access_token_enc = ?, refresh_token_enc = ?, "
         "access_expires_at = ?,"
-        " updated_at = UTC_TIMESTAMP(3) WHERE id = ?");
-    up.setString(1, *access_enc);
-    up.setString(2, *refresh_enc);
-    up.setInt64(3, cred.expires_at);
-    up.setInt64(4, cred.id);
-    up.executeUpdate();
+        " updated_at = UTC_TIMESTAMP(3) WHERE id = ?",
+        {*access_enc, *refresh_enc, cred.expires_at, cred.id});
   });
   return std::nullopt;
 }
@@ -522,20 +485,11 @@ Outcome<Json> CalendarService::ListCalendars(int64_t user_id) {
   std::optional<std::string> destination;
   std::vector<Feed> feeds;
   db_.Run([&](DbConnection& c) {
-    auto& d = c.Prepare(
-        "SELECT external_id FROM calendar_destinations WHERE user_id = ? AND integration = "
-        "'google_calendar'");
-    d.setInt64(1, user_id);
-    std::unique_ptr<sql::ResultSet> rs(d.executeQuery());
-    if (rs->next()) destination = std::string(rs->getString(1));
-    auto& f = c.Prepare(
-        "SELECT id, url_enc, name, time_zone, read_only FROM calendar_ics_feeds WHERE user_id = ? ORDER BY "
-        "id");
-    f.setInt64(1, user_id);
-    std::unique_ptr<sql::ResultSet> fs(f.executeQuery());
-    while (fs->next()) {
-      feeds.push_back(Feed{fs->getInt64(1), std::string(fs->getString(2)), std::string(fs->getString(3)),
-                           std::string(fs->getString(4)), fs->getBoolean(5)});
+    destination = Destination(c, user_id);
+    for (const DbRow& r : c.Query(
+             "SELECT id, url_enc, name, time_zone, read_only FROM calendar_ics_feeds WHERE user_id = ? ORDER BY id",
+             {user_id})) {
+      feeds.push_back(Feed{r.Int(1), r.String(2), r.String(3), r.String(4), r.Bool(5)});
     }
   });
   Json list = Json::array();
@@ -648,11 +602,9 @@ Outcome<Json> CalendarService::BusyTimes(int64_t user_id, const std::optional<st
     std::string url_enc;
   };
   std::vector<Feed> feeds = db_.Run([&](DbConnection& c) {
-    auto& f = c.Prepare("SELECT id, url_enc FROM calendar_ics_feeds WHERE user_id = ? ORDER BY id");
-    f.setInt64(1, user_id);
-    std::unique_ptr<sql::ResultSet> rs(f.executeQuery());
     std::vector<Feed> out;
-    while (rs->next()) out.push_back(Feed{rs->getInt64(1), std::string(rs->getString(2))});
+    for (const DbRow& r : c.Query("SELECT id, url_enc FROM calendar_ics_feeds WHERE user_id = ? ORDER BY id", {user_id}))
+      out.push_back(Feed{r.Int(1), r.String(2)});
     return out;
   });
   const auto deadline = std::chrono::steady_clock::now() + kIcsBudget;
@@ -762,29 +714,23 @@ Outcome<Json> CalendarService::SaveIcsFeeds(int64_t user_id, const Json& body) {
   }
   std::optional<ApiError> limit = db_.Transaction([&](DbConnection& tx) -> std::optional<ApiError> {
     // Serializes concurrent saves of one user's feeds (the count below must hold).
-    auto& hashes = tx.Prepare("SELECT url_hash FROM calendar_ics_feeds WHERE user_id = ? FOR UPDATE");
-    hashes.setInt64(1, user_id);
     std::set<std::string> existing;
-    std::unique_ptr<sql::ResultSet> hs(hashes.executeQuery());
-    while (hs->next()) existing.insert(std::string(hs->getString(1)));
+    for (const DbRow& r : tx.Query("SELECT url_hash FROM calendar_ics_feeds WHERE user_id = ? FOR UPDATE", {user_id}))
+      existing.insert(r.String(1));
     size_t total = existing.size();
     for (const Fetched& f : fetched) total += existing.count(HashOf(f.url)) ? 0 : 1;
     if (total > kMaxIcsFeedsPerUser)
       return Invalid("a user may have at most " + std::to_string(kMaxIcsFeedsPerUser) + " ICS feeds", "urls");
+    std::vector<std::vector<DbValue>> rows;
     for (size_t i = 0; i < fetched.size(); ++i) {
-      auto& up = tx.Prepare(
-          "INSERT INTO calendar_ics_feeds (user_id, url_hash, url_enc, name, time_zone, read_only, "
-          "created_at)"
-          " VALUES (?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(3)) ON DUPLICATE KEY UPDATE url_enc = VALUES(url_enc),"
-          " name = VALUES(name), time_zone = VALUES(time_zone), read_only = VALUES(read_only)");
-      up.setInt64(1, user_id);
-      up.setString(2, HashOf(fetched[i].url));
-      up.setString(3, encrypted[i]);
-      up.setString(4, fetched[i].name);
-      up.setString(5, fetched[i].time_zone);
-      up.setBoolean(6, read_only);
-      up.executeUpdate();
+      rows.push_back({user_id, HashOf(fetched[i].url), encrypted[i], fetched[i].name, fetched[i].time_zone,
+                      read_only});
     }
+    tx.InsertRows("INSERT INTO calendar_ics_feeds (user_id, url_hash, url_enc, name, time_zone, read_only, created_at)",
+                  rows,
+                  " ON DUPLICATE KEY UPDATE url_enc = VALUES(url_enc), name = VALUES(name),"
+                  " time_zone = VALUES(time_zone), read_only = VALUES(read_only)",
+                  "(?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(3))");
     return std::nullopt;
   });
   if (limit) return *limit;
@@ -811,27 +757,23 @@ Outcome<Json> CalendarService::SetDestination(int64_t user_id, const Json& body)
     return Invalid("externalId is required: the id of one of your connected Google calendars", "externalId");
   const std::string external_id = body["externalId"].get<std::string>();
   return db_.Transaction([&](DbConnection& tx) -> Outcome<Json> {
-    auto& q = tx.Prepare(
+    std::optional<DbRow> r = tx.QueryOne(
         "SELECT credential_id, name, is_primary, read_only, time_zone FROM calendar_google_calendars"
-        " WHERE user_id = ? AND external_id = ? FOR UPDATE");
-    q.setInt64(1, user_id);
-    q.setString(2, external_id);
-    std::unique_ptr<sql::ResultSet> rs(q.executeQuery());
-    if (!rs->next()) return NotFound("no connected Google calendar with this externalId");
-    const int64_t credential_id = rs->getInt64(1);
-    const std::string name = rs->getString(2);
-    const bool primary = rs->getBoolean(3);
-    const bool read_only = rs->getBoolean(4);
-    const std::string tz = rs->getString(5);
+        " WHERE user_id = ? AND external_id = ? FOR UPDATE",
+        {user_id, external_id});
+    if (!r) return NotFound("no connected Google calendar with this externalId");
+    const int64_t credential_id = r->Int(1);
+    const std::string name = r->String(2);
+    const bool primary = r->Bool(3);
+    const bool read_only = r->Bool(4);
+    const std::string tz = r->String(5);
     if (read_only) return Invalid("this calendar is read-only; events cannot be written to it", "externalId");
-    auto& up = tx.Prepare(
+    tx.Exec(
         "INSERT INTO calendar_destinations (user_id, integration, external_id, updated_at) VALUES (?, "
         "'google_calendar',"
         " ?, UTC_TIMESTAMP(3)) ON DUPLICATE KEY UPDATE integration = VALUES(integration),"
-        " external_id = VALUES(external_id), updated_at = VALUES(updated_at)");
-    up.setInt64(1, user_id);
-    up.setString(2, external_id);
-    up.executeUpdate();
+        " external_id = VALUES(external_id), updated_at = VALUES(updated_at)",
+        {user_id, external_id});
     return Json{{"integration", "google_calendar"}, {"externalId", external_id}, {"name", name},
                 {"credentialId", credential_id},    {"primary", primary},        {"timeZone", tz}};
   });
@@ -851,15 +793,8 @@ Outcome<Json> CalendarService::GetEvent(int64_t user_id, const std::string& cale
   if (reference_lookup_) {
     if (auto id = reference_lookup_(user_id, event_uid)) order.push_back(*id);
   }
-  std::optional<std::string> destination = db_.Run([&](DbConnection& c) -> std::optional<std::string> {
-    auto& d = c.Prepare(
-        "SELECT external_id FROM calendar_destinations WHERE user_id = ? AND integration = "
-        "'google_calendar'");
-    d.setInt64(1, user_id);
-    std::unique_ptr<sql::ResultSet> rs(d.executeQuery());
-    if (!rs->next()) return std::nullopt;
-    return std::string(rs->getString(1));
-  });
+  std::optional<std::string> destination =
+      db_.Run([&](DbConnection& c) -> std::optional<std::string> { return Destination(c, user_id); });
   if (destination) order.push_back(*destination);
   for (const GoogleCalendar& c : calendars) {
     if (c.primary) order.push_back(c.external_id);

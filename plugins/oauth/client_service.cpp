@@ -4,8 +4,6 @@
 #include <map>
 #include <memory>
 
-#include <cppconn/prepared_statement.h>
-#include <cppconn/resultset.h>
 
 #include "rendezvous/crypto.hpp"
 #include "scopes.hpp"
@@ -78,47 +76,51 @@ std::vector<std::string> JsonList(const std::string& text) {
 
 std::string ListJson(const std::vector<std::string>& v) { return Json(v).dump(); }
 
-OAuthClient ClientFromRow(sql::ResultSet& rs) {
+OAuthClient ClientFromRow(const DbRow& rs) {
   OAuthClient c;
-  c.client_id = rs.getString(1);
-  c.owner_id = rs.getInt64(2);
-  c.kind = ParseClientKind(std::string(rs.getString(3))).value_or(ClientKind::kConfidential);
-  c.state = ParseClientState(std::string(rs.getString(4))).value_or(ClientState::kPending);
-  c.review_reason = rs.getString(5);
-  c.settings.name = rs.getString(6);
-  c.settings.logo = rs.getString(7);
-  c.settings.website = rs.getString(8);
-  c.settings.purpose = rs.getString(9);
-  c.settings.redirect_uris = JsonList(rs.getString(10));
-  c.settings.scopes = JsonList(rs.getString(11));
-  c.created_at = SqlTimeToIso(rs.getString(12));
-  c.updated_at = SqlTimeToIso(rs.getString(13));
+  c.client_id = rs.String(1);
+  c.owner_id = rs.Int(2);
+  c.kind = ParseClientKind(rs.String(3)).value_or(ClientKind::kConfidential);
+  c.state = ParseClientState(rs.String(4)).value_or(ClientState::kPending);
+  c.review_reason = rs.String(5);
+  c.settings.name = rs.String(6);
+  c.settings.logo = rs.String(7);
+  c.settings.website = rs.String(8);
+  c.settings.purpose = rs.String(9);
+  c.settings.redirect_uris = JsonList(rs.String(10));
+  c.settings.scopes = JsonList(rs.String(11));
+  c.created_at = SqlTimeToIso(rs.String(12));
+  c.updated_at = SqlTimeToIso(rs.String(13));
   c.legacy = IsLegacyClient(c.settings.scopes);
   return c;
 }
 
 std::vector<ClientSecretInfo> LoadSecrets(DbConnection& conn, const std::string& client_id) {
-  auto& q = conn.Prepare(
-      "SELECT id, hint, created_at FROM oauth_client_secrets"
-      " WHERE client_id = ? AND revoked_at IS NULL ORDER BY id");
-  q.setString(1, client_id);
-  std::unique_ptr<sql::ResultSet> rs(q.executeQuery());
   std::vector<ClientSecretInfo> out;
-  while (rs->next()) {
-    out.push_back({rs->getInt64(1), rs->getString(2), SqlTimeToIso(rs->getString(3))});
+  for (const DbRow& row : conn.Query("SELECT id, hint, created_at FROM oauth_client_secrets"
+                                     " WHERE client_id = ? AND revoked_at IS NULL ORDER BY id",
+                                     {client_id})) {
+    out.push_back({row.Int(1), row.String(2), SqlTimeToIso(row.String(3))});
   }
   return out;
+}
+
+// Stores a new active secret (its hash and last four characters) of the client.
+void InsertSecret(DbConnection& tx, const std::string& client_id, const std::string& secret) {
+  tx.Exec(
+      "INSERT INTO oauth_client_secrets (client_id, secret_hash, hint, created_at)"
+      " VALUES (?, ?, ?, UTC_TIMESTAMP(3))",
+      {client_id, crypto::Sha256Hex(secret), secret.substr(secret.size() - 4)});
 }
 
 // The client with its active secrets; `lock` takes the row lock for the rest of the transaction.
 std::optional<OAuthClient> LoadClient(DbConnection& conn, const std::string& client_id, bool lock) {
   if (client_id.empty() || client_id.size() > kMaxClientIdLength) return std::nullopt;
-  auto& q = conn.Prepare(std::string("SELECT ") + kClientColumns +
-                         " FROM oauth_clients WHERE client_id = ?" + (lock ? " FOR UPDATE" : ""));
-  q.setString(1, client_id);
-  std::unique_ptr<sql::ResultSet> rs(q.executeQuery());
-  if (!rs->next()) return std::nullopt;
-  OAuthClient c = ClientFromRow(*rs);
+  std::optional<DbRow> row = conn.QueryOne(
+      std::string("SELECT ") + kClientColumns + " FROM oauth_clients WHERE client_id = ?" + (lock ? " FOR UPDATE" : ""),
+      {client_id});
+  if (!row) return std::nullopt;
+  OAuthClient c = ClientFromRow(*row);
   c.secrets = LoadSecrets(conn, c.client_id);
   return c;
 }
@@ -211,29 +213,13 @@ Result<std::pair<OAuthClient, std::optional<std::string>>> ClientService::Create
   if (request.kind == ClientKind::kConfidential) secret = kSecretPrefix + crypto::RandomToken(kSecretBytes);
 
   OAuthClient created = db_.Transaction([&](DbConnection& tx) {
-    auto& ins = tx.Prepare(
+    tx.Exec(
         "INSERT INTO oauth_clients (client_id, owner_id, kind, state, review_reason, name, logo,"
         " website, purpose, redirect_uris, scopes, created_at, updated_at)"
-        " VALUES (?, ?, ?, 'pending', '', ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))");
-    ins.setString(1, client_id);
-    ins.setInt64(2, request.owner_id);
-    ins.setString(3, std::string(ClientKindName(request.kind)));
-    ins.setString(4, settings.name);
-    ins.setString(5, settings.logo);
-    ins.setString(6, settings.website);
-    ins.setString(7, settings.purpose);
-    ins.setString(8, ListJson(settings.redirect_uris));
-    ins.setString(9, ListJson(settings.scopes));
-    ins.executeUpdate();
-    if (secret) {
-      auto& sec = tx.Prepare(
-          "INSERT INTO oauth_client_secrets (client_id, secret_hash, hint, created_at)"
-          " VALUES (?, ?, ?, UTC_TIMESTAMP(3))");
-      sec.setString(1, client_id);
-      sec.setString(2, crypto::Sha256Hex(*secret));
-      sec.setString(3, secret->substr(secret->size() - 4));
-      sec.executeUpdate();
-    }
+        " VALUES (?, ?, ?, 'pending', '', ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))",
+        {client_id, request.owner_id, ClientKindName(request.kind), settings.name, settings.logo, settings.website,
+         settings.purpose, ListJson(settings.redirect_uris), ListJson(settings.scopes)});
+    if (secret) InsertSecret(tx, client_id, *secret);
     return *LoadClient(tx, client_id, false);
   });
   logger_.Info("oauth client created", {{"client_id", client_id},
@@ -252,26 +238,21 @@ Result<OAuthClient> ClientService::Get(const std::string& client_id, std::option
 std::vector<OAuthClient> ClientService::ListWhere(const std::string& column, const std::string& value) {
   return db_.Run([&](DbConnection& conn) {
     std::vector<OAuthClient> clients;
-    {
-      auto& q = conn.Prepare(std::string("SELECT ") + kClientColumns + " FROM oauth_clients WHERE " +
-                             column + " = ? ORDER BY id LIMIT " + std::to_string(kMaxListed));
-      q.setString(1, value);
-      std::unique_ptr<sql::ResultSet> rs(q.executeQuery());
-      while (rs->next()) clients.push_back(ClientFromRow(*rs));
+    for (const DbRow& row : conn.Query(std::string("SELECT ") + kClientColumns + " FROM oauth_clients WHERE " +
+                                           column + " = ? ORDER BY id LIMIT " + std::to_string(kMaxListed),
+                                       {value})) {
+      clients.push_back(ClientFromRow(row));
     }
     if (clients.empty()) return clients;
     std::map<std::string, OAuthClient*> by_id;
     for (OAuthClient& c : clients) by_id[c.client_id] = &c;
-    auto& q = conn.Prepare(
-        "SELECT s.client_id, s.id, s.hint, s.created_at FROM oauth_client_secrets s"
-        " JOIN oauth_clients c ON c.client_id = s.client_id"
-        " WHERE c." + column + " = ? AND s.revoked_at IS NULL ORDER BY s.id");
-    q.setString(1, value);
-    std::unique_ptr<sql::ResultSet> rs(q.executeQuery());
-    while (rs->next()) {
-      auto it = by_id.find(rs->getString(1));
+    for (const DbRow& row : conn.Query("SELECT s.client_id, s.id, s.hint, s.created_at FROM oauth_client_secrets s"
+                                       " JOIN oauth_clients c ON c.client_id = s.client_id"
+                                       " WHERE c." + column + " = ? AND s.revoked_at IS NULL ORDER BY s.id",
+                                       {value})) {
+      auto it = by_id.find(row.String(1));
       if (it == by_id.end()) continue;  // beyond the listing limit
-      it->second->secrets.push_back({rs->getInt64(2), rs->getString(3), SqlTimeToIso(rs->getString(4))});
+      it->second->secrets.push_back({row.Int(2), row.String(3), SqlTimeToIso(row.String(4))});
     }
     return clients;
   });
@@ -328,19 +309,12 @@ Result<OAuthClient> ClientService::Update(const std::string& client_id, std::opt
                            before.redirect_uris == after.redirect_uris && before.scopes == after.scopes;
     if (unchanged) return std::move(*client);
 
-    auto& up = tx.Prepare(
+    tx.Exec(
         "UPDATE oauth_clients SET name = ?, logo = ?, website = ?, purpose = ?, redirect_uris = ?,"
-        " scopes = ?, state = ?, review_reason = ?, updated_at = UTC_TIMESTAMP(3) WHERE client_id = ?");
-    up.setString(1, after.name);
-    up.setString(2, after.logo);
-    up.setString(3, after.website);
-    up.setString(4, after.purpose);
-    up.setString(5, ListJson(after.redirect_uris));
-    up.setString(6, ListJson(after.scopes));
-    up.setString(7, std::string(ClientStateName(decision.next_state)));
-    up.setString(8, decision.next_state == ClientState::kRejected ? client->review_reason : "");
-    up.setString(9, client->client_id);
-    up.executeUpdate();
+        " scopes = ?, state = ?, review_reason = ?, updated_at = UTC_TIMESTAMP(3) WHERE client_id = ?",
+        {after.name, after.logo, after.website, after.purpose, ListJson(after.redirect_uris), ListJson(after.scopes),
+         ClientStateName(decision.next_state),
+         decision.next_state == ClientState::kRejected ? client->review_reason : std::string(), client->client_id});
     return *LoadClient(tx, client->client_id, false);
   });
   if (result.ok()) {
@@ -370,13 +344,8 @@ Result<OAuthClient> ClientService::Review(const std::string& client_id, bool acc
                                               "; only pending clients can be reviewed");
     }
     const ClientState next = accept ? ClientState::kApproved : ClientState::kRejected;
-    auto& up = tx.Prepare(
-        "UPDATE oauth_clients SET state = ?, review_reason = ?, updated_at = UTC_TIMESTAMP(3)"
-        " WHERE client_id = ?");
-    up.setString(1, std::string(ClientStateName(next)));
-    up.setString(2, accept ? "" : reason);
-    up.setString(3, client->client_id);
-    up.executeUpdate();
+    tx.Exec("UPDATE oauth_clients SET state = ?, review_reason = ?, updated_at = UTC_TIMESTAMP(3) WHERE client_id = ?",
+            {ClientStateName(next), accept ? std::string() : reason, client->client_id});
 
     if (owner) {
       const std::string name = "\"" + client->settings.name + "\"";
@@ -416,13 +385,7 @@ Result<CreatedSecret> ClientService::GenerateSecret(const std::string& client_id
     if (client->secrets.size() >= kMaxActiveSecrets) {
       return Status(ErrorCode::kConflict, "a client has at most 2 active secrets; revoke one before generating another");
     }
-    auto& ins = tx.Prepare(
-        "INSERT INTO oauth_client_secrets (client_id, secret_hash, hint, created_at)"
-        " VALUES (?, ?, ?, UTC_TIMESTAMP(3))");
-    ins.setString(1, client->client_id);
-    ins.setString(2, crypto::Sha256Hex(secret));
-    ins.setString(3, secret.substr(secret.size() - 4));
-    ins.executeUpdate();
+    InsertSecret(tx, client->client_id, secret);
     const int64_t id = tx.LastInsertId();
     for (const ClientSecretInfo& info : LoadSecrets(tx, client->client_id)) {
       if (info.secret_id == id) return CreatedSecret{info, secret};
@@ -448,12 +411,8 @@ Status ClientService::RevokeSecret(const std::string& client_id, int64_t secret_
       return Status(ErrorCode::kConflict,
                     "the last active secret of a confidential client cannot be revoked; generate a new one first");
     }
-    auto& up = tx.Prepare(
-        "UPDATE oauth_client_secrets SET revoked_at = UTC_TIMESTAMP(3)"
-        " WHERE id = ? AND client_id = ? AND revoked_at IS NULL");
-    up.setInt64(1, secret_id);
-    up.setString(2, client->client_id);
-    up.executeUpdate();
+    tx.Exec("UPDATE oauth_client_secrets SET revoked_at = UTC_TIMESTAMP(3) WHERE id = ? AND client_id = ? AND revoked_at IS NULL",
+            {secret_id, client->client_id});
     return Status::Ok();
   });
   if (status.ok()) logger_.Info("oauth client secret revoked", {{"client_id", client_id}, {"secret_id", secret_id}});
@@ -469,16 +428,13 @@ bool ClientService::VerifySecret(const std::string& client_id, const std::string
 std::optional<ClientCredentials> ClientService::LoadCredentials(const std::string& client_id) {
   if (client_id.empty() || client_id.size() > kMaxClientIdLength) return std::nullopt;
   return db_.Run([&](DbConnection& conn) -> std::optional<ClientCredentials> {
-    auto& q = conn.Prepare(
-        "SELECT c.kind, s.secret_hash FROM oauth_clients c"
-        " LEFT JOIN oauth_client_secrets s ON s.client_id = c.client_id AND s.revoked_at IS NULL"
-        " WHERE c.client_id = ?");
-    q.setString(1, client_id);
-    std::unique_ptr<sql::ResultSet> rs(q.executeQuery());
     std::optional<ClientCredentials> out;
-    while (rs->next()) {
-      if (!out) out.emplace(ClientCredentials{ParseClientKind(std::string(rs->getString(1))).value_or(ClientKind::kConfidential), {}});
-      if (!rs->isNull(2)) out->active_secret_hashes.push_back(rs->getString(2));
+    for (const DbRow& row : conn.Query("SELECT c.kind, s.secret_hash FROM oauth_clients c"
+                                       " LEFT JOIN oauth_client_secrets s ON s.client_id = c.client_id AND s.revoked_at IS NULL"
+                                       " WHERE c.client_id = ?",
+                                       {client_id})) {
+      if (!out) out.emplace(ClientCredentials{ParseClientKind(row.String(1)).value_or(ClientKind::kConfidential), {}});
+      if (!row.IsNull(2)) out->active_secret_hashes.push_back(row.String(2));
     }
     return out;
   });

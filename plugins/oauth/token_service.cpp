@@ -4,9 +4,6 @@
 #include <memory>
 #include <stdexcept>
 
-#include <cppconn/exception.h>
-#include <cppconn/prepared_statement.h>
-#include <cppconn/resultset.h>
 
 #include "client_auth.hpp"
 #include "client_policy.hpp"
@@ -127,11 +124,9 @@ struct ClientRow {
 };
 
 std::optional<ClientRow> LoadClientRow(DbConnection& conn, const std::string& client_id) {
-  auto& q = conn.Prepare("SELECT state, owner_id, scopes FROM oauth_clients WHERE client_id = ?");
-  q.setString(1, client_id);
-  std::unique_ptr<sql::ResultSet> rs(q.executeQuery());
-  if (!rs->next()) return std::nullopt;
-  return ClientRow{rs->getString(1), rs->getInt64(2), JsonList(rs->getString(3))};
+  std::optional<DbRow> row = conn.QueryOne("SELECT state, owner_id, scopes FROM oauth_clients WHERE client_id = ?", {client_id});
+  if (!row) return std::nullopt;
+  return ClientRow{row->String(1), row->Int(2), JsonList(row->String(3))};
 }
 
 // Rejected clients get nothing; a pending one only for its owner's own grants (testing).
@@ -150,9 +145,7 @@ std::string ScopeText(const std::vector<std::string>& scopes, bool all_scopes, c
 }
 
 void RevokeGrant(DbConnection& conn, int64_t grant_id) {
-  auto& up = conn.Prepare("UPDATE oauth_grants SET revoked_at = UTC_TIMESTAMP(3) WHERE id = ? AND revoked_at IS NULL");
-  up.setInt64(1, grant_id);
-  up.executeUpdate();
+  conn.Exec("UPDATE oauth_grants SET revoked_at = UTC_TIMESTAMP(3) WHERE id = ? AND revoked_at IS NULL", {grant_id});
 }
 
 }  // namespace
@@ -181,34 +174,23 @@ TokenResponse IssueTokens(DbConnection& conn, int64_t grant_id, const TokenLifet
   out.access_token = std::string(kAccessTokenPrefix) + crypto::RandomToken(kTokenBytes);
   out.refresh_token = std::string(kRefreshTokenPrefix) + crypto::RandomToken(kTokenBytes);
   out.expires_in = lifetimes.access_token_ttl;
-  auto& a = conn.Prepare(
+  conn.Exec(
       "INSERT INTO oauth_access_tokens (token_hash, grant_id, created_at, expires_at)"
-      " VALUES (?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL ? SECOND)");
-  a.setString(1, crypto::Sha256Hex(out.access_token));
-  a.setInt64(2, grant_id);
-  a.setInt64(3, lifetimes.access_token_ttl);
-  a.executeUpdate();
-  auto& r = conn.Prepare(
+      " VALUES (?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL ? SECOND)",
+      {crypto::Sha256Hex(out.access_token), grant_id, lifetimes.access_token_ttl});
+  conn.Exec(
       "INSERT INTO oauth_refresh_tokens (token_hash, grant_id, created_at, expires_at)"
-      " VALUES (?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL ? SECOND)");
-  r.setString(1, crypto::Sha256Hex(out.refresh_token));
-  r.setInt64(2, grant_id);
-  r.setInt64(3, lifetimes.refresh_token_ttl);
-  r.executeUpdate();
+      " VALUES (?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL ? SECOND)",
+      {crypto::Sha256Hex(out.refresh_token), grant_id, lifetimes.refresh_token_ttl});
   return out;
 }
 
 int64_t InsertGrant(DbConnection& conn, const std::string& client_id, int64_t user_id,
                     const std::vector<std::string>& scopes, bool all_scopes, const char* kind) {
-  auto& g = conn.Prepare(
+  conn.Exec(
       "INSERT INTO oauth_grants (client_id, user_id, scopes, all_scopes, kind, created_at)"
-      " VALUES (?, ?, ?, ?, ?, UTC_TIMESTAMP(3))");
-  g.setString(1, client_id);
-  g.setInt64(2, user_id);
-  g.setString(3, Json(scopes).dump());
-  g.setBoolean(4, all_scopes);
-  g.setString(5, kind);
-  g.executeUpdate();
+      " VALUES (?, ?, ?, ?, ?, UTC_TIMESTAMP(3))",
+      {client_id, user_id, Json(scopes).dump(), all_scopes, kind});
   return conn.LastInsertId();
 }
 
@@ -217,19 +199,12 @@ int64_t InsertGrant(DbConnection& conn, const std::string& client_id, int64_t us
 std::string TokenService::IssueCode(const CodeGrant& grant) {
   const std::string code = crypto::RandomToken(kTokenBytes);
   db_.Run([&](DbConnection& conn) {
-    auto& ins = conn.Prepare(
+    conn.Exec(
         "INSERT INTO oauth_codes (code_hash, client_id, user_id, redirect_uri, scopes, all_scopes,"
         " code_challenge, created_at, expires_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL ? SECOND)");
-    ins.setString(1, crypto::Sha256Hex(code));
-    ins.setString(2, grant.client_id);
-    ins.setInt64(3, grant.user_id);
-    ins.setString(4, grant.redirect_uri);
-    ins.setString(5, Json(grant.scopes).dump());
-    ins.setBoolean(6, grant.all_scopes);
-    ins.setString(7, grant.code_challenge);
-    ins.setInt64(8, lifetimes_.code_ttl);
-    ins.executeUpdate();
+        " VALUES (?, ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL ? SECOND)",
+        {crypto::Sha256Hex(code), grant.client_id, grant.user_id, grant.redirect_uri, Json(grant.scopes).dump(),
+         grant.all_scopes, grant.code_challenge, lifetimes_.code_ttl});
   });
   return code;
 }
@@ -246,20 +221,19 @@ TokenResult TokenService::ExchangeCode(const std::string& client_id, const std::
       bool all_scopes = false, used = false;
     } row;
     {
-      auto& q = tx.Prepare(
+      std::optional<DbRow> r = tx.QueryOne(
           "SELECT client_id, user_id, redirect_uri, scopes, all_scopes, code_challenge,"
-          " used_at IS NOT NULL, COALESCE(grant_id, 0) FROM oauth_codes WHERE code_hash = ? FOR UPDATE");
-      q.setString(1, hash);
-      std::unique_ptr<sql::ResultSet> rs(q.executeQuery());
-      if (!rs->next()) return TokenError::CodeInvalidOrExpired();
-      row.client_id = rs->getString(1);
-      row.user_id = rs->getInt64(2);
-      row.redirect_uri = rs->getString(3);
-      row.scopes = rs->getString(4);
-      row.all_scopes = rs->getBoolean(5);
-      row.challenge = rs->getString(6);
-      row.used = rs->getBoolean(7);
-      row.grant_id = rs->getInt64(8);
+          " used_at IS NOT NULL, COALESCE(grant_id, 0) FROM oauth_codes WHERE code_hash = ? FOR UPDATE",
+          {hash});
+      if (!r) return TokenError::CodeInvalidOrExpired();
+      row.client_id = r->String(1);
+      row.user_id = r->Int(2);
+      row.redirect_uri = r->String(3);
+      row.scopes = r->String(4);
+      row.all_scopes = r->Bool(5);
+      row.challenge = r->String(6);
+      row.used = r->Bool(7);
+      row.grant_id = r->Int(8);
     }
     if (row.client_id != client_id) return TokenError::CodeInvalidOrExpired();
     if (row.used) {
@@ -273,11 +247,11 @@ TokenResult TokenService::ExchangeCode(const std::string& client_id, const std::
     if (!client) return TokenError::CodeInvalidOrExpired();
     if (auto error = CheckClientUsable(*client, row.user_id)) return *error;
 
-    auto& use = tx.Prepare(
-        "UPDATE oauth_codes SET used_at = UTC_TIMESTAMP(3)"
-        " WHERE code_hash = ? AND used_at IS NULL AND expires_at > UTC_TIMESTAMP(3)");
-    use.setString(1, hash);
-    if (use.executeUpdate() != 1) return TokenError::CodeInvalidOrExpired();  // expired
+    if (tx.Exec("UPDATE oauth_codes SET used_at = UTC_TIMESTAMP(3)"
+                " WHERE code_hash = ? AND used_at IS NULL AND expires_at > UTC_TIMESTAMP(3)",
+                {hash}) != 1) {
+      return TokenError::CodeInvalidOrExpired();  // expired
+    }
 
     if (row.redirect_uri != redirect_uri) return TokenError::CodeInvalidOrExpired();
     if (row.challenge.empty() != code_verifier.empty()) return TokenError::CodeInvalidOrExpired();
@@ -285,10 +259,7 @@ TokenResult TokenService::ExchangeCode(const std::string& client_id, const std::
 
     const std::vector<std::string> scopes = JsonList(row.scopes);
     const int64_t grant_id = InsertGrant(tx, client_id, row.user_id, scopes, row.all_scopes, "oauth");
-    auto& link = tx.Prepare("UPDATE oauth_codes SET grant_id = ? WHERE code_hash = ?");
-    link.setInt64(1, grant_id);
-    link.setString(2, hash);
-    link.executeUpdate();
+    tx.Exec("UPDATE oauth_codes SET grant_id = ? WHERE code_hash = ?", {grant_id, hash});
     TokenResponse out = IssueTokens(tx, grant_id, lifetimes_);
     out.scope = ScopeText(scopes, row.all_scopes, *client);
     return out;
@@ -314,30 +285,39 @@ struct RefreshRow {
   bool Rotatable() const { return token_found && live && !rotated && !revoked && !grant_revoked; }
 };
 
+// The token's and its grant's state from six columns starting at `first`: grant id, live,
+// rotated, revoked, the grant's client, grant revoked.
+void ReadTokenState(const DbRow& rs, int first, RefreshRow& row) {
+  row.grant_id = rs.Int(first);
+  row.live = rs.Bool(first + 1);
+  row.rotated = rs.Bool(first + 2);
+  row.revoked = rs.Bool(first + 3);
+  row.grant_client = rs.String(first + 4);
+  row.grant_revoked = rs.Bool(first + 5);
+}
+
 // One non-locking read of the requesting client (kind, active secret hashes, state) and the
 // refresh token with its grant: client authentication and the grant decision in one round trip.
 // Without locks a guarded write decides any race (a locking read would also lock the client row,
 // which every refresh of the client shares).
 std::optional<RefreshRow> ReadRefreshRow(DbConnection& conn, const std::string& client_id, const std::string& hash) {
-  auto& q = conn.Prepare(
+  std::optional<DbRow> rs = conn.QueryOne(
       "SELECT c.kind, (SELECT GROUP_CONCAT(s.secret_hash) FROM oauth_client_secrets s"
       "   WHERE s.client_id = c.client_id AND s.revoked_at IS NULL),"
       " c.state, c.owner_id, c.scopes,"
       " r.grant_id, r.expires_at > UTC_TIMESTAMP(3), r.rotated_at IS NOT NULL, r.revoked_at IS NOT NULL,"
-      " g.client_id, g.user_id, g.scopes, g.all_scopes, g.revoked_at IS NOT NULL"
+      " g.client_id, g.revoked_at IS NOT NULL, g.user_id, g.scopes, g.all_scopes"
       " FROM oauth_clients c"
       " LEFT JOIN oauth_refresh_tokens r ON r.token_hash = ?"
       " LEFT JOIN oauth_grants g ON g.id = r.grant_id"
-      " WHERE c.client_id = ?");
-  q.setString(1, hash);
-  q.setString(2, client_id);
-  std::unique_ptr<sql::ResultSet> rs(q.executeQuery());
-  if (!rs->next()) return std::nullopt;
+      " WHERE c.client_id = ?",
+      {hash, client_id});
+  if (!rs) return std::nullopt;
   RefreshRow row;
   ClientCredentials credentials;
-  credentials.kind = ParseClientKind(std::string(rs->getString(1))).value_or(ClientKind::kConfidential);
-  if (!rs->isNull(2)) {
-    const std::string joined = rs->getString(2);
+  credentials.kind = ParseClientKind(rs->String(1)).value_or(ClientKind::kConfidential);
+  if (!rs->IsNull(2)) {
+    const std::string joined = rs->String(2);
     for (size_t start = 0; start < joined.size();) {
       size_t comma = joined.find(',', start);
       if (comma == std::string::npos) comma = joined.size();
@@ -346,46 +326,31 @@ std::optional<RefreshRow> ReadRefreshRow(DbConnection& conn, const std::string& 
     }
   }
   row.credentials = std::move(credentials);
-  row.client = ClientRow{rs->getString(3), rs->getInt64(4), JsonList(rs->getString(5))};
-  row.token_found = !rs->isNull(6) && !rs->isNull(10);
+  row.client = ClientRow{rs->String(3), rs->Int(4), JsonList(rs->String(5))};
+  row.token_found = !rs->IsNull(6) && !rs->IsNull(10);
   if (row.token_found) {
-    row.grant_id = rs->getInt64(6);
-    row.live = rs->getBoolean(7);
-    row.rotated = rs->getBoolean(8);
-    row.revoked = rs->getBoolean(9);
-    row.grant_client = rs->getString(10);
-    row.user_id = rs->getInt64(11);
-    row.scopes_text = rs->getString(12);
-    row.all_scopes = rs->getBoolean(13);
-    row.grant_revoked = rs->getBoolean(14);
+    ReadTokenState(*rs, 6, row);
+    row.user_id = rs->Int(12);
+    row.scopes_text = rs->String(13);
+    row.all_scopes = rs->Bool(14);
   }
   return row;
 }
 
 // The exact re-read after a lost race: locks the token and grant rows (not the client's).
 std::optional<RefreshRow> ReadLockedRefreshRow(DbConnection& conn, const std::string& hash) {
-  auto& q = conn.Prepare(
+  std::optional<DbRow> rs = conn.QueryOne(
       "SELECT r.grant_id, r.expires_at > UTC_TIMESTAMP(3), r.rotated_at IS NOT NULL, r.revoked_at IS NOT NULL,"
       " g.client_id, g.revoked_at IS NOT NULL"
       " FROM oauth_refresh_tokens r JOIN oauth_grants g ON g.id = r.grant_id"
-      " WHERE r.token_hash = ? FOR UPDATE");
-  q.setString(1, hash);
-  std::unique_ptr<sql::ResultSet> rs(q.executeQuery());
-  if (!rs->next()) return std::nullopt;
+      " WHERE r.token_hash = ? FOR UPDATE",
+      {hash});
+  if (!rs) return std::nullopt;
   RefreshRow row;
   row.token_found = true;
-  row.grant_id = rs->getInt64(1);
-  row.live = rs->getBoolean(2);
-  row.rotated = rs->getBoolean(3);
-  row.revoked = rs->getBoolean(4);
-  row.grant_client = rs->getString(5);
-  row.grant_revoked = rs->getBoolean(6);
+  ReadTokenState(*rs, 1, row);
   return row;
 }
-
-constexpr int kSignalException = 1644;  // SIGNAL SQLSTATE '45000' from oauth_rotate_refresh_token
-constexpr int kDeadlock = 1213;
-constexpr int kLockWaitTimeout = 1205;
 
 }  // namespace
 
@@ -430,20 +395,15 @@ std::optional<TokenResult> TokenService::RefreshFast(const std::string& client_i
     out.access_token = std::string(kAccessTokenPrefix) + crypto::RandomToken(kTokenBytes);
     out.refresh_token = std::string(kRefreshTokenPrefix) + crypto::RandomToken(kTokenBytes);
     out.expires_in = lifetimes_.access_token_ttl;
-    auto& call = conn.Prepare("CALL oauth_rotate_refresh_token(?, ?, ?, ?, ?, ?)");
-    call.setString(1, hash);
-    call.setInt64(2, row->grant_id);
-    call.setString(3, crypto::Sha256Hex(out.access_token));
-    call.setString(4, crypto::Sha256Hex(out.refresh_token));
-    call.setInt64(5, lifetimes_.access_token_ttl);
-    call.setInt64(6, lifetimes_.refresh_token_ttl);
     try {
-      call.execute();
-    } catch (const sql::SQLException& e) {
-      // Not rotatable any more (a concurrent refresh won, or the grant was revoked), or a lock
-      // conflict: the procedure rolled back; decide again under locks.
-      const int code = e.getErrorCode();
-      if (code == kSignalException || code == kDeadlock || code == kLockWaitTimeout) return std::nullopt;
+      conn.Exec("CALL oauth_rotate_refresh_token(?, ?, ?, ?, ?, ?)",
+                {hash, row->grant_id, crypto::Sha256Hex(out.access_token), crypto::Sha256Hex(out.refresh_token),
+                 lifetimes_.access_token_ttl, lifetimes_.refresh_token_ttl});
+    } catch (const DatabaseError& e) {
+      // Not rotatable any more (a concurrent refresh won, or the grant was revoked: the procedure's
+      // SIGNAL), or a lock conflict: the procedure rolled back; decide again under locks.
+      const int code = e.code();
+      if (code == kDbErrorSignal || code == kDbErrorDeadlock || code == kDbErrorLockWaitTimeout) return std::nullopt;
       throw;
     }
     out.scope = ScopeText(JsonList(row->scopes_text), row->all_scopes, *row->client);
@@ -478,13 +438,13 @@ TokenResult TokenService::RefreshLocked(const std::string& client_id, const std:
 
     // Rotates only a token that is still live on a live grant; 0 rows means another request
     // rotated it (or the grant was revoked) since the read: decide again under the locks.
-    auto& rot = tx.Prepare(
+    const uint64_t rotated = tx.Exec(
         "UPDATE oauth_refresh_tokens r JOIN oauth_grants g ON g.id = r.grant_id"
         " SET r.rotated_at = UTC_TIMESTAMP(3)"
         " WHERE r.token_hash = ? AND r.rotated_at IS NULL AND r.revoked_at IS NULL"
-        " AND r.expires_at > UTC_TIMESTAMP(3) AND g.revoked_at IS NULL");
-    rot.setString(1, hash);
-    if (rot.executeUpdate() != 1) {
+        " AND r.expires_at > UTC_TIMESTAMP(3) AND g.revoked_at IS NULL",
+        {hash});
+    if (rotated != 1) {
       std::optional<RefreshRow> locked = ReadLockedRefreshRow(tx, hash);
       if (!locked) return TokenError::InvalidRefreshToken();
       return refuse(*locked).value_or(TokenError::InvalidRefreshToken());
@@ -503,23 +463,22 @@ std::optional<Principal> TokenService::ResolveAccessToken(std::string_view token
   if (!WellFormed(token, kAccessTokenPrefix)) return std::nullopt;
   const std::string hash = crypto::Sha256Hex(token);
   return db_.Run([&](DbConnection& conn) -> std::optional<Principal> {
-    auto& q = conn.Prepare(
+    std::optional<DbRow> rs = conn.QueryOne(
         "SELECT g.id, g.client_id, g.user_id, g.scopes, g.all_scopes, g.kind"
         " FROM oauth_access_tokens a"
         " JOIN oauth_grants g ON g.id = a.grant_id"
         " JOIN oauth_clients c ON c.client_id = g.client_id"
         " WHERE a.token_hash = ? AND a.revoked_at IS NULL AND a.expires_at > UTC_TIMESTAMP(3)"
-        " AND g.revoked_at IS NULL AND c.state <> 'rejected'");
-    q.setString(1, hash);
-    std::unique_ptr<sql::ResultSet> rs(q.executeQuery());
-    if (!rs->next()) return std::nullopt;
+        " AND g.revoked_at IS NULL AND c.state <> 'rejected'",
+        {hash});
+    if (!rs) return std::nullopt;
     Principal p;
-    p.credential_id = rs->getInt64(1);
-    p.client_id = rs->getString(2);
-    p.user_id = rs->getInt64(3);
-    for (std::string& s : JsonList(rs->getString(4))) p.scopes.insert(std::move(s));
-    p.all_scopes = rs->getBoolean(5);
-    p.kind = std::string(rs->getString(6)) == "managed" ? kManagedUserToken : kOAuthToken;
+    p.credential_id = rs->Int(1);
+    p.client_id = rs->String(2);
+    p.user_id = rs->Int(3);
+    for (std::string& s : JsonList(rs->String(4))) p.scopes.insert(std::move(s));
+    p.all_scopes = rs->Bool(5);
+    p.kind = rs->String(6) == "managed" ? kManagedUserToken : kOAuthToken;
     return p;
   });
 }
@@ -543,21 +502,17 @@ void TokenService::Revoke(const std::string& client_id, const std::string& token
   const std::string hash = crypto::Sha256Hex(token);
   db_.Transaction([&](DbConnection& tx) {
     if (access) {
-      auto& up = tx.Prepare(
+      tx.Exec(
           "UPDATE oauth_access_tokens a JOIN oauth_grants g ON g.id = a.grant_id"
-          " SET a.revoked_at = UTC_TIMESTAMP(3) WHERE a.token_hash = ? AND g.client_id = ? AND a.revoked_at IS NULL");
-      up.setString(1, hash);
-      up.setString(2, client_id);
-      up.executeUpdate();
+          " SET a.revoked_at = UTC_TIMESTAMP(3) WHERE a.token_hash = ? AND g.client_id = ? AND a.revoked_at IS NULL",
+          {hash, client_id});
       return;
     }
-    auto& q = tx.Prepare(
+    std::optional<DbRow> grant = tx.QueryOne(
         "SELECT g.id FROM oauth_refresh_tokens r JOIN oauth_grants g ON g.id = r.grant_id"
-        " WHERE r.token_hash = ? AND g.client_id = ?");
-    q.setString(1, hash);
-    q.setString(2, client_id);
-    std::unique_ptr<sql::ResultSet> rs(q.executeQuery());
-    if (rs->next()) RevokeGrant(tx, rs->getInt64(1));
+        " WHERE r.token_hash = ? AND g.client_id = ?",
+        {hash, client_id});
+    if (grant) RevokeGrant(tx, grant->Int(1));
   });
 }
 
@@ -568,24 +523,22 @@ Json TokenService::Introspect(const std::string& client_id, const std::string& t
   const std::string table = access ? "oauth_access_tokens" : "oauth_refresh_tokens";
   const std::string extra = access ? "" : " AND t.rotated_at IS NULL";
   return db_.Run([&](DbConnection& conn) -> Json {
-    auto& q = conn.Prepare(
+    std::optional<DbRow> rs = conn.QueryOne(
         "SELECT g.user_id, g.scopes, g.all_scopes, c.scopes, TIMESTAMPDIFF(SECOND, '1970-01-01', t.expires_at), TIMESTAMPDIFF(SECOND, '1970-01-01', t.created_at)"
         " FROM " + table + " t JOIN oauth_grants g ON g.id = t.grant_id"
         " JOIN oauth_clients c ON c.client_id = g.client_id"
         " WHERE t.token_hash = ? AND g.client_id = ? AND t.revoked_at IS NULL AND t.expires_at > UTC_TIMESTAMP(3)"
-        " AND g.revoked_at IS NULL AND c.state <> 'rejected'" + extra);
-    q.setString(1, hash);
-    q.setString(2, client_id);
-    std::unique_ptr<sql::ResultSet> rs(q.executeQuery());
-    if (!rs->next()) return {{"active", false}};
-    const bool all_scopes = rs->getBoolean(3);
-    const std::vector<std::string> scopes = JsonList(rs->getString(all_scopes ? 4 : 2));
+        " AND g.revoked_at IS NULL AND c.state <> 'rejected'" + extra,
+        {hash, client_id});
+    if (!rs) return {{"active", false}};
+    const bool all_scopes = rs->Bool(3);
+    const std::vector<std::string> scopes = JsonList(rs->String(all_scopes ? 4 : 2));
     return {{"active", true},
             {"scope", JoinScopes(scopes)},
             {"client_id", client_id},
-            {"sub", std::to_string(rs->getInt64(1))},
-            {"exp", rs->getInt64(5)},
-            {"iat", rs->getInt64(6)},
+            {"sub", std::to_string(rs->Int(1))},
+            {"exp", rs->Int(5)},
+            {"iat", rs->Int(6)},
             {"token_type", access ? "bearer" : "refresh_token"}};
   });
 }
@@ -604,9 +557,7 @@ uint64_t TokenService::PurgeExpired(size_t batch) {
     for (int i = 0; i < kMaxPurgeBatches; ++i) {
       // One autocommit statement per batch: short row locks, no long transaction.
       const uint64_t n = db_.Run([&](DbConnection& conn) -> uint64_t {
-        auto& del = conn.Prepare(sql);
-        del.setInt64(1, static_cast<int64_t>(batch));
-        return static_cast<uint64_t>(del.executeUpdate());
+        return conn.Exec(sql, {batch});
       });
       total += n;
       if (n < batch) break;

@@ -4,11 +4,6 @@
 #include <memory>
 #include <string>
 
-#include <cppconn/prepared_statement.h>
-#include <cppconn/resultset.h>
-#include <prometheus/counter.h>
-#include <prometheus/registry.h>
-
 #include "rendezvous/plugin.hpp"
 
 namespace {
@@ -39,8 +34,7 @@ std::unique_ptr<rendezvous::Plugin> Create(rendezvous::PluginContext& ctx) {
     script = *loaded;
   }
 
-  auto& counter = prometheus::BuildCounter().Name("hello_requests_total").Help("Requests to /v2/hello.")
-                      .Register(ctx.metrics()).Add({});
+  rendezvous::Metric& counter = ctx.metrics().Counter("hello_requests_total", "Requests to /v2/hello.").With();
 
   ctx.AddMigrations({{1, "create hello_items",
                       "CREATE TABLE hello_items (id BIGINT AUTO_INCREMENT PRIMARY KEY, user_id BIGINT NOT NULL, "
@@ -66,10 +60,7 @@ std::unique_ptr<rendezvous::Plugin> Create(rendezvous::PluginContext& ctx) {
       return rendezvous::Response::Error(400, "validation_error", "text is required");
     std::string text = (*body)["text"];
     int64_t id = ctx.db().Transaction([&](rendezvous::DbConnection& tx) {
-      auto& st = tx.Prepare("INSERT INTO hello_items (user_id, text) VALUES (?, ?)");
-      st.setInt64(1, req.principal->user_id);
-      st.setString(2, text);
-      st.executeUpdate();
+      tx.Exec("INSERT INTO hello_items (user_id, text) VALUES (?, ?)", {req.principal->user_id, text});
       int64_t new_id = tx.LastInsertId();
       ctx.outbox().Publish(tx, "hello", "HELLO_CREATED", {{"id", new_id}, {"text", text}});
       return new_id;
@@ -93,12 +84,10 @@ std::unique_ptr<rendezvous::Plugin> Create(rendezvous::PluginContext& ctx) {
       return rendezvous::Response::Error(404, "not_found", "no such item");
     }
     auto row = ctx.db().Run([&](rendezvous::DbConnection& c) -> std::optional<Json> {
-      auto& st = c.Prepare("SELECT id, text FROM hello_items WHERE id = ? AND user_id = ?");
-      st.setInt64(1, id);
-      st.setInt64(2, req.principal->user_id);
-      std::unique_ptr<sql::ResultSet> rs(st.executeQuery());
-      if (!rs->next()) return std::nullopt;
-      return Json{{"id", rs->getInt64(1)}, {"text", std::string(rs->getString(2))}};
+      std::optional<rendezvous::DbRow> item =
+          c.QueryOne("SELECT id, text FROM hello_items WHERE id = ? AND user_id = ?", {id, req.principal->user_id});
+      if (!item) return std::nullopt;
+      return Json{{"id", item->Int("id")}, {"text", item->String("text")}};
     });
     if (!row) return rendezvous::Response::Error(404, "not_found", "no such item");
     return rendezvous::Response::Success(*row);
@@ -122,10 +111,7 @@ std::unique_ptr<rendezvous::Plugin> Create(rendezvous::PluginContext& ctx) {
                       "CREATE TABLE hello_seen (event_id BIGINT PRIMARY KEY, item_id BIGINT NOT NULL) ENGINE=InnoDB"}});
   ctx.outbox().Subscribe("hello.seen", {"hello"}, [](rendezvous::DbConnection& tx, const std::vector<rendezvous::OutboxEvent>& batch) {
     for (const auto& e : batch) {
-      auto& st = tx.Prepare("INSERT INTO hello_seen (event_id, item_id) VALUES (?, ?)");
-      st.setInt64(1, e.id);
-      st.setInt64(2, e.payload.value("id", int64_t{0}));
-      st.executeUpdate();
+      tx.Exec("INSERT INTO hello_seen (event_id, item_id) VALUES (?, ?)", {e.id, e.payload.value("id", int64_t{0})});
     }
   });
   rendezvous::Route seen;
@@ -133,10 +119,7 @@ std::unique_ptr<rendezvous::Plugin> Create(rendezvous::PluginContext& ctx) {
   seen.pattern = "/v2/hello/seen";
   seen.handler = [&ctx](rendezvous::Request&) {
     auto n = ctx.db().Run([](rendezvous::DbConnection& c) {
-      auto& st = c.Prepare("SELECT COUNT(*) FROM hello_seen");
-      std::unique_ptr<sql::ResultSet> rs(st.executeQuery());
-      rs->next();
-      return rs->getInt64(1);
+      return c.QueryOne("SELECT COUNT(*) FROM hello_seen")->Int(1);
     });
     return rendezvous::Response::Success({{"seen", n}});
   };

@@ -8,6 +8,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "config/config.hpp"
+#include "config/config_value.hpp"
 #include "rendezvous/config_node.hpp"
 
 namespace rendezvous::core {
@@ -67,7 +68,7 @@ void ExpectBuiltinsEnabled(const Config& c) {
 
 // ---- ConfigNode ----
 
-ConfigNode NodeOf(const std::string& yaml) { return ConfigNode(YAML::Load(yaml), "n.yaml", ""); }
+ConfigNode NodeOf(const std::string& yaml) { return ConfigNode(ConfigValue{YAML::Load(yaml)}, "n.yaml", ""); }
 
 TEST(ConfigNodeTest, ReadsValuesAndDefaults) {
   ConfigNode n = NodeOf("a: 5\nb: \"7\"\nc: true\nd: FALSE\ne: [x, y]\nf: [1, 2, 3]\ng: ~\nh: 1.5\ns: hello\n");
@@ -91,7 +92,7 @@ TEST(ConfigNodeTest, ReadsValuesAndDefaults) {
 
 std::string NodeError(const std::string& yaml, const std::function<void(ConfigNode&)>& read) {
   try {
-    ConfigNode n(YAML::Load(yaml), "n.yaml", "top");
+    ConfigNode n(ConfigValue{YAML::Load(yaml)}, "n.yaml", "top");
     read(n);
     n.RejectUnknown();
   } catch (const ConfigError& e) {
@@ -481,7 +482,7 @@ TEST(ConfigTest, PluginEntryKeysBeyondEnabledAndPathAreLeftToThePlugin) {
   Config c = Parse(yaml);  // the core does not know the plugin's keys
   ASSERT_EQ(c.plugins[0].name, "oauth");
   // What the plugin host and the plugin then do: enabled/path are consumed, the rest is checked.
-  ConfigNode node(c.plugins[0].node, c.file, "plugins.oauth", c.plugins[0].line);
+  ConfigNode node(ConfigValue{c.plugins[0].node}, c.file, "plugins.oauth", c.plugins[0].line);
   node.MarkRead("enabled");
   node.MarkRead("path");
   EXPECT_EQ(node.Int("code_ttl", 0, 1, 3600), 600);
@@ -494,7 +495,7 @@ TEST(ConfigTest, PluginEntryKeysBeyondEnabledAndPathAreLeftToThePlugin) {
   // A plugin the file does not name: a null node, errors about it still carry file and path.
   const PluginEntry& calendar = c.plugins[2];
   ASSERT_EQ(calendar.name, "calendar");
-  ConfigNode absent(calendar.node, c.file, "plugins.calendar", calendar.line);
+  ConfigNode absent(ConfigValue{calendar.node}, c.file, "plugins.calendar", calendar.line);
   EXPECT_EQ(absent.Child("google").String("client_id", "none"), "none");
   EXPECT_NO_THROW(absent.RejectUnknown());
 }

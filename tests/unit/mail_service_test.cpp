@@ -133,10 +133,12 @@ TEST(MailRendering, LongSubjectIsFolded) {
 
 class NullConnection final : public DbConnection {
  public:
-  sql::PreparedStatement& Prepare(const std::string&) override { throw std::logic_error("no db"); }
-  uint64_t Execute(const std::string&) override { throw std::logic_error("no db"); }
   int64_t LastInsertId() override { return 0; }
-  sql::Connection& Raw() override { throw std::logic_error("no db"); }
+
+ protected:
+  uint64_t Run(std::string_view, DbParams, Mode, std::vector<DbRow>*, size_t) override {
+    throw std::logic_error("no db");
+  }
 };
 
 class FakeOutbox final : public Outbox {

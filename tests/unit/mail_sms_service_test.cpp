@@ -26,10 +26,12 @@ using testing::PeerResponse;
 
 class NullConnection final : public DbConnection {
  public:
-  sql::PreparedStatement& Prepare(const std::string&) override { throw std::logic_error("no database"); }
-  uint64_t Execute(const std::string&) override { return 0; }
   int64_t LastInsertId() override { return 0; }
-  sql::Connection& Raw() override { throw std::logic_error("no database"); }
+
+ protected:
+  uint64_t Run(std::string_view, DbParams, Mode, std::vector<DbRow>*, size_t) override {
+    throw std::logic_error("no database");
+  }
 };
 
 class FakeOutbox final : public Outbox {

@@ -7,7 +7,6 @@
 #include <thread>
 #include <vector>
 
-#include <cppconn/prepared_statement.h>
 #include <gtest/gtest.h>
 #include <prometheus/registry.h>
 
@@ -46,11 +45,7 @@ class FakeIdentity final : public Identity {
 class TableMailer final : public Mailer {
  public:
   void Send(DbConnection& tx, const Mail& mail) override {
-    auto& ins = tx.Prepare("INSERT INTO test_mails (recipient, subject, body) VALUES (?, ?, ?)");
-    ins.setString(1, mail.to);
-    ins.setString(2, mail.subject);
-    ins.setString(3, mail.text);
-    ins.executeUpdate();
+    tx.Exec("INSERT INTO test_mails (recipient, subject, body) VALUES (?, ?, ?)", {mail.to, mail.subject, mail.text});
   }
 };
 

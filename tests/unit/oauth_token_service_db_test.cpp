@@ -8,9 +8,6 @@
 #include <thread>
 #include <vector>
 
-#include <cppconn/exception.h>
-#include <cppconn/prepared_statement.h>
-#include <cppconn/resultset.h>
 #include <gtest/gtest.h>
 #include <prometheus/registry.h>
 
@@ -187,15 +184,11 @@ TEST_F(TokenServiceDb, RefreshTakesTheOneCallPathAndTheProcedureGuardsRotation) 
   int code = 0;
   try {
     db_->Run([&](DbConnection& conn) {
-      auto& call = conn.Prepare("CALL oauth_rotate_refresh_token(?, ?, ?, ?, 60, 60)");
-      call.setString(1, crypto::Sha256Hex(first.refresh_token));
-      call.setInt64(2, std::stoll(grant));
-      call.setString(3, std::string(64, 'a'));
-      call.setString(4, std::string(64, 'b'));
-      call.execute();
+      conn.Exec("CALL oauth_rotate_refresh_token(?, ?, ?, ?, 60, 60)",
+                {crypto::Sha256Hex(first.refresh_token), std::stoll(grant), std::string(64, 'a'), std::string(64, 'b')});
     });
-  } catch (const sql::SQLException& e) {
-    code = e.getErrorCode();
+  } catch (const DatabaseError& e) {
+    code = e.code();
   }
   EXPECT_EQ(code, 1644);
 
@@ -210,20 +203,15 @@ TEST_F(TokenServiceDb, RefreshTakesTheOneCallPathAndTheProcedureGuardsRotation) 
   int64_t rows_read = -1;
   db_->Run([&](DbConnection& conn) {
     auto reads = [&] {
-      std::unique_ptr<sql::ResultSet> rs(conn.Prepare("SELECT SUM(VARIABLE_VALUE) FROM information_schema.SESSION_STATUS"
-                                                      " WHERE VARIABLE_NAME IN ('HANDLER_READ_NEXT', 'HANDLER_READ_RND_NEXT')")
-                                             .executeQuery());
-      return rs->next() ? rs->getInt64(1) : 0;
+      std::optional<DbRow> row = conn.QueryOne("SELECT SUM(VARIABLE_VALUE) FROM information_schema.SESSION_STATUS"
+                                               " WHERE VARIABLE_NAME IN ('HANDLER_READ_NEXT', 'HANDLER_READ_RND_NEXT')");
+      return row ? row->Int(1) : 0;
     };
     const int64_t before_reads = reads();
     try {
-      auto& call = conn.Prepare("CALL oauth_rotate_refresh_token(?, ?, ?, ?, 60, 60)");
-      call.setString(1, std::string(64, 'f'));
-      call.setInt64(2, std::stoll(grant));
-      call.setString(3, std::string(64, 'c'));
-      call.setString(4, std::string(64, 'd'));
-      call.execute();
-    } catch (const sql::SQLException&) {
+      conn.Exec("CALL oauth_rotate_refresh_token(?, ?, ?, ?, 60, 60)",
+                {std::string(64, 'f'), std::stoll(grant), std::string(64, 'c'), std::string(64, 'd')});
+    } catch (const DatabaseError&) {
     }
     rows_read = reads() - before_reads;
   });
@@ -284,26 +272,26 @@ TEST_F(TokenServiceDb, PurgeDeletesOnlyWhatCanNoLongerMatter) {
   const std::string live_code = Code();
   auto count = [&](const std::string& sql) {
     return db_->Run([&](DbConnection& conn) {
-      std::unique_ptr<sql::ResultSet> rs(conn.Prepare(sql).executeQuery());
-      return rs->next() ? rs->getInt64(1) : -1;
+      std::optional<DbRow> row = conn.QueryOne(sql);
+      return row ? row->Int(1) : -1;
     });
   };
   db_->Run([&](DbConnection& conn) {
     for (int i = 0; i < 5; ++i) {
-      conn.Execute("INSERT INTO oauth_codes (code_hash, client_id, user_id, redirect_uri, scopes, created_at, expires_at)"
+      conn.ExecUnprepared("INSERT INTO oauth_codes (code_hash, client_id, user_id, redirect_uri, scopes, created_at, expires_at)"
                    " VALUES (SHA2('expired" + std::to_string(i) + "', 256), 'c', 2, 'x', '[]',"
                    " UTC_TIMESTAMP(3) - INTERVAL 1 HOUR, UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE)");
     }
     const char* rows[][2] = {{"a_expired", "UTC_TIMESTAMP(3) - INTERVAL 1 SECOND"}, {"a_live", "UTC_TIMESTAMP(3) + INTERVAL 1 HOUR"}};
     for (auto& r : rows) {
-      conn.Execute(std::string("INSERT INTO oauth_access_tokens (token_hash, grant_id, created_at, expires_at) VALUES (SHA2('") +
+      conn.ExecUnprepared(std::string("INSERT INTO oauth_access_tokens (token_hash, grant_id, created_at, expires_at) VALUES (SHA2('") +
                    r[0] + "', 256), 1, UTC_TIMESTAMP(3), " + r[1] + ")");
-      conn.Execute(std::string("INSERT INTO oauth_refresh_tokens (token_hash, grant_id, created_at, expires_at) VALUES (SHA2('") +
+      conn.ExecUnprepared(std::string("INSERT INTO oauth_refresh_tokens (token_hash, grant_id, created_at, expires_at) VALUES (SHA2('") +
                    r[0] + "', 256), 1, UTC_TIMESTAMP(3), " + r[1] + ")");
     }
-    conn.Execute("INSERT INTO oauth_access_tokens (token_hash, grant_id, created_at, expires_at, revoked_at) VALUES"
+    conn.ExecUnprepared("INSERT INTO oauth_access_tokens (token_hash, grant_id, created_at, expires_at, revoked_at) VALUES"
                  " (SHA2('a_revoked', 256), 1, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL 1 HOUR, UTC_TIMESTAMP(3))");
-    conn.Execute("INSERT INTO oauth_refresh_tokens (token_hash, grant_id, created_at, expires_at, rotated_at) VALUES"
+    conn.ExecUnprepared("INSERT INTO oauth_refresh_tokens (token_hash, grant_id, created_at, expires_at, rotated_at) VALUES"
                  " (SHA2('r_rotated', 256), 1, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL 1 HOUR, UTC_TIMESTAMP(3))");
   });
   // Batches of 2 exercise the loop: 5 codes, 2 access tokens, 1 refresh token.
@@ -327,7 +315,7 @@ TEST_F(TokenServiceDb, PurgerStopsPromptly) {
 
 TEST_F(TokenServiceDb, PurgerSweepsInTheBackground) {
   db_->Run([&](DbConnection& conn) {
-    conn.Execute("INSERT INTO oauth_codes (code_hash, client_id, user_id, redirect_uri, scopes, created_at, expires_at)"
+    conn.ExecUnprepared("INSERT INTO oauth_codes (code_hash, client_id, user_id, redirect_uri, scopes, created_at, expires_at)"
                  " VALUES (SHA2('old', 256), 'c', 2, 'x', '[]', UTC_TIMESTAMP(3) - INTERVAL 1 HOUR,"
                  " UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE)");
   });
@@ -336,8 +324,7 @@ TEST_F(TokenServiceDb, PurgerSweepsInTheBackground) {
   int64_t left = 1;
   while (left != 0 && std::chrono::steady_clock::now() < deadline) {
     left = db_->Run([&](DbConnection& conn) {
-      std::unique_ptr<sql::ResultSet> rs(conn.Prepare("SELECT COUNT(*) FROM oauth_codes").executeQuery());
-      return rs->next() ? rs->getInt64(1) : -1;
+      return conn.QueryOne("SELECT COUNT(*) FROM oauth_codes")->Int(1);
     });
     if (left != 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }

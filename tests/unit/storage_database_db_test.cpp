@@ -8,9 +8,6 @@
 #include <thread>
 
 #include <cppconn/connection.h>
-#include <cppconn/exception.h>
-#include <cppconn/prepared_statement.h>
-#include <cppconn/resultset.h>
 #include <cppconn/statement.h>
 #include <gtest/gtest.h>
 #include <mysql_driver.h>
@@ -26,8 +23,13 @@ using core::MysqlDatabase;
 using std::chrono::steady_clock;
 
 std::string QueryString(DbConnection& c, const std::string& sql) {
-  std::unique_ptr<sql::ResultSet> rs(c.Prepare(sql).executeQuery());
-  return rs->next() ? std::string(rs->getString(1)) : std::string();
+  std::optional<DbRow> row = c.QueryOne(sql);
+  return row ? row->String(1) : std::string();
+}
+
+// Statements this session has prepared so far (the server's count).
+int64_t PreparedSoFar(DbConnection& c) {
+  return c.QueryUnprepared("SHOW SESSION STATUS LIKE 'Com_stmt_prepare'").at(0).Int(2);
 }
 
 class DatabaseTest : public ::testing::Test {
@@ -41,9 +43,9 @@ class DatabaseTest : public ::testing::Test {
 
 TEST_F(DatabaseTest, CommitsAndRollsBack) {
   MysqlDatabase db(OptionsFor(scratch_), registry_, QuietLogger());
-  db.Transaction([](DbConnection& c) { c.Execute("INSERT INTO t VALUES (1, 10)"); });
+  db.Transaction([](DbConnection& c) { c.Exec("INSERT INTO t VALUES (1, 10)"); });
   EXPECT_THROW(db.Transaction([](DbConnection& c) {
-    c.Execute("INSERT INTO t VALUES (2, 20)");
+    c.Exec("INSERT INTO t VALUES (2, 20)");
     throw std::runtime_error("abort");
   }),
                std::runtime_error);
@@ -51,23 +53,21 @@ TEST_F(DatabaseTest, CommitsAndRollsBack) {
   EXPECT_EQ(MetricValue(registry_, "db_transactions_total", {{"result", "commit"}}), 1);
   EXPECT_EQ(MetricValue(registry_, "db_transactions_total", {{"result", "rollback"}}), 1);
 
-  const int n = db.Transaction([](DbConnection& c) {
-    auto& ps = c.Prepare("SELECT v FROM t WHERE id = ?");
-    ps.setInt(1, 1);
-    std::unique_ptr<sql::ResultSet> rs(ps.executeQuery());
-    return rs->next() ? rs->getInt(1) : -1;
+  const int64_t n = db.Transaction([](DbConnection& c) {
+    std::optional<DbRow> row = c.QueryOne("SELECT v FROM t WHERE id = ?", {1});
+    return row ? row->Int("v") : -1;
   });
   EXPECT_EQ(n, 10);
 }
 
 TEST_F(DatabaseTest, SqlErrorsPropagateAndConnectionStaysUsable) {
   MysqlDatabase db(OptionsFor(scratch_, 1), registry_, QuietLogger());
-  db.Run([](DbConnection& c) { c.Execute("INSERT INTO t VALUES (1, 10)"); });
+  db.Run([](DbConnection& c) { c.Exec("INSERT INTO t VALUES (1, 10)"); });
   try {
-    db.Transaction([](DbConnection& c) { c.Execute("INSERT INTO t VALUES (1, 11)"); });
+    db.Transaction([](DbConnection& c) { c.Exec("INSERT INTO t VALUES (1, 11)"); });
     FAIL() << "duplicate key accepted";
-  } catch (const sql::SQLException& e) {
-    EXPECT_EQ(e.getErrorCode(), 1062);
+  } catch (const DuplicateKey& e) {
+    EXPECT_EQ(e.code(), 1062);
   }
   EXPECT_EQ(MetricValue(registry_, "db_errors_total", {{"kind", "other"}}), 1);
   EXPECT_EQ(db.Run([](DbConnection& c) { return QueryString(c, "SELECT COUNT(*) FROM t"); }), "1");
@@ -86,24 +86,22 @@ TEST_F(DatabaseTest, SessionIsUtcStrictReadCommitted) {
 
 TEST_F(DatabaseTest, PreparedStatementsAreCachedPerConnectionAndCleared) {
   MysqlDatabase db(OptionsFor(scratch_, 1), registry_, QuietLogger());
-  sql::PreparedStatement* first = nullptr;
+  int64_t prepared = 0;
   db.Run([&](DbConnection& c) {
-    auto& ps = c.Prepare("SELECT ? + 1");
-    ps.setInt(1, 41);
-    std::unique_ptr<sql::ResultSet> rs(ps.executeQuery());
-    ASSERT_TRUE(rs->next());
-    EXPECT_EQ(rs->getInt(1), 42);
-    first = &ps;
-    EXPECT_EQ(&c.Prepare("SELECT ? + 1"), first);
+    prepared = PreparedSoFar(c);
+    EXPECT_EQ(c.QueryOne("SELECT ? + 1", {41})->Int(1), 42);
+    EXPECT_EQ(c.QueryOne("SELECT ? + 1", {1})->Int(1), 2);
+    EXPECT_EQ(PreparedSoFar(c), prepared + 1);
   });
   db.Run([&](DbConnection& c) {
-    auto& ps = c.Prepare("SELECT ? + 1");
-    EXPECT_EQ(&ps, first);  // the same connection (pool of one) kept its statement
+    // The same connection (pool of one) kept its statement.
+    EXPECT_EQ(c.QueryOne("SELECT ? + 1", {2})->Int(1), 3);
+    EXPECT_EQ(PreparedSoFar(c), prepared + 1);
     // Parameters were cleared: executing without binding fails.
-    EXPECT_THROW(std::unique_ptr<sql::ResultSet>(ps.executeQuery()), sql::SQLException);
+    EXPECT_THROW(c.Query("SELECT ? + 1"), DatabaseError);
   });
   EXPECT_EQ(db.Run([](DbConnection& c) {
-    c.Execute("INSERT INTO t VALUES (5, 1)");
+    c.Exec("INSERT INTO t VALUES (5, 1)");
     return c.LastInsertId();
   }),
             0);
@@ -113,11 +111,9 @@ TEST_F(DatabaseTest, LastInsertId) {
   scratch_.Exec("CREATE TABLE a (id BIGINT AUTO_INCREMENT PRIMARY KEY, x INT)");
   MysqlDatabase db(OptionsFor(scratch_), registry_, QuietLogger());
   const auto ids = db.Transaction([](DbConnection& c) {
-    c.Execute("INSERT INTO a (x) VALUES (1)");
+    c.Exec("INSERT INTO a (x) VALUES (1)");
     const int64_t a = c.LastInsertId();
-    auto& ps = c.Prepare("INSERT INTO a (x) VALUES (?)");
-    ps.setInt(1, 2);
-    ps.executeUpdate();
+    c.Exec("INSERT INTO a (x) VALUES (?)", {2});
     return std::make_pair(a, c.LastInsertId());
   });
   EXPECT_EQ(ids.first, 1);
@@ -141,12 +137,9 @@ TEST_F(DatabaseTest, DeadlockIsRetriedUntilBothCommit) {
     int attempts = 0;
     db.Transaction([&](DbConnection& c) {
       ++attempts;
-      auto& up = c.Prepare("UPDATE t SET v = v + 1 WHERE id = ?");
-      up.setInt(1, first);
-      up.executeUpdate();
+      c.Exec("UPDATE t SET v = v + 1 WHERE id = ?", {first});
       if (attempts == 1) wait_both();  // both hold their first row: the next update deadlocks
-      up.setInt(1, second);
-      up.executeUpdate();
+      c.Exec("UPDATE t SET v = v + 1 WHERE id = ?", {second});
     });
     return attempts;
   };
@@ -199,8 +192,8 @@ TEST_F(DatabaseTest, ExhaustedPoolThrowsAfterAcquireTimeout) {
 TEST_F(DatabaseTest, ConnectionIsNeverReturnedWithAnOpenTransaction) {
   MysqlDatabase db(OptionsFor(scratch_, 1), registry_, QuietLogger());
   EXPECT_THROW(db.Run([](DbConnection& c) {
-    c.Execute("START TRANSACTION");
-    c.Execute("INSERT INTO t VALUES (9, 9)");
+    c.ExecUnprepared("START TRANSACTION");
+    c.Exec("INSERT INTO t VALUES (9, 9)");
     throw std::runtime_error("midway");
   }),
                std::runtime_error);
@@ -228,7 +221,7 @@ TEST_F(DatabaseTest, KilledConnectionIsDiscarded) {
   const std::string id3 =
       db.Run([](DbConnection& c) { return QueryString(c, "SELECT CONNECTION_ID()"); });
   scratch_.Exec("KILL " + id3);
-  db.Transaction([](DbConnection& c) { c.Execute("INSERT INTO t VALUES (3, 3)"); });
+  db.Transaction([](DbConnection& c) { c.Exec("INSERT INTO t VALUES (3, 3)"); });
   EXPECT_EQ(scratch_.QueryValue("SELECT COUNT(*) FROM t"), "1");
   EXPECT_GE(MetricValue(registry_, "db_errors_total", {{"kind", "connection"}}), 1);
 }
@@ -255,11 +248,11 @@ TEST(DatabaseDownTest, UnavailableQuicklyThenRecoversWithTheSameObject) {
   options.connect_timeout = std::chrono::seconds(1);
   MysqlDatabase db(options, registry, QuietLogger());
   ASSERT_TRUE(db.Ping());
-  db.Transaction([](DbConnection& c) { c.Execute("INSERT INTO t VALUES (1)"); });
+  db.Transaction([](DbConnection& c) { c.Exec("INSERT INTO t VALUES (1)"); });
 
   server.Stop();
   auto start = steady_clock::now();
-  EXPECT_THROW(db.Transaction([](DbConnection& c) { c.Execute("INSERT INTO t VALUES (2)"); }),
+  EXPECT_THROW(db.Transaction([](DbConnection& c) { c.Exec("INSERT INTO t VALUES (2)"); }),
                DatabaseUnavailable);
   EXPECT_THROW(db.Run([](DbConnection& c) { QueryString(c, "SELECT 1"); }), DatabaseUnavailable);
   EXPECT_FALSE(db.Ping());
@@ -269,7 +262,7 @@ TEST(DatabaseDownTest, UnavailableQuicklyThenRecoversWithTheSameObject) {
   server.Start();
   // mariadb.sh returns once the server answers: the very next call must work.
   EXPECT_TRUE(db.Ping());
-  db.Transaction([](DbConnection& c) { c.Execute("INSERT INTO t VALUES (3)"); });
+  db.Transaction([](DbConnection& c) { c.Exec("INSERT INTO t VALUES (3)"); });
   EXPECT_EQ(db.Run([](DbConnection& c) { return QueryString(c, "SELECT COUNT(*) FROM t"); }), "2");
 }
 

@@ -1,14 +1,16 @@
 // Reading a YAML config subtree with precise errors: every failure names file, line and path.
 #pragma once
 
+#include <memory>
 #include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include <yaml-cpp/yaml.h>
-
 namespace rendezvous {
+
+// The parsed YAML behind a ConfigNode. Opaque outside the core (core/config/config_value.hpp).
+struct ConfigValue;
 
 // Start-up configuration error. what() is "FILE:LINE: PATH: message" (LINE 1-based; PATH the
 // dotted YAML path, e.g. plugins.webhooks.lua.instruction_limit, list elements as key[2]).
@@ -30,15 +32,20 @@ class ConfigError : public std::runtime_error {
 //   this mapping understands.
 // - Errors throw ConfigError pointing at the value's line (the key's line when the value is null).
 //
-// Holds the YAML node by handle (yaml-cpp nodes share their document). Not thread-safe; meant for
-// start-up. Copies are independent as to which keys were read.
+// Shares the parsed document with its copies (read-only). Not thread-safe; meant for start-up.
+// Copies are independent as to which keys were read.
 class ConfigNode {
  public:
-  // `node` must be a mapping or null/undefined (treated as an empty mapping); anything else, a
-  // duplicate key or a non-scalar key throws ConfigError. `line` (1-based) is where errors about
-  // the mapping itself point: pass the line of its key; 0 uses the node's own position (or 1 when
-  // the node is not from a file).
-  ConfigNode(YAML::Node node, std::string file, std::string path, int line = 0);
+  // Built by the core. `value` must be a mapping or null/undefined (treated as an empty mapping);
+  // anything else, a duplicate key or a non-scalar key throws ConfigError. `line` (1-based) is
+  // where errors about the mapping itself point: pass the line of its key; 0 uses the node's own
+  // position (or 1 when the node is not from a file).
+  ConfigNode(const ConfigValue& value, std::string file, std::string path, int line = 0);
+  ConfigNode(const ConfigNode&);
+  ConfigNode(ConfigNode&&) noexcept;
+  ConfigNode& operator=(const ConfigNode&);
+  ConfigNode& operator=(ConfigNode&&) noexcept;
+  ~ConfigNode();
 
   const std::string& path() const { return path_; }
   const std::string& file() const { return file_; }
@@ -46,6 +53,9 @@ class ConfigNode {
   int line() const { return line_; }
   // True when `key` is present with a non-null value. Does not mark it read.
   bool Has(const std::string& key) const;
+  // The keys of this mapping in file order (for mappings keyed by names the reader does not know
+  // in advance; read each with Child() or another accessor). Does not mark them read.
+  std::vector<std::string> Keys() const;
 
   // Any scalar as text.
   std::string String(const std::string& key, const std::string& def);
@@ -75,16 +85,17 @@ class ConfigNode {
   // for checks beyond the type, e.g. "must be a date".
   [[noreturn]] void FailItem(const std::string& key, size_t index, const std::string& message) const;
 
-  const YAML::Node& yaml() const { return node_; }
+  // The YAML value itself, for the core.
+  const ConfigValue& value() const { return *value_; }
 
  private:
   // The value of `key` (a null node when absent) and the line errors about it point at.
-  YAML::Node Find(const std::string& key, int* line) const;
-  YAML::Node Get(const std::string& key, int* line);
+  ConfigValue Find(const std::string& key, int* line) const;
+  ConfigValue Get(const std::string& key, int* line);
   std::string PathOf(const std::string& key) const;
   [[noreturn]] void FailAt(int line, const std::string& path, const std::string& message) const;
 
-  YAML::Node node_;
+  std::shared_ptr<const ConfigValue> value_;
   std::string file_;
   std::string path_;
   int line_ = 1;

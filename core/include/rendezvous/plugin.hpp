@@ -18,15 +18,12 @@
 #include "rendezvous/identity.hpp"
 #include "rendezvous/log.hpp"
 #include "rendezvous/mailer.hpp"
+#include "rendezvous/metrics.hpp"
 #include "rendezvous/outbox.hpp"
 #include "rendezvous/scripting.hpp"
 #include "rendezvous/status.hpp"
 
-namespace prometheus {
-class Registry;
-}
-
-#define RENDEZVOUS_PLUGIN_ABI_VERSION 3u
+#define RENDEZVOUS_PLUGIN_ABI_VERSION 4u
 
 #define RENDEZVOUS_STR2(x) #x
 #define RENDEZVOUS_STR(x) RENDEZVOUS_STR2(x)
@@ -95,7 +92,8 @@ class PluginContext {
   virtual Identity& identity() = 0;
   virtual Mailer& mailer() = 0;
   virtual ScriptRuntime& scripts() = 0;
-  virtual prometheus::Registry& metrics() = 0;
+  // The plugin's metrics on /metrics (metrics.hpp).
+  virtual Metrics& metrics() = 0;
   virtual Logger& logger() = 0;
 
   // Cross-plugin services by name (e.g. "calendar.busy_times"). A service is provided in the

@@ -1,0 +1,223 @@
+#include "storage/mysql_connection.hpp"
+
+#include <utility>
+
+#include <cppconn/connection.h>
+#include <cppconn/datatype.h>
+#include <cppconn/exception.h>
+#include <cppconn/prepared_statement.h>
+#include <cppconn/resultset.h>
+#include <cppconn/resultset_metadata.h>
+#include <cppconn/statement.h>
+
+namespace rendezvous::core {
+namespace {
+
+constexpr size_t kMaxCachedStatements = 256;
+
+enum class Kind { kInt, kUnsigned, kDouble, kText };
+
+// How a result's columns are read: integers and doubles by value (so no text round trip), every
+// other type (DECIMAL, dates, strings, blobs) as the driver's text.
+struct Shape {
+  std::shared_ptr<const DbColumns> columns;
+  std::vector<Kind> kinds;
+};
+
+Shape ShapeOf(sql::ResultSet& rs) {
+  sql::ResultSetMetaData* md = rs.getMetaData();
+  const unsigned n = md->getColumnCount();
+  auto columns = std::make_shared<DbColumns>();
+  Shape shape;
+  columns->names.reserve(n);
+  shape.kinds.reserve(n);
+  for (unsigned i = 1; i <= n; ++i) {
+    columns->names.push_back(md->getColumnLabel(i).asStdString());
+    switch (md->getColumnType(i)) {
+      case sql::DataType::TINYINT:
+      case sql::DataType::SMALLINT:
+      case sql::DataType::MEDIUMINT:
+      case sql::DataType::INTEGER:
+      case sql::DataType::BIGINT:
+        shape.kinds.push_back(md->isSigned(i) ? Kind::kInt : Kind::kUnsigned);
+        break;
+      case sql::DataType::REAL:
+      case sql::DataType::DOUBLE:
+        shape.kinds.push_back(Kind::kDouble);
+        break;
+      default:
+        shape.kinds.push_back(Kind::kText);
+    }
+  }
+  shape.columns = std::move(columns);
+  return shape;
+}
+
+void ReadRows(sql::ResultSet& rs, const Shape& shape, std::vector<DbRow>& out, size_t max_rows) {
+  const size_t n = shape.kinds.size();
+  for (size_t taken = 0; taken < max_rows && rs.next(); ++taken) {
+    std::vector<DbRow::Cell> cells(n);
+    for (size_t i = 0; i < n; ++i) {
+      const auto col = static_cast<unsigned>(i + 1);
+      if (rs.isNull(col)) continue;
+      switch (shape.kinds[i]) {
+        case Kind::kInt:
+          cells[i] = static_cast<int64_t>(rs.getInt64(col));
+          break;
+        case Kind::kUnsigned:
+          cells[i] = static_cast<int64_t>(rs.getUInt64(col));
+          break;
+        case Kind::kDouble:
+          cells[i] = static_cast<double>(rs.getDouble(col));
+          break;
+        case Kind::kText:
+          cells[i] = rs.getString(col).asStdString();
+          break;
+      }
+    }
+    out.emplace_back(shape.columns, std::move(cells));
+  }
+}
+
+void Bind(sql::PreparedStatement& ps, DbParams params) {
+  unsigned i = 1;
+  for (const DbValue& p : params) {
+    std::visit(
+        [&](const auto& v) {
+          using T = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<T, std::monostate>) {
+            ps.setNull(i, 0);
+          } else if constexpr (std::is_same_v<T, int64_t>) {
+            ps.setInt64(i, v);
+          } else if constexpr (std::is_same_v<T, double>) {
+            ps.setDouble(i, v);
+          } else if constexpr (std::is_same_v<T, bool>) {
+            ps.setBoolean(i, v);
+          } else {
+            ps.setString(i, v);
+          }
+        },
+        p.value());
+    ++i;
+  }
+}
+
+[[noreturn]] void Translate(const sql::SQLException& e) {
+  const int code = e.getErrorCode();
+  if (IsConnectionErrorCode(code)) throw ConnectionLost(code, e.what());
+  if (code == kDbErrorDuplicateKey) throw DuplicateKey(code, e.what());
+  throw DatabaseError(code, e.what());
+}
+
+}  // namespace
+
+bool IsConnectionErrorCode(int code) noexcept {
+  switch (code) {
+    case 1040:  // ER_CON_COUNT_ERROR
+    case 1043:  // ER_HANDSHAKE_ERROR
+    case 1053:  // ER_SERVER_SHUTDOWN
+    case 1081:  // ER_IPSOCK_ERROR
+    case 1152:  // ER_ABORTING_CONNECTION
+    case 1158:  // ER_NET_READ_ERROR
+    case 1159:  // ER_NET_READ_INTERRUPTED
+    case 1160:  // ER_NET_ERROR_ON_WRITE
+    case 1161:  // ER_NET_WRITE_INTERRUPTED
+    case 1184:  // ER_NEW_ABORTING_CONNECTION
+    case 1243:  // ER_UNKNOWN_STMT_HANDLER: the statement cache no longer matches the session
+    case 1927:  // ER_CONNECTION_KILLED (MariaDB)
+    case 2001:  // CR_SOCKET_CREATE_ERROR
+    case 2002:  // CR_CONNECTION_ERROR
+    case 2003:  // CR_CONN_HOST_ERROR
+    case 2004:  // CR_IPSOCK_ERROR
+    case 2005:  // CR_UNKNOWN_HOST
+    case 2006:  // CR_SERVER_GONE_ERROR
+    case 2011:  // CR_TCP_CONNECTION
+    case 2012:  // CR_SERVER_HANDSHAKE_ERR
+    case 2013:  // CR_SERVER_LOST
+    case 2014:  // CR_COMMANDS_OUT_OF_SYNC: protocol state unknown
+    case 2026:  // CR_SSL_CONNECTION_ERROR
+    case 2048:  // CR_CONN_UNKNOW_PROTOCOL
+    case 2055:  // CR_SERVER_LOST_EXTENDED
+    case 4031:  // ER_CLIENT_INTERACTION_TIMEOUT (MySQL 8)
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool IsRetryableTransactionError(const DatabaseError& e) noexcept {
+  return e.code() == kDbErrorDeadlock || e.code() == kDbErrorLockWaitTimeout;
+}
+
+struct MysqlConnection::Cached {
+  std::unique_ptr<sql::PreparedStatement> ps;
+  std::optional<Shape> shape;  // learnt from the first result
+};
+
+MysqlConnection::MysqlConnection(std::unique_ptr<sql::Connection> raw) : raw_(std::move(raw)) {}
+
+MysqlConnection::~MysqlConnection() {
+  // Statements belong to the connection: free them before closing it.
+  stmts_.clear();
+  plain_.reset();
+  try {
+    raw_->close();
+  } catch (...) {
+  }
+}
+
+MysqlConnection::Cached& MysqlConnection::Prepare(std::string_view sql) {
+  std::string key(sql);
+  auto it = stmts_.find(key);
+  if (it != stmts_.end()) {
+    it->second->ps->clearParameters();
+    return *it->second;
+  }
+  auto cached = std::make_unique<Cached>();
+  cached->ps.reset(raw_->prepareStatement(key));
+  return *stmts_.emplace(std::move(key), std::move(cached)).first->second;
+}
+
+uint64_t MysqlConnection::Run(std::string_view sql, DbParams params, Mode mode, std::vector<DbRow>* rows,
+                              size_t max_rows) {
+  try {
+    if (mode == Mode::kUnprepared) {
+      if (!plain_) plain_.reset(raw_->createStatement());
+      const std::string text(sql);
+      if (rows == nullptr) return static_cast<uint64_t>(plain_->executeUpdate(text));
+      std::unique_ptr<sql::ResultSet> rs(plain_->executeQuery(text));
+      ReadRows(*rs, ShapeOf(*rs), *rows, max_rows);
+      return 0;
+    }
+    Cached& st = Prepare(sql);
+    Bind(*st.ps, params);
+    if (rows == nullptr) return static_cast<uint64_t>(st.ps->executeUpdate());
+    std::unique_ptr<sql::ResultSet> rs(st.ps->executeQuery());
+    // The shape is learnt once per statement; a table altered since (tests, migrations) shows as
+    // another column count.
+    if (!st.shape || st.shape->kinds.size() != rs->getMetaData()->getColumnCount()) st.shape = ShapeOf(*rs);
+    ReadRows(*rs, *st.shape, *rows, max_rows);
+    return 0;
+  } catch (const sql::SQLException& e) {
+    Translate(e);
+  }
+}
+
+int64_t MysqlConnection::LastInsertId() {
+  std::optional<DbRow> row = QueryOne("SELECT LAST_INSERT_ID()");
+  return row ? row->Int(1) : 0;
+}
+
+bool MysqlConnection::Validate() noexcept {
+  try {
+    return raw_->isValid();
+  } catch (...) {
+    return false;
+  }
+}
+
+void MysqlConnection::TrimStatementCache() {
+  if (stmts_.size() > kMaxCachedStatements) stmts_.clear();
+}
+
+}  // namespace rendezvous::core

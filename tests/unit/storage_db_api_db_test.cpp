@@ -1,0 +1,146 @@
+// The public database API over the real pool and a scratch database: typed parameters (NULL and
+// std::optional included), typed and nullable row getters by index and by name, Exec/Query/
+// QueryOne, multi-row inserts, last insert id and the mapping of server errors.
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <prometheus/registry.h>
+
+#include "storage/mysql_database.hpp"
+#include "storage_test_util.hpp"
+
+namespace rendezvous::testing {
+namespace {
+
+using core::MysqlDatabase;
+
+class DbApiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    scratch_.Exec(
+        "CREATE TABLE v (id BIGINT AUTO_INCREMENT PRIMARY KEY, n BIGINT NULL, d DOUBLE NULL, b TINYINT(1) NULL,"
+        " s VARCHAR(100) NULL, bin VARBINARY(16) NULL, at DATETIME(3) NULL, dec_col DECIMAL(10,2) NULL,"
+        " UNIQUE KEY uq_v_s (s)) ENGINE=InnoDB");
+  }
+  ScratchDatabase scratch_;
+  prometheus::Registry registry_;
+  MysqlDatabase db_{OptionsFor(scratch_), registry_, QuietLogger()};
+};
+
+TEST_F(DbApiTest, TypedValuesRoundTrip) {
+  const std::string binary("a\0b", 3);
+  const int64_t id = db_.Run([&](DbConnection& c) {
+    EXPECT_EQ(c.Exec("INSERT INTO v (n, d, b, s, bin, at, dec_col) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                     {int64_t{9007199254740993}, 2.5, true, std::string("héllo"), binary,
+                      "2025-01-31 09:00:00.123", "12.50"}),
+              1u);
+    return c.LastInsertId();
+  });
+  std::optional<DbRow> row =
+      db_.Run([&](DbConnection& c) { return c.QueryOne("SELECT id, n, d, b, s, bin, at, dec_col FROM v WHERE id = ?", {id}); });
+  ASSERT_TRUE(row);
+  EXPECT_EQ(row->size(), 8u);
+  EXPECT_EQ(row->Int(1), id);
+  EXPECT_EQ(row->Int("n"), 9007199254740993);
+  EXPECT_DOUBLE_EQ(row->Double("d"), 2.5);
+  EXPECT_TRUE(row->Bool("b"));
+  EXPECT_EQ(row->String("s"), "héllo");
+  EXPECT_EQ(row->String("bin"), binary);
+  EXPECT_EQ(row->String("at").substr(0, 23), "2025-01-31 09:00:00.123");
+  EXPECT_EQ(row->String("dec_col"), "12.50");
+  EXPECT_DOUBLE_EQ(row->Double("dec_col"), 12.5);
+  EXPECT_EQ(row->Int("dec_col"), 12);
+  EXPECT_EQ(row->String("n"), "9007199254740993");
+  EXPECT_EQ(row->IndexOf("s"), 5);
+  EXPECT_THROW(row->Int("missing"), std::out_of_range);
+  EXPECT_THROW(row->Int(9), std::out_of_range);
+  EXPECT_THROW(row->Int(0), std::out_of_range);
+}
+
+TEST_F(DbApiTest, NullAndOptionalBindAndRead) {
+  const std::optional<std::string> none;
+  const std::optional<int64_t> seven = 7;
+  db_.Run([&](DbConnection& c) {
+    c.Exec("INSERT INTO v (n, d, b, s) VALUES (?, ?, ?, ?)", {seven, nullptr, std::nullopt, none});
+  });
+  std::optional<DbRow> row = db_.Run([](DbConnection& c) { return c.QueryOne("SELECT n, d, b, s, at FROM v"); });
+  ASSERT_TRUE(row);
+  EXPECT_EQ(row->OptInt("n"), 7);
+  EXPECT_TRUE(row->IsNull("d"));
+  EXPECT_EQ(row->OptDouble("d"), std::nullopt);
+  EXPECT_EQ(row->OptBool("b"), std::nullopt);
+  EXPECT_EQ(row->OptString("s"), std::nullopt);
+  EXPECT_EQ(row->OptString("at"), std::nullopt);
+  // The plain getters read NULL as zero, false or empty.
+  EXPECT_EQ(row->Double("d"), 0.0);
+  EXPECT_FALSE(row->Bool("b"));
+  EXPECT_EQ(row->String("s"), "");
+  EXPECT_FALSE(row->IsNull("n"));
+}
+
+TEST_F(DbApiTest, QueryQueryOneAndAffectedRows) {
+  db_.Run([](DbConnection& c) {
+    for (int i = 1; i <= 3; ++i) c.Exec("INSERT INTO v (n) VALUES (?)", {i * 10});
+    const std::vector<DbRow> rows = c.Query("SELECT n FROM v WHERE n >= ? ORDER BY n", {20});
+    ASSERT_EQ(rows.size(), 2u);
+    EXPECT_EQ(rows[0].Int(1), 20);
+    EXPECT_EQ(rows[1].Int("n"), 30);
+    EXPECT_EQ(c.QueryOne("SELECT n FROM v WHERE n > ?", {100}), std::nullopt);
+    EXPECT_EQ(c.QueryOne("SELECT n FROM v ORDER BY n DESC")->Int(1), 30);
+    EXPECT_EQ(c.Exec("UPDATE v SET n = n + 1 WHERE n < ?", {25}), 2u);
+    EXPECT_EQ(c.QueryUnprepared("SELECT COUNT(*) AS c FROM v WHERE n IN (11, 21)").at(0).Int("c"), 2);
+  });
+}
+
+TEST_F(DbApiTest, InsertRowsBindsEveryRowInOneStatement) {
+  db_.Transaction([](DbConnection& c) {
+    EXPECT_EQ(c.InsertRows("INSERT INTO v (n, s)", {}), 0u);
+    EXPECT_EQ(c.InsertRows("INSERT INTO v (n, s)", {{1, "a"}, {2, std::optional<std::string>()}, {3, "c"}}), 3u);
+    const int64_t first = c.LastInsertId();
+    EXPECT_EQ(c.QueryOne("SELECT MIN(id) FROM v")->Int(1), first);
+    // A computed column in the row text, and a tail.
+    EXPECT_EQ(c.InsertRows("INSERT INTO v (n, s, at)", {{4, "a"}, {5, "e"}}, " ON DUPLICATE KEY UPDATE n = VALUES(n)",
+                           "(?, ?, UTC_TIMESTAMP(3))"),
+              3u);  // one insert (1) and one update of "a" (2)
+    EXPECT_EQ(c.QueryOne("SELECT n FROM v WHERE s = 'a'")->Int(1), 4);
+    EXPECT_THROW(c.InsertRows("INSERT INTO v (n, s)", {{1, "x"}, {2}}), std::invalid_argument);
+    EXPECT_THROW(c.InsertRows("INSERT INTO v (n, s)", {{1, "x"}}, "", "(?)"), std::invalid_argument);
+  });
+  EXPECT_EQ(scratch_.QueryValue("SELECT GROUP_CONCAT(n ORDER BY n) FROM v"), "2,3,4,5");
+}
+
+TEST_F(DbApiTest, ServerErrorsAreMappedOnce) {
+  db_.Run([](DbConnection& c) { c.Exec("INSERT INTO v (s) VALUES (?)", {"taken"}); });
+  try {
+    db_.Run([](DbConnection& c) { c.Exec("INSERT INTO v (s) VALUES (?)", {"taken"}); });
+    FAIL() << "duplicate accepted";
+  } catch (const DuplicateKey& e) {
+    EXPECT_EQ(e.code(), kDbErrorDuplicateKey);
+  }
+  // A duplicate caught inside a transaction leaves it usable: the callback decides.
+  const bool duplicate = db_.Transaction([](DbConnection& c) {
+    try {
+      c.Exec("INSERT INTO v (s) VALUES (?)", {"taken"});
+      return false;
+    } catch (const DuplicateKey&) {
+      c.Exec("INSERT INTO v (s) VALUES (?)", {"other"});
+      return true;
+    }
+  });
+  EXPECT_TRUE(duplicate);
+  EXPECT_EQ(scratch_.QueryValue("SELECT COUNT(*) FROM v"), "2");
+  try {
+    db_.Run([](DbConnection& c) { c.Query("SELECT no_such_column FROM v"); });
+    FAIL() << "bad column accepted";
+  } catch (const DuplicateKey&) {
+    FAIL() << "not a duplicate";
+  } catch (const DatabaseError& e) {
+    EXPECT_EQ(e.code(), 1054);
+  }
+}
+
+}  // namespace
+}  // namespace rendezvous::testing
