@@ -568,12 +568,12 @@ TEST(ConfigTest, FileErrors) {
   EXPECT_EQ(ErrorOf("server: {}\n---\nserver: {}\n"), "cfg.yaml:3: the config file must hold one YAML document");
 }
 
-// The repository root: $RDV_SOURCE_DIR (CTest sets it), else derived from this file's path
-// (CMake compiles it by absolute path), so the shipped files are always checked, never skipped.
+// The repository root: $RDV_SOURCE_DIR, else the one the build was configured from, so the shipped
+// files are always checked, never skipped.
 std::string SourceDir() {
   const char* env = std::getenv("RDV_SOURCE_DIR");
   if (env && *env) return env;
-  return fs::path(__FILE__).parent_path().parent_path().parent_path().string();
+  return RDV_DEFAULT_SOURCE_DIR;
 }
 
 TEST(ShippedConfigTest, EtcRendezvousYamlHoldsTheDefaults) {

@@ -55,8 +55,7 @@ inline Logger& QuietLogger() {
 
 inline std::string MariadbScript() {
   if (const char* d = std::getenv("RDV_TOOLS_DIR"); d && *d) return std::string(d) + "/mariadb.sh";
-  std::string here = __FILE__;  // tests/unit/storage_test_util.hpp
-  return here.substr(0, here.rfind("/tests/")) + "/tools/mariadb.sh";
+  return std::string(RDV_DEFAULT_TOOLS_DIR) + "/mariadb.sh";
 }
 
 // A MariaDB server of its own in a temporary folder (not the shared test instance), so a test
