@@ -46,6 +46,7 @@ ServerOptions MakeServerOptions(const Config& c) {
   o.version_header = c.version_header;
   o.api_versions = c.api_versions;
   o.metrics_path = c.metrics.path;
+  o.metrics_listen = c.metrics.listen;
   return o;
 }
 

@@ -203,6 +203,7 @@ void ReadMetrics(ConfigNode m, Config& c) {
     return IsAlnum(ch) || std::strchr("/-._~", ch) != nullptr;
   });
   if (!ok) m.Fail("path", "must be a URL path starting with '/' (letters, digits, '/', '-', '.', '_', '~')");
+  if (!m.String("listen", "").empty()) c.metrics.listen = Listen(m, "");
   m.RejectUnknown();
 }
 

@@ -73,6 +73,7 @@ struct Config {
 
   struct Metrics {
     std::string path = "/metrics";
+    std::string listen;  // host:port of a listener of its own; "" = the api listener
   } metrics;
 
   struct Logging {

@@ -4,8 +4,8 @@
 
 namespace rendezvous::core {
 
-void AddBuiltinRoutes(Router& router, const std::string& metrics_path, prometheus::Registry& registry,
-                      const std::function<bool()>& readiness, Logger& logger) {
+void AddBuiltinRoutes(Router& router, const std::string& metrics_path, Listener metrics_listener,
+                      prometheus::Registry& registry, const std::function<bool()>& readiness, Logger& logger) {
   rendezvous::Route health;
   health.listener = Listener::kApi;
   health.pattern = "/healthz";
@@ -32,7 +32,7 @@ void AddBuiltinRoutes(Router& router, const std::string& metrics_path, prometheu
 
   if (metrics_path.empty()) return;
   rendezvous::Route metrics;
-  metrics.listener = Listener::kApi;
+  metrics.listener = metrics_listener;
   metrics.pattern = metrics_path;
   metrics.handler = [&registry](Request&) { return Response::Text(200, SerializeMetrics(registry), kMetricsContentType); };
   router.Add(std::move(metrics));

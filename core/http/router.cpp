@@ -13,8 +13,7 @@ struct Router::Node {
 };
 
 Router::Router() {
-  roots_[0] = std::make_unique<Node>();
-  roots_[1] = std::make_unique<Node>();
+  for (auto& root : roots_) root = std::make_unique<Node>();
 }
 
 Router::~Router() = default;
@@ -23,7 +22,7 @@ void Router::Add(Route route) {
   const std::string& pattern = route.pattern;
   if (pattern.empty() || pattern.front() != '/')
     throw std::logic_error("route pattern must start with '/': " + pattern);
-  Node* node = roots_[route.listener == Listener::kApi ? 0 : 1].get();
+  Node* node = roots_[static_cast<int>(route.listener)].get();
   std::vector<std::string> names;
   if (pattern != "/") {
     size_t pos = 1;
@@ -70,7 +69,7 @@ void Router::Collect(const Node& node, const std::vector<std::string>& segments,
 Router::Match Router::Find(Listener listener, Method method, const std::vector<std::string>& segments) const {
   std::vector<std::pair<const Node*, std::vector<std::string>>> candidates;
   std::vector<std::string> values;
-  Collect(*roots_[listener == Listener::kApi ? 0 : 1], segments, 0, values, candidates);
+  Collect(*roots_[static_cast<int>(listener)], segments, 0, values, candidates);
 
   Match match;
   if (candidates.empty()) return match;
@@ -97,7 +96,7 @@ Router::Match Router::Find(Listener listener, Method method, const std::vector<s
 std::vector<Method> Router::AllowedMethods(Listener listener, const std::vector<std::string>& segments) const {
   std::vector<std::pair<const Node*, std::vector<std::string>>> candidates;
   std::vector<std::string> values;
-  Collect(*roots_[listener == Listener::kApi ? 0 : 1], segments, 0, values, candidates);
+  Collect(*roots_[static_cast<int>(listener)], segments, 0, values, candidates);
   std::vector<Method> allowed;
   for (const auto& [node, vals] : candidates)
     for (const auto& [m, entry] : node->routes)

@@ -45,7 +45,7 @@ class Router {
   void Collect(const Node& node, const std::vector<std::string>& segments, size_t depth,
                std::vector<std::string>& values, std::vector<std::pair<const Node*, std::vector<std::string>>>& out) const;
 
-  std::unique_ptr<Node> roots_[2];
+  std::unique_ptr<Node> roots_[3];  // by Listener
 };
 
 }  // namespace rendezvous::core

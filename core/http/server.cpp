@@ -36,7 +36,16 @@ constexpr size_t kMaxRequestIdBytes = 64;
 const prometheus::Histogram::BucketBoundaries kDurationBuckets = {
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
 
-const char* ListenerName(Listener l) { return l == Listener::kApi ? "api" : "app"; }
+const char* ListenerName(Listener l) {
+  switch (l) {
+    case Listener::kApi: return "api";
+    case Listener::kApp: return "app";
+    case Listener::kMetrics: return "metrics";
+  }
+  return "api";
+}
+
+constexpr Listener kListeners[] = {Listener::kApi, Listener::kApp, Listener::kMetrics};
 
 bool IsValidRequestId(std::string_view id) {
   if (id.empty() || id.size() > kMaxRequestIdBytes) return false;
@@ -89,6 +98,7 @@ class HttpServer::Impl {
   std::function<bool()> readiness_;
   uint16_t api_port_ = 0;
   uint16_t app_port_ = 0;
+  uint16_t metrics_port_ = 0;
 
  private:
   // One request on its way: built where its bytes were framed, finished on whichever thread runs
@@ -136,8 +146,8 @@ class HttpServer::Impl {
   prometheus::Family<prometheus::Histogram>* duration_;
   prometheus::Family<prometheus::Counter>* rejected_;
   prometheus::Gauge* queue_depth_;
-  prometheus::Gauge* active_[2];
-  prometheus::Gauge* connections_[2];
+  prometheus::Gauge* active_[3];
+  prometheus::Gauge* connections_[3];
   prometheus::Gauge* buffered_bytes_;
 
   std::mutex lifecycle_mu_;
@@ -156,6 +166,7 @@ class HttpServer::Impl {
   ConnectionManager manager_;
   std::unique_ptr<TcpListener> api_;
   std::unique_ptr<TcpListener> app_;
+  std::unique_ptr<TcpListener> metrics_;  // only with options_.metrics_listen
   std::unique_ptr<WorkerPool> api_pool_;
   std::unique_ptr<WorkerPool> app_pool_;
   std::unique_ptr<WorkerPool> outbound_pool_;
@@ -201,7 +212,7 @@ HttpServer::Impl::Impl(ServerOptions options, Logger& logger, prometheus::Regist
                          .Help("Request bytes held in memory across all connections (bounded by max_buffered_bytes).")
                          .Register(registry_)
                          .Add({});
-  for (Listener l : {Listener::kApi, Listener::kApp}) {
+  for (Listener l : kListeners) {
     active_[static_cast<int>(l)] = &active.Add({{"listener", ListenerName(l)}});
     connections_[static_cast<int>(l)] = &connections.Add({{"listener", ListenerName(l)}});
   }
@@ -209,7 +220,9 @@ HttpServer::Impl::Impl(ServerOptions options, Logger& logger, prometheus::Regist
                              "buffer_budget", "outbound_limit"})
     rejected_->Add({{"reason", reason}});
 
-  AddBuiltinRoutes(router_, options_.metrics_path, registry_, readiness_, logger_);
+  AddBuiltinRoutes(router_, options_.metrics_path,
+                   options_.metrics_listen.empty() ? Listener::kApi : Listener::kMetrics, registry_, readiness_,
+                   logger_);
 }
 
 void HttpServer::Impl::Start() {
@@ -227,16 +240,23 @@ void HttpServer::Impl::Start() {
     app_ = std::make_unique<TcpListener>(Listener::kApp, options_.app_listen, options_.io_threads, limits, manager_);
     app_->Start();
     app_port_ = app_->port();
+    if (!options_.metrics_listen.empty()) {
+      metrics_ = std::make_unique<TcpListener>(Listener::kMetrics, options_.metrics_listen, 1, limits, manager_);
+      metrics_->Start();
+      metrics_port_ = metrics_->port();
+    }
   } catch (...) {
     api_.reset();
     app_.reset();
+    metrics_.reset();
     manager_.Stop();
     for (auto* pool : {api_pool_.get(), app_pool_.get(), outbound_pool_.get()}) pool->Stop();
     throw;
   }
   started_ = true;
   logger_.Info("http listening", {{"api", options_.api_listen}, {"api_port", api_port_},
-                                  {"app", options_.app_listen}, {"app_port", app_port_}});
+                                  {"app", options_.app_listen}, {"app_port", app_port_},
+                                  {"metrics_port", metrics_port_}});
 }
 
 void HttpServer::Impl::Shutdown(std::chrono::milliseconds grace) {
@@ -252,8 +272,8 @@ void HttpServer::Impl::Shutdown(std::chrono::milliseconds grace) {
     active_cv_.wait_until(active_lock, deadline, [this] { return active_count_ == 0; });
   }
   // Stop reading, then end every connection; nothing writes to a socket after OnClosed.
-  api_->Shutdown();
-  app_->Shutdown();
+  for (auto* listener : {api_.get(), app_.get(), metrics_.get()})
+    if (listener) listener->Shutdown();
   for (const auto& connection : manager_.All()) {
     connection->Abort();
     connection->OnClosed();
@@ -262,6 +282,7 @@ void HttpServer::Impl::Shutdown(std::chrono::milliseconds grace) {
   manager_.Stop();
   api_.reset();
   app_.reset();
+  metrics_.reset();
   logger_.Info("http stopped");
 }
 
@@ -278,9 +299,9 @@ void HttpServer::Impl::LeaveActive(Listener l) {
 }
 
 void HttpServer::Impl::UpdateGauges() {
-  size_t open[2] = {0, 0};
+  size_t open[3] = {0, 0, 0};
   for (const auto& connection : manager_.All()) ++open[static_cast<int>(connection->listener())];
-  for (int i = 0; i < 2; ++i) connections_[i]->Set(static_cast<double>(open[i]));
+  for (int i = 0; i < 3; ++i) connections_[i]->Set(static_cast<double>(open[i]));
   buffered_bytes_->Set(static_cast<double>(context_.buffered.load()));
 }
 
@@ -379,8 +400,8 @@ void HttpServer::Impl::Dispatch(const ExchangePtr& ex, ParsedRequest& parsed) {
   if (ex->route->inline_handler) return Execute(*ex);
 
   WorkerPool* pool = ex->route->outbound              ? outbound_pool_.get()
-                     : ex->listener == Listener::kApi ? api_pool_.get()
-                                                      : app_pool_.get();
+                     : ex->listener == Listener::kApp ? app_pool_.get()
+                                                      : api_pool_.get();
   WorkerPool::Task task = [ex] { ex->impl.Execute(*ex); };
   if (!pool->TrySubmit(task)) {
     Reject("queue_full");
@@ -496,6 +517,8 @@ void HttpServer::Start() { impl_->Start(); }
 uint16_t HttpServer::api_port() const { return impl_->api_port_; }
 
 uint16_t HttpServer::app_port() const { return impl_->app_port_; }
+
+uint16_t HttpServer::metrics_port() const { return impl_->metrics_port_; }
 
 void HttpServer::Shutdown(std::chrono::milliseconds grace) { impl_->Shutdown(grace); }
 

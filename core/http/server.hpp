@@ -68,6 +68,8 @@ struct ServerOptions {
   // newest); a value not listed answers 400.
   std::vector<std::string> api_versions = {"2024-04-15", "2024-06-11", "2024-06-14", "2024-08-13", "2024-09-04"};
   std::string metrics_path = "/metrics";
+  // A listener of its own for the metrics path ("host:port"); "" serves it on the api listener.
+  std::string metrics_listen;
 };
 
 class HttpServer {
@@ -99,6 +101,7 @@ class HttpServer {
   void Start();
   uint16_t api_port() const;  // the bound port (after Start)
   uint16_t app_port() const;
+  uint16_t metrics_port() const;  // 0 without metrics_listen
 
   // Stops taking requests (new ones answer 503 with Connection: close), lets queued and in-flight
   // requests finish within grace, then closes the listeners and stops the workers. Idempotent;

@@ -118,7 +118,9 @@ TcpListener::~TcpListener() {
 
 void TcpListener::Start() {
   auto [host, port] = ParseListenAddress(address_);
-  const char* name = state_->which == Listener::kApi ? "rdv-api-io" : "rdv-app-io";
+  const char* name = state_->which == Listener::kApi   ? "rdv-api-io"
+                     : state_->which == Listener::kApp ? "rdv-app-io"
+                                                       : "rdv-metrics-io";
   try {
     listener_ = std::make_unique<Pistache::Tcp::Listener>(Pistache::Address(host, Pistache::Port(port)));
     listener_->init(static_cast<size_t>(io_threads_),

@@ -127,7 +127,7 @@ TEST_F(HttpAbuseTest, SignInFloodWithRandomEmailsDoesNotSlowTheApi) {
       std::mt19937_64 rng(static_cast<uint64_t>(t) * 7919 + 1);
       std::vector<std::unique_ptr<Conn>> conns;
       for (int i = 0; i < kConnsPerThread; ++i) conns.push_back(std::make_unique<Conn>(app));
-      auto deadline = Clock::now() + 60s;
+      auto deadline = Clock::now() + 150s;
       for (int round = 0; round < 200 && !stop && Clock::now() < deadline; ++round) {
         for (auto& c : conns) {
           std::string body = "email=flood" + std::to_string(rng()) + "%40example.com&password=not-the-password&csrf_token=" +
@@ -149,15 +149,15 @@ TEST_F(HttpAbuseTest, SignInFloodWithRandomEmailsDoesNotSlowTheApi) {
       }
     });
   }
-  // Measure once the flood is under way, for as long as it takes the server to answer 256 of its
-  // sign-ins (each a password hash), bounded in count and time.
+  // Measure once the flood is under way, for as long as it takes the server to answer a sign-in on
+  // every flood connection (each a password hash), bounded in count and time.
   auto started = Clock::now() + 10s;
   while (sent.load() < kThreads * kConnsPerThread && Clock::now() < started) std::this_thread::yield();
   ASSERT_GE(sent.load(), kThreads * kConnsPerThread);
   int failures = 0;
   std::vector<double> ms;
-  auto until = Clock::now() + 40s;
-  while (answered.load() < 256 && ms.size() < 200000 && Clock::now() < until) {
+  auto until = Clock::now() + 120s;
+  while (answered.load() < kThreads * kConnsPerThread && ms.size() < 400000 && Clock::now() < until) {
     auto batch = TimeMe(server_->api_port(), key_, 50, &failures);
     ms.insert(ms.end(), batch.begin(), batch.end());
   }
@@ -170,7 +170,7 @@ TEST_F(HttpAbuseTest, SignInFloodWithRandomEmailsDoesNotSlowTheApi) {
               sent.load(), answered.load(), refused.load(), ms.size(), Percentile(ms, 0.5), p99);
   EXPECT_EQ(failures, 0);
   EXPECT_LT(p99, 200.0);
-  EXPECT_GE(answered_while_measuring, 256);
+  EXPECT_GE(answered_while_measuring, kThreads * kConnsPerThread);
   // Two hash threads at 32 MiB each, not one per connection.
   Memory m = ReadMemory(server_->pid());
   std::printf("server peak RSS %.1f MiB\n", static_cast<double>(m.peak) / 1048576.0);

@@ -245,7 +245,7 @@ database:
   name: rdv_prod
   pool_size: 16
 security: { api_key_prefix: "cal_", encryption_key_env: MY_KEY }
-metrics: { path: /internal/metrics }
+metrics: { path: /internal/metrics, listen: "127.0.0.1:9464" }
 logging: { level: debug, format: text }
 plugins:
   webhooks: { enabled: false, path: lib/custom_webhooks.so, timeout: 3 }
@@ -272,6 +272,7 @@ plugins:
   EXPECT_EQ(c.security.api_key_prefix, "cal_");
   EXPECT_EQ(c.security.encryption_key_env, "MY_KEY");
   EXPECT_EQ(c.metrics.path, "/internal/metrics");
+  EXPECT_EQ(c.metrics.listen, "127.0.0.1:9464");
   EXPECT_EQ(c.logging.level, "debug");
   EXPECT_EQ(c.logging.format, "text");
 
@@ -334,6 +335,8 @@ TEST(ConfigTest, BadValuesNameLineAndPath) {
        "cfg.yaml:2: security.api_key_prefix: must be 1 to 16 lowercase letters or digits followed by '_' (e.g. rdv_)"},
       {"security:\n  encryption_key_env: \"1BAD\"\n",
        "cfg.yaml:2: security.encryption_key_env: must be the name of an environment variable"},
+      {"metrics: { listen: nowhere }\n",
+       "cfg.yaml:1: metrics.listen: must be host:port with a port between 0 and 65535 (e.g. 127.0.0.1:8080)"},
       {"metrics: { path: metrics }\n",
        "cfg.yaml:1: metrics.path: must be a URL path starting with '/' (letters, digits, '/', '-', '.', '_', '~')"},
       {"logging:\n  level: verbose\n", "cfg.yaml:2: logging.level: must be one of debug, info, warn, error"},

@@ -434,3 +434,30 @@ TEST_F(HttpFramingTest, APageFloodDoesNotStarveTheApi) {
 
 }  // namespace
 }  // namespace rendezvous::core
+
+namespace rendezvous::core {
+namespace {
+
+TEST_F(HttpFramingTest, MetricsCanHaveAListenerOfTheirOwn) {
+  ServerOptions o = Options();
+  o.metrics_listen = "127.0.0.1:0";
+  Start(o);
+  ASSERT_NE(server_->metrics_port(), 0);
+  auto scraped = Fetch(server_->metrics_port(), "GET", "/metrics");
+  ASSERT_TRUE(scraped);
+  EXPECT_EQ(scraped->status, 200);
+  EXPECT_NE(scraped->body.find("http_server_open_connections"), std::string::npos);
+  // Not on the api listener any more, and nothing else on the metrics listener.
+  auto on_api = Fetch(port_, "GET", "/metrics");
+  ASSERT_TRUE(on_api);
+  EXPECT_EQ(on_api->status, 404);
+  auto api_route = Fetch(server_->metrics_port(), "GET", "/v2/echo/1");
+  ASSERT_TRUE(api_route);
+  EXPECT_EQ(api_route->status, 404);
+  auto health = Fetch(port_, "GET", "/healthz");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+}
+
+}  // namespace
+}  // namespace rendezvous::core

@@ -24,7 +24,8 @@ enum class Method { kGet, kHead, kPost, kPut, kPatch, kDelete, kOptions };
 std::string_view MethodName(Method m);
 
 // Which listener a route is served on (DESIGN §4): JSON API on {base_url}, pages on {app_url}.
-enum class Listener { kApi, kApp };
+// kMetrics is the server's own metrics listener (metrics.listen); plugins add no routes there.
+enum class Listener { kApi, kApp, kMetrics };
 
 // Kinds of bearer credentials (DESIGN §5). Used as a bit set in RouteAuth::accepted.
 enum BearerKind : unsigned {
