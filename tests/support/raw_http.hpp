@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rendezvous/http.hpp"
 #include "rendezvous/log.hpp"
 
 namespace rdv_test {
@@ -171,6 +172,15 @@ inline std::optional<Reply> Fetch(uint16_t port, const std::string& method, cons
   Conn c(port);
   if (!c.ok() || !c.Send(RequestText(method, target, headers, body))) return std::nullopt;
   return c.Read(method == "HEAD");
+}
+
+// A route as the tests write it: handler before auth, the api listener unless told.
+inline rendezvous::Route MakeRoute(rendezvous::Method method, std::string pattern, rendezvous::Handler handler,
+                                   rendezvous::RouteAuth auth = rendezvous::RouteAuth::Public(),
+                                   rendezvous::Listener listener = rendezvous::Listener::kApi) {
+  return listener == rendezvous::Listener::kApp
+             ? rendezvous::Route::Page(method, std::move(pattern), std::move(auth), std::move(handler))
+             : rendezvous::Route::Api(method, std::move(pattern), std::move(auth), std::move(handler));
 }
 
 // A gate a handler waits on until the test opens it (bounded, so a failing test cannot hang).

@@ -16,18 +16,10 @@ namespace {
 
 using rdv_test::Conn;
 using rdv_test::Gate;
+using rdv_test::MakeRoute;
 using rdv_test::Fetch;
 using rdv_test::RequestText;
 using namespace std::chrono_literals;
-
-Route MakeRoute(Method method, std::string pattern, Handler handler, Listener listener = Listener::kApi) {
-  Route r;
-  r.listener = listener;
-  r.method = method;
-  r.pattern = std::move(pattern);
-  r.handler = std::move(handler);
-  return r;
-}
 
 class HttpFramingTest : public ::testing::Test {
  protected:
@@ -65,7 +57,7 @@ class HttpFramingTest : public ::testing::Test {
       entered_.Open();
       gate_.Wait();
       return Response::Html(200, "<p>slow</p>");
-    }, Listener::kApp));
+    }, RouteAuth::Public(), Listener::kApp));
     Route outbound = MakeRoute(Method::kGet, "/v2/outbound", [this](Request&) {
       entered_.Open();
       gate_.Wait();

@@ -20,6 +20,7 @@ namespace {
 
 using rdv_test::Conn;
 using rdv_test::Gate;
+using rdv_test::MakeRoute;
 using rdv_test::Fetch;
 using rdv_test::RequestText;
 using namespace std::chrono_literals;
@@ -32,17 +33,6 @@ ServerOptions TestOptions() {
   o.worker_threads = 2;
   o.max_body_bytes = 1024;
   return o;
-}
-
-Route MakeRoute(Method method, std::string pattern, Handler handler, RouteAuth auth = RouteAuth::Public(),
-                Listener listener = Listener::kApi) {
-  Route r;
-  r.listener = listener;
-  r.method = method;
-  r.pattern = std::move(pattern);
-  r.handler = std::move(handler);
-  r.auth = std::move(auth);
-  return r;
 }
 
 class HttpServerTest : public ::testing::Test {
@@ -127,6 +117,18 @@ class HttpServerTest : public ::testing::Test {
     server_->AddRoute(MakeRoute(Method::kGet, "/settings", [](Request&) {
       return Response::Html(200, "<p>settings</p>");
     }, RouteAuth::Session(), Listener::kApp));
+  }
+
+  // Opens the slow handler's gate once the server stopped taking requests (503 or refused).
+  std::future<void> ReleaseSlowOnceDraining() {
+    return std::async(std::launch::async, [this] {
+      auto deadline = rdv_test::Clock::now() + 5s;
+      while (rdv_test::Clock::now() < deadline) {
+        auto r = Fetch(port_, "GET", "/healthz");
+        if (!r || r->status == 503) break;
+      }
+      slow_gate_.Open();
+    });
   }
 
   void TearDown() override {
@@ -655,14 +657,7 @@ TEST_F(HttpServerTest, ShutdownWaitsForInFlightAndIsIdempotent) {
   auto slow = std::async(std::launch::async, [this] { return Fetch(port_, "GET", "/v2/slow"); });
   ASSERT_TRUE(slow_entered_.Wait());
   // Release the handler once the server is draining (new requests then answer 503).
-  auto releaser = std::async(std::launch::async, [this] {
-    auto deadline = rdv_test::Clock::now() + 5s;
-    while (rdv_test::Clock::now() < deadline) {
-      auto r = Fetch(port_, "GET", "/healthz");
-      if (!r || r->status == 503) break;
-    }
-    slow_gate_.Open();
-  });
+  auto releaser = ReleaseSlowOnceDraining();
   server_->Shutdown(5s);
   auto r = slow.get();
   ASSERT_TRUE(r);
@@ -676,14 +671,7 @@ TEST_F(HttpServerTest, ShutdownWithGraceExpiredStillClosesEverything) {
   auto slow = std::async(std::launch::async, [this] { return Fetch(port_, "GET", "/v2/slow"); });
   ASSERT_TRUE(slow_entered_.Wait());
   // Released only once the server stopped answering: the grace has run out by then.
-  auto releaser = std::async(std::launch::async, [this] {
-    auto deadline = rdv_test::Clock::now() + 5s;
-    while (rdv_test::Clock::now() < deadline) {
-      auto r = Fetch(port_, "GET", "/healthz");
-      if (!r || r->status == 503) break;
-    }
-    slow_gate_.Open();
-  });
+  auto releaser = ReleaseSlowOnceDraining();
   server_->Shutdown(10ms);
   // The listener is gone and the held connection was ended: the slow client is not left hanging
   // (whatever it got, it got it before its own 10 s read deadline) and nothing answers any more.
