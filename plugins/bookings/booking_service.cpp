@@ -99,7 +99,9 @@ EventType EventTypeFromRow(const DbRow& row) {
   return et;
 }
 
-Millis TimeColumn(const DbRow& row, int col) { return ParseSqlTime(row.String(col)).value_or(0); }
+Millis TimeColumn(const DbRow& row, int col) {
+  return time::ParseSql(row.String(col)).value_or(0);
+}
 
 struct BookingRow {
   Booking booking;
@@ -198,14 +200,14 @@ std::vector<DbValue> FieldValues(const EventTypeFields& f, std::initializer_list
   return v;
 }
 
-Outcome NotFoundEventType() {
-  return Outcome::Fail(ErrorCode::kNotFound, "event type not found");
+Status NotFoundEventType() {
+  return Status::NotFound("event type not found");
 }
-Outcome NotFoundBooking() {
-  return Outcome::Fail(ErrorCode::kNotFound, "booking not found");
+Status NotFoundBooking() {
+  return Status::NotFound("booking not found");
 }
-Outcome DuplicateSlug(const std::string& slug) {
-  return Outcome::Fail(ErrorCode::kConflict, "you already have an event type with the slug \"" + slug + "\"");
+Status DuplicateSlug(const std::string& slug) {
+  return Status::Conflict("you already have an event type with the slug \"" + slug + "\"");
 }
 
 User HostOrPlaceholder(Identity& identity, int64_t id) {
@@ -237,21 +239,22 @@ Json BookingService::ListEventTypes(int64_t owner_id) {
   });
 }
 
-Outcome BookingService::GetEventType(int64_t owner_id, int64_t id) {
-  return db_.Run([&](DbConnection& conn) {
+Result<Json> BookingService::GetEventType(int64_t owner_id, int64_t id) {
+  return db_.Run([&](DbConnection& conn) -> Result<Json> {
     auto et = LoadEventType(conn, owner_id, id, false);
-    return et ? Outcome::Ok(EventTypeJson(*et)) : NotFoundEventType();
+    if (!et) return NotFoundEventType();
+    return EventTypeJson(*et);
   });
 }
 
-Outcome BookingService::CreateEventType(int64_t owner_id, const EventTypeFields& fields) {
-  return db_.Transaction([&](DbConnection& conn) {
+Result<Json> BookingService::CreateEventType(int64_t owner_id, const EventTypeFields& fields) {
+  return db_.Transaction([&](DbConnection& conn) -> Result<Json> {
     std::optional<DbRow> count = conn.QueryOne("SELECT COUNT(*) FROM event_types WHERE owner_id = ?", {owner_id});
     if (count && count->Int(1) >= kMaxEventTypesPerUser) {
-      return Outcome::Fail(ErrorCode::kConflict, "you have " + std::to_string(kMaxEventTypesPerUser) +
-                                                     " event types, the most allowed");
+      return Status::Conflict("you have " + std::to_string(kMaxEventTypesPerUser) +
+                              " event types, the most allowed");
     }
-    const std::string now = FormatSqlTime(NowMillis());
+    const std::string now = time::FormatSql(time::Now());
     std::vector<DbValue> values{owner_id};
     const std::vector<DbValue> rest = FieldValues(fields, {now, now});
     values.insert(values.end(), rest.begin(), rest.end());
@@ -266,38 +269,39 @@ Outcome BookingService::CreateEventType(int64_t owner_id, const EventTypeFields&
       return DuplicateSlug(fields.slug);
     }
     EventType et{conn.LastInsertId(), owner_id, fields};
-    return Outcome::Ok(EventTypeJson(et));
+    return EventTypeJson(et);
   });
 }
 
-Outcome BookingService::UpdateEventType(int64_t owner_id, int64_t id, const Json& patch) {
-  return db_.Transaction([&](DbConnection& conn) {
+Result<Json> BookingService::UpdateEventType(int64_t owner_id, int64_t id, const Json& patch) {
+  return db_.Transaction([&](DbConnection& conn) -> Result<Json> {
     auto et = LoadEventType(conn, owner_id, id, true);
     if (!et) return NotFoundEventType();
-    if (auto e = ApplyEventTypePatch(patch, et->fields)) return Outcome::Invalid(*e);
+    if (Status e = ApplyEventTypePatch(patch, et->fields); !e.ok()) return e;
     try {
       conn.Exec(
           "UPDATE event_types SET title = ?, slug = ?, length_minutes = ?, description = ?, locations = ?,"
-          " requires_confirmation = ?, minimum_booking_notice = ?, before_event_buffer = ?, after_event_buffer "
+          " requires_confirmation = ?, minimum_booking_notice = ?, before_event_buffer = ?, "
+          "after_event_buffer "
           "= ?,"
           " slot_interval = ?, updated_at = ? WHERE id = ?",
-          FieldValues(et->fields, {FormatSqlTime(NowMillis()), id}));
+          FieldValues(et->fields, {time::FormatSql(time::Now()), id}));
     } catch (const DuplicateKey&) {
       return DuplicateSlug(et->fields.slug);
     }
-    return Outcome::Ok(EventTypeJson(*et));
+    return EventTypeJson(*et);
   });
 }
 
-Outcome BookingService::DeleteEventType(int64_t owner_id, int64_t id) {
-  return db_.Transaction([&](DbConnection& conn) {
+Result<Json> BookingService::DeleteEventType(int64_t owner_id, int64_t id) {
+  return db_.Transaction([&](DbConnection& conn) -> Result<Json> {
     auto et = LoadEventType(conn, owner_id, id, true);
     if (!et) return NotFoundEventType();
     if (conn.QueryOne("SELECT 1 FROM bookings WHERE event_type_id = ? LIMIT 1", {id})) {
-      return Outcome::Fail(ErrorCode::kConflict, "the event type has bookings; it cannot be deleted");
+      return Status::Conflict("the event type has bookings; it cannot be deleted");
     }
     conn.Exec("DELETE FROM event_types WHERE id = ?", {id});
-    return Outcome::Ok(EventTypeJson(*et));
+    return EventTypeJson(*et);
   });
 }
 
@@ -313,8 +317,8 @@ Json BookingService::ListBookings(const User& host, const ListQuery& query) {
   if (query.event_type_id) where += " AND event_type_id = ?";
   std::vector<DbValue> params{host.id};
   for (BookingStatus s : query.statuses) params.emplace_back(StatusName(s));
-  if (query.after_start) params.emplace_back(FormatSqlTime(*query.after_start));
-  if (query.before_end) params.emplace_back(FormatSqlTime(*query.before_end));
+  if (query.after_start) params.emplace_back(time::FormatSql(*query.after_start));
+  if (query.before_end) params.emplace_back(time::FormatSql(*query.before_end));
   if (query.event_type_id) params.emplace_back(*query.event_type_id);
   return db_.Transaction([&](DbConnection& conn) {
     std::optional<DbRow> count = conn.QueryOne("SELECT COUNT(*) FROM bookings" + where, params);
@@ -338,41 +342,44 @@ Json BookingService::ListBookings(const User& host, const ListQuery& query) {
   });
 }
 
-Outcome BookingService::GetBooking(const User& host, const std::string& uid) {
-  return db_.Run([&](DbConnection& conn) {
+Result<Json> BookingService::GetBooking(const User& host, const std::string& uid) {
+  return db_.Run([&](DbConnection& conn) -> Result<Json> {
     auto row = LoadBooking(conn, host.id, uid, false);
-    return row ? Outcome::Ok(BookingJson(row->booking, host)) : NotFoundBooking();
+    if (!row) return NotFoundBooking();
+    return BookingJson(row->booking, host);
   });
 }
 
-Outcome BookingService::Confirm(const User& host, const std::string& uid) {
+Result<Json> BookingService::Confirm(const User& host, const std::string& uid) {
   return Change(host, uid, BookingAction::kConfirm, std::nullopt, nullptr);
 }
 
-Outcome BookingService::Decline(const User& host, const std::string& uid,
-                                const std::optional<std::string>& reason) {
+Result<Json> BookingService::Decline(const User& host, const std::string& uid,
+                                     const std::optional<std::string>& reason) {
   return Change(host, uid, BookingAction::kDecline, reason, nullptr);
 }
 
-Outcome BookingService::MarkAbsent(const User& host, const std::string& uid, const AbsentMarks& marks) {
+Result<Json> BookingService::MarkAbsent(const User& host, const std::string& uid, const AbsentMarks& marks) {
   return Change(host, uid, BookingAction::kMarkAbsent, std::nullopt, &marks);
 }
 
-Outcome BookingService::Change(const User& host, const std::string& uid, BookingAction action,
-                               const std::optional<std::string>& reason, const AbsentMarks* marks) {
+Result<Json> BookingService::Change(const User& host, const std::string& uid, BookingAction action,
+                                    const std::optional<std::string>& reason, const AbsentMarks* marks) {
   bool published = false;
-  Outcome out = db_.Transaction([&](DbConnection& conn) {
+  Result<Json> out = db_.Transaction([&](DbConnection& conn) -> Result<Json> {
     published = false;
     auto row = LoadBooking(conn, host.id, uid, true);
     if (!row) return NotFoundBooking();
     Booking& b = row->booking;
-    const Millis now = NowMillis();
-    if (auto why = CheckTransition(b.status, action, b.start <= now, b.end <= now)) {
-      return Outcome::Fail(ErrorCode::kConflict, *why);
+    const Millis now = time::Now();
+    if (Status refused = CheckTransition(b.status, action, b.start <= now, b.end <= now); !refused.ok()) {
+      return refused;
     }
     bool emit = true;
     if (action == BookingAction::kMarkAbsent) {
-      if (auto e = ApplyAbsentMarks(*marks, b, emit)) return Outcome::Invalid(*e);
+      Result<bool> marked_absent = ApplyAbsentMarks(*marks, b);
+      if (!marked_absent.ok()) return marked_absent.status();
+      emit = *marked_absent;
       for (const Attendee& a : b.attendees) {
         conn.Exec("UPDATE booking_attendees SET absent = ? WHERE booking_id = ? AND email = ?",
                   {a.absent, b.id, a.email});
@@ -381,30 +388,30 @@ Outcome BookingService::Change(const User& host, const std::string& uid, Booking
     if (action == BookingAction::kDecline) b.cancellation_reason = reason;
     b.status = StatusAfter(b.status, action);
     conn.Exec(
-        "UPDATE bookings SET status = ?, cancellation_reason = ?, host_absent = ?, updated_at = ? WHERE id = ?",
-        {StatusName(b.status), b.cancellation_reason, b.host_absent, FormatSqlTime(now), b.id});
+        "UPDATE bookings SET status = ?, cancellation_reason = ?, host_absent = ?, updated_at = ? WHERE id = "
+        "?",
+        {StatusName(b.status), b.cancellation_reason, b.host_absent, time::FormatSql(now), b.id});
     Json json = BookingJson(b, host);
     if (emit) {
       outbox_.Publish(conn, kOutboxTopic, TriggerFor(action), EventEnvelope(TriggerFor(action), now, json));
       published = true;
     }
-    return Outcome::Ok(std::move(json));
+    return json;
   });
   if (published) outbox_.Notify();
   return out;
 }
 
-Outcome BookingService::Import(const ImportRequest& r) {
+Result<Json> BookingService::Import(const ImportRequest& r) {
   std::optional<User> user = identity_.FindUser(r.user_id);
-  if (!user) return Outcome::Fail(ErrorCode::kNotFound, "user " + std::to_string(r.user_id) + " not found");
-  return db_.Transaction([&](DbConnection& conn) {
+  if (!user) return Status::NotFound("user " + std::to_string(r.user_id) + " not found");
+  return db_.Transaction([&](DbConnection& conn) -> Result<Json> {
     auto et = LoadEventType(conn, r.user_id, r.event_type_id, true);
     if (!et) {
-      return Outcome::Fail(ErrorCode::kNotFound, "event type " + std::to_string(r.event_type_id) +
-                                                     " not found among the event types of user " +
-                                                     std::to_string(r.user_id));
+      return Status::NotFound("event type " + std::to_string(r.event_type_id) +
+                              " not found among the event types of user " + std::to_string(r.user_id));
     }
-    const Millis now = NowMillis();
+    const Millis now = time::Now();
     Booking b;
     b.uid = crypto::RandomToken(16);
     b.event_type_id = et->id;
@@ -413,7 +420,7 @@ Outcome BookingService::Import(const ImportRequest& r) {
     b.status = r.status;
     b.start = r.start;
     b.duration = et->fields.length_minutes;
-    b.end = r.start + static_cast<Millis>(b.duration) * 60000;
+    b.end = r.start + static_cast<Millis>(b.duration) * time::kMillisPerMinute;
     b.attendees.push_back({r.attendee_name, r.attendee_email, "UTC", false});
     b.location = BookingLocation(et->fields.locations);
     b.created_at = now;
@@ -423,9 +430,9 @@ Outcome BookingService::Import(const ImportRequest& r) {
         "duration,"
         " location, metadata, host_absent, emit_completion, created_at, updated_at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)",
-        {b.uid, b.event_type_id, b.host_id, b.title, b.description, StatusName(b.status), FormatSqlTime(b.start),
-         FormatSqlTime(b.end), b.duration, b.location, b.metadata.dump(), emit_completion, FormatSqlTime(now),
-         FormatSqlTime(now)});
+        {b.uid, b.event_type_id, b.host_id, b.title, b.description, StatusName(b.status),
+         time::FormatSql(b.start), time::FormatSql(b.end), b.duration, b.location, b.metadata.dump(),
+         emit_completion, time::FormatSql(now), time::FormatSql(now)});
     b.id = conn.LastInsertId();
     std::vector<std::vector<DbValue>> attendees;
     for (size_t i = 0; i < b.attendees.size(); ++i) {
@@ -434,12 +441,12 @@ Outcome BookingService::Import(const ImportRequest& r) {
     }
     conn.InsertRows("INSERT INTO booking_attendees (booking_id, position, name, email, time_zone, absent)",
                     attendees);
-    return Outcome::Ok(BookingJson(b, *user));
+    return BookingJson(b, *user);
   });
 }
 
 size_t BookingService::CompleteEnded(Millis now, size_t batch) {
-  const std::string cutoff = FormatSqlTime(now);
+  const std::string cutoff = time::FormatSql(now);
   // Hosts are looked up before the transaction so it never waits for a second connection.
   std::map<int64_t, User> hosts;
   db_.Run([&](DbConnection& conn) {
@@ -464,11 +471,11 @@ size_t BookingService::CompleteEnded(Millis now, size_t batch) {
       rows.push_back(BookingFromRow(row));
     }
     LoadAttendees(conn, rows);
-    const std::string updated_at = FormatSqlTime(NowMillis());
+    const std::string updated_at = time::FormatSql(time::Now());
     size_t n = 0;
     for (BookingRow& row : rows) {
       Booking& b = row.booking;
-      if (CheckTransition(b.status, BookingAction::kComplete, true, b.end <= now)) continue;
+      if (!CheckTransition(b.status, BookingAction::kComplete, true, b.end <= now).ok()) continue;
       auto host = hosts.find(b.host_id);
       // A host not looked up above (a row that became due in between) waits for the next pass.
       if (row.emit_completion && host == hosts.end()) continue;
@@ -479,7 +486,7 @@ size_t BookingService::CompleteEnded(Millis now, size_t batch) {
       if (!row.emit_completion) continue;
       const char* trigger = TriggerFor(BookingAction::kComplete);
       outbox_.Publish(conn, kOutboxTopic, trigger,
-                      EventEnvelope(trigger, NowMillis(), BookingJson(b, host->second)));
+                      EventEnvelope(trigger, time::Now(), BookingJson(b, host->second)));
       ++published;
     }
     return n;

@@ -2,6 +2,10 @@
 
 namespace rendezvous::bookings {
 
+Status FieldInvalid(const std::string& field, const std::string& problem) {
+  return Status::Invalid(field, (field == "body" ? "the request body" : field) + " " + problem);
+}
+
 std::string CheckText(std::string_view text, size_t max_chars, bool multiline) {
   size_t chars = 0;
   for (size_t i = 0; i < text.size();) {
@@ -31,13 +35,6 @@ std::string CheckText(std::string_view text, size_t max_chars, bool multiline) {
   }
   if (chars > max_chars) return "must be at most " + std::to_string(max_chars) + " characters";
   return "";
-}
-
-std::string Trim(std::string_view text) {
-  constexpr std::string_view kSpace = " \t\r\n\f\v";
-  const size_t b = text.find_first_not_of(kSpace);
-  if (b == std::string_view::npos) return "";
-  return std::string(text.substr(b, text.find_last_not_of(kSpace) - b + 1));
 }
 
 bool IsEmail(std::string_view text) {
