@@ -1,9 +1,7 @@
-// The bookings plugin's storage and changes: event types, bookings and their attendees (tables
-// below), every change in one transaction together with its outbox event (topic "bookings").
-// Used by the routes, `admin booking import` and the completion sweep. Thread-safe (each call
-// borrows its own connection). Calls may throw DatabaseUnavailable.
-//
-// Tables (owner "bookings"): event_types, bookings, booking_attendees.
+// The bookings plugin's operations on event types, bookings and their attendees (tables in
+// booking_rows.hpp), every change in one transaction together with its outbox event (topic
+// "bookings"). Used by the routes, `admin booking import` and the completion sweep. Thread-safe
+// (each call borrows its own connection). Calls may throw DatabaseUnavailable.
 #pragma once
 
 #include <cstdint>
@@ -49,7 +47,7 @@ class BookingService {
   Result<Json> CreateEventType(int64_t owner_id, const EventTypeFields& fields);
   // `patch` must have passed ApplyEventTypePatch on a scratch object already.
   Result<Json> UpdateEventType(int64_t owner_id, int64_t id, const Json& patch);
-  // 409 while bookings of the event type exist. Answers the deleted event type.
+  // A Conflict while bookings of the event type exist. Answers the deleted event type.
   Result<Json> DeleteEventType(int64_t owner_id, int64_t id);
 
   // Bookings hosted by `host`: {"data": [..], "pagination": {total, skip, take}}.
