@@ -12,7 +12,7 @@ TEST_F(BookingsLifecycle, SweepCompletesEndedAcceptedBookings) {
   StartServer("bookings: { completion_sweep_interval: 1 }\n");
   const int64_t et = CreateEventType(owner_key_, "short", 1)["id"].get<int64_t>();
   // Ends about ten seconds from now: completed by the sweep, with an event.
-  const std::string soon = bookings::FormatIsoTime(bookings::NowMillis() - 50000);
+  const std::string soon = time::FormatIso(time::Now() - 50000);
   json ending = Import(owner_, et, soon);
   EXPECT_EQ(ending["status"], "accepted");
   json history = Import(owner_, et, "2021-01-01T10:00:00Z");  // ended before the import
