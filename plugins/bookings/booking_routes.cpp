@@ -5,15 +5,9 @@ namespace {
 
 constexpr unsigned kAccepted = kApiKey | kOAuthToken;
 
-Response FieldErrorResponse(const FieldError& e) {
-  const std::string message = e.field == "body" ? "the request body " + e.message : e.field + " " + e.message;
-  return Response::Error(400, "", message, Json{{"field", e.field}});
-}
-
-Response FromOutcome(const Outcome& o, int success_status = 200) {
-  if (o.ok()) return Response::Success(o.data, success_status);
-  if (!o.field.empty()) return FieldErrorResponse({o.field, o.status.message()});
-  return Response::FromStatus(o.status);
+Response Answer(const Result<Json>& result, int success_status = 200) {
+  if (!result.ok()) return Response::FromStatus(result.status());
+  return Response::Success(*result, success_status);
 }
 
 // The event type id of the path; nullopt (answered 404) when it is not a positive integer.
@@ -28,7 +22,7 @@ std::string PathUid(const Request& req) {
 }
 
 Response EventTypeNotFound() {
-  return Response::Error(404, "", "event type not found");
+  return Response::FromStatus(Status::NotFound("event type not found"));
 }
 
 class Routes {
@@ -43,14 +37,14 @@ class Routes {
     Add(Method::kPost, "/v2/event-types", "EVENT_TYPE_WRITE", [](BookingService& s, Request& req) {
       auto body = req.JsonBody();
       if (!body.ok()) return Response::FromStatus(body.status());
-      EventTypeFields fields;
-      if (auto e = ParseEventTypeCreate(*body, fields)) return FieldErrorResponse(*e);
-      return FromOutcome(s.CreateEventType(req.principal->user_id, fields), 201);
+      Result<EventTypeFields> fields = ParseEventTypeCreate(*body);
+      if (!fields.ok()) return Response::FromStatus(fields.status());
+      return Answer(s.CreateEventType(req.principal->user_id, *fields), 201);
     });
     Add(Method::kGet, "/v2/event-types/:id", "EVENT_TYPE_READ", [](BookingService& s, Request& req) {
       auto id = PathId(req);
       if (!id) return EventTypeNotFound();
-      return FromOutcome(s.GetEventType(req.principal->user_id, *id));
+      return Answer(s.GetEventType(req.principal->user_id, *id));
     });
     Add(Method::kPatch, "/v2/event-types/:id", "EVENT_TYPE_WRITE", [](BookingService& s, Request& req) {
       auto id = PathId(req);
@@ -62,47 +56,47 @@ class Routes {
       scratch.title = "x";
       scratch.slug = "x";
       scratch.length_minutes = 1;
-      if (auto e = ApplyEventTypePatch(*body, scratch)) return FieldErrorResponse(*e);
-      return FromOutcome(s.UpdateEventType(req.principal->user_id, *id, *body));
+      if (Status e = ApplyEventTypePatch(*body, scratch); !e.ok()) return Response::FromStatus(e);
+      return Answer(s.UpdateEventType(req.principal->user_id, *id, *body));
     });
     Add(Method::kDelete, "/v2/event-types/:id", "EVENT_TYPE_WRITE", [](BookingService& s, Request& req) {
       auto id = PathId(req);
       if (!id) return EventTypeNotFound();
-      return FromOutcome(s.DeleteEventType(req.principal->user_id, *id));
+      return Answer(s.DeleteEventType(req.principal->user_id, *id));
     });
 
     AddHosted(Method::kGet, "/v2/bookings", "BOOKING_READ",
               [](BookingService& s, const User& host, Request& req) {
-                ListQuery query;
-                if (auto e = ParseListQuery(req.query, query)) return FieldErrorResponse(*e);
-                return Response::SuccessWith(s.ListBookings(host, query));
+                Result<ListQuery> query = ParseListQuery(req.query);
+                if (!query.ok()) return Response::FromStatus(query.status());
+                return Response::SuccessWith(s.ListBookings(host, *query));
               });
     AddHosted(Method::kGet, "/v2/bookings/:uid", "BOOKING_READ",
               [](BookingService& s, const User& host, Request& req) {
-                return FromOutcome(s.GetBooking(host, PathUid(req)));
+                return Answer(s.GetBooking(host, PathUid(req)));
               });
     AddHosted(Method::kPost, "/v2/bookings/:uid/confirm", "BOOKING_WRITE",
               [](BookingService& s, const User& host, Request& req) {
                 auto body = req.JsonBody();
                 if (!body.ok()) return Response::FromStatus(body.status());
-                if (auto e = ParseConfirmBody(*body)) return FieldErrorResponse(*e);
-                return FromOutcome(s.Confirm(host, PathUid(req)));
+                if (Status e = ParseConfirmBody(*body); !e.ok()) return Response::FromStatus(e);
+                return Answer(s.Confirm(host, PathUid(req)));
               });
     AddHosted(Method::kPost, "/v2/bookings/:uid/decline", "BOOKING_WRITE",
               [](BookingService& s, const User& host, Request& req) {
                 auto body = req.JsonBody();
                 if (!body.ok()) return Response::FromStatus(body.status());
-                std::optional<std::string> reason;
-                if (auto e = ParseDeclineBody(*body, reason)) return FieldErrorResponse(*e);
-                return FromOutcome(s.Decline(host, PathUid(req), reason));
+                Result<std::optional<std::string>> reason = ParseDeclineBody(*body);
+                if (!reason.ok()) return Response::FromStatus(reason.status());
+                return Answer(s.Decline(host, PathUid(req), *reason));
               });
     AddHosted(Method::kPost, "/v2/bookings/:uid/mark-absent", "BOOKING_WRITE",
               [](BookingService& s, const User& host, Request& req) {
                 auto body = req.JsonBody();
                 if (!body.ok()) return Response::FromStatus(body.status());
-                AbsentMarks marks;
-                if (auto e = ParseMarkAbsentBody(*body, marks)) return FieldErrorResponse(*e);
-                return FromOutcome(s.MarkAbsent(host, PathUid(req), marks));
+                Result<AbsentMarks> marks = ParseMarkAbsentBody(*body);
+                if (!marks.ok()) return Response::FromStatus(marks.status());
+                return Answer(s.MarkAbsent(host, PathUid(req), *marks));
               });
   }
 
@@ -111,28 +105,21 @@ class Routes {
   using HostedFn = Response (*)(BookingService&, const User&, Request&);
 
   void Add(Method method, const char* pattern, const char* scope, Fn fn) {
-    Route r;
-    r.listener = Listener::kApi;
-    r.method = method;
-    r.pattern = pattern;
-    r.auth = RouteAuth::Bearer(scope, kAccepted);
-    r.handler = [service = service_, fn](Request& req) { return fn(*service, req); };
-    ctx_.AddRoute(std::move(r));
+    ctx_.AddRoute(Route::Api(method, pattern, RouteAuth::Bearer(scope, kAccepted),
+                             [service = service_, fn](Request& req) { return fn(*service, req); }));
   }
 
   // Routes over bookings need the caller as a user (the host shown in each booking).
   void AddHosted(Method method, const char* pattern, const char* scope, HostedFn fn) {
-    Route r;
-    r.listener = Listener::kApi;
-    r.method = method;
-    r.pattern = pattern;
-    r.auth = RouteAuth::Bearer(scope, kAccepted);
-    r.handler = [service = service_, &identity = identity_, fn](Request& req) {
-      std::optional<User> host = identity.FindUser(req.principal->user_id);
-      if (!host) return Response::Error(401, "", "the credential's user no longer exists");
-      return fn(*service, *host, req);
-    };
-    ctx_.AddRoute(std::move(r));
+    ctx_.AddRoute(Route::Api(method, pattern, RouteAuth::Bearer(scope, kAccepted),
+                             [service = service_, &identity = identity_, fn](Request& req) {
+                               std::optional<User> host = identity.FindUser(req.principal->user_id);
+                               if (!host) {
+                                 return Response::FromStatus(Status(
+                                     ErrorCode::kUnauthenticated, "the credential's user no longer exists"));
+                               }
+                               return fn(*service, *host, req);
+                             }));
   }
 
   PluginContext& ctx_;

@@ -1,211 +1,21 @@
 #include "booking_service.hpp"
 
 #include <map>
-#include <memory>
-#include <set>
 
+#include "booking_rows.hpp"
 #include "rendezvous/crypto.hpp"
 
 namespace rendezvous::bookings {
 namespace {
 
-constexpr size_t kMaxUidChars = 64;
-
-constexpr const char* kMigration = R"sql(CREATE TABLE IF NOT EXISTS event_types (
-  id BIGINT NOT NULL AUTO_INCREMENT,
-  owner_id BIGINT NOT NULL,
-  title VARCHAR(255) NOT NULL,
-  slug VARCHAR(100) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
-  length_minutes INT NOT NULL,
-  description TEXT NOT NULL,
-  locations TEXT NOT NULL,
-  requires_confirmation TINYINT(1) NOT NULL DEFAULT 0,
-  minimum_booking_notice INT NOT NULL DEFAULT 0,
-  before_event_buffer INT NOT NULL DEFAULT 0,
-  after_event_buffer INT NOT NULL DEFAULT 0,
-  slot_interval INT NULL,
-  created_at DATETIME(3) NOT NULL,
-  updated_at DATETIME(3) NOT NULL,
-  PRIMARY KEY (id),
-  UNIQUE KEY uq_event_types_owner_slug (owner_id, slug)
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
-CREATE TABLE IF NOT EXISTS bookings (
-  id BIGINT NOT NULL AUTO_INCREMENT,
-  uid VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
-  event_type_id BIGINT NOT NULL,
-  host_id BIGINT NOT NULL,
-  title VARCHAR(800) NOT NULL,
-  description TEXT NOT NULL,
-  status VARCHAR(16) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
-  start_at DATETIME(3) NOT NULL,
-  end_at DATETIME(3) NOT NULL,
-  duration INT NOT NULL,
-  location VARCHAR(2048) NULL,
-  metadata TEXT NOT NULL,
-  cancellation_reason TEXT NULL,
-  rescheduled_from_uid VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NULL,
-  rescheduled_to_uid VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NULL,
-  host_absent TINYINT(1) NOT NULL DEFAULT 0,
-  emit_completion TINYINT(1) NOT NULL DEFAULT 1,
-  created_at DATETIME(3) NOT NULL,
-  updated_at DATETIME(3) NOT NULL,
-  PRIMARY KEY (id),
-  UNIQUE KEY uq_bookings_uid (uid),
-  KEY ix_bookings_host_start (host_id, start_at, id),
-  KEY ix_bookings_host_status_start (host_id, status, start_at, id),
-  KEY ix_bookings_event_type_start (event_type_id, start_at),
-  KEY ix_bookings_status_end (status, end_at),
-  CONSTRAINT fk_bookings_event_type FOREIGN KEY (event_type_id) REFERENCES event_types (id)
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
-CREATE TABLE IF NOT EXISTS booking_attendees (
-  id BIGINT NOT NULL AUTO_INCREMENT,
-  booking_id BIGINT NOT NULL,
-  position INT NOT NULL,
-  name VARCHAR(255) NOT NULL,
-  email VARCHAR(320) NOT NULL,
-  time_zone VARCHAR(64) NOT NULL,
-  absent TINYINT(1) NOT NULL DEFAULT 0,
-  PRIMARY KEY (id),
-  UNIQUE KEY uq_booking_attendees_position (booking_id, position),
-  KEY ix_booking_attendees_email (email(191)),
-  CONSTRAINT fk_booking_attendees_booking FOREIGN KEY (booking_id) REFERENCES bookings (id) ON DELETE CASCADE
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci)sql";
-
-constexpr const char* kEventTypeColumns =
-    "id, owner_id, title, slug, length_minutes, description, locations, requires_confirmation, "
-    "minimum_booking_notice, before_event_buffer, after_event_buffer, slot_interval";
-
-constexpr const char* kBookingColumns =
-    "id, uid, event_type_id, host_id, title, description, status, start_at, end_at, duration, location, "
-    "metadata, cancellation_reason, rescheduled_from_uid, rescheduled_to_uid, host_absent, created_at, "
-    "emit_completion";
-
-EventType EventTypeFromRow(const DbRow& row) {
-  EventType et;
-  et.id = row.Int(1);
-  et.owner_id = row.Int(2);
-  EventTypeFields& f = et.fields;
-  f.title = row.String(3);
-  f.slug = row.String(4);
-  f.length_minutes = static_cast<int>(row.Int(5));
-  f.description = row.String(6);
-  f.locations = Json::parse(row.String(7), nullptr, false);
-  if (!f.locations.is_array()) f.locations = Json::array();
-  f.requires_confirmation = row.Bool(8);
-  f.minimum_booking_notice = static_cast<int>(row.Int(9));
-  f.before_event_buffer = static_cast<int>(row.Int(10));
-  f.after_event_buffer = static_cast<int>(row.Int(11));
-  if (!row.IsNull(12)) f.slot_interval = static_cast<int>(row.Int(12));
-  return et;
+Status NotFoundEventType() {
+  return Status::NotFound("event type not found");
 }
-
-Millis TimeColumn(const DbRow& row, int col) { return ParseSqlTime(row.String(col)).value_or(0); }
-
-struct BookingRow {
-  Booking booking;
-  bool emit_completion = true;
-};
-
-BookingRow BookingFromRow(const DbRow& rs) {
-  BookingRow row;
-  Booking& b = row.booking;
-  b.id = rs.Int(1);
-  b.uid = rs.String(2);
-  b.event_type_id = rs.Int(3);
-  b.host_id = rs.Int(4);
-  b.title = rs.String(5);
-  b.description = rs.String(6);
-  b.status = ParseStatus(rs.String(7)).value_or(BookingStatus::kAccepted);
-  b.start = TimeColumn(rs, 8);
-  b.end = TimeColumn(rs, 9);
-  b.duration = static_cast<int>(rs.Int(10));
-  b.location = rs.OptString(11);
-  b.metadata = Json::parse(rs.String(12), nullptr, false);
-  if (!b.metadata.is_object()) b.metadata = Json::object();
-  b.cancellation_reason = rs.OptString(13);
-  b.rescheduled_from_uid = rs.OptString(14);
-  b.rescheduled_to_uid = rs.OptString(15);
-  b.host_absent = rs.Bool(16);
-  b.created_at = TimeColumn(rs, 17);
-  row.emit_completion = rs.Bool(18);
-  return row;
+Status NotFoundBooking() {
+  return Status::NotFound("booking not found");
 }
-
-// Fills the attendees of `rows` (ids come from the database, so they are inlined as numbers).
-void LoadAttendees(DbConnection& conn, std::vector<BookingRow>& rows) {
-  if (rows.empty()) return;
-  std::map<int64_t, Booking*> by_id;
-  std::string ids;
-  for (BookingRow& r : rows) {
-    by_id[r.booking.id] = &r.booking;
-    r.booking.attendees.clear();
-    ids += (ids.empty() ? "" : ",") + std::to_string(r.booking.id);
-  }
-  for (const DbRow& row : conn.QueryUnprepared(
-           "SELECT booking_id, name, email, time_zone, absent FROM booking_attendees WHERE booking_id IN (" +
-           ids + ") ORDER BY booking_id, position")) {
-    auto it = by_id.find(row.Int(1));
-    if (it == by_id.end()) continue;
-    it->second->attendees.push_back({row.String(2), row.String(3), row.String(4), row.Bool(5)});
-  }
-}
-
-std::optional<EventType> LoadEventType(DbConnection& conn, int64_t owner_id, int64_t id, bool lock) {
-  std::optional<DbRow> row = conn.QueryOne(std::string("SELECT ") + kEventTypeColumns +
-                                               " FROM event_types WHERE id = ? AND owner_id = ?" +
-                                               (lock ? " FOR UPDATE" : ""),
-                                           {id, owner_id});
-  if (!row) return std::nullopt;
-  return EventTypeFromRow(*row);
-}
-
-bool IsUid(const std::string& uid) {
-  if (uid.empty() || uid.size() > kMaxUidChars) return false;
-  for (char c : uid) {
-    const bool ok =
-        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
-    if (!ok) return false;
-  }
-  return true;
-}
-
-std::optional<BookingRow> LoadBooking(DbConnection& conn, int64_t host_id, const std::string& uid,
-                                      bool lock) {
-  if (!IsUid(uid)) return std::nullopt;
-  std::optional<DbRow> row = conn.QueryOne(std::string("SELECT ") + kBookingColumns +
-                                               " FROM bookings WHERE uid = ? AND host_id = ?" +
-                                               (lock ? " FOR UPDATE" : ""),
-                                           {uid, host_id});
-  if (!row) return std::nullopt;
-  std::vector<BookingRow> rows{BookingFromRow(*row)};
-  LoadAttendees(conn, rows);
-  return std::move(rows[0]);
-}
-
-// The event type's fields in column order (title ... slot_interval), followed by `tail`.
-std::vector<DbValue> FieldValues(const EventTypeFields& f, std::initializer_list<DbValue> tail) {
-  std::vector<DbValue> v{f.title,
-                         f.slug,
-                         f.length_minutes,
-                         f.description,
-                         f.locations.dump(),
-                         f.requires_confirmation,
-                         f.minimum_booking_notice,
-                         f.before_event_buffer,
-                         f.after_event_buffer,
-                         f.slot_interval};
-  v.insert(v.end(), tail.begin(), tail.end());
-  return v;
-}
-
-Outcome NotFoundEventType() {
-  return Outcome::Fail(ErrorCode::kNotFound, "event type not found");
-}
-Outcome NotFoundBooking() {
-  return Outcome::Fail(ErrorCode::kNotFound, "booking not found");
-}
-Outcome DuplicateSlug(const std::string& slug) {
-  return Outcome::Fail(ErrorCode::kConflict, "you already have an event type with the slug \"" + slug + "\"");
+Status DuplicateSlug(const std::string& slug) {
+  return Status::Conflict("you already have an event type with the slug \"" + slug + "\"");
 }
 
 User HostOrPlaceholder(Identity& identity, int64_t id) {
@@ -221,7 +31,7 @@ BookingService::BookingService(Database& db, Outbox& outbox, Identity& identity,
     : db_(db), outbox_(outbox), identity_(identity), logger_(logger) {}
 
 std::vector<Migration> BookingService::Migrations() {
-  return {Migration{1, "event_types, bookings, booking_attendees", kMigration}};
+  return BookingMigrations();
 }
 
 Json BookingService::ListEventTypes(int64_t owner_id) {
@@ -237,21 +47,22 @@ Json BookingService::ListEventTypes(int64_t owner_id) {
   });
 }
 
-Outcome BookingService::GetEventType(int64_t owner_id, int64_t id) {
-  return db_.Run([&](DbConnection& conn) {
+Result<Json> BookingService::GetEventType(int64_t owner_id, int64_t id) {
+  return db_.Run([&](DbConnection& conn) -> Result<Json> {
     auto et = LoadEventType(conn, owner_id, id, false);
-    return et ? Outcome::Ok(EventTypeJson(*et)) : NotFoundEventType();
+    if (!et) return NotFoundEventType();
+    return EventTypeJson(*et);
   });
 }
 
-Outcome BookingService::CreateEventType(int64_t owner_id, const EventTypeFields& fields) {
-  return db_.Transaction([&](DbConnection& conn) {
+Result<Json> BookingService::CreateEventType(int64_t owner_id, const EventTypeFields& fields) {
+  return db_.Transaction([&](DbConnection& conn) -> Result<Json> {
     std::optional<DbRow> count = conn.QueryOne("SELECT COUNT(*) FROM event_types WHERE owner_id = ?", {owner_id});
     if (count && count->Int(1) >= kMaxEventTypesPerUser) {
-      return Outcome::Fail(ErrorCode::kConflict, "you have " + std::to_string(kMaxEventTypesPerUser) +
-                                                     " event types, the most allowed");
+      return Status::Conflict("you have " + std::to_string(kMaxEventTypesPerUser) +
+                              " event types, the most allowed");
     }
-    const std::string now = FormatSqlTime(NowMillis());
+    const std::string now = time::FormatSql(time::Now());
     std::vector<DbValue> values{owner_id};
     const std::vector<DbValue> rest = FieldValues(fields, {now, now});
     values.insert(values.end(), rest.begin(), rest.end());
@@ -266,38 +77,39 @@ Outcome BookingService::CreateEventType(int64_t owner_id, const EventTypeFields&
       return DuplicateSlug(fields.slug);
     }
     EventType et{conn.LastInsertId(), owner_id, fields};
-    return Outcome::Ok(EventTypeJson(et));
+    return EventTypeJson(et);
   });
 }
 
-Outcome BookingService::UpdateEventType(int64_t owner_id, int64_t id, const Json& patch) {
-  return db_.Transaction([&](DbConnection& conn) {
+Result<Json> BookingService::UpdateEventType(int64_t owner_id, int64_t id, const Json& patch) {
+  return db_.Transaction([&](DbConnection& conn) -> Result<Json> {
     auto et = LoadEventType(conn, owner_id, id, true);
     if (!et) return NotFoundEventType();
-    if (auto e = ApplyEventTypePatch(patch, et->fields)) return Outcome::Invalid(*e);
+    if (Status e = ApplyEventTypePatch(patch, et->fields); !e.ok()) return e;
     try {
       conn.Exec(
           "UPDATE event_types SET title = ?, slug = ?, length_minutes = ?, description = ?, locations = ?,"
-          " requires_confirmation = ?, minimum_booking_notice = ?, before_event_buffer = ?, after_event_buffer "
+          " requires_confirmation = ?, minimum_booking_notice = ?, before_event_buffer = ?, "
+          "after_event_buffer "
           "= ?,"
           " slot_interval = ?, updated_at = ? WHERE id = ?",
-          FieldValues(et->fields, {FormatSqlTime(NowMillis()), id}));
+          FieldValues(et->fields, {time::FormatSql(time::Now()), id}));
     } catch (const DuplicateKey&) {
       return DuplicateSlug(et->fields.slug);
     }
-    return Outcome::Ok(EventTypeJson(*et));
+    return EventTypeJson(*et);
   });
 }
 
-Outcome BookingService::DeleteEventType(int64_t owner_id, int64_t id) {
-  return db_.Transaction([&](DbConnection& conn) {
+Result<Json> BookingService::DeleteEventType(int64_t owner_id, int64_t id) {
+  return db_.Transaction([&](DbConnection& conn) -> Result<Json> {
     auto et = LoadEventType(conn, owner_id, id, true);
     if (!et) return NotFoundEventType();
     if (conn.QueryOne("SELECT 1 FROM bookings WHERE event_type_id = ? LIMIT 1", {id})) {
-      return Outcome::Fail(ErrorCode::kConflict, "the event type has bookings; it cannot be deleted");
+      return Status::Conflict("the event type has bookings; it cannot be deleted");
     }
     conn.Exec("DELETE FROM event_types WHERE id = ?", {id});
-    return Outcome::Ok(EventTypeJson(*et));
+    return EventTypeJson(*et);
   });
 }
 
@@ -313,8 +125,8 @@ Json BookingService::ListBookings(const User& host, const ListQuery& query) {
   if (query.event_type_id) where += " AND event_type_id = ?";
   std::vector<DbValue> params{host.id};
   for (BookingStatus s : query.statuses) params.emplace_back(StatusName(s));
-  if (query.after_start) params.emplace_back(FormatSqlTime(*query.after_start));
-  if (query.before_end) params.emplace_back(FormatSqlTime(*query.before_end));
+  if (query.after_start) params.emplace_back(time::FormatSql(*query.after_start));
+  if (query.before_end) params.emplace_back(time::FormatSql(*query.before_end));
   if (query.event_type_id) params.emplace_back(*query.event_type_id);
   return db_.Transaction([&](DbConnection& conn) {
     std::optional<DbRow> count = conn.QueryOne("SELECT COUNT(*) FROM bookings" + where, params);
@@ -338,41 +150,44 @@ Json BookingService::ListBookings(const User& host, const ListQuery& query) {
   });
 }
 
-Outcome BookingService::GetBooking(const User& host, const std::string& uid) {
-  return db_.Run([&](DbConnection& conn) {
+Result<Json> BookingService::GetBooking(const User& host, const std::string& uid) {
+  return db_.Run([&](DbConnection& conn) -> Result<Json> {
     auto row = LoadBooking(conn, host.id, uid, false);
-    return row ? Outcome::Ok(BookingJson(row->booking, host)) : NotFoundBooking();
+    if (!row) return NotFoundBooking();
+    return BookingJson(row->booking, host);
   });
 }
 
-Outcome BookingService::Confirm(const User& host, const std::string& uid) {
+Result<Json> BookingService::Confirm(const User& host, const std::string& uid) {
   return Change(host, uid, BookingAction::kConfirm, std::nullopt, nullptr);
 }
 
-Outcome BookingService::Decline(const User& host, const std::string& uid,
-                                const std::optional<std::string>& reason) {
+Result<Json> BookingService::Decline(const User& host, const std::string& uid,
+                                     const std::optional<std::string>& reason) {
   return Change(host, uid, BookingAction::kDecline, reason, nullptr);
 }
 
-Outcome BookingService::MarkAbsent(const User& host, const std::string& uid, const AbsentMarks& marks) {
+Result<Json> BookingService::MarkAbsent(const User& host, const std::string& uid, const AbsentMarks& marks) {
   return Change(host, uid, BookingAction::kMarkAbsent, std::nullopt, &marks);
 }
 
-Outcome BookingService::Change(const User& host, const std::string& uid, BookingAction action,
-                               const std::optional<std::string>& reason, const AbsentMarks* marks) {
+Result<Json> BookingService::Change(const User& host, const std::string& uid, BookingAction action,
+                                    const std::optional<std::string>& reason, const AbsentMarks* marks) {
   bool published = false;
-  Outcome out = db_.Transaction([&](DbConnection& conn) {
+  Result<Json> out = db_.Transaction([&](DbConnection& conn) -> Result<Json> {
     published = false;
     auto row = LoadBooking(conn, host.id, uid, true);
     if (!row) return NotFoundBooking();
     Booking& b = row->booking;
-    const Millis now = NowMillis();
-    if (auto why = CheckTransition(b.status, action, b.start <= now, b.end <= now)) {
-      return Outcome::Fail(ErrorCode::kConflict, *why);
+    const Millis now = time::Now();
+    if (Status refused = CheckTransition(b.status, action, b.start <= now, b.end <= now); !refused.ok()) {
+      return refused;
     }
     bool emit = true;
     if (action == BookingAction::kMarkAbsent) {
-      if (auto e = ApplyAbsentMarks(*marks, b, emit)) return Outcome::Invalid(*e);
+      Result<bool> marked_absent = ApplyAbsentMarks(*marks, b);
+      if (!marked_absent.ok()) return marked_absent.status();
+      emit = *marked_absent;
       for (const Attendee& a : b.attendees) {
         conn.Exec("UPDATE booking_attendees SET absent = ? WHERE booking_id = ? AND email = ?",
                   {a.absent, b.id, a.email});
@@ -381,30 +196,30 @@ Outcome BookingService::Change(const User& host, const std::string& uid, Booking
     if (action == BookingAction::kDecline) b.cancellation_reason = reason;
     b.status = StatusAfter(b.status, action);
     conn.Exec(
-        "UPDATE bookings SET status = ?, cancellation_reason = ?, host_absent = ?, updated_at = ? WHERE id = ?",
-        {StatusName(b.status), b.cancellation_reason, b.host_absent, FormatSqlTime(now), b.id});
+        "UPDATE bookings SET status = ?, cancellation_reason = ?, host_absent = ?, updated_at = ? WHERE id = "
+        "?",
+        {StatusName(b.status), b.cancellation_reason, b.host_absent, time::FormatSql(now), b.id});
     Json json = BookingJson(b, host);
     if (emit) {
       outbox_.Publish(conn, kOutboxTopic, TriggerFor(action), EventEnvelope(TriggerFor(action), now, json));
       published = true;
     }
-    return Outcome::Ok(std::move(json));
+    return json;
   });
   if (published) outbox_.Notify();
   return out;
 }
 
-Outcome BookingService::Import(const ImportRequest& r) {
+Result<Json> BookingService::Import(const ImportRequest& r) {
   std::optional<User> user = identity_.FindUser(r.user_id);
-  if (!user) return Outcome::Fail(ErrorCode::kNotFound, "user " + std::to_string(r.user_id) + " not found");
-  return db_.Transaction([&](DbConnection& conn) {
+  if (!user) return Status::NotFound("user " + std::to_string(r.user_id) + " not found");
+  return db_.Transaction([&](DbConnection& conn) -> Result<Json> {
     auto et = LoadEventType(conn, r.user_id, r.event_type_id, true);
     if (!et) {
-      return Outcome::Fail(ErrorCode::kNotFound, "event type " + std::to_string(r.event_type_id) +
-                                                     " not found among the event types of user " +
-                                                     std::to_string(r.user_id));
+      return Status::NotFound("event type " + std::to_string(r.event_type_id) +
+                              " not found among the event types of user " + std::to_string(r.user_id));
     }
-    const Millis now = NowMillis();
+    const Millis now = time::Now();
     Booking b;
     b.uid = crypto::RandomToken(16);
     b.event_type_id = et->id;
@@ -413,7 +228,7 @@ Outcome BookingService::Import(const ImportRequest& r) {
     b.status = r.status;
     b.start = r.start;
     b.duration = et->fields.length_minutes;
-    b.end = r.start + static_cast<Millis>(b.duration) * 60000;
+    b.end = r.start + static_cast<Millis>(b.duration) * time::kMillisPerMinute;
     b.attendees.push_back({r.attendee_name, r.attendee_email, "UTC", false});
     b.location = BookingLocation(et->fields.locations);
     b.created_at = now;
@@ -423,9 +238,9 @@ Outcome BookingService::Import(const ImportRequest& r) {
         "duration,"
         " location, metadata, host_absent, emit_completion, created_at, updated_at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)",
-        {b.uid, b.event_type_id, b.host_id, b.title, b.description, StatusName(b.status), FormatSqlTime(b.start),
-         FormatSqlTime(b.end), b.duration, b.location, b.metadata.dump(), emit_completion, FormatSqlTime(now),
-         FormatSqlTime(now)});
+        {b.uid, b.event_type_id, b.host_id, b.title, b.description, StatusName(b.status),
+         time::FormatSql(b.start), time::FormatSql(b.end), b.duration, b.location, b.metadata.dump(),
+         emit_completion, time::FormatSql(now), time::FormatSql(now)});
     b.id = conn.LastInsertId();
     std::vector<std::vector<DbValue>> attendees;
     for (size_t i = 0; i < b.attendees.size(); ++i) {
@@ -434,12 +249,12 @@ Outcome BookingService::Import(const ImportRequest& r) {
     }
     conn.InsertRows("INSERT INTO booking_attendees (booking_id, position, name, email, time_zone, absent)",
                     attendees);
-    return Outcome::Ok(BookingJson(b, *user));
+    return BookingJson(b, *user);
   });
 }
 
 size_t BookingService::CompleteEnded(Millis now, size_t batch) {
-  const std::string cutoff = FormatSqlTime(now);
+  const std::string cutoff = time::FormatSql(now);
   // Hosts are looked up before the transaction so it never waits for a second connection.
   std::map<int64_t, User> hosts;
   db_.Run([&](DbConnection& conn) {
@@ -464,11 +279,11 @@ size_t BookingService::CompleteEnded(Millis now, size_t batch) {
       rows.push_back(BookingFromRow(row));
     }
     LoadAttendees(conn, rows);
-    const std::string updated_at = FormatSqlTime(NowMillis());
+    const std::string updated_at = time::FormatSql(time::Now());
     size_t n = 0;
     for (BookingRow& row : rows) {
       Booking& b = row.booking;
-      if (CheckTransition(b.status, BookingAction::kComplete, true, b.end <= now)) continue;
+      if (!CheckTransition(b.status, BookingAction::kComplete, true, b.end <= now).ok()) continue;
       auto host = hosts.find(b.host_id);
       // A host not looked up above (a row that became due in between) waits for the next pass.
       if (row.emit_completion && host == hosts.end()) continue;
@@ -479,7 +294,7 @@ size_t BookingService::CompleteEnded(Millis now, size_t batch) {
       if (!row.emit_completion) continue;
       const char* trigger = TriggerFor(BookingAction::kComplete);
       outbox_.Publish(conn, kOutboxTopic, trigger,
-                      EventEnvelope(trigger, NowMillis(), BookingJson(b, host->second)));
+                      EventEnvelope(trigger, time::Now(), BookingJson(b, host->second)));
       ++published;
     }
     return n;

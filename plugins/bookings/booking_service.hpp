@@ -1,9 +1,7 @@
-// The bookings plugin's storage and changes: event types, bookings and their attendees (tables
-// below), every change in one transaction together with its outbox event (topic "bookings").
-// Used by the routes, `admin booking import` and the completion sweep. Thread-safe (each call
-// borrows its own connection). Calls may throw DatabaseUnavailable.
-//
-// Tables (owner "bookings"): event_types, bookings, booking_attendees.
+// The bookings plugin's operations on event types, bookings and their attendees (tables in
+// booking_rows.hpp), every change in one transaction together with its outbox event (topic
+// "bookings"). Used by the routes, `admin booking import` and the completion sweep. Thread-safe
+// (each call borrows its own connection). Calls may throw DatabaseUnavailable.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +10,8 @@
 #include <vector>
 
 #include "booking.hpp"
+#include "booking_requests.hpp"
+#include "booking_transitions.hpp"
 #include "event_type.hpp"
 #include "rendezvous/database.hpp"
 #include "rendezvous/identity.hpp"
@@ -23,23 +23,6 @@ namespace rendezvous::bookings {
 
 constexpr const char* kOutboxTopic = "bookings";
 constexpr int kMaxEventTypesPerUser = 500;
-
-// A result for the HTTP layer: `data` on success; else `status`, and `field` for a 400 naming the
-// offending field.
-struct Outcome {
-  Status status;
-  std::string field;
-  Json data;
-
-  bool ok() const { return status.ok(); }
-  static Outcome Ok(Json data) { return {Status::Ok(), "", std::move(data)}; }
-  static Outcome Fail(ErrorCode code, std::string message) {
-    return {Status(code, std::move(message)), "", nullptr};
-  }
-  static Outcome Invalid(const FieldError& e) {
-    return {Status(ErrorCode::kInvalid, e.message), e.field, nullptr};
-  }
-};
 
 struct ImportRequest {
   int64_t user_id = 0;
@@ -56,33 +39,35 @@ class BookingService {
 
   static std::vector<Migration> Migrations();
 
-  // Event types of `owner_id`; another user's is not found (404).
+  // Event types of `owner_id`; another user's is not found. Failures are statuses for the HTTP
+  // layer: NotFound, Conflict (a duplicate slug, too many event types, a refused transition),
+  // Invalid naming the field.
   Json ListEventTypes(int64_t owner_id);
-  Outcome GetEventType(int64_t owner_id, int64_t id);
-  Outcome CreateEventType(int64_t owner_id, const EventTypeFields& fields);
+  Result<Json> GetEventType(int64_t owner_id, int64_t id);
+  Result<Json> CreateEventType(int64_t owner_id, const EventTypeFields& fields);
   // `patch` must have passed ApplyEventTypePatch on a scratch object already.
-  Outcome UpdateEventType(int64_t owner_id, int64_t id, const Json& patch);
-  // 409 while bookings of the event type exist. Answers the deleted event type.
-  Outcome DeleteEventType(int64_t owner_id, int64_t id);
+  Result<Json> UpdateEventType(int64_t owner_id, int64_t id, const Json& patch);
+  // A Conflict while bookings of the event type exist. Answers the deleted event type.
+  Result<Json> DeleteEventType(int64_t owner_id, int64_t id);
 
   // Bookings hosted by `host`: {"data": [..], "pagination": {total, skip, take}}.
   Json ListBookings(const User& host, const ListQuery& query);
-  Outcome GetBooking(const User& host, const std::string& uid);
-  Outcome Confirm(const User& host, const std::string& uid);
-  Outcome Decline(const User& host, const std::string& uid, const std::optional<std::string>& reason);
-  Outcome MarkAbsent(const User& host, const std::string& uid, const AbsentMarks& marks);
+  Result<Json> GetBooking(const User& host, const std::string& uid);
+  Result<Json> Confirm(const User& host, const std::string& uid);
+  Result<Json> Decline(const User& host, const std::string& uid, const std::optional<std::string>& reason);
+  Result<Json> MarkAbsent(const User& host, const std::string& uid, const AbsentMarks& marks);
 
   // `admin booking import`: no event is written (it brings history over). An accepted booking
   // that has already ended is later completed by the sweep without a BOOKING_COMPLETED event.
-  Outcome Import(const ImportRequest& request);
+  Result<Json> Import(const ImportRequest& request);
 
   // Completes up to `batch` accepted bookings whose end is at or before `now` (rows claimed with
   // FOR UPDATE SKIP LOCKED, so instances share the work). Returns how many it completed.
   size_t CompleteEnded(Millis now, size_t batch);
 
  private:
-  Outcome Change(const User& host, const std::string& uid, BookingAction action,
-                 const std::optional<std::string>& reason, const AbsentMarks* marks);
+  Result<Json> Change(const User& host, const std::string& uid, BookingAction action,
+                      const std::optional<std::string>& reason, const AbsentMarks* marks);
 
   Database& db_;
   Outbox& outbox_;

@@ -36,7 +36,7 @@ size_t CompletionSweeper::SweepOnce() {
       std::lock_guard<std::mutex> lock(mu_);
       if (stopping_) break;
     }
-    const size_t n = service_.CompleteEnded(NowMillis(), kBatch);
+    const size_t n = service_.CompleteEnded(time::Now(), kBatch);
     total += n;
     if (n < kBatch) break;
   }

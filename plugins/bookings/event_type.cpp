@@ -2,6 +2,8 @@
 
 #include <set>
 
+#include "rendezvous/text.hpp"
+
 namespace rendezvous::bookings {
 namespace {
 
@@ -22,36 +24,36 @@ const std::set<std::string>& KnownMembers() {
   return kMembers;
 }
 
-std::optional<FieldError> Unknown(const Json& body) {
+Status Unknown(const Json& body) {
   for (auto it = body.begin(); it != body.end(); ++it) {
     if (!KnownMembers().count(it.key())) {
-      if (it.key() == "id" || it.key() == "ownerId") return FieldError{it.key(), "is read-only"};
-      return FieldError{it.key(), "is not a member of an event type"};
+      if (it.key() == "id" || it.key() == "ownerId") return FieldInvalid(it.key(), "is read-only");
+      return FieldInvalid(it.key(), "is not a member of an event type");
     }
   }
-  return std::nullopt;
+  return Status::Ok();
 }
 
-std::optional<FieldError> ReadText(const Json& v, const char* field, size_t max_chars, bool required,
-                                   bool multiline, std::string& out) {
-  if (!v.is_string()) return FieldError{field, "must be a string"};
-  std::string text = multiline ? v.get<std::string>() : Trim(v.get<std::string>());
-  if (std::string problem = CheckText(text, max_chars, multiline); !problem.empty()) {
-    return FieldError{field, problem};
+Status ReadText(const Json& v, const char* field, size_t max_chars, bool required, bool multiline,
+                std::string& out) {
+  if (!v.is_string()) return FieldInvalid(field, "must be a string");
+  std::string value = multiline ? v.get<std::string>() : std::string(text::Trim(v.get<std::string>()));
+  if (std::string problem = CheckText(value, max_chars, multiline); !problem.empty()) {
+    return FieldInvalid(field, problem);
   }
-  if (required && Trim(text).empty()) return FieldError{field, "must not be empty"};
-  out = std::move(text);
-  return std::nullopt;
+  if (required && text::Trim(value).empty()) return FieldInvalid(field, "must not be empty");
+  out = std::move(value);
+  return Status::Ok();
 }
 
-std::optional<FieldError> ReadInt(const Json& v, const char* field, int min, int max, int& out) {
-  if (!v.is_number_integer()) return FieldError{field, "must be an integer"};
+Status ReadInt(const Json& v, const char* field, int min, int max, int& out) {
+  if (!v.is_number_integer()) return FieldInvalid(field, "must be an integer");
   const auto n = v.get<int64_t>();
   if (n < min || n > max) {
-    return FieldError{field, "must be between " + std::to_string(min) + " and " + std::to_string(max)};
+    return FieldInvalid(field, "must be between " + std::to_string(min) + " and " + std::to_string(max));
   }
   out = static_cast<int>(n);
-  return std::nullopt;
+  return Status::Ok();
 }
 
 bool IsSlug(const std::string& s) {
@@ -84,37 +86,40 @@ bool IsPhone(const std::string& s) {
   return true;
 }
 
-std::optional<FieldError> Apply(const Json& body, EventTypeFields& f, bool create) {
-  if (!body.is_object()) return FieldError{"body", "must be a JSON object"};
-  if (auto e = Unknown(body)) return e;
+Status Apply(const Json& body, EventTypeFields& f, bool create) {
+  if (!body.is_object()) return FieldInvalid("body", "must be a JSON object");
+  if (Status e = Unknown(body); !e.ok()) return e;
   auto has = [&](const char* k) { return body.contains(k); };
   auto present = [&](const char* k) { return body.contains(k) && !body.at(k).is_null(); };
   if (create) {
     for (const char* k : {"title", "slug", "lengthInMinutes"}) {
-      if (!present(k)) return FieldError{k, "is required"};
+      if (!present(k)) return FieldInvalid(k, "is required");
     }
   }
   if (has("title")) {
-    if (auto e = ReadText(body["title"], "title", kMaxTitleChars, true, false, f.title)) return e;
+    if (Status e = ReadText(body["title"], "title", kMaxTitleChars, true, false, f.title); !e.ok()) return e;
   }
   if (has("slug")) {
-    if (!body["slug"].is_string()) return FieldError{"slug", "must be a string"};
+    if (!body["slug"].is_string()) return FieldInvalid("slug", "must be a string");
     std::string slug = body["slug"].get<std::string>();
     if (!IsSlug(slug)) {
-      return FieldError{
-          "slug", "must be 1 to 100 lower-case letters, digits and single hyphens (e.g. \"intro-call\")"};
+      return FieldInvalid(
+          "slug", "must be 1 to 100 lower-case letters, digits and single hyphens (e.g. \"intro-call\")");
     }
     f.slug = std::move(slug);
   }
   if (has("lengthInMinutes")) {
-    if (auto e = ReadInt(body["lengthInMinutes"], "lengthInMinutes", 1, kMaxLengthMinutes, f.length_minutes))
+    if (Status e =
+            ReadInt(body["lengthInMinutes"], "lengthInMinutes", 1, kMaxLengthMinutes, f.length_minutes);
+        !e.ok())
       return e;
   }
   if (has("description")) {
     if (body["description"].is_null()) {
       f.description.clear();
-    } else if (auto e = ReadText(body["description"], "description", kMaxDescriptionChars, false, true,
-                                 f.description)) {
+    } else if (Status e = ReadText(body["description"], "description", kMaxDescriptionChars, false, true,
+                                   f.description);
+               !e.ok()) {
       return e;
     }
   }
@@ -122,31 +127,34 @@ std::optional<FieldError> Apply(const Json& body, EventTypeFields& f, bool creat
     if (body["locations"].is_null()) {
       f.locations = Json::array();
     } else {
-      Json parsed;
-      if (auto e = ParseLocations(body["locations"], parsed)) return e;
-      f.locations = std::move(parsed);
+      Result<Json> parsed = ParseLocations(body["locations"]);
+      if (!parsed.ok()) return parsed.status();
+      f.locations = std::move(parsed).value();
     }
   }
   if (has("requiresConfirmation")) {
     if (!body["requiresConfirmation"].is_boolean())
-      return FieldError{"requiresConfirmation", "must be true or false"};
+      return FieldInvalid("requiresConfirmation", "must be true or false");
     f.requires_confirmation = body["requiresConfirmation"].get<bool>();
   }
   if (has("minimumBookingNotice")) {
-    if (auto e = ReadInt(body["minimumBookingNotice"], "minimumBookingNotice", 0, kMaxBookingNoticeMinutes,
-                         f.minimum_booking_notice)) {
+    if (Status e = ReadInt(body["minimumBookingNotice"], "minimumBookingNotice", 0, kMaxBookingNoticeMinutes,
+                           f.minimum_booking_notice);
+        !e.ok()) {
       return e;
     }
   }
   if (has("beforeEventBuffer")) {
-    if (auto e = ReadInt(body["beforeEventBuffer"], "beforeEventBuffer", 0, kMaxBufferMinutes,
-                         f.before_event_buffer)) {
+    if (Status e = ReadInt(body["beforeEventBuffer"], "beforeEventBuffer", 0, kMaxBufferMinutes,
+                           f.before_event_buffer);
+        !e.ok()) {
       return e;
     }
   }
   if (has("afterEventBuffer")) {
-    if (auto e = ReadInt(body["afterEventBuffer"], "afterEventBuffer", 0, kMaxBufferMinutes,
-                         f.after_event_buffer)) {
+    if (Status e =
+            ReadInt(body["afterEventBuffer"], "afterEventBuffer", 0, kMaxBufferMinutes, f.after_event_buffer);
+        !e.ok()) {
       return e;
     }
   }
@@ -155,73 +163,75 @@ std::optional<FieldError> Apply(const Json& body, EventTypeFields& f, bool creat
       f.slot_interval.reset();
     } else {
       int v = 0;
-      if (auto e = ReadInt(body["slotInterval"], "slotInterval", 1, kMaxLengthMinutes, v)) return e;
+      if (Status e = ReadInt(body["slotInterval"], "slotInterval", 1, kMaxLengthMinutes, v); !e.ok())
+        return e;
       f.slot_interval = v;
     }
   }
-  return std::nullopt;
+  return Status::Ok();
 }
 
 }  // namespace
 
-std::optional<FieldError> ParseLocations(const Json& value, Json& out) {
-  if (!value.is_array()) return FieldError{"locations", "must be an array"};
+Result<Json> ParseLocations(const Json& value) {
+  if (!value.is_array()) return FieldInvalid("locations", "must be an array");
   if (value.size() > kMaxLocations) {
-    return FieldError{"locations", "must have at most " + std::to_string(kMaxLocations) + " entries"};
+    return FieldInvalid("locations", "must have at most " + std::to_string(kMaxLocations) + " entries");
   }
-  out = Json::array();
+  Json out = Json::array();
   for (size_t i = 0; i < value.size(); ++i) {
     const Json& loc = value[i];
     const std::string at = "locations[" + std::to_string(i) + "]";
-    if (!loc.is_object()) return FieldError{at, "must be an object"};
-    if (!loc.contains("type") || !loc["type"].is_string()) return FieldError{at + ".type", "is required"};
+    if (!loc.is_object()) return FieldInvalid(at, "must be an object");
+    if (!loc.contains("type") || !loc["type"].is_string()) return FieldInvalid(at + ".type", "is required");
     const std::string type = loc["type"].get<std::string>();
     std::set<std::string> allowed = {"type"};
     Json norm = {{"type", type}};
     if (type == "integration") {
       allowed.insert("integration");
       if (!loc.contains("integration") || loc["integration"] != "google-meet") {
-        return FieldError{at + ".integration", "must be \"google-meet\""};
+        return FieldInvalid(at + ".integration", "must be \"google-meet\"");
       }
       norm["integration"] = "google-meet";
     } else if (type == "address" || type == "link" || type == "phone") {
       allowed.insert({type, "public"});
-      if (!loc.contains(type) || !loc[type].is_string()) return FieldError{at + "." + type, "is required"};
-      const std::string v = Trim(loc[type].get<std::string>());
+      if (!loc.contains(type) || !loc[type].is_string()) return FieldInvalid(at + "." + type, "is required");
+      const std::string v(text::Trim(loc[type].get<std::string>()));
       if (type == "address") {
-        if (v.empty()) return FieldError{at + ".address", "must not be empty"};
+        if (v.empty()) return FieldInvalid(at + ".address", "must not be empty");
         if (std::string p = CheckText(v, kMaxAddressChars, false); !p.empty())
-          return FieldError{at + ".address", p};
+          return FieldInvalid(at + ".address", p);
       } else if (type == "link" && !IsHttpUrl(v)) {
-        return FieldError{at + ".link", "must be an http or https URL of at most 2048 characters"};
+        return FieldInvalid(at + ".link", "must be an http or https URL of at most 2048 characters");
       } else if (type == "phone" && !IsPhone(v)) {
-        return FieldError{at + ".phone", "must be a phone number in E.164 form, e.g. +14155550123"};
+        return FieldInvalid(at + ".phone", "must be a phone number in E.164 form, e.g. +14155550123");
       }
       norm[type] = v;
       bool is_public = true;
       if (loc.contains("public")) {
-        if (!loc["public"].is_boolean()) return FieldError{at + ".public", "must be true or false"};
+        if (!loc["public"].is_boolean()) return FieldInvalid(at + ".public", "must be true or false");
         is_public = loc["public"].get<bool>();
       }
       norm["public"] = is_public;
     } else {
-      return FieldError{at + ".type", "must be one of integration, address, link, phone"};
+      return FieldInvalid(at + ".type", "must be one of integration, address, link, phone");
     }
     for (auto it = loc.begin(); it != loc.end(); ++it) {
       if (!allowed.count(it.key()))
-        return FieldError{at + "." + it.key(), "is not a member of a " + type + " location"};
+        return FieldInvalid(at + "." + it.key(), "is not a member of a " + type + " location");
     }
     out.push_back(std::move(norm));
   }
-  return std::nullopt;
+  return out;
 }
 
-std::optional<FieldError> ParseEventTypeCreate(const Json& body, EventTypeFields& out) {
-  out = EventTypeFields{};
-  return Apply(body, out, true);
+Result<EventTypeFields> ParseEventTypeCreate(const Json& body) {
+  EventTypeFields fields;
+  if (Status e = Apply(body, fields, true); !e.ok()) return e;
+  return fields;
 }
 
-std::optional<FieldError> ApplyEventTypePatch(const Json& body, EventTypeFields& fields) {
+Status ApplyEventTypePatch(const Json& body, EventTypeFields& fields) {
   return Apply(body, fields, false);
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "field_checks.hpp"
+#include "rendezvous/status.hpp"
 
 namespace rendezvous::bookings {
 
@@ -40,16 +41,17 @@ struct EventType {
   EventTypeFields fields;
 };
 
-// Validates a POST body into `out` (defaults for what is absent). Unknown members are refused.
-std::optional<FieldError> ParseEventTypeCreate(const Json& body, EventTypeFields& out);
+// Validates a POST body (defaults for what is absent). Unknown members are refused. Errors are
+// FieldInvalid statuses naming the member.
+Result<EventTypeFields> ParseEventTypeCreate(const Json& body);
 // Applies a PATCH body to `fields`; members absent are kept, `null` resets optional ones
 // (description, locations, slotInterval). On error `fields` may be partly changed.
-std::optional<FieldError> ApplyEventTypePatch(const Json& body, EventTypeFields& fields);
-// Checks a `locations` array, writing the normalized objects to `out`:
+Status ApplyEventTypePatch(const Json& body, EventTypeFields& fields);
+// Checks a `locations` array and answers the normalized objects:
 //   {"type":"integration","integration":"google-meet"}
 //   {"type":"address","address":TEXT,"public":bool}   {"type":"link","link":URL,"public":bool}
 //   {"type":"phone","phone":"+E164","public":bool}
-std::optional<FieldError> ParseLocations(const Json& value, Json& out);
+Result<Json> ParseLocations(const Json& value);
 // `{id, title, slug, lengthInMinutes, description, locations, requiresConfirmation,
 //  minimumBookingNotice, beforeEventBuffer, afterEventBuffer, slotInterval, ownerId}`.
 Json EventTypeJson(const EventType& event_type);

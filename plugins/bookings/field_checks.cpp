@@ -1,43 +1,32 @@
 #include "field_checks.hpp"
 
+#include "rendezvous/text.hpp"
+
 namespace rendezvous::bookings {
+
+Status FieldInvalid(const std::string& field, const std::string& problem) {
+  return Status::Invalid(field, (field == "body" ? "the request body" : field) + " " + problem);
+}
 
 std::string CheckText(std::string_view text, size_t max_chars, bool multiline) {
   size_t chars = 0;
-  for (size_t i = 0; i < text.size();) {
+  for (size_t i = 0; i < text.size(); ++i) {
     const auto c = static_cast<unsigned char>(text[i]);
-    const size_t len = c < 0x80                 ? 1
-                       : c >= 0xc2 && c <= 0xdf ? 2
-                       : c >= 0xe0 && c <= 0xef ? 3
-                       : c >= 0xf0 && c <= 0xf4 ? 4
-                                                : 0;
-    if (len == 0 || i + len > text.size()) return "must be valid UTF-8";
-    uint32_t cp = len == 1 ? c : len == 2 ? (c & 0x1fu) : len == 3 ? (c & 0x0fu) : (c & 0x07u);
-    for (size_t k = 1; k < len; ++k) {
-      const auto cc = static_cast<unsigned char>(text[i + k]);
-      if ((cc & 0xc0) != 0x80) return "must be valid UTF-8";
-      cp = (cp << 6) | (cc & 0x3fu);
-    }
-    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-        (cp >= 0xd800 && cp <= 0xdfff)) {
-      return "must be valid UTF-8";
-    }
-    const bool line_break = cp == '\t' || cp == '\n' || cp == '\r';
-    if ((cp < 0x20 && !(multiline && line_break)) || (cp >= 0x7f && cp <= 0x9f)) {
-      return "must not contain control characters";
+    if ((c & 0xc0) == 0x80) continue;  // continues the character before
+    // C1 controls (U+0080..U+009F) are the two bytes C2 80..C2 9F.
+    const bool c1 =
+        c == 0xc2 && i + 1 < text.size() && (static_cast<unsigned char>(text[i + 1]) & 0xe0) == 0x80;
+    const bool line_break = c == '\t' || c == '\n' || c == '\r';
+    if ((c < 0x20 && !(multiline && line_break)) || c == 0x7f || c1) {
+      // Whichever comes first is named: broken UTF-8 before the control character, or the control.
+      return text::IsValidUtf8(text.substr(0, i)) ? "must not contain control characters"
+                                                  : "must be valid UTF-8";
     }
     ++chars;
-    i += len;
   }
+  if (!text::IsValidUtf8(text)) return "must be valid UTF-8";
   if (chars > max_chars) return "must be at most " + std::to_string(max_chars) + " characters";
   return "";
-}
-
-std::string Trim(std::string_view text) {
-  constexpr std::string_view kSpace = " \t\r\n\f\v";
-  const size_t b = text.find_first_not_of(kSpace);
-  if (b == std::string_view::npos) return "";
-  return std::string(text.substr(b, text.find_last_not_of(kSpace) - b + 1));
 }
 
 bool IsEmail(std::string_view text) {

@@ -1,5 +1,6 @@
 // Checks of values that come from outside (request bodies, query strings, the command line):
-// bounded lengths, valid UTF-8, no control characters. Pure functions; thread-safe.
+// bounded lengths, valid UTF-8, no control characters, and the 400 that names the field at fault.
+// Pure functions; thread-safe.
 #pragma once
 
 #include <cstddef>
@@ -8,20 +9,19 @@
 #include <string>
 #include <string_view>
 
+#include "rendezvous/status.hpp"
+
 namespace rendezvous::bookings {
 
-// A rejected field: `field` names it as the client wrote it ("title", "locations[1].link",
-// "attendees[0].email"); answered as 400 with details {"field": field}.
-struct FieldError {
-  std::string field;
-  std::string message;
-};
+// A rejected field: Status::Invalid naming `field` as the client wrote it ("title",
+// "locations[1].link", "attendees[0].email", "body" for the request body as a whole), with a
+// message that names it too ("title must be a string", "the request body must be a JSON object").
+// `problem` is what is wrong, without the field's name.
+Status FieldInvalid(const std::string& field, const std::string& problem);
 
 // "" when `text` is valid UTF-8 of at most `max_chars` code points without control characters
 // (tab and line breaks allowed when `multiline`); else what is wrong, without the field name.
 std::string CheckText(std::string_view text, size_t max_chars, bool multiline);
-// Leading and trailing white space removed.
-std::string Trim(std::string_view text);
 // A plausible e-mail address: at most 320 characters, one '@' with text before it and a dotted
 // domain after it, no white space or control characters.
 bool IsEmail(std::string_view text);

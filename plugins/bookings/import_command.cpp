@@ -4,6 +4,8 @@
 #include <stdexcept>
 
 #include "rendezvous/cli_args.hpp"
+#include "rendezvous/text.hpp"
+#include "rendezvous/time.hpp"
 
 namespace rendezvous::bookings {
 namespace {
@@ -44,7 +46,7 @@ int RunBookingCommand(BookingService& service, const std::vector<std::string>& a
     auto event_type = ParsePositiveId(a.Require("event-type-id"));
     if (!event_type) return Usage(err, "--event-type-id must be a positive integer");
     const std::string start_text = a.Require("start");
-    auto start = ParseIsoTime(start_text);
+    auto start = time::ParseIso(start_text);
     if (!start) {
       return Usage(err,
                    "--start must be an ISO 8601 date-time with a zone (e.g. 2026-05-04T09:30:00Z), got '" +
@@ -53,10 +55,10 @@ int RunBookingCommand(BookingService& service, const std::vector<std::string>& a
     req.user_id = *user;
     req.event_type_id = *event_type;
     req.start = *start;
-    req.attendee_email = Trim(a.Require("attendee-email"));
-    req.attendee_name = Trim(a.Require("attendee-name"));
-    if (auto e = CheckAttendee(req.attendee_name, req.attendee_email))
-      return Usage(err, "--" + e->field + " " + e->message);
+    req.attendee_email = text::Trim(a.Require("attendee-email"));
+    req.attendee_name = text::Trim(a.Require("attendee-name"));
+    if (Status e = CheckAttendee(req.attendee_name, req.attendee_email); !e.ok())
+      return Usage(err, "--" + e.message());
     if (auto s = a.Get("status")) {
       auto status = ParseStatus(*s);
       if (!status || *status == BookingStatus::kCompleted) {
@@ -67,9 +69,9 @@ int RunBookingCommand(BookingService& service, const std::vector<std::string>& a
   } catch (const std::invalid_argument& e) {
     return Usage(err, e.what());
   }
-  Outcome result = service.Import(req);
-  if (!result.ok()) return Refuse(err, result.status.message());
-  out << result.data.dump() << std::endl;
+  Result<Json> result = service.Import(req);
+  if (!result.ok()) return Refuse(err, result.status().message());
+  out << result->dump() << std::endl;
   return 0;
 }
 

@@ -1,5 +1,6 @@
 // The webhooks plugin's wiring. Its config is checked here; subscriptions, the delivery engine
-// and the Lua hooks arrive with the webhooks issue.
+// and the Lua hooks are not built yet. Booking events reach it only through the outbox (topic
+// "bookings"), so it starts whether or not the bookings plugin is enabled.
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,7 +43,8 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   scripts.RejectUnknown();
   ConfigNode lua = c.Child("lua");
   config.lua.instruction_limit = lua.Int("instruction_limit", 1000000, 1000, 1000000000);
-  config.lua.memory_limit_bytes = static_cast<size_t>(lua.Int("memory_limit_bytes", 16777216, 65536, 1073741824));
+  config.lua.memory_limit_bytes =
+      static_cast<size_t>(lua.Int("memory_limit_bytes", 16777216, 65536, 1073741824));
   lua.RejectUnknown();
   c.RejectUnknown();
   return std::make_unique<WebhooksPlugin>(std::move(config));
@@ -51,4 +53,4 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
 }  // namespace
 }  // namespace rendezvous::webhooks
 
-RENDEZVOUS_DEFINE_PLUGIN("webhooks", &rendezvous::webhooks::Create, "bookings")
+RENDEZVOUS_DEFINE_PLUGIN("webhooks", &rendezvous::webhooks::Create)

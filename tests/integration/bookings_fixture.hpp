@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "http_client.hpp"
-#include "iso_time.hpp"
 #include "oauth_support.hpp"
+#include "rendezvous/time.hpp"
 #include "scratch_db.hpp"
 #include "test_server.hpp"
 
@@ -91,7 +91,7 @@ class BookingsFixture : public ::testing::Test {
 
   // ISO 8601 of now + `minutes`.
   static std::string In(int64_t minutes) {
-    return bookings::FormatIsoTime(bookings::NowMillis() + minutes * 60000);
+    return time::FormatIso(time::Now() + minutes * time::kMillisPerMinute);
   }
 
   int64_t Count(const std::string& sql) const { return std::stoll("0" + db_.QueryValue(sql)); }

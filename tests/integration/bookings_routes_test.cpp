@@ -107,7 +107,7 @@ TEST_F(BookingsRoutes, ConfirmAndDeclineWriteTheirEvents) {
   ASSERT_EQ(OutboxCount("BOOKING_CONFIRMED"), 1);
   json event = LastOutbox("BOOKING_CONFIRMED");
   EXPECT_EQ(event["triggerEvent"], "BOOKING_CONFIRMED");
-  EXPECT_TRUE(bookings::ParseIsoTime(event["createdAt"].get<std::string>()).has_value()) << event;
+  EXPECT_TRUE(time::ParseIso(event["createdAt"].get<std::string>()).has_value()) << event;
   EXPECT_EQ(event["payload"], c);
 
   HttpResult again = Call("POST", Path(p1, "confirm"), owner_key_, "{}");

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include "booking_requests.hpp"
+#include "booking_transitions.hpp"
+
 namespace rendezvous::bookings {
 namespace {
 
@@ -14,30 +17,31 @@ constexpr BookingStatus kAll[] = {BookingStatus::kAccepted, BookingStatus::kPend
 TEST(BookingsStateMachine, ConfirmAndDeclineOnlyFromPending) {
   for (BookingStatus s : kAll) {
     const bool pending = s == BookingStatus::kPending;
-    EXPECT_EQ(!CheckTransition(s, BookingAction::kConfirm, true, true), pending) << StatusName(s);
-    EXPECT_EQ(!CheckTransition(s, BookingAction::kDecline, false, false), pending) << StatusName(s);
+    EXPECT_EQ(CheckTransition(s, BookingAction::kConfirm, true, true).ok(), pending) << StatusName(s);
+    EXPECT_EQ(CheckTransition(s, BookingAction::kDecline, false, false).ok(), pending) << StatusName(s);
   }
   EXPECT_EQ(StatusAfter(BookingStatus::kPending, BookingAction::kConfirm), BookingStatus::kAccepted);
   EXPECT_EQ(StatusAfter(BookingStatus::kPending, BookingAction::kDecline), BookingStatus::kRejected);
-  auto why = CheckTransition(BookingStatus::kCancelled, BookingAction::kConfirm, false, false);
-  ASSERT_TRUE(why);
-  EXPECT_NE(why->find("cancelled"), std::string::npos);
+  Status why = CheckTransition(BookingStatus::kCancelled, BookingAction::kConfirm, false, false);
+  EXPECT_EQ(why.code(), ErrorCode::kConflict);
+  EXPECT_EQ(why.reason(), "");  // answered with the envelope code "conflict"
+  EXPECT_NE(why.message().find("cancelled"), std::string::npos);
 }
 
 TEST(BookingsStateMachine, MarkAbsentNeedsStartedAcceptedOrCompleted) {
-  EXPECT_FALSE(CheckTransition(BookingStatus::kAccepted, BookingAction::kMarkAbsent, true, false));
-  EXPECT_FALSE(CheckTransition(BookingStatus::kCompleted, BookingAction::kMarkAbsent, true, true));
-  EXPECT_TRUE(CheckTransition(BookingStatus::kAccepted, BookingAction::kMarkAbsent, false, false));
+  EXPECT_TRUE(CheckTransition(BookingStatus::kAccepted, BookingAction::kMarkAbsent, true, false).ok());
+  EXPECT_TRUE(CheckTransition(BookingStatus::kCompleted, BookingAction::kMarkAbsent, true, true).ok());
+  EXPECT_FALSE(CheckTransition(BookingStatus::kAccepted, BookingAction::kMarkAbsent, false, false).ok());
   for (BookingStatus s : {BookingStatus::kPending, BookingStatus::kCancelled, BookingStatus::kRejected}) {
-    EXPECT_TRUE(CheckTransition(s, BookingAction::kMarkAbsent, true, true)) << StatusName(s);
+    EXPECT_FALSE(CheckTransition(s, BookingAction::kMarkAbsent, true, true).ok()) << StatusName(s);
   }
   EXPECT_EQ(StatusAfter(BookingStatus::kCompleted, BookingAction::kMarkAbsent), BookingStatus::kCompleted);
 }
 
 TEST(BookingsStateMachine, CompleteOnlyAcceptedAndEnded) {
-  EXPECT_FALSE(CheckTransition(BookingStatus::kAccepted, BookingAction::kComplete, true, true));
-  EXPECT_TRUE(CheckTransition(BookingStatus::kAccepted, BookingAction::kComplete, true, false));
-  EXPECT_TRUE(CheckTransition(BookingStatus::kPending, BookingAction::kComplete, true, true));
+  EXPECT_TRUE(CheckTransition(BookingStatus::kAccepted, BookingAction::kComplete, true, true).ok());
+  EXPECT_FALSE(CheckTransition(BookingStatus::kAccepted, BookingAction::kComplete, true, false).ok());
+  EXPECT_FALSE(CheckTransition(BookingStatus::kPending, BookingAction::kComplete, true, true).ok());
   EXPECT_STREQ(TriggerFor(BookingAction::kComplete), "BOOKING_COMPLETED");
   EXPECT_STREQ(TriggerFor(BookingAction::kConfirm), "BOOKING_CONFIRMED");
   EXPECT_STREQ(TriggerFor(BookingAction::kDecline), "BOOKING_REJECTED");
@@ -58,7 +62,7 @@ TEST(BookingsJson, TitleAndShape) {
   b.host_id = 5;
   b.title = "t";
   b.status = BookingStatus::kPending;
-  b.start = ParseIsoTime("2026-05-04T09:30:00Z").value();
+  b.start = time::ParseIso("2026-05-04T09:30:00Z").value();
   b.end = b.start + 30 * 60000;
   b.duration = 30;
   b.attendees.push_back({"Ann", "ann@example.com", "Europe/Berlin", true});
@@ -111,33 +115,33 @@ std::multimap<std::string, std::string> Q(
 }
 
 TEST(BookingsListQuery, DefaultsAndFilters) {
-  ListQuery q;
-  ASSERT_FALSE(ParseListQuery({}, q));
-  EXPECT_EQ(q.take, 100);
-  EXPECT_EQ(q.skip, 0);
-  ASSERT_FALSE(ParseListQuery(Q({{"status", "pending, accepted,pending"},
-                                 {"afterStart", "2026-01-01T00:00:00Z"},
-                                 {"eventTypeId", "7"},
-                                 {"take", "250"},
-                                 {"skip", "3"},
-                                 {"unrelated", "x"}}),
-                              q));
-  EXPECT_EQ(q.statuses, (std::vector<BookingStatus>{BookingStatus::kPending, BookingStatus::kAccepted}));
-  EXPECT_EQ(q.take, 250);
-  EXPECT_EQ(q.skip, 3);
-  EXPECT_EQ(q.event_type_id, 7);
-  EXPECT_TRUE(q.after_start.has_value());
-  EXPECT_FALSE(q.before_end.has_value());
+  Result<ListQuery> q = ParseListQuery({});
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ(q->take, 100);
+  EXPECT_EQ(q->skip, 0);
+  q = ParseListQuery(Q({{"status", "pending, accepted,pending"},
+                        {"afterStart", "2026-01-01T00:00:00Z"},
+                        {"eventTypeId", "7"},
+                        {"take", "250"},
+                        {"skip", "3"},
+                        {"unrelated", "x"}}));
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  EXPECT_EQ(q->statuses, (std::vector<BookingStatus>{BookingStatus::kPending, BookingStatus::kAccepted}));
+  EXPECT_EQ(q->take, 250);
+  EXPECT_EQ(q->skip, 3);
+  EXPECT_EQ(q->event_type_id, 7);
+  EXPECT_EQ(q->after_start, time::ParseIso("2026-01-01T00:00:00Z"));
+  EXPECT_FALSE(q->before_end.has_value());
   // "+02:00" sent unencoded in a query string arrives as " 02:00".
-  ASSERT_FALSE(ParseListQuery(Q({{"beforeEnd", "2026-01-01T12:00:00 02:00"}}), q));
-  EXPECT_EQ(q.before_end, ParseIsoTime("2026-01-01T10:00:00Z"));
+  q = ParseListQuery(Q({{"beforeEnd", "2026-01-01T12:00:00 02:00"}}));
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  EXPECT_EQ(q->before_end, time::ParseIso("2026-01-01T10:00:00Z"));
 }
 
 TEST(BookingsListQuery, BadValuesNameTheField) {
   auto field = [](std::multimap<std::string, std::string> m) {
-    ListQuery q;
-    auto e = ParseListQuery(m, q);
-    return e ? e->field : "";
+    Result<ListQuery> q = ParseListQuery(m);
+    return q.ok() ? "" : q.status().field();
   };
   EXPECT_EQ(field(Q({{"take", "0"}})), "take");
   EXPECT_EQ(field(Q({{"take", "251"}})), "take");
@@ -147,55 +151,68 @@ TEST(BookingsListQuery, BadValuesNameTheField) {
   EXPECT_EQ(field(Q({{"status", "upcoming"}})), "status");
   EXPECT_EQ(field(Q({{"status", "accepted,"}})), "status");
   EXPECT_EQ(field(Q({{"afterStart", "yesterday"}})), "afterStart");
+  EXPECT_EQ(field(Q({{"afterStart", "2026-05-04T09:30:00+25:00"}})), "afterStart");
+  EXPECT_EQ(field(Q({{"afterStart", "2026-05-04T09:30:00Zjunk"}})), "afterStart");
   EXPECT_EQ(field(Q({{"beforeEnd", "2026-01-01"}})), "beforeEnd");
+  EXPECT_EQ(field(Q({{"beforeEnd", "2025-02-29T00:00:00Z"}})), "beforeEnd");
   EXPECT_EQ(field(Q({{"eventTypeId", "0"}})), "eventTypeId");
   EXPECT_EQ(field(Q({{"take", "1"}, {"take", "2"}})), "take");
 }
 
-TEST(BookingsBodies, ConfirmDeclineMarkAbsent) {
-  EXPECT_FALSE(ParseConfirmBody(Json::object()));
-  EXPECT_EQ(ParseConfirmBody(Json{{"x", 1}})->field, "x");
-  std::optional<std::string> reason;
-  EXPECT_FALSE(ParseDeclineBody(Json{{"reason", " busy "}}, reason));
-  EXPECT_EQ(reason, "busy");
-  EXPECT_FALSE(ParseDeclineBody(Json::object(), reason));
-  EXPECT_FALSE(reason.has_value());
-  EXPECT_EQ(ParseDeclineBody(Json{{"reason", 5}}, reason)->field, "reason");
-  EXPECT_EQ(ParseDeclineBody(Json{{"reason", std::string(1001, 'r')}}, reason)->field, "reason");
+TEST(BookingsListQuery, ErrorsAreValidationStatusesNamingTheField) {
+  Status e = ParseListQuery(Q({{"take", "0"}})).status();
+  EXPECT_EQ(e.code(), ErrorCode::kInvalid);
+  EXPECT_EQ(e.reason(), "");
+  EXPECT_EQ(e.message(), "take must be an integer between 1 and 250");
+}
 
-  AbsentMarks m;
-  EXPECT_EQ(ParseMarkAbsentBody(Json::object(), m)->field, "body");
-  EXPECT_EQ(ParseMarkAbsentBody(Json{{"host", "yes"}}, m)->field, "host");
-  EXPECT_EQ(ParseMarkAbsentBody(Json::parse(R"({"attendees":[{"email":"nope"}]})"), m)->field,
-            "attendees[0].email");
-  EXPECT_EQ(ParseMarkAbsentBody(Json::parse(R"({"attendees":[{"email":"a@b.co"}]})"), m)->field,
-            "attendees[0].absent");
-  ASSERT_FALSE(ParseMarkAbsentBody(
-      Json::parse(R"({"host":true,"attendees":[{"email":"ANN@example.com","absent":true}]})"), m));
+TEST(BookingsBodies, ConfirmDeclineMarkAbsent) {
+  EXPECT_TRUE(ParseConfirmBody(Json::object()).ok());
+  EXPECT_EQ(ParseConfirmBody(Json{{"x", 1}}).field(), "x");
+  Result<std::optional<std::string>> reason = ParseDeclineBody(Json{{"reason", " busy "}});
+  ASSERT_TRUE(reason.ok());
+  EXPECT_EQ(*reason, "busy");
+  reason = ParseDeclineBody(Json::object());
+  ASSERT_TRUE(reason.ok());
+  EXPECT_FALSE(reason->has_value());
+  EXPECT_EQ(ParseDeclineBody(Json{{"reason", 5}}).status().field(), "reason");
+  EXPECT_EQ(ParseDeclineBody(Json{{"reason", std::string(1001, 'r')}}).status().field(), "reason");
+
+  auto absent_field = [](const Json& body) { return ParseMarkAbsentBody(body).status().field(); };
+  EXPECT_EQ(absent_field(Json::object()), "body");
+  EXPECT_EQ(ParseMarkAbsentBody(Json::object()).status().message(),
+            "the request body must give host, attendees or both");
+  EXPECT_EQ(absent_field(Json{{"host", "yes"}}), "host");
+  EXPECT_EQ(absent_field(Json::parse(R"({"attendees":[{"email":"nope"}]})")), "attendees[0].email");
+  EXPECT_EQ(absent_field(Json::parse(R"({"attendees":[{"email":"a@b.co"}]})")), "attendees[0].absent");
+  Result<AbsentMarks> m = ParseMarkAbsentBody(
+      Json::parse(R"({"host":true,"attendees":[{"email":"ANN@example.com","absent":true}]})"));
+  ASSERT_TRUE(m.ok());
 
   Booking b;
   b.attendees.push_back({"Ann", "ann@example.com", "UTC", false});
-  bool marked = false;
-  ASSERT_FALSE(ApplyAbsentMarks(m, b, marked));
-  EXPECT_TRUE(marked);
+  Result<bool> marked = ApplyAbsentMarks(*m, b);
+  ASSERT_TRUE(marked.ok());
+  EXPECT_TRUE(*marked);
   EXPECT_TRUE(b.attendees[0].absent);
   EXPECT_TRUE(b.host_absent);
 
-  AbsentMarks other;
-  ASSERT_FALSE(ParseMarkAbsentBody(
-      Json::parse(R"({"attendees":[{"email":"bob@example.com","absent":true}]})"), other));
-  auto e = ApplyAbsentMarks(other, b, marked);
-  ASSERT_TRUE(e);
-  EXPECT_EQ(e->field, "attendees[0].email");
+  Result<AbsentMarks> other =
+      ParseMarkAbsentBody(Json::parse(R"({"attendees":[{"email":"bob@example.com","absent":true}]})"));
+  ASSERT_TRUE(other.ok());
+  marked = ApplyAbsentMarks(*other, b);
+  ASSERT_FALSE(marked.ok());
+  EXPECT_EQ(marked.status().field(), "attendees[0].email");
 }
 
 TEST(BookingsBodies, ImportAttendee) {
-  EXPECT_FALSE(CheckAttendee("Ann", "ann@example.com"));
-  EXPECT_EQ(CheckAttendee("", "ann@example.com")->field, "attendee-name");
-  EXPECT_EQ(CheckAttendee(std::string(256, 'a'), "ann@example.com")->field, "attendee-name");
-  EXPECT_EQ(CheckAttendee("Ann", "ann")->field, "attendee-email");
-  EXPECT_EQ(CheckAttendee("Ann", "ann@localhost")->field, "attendee-email");
-  EXPECT_EQ(CheckAttendee("Ann", "a b@example.com")->field, "attendee-email");
+  EXPECT_TRUE(CheckAttendee("Ann", "ann@example.com").ok());
+  EXPECT_EQ(CheckAttendee("", "ann@example.com").field(), "attendee-name");
+  EXPECT_EQ(CheckAttendee("", "ann@example.com").message(), "attendee-name must not be empty");
+  EXPECT_EQ(CheckAttendee(std::string(256, 'a'), "ann@example.com").field(), "attendee-name");
+  EXPECT_EQ(CheckAttendee("Ann", "ann").field(), "attendee-email");
+  EXPECT_EQ(CheckAttendee("Ann", "ann@localhost").field(), "attendee-email");
+  EXPECT_EQ(CheckAttendee("Ann", "a b@example.com").field(), "attendee-email");
 }
 
 }  // namespace

@@ -11,14 +11,14 @@ Json Valid() {
 }
 
 std::string FieldOf(const Json& body) {
-  EventTypeFields f;
-  auto e = ParseEventTypeCreate(body, f);
-  return e ? e->field : "";
+  Result<EventTypeFields> f = ParseEventTypeCreate(body);
+  return f.ok() ? "" : f.status().field();
 }
 
 TEST(BookingsEventType, CreateDefaults) {
-  EventTypeFields f;
-  ASSERT_FALSE(ParseEventTypeCreate(Valid(), f));
+  Result<EventTypeFields> parsed = ParseEventTypeCreate(Valid());
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  const EventTypeFields& f = *parsed;
   EXPECT_EQ(f.title, "Intro call");
   EXPECT_EQ(f.length_minutes, 30);
   EXPECT_EQ(f.description, "");
@@ -75,11 +75,11 @@ TEST(BookingsEventType, CreateRefusesBadFieldsNamingThem) {
 }
 
 TEST(BookingsEventType, Locations) {
-  Json out;
-  ASSERT_FALSE(ParseLocations(Json::parse(R"([{"type":"integration","integration":"google-meet"},
+  Result<Json> parsed = ParseLocations(Json::parse(R"([{"type":"integration","integration":"google-meet"},
       {"type":"address","address":" Main St 1 "},{"type":"link","link":"https://x.example/m","public":false},
-      {"type":"phone","phone":"+14155550123"}])"),
-                              out));
+      {"type":"phone","phone":"+14155550123"}])"));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  const Json& out = *parsed;
   EXPECT_EQ(out[0], Json::parse(R"({"type":"integration","integration":"google-meet"})"));
   EXPECT_EQ(out[1], Json::parse(R"({"type":"address","address":"Main St 1","public":true})"));
   EXPECT_EQ(out[2]["public"], false);
@@ -88,9 +88,8 @@ TEST(BookingsEventType, Locations) {
   EXPECT_FALSE(BookingLocation(Json::array()).has_value());
 
   auto field = [](const char* text) {
-    Json o;
-    auto e = ParseLocations(Json::parse(text), o);
-    return e ? e->field : "";
+    Result<Json> o = ParseLocations(Json::parse(text));
+    return o.ok() ? "" : o.status().field();
   };
   EXPECT_EQ(field(R"([{"type":"integration","integration":"zoom"}])"), "locations[0].integration");
   EXPECT_EQ(field(R"([{"type":"link","link":"ftp://x"}])"), "locations[0].link");
@@ -101,33 +100,35 @@ TEST(BookingsEventType, Locations) {
   EXPECT_EQ(field(R"({"type":"address"})"), "locations");
   Json many = Json::array();
   for (int i = 0; i < 11; ++i) many.push_back({{"type", "integration"}, {"integration", "google-meet"}});
-  EXPECT_EQ(ParseLocations(many, out)->field, "locations");
+  EXPECT_EQ(ParseLocations(many).status().field(), "locations");
+  EXPECT_EQ(ParseLocations(many).status().message(), "locations must have at most 10 entries");
 }
 
 TEST(BookingsEventType, PatchKeepsAbsentAndResetsNull) {
-  EventTypeFields f;
-  ASSERT_FALSE(ParseEventTypeCreate(Valid(), f));
+  EventTypeFields f = ParseEventTypeCreate(Valid()).value();
   f.slot_interval = 15;
   f.description = "text";
-  ASSERT_FALSE(ApplyEventTypePatch(
-      Json{{"lengthInMinutes", 45}, {"slotInterval", nullptr}, {"description", nullptr}}, f));
+  ASSERT_TRUE(ApplyEventTypePatch(
+                  Json{{"lengthInMinutes", 45}, {"slotInterval", nullptr}, {"description", nullptr}}, f)
+                  .ok());
   EXPECT_EQ(f.length_minutes, 45);
   EXPECT_EQ(f.title, "Intro call");
   EXPECT_FALSE(f.slot_interval.has_value());
   EXPECT_EQ(f.description, "");
-  auto e = ApplyEventTypePatch(Json{{"title", nullptr}}, f);
-  ASSERT_TRUE(e);
-  EXPECT_EQ(e->field, "title");
+  Status e = ApplyEventTypePatch(Json{{"title", nullptr}}, f);
+  EXPECT_EQ(e.code(), ErrorCode::kInvalid);
+  EXPECT_EQ(e.field(), "title");
+  EXPECT_EQ(e.message(), "title must be a string");
   e = ApplyEventTypePatch(Json{{"id", 3}}, f);
-  ASSERT_TRUE(e);
-  EXPECT_EQ(e->field, "id");
+  EXPECT_EQ(e.field(), "id");
+  EXPECT_EQ(e.message(), "id is read-only");
 }
 
 TEST(BookingsEventType, JsonShape) {
   EventType et;
   et.id = 4;
   et.owner_id = 9;
-  ASSERT_FALSE(ParseEventTypeCreate(Valid(), et.fields));
+  et.fields = ParseEventTypeCreate(Valid()).value();
   Json j = EventTypeJson(et);
   std::vector<std::string> keys;
   for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());

@@ -20,8 +20,7 @@ namespace rendezvous::testing {
 namespace {
 
 using bookings::BookingService;
-using bookings::Millis;
-using bookings::NowMillis;
+using time::Millis;
 
 // Users by id; the rest of Identity is not used by the service.
 class FakeIdentity final : public Identity {
@@ -60,8 +59,8 @@ class BookingsServiceDb : public ::testing::Test {
     f.slug = "call";
     f.length_minutes = 30;
     auto et = service_->CreateEventType(1, f);
-    ASSERT_TRUE(et.ok()) << et.status.message();
-    event_type_ = et.data["id"].get<int64_t>();
+    ASSERT_TRUE(et.ok()) << et.status().message();
+    event_type_ = (*et)["id"].get<int64_t>();
   }
 
   std::string Import(Millis start, bookings::BookingStatus status = bookings::BookingStatus::kAccepted) {
@@ -73,8 +72,8 @@ class BookingsServiceDb : public ::testing::Test {
     r.attendee_email = "ann@example.com";
     r.status = status;
     auto out = service_->Import(r);
-    EXPECT_TRUE(out.ok()) << out.status.message();
-    return out.data.value("uid", "");
+    EXPECT_TRUE(out.ok()) << out.status().message();
+    return out.ok() ? out->value("uid", "") : "";
   }
 
   int64_t Count(const std::string& sql) const { return std::stoll("0" + scratch_.QueryValue(sql)); }
@@ -90,7 +89,7 @@ class BookingsServiceDb : public ::testing::Test {
 
 TEST_F(BookingsServiceDb, ConcurrentSweepsCompleteEachBookingOnce) {
   constexpr int kBookings = 240;
-  const Millis start = NowMillis() + 3600000;  // ends after the import: completion is announced
+  const Millis start = time::Now() + 3600000;  // ends after the import: completion is announced
   for (int i = 0; i < kBookings; ++i) Import(start + i * 1000);
   const Millis later = start + 86400000;
   std::atomic<size_t> total{0};
@@ -115,7 +114,7 @@ TEST_F(BookingsServiceDb, ConcurrentSweepsCompleteEachBookingOnce) {
 }
 
 TEST_F(BookingsServiceDb, BatchesAreBoundedAndOnlyEndedAcceptedComplete) {
-  const Millis now = NowMillis();
+  const Millis now = time::Now();
   for (int i = 0; i < 5; ++i) Import(now + 3600000);
   Import(now + 3600000, bookings::BookingStatus::kPending);
   Import(now + 3600000, bookings::BookingStatus::kCancelled);
@@ -129,24 +128,24 @@ TEST_F(BookingsServiceDb, BatchesAreBoundedAndOnlyEndedAcceptedComplete) {
 }
 
 TEST_F(BookingsServiceDb, ImportedHistoryCompletesWithoutAnEvent) {
-  Import(NowMillis() - 86400000);
-  EXPECT_EQ(service_->CompleteEnded(NowMillis(), 10), 1u);
+  Import(time::Now() - 86400000);
+  EXPECT_EQ(service_->CompleteEnded(time::Now(), 10), 1u);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM bookings WHERE status = 'completed'"), 1);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM outbox_events"), 0);
 }
 
 TEST_F(BookingsServiceDb, ChangeAndEventCommitTogether) {
-  const std::string uid = Import(NowMillis() + 3600000, bookings::BookingStatus::kPending);
+  const std::string uid = Import(time::Now() + 3600000, bookings::BookingStatus::kPending);
   User host = *identity_.FindUser(1);
   auto confirmed = service_->Confirm(host, uid);
-  ASSERT_TRUE(confirmed.ok()) << confirmed.status.message();
+  ASSERT_TRUE(confirmed.ok()) << confirmed.status().message();
   EXPECT_EQ(Count("SELECT COUNT(*) FROM outbox_events WHERE type = 'BOOKING_CONFIRMED'"), 1);
   auto again = service_->Confirm(host, uid);
-  EXPECT_EQ(again.status.code(), ErrorCode::kConflict);
+  EXPECT_EQ(again.status().code(), ErrorCode::kConflict);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM outbox_events"), 1);
   User stranger = host;
   stranger.id = 2;
-  EXPECT_EQ(service_->Decline(stranger, uid, std::nullopt).status.code(), ErrorCode::kNotFound);
+  EXPECT_EQ(service_->Decline(stranger, uid, std::nullopt).status().code(), ErrorCode::kNotFound);
   EXPECT_EQ(scratch_.QueryValue("SELECT status FROM bookings WHERE uid = '" + uid + "'"), "accepted");
 }
 

@@ -1,0 +1,176 @@
+#include "booking_requests.hpp"
+
+#include <algorithm>
+#include <initializer_list>
+
+#include "field_checks.hpp"
+#include "rendezvous/text.hpp"
+
+namespace rendezvous::bookings {
+namespace {
+
+Status OnlyMembers(const Json& body, std::initializer_list<const char*> allowed) {
+  if (!body.is_object()) return FieldInvalid("body", "must be a JSON object");
+  for (auto it = body.begin(); it != body.end(); ++it) {
+    if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return it.key() == a; })) {
+      return FieldInvalid(it.key(), "is not accepted here");
+    }
+  }
+  return Status::Ok();
+}
+
+// A count of at most 9 decimal digits.
+std::optional<int64_t> SmallNumber(const std::string& text) {
+  if (text.empty() || text.size() > 9) return std::nullopt;
+  int64_t n = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    n = n * 10 + (c - '0');
+  }
+  return n;
+}
+
+}  // namespace
+
+Result<ListQuery> ParseListQuery(const std::multimap<std::string, std::string>& query) {
+  ListQuery out;
+  for (const char* name : {"status", "afterStart", "beforeEnd", "eventTypeId", "skip", "take"}) {
+    if (query.count(name) > 1) return FieldInvalid(name, "must be given at most once");
+  }
+  auto get = [&](const char* name) -> std::optional<std::string> {
+    auto it = query.find(name);
+    if (it == query.end()) return std::nullopt;
+    return it->second;
+  };
+  // An unencoded "+" of a zone offset arrives as a space (form decoding); read it as "+".
+  auto time_param = [&](const char* name) -> std::optional<std::string> {
+    auto v = get(name);
+    if (v && v->size() > 19 && v->find(' ', 16) != std::string::npos) (*v)[v->find(' ', 16)] = '+';
+    return v;
+  };
+  if (auto v = get("status")) {
+    if (v->size() > 200) return FieldInvalid("status", "is too long");
+    size_t pos = 0;
+    while (pos <= v->size()) {
+      const size_t comma = std::min(v->find(',', pos), v->size());
+      auto s = ParseStatus(text::Trim(std::string_view(*v).substr(pos, comma - pos)));
+      if (!s) {
+        return FieldInvalid(
+            "status", "must be a comma-separated list of accepted, pending, cancelled, rejected, completed");
+      }
+      if (std::find(out.statuses.begin(), out.statuses.end(), *s) == out.statuses.end())
+        out.statuses.push_back(*s);
+      pos = comma + 1;
+    }
+  }
+  if (auto v = time_param("afterStart")) {
+    out.after_start = time::ParseIso(*v);
+    if (!out.after_start)
+      return FieldInvalid("afterStart",
+                          "must be an ISO 8601 date-time with a zone, e.g. 2026-05-04T09:00:00Z");
+  }
+  if (auto v = time_param("beforeEnd")) {
+    out.before_end = time::ParseIso(*v);
+    if (!out.before_end)
+      return FieldInvalid("beforeEnd",
+                          "must be an ISO 8601 date-time with a zone, e.g. 2026-05-04T17:00:00Z");
+  }
+  if (auto v = get("eventTypeId")) {
+    out.event_type_id = ParsePositiveId(*v);
+    if (!out.event_type_id) return FieldInvalid("eventTypeId", "must be a positive integer");
+  }
+  if (auto v = get("skip")) {
+    auto n = SmallNumber(*v);
+    if (!n || *n > kMaxSkip)
+      return FieldInvalid("skip", "must be an integer between 0 and " + std::to_string(kMaxSkip));
+    out.skip = *n;
+  }
+  if (auto v = get("take")) {
+    auto n = SmallNumber(*v);
+    if (!n || *n < 1 || *n > kMaxTake)
+      return FieldInvalid("take", "must be an integer between 1 and " + std::to_string(kMaxTake));
+    out.take = static_cast<int>(*n);
+  }
+  return out;
+}
+
+Status ParseConfirmBody(const Json& body) {
+  return OnlyMembers(body, {});
+}
+
+Result<std::optional<std::string>> ParseDeclineBody(const Json& body) {
+  if (Status e = OnlyMembers(body, {"reason"}); !e.ok()) return e;
+  std::optional<std::string> reason;
+  if (!body.contains("reason") || body["reason"].is_null()) return reason;
+  if (!body["reason"].is_string()) return FieldInvalid("reason", "must be a string");
+  std::string trimmed(text::Trim(body["reason"].get<std::string>()));
+  if (std::string p = CheckText(trimmed, kMaxReasonChars, true); !p.empty()) return FieldInvalid("reason", p);
+  if (!trimmed.empty()) reason = std::move(trimmed);
+  return reason;
+}
+
+Result<AbsentMarks> ParseMarkAbsentBody(const Json& body) {
+  AbsentMarks out;
+  if (Status e = OnlyMembers(body, {"host", "attendees"}); !e.ok()) return e;
+  if (body.contains("host") && !body["host"].is_null()) {
+    if (!body["host"].is_boolean()) return FieldInvalid("host", "must be true or false");
+    out.host = body["host"].get<bool>();
+  }
+  if (body.contains("attendees") && !body["attendees"].is_null()) {
+    const Json& list = body["attendees"];
+    if (!list.is_array()) return FieldInvalid("attendees", "must be an array");
+    if (list.size() > kMaxAbsentAttendees) {
+      return FieldInvalid("attendees",
+                          "must have at most " + std::to_string(kMaxAbsentAttendees) + " entries");
+    }
+    for (size_t i = 0; i < list.size(); ++i) {
+      const std::string at = "attendees[" + std::to_string(i) + "]";
+      const Json& a = list[i];
+      if (!a.is_object()) return FieldInvalid(at, "must be an object");
+      for (auto it = a.begin(); it != a.end(); ++it) {
+        if (it.key() != "email" && it.key() != "absent")
+          return FieldInvalid(at + "." + it.key(), "is not accepted here");
+      }
+      if (!a.contains("email") || !a["email"].is_string() || !IsEmail(a["email"].get<std::string>())) {
+        return FieldInvalid(at + ".email", "must be an e-mail address");
+      }
+      if (!a.contains("absent") || !a["absent"].is_boolean())
+        return FieldInvalid(at + ".absent", "must be true or false");
+      out.attendees.emplace_back(a["email"].get<std::string>(), a["absent"].get<bool>());
+    }
+  }
+  if (!out.host && out.attendees.empty()) return FieldInvalid("body", "must give host, attendees or both");
+  return out;
+}
+
+Result<bool> ApplyAbsentMarks(const AbsentMarks& marks, Booking& booking) {
+  for (size_t i = 0; i < marks.attendees.size(); ++i) {
+    const std::string& email = marks.attendees[i].first;
+    if (std::none_of(booking.attendees.begin(), booking.attendees.end(),
+                     [&](const Attendee& a) { return text::EqualsIgnoreCase(a.email, email); })) {
+      return FieldInvalid("attendees[" + std::to_string(i) + "].email", "is not an attendee of this booking");
+    }
+  }
+  bool marked_absent = false;
+  for (const auto& [email, absent] : marks.attendees) {
+    for (Attendee& a : booking.attendees) {
+      if (text::EqualsIgnoreCase(a.email, email)) a.absent = absent;
+    }
+    marked_absent = marked_absent || absent;
+  }
+  if (marks.host) {
+    booking.host_absent = *marks.host;
+    marked_absent = marked_absent || *marks.host;
+  }
+  return marked_absent;
+}
+
+Status CheckAttendee(const std::string& name, const std::string& email) {
+  if (text::Trim(name).empty()) return FieldInvalid("attendee-name", "must not be empty");
+  if (std::string p = CheckText(name, kMaxNameChars, false); !p.empty())
+    return FieldInvalid("attendee-name", p);
+  if (!IsEmail(email)) return FieldInvalid("attendee-email", "must be an e-mail address");
+  return Status::Ok();
+}
+
+}  // namespace rendezvous::bookings

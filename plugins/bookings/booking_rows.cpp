@@ -1,0 +1,190 @@
+#include "booking_rows.hpp"
+
+#include <map>
+
+namespace rendezvous::bookings {
+namespace {
+
+constexpr size_t kMaxUidChars = 64;
+
+constexpr const char* kMigration = R"sql(CREATE TABLE IF NOT EXISTS event_types (
+  id BIGINT NOT NULL AUTO_INCREMENT,
+  owner_id BIGINT NOT NULL,
+  title VARCHAR(255) NOT NULL,
+  slug VARCHAR(100) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  length_minutes INT NOT NULL,
+  description TEXT NOT NULL,
+  locations TEXT NOT NULL,
+  requires_confirmation TINYINT(1) NOT NULL DEFAULT 0,
+  minimum_booking_notice INT NOT NULL DEFAULT 0,
+  before_event_buffer INT NOT NULL DEFAULT 0,
+  after_event_buffer INT NOT NULL DEFAULT 0,
+  slot_interval INT NULL,
+  created_at DATETIME(3) NOT NULL,
+  updated_at DATETIME(3) NOT NULL,
+  PRIMARY KEY (id),
+  UNIQUE KEY uq_event_types_owner_slug (owner_id, slug)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
+CREATE TABLE IF NOT EXISTS bookings (
+  id BIGINT NOT NULL AUTO_INCREMENT,
+  uid VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  event_type_id BIGINT NOT NULL,
+  host_id BIGINT NOT NULL,
+  title VARCHAR(800) NOT NULL,
+  description TEXT NOT NULL,
+  status VARCHAR(16) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  start_at DATETIME(3) NOT NULL,
+  end_at DATETIME(3) NOT NULL,
+  duration INT NOT NULL,
+  location VARCHAR(2048) NULL,
+  metadata TEXT NOT NULL,
+  cancellation_reason TEXT NULL,
+  rescheduled_from_uid VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NULL,
+  rescheduled_to_uid VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NULL,
+  host_absent TINYINT(1) NOT NULL DEFAULT 0,
+  emit_completion TINYINT(1) NOT NULL DEFAULT 1,
+  created_at DATETIME(3) NOT NULL,
+  updated_at DATETIME(3) NOT NULL,
+  PRIMARY KEY (id),
+  UNIQUE KEY uq_bookings_uid (uid),
+  KEY ix_bookings_host_start (host_id, start_at, id),
+  KEY ix_bookings_host_status_start (host_id, status, start_at, id),
+  KEY ix_bookings_event_type_start (event_type_id, start_at),
+  KEY ix_bookings_status_end (status, end_at),
+  CONSTRAINT fk_bookings_event_type FOREIGN KEY (event_type_id) REFERENCES event_types (id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
+CREATE TABLE IF NOT EXISTS booking_attendees (
+  id BIGINT NOT NULL AUTO_INCREMENT,
+  booking_id BIGINT NOT NULL,
+  position INT NOT NULL,
+  name VARCHAR(255) NOT NULL,
+  email VARCHAR(320) NOT NULL,
+  time_zone VARCHAR(64) NOT NULL,
+  absent TINYINT(1) NOT NULL DEFAULT 0,
+  PRIMARY KEY (id),
+  UNIQUE KEY uq_booking_attendees_position (booking_id, position),
+  KEY ix_booking_attendees_email (email(191)),
+  CONSTRAINT fk_booking_attendees_booking FOREIGN KEY (booking_id) REFERENCES bookings (id) ON DELETE CASCADE
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci)sql";
+
+Millis TimeColumn(const DbRow& row, int col) {
+  return time::ParseSql(row.String(col)).value_or(0);
+}
+
+bool IsUid(const std::string& uid) {
+  if (uid.empty() || uid.size() > kMaxUidChars) return false;
+  for (char c : uid) {
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<Migration> BookingMigrations() {
+  return {Migration{1, "event_types, bookings, booking_attendees", kMigration}};
+}
+
+EventType EventTypeFromRow(const DbRow& row) {
+  EventType et;
+  et.id = row.Int(1);
+  et.owner_id = row.Int(2);
+  EventTypeFields& f = et.fields;
+  f.title = row.String(3);
+  f.slug = row.String(4);
+  f.length_minutes = static_cast<int>(row.Int(5));
+  f.description = row.String(6);
+  f.locations = Json::parse(row.String(7), nullptr, false);
+  if (!f.locations.is_array()) f.locations = Json::array();
+  f.requires_confirmation = row.Bool(8);
+  f.minimum_booking_notice = static_cast<int>(row.Int(9));
+  f.before_event_buffer = static_cast<int>(row.Int(10));
+  f.after_event_buffer = static_cast<int>(row.Int(11));
+  if (!row.IsNull(12)) f.slot_interval = static_cast<int>(row.Int(12));
+  return et;
+}
+
+BookingRow BookingFromRow(const DbRow& rs) {
+  BookingRow row;
+  Booking& b = row.booking;
+  b.id = rs.Int(1);
+  b.uid = rs.String(2);
+  b.event_type_id = rs.Int(3);
+  b.host_id = rs.Int(4);
+  b.title = rs.String(5);
+  b.description = rs.String(6);
+  b.status = ParseStatus(rs.String(7)).value_or(BookingStatus::kAccepted);
+  b.start = TimeColumn(rs, 8);
+  b.end = TimeColumn(rs, 9);
+  b.duration = static_cast<int>(rs.Int(10));
+  b.location = rs.OptString(11);
+  b.metadata = Json::parse(rs.String(12), nullptr, false);
+  if (!b.metadata.is_object()) b.metadata = Json::object();
+  b.cancellation_reason = rs.OptString(13);
+  b.rescheduled_from_uid = rs.OptString(14);
+  b.rescheduled_to_uid = rs.OptString(15);
+  b.host_absent = rs.Bool(16);
+  b.created_at = TimeColumn(rs, 17);
+  row.emit_completion = rs.Bool(18);
+  return row;
+}
+
+// Ids come from the database, so they are inlined as numbers.
+void LoadAttendees(DbConnection& conn, std::vector<BookingRow>& rows) {
+  if (rows.empty()) return;
+  std::map<int64_t, Booking*> by_id;
+  std::string ids;
+  for (BookingRow& r : rows) {
+    by_id[r.booking.id] = &r.booking;
+    r.booking.attendees.clear();
+    ids += (ids.empty() ? "" : ",") + std::to_string(r.booking.id);
+  }
+  for (const DbRow& row : conn.QueryUnprepared(
+           "SELECT booking_id, name, email, time_zone, absent FROM booking_attendees WHERE booking_id IN (" +
+           ids + ") ORDER BY booking_id, position")) {
+    auto it = by_id.find(row.Int(1));
+    if (it == by_id.end()) continue;
+    it->second->attendees.push_back({row.String(2), row.String(3), row.String(4), row.Bool(5)});
+  }
+}
+
+std::optional<EventType> LoadEventType(DbConnection& conn, int64_t owner_id, int64_t id, bool lock) {
+  std::optional<DbRow> row = conn.QueryOne(std::string("SELECT ") + kEventTypeColumns +
+                                               " FROM event_types WHERE id = ? AND owner_id = ?" +
+                                               (lock ? " FOR UPDATE" : ""),
+                                           {id, owner_id});
+  if (!row) return std::nullopt;
+  return EventTypeFromRow(*row);
+}
+
+std::optional<BookingRow> LoadBooking(DbConnection& conn, int64_t host_id, const std::string& uid,
+                                      bool lock) {
+  if (!IsUid(uid)) return std::nullopt;
+  std::optional<DbRow> row = conn.QueryOne(std::string("SELECT ") + kBookingColumns +
+                                               " FROM bookings WHERE uid = ? AND host_id = ?" +
+                                               (lock ? " FOR UPDATE" : ""),
+                                           {uid, host_id});
+  if (!row) return std::nullopt;
+  std::vector<BookingRow> rows{BookingFromRow(*row)};
+  LoadAttendees(conn, rows);
+  return std::move(rows[0]);
+}
+
+std::vector<DbValue> FieldValues(const EventTypeFields& f, std::initializer_list<DbValue> tail) {
+  std::vector<DbValue> v{f.title,
+                         f.slug,
+                         f.length_minutes,
+                         f.description,
+                         f.locations.dump(),
+                         f.requires_confirmation,
+                         f.minimum_booking_notice,
+                         f.before_event_buffer,
+                         f.after_event_buffer,
+                         f.slot_interval};
+  v.insert(v.end(), tail.begin(), tail.end());
+  return v;
+}
+
+}  // namespace rendezvous::bookings

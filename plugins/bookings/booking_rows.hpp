@@ -1,0 +1,50 @@
+// The bookings plugin's tables (owner "bookings": event_types, bookings, booking_attendees): their
+// schema, and their rows read into event types and bookings and written from them. For
+// BookingService; every call works on a connection it is lent (and may throw what DbConnection
+// throws).
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "booking.hpp"
+#include "event_type.hpp"
+#include "rendezvous/database.hpp"
+
+namespace rendezvous::bookings {
+
+// Column lists for SELECT, in the order EventTypeFromRow and BookingFromRow read them.
+inline constexpr const char* kEventTypeColumns =
+    "id, owner_id, title, slug, length_minutes, description, locations, requires_confirmation, "
+    "minimum_booking_notice, before_event_buffer, after_event_buffer, slot_interval";
+inline constexpr const char* kBookingColumns =
+    "id, uid, event_type_id, host_id, title, description, status, start_at, end_at, duration, location, "
+    "metadata, cancellation_reason, rescheduled_from_uid, rescheduled_to_uid, host_absent, created_at, "
+    "emit_completion";
+
+// The tables' migrations.
+std::vector<Migration> BookingMigrations();
+
+EventType EventTypeFromRow(const DbRow& row);
+
+// A booking and whether its completion is announced (imported history is completed silently).
+struct BookingRow {
+  Booking booking;
+  bool emit_completion = true;
+};
+BookingRow BookingFromRow(const DbRow& row);
+
+// Fills the attendees of `rows`.
+void LoadAttendees(DbConnection& conn, std::vector<BookingRow>& rows);
+// The event type `id` of `owner_id` (locked FOR UPDATE when `lock`); nullopt for another owner's.
+std::optional<EventType> LoadEventType(DbConnection& conn, int64_t owner_id, int64_t id, bool lock);
+// The booking `uid` hosted by `host_id` with its attendees (locked FOR UPDATE when `lock`);
+// nullopt for another host's or a uid that cannot be one.
+std::optional<BookingRow> LoadBooking(DbConnection& conn, int64_t host_id, const std::string& uid, bool lock);
+// The event type's fields in column order (title ... slot_interval), followed by `tail`.
+std::vector<DbValue> FieldValues(const EventTypeFields& fields, std::initializer_list<DbValue> tail);
+
+}  // namespace rendezvous::bookings
