@@ -39,7 +39,7 @@ std::string AsciiLower(std::string_view s) {
 }
 
 std::string_view Trim(std::string_view s) {
-  constexpr std::string_view kSpace = " \t\r\n";
+  constexpr std::string_view kSpace = " \t\r\n\v\f";
   size_t start = s.find_first_not_of(kSpace);
   if (start == std::string_view::npos) return {};
   size_t end = s.find_last_not_of(kSpace);

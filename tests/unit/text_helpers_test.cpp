@@ -9,6 +9,7 @@ namespace {
 TEST(Text, CaseAndWhitespace) {
   EXPECT_EQ(AsciiLower("Hello WORLD \xC3\x84"), "hello world \xC3\x84");
   EXPECT_EQ(Trim(" \t a b \r\n"), "a b");
+  EXPECT_EQ(Trim("\v\fx\f"), "x");
   EXPECT_EQ(Trim(" \t\r\n"), "");
   EXPECT_TRUE(EqualsIgnoreCase("Content-Type", "content-TYPE"));
   EXPECT_FALSE(EqualsIgnoreCase("a", "ab"));

@@ -134,7 +134,7 @@ typedef const rendezvous_plugin_descriptor* (*rendezvous_plugin_entry_fn)();
 // Declares a plugin's entry point. `FACTORY` is a callable
 // `std::unique_ptr<rendezvous::Plugin>(rendezvous::PluginContext&)` that may throw ConfigError;
 // the names after it are the plugins this one depends on:
-//   RENDEZVOUS_DEFINE_PLUGIN("webhooks", &MakeWebhooks, "bookings")
+//   RENDEZVOUS_DEFINE_PLUGIN("reports", &MakeReports, "bookings")   // reports calls a bookings service
 #define RENDEZVOUS_DEFINE_PLUGIN(NAME, FACTORY, ...)                                         \
   namespace {                                                                                   \
   rendezvous::Plugin* rendezvous_create_(rendezvous::PluginContext* ctx, std::string* error) noexcept { \

@@ -10,7 +10,7 @@ namespace rendezvous::text {
 
 // ASCII letters lower-cased; every other byte unchanged.
 std::string AsciiLower(std::string_view s);
-// Without leading and trailing spaces, tabs, CR and LF.
+// Without leading and trailing ASCII whitespace (space, tab, CR, LF, vertical tab, form feed).
 std::string_view Trim(std::string_view s);
 // Equal but for ASCII case.
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);
