@@ -6,6 +6,7 @@
 
 
 #include "rendezvous/crypto.hpp"
+#include "rendezvous/text.hpp"
 #include "scopes.hpp"
 
 namespace rendezvous::oauth {
@@ -159,13 +160,6 @@ std::string CheckReason(const std::string& reason) {
   return "";
 }
 
-std::string Trimmed(const std::string& s) {
-  constexpr const char* kSpace = " \t\r\n\f\v";
-  const size_t b = s.find_first_not_of(kSpace);
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(kSpace) - b + 1);
-}
-
 }  // namespace
 
 Json ClientJson(const OAuthClient& client, const std::optional<std::string>& client_secret) {
@@ -282,11 +276,11 @@ Result<OAuthClient> ClientService::Update(const std::string& client_id, std::opt
     if (update.redirect_uris) after.redirect_uris = *update.redirect_uris;
     if (update.scopes) after.scopes = *update.scopes;
     for (const std::string& raw : update.add_scopes) {
-      const std::string s = Trimmed(raw);
+      const std::string s(text::Trim(raw));
       if (std::find(after.scopes.begin(), after.scopes.end(), s) == after.scopes.end()) after.scopes.push_back(s);
     }
     for (const std::string& raw : update.remove_scopes) {
-      const std::string s = Trimmed(raw);
+      const std::string s(text::Trim(raw));
       auto it = std::find(after.scopes.begin(), after.scopes.end(), s);
       if (it == after.scopes.end()) {
         const bool printable = !s.empty() && s.size() <= kMaxScopeLength &&
@@ -328,7 +322,7 @@ Result<OAuthClient> ClientService::Update(const std::string& client_id, std::opt
 }
 
 Result<OAuthClient> ClientService::Review(const std::string& client_id, bool accept, const std::string& reason_in) {
-  const std::string reason = Trimmed(reason_in);
+  const std::string reason(text::Trim(reason_in));
   if (std::string problem = CheckReason(reason); !problem.empty()) return Status(ErrorCode::kInvalid, problem);
 
   // The owner's address, looked up before the transaction (the owner of a client never changes).
