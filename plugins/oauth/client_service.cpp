@@ -5,6 +5,7 @@
 #include <memory>
 
 
+#include "json_list.hpp"
 #include "rendezvous/crypto.hpp"
 #include "rendezvous/text.hpp"
 #include "scopes.hpp"
@@ -63,16 +64,6 @@ std::string SqlTimeToIso(const std::string& t) {
   std::string fraction = t.size() > 20 ? t.substr(20) : "";
   fraction.resize(3, '0');
   return t.substr(0, 10) + "T" + t.substr(11, 8) + "." + fraction + "Z";
-}
-
-std::vector<std::string> JsonList(const std::string& text) {
-  std::vector<std::string> out;
-  const Json j = Json::parse(text, nullptr, false);
-  if (!j.is_array()) return out;
-  for (const Json& v : j) {
-    if (v.is_string()) out.push_back(v.get<std::string>());
-  }
-  return out;
 }
 
 std::string ListJson(const std::vector<std::string>& v) { return Json(v).dump(); }

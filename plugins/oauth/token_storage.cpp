@@ -5,16 +5,6 @@
 
 namespace rendezvous::oauth {
 
-std::vector<std::string> JsonList(const std::string& text) {
-  std::vector<std::string> out;
-  const Json j = Json::parse(text, nullptr, false);
-  if (!j.is_array()) return out;
-  for (const Json& v : j) {
-    if (v.is_string()) out.push_back(v.get<std::string>());
-  }
-  return out;
-}
-
 bool WellFormed(std::string_view token, std::string_view prefix) {
   if (token.size() != prefix.size() + kTokenBodyLength || token.substr(0, prefix.size()) != prefix) return false;
   for (char c : token.substr(prefix.size())) {

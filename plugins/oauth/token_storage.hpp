@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "json_list.hpp"
 #include "rendezvous/database.hpp"
 #include "token_service.hpp"
 
@@ -16,9 +17,6 @@ namespace rendezvous::oauth {
 
 inline constexpr size_t kTokenBytes = 32;  // 256 bits -> 43 base64url characters
 inline constexpr size_t kTokenBodyLength = 43;
-
-// The JSON array of strings stored in a scopes column (non-strings and malformed text: skipped).
-std::vector<std::string> JsonList(const std::string& text);
 
 // A token of ours: prefix + 43 base64url characters.
 bool WellFormed(std::string_view token, std::string_view prefix);
