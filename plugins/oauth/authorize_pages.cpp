@@ -72,7 +72,7 @@ class AuthorizePages {
     if (auto* redirect = std::get_if<AuthorizeRedirectError>(&outcome)) return RedirectTo(redirect->Url());
     const AuthorizeGrant& grant = std::get<AuthorizeGrant>(outcome);
 
-    Response res = Response::Html(200, "");
+    Response res = Response::Page(Status::Ok(), "");
     ConsentPage page;
     page.csrf_token = identity_.CsrfToken(req, res);
     page.client_name = client->settings.name;

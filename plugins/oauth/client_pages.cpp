@@ -238,7 +238,7 @@ class ClientPages {
       AddPageHeaders(res);
       return res;
     }
-    Response res = Response::Html(200, "");
+    Response res = Response::Page(Status::Ok(), "");
     PageFrame frame;
     frame.csrf_token = identity_.CsrfToken(req, res);
     frame.is_admin = user->is_admin;
