@@ -28,8 +28,9 @@ void AddPageHeaders(Response& res) {
   res.With("Referrer-Policy", "no-referrer");
 }
 
-Response ErrorPage(int status, const std::string& title, const std::string& message) {
-  Response res = Response::Html(status, RenderAuthorizeErrorPage(title, message));
+// The page for a refused request; its HTTP status is the one core/http gives `problem`.
+Response ErrorPage(const Status& problem, const std::string& title) {
+  Response res = Response::Page(problem, RenderAuthorizeErrorPage(title, problem.message()));
   AddPageHeaders(res);
   return res;
 }
@@ -66,12 +67,12 @@ class AuthorizePages {
     if (client) view = ViewOf(*client);
     AuthorizeOutcome outcome = ValidateAuthorizeRequest(query, client ? &view : nullptr, user->id);
     if (auto* page_error = std::get_if<AuthorizePageError>(&outcome)) {
-      return ErrorPage(400, "Authorization failed", page_error->message);
+      return ErrorPage(Status(ErrorCode::kInvalid, page_error->message), "Authorization failed");
     }
     if (auto* redirect = std::get_if<AuthorizeRedirectError>(&outcome)) return RedirectTo(redirect->Url());
     const AuthorizeGrant& grant = std::get<AuthorizeGrant>(outcome);
 
-    Response res = Response::Html(200, "");
+    Response res = Response::Page(Status::Ok(), "");
     ConsentPage page;
     page.csrf_token = identity_.CsrfToken(req, res);
     page.client_name = client->settings.name;
@@ -88,12 +89,12 @@ class AuthorizePages {
     auto user = identity_.SessionUser(req);
     if (!user) return ToLogin(req);
     auto form = req.FormBody();
-    if (!form.ok()) return ErrorPage(400, "Form not accepted", "The form could not be read.");
+    if (!form.ok()) return ErrorPage(Status(ErrorCode::kInvalid, "The form could not be read."), "Form not accepted");
     auto field = [&](const std::string& name) {
       auto it = form->find(name);
       return it == form->end() ? std::string() : it->second;
     };
-    if (!identity_.CheckCsrf(req, field("csrf_token"))) return ErrorPage(403, "Form expired", kFormExpired);
+    if (!identity_.CheckCsrf(req, field("csrf_token"))) return ErrorPage(Status(ErrorCode::kForbidden, kFormExpired), "Form expired");
 
     // The posted fields are what the page was given, but they came back through the browser:
     // validate them again exactly as a fresh request.
@@ -110,7 +111,7 @@ class AuthorizePages {
     if (client) view = ViewOf(*client);
     AuthorizeOutcome outcome = ValidateAuthorizeRequest(query, client ? &view : nullptr, user->id);
     if (auto* page_error = std::get_if<AuthorizePageError>(&outcome)) {
-      return ErrorPage(400, "Authorization failed", page_error->message);
+      return ErrorPage(Status(ErrorCode::kInvalid, page_error->message), "Authorization failed");
     }
     if (auto* redirect = std::get_if<AuthorizeRedirectError>(&outcome)) return RedirectTo(redirect->Url());
     const AuthorizeGrant& grant = std::get<AuthorizeGrant>(outcome);
@@ -120,7 +121,7 @@ class AuthorizePages {
       logger_.Info("oauth authorization denied", {{"client_id", grant.client_id}, {"user_id", user->id}});
       return RedirectTo(AccessDenied(grant).Url());
     }
-    if (decision != "allow") return ErrorPage(400, "Authorization failed", "Choose Allow or Deny.");
+    if (decision != "allow") return ErrorPage(Status(ErrorCode::kInvalid, "Choose Allow or Deny."), "Authorization failed");
 
     CodeGrant code_grant;
     code_grant.client_id = grant.client_id;
@@ -148,7 +149,8 @@ class AuthorizePages {
     }
     if (found.status().code() == ErrorCode::kNotFound) return std::nullopt;
     logger_.Warn("oauth authorize: client lookup failed", {{"error", found.status().message()}});
-    return ErrorPage(503, "Try again later", "The authorization service is unavailable. Try again in a moment.");
+    return ErrorPage(Status(ErrorCode::kUnavailable, "The authorization service is unavailable. Try again in a moment."),
+                     "Try again later");
   }
 
   // The core redirects requests without a session; this covers a session ending meanwhile.
@@ -175,13 +177,8 @@ void RegisterAuthorizePages(rendezvous::PluginContext& ctx, rendezvous::oauth::C
                             rendezvous::oauth::TokenService& tokens) {
   auto pages = std::make_shared<AuthorizePages>(ctx.identity(), clients, tokens, ctx.logger());
   auto add = [&](Method method, Response (AuthorizePages::*fn)(Request&)) {
-    Route route;
-    route.listener = Listener::kApp;
-    route.method = method;
-    route.pattern = kAuthorizePath;
-    route.auth = RouteAuth::Session();
-    route.handler = [pages, fn](Request& req) { return ((*pages).*fn)(req); };
-    ctx.AddRoute(std::move(route));
+    ctx.AddRoute(Route::Page(method, kAuthorizePath, RouteAuth::Session(),
+                             [pages, fn](Request& req) { return ((*pages).*fn)(req); }));
   };
   add(Method::kGet, &AuthorizePages::Show);
   add(Method::kPost, &AuthorizePages::Decide);

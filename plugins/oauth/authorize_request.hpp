@@ -1,4 +1,4 @@
-// Validation of the authorization page's request (specification §4.1, §7.1; issue 4) against the
+// Validation of the authorization page's request (specification §4.1, §7.1) against the
 // client it names. Knows nothing of HTTP, sessions or storage: the page looks the client up,
 // signs the user in, and calls ValidateAuthorizeRequest with what it found. Pure, thread-safe.
 //

@@ -4,6 +4,7 @@
 
 #include "client_page_templates.hpp"
 #include "rendezvous/pages.hpp"
+#include "rendezvous/text.hpp"
 #include "scopes.hpp"
 
 namespace rendezvous::oauth {
@@ -14,13 +15,6 @@ Json Optional(const std::string& value) { return value.empty() ? Json(nullptr) :
 
 bool Contains(const std::vector<std::string>& list, const std::string& value) {
   return std::find(list.begin(), list.end(), value) != list.end();
-}
-
-std::string Trim(std::string_view s) {
-  auto is_blank = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
-  while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_blank(s.back())) s.remove_suffix(1);
-  return std::string(s);
 }
 
 std::string Field(const std::map<std::string, std::string>& form, const std::string& name) {
@@ -130,7 +124,7 @@ std::vector<std::string> SplitRedirectUris(std::string_view text) {
   std::vector<std::string> out;
   while (!text.empty() && out.size() <= kMaxRedirectUris) {
     size_t end = text.find('\n');
-    std::string line = Trim(text.substr(0, end));
+    std::string line(text::Trim(text.substr(0, end)));
     if (!line.empty()) out.push_back(std::move(line));
     if (end == std::string_view::npos) break;
     text.remove_prefix(end + 1);

@@ -100,9 +100,8 @@ class ClientPages {
       request.allow_no_scopes = false;
       auto created = service_.Create(request);
       if (!created.ok()) {
-        res.status = StatusFor(created.status());
         frame.error = created.status().message();
-        res.body = RenderClientListPage(frame, service_.ListByOwner(user.id), input);
+        FillProblem(res, created.status(), RenderClientListPage(frame, service_.ListByOwner(user.id), input));
         return;
       }
       const auto& [client, secret] = *created;
@@ -140,9 +139,8 @@ class ClientPages {
       update.scopes = settings.scopes;
       auto after = service_.Update(before->client_id, user.id, update);
       if (!after.ok()) {
-        res.status = StatusFor(after.status());
         frame.error = after.status().message();
-        res.body = RenderClientPage(frame, *before, input);
+        FillProblem(res, after.status(), RenderClientPage(frame, *before, input));
         return;
       }
       std::string notice = "saved";
@@ -161,9 +159,8 @@ class ClientPages {
       if (!client) return;
       auto created = service_.GenerateSecret(client->client_id, user.id);
       if (!created.ok()) {
-        res.status = StatusFor(created.status());
         frame.error = created.status().message();
-        res.body = RenderClientPage(frame, *client, FormInputFromClient(*client));
+        FillProblem(res, created.status(), RenderClientPage(frame, *client, FormInputFromClient(*client)));
         return;
       }
       auto fresh = service_.Get(client->client_id, user.id);
@@ -181,11 +178,10 @@ class ClientPages {
       Status status = secret_id ? service_.RevokeSecret(client->client_id, *secret_id, user.id)
                                 : Status(ErrorCode::kNotFound, "no such secret");
       if (!status.ok()) {
-        res.status = StatusFor(status);
         frame.error = status.message();
         auto fresh = service_.Get(client->client_id, user.id);
         const OAuthClient& shown = fresh.ok() ? *fresh : *client;
-        res.body = RenderClientPage(frame, shown, FormInputFromClient(shown));
+        FillProblem(res, status, RenderClientPage(frame, shown, FormInputFromClient(shown)));
         return;
       }
       res = SeeOther(ClientPath(client->client_id) + "?notice=secret_revoked");
@@ -223,9 +219,8 @@ class ClientPages {
         }
         problem = reviewed.status();
       }
-      res.status = StatusFor(problem);
       frame.error = problem.message();
-      res.body = RenderReviewPage(frame, PendingEntries());
+      FillProblem(res, problem, RenderReviewPage(frame, PendingEntries()));
     });
   }
 
@@ -243,7 +238,7 @@ class ClientPages {
       AddPageHeaders(res);
       return res;
     }
-    Response res = Response::Html(200, "");
+    Response res = Response::Page(Status::Ok(), "");
     PageFrame frame;
     frame.csrf_token = identity_.CsrfToken(req, res);
     frame.is_admin = user->is_admin;
@@ -258,13 +253,11 @@ class ClientPages {
     return WithUser(req, [&](const User& user, Response& res, PageFrame& frame) {
       auto form = req.FormBody();
       if (!form.ok()) {
-        res.status = StatusFor(form.status());
-        res.body = RenderMessagePage(frame, "Form not accepted", "The form could not be read.");
+        FillProblem(res, form.status(), RenderMessagePage(frame, "Form not accepted", "The form could not be read."));
         return;
       }
       if (!identity_.CheckCsrf(req, Field(*form, "csrf_token"))) {
-        res.status = 403;
-        res.body = RenderMessagePage(frame, "Form expired", kFormExpired);
+        FillProblem(res, Status(ErrorCode::kForbidden, kFormExpired), RenderMessagePage(frame, "Form expired", kFormExpired));
         return;
       }
       fill(user, *form, res, frame);
@@ -278,21 +271,20 @@ class ClientPages {
     auto client = service_.Get(client_id, user.id);
     if (client.ok()) return std::move(client).value();
     if (client.status().code() == ErrorCode::kNotFound) return NotFound(res, frame);
-    res.status = StatusFor(client.status());
-    res.body = RenderMessagePage(frame, "OAuth client", client.status().message());
+    FillProblem(res, client.status(), RenderMessagePage(frame, "OAuth client", client.status().message()));
     return std::nullopt;
   }
 
   std::nullopt_t NotFound(Response& res, const PageFrame& frame) {
-    res.status = 404;
-    res.body = RenderMessagePage(frame, "Not found", "There is no OAuth client of yours at this address.");
+    constexpr const char* kMessage = "There is no OAuth client of yours at this address.";
+    FillProblem(res, Status::NotFound(kMessage), RenderMessagePage(frame, "Not found", kMessage));
     return std::nullopt;
   }
 
   bool RequireAdmin(const User& user, Response& res, const PageFrame& frame) {
     if (user.is_admin) return true;
-    res.status = 403;
-    res.body = RenderMessagePage(frame, "Forbidden", "Only administrators can review OAuth clients.");
+    constexpr const char* kMessage = "Only administrators can review OAuth clients.";
+    FillProblem(res, Status(ErrorCode::kForbidden, kMessage), RenderMessagePage(frame, "Forbidden", kMessage));
     return false;
   }
 
@@ -311,10 +303,15 @@ class ClientPages {
     return entries;
   }
 
-  int StatusFor(const Status& status) {
-    int code = Response::Page(status, "").status;
-    if (code >= 500) logger_.Warn("oauth client page failed", {{"error", status.message()}});
-    return code;
+  // Makes `res` the page `html` for `problem`, with the HTTP status core/http gives it, keeping
+  // the headers already set on `res` (the CSRF cookie).
+  void FillProblem(Response& res, const Status& problem, std::string html) {
+    Response page = Response::Page(problem, std::move(html));
+    if (page.status >= 500) logger_.Warn("oauth client page failed", {{"error", problem.message()}});
+    res.status = page.status;
+    res.content_type = std::move(page.content_type);
+    res.body = std::move(page.body);
+    for (auto& header : page.headers) res.headers.push_back(std::move(header));
   }
 
   static std::optional<int64_t> ParseId(const std::string& text) {
@@ -337,13 +334,8 @@ class ClientPages {
 void RegisterClientPages(rendezvous::PluginContext& ctx, rendezvous::oauth::ClientService& service) {
   auto pages = std::make_shared<ClientPages>(ctx.identity(), service, ctx.logger());
   auto add = [&](Method method, std::string pattern, Response (ClientPages::*fn)(Request&)) {
-    Route route;
-    route.listener = Listener::kApp;
-    route.method = method;
-    route.pattern = std::move(pattern);
-    route.auth = RouteAuth::Session();
-    route.handler = [pages, fn](Request& req) { return ((*pages).*fn)(req); };
-    ctx.AddRoute(std::move(route));
+    ctx.AddRoute(Route::Page(method, std::move(pattern), RouteAuth::Session(),
+                             [pages, fn](Request& req) { return ((*pages).*fn)(req); }));
   };
   const std::string settings = kSettingsPath;
   add(Method::kGet, settings, &ClientPages::List);

@@ -3,19 +3,12 @@
 #include <algorithm>
 #include <set>
 
+#include "rendezvous/text.hpp"
 #include "scopes.hpp"
 #include "url.hpp"
 
 namespace rendezvous::oauth {
 namespace {
-
-std::string Trim(std::string_view s) {
-  constexpr std::string_view kSpace = " \t\r\n\f\v";
-  const size_t begin = s.find_first_not_of(kSpace);
-  if (begin == std::string_view::npos) return "";
-  const size_t end = s.find_last_not_of(kSpace);
-  return std::string(s.substr(begin, end - begin + 1));
-}
 
 // Decodes UTF-8 strictly (no overlongs, no surrogates, at most U+10FFFF). Calls `fn` for each code
 // point; false on malformed input.
@@ -168,12 +161,12 @@ Status ValidateRedirectUris(const std::vector<std::string>& uris) {
 }
 
 ClientSettings NormalizeClientSettings(ClientSettings settings) {
-  settings.name = Trim(settings.name);
-  settings.logo = Trim(settings.logo);
-  settings.website = Trim(settings.website);
-  settings.purpose = Trim(settings.purpose);
-  for (std::string& uri : settings.redirect_uris) uri = Trim(uri);
-  for (std::string& scope : settings.scopes) scope = Trim(scope);
+  settings.name = std::string(text::Trim(settings.name));
+  settings.logo = std::string(text::Trim(settings.logo));
+  settings.website = std::string(text::Trim(settings.website));
+  settings.purpose = std::string(text::Trim(settings.purpose));
+  for (std::string& uri : settings.redirect_uris) uri = std::string(text::Trim(uri));
+  for (std::string& scope : settings.scopes) scope = std::string(text::Trim(scope));
   settings.redirect_uris = Dedupe(settings.redirect_uris);
   settings.scopes = Dedupe(settings.scopes);
   return settings;
@@ -181,7 +174,7 @@ ClientSettings NormalizeClientSettings(ClientSettings settings) {
 
 Status ValidateClientSettings(const ClientSettings& settings,
                               const ClientValidationOptions& options) {
-  const std::string name = Trim(settings.name);
+  const std::string name = std::string(text::Trim(settings.name));
   if (name.empty()) return Status(ErrorCode::kInvalid, "name is required");
   if (std::string problem = CheckText(name, kMaxClientNameChars, ""); !problem.empty()) {
     return Status(ErrorCode::kInvalid, "name " + problem);

@@ -5,7 +5,9 @@
 #include <memory>
 
 
+#include "json_list.hpp"
 #include "rendezvous/crypto.hpp"
+#include "rendezvous/text.hpp"
 #include "scopes.hpp"
 
 namespace rendezvous::oauth {
@@ -62,16 +64,6 @@ std::string SqlTimeToIso(const std::string& t) {
   std::string fraction = t.size() > 20 ? t.substr(20) : "";
   fraction.resize(3, '0');
   return t.substr(0, 10) + "T" + t.substr(11, 8) + "." + fraction + "Z";
-}
-
-std::vector<std::string> JsonList(const std::string& text) {
-  std::vector<std::string> out;
-  const Json j = Json::parse(text, nullptr, false);
-  if (!j.is_array()) return out;
-  for (const Json& v : j) {
-    if (v.is_string()) out.push_back(v.get<std::string>());
-  }
-  return out;
 }
 
 std::string ListJson(const std::vector<std::string>& v) { return Json(v).dump(); }
@@ -157,13 +149,6 @@ std::string CheckReason(const std::string& reason) {
   }
   if (chars > kMaxReasonChars) return "reason must be at most " + std::to_string(kMaxReasonChars) + " characters";
   return "";
-}
-
-std::string Trimmed(const std::string& s) {
-  constexpr const char* kSpace = " \t\r\n\f\v";
-  const size_t b = s.find_first_not_of(kSpace);
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(kSpace) - b + 1);
 }
 
 }  // namespace
@@ -282,11 +267,11 @@ Result<OAuthClient> ClientService::Update(const std::string& client_id, std::opt
     if (update.redirect_uris) after.redirect_uris = *update.redirect_uris;
     if (update.scopes) after.scopes = *update.scopes;
     for (const std::string& raw : update.add_scopes) {
-      const std::string s = Trimmed(raw);
+      const std::string s(text::Trim(raw));
       if (std::find(after.scopes.begin(), after.scopes.end(), s) == after.scopes.end()) after.scopes.push_back(s);
     }
     for (const std::string& raw : update.remove_scopes) {
-      const std::string s = Trimmed(raw);
+      const std::string s(text::Trim(raw));
       auto it = std::find(after.scopes.begin(), after.scopes.end(), s);
       if (it == after.scopes.end()) {
         const bool printable = !s.empty() && s.size() <= kMaxScopeLength &&
@@ -328,7 +313,7 @@ Result<OAuthClient> ClientService::Update(const std::string& client_id, std::opt
 }
 
 Result<OAuthClient> ClientService::Review(const std::string& client_id, bool accept, const std::string& reason_in) {
-  const std::string reason = Trimmed(reason_in);
+  const std::string reason(text::Trim(reason_in));
   if (std::string problem = CheckReason(reason); !problem.empty()) return Status(ErrorCode::kInvalid, problem);
 
   // The owner's address, looked up before the transaction (the owner of a client never changes).

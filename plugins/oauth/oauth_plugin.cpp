@@ -1,7 +1,6 @@
-// The oauth plugin's wiring: config, the client service (tables, command line, pages, and the
-// "oauth.clients" service for the rest of the plugin), the token service (codes, tokens, the
-// bearer resolver, "oauth.tokens"), the token/revoke/introspect/metadata endpoints, the
-// authorize and consent pages, and `admin managed-user create`.
+// The oauth plugin's wiring: config, the client service (tables, command line, pages), the token
+// service (codes, tokens, the bearer resolver, the purger), the token/revoke/introspect/metadata
+// endpoints, the authorize and consent pages, and `admin managed-user create`.
 #include <memory>
 #include <ostream>
 
@@ -100,8 +99,6 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   std::vector<Migration> migrations = ClientService::Migrations();
   for (Migration& m : TokenService::Migrations()) migrations.push_back(std::move(m));
   ctx.AddMigrations(std::move(migrations));
-  ctx.Provide<ClientService>("oauth.clients", clients);
-  ctx.Provide<TokenService>("oauth.tokens", tokens);
 
   // One resolver for both kinds; the principal's kind tells them apart.
   ctx.AddBearerResolver(kOAuthToken, [tokens](std::string_view token) { return tokens->ResolveAccessToken(token); });

@@ -6,7 +6,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
-#include "base64.hpp"
+#include "rendezvous/crypto.hpp"
 
 namespace rendezvous::oauth {
 namespace {
@@ -48,7 +48,7 @@ std::string S256Challenge(std::string_view verifier) {
   if (EVP_Digest(verifier.data(), verifier.size(), digest, &length, EVP_sha256(), nullptr) != 1) {
     std::abort();  // SHA-256 cannot fail short of a broken OpenSSL.
   }
-  return Base64UrlEncode(std::string_view(reinterpret_cast<const char*>(digest), length));
+  return crypto::Base64UrlEncode(std::string_view(reinterpret_cast<const char*>(digest), length));
 }
 
 bool VerifyS256(std::string_view verifier, std::string_view challenge) {

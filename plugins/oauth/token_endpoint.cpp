@@ -96,8 +96,10 @@ Response HandleTokenRequest(ClientService& clients, TokenService& tokens, const 
     }
     result = tokens.ExchangeCode(c.client_id, tr.code, tr.redirect_uri, tr.code_verifier);
   } else {
-    // The refresh grant authenticates the client in the query that reads the token.
-    result = tokens.AuthenticateAndRefresh(tr.client_id, tr.client_secret, tr.refresh_token);
+    // The refresh grant reads the client's credentials in the query that reads the token.
+    result = tokens.Refresh(tr.client_id, tr.refresh_token, [&tr](const std::optional<ClientCredentials>& stored) {
+      return AuthenticateClient(stored, tr.client_secret);
+    });
   }
   if (auto* error = std::get_if<TokenError>(&result)) return ErrorResponse(*error, tr.basic_auth);
   return OAuthJson(200, ToJson(std::get<TokenResponse>(result)));
@@ -140,30 +142,22 @@ Json AuthorizationServerMetadata(const std::string& base_url, const std::string&
 
 void RegisterTokenEndpoints(PluginContext& ctx, ClientService& clients, TokenService& tokens) {
   auto post = [&](std::string pattern, Response (*fn)(ClientService&, TokenService&, const Request&)) {
-    Route r;
-    r.listener = Listener::kApi;
-    r.method = Method::kPost;
-    r.pattern = std::move(pattern);
-    r.auth = RouteAuth::Public();  // the handlers authenticate clients themselves
-    r.handler = [&clients, &tokens, fn](Request& req) { return fn(clients, tokens, req); };
-    ctx.AddRoute(std::move(r));
+    // The handlers authenticate clients themselves.
+    ctx.AddRoute(Route::Api(Method::kPost, std::move(pattern), RouteAuth::Public(),
+                            [&clients, &tokens, fn](Request& req) { return fn(clients, tokens, req); }));
   };
   post("/v2/auth/oauth2/token", &HandleTokenRequest);
   post("/v2/auth/oauth2/revoke", &HandleRevokeRequest);
   post("/v2/auth/oauth2/introspect", &HandleIntrospectRequest);
 
-  Route meta;
-  meta.listener = Listener::kApi;
-  meta.method = Method::kGet;
-  meta.pattern = "/.well-known/oauth-authorization-server";
-  meta.auth = RouteAuth::Public();
-  meta.inline_handler = true;
   const std::string body = AuthorizationServerMetadata(ctx.base_url(), ctx.app_url()).dump();
-  meta.handler = [body](Request&) {
-    Response res = Response::Text(200, body, "application/json");
-    res.With("Cache-Control", "public, max-age=3600");
-    return res;
-  };
+  Route meta = Route::Api(Method::kGet, "/.well-known/oauth-authorization-server", RouteAuth::Public(),
+                          [body](Request&) {
+                            Response res = Response::Text(200, body, "application/json");
+                            res.With("Cache-Control", "public, max-age=3600");
+                            return res;
+                          });
+  meta.inline_handler = true;
   ctx.AddRoute(std::move(meta));
 }
 

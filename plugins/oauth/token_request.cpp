@@ -3,7 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
-#include "base64.hpp"
+#include "rendezvous/crypto.hpp"
+#include "rendezvous/text.hpp"
 #include "url.hpp"
 
 namespace rendezvous::oauth {
@@ -15,12 +16,14 @@ bool IsVsChars(std::string_view s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c <= 0x7e; });
 }
 
-std::string LowerTrim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  std::string out(s);
-  for (char& c : out) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return out;
+std::string LowerTrim(std::string_view s) { return text::AsciiLower(text::Trim(s)); }
+
+// Standard base64 (RFC 4648 §4) as HTTP Basic carries it: padding required, no other alphabet, no
+// stray trailing bits -- exactly the texts that encoding the decoded bytes gives back.
+std::optional<std::string> DecodeBasicToken(std::string_view token) {
+  Result<std::string> decoded = crypto::Base64Decode(token);
+  if (!decoded.ok() || crypto::Base64Encode(*decoded) != token) return std::nullopt;
+  return std::move(decoded).value();
 }
 
 bool IsKnown(const std::vector<std::string_view>& known, std::string_view name) {
@@ -241,7 +244,7 @@ std::variant<std::monostate, BasicCredentials, TokenError> ParseBasicCredentials
   std::string_view token = header.substr(space + 1);
   while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
   while (!token.empty() && (token.back() == ' ' || token.back() == '\t')) token.remove_suffix(1);
-  std::optional<std::string> decoded = Base64DecodeStrict(token);
+  std::optional<std::string> decoded = DecodeBasicToken(token);
   if (!decoded) return malformed;
   const size_t colon = decoded->find(':');
   if (colon == std::string::npos) return malformed;

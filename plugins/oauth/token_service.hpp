@@ -22,6 +22,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -29,6 +30,7 @@
 #include <variant>
 #include <vector>
 
+#include "client_auth.hpp"
 #include "rendezvous/database.hpp"
 #include "rendezvous/http.hpp"
 #include "rendezvous/log.hpp"
@@ -87,13 +89,19 @@ class TokenService {
   // is consumed by that attempt even when the redirect_uri or verifier is wrong (one try).
   TokenResult ExchangeCode(const std::string& client_id, const std::string& code, const std::string& redirect_uri,
                            const std::string& code_verifier);
+  // Decides whether the client a request names may proceed, from its stored credentials
+  // (nullopt: no such client): nullopt when it may, else the answer. The token endpoint passes
+  // client_auth.hpp's AuthenticateClient with the secret it was sent.
+  using ClientCheck = std::function<std::optional<TokenError>(const std::optional<ClientCredentials>&)>;
+
   // refresh_token grant: rotates; scopes preserved; presenting a rotated token again ->
   // invalid_grant / refresh_token_revoked and the whole grant is revoked (reuse detection).
-  TokenResult Refresh(const std::string& client_id, const std::string& refresh_token);
-  // The token endpoint's refresh grant: client authentication (client_auth.hpp; §7.2 answers
-  // first, whatever the token) and Refresh, reading client and token in one query.
-  TokenResult AuthenticateAndRefresh(const std::string& client_id, const std::string& client_secret,
-                                     const std::string& refresh_token);
+  // `authenticate` runs on the client's credentials, read in the same query as the token, before
+  // anything about the token is decided (§7.2 answers first, whatever the token); empty: the
+  // caller authenticated the client already. Two round trips in the common case: that read, then
+  // the rotation (procedure oauth_rotate_refresh_token).
+  TokenResult Refresh(const std::string& client_id, const std::string& refresh_token,
+                      const ClientCheck& authenticate = {});
 
   // Bearer resolution for the core's registry (kind kOAuthToken or kManagedUserToken).
   std::optional<Principal> ResolveAccessToken(std::string_view token);
@@ -126,10 +134,7 @@ class TokenService {
  private:
   // Refresh's two halves: the two-round-trip common case (nullopt: not decided there) and the
   // exact decision in a transaction with locks (reuse detection, lost races).
-  // `client_secret` null: the caller authenticated the client already.
-  TokenResult RefreshGrant(const std::string& client_id, const std::string* client_secret,
-                           const std::string& refresh_token);
-  std::optional<TokenResult> RefreshFast(const std::string& client_id, const std::string* client_secret,
+  std::optional<TokenResult> RefreshFast(const std::string& client_id, const ClientCheck& authenticate,
                                          const std::string& hash);
   TokenResult RefreshLocked(const std::string& client_id, const std::string& hash);
 

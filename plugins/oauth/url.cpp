@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include "rendezvous/text.hpp"
+
 namespace rendezvous::oauth {
 namespace {
 
@@ -14,12 +16,6 @@ int HexValue(char c) {
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return out;
 }
 
 bool IsRegNameChar(unsigned char c) {
@@ -75,7 +71,7 @@ Result<UrlParts> ParseAbsoluteUrl(std::string_view url) {
       return Status(ErrorCode::kInvalid, "URL must be absolute (scheme://host/...)");
     }
   }
-  parts.scheme = Lower(url.substr(0, colon));
+  parts.scheme = text::AsciiLower(url.substr(0, colon));
   std::string_view rest = url.substr(colon + 1);
   if (rest.substr(0, 2) != "//") {
     return Status(ErrorCode::kInvalid, "URL must be absolute (scheme://host/...)");
@@ -151,7 +147,7 @@ Result<UrlParts> ParseAbsoluteUrl(std::string_view url) {
 }
 
 bool IsLoopbackHost(std::string_view host) {
-  if (Lower(host) == "localhost") return true;
+  if (text::EqualsIgnoreCase(host, "localhost")) return true;
   if (host == "[::1]") return true;
   int octets[4];
   return ParseIpv4(host, octets) && octets[0] == 127;

@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include "base64.hpp"
 
 namespace rendezvous::oauth {
 namespace {
@@ -70,29 +69,6 @@ TEST(OAuthPkce, ChallengesOfManyVerifiersAreWellFormed) {
     EXPECT_TRUE(IsValidS256Challenge(c)) << c;
     EXPECT_TRUE(VerifyS256(verifier, c));
   }
-}
-
-TEST(OAuthBase64, UrlEncode) {
-  EXPECT_EQ(Base64UrlEncode(""), "");
-  EXPECT_EQ(Base64UrlEncode("f"), "Zg");
-  EXPECT_EQ(Base64UrlEncode("fo"), "Zm8");
-  EXPECT_EQ(Base64UrlEncode("foo"), "Zm9v");
-  EXPECT_EQ(Base64UrlEncode("foob"), "Zm9vYg");
-  EXPECT_EQ(Base64UrlEncode("\xfb\xff"), "-_8");
-}
-
-TEST(OAuthBase64, DecodeStrict) {
-  EXPECT_EQ(Base64DecodeStrict(""), std::string());
-  EXPECT_EQ(Base64DecodeStrict("Zg=="), std::string("f"));
-  EXPECT_EQ(Base64DecodeStrict("Zm8="), std::string("fo"));
-  EXPECT_EQ(Base64DecodeStrict("Zm9vYmFy"), std::string("foobar"));
-  EXPECT_EQ(Base64DecodeStrict("+/8="), std::string("\xfb\xff"));
-  EXPECT_EQ(Base64DecodeStrict("Zg"), std::nullopt);       // padding required
-  EXPECT_EQ(Base64DecodeStrict("Zh=="), std::nullopt);     // stray bits
-  EXPECT_EQ(Base64DecodeStrict("Zm9=Zm9v"), std::nullopt); // padding in the middle
-  EXPECT_EQ(Base64DecodeStrict("-_8="), std::nullopt);     // url alphabet is not Basic's
-  EXPECT_EQ(Base64DecodeStrict("Zm9v\n"), std::nullopt);
-  EXPECT_EQ(Base64DecodeStrict("===="), std::nullopt);
 }
 
 }  // namespace

@@ -3,7 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "base64.hpp"
+#include "rendezvous/crypto.hpp"
 
 namespace rendezvous::oauth {
 namespace {
@@ -15,14 +15,7 @@ constexpr char kJson[] = "application/json";
 
 // RFC 7617 Basic with the RFC 6749 §2.3.1 form-encoding of id and secret.
 std::string Basic(std::string_view user_pass_encoded) {
-  // Standard base64 via the url-safe encoder plus alphabet/padding fix-up.
-  std::string b64 = Base64UrlEncode(user_pass_encoded);
-  for (char& c : b64) {
-    if (c == '-') c = '+';
-    if (c == '_') c = '/';
-  }
-  while (b64.size() % 4 != 0) b64.push_back('=');
-  return "Basic " + b64;
+  return "Basic " + crypto::Base64Encode(user_pass_encoded);
 }
 
 TokenRequest Ok(std::string_view type, std::string_view body,
@@ -318,6 +311,10 @@ TEST(OAuthTokenRequest, TwoAuthenticationMethods) {
 TEST(OAuthTokenRequest, MalformedBasic) {
   for (std::string header : {std::string("Basic"), std::string("Basic "), std::string("Basic !!!!"),
                              std::string("Basic YWJj"),  // "abc": no colon
+                             std::string("Basic YWJjOnM"),      // "abc:s" without its padding
+                             std::string("Basic YWJjOnN="),     // stray trailing bits
+                             std::string("Basic YWJjOnM=YWJj"), // padding in the middle
+                             std::string("Basic YW-jOnM="),     // the url alphabet is not Basic's
                              Basic(":secret"),           // empty client_id
                              Basic("a%zz:secret"), Basic("a\n:secret"),
                              "Basic " + std::string(kMaxAuthorizationHeaderBytes, 'A')}) {

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <prometheus/registry.h>
 
+#include "client_auth.hpp"
 #include "client_service.hpp"
 #include "log/logger.hpp"
 #include "pkce.hpp"
@@ -74,6 +75,8 @@ class TokenServiceDb : public ::testing::Test {
     auto r = clients_->Create(n);
     ASSERT_TRUE(r.ok()) << r.status().message();
     client_id_ = r->first.client_id;
+    ASSERT_TRUE(r->second.has_value());
+    secret_ = *r->second;
     ASSERT_TRUE(clients_->Review(client_id_, true, "").ok());
   }
 
@@ -96,6 +99,7 @@ class TokenServiceDb : public ::testing::Test {
   std::unique_ptr<ClientService> clients_;
   std::unique_ptr<TokenService> tokens_;
   std::string client_id_;
+  std::string secret_;
 };
 
 TEST_F(TokenServiceDb, ExchangeResolvesToAnOAuthPrincipal) {
@@ -233,6 +237,25 @@ TEST_F(TokenServiceDb, PkceBinding) {
             TokenError::CodeInvalidOrExpired());
   EXPECT_EQ(std::get<TokenError>(tokens_->ExchangeCode(client_id_, Code(), kRedirect, verifier)),
             TokenError::CodeInvalidOrExpired());
+}
+
+TEST_F(TokenServiceDb, RefreshAuthenticatesTheClientFromTheTokenQueryFirst) {
+  auto first = std::get<TokenResponse>(tokens_->ExchangeCode(client_id_, Code(), kRedirect, ""));
+  auto with_secret = [](std::string secret) {
+    return [secret](const std::optional<ClientCredentials>& stored) { return AuthenticateClient(stored, secret); };
+  };
+  // A wrong secret answers invalid_client whatever the token, and rotates nothing.
+  EXPECT_EQ(std::get<TokenError>(tokens_->Refresh(client_id_, first.refresh_token, with_secret("wrong"))),
+            TokenError::InvalidClientCredentials());
+  EXPECT_EQ(std::get<TokenError>(tokens_->Refresh(client_id_, "malformed", with_secret("wrong"))),
+            TokenError::InvalidClientCredentials());
+  EXPECT_EQ(std::get<TokenError>(tokens_->Refresh("no-such-client", first.refresh_token, with_secret(secret_))),
+            TokenError::ClientNotFound());
+  EXPECT_EQ(scratch_.QueryValue("SELECT COUNT(*) FROM oauth_refresh_tokens WHERE rotated_at IS NOT NULL"), "0");
+  // The right secret rotates.
+  TokenResult good = tokens_->Refresh(client_id_, first.refresh_token, with_secret(secret_));
+  ASSERT_TRUE(std::holds_alternative<TokenResponse>(good));
+  EXPECT_EQ(std::get<TokenResponse>(good).scope, "BOOKING_READ");
 }
 
 TEST_F(TokenServiceDb, ManagedUserTokensResolveAsTheirOwnKind) {

@@ -1,0 +1,23 @@
+#include "token_service.hpp"
+
+#include <stdexcept>
+
+#include "scopes.hpp"
+#include "token_storage.hpp"
+
+namespace rendezvous::oauth {
+
+TokenResponse TokenService::IssueManagedUserTokens(const std::string& client_id, int64_t user_id) {
+  return db_.Transaction([&](DbConnection& tx) {
+    std::optional<ClientRow> client = LoadClientRow(tx, client_id);
+    if (!client) throw std::runtime_error("OAuth client not found: " + client_id);
+    const bool all_scopes = IsLegacyClient(client->scopes);
+    const std::vector<std::string> scopes = all_scopes ? std::vector<std::string>{} : client->scopes;
+    const int64_t grant_id = InsertGrant(tx, client_id, user_id, scopes, all_scopes, "managed");
+    TokenResponse out = IssueTokens(tx, grant_id, lifetimes_);
+    out.scope = JoinScopes(client->scopes);
+    return out;
+  });
+}
+
+}  // namespace rendezvous::oauth

@@ -1,0 +1,93 @@
+#include "token_service.hpp"
+
+namespace rendezvous::oauth {
+namespace {
+
+
+// The refresh grant's write half as one round trip (DESIGN §5 rotation): marks the presented
+// refresh token rotated -- only while it and its grant are live, the same guard as the UPDATE in
+// TokenService::Refresh's transaction -- and inserts the new access and refresh token, in one
+// transaction inside the server. A token that is no longer rotatable signals SQLSTATE 45000
+// (MySQL error 1644) and nothing is written; the caller then decides under locks. The hash
+// parameters are ascii compared as ascii_bin, as the columns are: a parameter in the database's
+// default character set would turn the primary-key look-up into a scan of every token.
+constexpr const char* kRotateProcedure = R"sql(DROP PROCEDURE IF EXISTS oauth_rotate_refresh_token;
+CREATE PROCEDURE oauth_rotate_refresh_token(IN p_old_hash CHAR(64) CHARACTER SET ascii, IN p_grant_id BIGINT,
+    IN p_access_hash CHAR(64) CHARACTER SET ascii, IN p_refresh_hash CHAR(64) CHARACTER SET ascii,
+    IN p_access_ttl INT, IN p_refresh_ttl INT)
+MODIFIES SQL DATA
+BEGIN
+  DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
+  START TRANSACTION;
+  UPDATE oauth_refresh_tokens r JOIN oauth_grants g ON g.id = r.grant_id
+     SET r.rotated_at = UTC_TIMESTAMP(3)
+   WHERE r.token_hash = p_old_hash COLLATE ascii_bin AND r.grant_id = p_grant_id AND r.rotated_at IS NULL
+     AND r.revoked_at IS NULL AND r.expires_at > UTC_TIMESTAMP(3) AND g.revoked_at IS NULL;
+  IF ROW_COUNT() <> 1 THEN
+    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'refresh token is not rotatable';
+  END IF;
+  INSERT INTO oauth_access_tokens (token_hash, grant_id, created_at, expires_at)
+    VALUES (p_access_hash, p_grant_id, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL p_access_ttl SECOND);
+  INSERT INTO oauth_refresh_tokens (token_hash, grant_id, created_at, expires_at)
+    VALUES (p_refresh_hash, p_grant_id, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL p_refresh_ttl SECOND);
+  COMMIT;
+END;
+)sql";
+
+constexpr const char* kMigration = R"sql(CREATE TABLE IF NOT EXISTS oauth_grants (
+  id BIGINT NOT NULL AUTO_INCREMENT,
+  client_id VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  user_id BIGINT NOT NULL,
+  scopes TEXT NOT NULL,
+  all_scopes TINYINT(1) NOT NULL DEFAULT 0,
+  kind VARCHAR(16) CHARACTER SET ascii NOT NULL,
+  created_at DATETIME(3) NOT NULL,
+  revoked_at DATETIME(3) NULL,
+  PRIMARY KEY (id),
+  KEY ix_oauth_grants_client_user (client_id, user_id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
+CREATE TABLE IF NOT EXISTS oauth_codes (
+  code_hash CHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  client_id VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  user_id BIGINT NOT NULL,
+  redirect_uri VARCHAR(2048) NOT NULL,
+  scopes TEXT NOT NULL,
+  all_scopes TINYINT(1) NOT NULL DEFAULT 0,
+  code_challenge VARCHAR(128) CHARACTER SET ascii COLLATE ascii_bin NOT NULL DEFAULT '',
+  created_at DATETIME(3) NOT NULL,
+  expires_at DATETIME(3) NOT NULL,
+  used_at DATETIME(3) NULL,
+  grant_id BIGINT NULL,
+  PRIMARY KEY (code_hash),
+  KEY ix_oauth_codes_expires (expires_at)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
+CREATE TABLE IF NOT EXISTS oauth_access_tokens (
+  token_hash CHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  grant_id BIGINT NOT NULL,
+  created_at DATETIME(3) NOT NULL,
+  expires_at DATETIME(3) NOT NULL,
+  revoked_at DATETIME(3) NULL,
+  PRIMARY KEY (token_hash),
+  KEY ix_oauth_access_tokens_grant (grant_id),
+  KEY ix_oauth_access_tokens_expires (expires_at)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
+CREATE TABLE IF NOT EXISTS oauth_refresh_tokens (
+  token_hash CHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  grant_id BIGINT NOT NULL,
+  created_at DATETIME(3) NOT NULL,
+  expires_at DATETIME(3) NOT NULL,
+  rotated_at DATETIME(3) NULL,
+  revoked_at DATETIME(3) NULL,
+  PRIMARY KEY (token_hash),
+  KEY ix_oauth_refresh_tokens_grant (grant_id),
+  KEY ix_oauth_refresh_tokens_expires (expires_at)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci)sql";
+
+}  // namespace
+
+std::vector<Migration> TokenService::Migrations() {
+  return {Migration{2, "oauth_grants, oauth_codes, oauth_access_tokens, oauth_refresh_tokens", kMigration},
+          Migration{3, "procedure oauth_rotate_refresh_token", kRotateProcedure}};
+}
+
+}  // namespace rendezvous::oauth

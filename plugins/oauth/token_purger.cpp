@@ -1,0 +1,60 @@
+#include "token_service.hpp"
+
+#include <exception>
+
+namespace rendezvous::oauth {
+
+TokenService::~TokenService() { StopPurger(); }
+
+uint64_t TokenService::PurgeExpired(size_t batch) {
+  static constexpr const char* kDeletes[] = {
+      "DELETE FROM oauth_codes WHERE expires_at < UTC_TIMESTAMP(3) LIMIT ?",
+      "DELETE FROM oauth_access_tokens WHERE expires_at < UTC_TIMESTAMP(3) OR revoked_at IS NOT NULL LIMIT ?",
+      "DELETE FROM oauth_refresh_tokens WHERE expires_at < UTC_TIMESTAMP(3) OR revoked_at IS NOT NULL LIMIT ?",
+  };
+  if (batch == 0) batch = 1;
+  uint64_t total = 0;
+  for (const char* sql : kDeletes) {
+    for (int i = 0; i < kMaxPurgeBatches; ++i) {
+      // One autocommit statement per batch: short row locks, no long transaction.
+      const uint64_t n = db_.Run([&](DbConnection& conn) -> uint64_t {
+        return conn.Exec(sql, {batch});
+      });
+      total += n;
+      if (n < batch) break;
+    }
+  }
+  return total;
+}
+
+void TokenService::StartPurger(std::chrono::milliseconds interval) {
+  std::lock_guard<std::mutex> lk(purge_mu_);
+  if (purger_.joinable()) return;
+  purge_stop_ = false;
+  purger_ = std::thread([this, interval] {
+    std::unique_lock<std::mutex> lk(purge_mu_);
+    while (!purge_cv_.wait_for(lk, interval, [this] { return purge_stop_; })) {
+      lk.unlock();
+      try {
+        const uint64_t n = PurgeExpired();
+        if (n > 0) logger_.Debug("oauth purge", {{"deleted", static_cast<int64_t>(n)}});
+      } catch (const std::exception& e) {
+        logger_.Warn("oauth purge failed", {{"error", std::string(e.what())}});
+      }
+      lk.lock();
+    }
+  });
+}
+
+void TokenService::StopPurger() {
+  std::thread t;
+  {
+    std::lock_guard<std::mutex> lk(purge_mu_);
+    purge_stop_ = true;
+    t = std::move(purger_);
+  }
+  purge_cv_.notify_all();
+  if (t.joinable()) t.join();
+}
+
+}  // namespace rendezvous::oauth

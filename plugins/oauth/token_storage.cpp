@@ -1,0 +1,72 @@
+#include "token_storage.hpp"
+
+#include "rendezvous/crypto.hpp"
+#include "scopes.hpp"
+
+namespace rendezvous::oauth {
+
+bool WellFormed(std::string_view token, std::string_view prefix) {
+  if (token.size() != prefix.size() + kTokenBodyLength || token.substr(0, prefix.size()) != prefix) return false;
+  for (char c : token.substr(prefix.size())) {
+    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+std::optional<ClientRow> LoadClientRow(DbConnection& conn, const std::string& client_id) {
+  std::optional<DbRow> row = conn.QueryOne("SELECT state, owner_id, scopes FROM oauth_clients WHERE client_id = ?", {client_id});
+  if (!row) return std::nullopt;
+  return ClientRow{row->String(1), row->Int(2), JsonList(row->String(3))};
+}
+
+
+std::optional<TokenError> CheckClientUsable(const ClientRow& client, int64_t user_id) {
+  if (client.state == "rejected") return TokenError::UnauthorizedClient("the OAuth client is not approved");
+  if (client.state != "approved" && user_id != client.owner_id) {
+    return TokenError::UnauthorizedClient("the OAuth client is pending review; only its owner can use it");
+  }
+  return std::nullopt;
+}
+
+// The token response's scope: the granted scopes, or for an all-scopes (legacy) grant the
+
+std::string ScopeText(const std::vector<std::string>& scopes, bool all_scopes, const ClientRow& client) {
+  return JoinScopes(all_scopes ? client.scopes : scopes);
+}
+
+void RevokeGrant(DbConnection& conn, int64_t grant_id) {
+  conn.Exec("UPDATE oauth_grants SET revoked_at = UTC_TIMESTAMP(3) WHERE id = ? AND revoked_at IS NULL", {grant_id});
+}
+
+TokenResponse NewTokenPair(const TokenLifetimes& lifetimes) {
+  TokenResponse out;
+  out.access_token = std::string(kAccessTokenPrefix) + crypto::RandomToken(kTokenBytes);
+  out.refresh_token = std::string(kRefreshTokenPrefix) + crypto::RandomToken(kTokenBytes);
+  out.expires_in = lifetimes.access_token_ttl;
+  return out;
+}
+
+TokenResponse IssueTokens(DbConnection& conn, int64_t grant_id, const TokenLifetimes& lifetimes) {
+  TokenResponse out = NewTokenPair(lifetimes);
+  conn.Exec(
+      "INSERT INTO oauth_access_tokens (token_hash, grant_id, created_at, expires_at)"
+      " VALUES (?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL ? SECOND)",
+      {crypto::Sha256Hex(out.access_token), grant_id, lifetimes.access_token_ttl});
+  conn.Exec(
+      "INSERT INTO oauth_refresh_tokens (token_hash, grant_id, created_at, expires_at)"
+      " VALUES (?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL ? SECOND)",
+      {crypto::Sha256Hex(out.refresh_token), grant_id, lifetimes.refresh_token_ttl});
+  return out;
+}
+
+int64_t InsertGrant(DbConnection& conn, const std::string& client_id, int64_t user_id,
+                    const std::vector<std::string>& scopes, bool all_scopes, const char* kind) {
+  conn.Exec(
+      "INSERT INTO oauth_grants (client_id, user_id, scopes, all_scopes, kind, created_at)"
+      " VALUES (?, ?, ?, ?, ?, UTC_TIMESTAMP(3))",
+      {client_id, user_id, Json(scopes).dump(), all_scopes, kind});
+  return conn.LastInsertId();
+}
+
+}  // namespace rendezvous::oauth

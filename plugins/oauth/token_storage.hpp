@@ -1,0 +1,51 @@
+// What the token service's jobs share over the token tables (token_service.hpp describes them):
+// token formats, the client's standing at the token endpoint, grant and token rows. Internal to
+// the oauth plugin; every function runs on the connection it is given.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "json_list.hpp"
+#include "rendezvous/database.hpp"
+#include "token_service.hpp"
+
+namespace rendezvous::oauth {
+
+inline constexpr size_t kTokenBytes = 32;  // 256 bits -> 43 base64url characters
+inline constexpr size_t kTokenBodyLength = 43;
+
+// A token of ours: prefix + 43 base64url characters.
+bool WellFormed(std::string_view token, std::string_view prefix);
+
+// What the token endpoint needs of a client beyond its credentials: its review state, owner and
+// scopes.
+struct ClientRow {
+  std::string state;
+  int64_t owner_id = 0;
+  std::vector<std::string> scopes;
+};
+
+std::optional<ClientRow> LoadClientRow(DbConnection& conn, const std::string& client_id);
+
+// Rejected clients get nothing; a pending one only for its owner's own grants (testing).
+std::optional<TokenError> CheckClientUsable(const ClientRow& client, int64_t user_id);
+
+// The token response's scope: the granted scopes, or for an all-scopes (legacy) grant the
+// client's scopes ("" when it has none).
+std::string ScopeText(const std::vector<std::string>& scopes, bool all_scopes, const ClientRow& client);
+
+void RevokeGrant(DbConnection& conn, int64_t grant_id);
+
+// A fresh access and refresh token, not yet stored; the response has no scope.
+TokenResponse NewTokenPair(const TokenLifetimes& lifetimes);
+// Inserts a fresh access and refresh token for the grant; returns the response without scope.
+TokenResponse IssueTokens(DbConnection& conn, int64_t grant_id, const TokenLifetimes& lifetimes);
+
+int64_t InsertGrant(DbConnection& conn, const std::string& client_id, int64_t user_id,
+                    const std::vector<std::string>& scopes, bool all_scopes, const char* kind);
+
+}  // namespace rendezvous::oauth
