@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "calendar_migrations.hpp"
 #include "calendar_routes.hpp"
 #include "calendar_service.hpp"
 #include "google_api.hpp"
@@ -59,8 +60,7 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   if (options.encryption_key.size() != 32) {
     logger.Warn(
         "calendar: no credential encryption key; connecting Google calendars and saving ICS feeds answer 503 "
-        "until "
-        "the variable named by security.encryption_key_env (default RENDEZVOUS_ENCRYPTION_KEY) is set");
+        "until the variable named by security.encryption_key_env (default RENDEZVOUS_ENCRYPTION_KEY) is set");
   }
   if (google.client_id.empty()) {
     logger.Info("calendar: plugins.calendar.google.client_id is empty; the Google connect flow answers 503");
@@ -80,7 +80,7 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
                                                    [&ics_fetches](const std::string& outcome) {
                                                      ics_fetches.With({outcome}).Increment();
                                                    });
-  ctx.AddMigrations(CalendarService::Migrations());
+  ctx.AddMigrations(CalendarMigrations());
   RegisterCalendarRoutes(ctx, service);
   return std::make_unique<CalendarPlugin>(std::move(api), std::move(service));
 }
@@ -88,4 +88,4 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
 }  // namespace
 }  // namespace rendezvous::calendar
 
-RENDEZVOUS_DEFINE_PLUGIN("calendar", &rendezvous::calendar::Create, "bookings")
+RENDEZVOUS_DEFINE_PLUGIN("calendar", &rendezvous::calendar::Create)

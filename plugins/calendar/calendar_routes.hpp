@@ -8,9 +8,6 @@
 
 namespace rendezvous::calendar {
 
-// The envelope answer of an outcome.
-Response ToResponse(const Outcome<Json>& outcome, int success_status = 200);
-
 void RegisterCalendarRoutes(PluginContext& ctx, std::shared_ptr<CalendarService> service);
 
 }  // namespace rendezvous::calendar

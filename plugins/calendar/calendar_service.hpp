@@ -2,34 +2,30 @@
 // (tokens AES-256-GCM encrypted), the user's Google calendar list, the destination calendar, ICS
 // feeds (URLs encrypted too: private feed URLs are credentials) and the single-use connect states.
 // Every change is one transaction. Google is reached through GoogleApi; an expired access token is
-// refreshed once (on known expiry or on Google's 401). Thread-safe; may throw DatabaseUnavailable
-// (the host answers 503).
+// refreshed once (on known expiry or on Google's 401). Failures are Status values (status.hpp).
+// Thread-safe; may throw DatabaseUnavailable (the host answers 503).
+//
+// The member functions live in one file per job: google_connect.cpp (the connect flow),
+// google_credentials.cpp (loading and refreshing tokens), calendar_list.cpp (calendars and the
+// destination), ics_feeds.cpp (saving feeds), ics_fetcher.cpp (downloading them), busy_times.cpp
+// and event_lookup.cpp.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include "google_api.hpp"
+#include "ics.hpp"
 #include "rendezvous/database.hpp"
 #include "rendezvous/http.hpp"
 #include "rendezvous/log.hpp"
+#include "rendezvous/status.hpp"
 
 namespace rendezvous::calendar {
-
-// An error answer: HTTP status, error code, message, optional details.
-struct ApiError {
-  int status = 400;
-  std::string code;
-  std::string message;
-  Json details = nullptr;
-};
-
-template <class T>
-using Outcome = std::variant<T, ApiError>;
 
 struct CalendarOptions {
   std::string base_url;
@@ -46,26 +42,21 @@ constexpr size_t kMaxIcsFeedsPerUser = 50;
 constexpr size_t kMaxIcsBytes = 2 << 20;
 constexpr size_t kMaxUrlLength = 2048;
 constexpr size_t kMaxEventUidLength = 1024;
+// Calendar and feed names are stored in VARCHAR(255) columns, cut to this many bytes.
+constexpr size_t kMaxNameBytes = 255;
 
 class CalendarService {
  public:
   using IcsObserver = std::function<void(const std::string& outcome)>;
-  // Seam for the bookings issue: the Google calendar id a booking reference of `user_id` names
-  // for `event_uid` (searched before the destination and primary calendars).
-  using ReferenceLookup =
-      std::function<std::optional<std::string>(int64_t user_id, const std::string& event_uid)>;
 
   CalendarService(Database& db, Logger& logger, const GoogleApi& google, CalendarOptions options,
                   IcsObserver on_ics_fetch);
 
-  static std::vector<Migration> Migrations();
-
   bool google_configured() const { return !google_.config().client_id.empty(); }
   bool encryption_configured() const { return options_.encryption_key.size() == 32; }
-  void SetReferenceLookup(ReferenceLookup lookup) { reference_lookup_ = std::move(lookup); }
 
   // GET /v2/calendars/google/connect: the Google consent URL (a fresh state bound to the user).
-  Outcome<std::string> Connect(int64_t user_id, const std::optional<std::string>& redir);
+  Result<std::string> Connect(int64_t user_id, const std::optional<std::string>& redir);
 
   struct SaveResult {
     std::string redirect;  // non-empty: answer with a redirect there
@@ -73,20 +64,14 @@ class CalendarService {
   };
   // GET /v2/calendars/google/save: consumes the state, exchanges the code, stores credential and
   // calendar list. `google_error` is Google's `error` parameter (the user denied access).
-  Outcome<SaveResult> Save(const std::string& code, const std::string& state,
-                           const std::string& google_error);
+  Result<SaveResult> Save(const std::string& code, const std::string& state, const std::string& google_error);
 
-  Outcome<Json> ListCalendars(int64_t user_id);
-  Outcome<Json> BusyTimes(int64_t user_id, const std::optional<std::string>& date_from,
-                          const std::optional<std::string>& date_to,
-                          const std::optional<std::string>& time_zone);
-  Outcome<Json> SaveIcsFeeds(int64_t user_id, const Json& body);
-  Outcome<Json> SetDestination(int64_t user_id, const Json& body);
-  Outcome<Json> GetEvent(int64_t user_id, const std::string& calendar, const std::string& event_uid);
-
-  // True when `url` is on the app or API origin (a safe `redir`).
-  static bool IsAllowedRedirect(const std::string& url, const std::string& base_url,
-                                const std::string& app_url);
+  Result<Json> ListCalendars(int64_t user_id);
+  Result<Json> BusyTimes(int64_t user_id, const std::optional<std::string>& date_from,
+                         const std::optional<std::string>& date_to, const std::optional<std::string>& time_zone);
+  Result<Json> SaveIcsFeeds(int64_t user_id, const Json& body);
+  Result<Json> SetDestination(int64_t user_id, const Json& body);
+  Result<Json> GetEvent(int64_t user_id, const std::string& calendar, const std::string& event_uid);
 
  private:
   struct Credential {
@@ -103,25 +88,40 @@ class CalendarService {
     bool read_only = false;
     std::string time_zone;
   };
+  // One ICS download: the transport result and, when it was a calendar, the parsed feed.
+  struct IcsDownload {
+    FetchResult fetch;
+    std::optional<IcsCalendar> calendar;
+    std::string why;  // why the body is not a calendar
+  };
+  using Deadline = std::chrono::steady_clock::time_point;
 
-  Outcome<std::optional<Credential>> LoadCredential(int64_t user_id);
-  std::vector<GoogleCalendar> LoadCalendars(int64_t user_id);
+  // google_credentials.cpp
+  Result<std::optional<Credential>> LoadCredential(int64_t user_id);
   // Calls `call` with the access token; refreshes once on known expiry or on Google's 401.
-  Outcome<GoogleCall> WithGoogle(Credential& cred, const std::function<GoogleCall(const std::string&)>& call);
-  std::optional<ApiError> RefreshCredential(Credential& cred);
-  std::optional<ApiError> RequireEncryption() const;
-  void CountIcsFetch(const FetchResult& result, bool parsed) const;
+  Result<GoogleCall> WithGoogle(Credential& cred, const std::function<GoogleCall(const std::string&)>& call);
+  Status RefreshCredential(Credential& cred);
+  Status RequireEncryption() const;
+  Status RequireGoogle() const;
+
+  // calendar_list.cpp
+  std::vector<GoogleCalendar> LoadCalendars(int64_t user_id);
+  // The external id of the user's destination calendar, if one is set.
+  std::optional<std::string> LoadDestination(int64_t user_id);
   Json CalendarJson(const GoogleCalendar& c, const std::optional<std::string>& destination) const;
+
+  // ics_fetcher.cpp
+  // A fresh budget shared by every download of one request.
+  static Deadline IcsDeadline();
+  // The time left for one download (at most the per-feed timeout; zero when the budget is spent).
+  static std::chrono::milliseconds IcsTimeLeft(Deadline deadline);
+  IcsDownload FetchIcs(const std::string& url, std::chrono::milliseconds timeout) const;
 
   Database& db_;
   Logger& logger_;
   const GoogleApi& google_;
   CalendarOptions options_;
   IcsObserver on_ics_fetch_;
-  ReferenceLookup reference_lookup_;
 };
-
-// The error answer for a failed Google call (502, or 504 on a timeout).
-ApiError GoogleFailure(const GoogleCall& call, const std::string& what);
 
 }  // namespace rendezvous::calendar

@@ -1,17 +1,12 @@
 #include "event_mapping.hpp"
 
-#include "time_util.hpp"
+#include "json_fields.hpp"
+#include "rendezvous/time.hpp"
 
 namespace rendezvous::calendar {
 namespace {
 
 using nlohmann::json;
-
-std::string Str(const json& obj, const char* key) {
-  if (!obj.is_object()) return "";
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : "";
-}
 
 bool Bool(const json& obj, const char* key) {
   if (!obj.is_object()) return false;
@@ -21,20 +16,20 @@ bool Bool(const json& obj, const char* key) {
 
 // start/end: {dateTime, timeZone} for timed events, {date} for all-day ones.
 json MapTime(const json& t, const std::string& calendar_tz) {
-  std::string zone = Str(t, "timeZone");
+  std::string zone = StringField(t, "timeZone");
   if (zone.empty()) zone = calendar_tz.empty() ? "UTC" : calendar_tz;
-  std::string time;
-  if (auto instant = ParseRfc3339(Str(t, "dateTime"))) {
-    time = FormatUtc(*instant);
-  } else if (auto date = ParseDate(Str(t, "date"))) {
-    auto tz = TimeZone::Load(zone);
+  std::string text;
+  if (auto instant = time::ParseIso(StringField(t, "dateTime"))) {
+    text = time::FormatIsoSeconds(*instant);
+  } else if (auto date = time::ParseDate(StringField(t, "date"))) {
+    std::optional<time::Zone> tz = time::Zone::Find(zone);
     if (!tz) {
-      tz = TimeZone::Utc();
+      tz = time::Zone::Utc();
       zone = "UTC";
     }
-    time = FormatUtc(tz->StartOfDay(*date));
+    text = time::FormatIsoSeconds(tz->StartOfDay(*date));
   }
-  return {{"time", time}, {"timeZone", zone}};
+  return {{"time", text}, {"timeZone", zone}};
 }
 
 json Location(const std::string& type, const std::string& url, const std::string& label,
@@ -57,20 +52,20 @@ json Locations(const json& event) {
   if (entry_points && !entry_points->empty()) {
     for (const json& ep : *entry_points) {
       if (!ep.is_object()) continue;
-      std::string password = Str(ep, "password");
-      if (password.empty()) password = Str(ep, "passcode");
-      std::string access = Str(ep, "accessCode");
-      if (access.empty()) access = Str(ep, "pin");
-      std::string type = Str(ep, "entryPointType");
-      out.push_back(Location(type.empty() ? "video" : type, Str(ep, "uri"), Str(ep, "label"), password,
-                             Str(ep, "meetingCode"), access));
+      std::string password = StringField(ep, "password");
+      if (password.empty()) password = StringField(ep, "passcode");
+      std::string access = StringField(ep, "accessCode");
+      if (access.empty()) access = StringField(ep, "pin");
+      std::string type = StringField(ep, "entryPointType");
+      out.push_back(Location(type.empty() ? "video" : type, StringField(ep, "uri"), StringField(ep, "label"), password,
+                             StringField(ep, "meetingCode"), access));
     }
     return out;
   }
-  if (const std::string hangout = Str(event, "hangoutLink"); !hangout.empty()) {
+  if (const std::string hangout = StringField(event, "hangoutLink"); !hangout.empty()) {
     out.push_back(Location("video", hangout, "", "", "", ""));
   }
-  if (const std::string place = Str(event, "location"); !place.empty()) {
+  if (const std::string place = StringField(event, "location"); !place.empty()) {
     out.push_back(Location("address", "", place, "", "", ""));
   }
   return out;
@@ -97,30 +92,30 @@ json MapGoogleEvent(const json& event, const std::string& calendar_time_zone) {
     for (const json& a : event["attendees"]) {
       if (!a.is_object()) continue;
       const bool host = Bool(a, "organizer");
-      const std::string status = MapResponseStatus(Str(a, "responseStatus"));
-      attendees.push_back({{"email", Str(a, "email")},
-                           {"name", Str(a, "displayName")},
+      const std::string status = MapResponseStatus(StringField(a, "responseStatus"));
+      attendees.push_back({{"email", StringField(a, "email")},
+                           {"name", StringField(a, "displayName")},
                            {"responseStatus", status},
                            {"self", Bool(a, "self")},
                            {"optional", Bool(a, "optional")},
                            {"host", host}});
       if (host)
         hosts.push_back(
-            {{"email", Str(a, "email")}, {"name", Str(a, "displayName")}, {"responseStatus", status}});
+            {{"email", StringField(a, "email")}, {"name", StringField(a, "displayName")}, {"responseStatus", status}});
     }
   }
   const json organizer = event.contains("organizer") ? event["organizer"] : json::object();
   return {
-      {"id", Str(event, "id")},
-      {"title", Str(event, "summary")},
-      {"description", Str(event, "description")},
+      {"id", StringField(event, "id")},
+      {"title", StringField(event, "summary")},
+      {"description", StringField(event, "description")},
       {"start", MapTime(event.value("start", json::object()), calendar_time_zone)},
       {"end", MapTime(event.value("end", json::object()), calendar_time_zone)},
       {"locations", Locations(event)},
       {"attendees", std::move(attendees)},
-      {"status", MapEventStatus(Str(event, "status"))},
+      {"status", MapEventStatus(StringField(event, "status"))},
       {"hosts", std::move(hosts)},
-      {"calendarEventOwner", {{"email", Str(organizer, "email")}, {"name", Str(organizer, "displayName")}}},
+      {"calendarEventOwner", {{"email", StringField(organizer, "email")}, {"name", StringField(organizer, "displayName")}}},
       {"source", "google"}};
 }
 

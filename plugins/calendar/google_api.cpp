@@ -1,5 +1,7 @@
 #include "google_api.hpp"
 
+#include "rendezvous/text.hpp"
+
 namespace rendezvous::calendar {
 namespace {
 
@@ -17,8 +19,8 @@ std::string Form(std::initializer_list<std::pair<const char*, std::string>> fiel
   return out;
 }
 
-std::string Clean(std::string s) {
-  if (s.size() > kMaxMessage) s.resize(kMaxMessage);
+std::string Clean(const std::string& message) {
+  std::string s = text::TruncateUtf8(message, kMaxMessage);
   for (char& c : s) {
     if (static_cast<unsigned char>(c) < 0x20) c = ' ';
   }
@@ -41,6 +43,17 @@ std::string PercentEncode(const std::string& s) {
     }
   }
   return out;
+}
+
+Status GoogleFailure(const GoogleCall& call, const std::string& what) {
+  if (call.transport == FetchOutcome::kTimeout)
+    return Status(ErrorCode::kUpstreamTimeout, "Google did not answer in time (" + what + ")");
+  if (call.transport != FetchOutcome::kOk)
+    return Status(ErrorCode::kUpstreamFailed, "Google could not be reached (" + what + "): " + call.GoogleMessage());
+  if (call.status >= 200 && call.status < 300)
+    return Status(ErrorCode::kUpstreamFailed, "Google answered " + what + " with an unexpected body");
+  return Status(ErrorCode::kUpstreamFailed,
+                "Google answered " + what + " with HTTP " + std::to_string(call.status) + ": " + call.GoogleMessage());
 }
 
 std::string GoogleCall::GoogleMessage() const {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "http_fetch.hpp"
+#include "rendezvous/status.hpp"
 
 namespace rendezvous::calendar {
 
@@ -35,6 +36,10 @@ struct GoogleCall {
   // Google's own words about a failure ("invalid_grant: Bad Request", "Not Found"), bounded.
   std::string GoogleMessage() const;
 };
+
+// The failure of a Google call that was not ok(): kUpstreamTimeout (504) when Google did not
+// answer in time, else kUpstreamFailed (502), with Google's own words. `what` names the call.
+Status GoogleFailure(const GoogleCall& call, const std::string& what);
 
 // RFC 3986 percent-encoding of everything but unreserved characters.
 std::string PercentEncode(const std::string& s);

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <cstdio>
 
+#include "rendezvous/text.hpp"
+
 namespace rendezvous::calendar {
 namespace {
 
@@ -95,7 +97,7 @@ std::optional<IcsTime> ParseIcsTime(const ContentLine& l) {
   if (!Num(v, 0, 4, &y) || !Num(v, 4, 2, &mo) || !Num(v, 6, 2, &d)) return std::nullopt;
   char buf[32];
   std::snprintf(buf, sizeof buf, "%04d-%02d-%02d", y, mo, d);
-  auto date = ParseDate(buf);
+  auto date = time::ParseDate(buf);
   if (!date) return std::nullopt;
   if (v.size() == 8) {
     t.all_day = true;
@@ -111,7 +113,8 @@ std::optional<IcsTime> ParseIcsTime(const ContentLine& l) {
   } else if (v.size() != 15) {
     return std::nullopt;
   }
-  t.local = DaysFromCivil(*date) * 86400 + hh * 3600 + mm * 60 + std::min(ss, 59);
+  t.local = time::DaysFromCivil(*date) * time::kMillisPerDay +
+            ((hh * 60 + mm) * 60 + std::min(ss, 59)) * int64_t{1000};
   t.tzid = l.Param("TZID");
   return t;
 }
@@ -159,13 +162,13 @@ std::optional<int64_t> ParseDuration(std::string_view v) {
   return total;
 }
 
-UnixSeconds Resolve(const IcsTime& t, const TimeZone& feed_zone) {
+time::Millis Resolve(const IcsTime& t, const time::Zone& feed_zone) {
   if (t.all_day) return feed_zone.StartOfDay(t.date);
   if (t.utc) return t.local;
   if (!t.tzid.empty()) {
-    if (auto zone = TimeZone::Load(t.tzid)) return zone->LocalToUtc(t.local);
+    if (auto zone = time::Zone::Find(t.tzid)) return zone->FromLocal(t.local);
   }
-  return feed_zone.LocalToUtc(t.local);
+  return feed_zone.FromLocal(t.local);
 }
 
 }  // namespace
@@ -212,8 +215,8 @@ std::optional<IcsCalendar> ParseIcs(std::string_view text, std::string* error) {
       continue;
     }
     if (stack.size() == 1) {
-      if (line->name == "X-WR-CALNAME") cal.name = line->value.substr(0, 255);
-      if (line->name == "X-WR-TIMEZONE") cal.time_zone = line->value.substr(0, 64);
+      if (line->name == "X-WR-CALNAME") cal.name = text::TruncateUtf8(line->value, 255);
+      if (line->name == "X-WR-TIMEZONE") cal.time_zone = text::TruncateUtf8(line->value, 64);
       continue;
     }
     if (!current || stack.size() != 2) continue;  // inside VALARM, VTIMEZONE, ...
@@ -231,9 +234,9 @@ std::optional<IcsCalendar> ParseIcs(std::string_view text, std::string* error) {
       if (!d) return fail("a VEVENT has a malformed DURATION");
       current->duration_seconds = *d;
     } else if (line->name == "UID") {
-      current->uid = line->value.substr(0, 255);
+      current->uid = text::TruncateUtf8(line->value, 255);
     } else if (line->name == "SUMMARY") {
-      current->summary = line->value.substr(0, 255);
+      current->summary = text::TruncateUtf8(line->value, 255);
     } else if (line->name == "STATUS") {
       if (Upper(line->value) == "CANCELLED") current->busy = false;
     } else if (line->name == "TRANSP") {
@@ -246,22 +249,22 @@ std::optional<IcsCalendar> ParseIcs(std::string_view text, std::string* error) {
   return cal;
 }
 
-std::vector<BusyInterval> IcsBusyTimes(const IcsCalendar& cal, UnixSeconds from, UnixSeconds to,
-                                       const TimeZone& fallback_zone) {
-  std::shared_ptr<const TimeZone> feed_zone;
-  if (!cal.time_zone.empty()) feed_zone = TimeZone::Load(cal.time_zone);
-  const TimeZone& zone = feed_zone ? *feed_zone : fallback_zone;
+std::vector<BusyInterval> IcsBusyTimes(const IcsCalendar& cal, time::Millis from, time::Millis to,
+                                       const time::Zone& fallback_zone) {
+  std::optional<time::Zone> feed_zone;
+  if (!cal.time_zone.empty()) feed_zone = time::Zone::Find(cal.time_zone);
+  const time::Zone& zone = feed_zone ? *feed_zone : fallback_zone;
   std::vector<BusyInterval> out;
   for (const IcsEvent& e : cal.events) {
     if (!e.busy) continue;
-    const UnixSeconds start = Resolve(e.start, zone);
-    UnixSeconds end = start;
+    const time::Millis start = Resolve(e.start, zone);
+    time::Millis end = start;
     if (e.end) {
       end = Resolve(*e.end, zone);
     } else if (e.duration_seconds) {
-      end = start + *e.duration_seconds;
+      end = start + *e.duration_seconds * 1000;
     } else if (e.start.all_day) {
-      end = zone.StartOfDay(CivilFromDays(DaysFromCivil(e.start.date) + 1));
+      end = zone.StartOfDay(time::CivilFromDays(time::DaysFromCivil(e.start.date) + 1));
     }
     if (end <= start || end <= from || start >= to) continue;
     out.push_back({start, end});

@@ -9,14 +9,14 @@
 #include <string_view>
 #include <vector>
 
-#include "time_util.hpp"
+#include "rendezvous/time.hpp"
 
 namespace rendezvous::calendar {
 
 struct IcsTime {
   bool all_day = false;  // a DATE value
-  CivilDate date;        // all_day
-  int64_t local = 0;     // wall clock seconds (for TZID and floating values)
+  time::CivilDate date;  // all_day
+  time::Millis local = 0;  // wall clock (for TZID and floating values)
   std::string tzid;      // TZID parameter ("" when absent)
   bool utc = false;      // ends in Z: `local` is already UTC
 };
@@ -44,13 +44,13 @@ constexpr size_t kMaxIcsEvents = 50000;
 std::optional<IcsCalendar> ParseIcs(std::string_view text, std::string* error);
 
 struct BusyInterval {
-  UnixSeconds start = 0;
-  UnixSeconds end = 0;
+  time::Millis start = 0;
+  time::Millis end = 0;
 };
 
 // Busy intervals of `cal` overlapping [from, to). All-day and floating times are read in the
 // feed's X-WR-TIMEZONE, else in `fallback_zone`; unknown TZIDs likewise.
-std::vector<BusyInterval> IcsBusyTimes(const IcsCalendar& cal, UnixSeconds from, UnixSeconds to,
-                                       const TimeZone& fallback_zone);
+std::vector<BusyInterval> IcsBusyTimes(const IcsCalendar& cal, time::Millis from, time::Millis to,
+                                       const time::Zone& fallback_zone);
 
 }  // namespace rendezvous::calendar

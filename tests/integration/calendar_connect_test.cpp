@@ -59,6 +59,20 @@ TEST_F(CalendarTest, ConnectSaveAndListCalendars) {
   EXPECT_EQ(db_.QueryValue("SELECT COUNT(*) FROM calendar_google_calendars"), "3");
 }
 
+// Google's calendar names can be longer than the column: cut on a character boundary, never a 5xx.
+TEST_F(CalendarTest, LongGoogleCalendarNamesAreCutOnCharacterBoundaries) {
+  std::string long_name;
+  for (int i = 0; i < 300; ++i) long_name += "\xE6\x97\xA5";  // 日: 900 bytes
+  google_.AddCalendar({{"id", "ada@example.com"}, {"summary", long_name}, {"primary", true}, {"accessRole", "owner"}});
+  HttpResult s = ConnectAndSave();
+  ASSERT_EQ(s.status, 200) << s.body;
+  EXPECT_EQ(s.Json()["data"]["calendars"][0]["name"], long_name.substr(0, 255));
+  EXPECT_EQ(db_.QueryValue("SELECT CHAR_LENGTH(name) FROM calendar_google_calendars"), "85");
+  HttpResult list = Get("/v2/calendars", key_);
+  ASSERT_EQ(list.status, 200) << list.body;
+  EXPECT_EQ(list.Json()["data"]["calendars"][0]["name"], long_name.substr(0, 255));
+}
+
 TEST_F(CalendarTest, BadReplayedAndExpiredStatesAre400) {
   AddStandardCalendars();
   HttpResult bad = SaveWith(google_.IssueCode(), "not-a-state");

@@ -22,9 +22,11 @@ class CalendarTest : public ::testing::Test {
  protected:
   void SetUp() override { StartServer(""); }
 
-  void StartServer(const std::string& top_extra, bool allow_private_ics = true) {
+  // `other_plugins`: YAML for other plugins under `plugins:` (e.g. "bookings:\n  enabled: false\n").
+  void StartServer(const std::string& top_extra, bool allow_private_ics = true,
+                   const std::string& other_plugins = "") {
     TestServerOptions o;
-    o.plugins = google_.PluginConfig(allow_private_ics);
+    o.plugins = google_.PluginConfig(allow_private_ics) + other_plugins;
     o.top_extra = top_extra;
     server_ = std::make_unique<TestServer>(db_.name(), o);
     server_->Migrate();

@@ -308,6 +308,31 @@ TEST_F(CalendarTest, EventLookupCredentialsAndOwnership) {
   EXPECT_EQ(http_.Get(Api("/v2/calendars/google/event/ada-ev")).status, 401);
 }
 
+// A feed's name is whatever bytes it sends: a long non-ASCII name is cut on a character boundary,
+// invalid UTF-8 is repaired, and neither answers a server error.
+TEST_F(CalendarTest, IcsFeedNamesAreStoredAsValidUtf8) {
+  std::string long_name;
+  for (int i = 0; i < 300; ++i) long_name += "\xC3\xA9";  // é: 600 bytes
+  const std::string invalid_name = "Club \xFF\xFE\xC3 night";
+  auto feed = [](const std::string& name) {
+    return "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nX-WR-CALNAME:" + name + "\r\nEND:VCALENDAR\r\n";
+  };
+  google_.SetIcs("long.ics", feed(long_name));
+  google_.SetIcs("invalid.ics", feed(invalid_name));
+  HttpResult saved = Send("POST", "/v2/calendars/ics-feed/save",
+                          {{"urls", {google_.IcsUrl("long.ics"), google_.IcsUrl("invalid.ics")}}}, key_);
+  ASSERT_EQ(saved.status, 201) << saved.body;
+  json data = saved.Json()["data"];
+  ASSERT_EQ(data.size(), 2u) << saved.body;
+  EXPECT_EQ(data[0]["name"], long_name.substr(0, 254));
+  EXPECT_EQ(data[1]["name"], "Club \xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD night");
+  EXPECT_EQ(db_.QueryValue("SELECT LENGTH(name) FROM calendar_ics_feeds ORDER BY id LIMIT 1"), "254");
+  EXPECT_EQ(db_.QueryValue("SELECT CHAR_LENGTH(name) FROM calendar_ics_feeds ORDER BY id LIMIT 1"), "127");
+  HttpResult list = Get("/v2/calendars", key_);
+  ASSERT_EQ(list.status, 200) << list.body;
+  EXPECT_EQ(list.Json()["data"]["calendars"][0]["name"], long_name.substr(0, 254));
+}
+
 // With the default config (no ics_allow_private_networks), feeds must be https and public.
 class CalendarStrictIcsTest : public CalendarTest {
  protected:

@@ -1,15 +1,14 @@
 // The connect flow's `redir` check: only the app or API origin, never an open redirect.
 #include <gtest/gtest.h>
 
-#include "calendar_service.hpp"
 #include "google_api.hpp"
-#include "http_fetch.hpp"
+#include "url_policy.hpp"
 
 namespace rendezvous::calendar {
 namespace {
 
 bool Allowed(const std::string& url) {
-  return CalendarService::IsAllowedRedirect(url, "http://127.0.0.1:8080", "https://app.example.com");
+  return IsAllowedRedirect(url, "http://127.0.0.1:8080", "https://app.example.com");
 }
 
 TEST(CalendarRedirect, AppAndApiOriginsOnly) {

@@ -1,0 +1,65 @@
+#include "calendar_migrations.hpp"
+
+namespace rendezvous::calendar {
+namespace {
+
+constexpr const char* kMigration = R"sql(CREATE TABLE IF NOT EXISTS calendar_google_credentials (
+  id BIGINT NOT NULL AUTO_INCREMENT,
+  user_id BIGINT NOT NULL,
+  access_token_enc TEXT NOT NULL,
+  refresh_token_enc TEXT NOT NULL,
+  access_expires_at BIGINT NOT NULL DEFAULT 0,
+  created_at DATETIME(3) NOT NULL,
+  updated_at DATETIME(3) NOT NULL,
+  PRIMARY KEY (id),
+  UNIQUE KEY ux_calendar_google_credentials_user (user_id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
+CREATE TABLE IF NOT EXISTS calendar_google_calendars (
+  user_id BIGINT NOT NULL,
+  external_id VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  credential_id BIGINT NOT NULL,
+  name VARCHAR(255) NOT NULL,
+  is_primary TINYINT(1) NOT NULL DEFAULT 0,
+  read_only TINYINT(1) NOT NULL DEFAULT 0,
+  time_zone VARCHAR(64) NOT NULL DEFAULT '',
+  position INT NOT NULL DEFAULT 0,
+  PRIMARY KEY (user_id, external_id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
+CREATE TABLE IF NOT EXISTS calendar_destinations (
+  user_id BIGINT NOT NULL,
+  integration VARCHAR(32) CHARACTER SET ascii NOT NULL,
+  external_id VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  updated_at DATETIME(3) NOT NULL,
+  PRIMARY KEY (user_id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
+CREATE TABLE IF NOT EXISTS calendar_ics_feeds (
+  id BIGINT NOT NULL AUTO_INCREMENT,
+  user_id BIGINT NOT NULL,
+  url_hash CHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  url_enc TEXT NOT NULL,
+  name VARCHAR(255) NOT NULL DEFAULT '',
+  time_zone VARCHAR(64) NOT NULL DEFAULT '',
+  read_only TINYINT(1) NOT NULL DEFAULT 1,
+  created_at DATETIME(3) NOT NULL,
+  PRIMARY KEY (id),
+  UNIQUE KEY ux_calendar_ics_feeds_user_url (user_id, url_hash)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
+CREATE TABLE IF NOT EXISTS calendar_connect_states (
+  state_hash CHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  user_id BIGINT NOT NULL,
+  redir VARCHAR(2048) NOT NULL DEFAULT '',
+  created_at DATETIME(3) NOT NULL,
+  expires_at DATETIME(3) NOT NULL,
+  used_at DATETIME(3) NULL,
+  PRIMARY KEY (state_hash),
+  KEY ix_calendar_connect_states_expires (expires_at)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci)sql";
+
+}  // namespace
+
+std::vector<Migration> CalendarMigrations() {
+  return {
+      Migration{1, "calendar credentials, calendars, destinations, ICS feeds, connect states", kMigration}};
+}
+
+}  // namespace rendezvous::calendar

@@ -1,0 +1,49 @@
+#include <algorithm>
+
+#include "calendar_service.hpp"
+#include "event_mapping.hpp"
+#include "url_policy.hpp"
+
+namespace rendezvous::calendar {
+
+Result<Json> CalendarService::GetEvent(int64_t user_id, const std::string& calendar, const std::string& event_uid) {
+  if (calendar != "google") return Status::Invalid("calendar", "calendar must be google");
+  if (event_uid.empty() || event_uid.size() > kMaxEventUidLength || HasControlOrSpace(event_uid))
+    return Status::Invalid("eventUid", "eventUid is empty, too long or has spaces");
+  const Status not_found = Status::NotFound("no event with this eventUid in your calendars");
+  const std::vector<GoogleCalendar> calendars = LoadCalendars(user_id);
+  if (calendars.empty()) return not_found;
+
+  // Search order: the destination calendar, then the primary ones; only calendars the caller
+  // connected are searched.
+  std::vector<std::string> order;
+  if (std::optional<std::string> destination = LoadDestination(user_id)) order.push_back(*destination);
+  for (const GoogleCalendar& c : calendars) {
+    if (c.primary) order.push_back(c.external_id);
+  }
+  std::vector<const GoogleCalendar*> search;
+  for (const std::string& id : order) {
+    auto it = std::find_if(calendars.begin(), calendars.end(),
+                           [&](const GoogleCalendar& c) { return c.external_id == id; });
+    if (it == calendars.end()) continue;
+    if (std::find(search.begin(), search.end(), &*it) == search.end()) search.push_back(&*it);
+  }
+  if (search.empty()) return not_found;
+
+  auto loaded = LoadCredential(user_id);
+  if (!loaded.ok()) return loaded.status();
+  std::optional<Credential>& cred = *loaded;
+  if (!cred) return not_found;
+  for (const GoogleCalendar* c : search) {
+    auto call = WithGoogle(
+        *cred, [&](const std::string& token) { return google_.GetEvent(token, c->external_id, event_uid); });
+    if (!call.ok()) return call.status();
+    const GoogleCall& r = *call;
+    if (r.not_found() || (r.transport == FetchOutcome::kOk && r.status == 403)) continue;
+    if (!r.ok()) return GoogleFailure(r, "the event lookup");
+    return MapGoogleEvent(r.body, c->time_zone);
+  }
+  return not_found;
+}
+
+}  // namespace rendezvous::calendar

@@ -1,0 +1,97 @@
+#include <set>
+
+#include "calendar_service.hpp"
+#include "rendezvous/crypto.hpp"
+#include "rendezvous/text.hpp"
+#include "rendezvous/time.hpp"
+#include "url_policy.hpp"
+
+namespace rendezvous::calendar {
+
+Result<Json> CalendarService::SaveIcsFeeds(int64_t user_id, const Json& body) {
+  if (Status s = RequireEncryption(); !s.ok()) return s;
+  if (!body.contains("urls") || !body["urls"].is_array() || body["urls"].empty())
+    return Status::Invalid("urls", "urls must be a non-empty list of https URLs");
+  const Json& urls = body["urls"];
+  if (urls.size() > kMaxIcsUrlsPerRequest) return Status::Invalid("urls", "at most 10 urls per request");
+  bool read_only = true;
+  if (body.contains("readOnly")) {
+    if (!body["readOnly"].is_boolean()) return Status::Invalid("readOnly", "readOnly must be a boolean");
+    read_only = body["readOnly"].get<bool>();
+  }
+  struct Fetched {
+    std::string url, name, time_zone;
+  };
+  std::vector<Fetched> fetched;
+  std::set<std::string> seen;
+  const Deadline deadline = IcsDeadline();
+  for (size_t i = 0; i < urls.size(); ++i) {
+    const std::string field = "urls[" + std::to_string(i) + "]";
+    if (!urls[i].is_string()) return Status::Invalid(field, "each url must be a string");
+    const std::string url = urls[i].get<std::string>();
+    if (url.empty() || url.size() > kMaxUrlLength || HasControlOrSpace(url))
+      return Status::Invalid(field, "the url is empty, too long or contains spaces");
+    auto parsed = ParseFeedUrl(url);
+    if (!parsed) return Status::Invalid(field, "the url must be an absolute https URL without credentials");
+    if (parsed->scheme != "https" &&
+        !(parsed->scheme == "http" && options_.ics_allow_private_networks && IsLoopbackHost(parsed->host)))
+      return Status::Invalid(field, "the url must use https");
+    if (!seen.insert(url).second) continue;
+    const std::chrono::milliseconds timeout = IcsTimeLeft(deadline);
+    if (timeout.count() == 0)
+      return Status::Invalid(field, "the feeds took too long to download; save fewer at once");
+    const IcsDownload d = FetchIcs(url, timeout);
+    if (!d.fetch.ok()) return Status::Invalid(field, "the feed could not be fetched: " + d.fetch.error);
+    if (d.fetch.status != 200)
+      return Status::Invalid(field, "the feed answered HTTP " + std::to_string(d.fetch.status));
+    if (!d.calendar) return Status::Invalid(field, "the feed is not an iCalendar file: " + d.why);
+    // A feed's name is any bytes it sends: stored as valid UTF-8, cut on a character boundary.
+    const std::string& name = d.calendar->name.empty() ? parsed->host : d.calendar->name;
+    const std::string& zone = d.calendar->time_zone;
+    fetched.push_back(Fetched{url, text::TruncateUtf8(text::SanitizeUtf8(name), kMaxNameBytes),
+                              time::Zone::Find(zone) ? zone : ""});
+  }
+
+  std::vector<std::string> encrypted;
+  for (const Fetched& f : fetched) {
+    auto enc = crypto::Encrypt(options_.encryption_key, f.url);
+    if (!enc.ok())
+      return Status(ErrorCode::kUnavailable, "credential encryption failed").WithReason("not_configured");
+    encrypted.push_back(*enc);
+  }
+  Status saved = db_.Transaction([&](DbConnection& tx) -> Status {
+    // Serializes concurrent saves of one user's feeds (the count below must hold).
+    std::set<std::string> existing;
+    for (const DbRow& r : tx.Query("SELECT url_hash FROM calendar_ics_feeds WHERE user_id = ? FOR UPDATE", {user_id}))
+      existing.insert(r.String(1));
+    size_t total = existing.size();
+    for (const Fetched& f : fetched) total += existing.count(crypto::Sha256Hex(f.url)) ? 0 : 1;
+    if (total > kMaxIcsFeedsPerUser)
+      return Status::Invalid("urls", "a user may have at most " + std::to_string(kMaxIcsFeedsPerUser) + " ICS feeds");
+    std::vector<std::vector<DbValue>> rows;
+    for (size_t i = 0; i < fetched.size(); ++i) {
+      rows.push_back({user_id, crypto::Sha256Hex(fetched[i].url), encrypted[i], fetched[i].name,
+                      fetched[i].time_zone, read_only});
+    }
+    tx.InsertRows("INSERT INTO calendar_ics_feeds (user_id, url_hash, url_enc, name, time_zone, read_only, created_at)",
+                  rows,
+                  " ON DUPLICATE KEY UPDATE url_enc = VALUES(url_enc), name = VALUES(name),"
+                  " time_zone = VALUES(time_zone), read_only = VALUES(read_only)",
+                  "(?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(3))");
+    return Status::Ok();
+  });
+  if (!saved.ok()) return saved;
+
+  // Answer the saved feeds as calendar objects.
+  Result<Json> all = ListCalendars(user_id);
+  const Json listed = all.ok() ? *all : Json::object();
+  Json out = Json::array();
+  for (const Fetched& f : fetched) {
+    for (const Json& c : listed.value("calendars", Json::array())) {
+      if (c.value("integration", "") == "ics_feed" && c.value("externalId", "") == f.url) out.push_back(c);
+    }
+  }
+  return out;
+}
+
+}  // namespace rendezvous::calendar
