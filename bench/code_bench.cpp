@@ -16,21 +16,10 @@
 
 #include <nlohmann/json.hpp>
 
-namespace {
+#include "load_support.hpp"
 
-size_t Append(char* data, size_t size, size_t n, void* out) {
-  static_cast<std::string*>(out)->append(data, size * n);
-  return size * n;
-}
-
-std::string Escape(CURL* c, const std::string& s) {
-  char* e = curl_easy_escape(c, s.c_str(), static_cast<int>(s.size()));
-  std::string out(e);
-  curl_free(e);
-  return out;
-}
-
-}  // namespace
+using bench::Append;
+using bench::Escape;
 
 int main(int argc, char** argv) {
   if (argc != 9) {
@@ -91,7 +80,7 @@ int main(int argc, char** argv) {
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::sort(latencies_ms.begin(), latencies_ms.end());
   auto pct = [&](double p) {
-    return latencies_ms.empty() ? 0.0 : latencies_ms[std::min(latencies_ms.size() - 1, static_cast<size_t>(p * latencies_ms.size()))];
+    return bench::Percentile(latencies_ms, p);
   };
   nlohmann::json out = {{"connections", connections}, {"seconds", elapsed}, {"ok", ok.load()},
                         {"failed", failed.load()}, {"per_second", static_cast<double>(ok.load()) / elapsed},

@@ -17,21 +17,10 @@
 
 #include <nlohmann/json.hpp>
 
-namespace {
+#include "load_support.hpp"
 
-size_t Append(char* data, size_t size, size_t n, void* out) {
-  static_cast<std::string*>(out)->append(data, size * n);
-  return size * n;
-}
-
-std::string Escape(CURL* c, const std::string& s) {
-  char* e = curl_easy_escape(c, s.c_str(), static_cast<int>(s.size()));
-  std::string out(e);
-  curl_free(e);
-  return out;
-}
-
-}  // namespace
+using bench::Append;
+using bench::Escape;
 
 int main(int argc, char** argv) {
   if (argc != 6) {
@@ -88,7 +77,7 @@ int main(int argc, char** argv) {
   for (auto& t : threads) t.join();
   std::sort(latencies_ms.begin(), latencies_ms.end());
   auto pct = [&](double p) {
-    return latencies_ms.empty() ? 0.0 : latencies_ms[std::min(latencies_ms.size() - 1, static_cast<size_t>(p * latencies_ms.size()))];
+    return bench::Percentile(latencies_ms, p);
   };
   nlohmann::json out = {{"connections", tokens.size()}, {"seconds", seconds}, {"ok", ok.load()},
                         {"failed", failed.load()}, {"per_second", static_cast<double>(ok.load()) / seconds},

@@ -1,4 +1,4 @@
-// The sandboxed Lua 5.4 implementation of ScriptRuntime (DESIGN §6, issue 2).
+// The sandboxed Lua 5.4 implementation of ScriptRuntime (DESIGN §6).
 //
 // What a script sees: the base library without dofile, loadfile, load and warn (collectgarbage
 // answers only "count"; setmetatable refuses metatables with __gc), and string (without dump),

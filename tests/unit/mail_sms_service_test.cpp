@@ -15,70 +15,20 @@
 #include "log/logger.hpp"
 #include "loopback_http_server.hpp"
 #include "mail/sms_service.hpp"
+#include "mail_test_support.hpp"
 
 namespace rendezvous::core {
 namespace {
 
 namespace fs = std::filesystem;
+using mail_test::FakeOutbox;
+using mail_test::NullConnection;
+using mail_test::ReadJsonLines;
+using mail_test::TempDir;
 using testing::LoopbackHttpServer;
 using testing::PeerRequest;
 using testing::PeerResponse;
 
-class NullConnection final : public DbConnection {
- public:
-  int64_t LastInsertId() override { return 0; }
-
- protected:
-  uint64_t Run(std::string_view, DbParams, Mode, std::vector<DbRow>*, size_t) override {
-    throw std::logic_error("no database");
-  }
-};
-
-class FakeOutbox final : public Outbox {
- public:
-  int64_t Publish(DbConnection&, const std::string& topic, const std::string& type,
-                  const nlohmann::json& payload) override {
-    OutboxEvent e;
-    e.id = static_cast<int64_t>(events.size()) + 1;
-    e.topic = topic;
-    e.type = type;
-    e.payload = payload;
-    events.push_back(e);
-    return e.id;
-  }
-  void Subscribe(const std::string& consumer, const std::vector<std::string>& topics,
-                 OutboxHandler h) override {
-    this->consumer = consumer;
-    this->topics = topics;
-    handler = std::move(h);
-  }
-  void Notify() noexcept override {}
-
-  std::vector<OutboxEvent> events;
-  std::string consumer;
-  std::vector<std::string> topics;
-  OutboxHandler handler;
-};
-
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/rdv-sms-test-XXXXXX";
-    path_ = ::mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
-std::vector<nlohmann::json> ReadJsonLines(const std::string& file) {
-  std::vector<nlohmann::json> out;
-  std::ifstream in(file);
-  for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
-  return out;
-}
 
 double Counter(prometheus::Registry& registry, const std::string& result) {
   for (const auto& family : registry.Collect()) {

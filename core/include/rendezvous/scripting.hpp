@@ -1,4 +1,4 @@
-// The sandboxed Lua runtime (DESIGN §6, issue 2): operator scripts called with JSON values.
+// The sandboxed Lua runtime (DESIGN §6): operator scripts called with JSON values.
 #pragma once
 
 #include <memory>
