@@ -89,10 +89,18 @@ class OAuthPlugin final : public Plugin {
 std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   ConfigNode& c = ctx.config();
   TokenLifetimes lifetimes;
-  lifetimes.access_token_ttl = c.Int("access_token_ttl", 1800, 60, 86400);
-  lifetimes.refresh_token_ttl = c.Int("refresh_token_ttl", 2592000, 60, 31536000);
-  lifetimes.code_ttl = c.Int("code_ttl", 600, 10, 3600);
+  // Any positive number of seconds (DESIGN §8): tests need tokens that expire at once.
+  lifetimes.access_token_ttl = c.Int("access_token_ttl", 1800, 1, 86400);
+  lifetimes.refresh_token_ttl = c.Int("refresh_token_ttl", 2592000, 1, 31536000);
+  lifetimes.code_ttl = c.Int("code_ttl", 600, 1, 3600);
   c.RejectUnknown();
+  for (auto [key, seconds] : {std::pair{"access_token_ttl", lifetimes.access_token_ttl},
+                              std::pair{"refresh_token_ttl", lifetimes.refresh_token_ttl},
+                              std::pair{"code_ttl", lifetimes.code_ttl}}) {
+    if (seconds < 60)
+      ctx.logger().Warn("a lifetime under a minute is meant for tests", {{"key", std::string("plugins.oauth.") + key},
+                                                                          {"seconds", seconds}});
+  }
 
   auto clients = std::make_shared<ClientService>(ctx.db(), ctx.identity(), ctx.mailer(), ctx.logger());
   auto tokens = std::make_shared<TokenService>(ctx.db(), ctx.logger(), lifetimes);

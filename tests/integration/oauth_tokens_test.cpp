@@ -524,5 +524,29 @@ TEST_F(OAuthTokensMisc, RefreshTokenLifetimeFromConfig) {
   ExpectError(RefreshWith(c, t["refresh_token"]), 400, "invalid_grant", "invalid_refresh_token");
 }
 
+TEST_F(OAuthTokensMisc, ATwoSecondAccessTokenIsAcceptedAndExpires) {
+  server_->Stop();
+  server_.reset();
+  TestServerOptions o;
+  o.plugins = "oauth:\n  access_token_ttl: 2\n";
+  server_ = std::make_unique<TestServer>(db_.name(), o);
+  std::string why;
+  ASSERT_TRUE(server_->Start(&why)) << why;
+  EXPECT_TRUE(server_->AwaitLog("a lifetime under a minute is meant for tests"));
+  json c = CreateClient({"PROFILE_READ"});
+  HttpResult exchanged = Exchange(c, InsertCode(c["client_id"], user_, {"PROFILE_READ"}));
+  ASSERT_EQ(exchanged.status, 200) << exchanged.body;
+  json t = exchanged.Json();
+  EXPECT_EQ(t["expires_in"], 2);
+  const std::vector<std::string> auth = {"Authorization: Bearer " + t["access_token"].get<std::string>()};
+  EXPECT_EQ(http_.Get(server_->api() + "/v2/me", auth).status, 200);
+  // Awaited, bounded: the token stops working once its two seconds are over.
+  int status = 200;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+  while (status == 200 && std::chrono::steady_clock::now() < deadline)
+    status = http_.Get(server_->api() + "/v2/me", auth).status;
+  EXPECT_EQ(status, 401);
+}
+
 }  // namespace
 }  // namespace rendezvous::testing
