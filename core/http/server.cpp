@@ -473,7 +473,6 @@ void HttpServer::Impl::Finish(Exchange& ex, Response response) {
   std::string bytes = SerializeResponse(response, {ex.request.request_id, keep_alive, ex.head}, &dropped);
   if (!dropped.empty())
     logger_.Warn("response header dropped", {{"request_id", ex.request.request_id}, {"header", dropped}});
-  Connection::Items next = ex.connection->Complete(ex.seq, std::move(bytes), !keep_alive);
 
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - ex.start).count();
   duration_
@@ -493,6 +492,9 @@ void HttpServer::Impl::Finish(Exchange& ex, Response response) {
                              {"duration_ms", seconds * 1000.0},
                              {"remote_ip", ex.request.remote_ip}});
   }
+  // Counted and logged before it is sent: a client that reads its answer and then scrapes the
+  // metrics sees its request there.
+  Connection::Items next = ex.connection->Complete(ex.seq, std::move(bytes), !keep_alive);
   // Pipelined requests that waited for this answer.
   manager_.Dispatch(ex.connection, std::move(next));
 }
