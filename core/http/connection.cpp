@@ -28,11 +28,6 @@ Connection::~Connection() {
   if (budget_held_) context_.buffered.fetch_sub(budget_held_);
 }
 
-size_t Connection::in_flight() const {
-  std::lock_guard lock(mu_);
-  return static_cast<size_t>(next_seq_ - next_send_);
-}
-
 Connection::Items Connection::OnInput(const char* data, size_t size) {
   Items items;
   std::lock_guard lock(mu_);

@@ -90,8 +90,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void Abort();
   // Closes the connection when it waits for nothing (between requests); for shutdown.
   void CloseIfIdle();
-  // Requests framed and not yet answered.
-  size_t in_flight() const;
 
  private:
   enum class Phase { kIdle, kHead, kBody };

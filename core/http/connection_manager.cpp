@@ -56,11 +56,6 @@ std::vector<std::shared_ptr<Connection>> ConnectionManager::All() const {
   return out;
 }
 
-size_t ConnectionManager::size() const {
-  std::lock_guard lock(mu_);
-  return connections_.size();
-}
-
 void ConnectionManager::Dispatch(const std::shared_ptr<Connection>& connection, Connection::Items items) const {
   // Answering one item can free the next pipelined ones, which are dispatched from inside that
   // answer: queue them for the outermost call on this thread instead of recursing, so a long

@@ -39,10 +39,8 @@ class ConnectionManager {
   void Remove(uint64_t id);
   // A snapshot of the open connections.
   std::vector<std::shared_ptr<Connection>> All() const;
-  size_t size() const;
 
   void Dispatch(const std::shared_ptr<Connection>& connection, Connection::Items items) const;
-  ConnectionContext& context() { return context_; }
   Logger& logger() { return logger_; }
 
  private:
