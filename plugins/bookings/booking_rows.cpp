@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "schedule_rows.hpp"
+
 namespace rendezvous::bookings {
 namespace {
 
@@ -84,7 +86,7 @@ bool IsUid(const std::string& uid) {
 }  // namespace
 
 std::vector<Migration> BookingMigrations() {
-  return {Migration{1, "event_types, bookings, booking_attendees", kMigration}};
+  return {Migration{1, "event_types, bookings, booking_attendees", kMigration}, ScheduleMigration()};
 }
 
 EventType EventTypeFromRow(const DbRow& row) {

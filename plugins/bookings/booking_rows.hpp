@@ -25,7 +25,7 @@ inline constexpr const char* kBookingColumns =
     "metadata, cancellation_reason, rescheduled_from_uid, rescheduled_to_uid, host_absent, created_at, "
     "emit_completion";
 
-// The tables' migrations.
+// The tables' migrations (version 3, schedules, is in schedule_rows.hpp).
 std::vector<Migration> BookingMigrations();
 
 EventType EventTypeFromRow(const DbRow& row);

@@ -1,5 +1,5 @@
 // The bookings plugin's wiring: config, the booking service (tables, "bookings" outbox events),
-// the scoped event type and booking routes, `admin booking import` and the completion sweep.
+// the scoped event type, booking and schedule routes, `admin booking import` and the completion sweep.
 #include <chrono>
 #include <memory>
 
@@ -8,6 +8,7 @@
 #include "completion_sweeper.hpp"
 #include "import_command.hpp"
 #include "rendezvous/plugin.hpp"
+#include "schedule_routes.hpp"
 
 namespace rendezvous::bookings {
 namespace {
@@ -44,6 +45,7 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   auto service = std::make_shared<BookingService>(ctx.db(), ctx.outbox(), ctx.identity(), ctx.logger());
   ctx.AddMigrations(BookingService::Migrations());
   RegisterBookingRoutes(ctx, service);
+  RegisterScheduleRoutes(ctx, std::make_shared<ScheduleService>(ctx.db()));
   ctx.AddAdminCommand("booking",
                       [service](const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
                         return RunBookingCommand(*service, args, out, err);

@@ -1,0 +1,142 @@
+#include "schedule_service.hpp"
+
+#include <string>
+#include <vector>
+
+#include "field_checks.hpp"
+#include "schedule_rows.hpp"
+
+namespace rendezvous::bookings {
+namespace {
+
+Status NotFoundSchedule() {
+  return Status::NotFound("schedule not found");
+}
+
+// A concurrent change took the default first (the unique key refused a second one).
+Status ConcurrentDefault() {
+  return Status::Conflict("your schedules changed at the same time; try again");
+}
+
+// Locks the owner's schedules, so changes of one owner's schedules (and their default) take turns.
+// Answers their ids, oldest first.
+std::vector<int64_t> LockOwnerSchedules(DbConnection& conn, int64_t owner_id) {
+  std::vector<int64_t> ids;
+  for (const DbRow& row : conn.Query("SELECT id FROM schedules WHERE owner_id = ? ORDER BY id FOR UPDATE", {owner_id})) {
+    ids.push_back(row.Int(1));
+  }
+  return ids;
+}
+
+void ClearDefault(DbConnection& conn, int64_t owner_id) {
+  conn.Exec("UPDATE schedules SET default_owner_id = NULL WHERE default_owner_id = ?", {owner_id});
+}
+
+}  // namespace
+
+ScheduleService::ScheduleService(Database& db) : db_(db) {}
+
+Json ScheduleService::List(int64_t owner_id) {
+  return db_.Run([&](DbConnection& conn) {
+    Json out = Json::array();
+    for (const DbRow& row : conn.Query(std::string("SELECT ") + kScheduleColumns +
+                                           " FROM schedules WHERE owner_id = ? ORDER BY id LIMIT " +
+                                           std::to_string(kMaxSchedulesPerUser),
+                                       {owner_id})) {
+      out.push_back(ScheduleJson(ScheduleFromRow(row)));
+    }
+    return out;
+  });
+}
+
+Result<Json> ScheduleService::Get(int64_t owner_id, int64_t id) {
+  return db_.Run([&](DbConnection& conn) -> Result<Json> {
+    std::optional<Schedule> s = LoadSchedule(conn, owner_id, id);
+    if (!s) return NotFoundSchedule();
+    return ScheduleJson(*s);
+  });
+}
+
+Json ScheduleService::GetDefault(const User& owner) {
+  return db_.Run([&](DbConnection& conn) {
+    std::optional<Schedule> stored = LoadDefaultSchedule(conn, owner.id);
+    return ScheduleJson(stored ? *stored : ImplicitDefaultSchedule(owner));
+  });
+}
+
+Result<Json> ScheduleService::Create(const Schedule& schedule) {
+  return db_.Transaction([&](DbConnection& conn) -> Result<Json> {
+    Schedule s = schedule;
+    const std::vector<int64_t> ids = LockOwnerSchedules(conn, s.owner_id);
+    if (ids.size() >= static_cast<size_t>(kMaxSchedulesPerUser)) {
+      return Status::Conflict("you have " + std::to_string(kMaxSchedulesPerUser) + " schedules, the most allowed");
+    }
+    if (ids.empty() || !LoadDefaultSchedule(conn, s.owner_id)) s.is_default = true;
+    if (s.is_default) ClearDefault(conn, s.owner_id);
+    const std::string now = time::FormatSql(time::Now());
+    std::vector<DbValue> values{s.owner_id};
+    const std::vector<DbValue> rest = ScheduleValues(s, {now, now});
+    values.insert(values.end(), rest.begin(), rest.end());
+    try {
+      conn.Exec(
+          "INSERT INTO schedules (owner_id, name, time_zone, default_owner_id, availability, overrides,"
+          " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+          values);
+    } catch (const DuplicateKey&) {
+      return ConcurrentDefault();
+    }
+    s.id = conn.LastInsertId();
+    return ScheduleJson(s);
+  });
+}
+
+Result<Json> ScheduleService::Update(int64_t owner_id, int64_t id, const Json& patch) {
+  return db_.Transaction([&](DbConnection& conn) -> Result<Json> {
+    LockOwnerSchedules(conn, owner_id);
+    std::optional<Schedule> s = LoadSchedule(conn, owner_id, id, ScheduleLock::kUpdate);
+    if (!s) return NotFoundSchedule();
+    const bool was_default = s->is_default;
+    if (Status e = ApplySchedulePatch(patch, *s); !e.ok()) return e;
+    if (was_default && !s->is_default) {
+      return FieldInvalid("isDefault",
+                          "cannot be false on the default schedule; make another schedule the default instead");
+    }
+    if (s->is_default && !was_default) ClearDefault(conn, owner_id);
+    try {
+      conn.Exec(
+          "UPDATE schedules SET name = ?, time_zone = ?, default_owner_id = ?, availability = ?, overrides = ?,"
+          " updated_at = ? WHERE id = ?",
+          ScheduleValues(*s, {time::FormatSql(time::Now()), id}));
+    } catch (const DuplicateKey&) {
+      return ConcurrentDefault();
+    }
+    return ScheduleJson(*s);
+  });
+}
+
+Result<Json> ScheduleService::Delete(int64_t owner_id, int64_t id) {
+  return db_.Transaction([&](DbConnection& conn) -> Result<Json> {
+    const std::vector<int64_t> ids = LockOwnerSchedules(conn, owner_id);
+    std::optional<Schedule> s = LoadSchedule(conn, owner_id, id, ScheduleLock::kUpdate);
+    if (!s) return NotFoundSchedule();
+    if (std::optional<DbRow> named =
+            conn.QueryOne("SELECT COUNT(*) FROM event_types WHERE schedule_id = ?", {id});
+        named && named->Int(1) > 0) {
+      const int64_t n = named->Int(1);
+      return Status::Conflict(std::to_string(n) + (n == 1 ? " event type uses" : " event types use") +
+                              " this schedule; give " + (n == 1 ? "it" : "them") +
+                              " another schedule before deleting it");
+    }
+    conn.Exec("DELETE FROM schedules WHERE id = ?", {id});
+    if (s->is_default) {
+      for (int64_t other : ids) {
+        if (other == id) continue;
+        conn.Exec("UPDATE schedules SET default_owner_id = ? WHERE id = ?", {owner_id, other});
+        break;
+      }
+    }
+    return ScheduleJson(*s);
+  });
+}
+
+}  // namespace rendezvous::bookings

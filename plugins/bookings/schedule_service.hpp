@@ -1,0 +1,42 @@
+// The owner's operations on schedules (DESIGN §9), each change in one transaction, and the rules
+// about the default: a user's first schedule becomes the default; isDefault true on create or
+// patch makes that schedule the default and clears the others; the default cannot be turned off
+// (another one is made the default instead); deleting the default makes the oldest remaining one
+// the default. Used by the schedule routes. Thread-safe (each call borrows its own connection).
+// Calls may throw DatabaseUnavailable.
+#pragma once
+
+#include <cstdint>
+
+#include "rendezvous/database.hpp"
+#include "rendezvous/identity.hpp"
+#include "rendezvous/status.hpp"
+#include "schedule.hpp"
+
+namespace rendezvous::bookings {
+
+constexpr int kMaxSchedulesPerUser = 100;
+
+class ScheduleService {
+ public:
+  explicit ScheduleService(Database& db);
+
+  // The owner's stored schedules, oldest first.
+  Json List(int64_t owner_id);
+  // NotFound for another user's or an unknown id.
+  Result<Json> Get(int64_t owner_id, int64_t id);
+  // The stored default, else the implicit one (id null).
+  Json GetDefault(const User& owner);
+  // Conflict at kMaxSchedulesPerUser.
+  Result<Json> Create(const Schedule& schedule);
+  // `patch` must have passed ApplySchedulePatch on a scratch schedule already. Invalid
+  // ("isDefault") for isDefault false on the default.
+  Result<Json> Update(int64_t owner_id, int64_t id, const Json& patch);
+  // Conflict while event types name the schedule. Answers the deleted schedule.
+  Result<Json> Delete(int64_t owner_id, int64_t id);
+
+ private:
+  Database& db_;
+};
+
+}  // namespace rendezvous::bookings
