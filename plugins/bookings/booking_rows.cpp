@@ -105,6 +105,7 @@ EventType EventTypeFromRow(const DbRow& row) {
   f.before_event_buffer = static_cast<int>(row.Int(10));
   f.after_event_buffer = static_cast<int>(row.Int(11));
   if (!row.IsNull(12)) f.slot_interval = static_cast<int>(row.Int(12));
+  if (!row.IsNull(13)) f.schedule_id = row.Int(13);
   return et;
 }
 
@@ -184,7 +185,8 @@ std::vector<DbValue> FieldValues(const EventTypeFields& f, std::initializer_list
                          f.minimum_booking_notice,
                          f.before_event_buffer,
                          f.after_event_buffer,
-                         f.slot_interval};
+                         f.slot_interval,
+                         f.schedule_id};
   v.insert(v.end(), tail.begin(), tail.end());
   return v;
 }

@@ -19,7 +19,7 @@ namespace rendezvous::bookings {
 // Column lists for SELECT, in the order EventTypeFromRow and BookingFromRow read them.
 inline constexpr const char* kEventTypeColumns =
     "id, owner_id, title, slug, length_minutes, description, locations, requires_confirmation, "
-    "minimum_booking_notice, before_event_buffer, after_event_buffer, slot_interval";
+    "minimum_booking_notice, before_event_buffer, after_event_buffer, slot_interval, schedule_id";
 inline constexpr const char* kBookingColumns =
     "id, uid, event_type_id, host_id, title, description, status, start_at, end_at, duration, location, "
     "metadata, cancellation_reason, rescheduled_from_uid, rescheduled_to_uid, host_absent, created_at, "
@@ -44,7 +44,7 @@ std::optional<EventType> LoadEventType(DbConnection& conn, int64_t owner_id, int
 // The booking `uid` hosted by `host_id` with its attendees (locked FOR UPDATE when `lock`);
 // nullopt for another host's or a uid that cannot be one.
 std::optional<BookingRow> LoadBooking(DbConnection& conn, int64_t host_id, const std::string& uid, bool lock);
-// The event type's fields in column order (title ... slot_interval), followed by `tail`.
+// The event type's fields in column order (title ... slot_interval, schedule_id), followed by `tail`.
 std::vector<DbValue> FieldValues(const EventTypeFields& fields, std::initializer_list<DbValue> tail);
 
 }  // namespace rendezvous::bookings

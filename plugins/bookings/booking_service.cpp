@@ -4,6 +4,7 @@
 
 #include "booking_rows.hpp"
 #include "rendezvous/crypto.hpp"
+#include "schedule_rows.hpp"
 
 namespace rendezvous::bookings {
 namespace {
@@ -16,6 +17,12 @@ Status NotFoundBooking() {
 }
 Status DuplicateSlug(const std::string& slug) {
   return Status::Conflict("you already have an event type with the slug \"" + slug + "\"");
+}
+// A named schedule must be the owner's; its row is share-locked so it cannot be deleted before the
+// event type naming it commits.
+Status CheckSchedule(DbConnection& conn, int64_t owner_id, const std::optional<int64_t>& schedule_id) {
+  if (!schedule_id || LoadSchedule(conn, owner_id, *schedule_id, ScheduleLock::kShare)) return Status::Ok();
+  return FieldInvalid("scheduleId", "must be the id of one of your schedules, or null for your default");
 }
 
 User HostOrPlaceholder(Identity& identity, int64_t id) {
@@ -62,6 +69,7 @@ Result<Json> BookingService::CreateEventType(int64_t owner_id, const EventTypeFi
       return Status::Conflict("you have " + std::to_string(kMaxEventTypesPerUser) +
                               " event types, the most allowed");
     }
+    if (Status e = CheckSchedule(conn, owner_id, fields.schedule_id); !e.ok()) return e;
     const std::string now = time::FormatSql(time::Now());
     std::vector<DbValue> values{owner_id};
     const std::vector<DbValue> rest = FieldValues(fields, {now, now});
@@ -70,8 +78,8 @@ Result<Json> BookingService::CreateEventType(int64_t owner_id, const EventTypeFi
       conn.Exec(
           "INSERT INTO event_types (owner_id, title, slug, length_minutes, description, locations,"
           " requires_confirmation, minimum_booking_notice, before_event_buffer, after_event_buffer, "
-          "slot_interval,"
-          " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+          "slot_interval, schedule_id,"
+          " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
           values);
     } catch (const DuplicateKey&) {
       return DuplicateSlug(fields.slug);
@@ -86,13 +94,16 @@ Result<Json> BookingService::UpdateEventType(int64_t owner_id, int64_t id, const
     auto et = LoadEventType(conn, owner_id, id, true);
     if (!et) return NotFoundEventType();
     if (Status e = ApplyEventTypePatch(patch, et->fields); !e.ok()) return e;
+    if (patch.contains("scheduleId")) {
+      if (Status e = CheckSchedule(conn, owner_id, et->fields.schedule_id); !e.ok()) return e;
+    }
     try {
       conn.Exec(
           "UPDATE event_types SET title = ?, slug = ?, length_minutes = ?, description = ?, locations = ?,"
           " requires_confirmation = ?, minimum_booking_notice = ?, before_event_buffer = ?, "
           "after_event_buffer "
           "= ?,"
-          " slot_interval = ?, updated_at = ? WHERE id = ?",
+          " slot_interval = ?, schedule_id = ?, updated_at = ? WHERE id = ?",
           FieldValues(et->fields, {time::FormatSql(time::Now()), id}));
     } catch (const DuplicateKey&) {
       return DuplicateSlug(et->fields.slug);

@@ -20,7 +20,8 @@ const std::set<std::string>& KnownMembers() {
                                                  "minimumBookingNotice",
                                                  "beforeEventBuffer",
                                                  "afterEventBuffer",
-                                                 "slotInterval"};
+                                                 "slotInterval",
+                                                 "scheduleId"};
   return kMembers;
 }
 
@@ -168,6 +169,17 @@ Status Apply(const Json& body, EventTypeFields& f, bool create) {
       f.slot_interval = v;
     }
   }
+  // Whether the schedule is the owner's is checked where the schedules are (BookingService).
+  if (has("scheduleId")) {
+    const Json& v = body["scheduleId"];
+    if (v.is_null()) {
+      f.schedule_id.reset();
+    } else if (!v.is_number_integer() || v.get<int64_t>() < 1) {
+      return FieldInvalid("scheduleId", "must be the id of one of your schedules, or null for your default");
+    } else {
+      f.schedule_id = v.get<int64_t>();
+    }
+  }
   return Status::Ok();
 }
 
@@ -248,6 +260,7 @@ Json EventTypeJson(const EventType& et) {
               {"beforeEventBuffer", f.before_event_buffer},
               {"afterEventBuffer", f.after_event_buffer},
               {"slotInterval", f.slot_interval ? Json(*f.slot_interval) : Json(nullptr)},
+              {"scheduleId", f.schedule_id ? Json(*f.schedule_id) : Json(nullptr)},
               {"ownerId", et.owner_id}};
 }
 

@@ -33,6 +33,7 @@ struct EventTypeFields {
   int before_event_buffer = 0;       // minutes
   int after_event_buffer = 0;        // minutes
   std::optional<int> slot_interval;  // minutes; nullopt: the event's length
+  std::optional<int64_t> schedule_id;  // one of the owner's schedules; nullopt: the owner's default
 };
 
 struct EventType {
@@ -45,7 +46,7 @@ struct EventType {
 // FieldInvalid statuses naming the member.
 Result<EventTypeFields> ParseEventTypeCreate(const Json& body);
 // Applies a PATCH body to `fields`; members absent are kept, `null` resets optional ones
-// (description, locations, slotInterval). On error `fields` may be partly changed.
+// (description, locations, slotInterval, scheduleId). On error `fields` may be partly changed.
 Status ApplyEventTypePatch(const Json& body, EventTypeFields& fields);
 // Checks a `locations` array and answers the normalized objects:
 //   {"type":"integration","integration":"google-meet"}
@@ -53,7 +54,7 @@ Status ApplyEventTypePatch(const Json& body, EventTypeFields& fields);
 //   {"type":"phone","phone":"+E164","public":bool}
 Result<Json> ParseLocations(const Json& value);
 // `{id, title, slug, lengthInMinutes, description, locations, requiresConfirmation,
-//  minimumBookingNotice, beforeEventBuffer, afterEventBuffer, slotInterval, ownerId}`.
+//  minimumBookingNotice, beforeEventBuffer, afterEventBuffer, slotInterval, scheduleId, ownerId}`.
 Json EventTypeJson(const EventType& event_type);
 // A booking's `location` from its event type's first location ("integrations:google:meet" for
 // Google Meet, else the address, link or phone); nullopt when the event type has none.

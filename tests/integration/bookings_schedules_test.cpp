@@ -1,6 +1,7 @@
 // Schedule routes against the real binary and MariaDB: create, list, get, patch, delete, the
 // default (stored or implicit) and its rules, another user's schedule is 404, validation 400s store
-// nothing, at most 100 schedules, the scopes (PROFILE_READ / PROFILE_WRITE).
+// nothing, at most 100 schedules, the scopes (PROFILE_READ / PROFILE_WRITE), and an event type's
+// scheduleId (round trip, another user's schedule refused, a named schedule cannot be deleted).
 #include "bookings_fixture.hpp"
 
 namespace rendezvous::testing {
@@ -277,6 +278,64 @@ TEST_F(BookingsSchedules, AtMostOneHundredPerUser) {
   EXPECT_EQ(list[99]["name"], "S99");
   EXPECT_EQ(Count("SELECT COUNT(*) FROM schedules WHERE owner_id = " + std::to_string(owner_)), 100);
   EXPECT_EQ(Call("POST", "/v2/schedules", other_key_, "{}").status, 201);
+}
+
+TEST_F(BookingsSchedules, EventTypeScheduleId) {
+  json s = CreateSchedule(owner_key_, {{"name", "Mornings"}});
+  json theirs = CreateSchedule(other_key_, {{"name", "Theirs"}});
+  const int64_t sid = s["id"];
+
+  json et = CreateEventType(owner_key_, "with-schedule", 30, {{"scheduleId", sid}});
+  EXPECT_EQ(et["scheduleId"], sid);
+  const std::string et_path = "/v2/event-types/" + std::to_string(et["id"].get<int64_t>());
+  EXPECT_EQ(Get(et_path, owner_key_)["scheduleId"], sid);
+  EXPECT_EQ(db_.QueryValue("SELECT schedule_id FROM event_types WHERE id = " + std::to_string(et["id"].get<int64_t>())),
+            std::to_string(sid));
+  json plain = CreateEventType(owner_key_, "plain");
+  EXPECT_TRUE(plain["scheduleId"].is_null());
+
+  // Another user's schedule, or one that does not exist, is refused and nothing is stored.
+  for (const json& bad : {theirs["id"], json(999999)}) {
+    HttpResult r = Call("POST", "/v2/event-types", owner_key_,
+                        json{{"title", "T"}, {"slug", "refused"}, {"lengthInMinutes", 30}, {"scheduleId", bad}});
+    EXPECT_EQ(r.status, 400) << r.body;
+    EXPECT_EQ(r.Json()["error"]["code"], "validation_error");
+    EXPECT_EQ(r.Json()["error"]["details"]["field"], "scheduleId") << r.body;
+    HttpResult p = Call("PATCH", et_path, owner_key_, json{{"scheduleId", bad}, {"title", "Changed"}});
+    EXPECT_EQ(p.status, 400) << p.body;
+    EXPECT_EQ(p.Json()["error"]["details"]["field"], "scheduleId") << p.body;
+  }
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM event_types WHERE slug = 'refused'"), 0);
+  EXPECT_EQ(Get(et_path, owner_key_)["title"], et["title"]);
+  EXPECT_EQ(Get(et_path, owner_key_)["scheduleId"], sid);
+  HttpResult wrong_type = Call("PATCH", et_path, owner_key_, json{{"scheduleId", "1"}});
+  EXPECT_EQ(wrong_type.status, 400);
+  EXPECT_EQ(wrong_type.Json()["error"]["details"]["field"], "scheduleId");
+
+  // A schedule that event types name cannot be deleted.
+  HttpResult refused = Call("DELETE", PathOf(s), owner_key_);
+  EXPECT_EQ(refused.status, 409) << refused.body;
+  EXPECT_EQ(refused.Json()["error"]["code"], "conflict");
+  EXPECT_NE(refused.Json()["error"]["message"].get<std::string>().find("event type"), std::string::npos)
+      << refused.body;
+  EXPECT_EQ(Get(PathOf(s), owner_key_), s);
+
+  // Other changes keep the schedule; null goes back to the owner's default.
+  HttpResult renamed = Call("PATCH", et_path, owner_key_, json{{"title", "Renamed"}});
+  ASSERT_EQ(renamed.status, 200) << renamed.body;
+  EXPECT_EQ(renamed.Json()["data"]["scheduleId"], sid);
+  HttpResult cleared = Call("PATCH", et_path, owner_key_, json{{"scheduleId", nullptr}});
+  ASSERT_EQ(cleared.status, 200) << cleared.body;
+  EXPECT_TRUE(cleared.Json()["data"]["scheduleId"].is_null());
+  EXPECT_EQ(db_.QueryValue("SELECT COUNT(*) FROM event_types WHERE schedule_id IS NOT NULL"), "0");
+  HttpResult again = Call("PATCH", et_path, owner_key_, json{{"scheduleId", sid}});
+  ASSERT_EQ(again.status, 200) << again.body;
+  EXPECT_EQ(again.Json()["data"]["scheduleId"], sid);
+  ASSERT_EQ(Call("PATCH", et_path, owner_key_, json{{"scheduleId", nullptr}}).status, 200);
+  HttpResult deleted = Call("DELETE", PathOf(s), owner_key_);
+  EXPECT_EQ(deleted.status, 200) << deleted.body;
+  // The other user's schedule was never touched.
+  EXPECT_EQ(Get(PathOf(theirs), other_key_), theirs);
 }
 
 TEST_F(BookingsSchedules, ScopesReadAndWrite) {

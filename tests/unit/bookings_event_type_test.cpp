@@ -141,12 +141,29 @@ TEST(BookingsEventType, JsonShape) {
                                    "minimumBookingNotice",
                                    "ownerId",
                                    "requiresConfirmation",
+                                   "scheduleId",
                                    "slotInterval",
                                    "slug",
                                    "title"};
   EXPECT_EQ(keys, want);
   EXPECT_EQ(j["ownerId"], 9);
   EXPECT_TRUE(j["slotInterval"].is_null());
+  EXPECT_TRUE(j["scheduleId"].is_null());
+}
+
+TEST(BookingsEventType, ScheduleIdIsAPositiveIdOrNull) {
+  Json j = Valid();
+  j["scheduleId"] = 12;
+  Result<EventTypeFields> f = ParseEventTypeCreate(j);
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_EQ(f->schedule_id, 12);
+  for (Json bad : {Json(0), Json(-3), Json("12"), Json(1.5), Json::array()}) {
+    j["scheduleId"] = bad;
+    EXPECT_EQ(FieldOf(j), "scheduleId") << bad;
+  }
+  EventTypeFields fields = *f;
+  ASSERT_TRUE(ApplyEventTypePatch(Json{{"scheduleId", nullptr}}, fields).ok());
+  EXPECT_FALSE(fields.schedule_id.has_value());
 }
 
 }  // namespace
