@@ -212,6 +212,7 @@ int HttpStatusFor(ErrorCode code) {
     case ErrorCode::kNotFound: return 404;
     case ErrorCode::kConflict: return 409;
     case ErrorCode::kTooLarge: return 413;
+    case ErrorCode::kUnprocessable: return 422;
     case ErrorCode::kUnsupportedMediaType: return 415;
     case ErrorCode::kRateLimited: return 429;
     case ErrorCode::kUpstreamFailed: return 502;
@@ -235,6 +236,7 @@ std::string_view DefaultErrorCode(int status) {
     case 414: return "uri_too_long";
     case 415: return "unsupported_media_type";
     case 417: return "expectation_failed";
+    case 422: return "unprocessable_entity";
     case 431: return "header_fields_too_large";
     case 429: return "rate_limited";
     case 500: return "internal_error";

@@ -70,6 +70,18 @@ class PluginHost::Context final : public PluginContext {
   ScriptRuntime& scripts() override { return *host_.services_.scripts; }
   Metrics& metrics() override { return *host_.services_.metrics; }
   Logger& logger() override { return *host_.services_.logger; }
+  void AddBusyTimeSource(std::shared_ptr<BusyTimeSource> source) override {
+    host_.busy_sources_.push_back(std::move(source));
+  }
+  Result<std::vector<BusyTime>> BusyTimes(int64_t user_id, time::Millis from, time::Millis to) override {
+    std::vector<BusyTime> all;
+    for (const std::shared_ptr<BusyTimeSource>& source : host_.busy_sources_) {
+      Result<std::vector<BusyTime>> some = source->BusyTimes(user_id, from, to);
+      if (!some.ok()) return some.status();
+      all.insert(all.end(), some->begin(), some->end());
+    }
+    return all;
+  }
 
  protected:
   void ProvideRaw(const std::string& name, std::type_index type, std::shared_ptr<void> service) override {

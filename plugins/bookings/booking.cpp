@@ -71,10 +71,5 @@ Json BookingJson(const Booking& b, const User& host) {
               {"createdAt", time::FormatIso(b.created_at)}};
 }
 
-Json EventEnvelope(std::string_view trigger, Millis created_at, const Json& booking_json) {
-  return Json{{"triggerEvent", std::string(trigger)},
-              {"createdAt", time::FormatIso(created_at)},
-              {"payload", booking_json}};
-}
 
 }  // namespace rendezvous::bookings

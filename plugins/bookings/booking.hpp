@@ -59,7 +59,5 @@ std::string BookingTitle(std::string_view event_type_title, std::string_view org
 // location, metadata, cancellationReason, rescheduledFromUid, rescheduledToUid, createdAt}`.
 // `host` is the user of booking.host_id.
 Json BookingJson(const Booking& booking, const User& host);
-// The outbox payload of a booking event: {"triggerEvent", "createdAt", "payload": booking JSON}.
-Json EventEnvelope(std::string_view trigger, Millis created_at, const Json& booking_json);
 
 }  // namespace rendezvous::bookings

@@ -9,16 +9,6 @@
 namespace rendezvous::bookings {
 namespace {
 
-Status OnlyMembers(const Json& body, std::initializer_list<const char*> allowed) {
-  if (!body.is_object()) return FieldInvalid("body", "must be a JSON object");
-  for (auto it = body.begin(); it != body.end(); ++it) {
-    if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return it.key() == a; })) {
-      return FieldInvalid(it.key(), "is not accepted here");
-    }
-  }
-  return Status::Ok();
-}
-
 // A count of at most 9 decimal digits.
 std::optional<int64_t> SmallNumber(const std::string& text) {
   if (text.empty() || text.size() > 9) return std::nullopt;
@@ -34,20 +24,12 @@ std::optional<int64_t> SmallNumber(const std::string& text) {
 
 Result<ListQuery> ParseListQuery(const std::multimap<std::string, std::string>& query) {
   ListQuery out;
-  for (const char* name : {"status", "afterStart", "beforeEnd", "eventTypeId", "skip", "take"}) {
-    if (query.count(name) > 1) return FieldInvalid(name, "must be given at most once");
+  if (Status e = RefuseRepeated(query, {"status", "afterStart", "beforeEnd", "eventTypeId", "skip", "take"});
+      !e.ok()) {
+    return e;
   }
-  auto get = [&](const char* name) -> std::optional<std::string> {
-    auto it = query.find(name);
-    if (it == query.end()) return std::nullopt;
-    return it->second;
-  };
-  // An unencoded "+" of a zone offset arrives as a space (form decoding); read it as "+".
-  auto time_param = [&](const char* name) -> std::optional<std::string> {
-    auto v = get(name);
-    if (v && v->size() > 19 && v->find(' ', 16) != std::string::npos) (*v)[v->find(' ', 16)] = '+';
-    return v;
-  };
+  auto get = [&](const char* name) { return QueryParam(query, name); };
+  auto time_param = [&](const char* name) { return QueryTimeParam(query, name); };
   if (auto v = get("status")) {
     if (v->size() > 200) return FieldInvalid("status", "is too long");
     size_t pos = 0;

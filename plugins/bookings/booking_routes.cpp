@@ -1,5 +1,7 @@
 #include "booking_routes.hpp"
 
+#include "rendezvous/crypto.hpp"
+
 namespace rendezvous::bookings {
 namespace {
 
@@ -71,6 +73,37 @@ class Routes {
                 if (!query.ok()) return Response::FromStatus(query.status());
                 return Response::SuccessWith(s.ListBookings(host, *query));
               });
+    AddPublic(Method::kGet, "/v2/slots", [](BookingService& s, Request& req) {
+      Result<SlotsQuery> query = ParseSlotsQuery(req.query);
+      if (!query.ok()) return Response::FromStatus(query.status());
+      return Answer(s.Slots(*query));
+    });
+    AddPublic(Method::kPost, "/v2/bookings", [](BookingService& s, Request& req) {
+      std::optional<std::string> key = req.Header("idempotency-key");
+      if (key) {
+        if (Status e = CheckIdempotencyKey(*key); !e.ok()) return Response::FromStatus(e);
+      }
+      auto body = req.JsonBody();
+      if (!body.ok()) return Response::FromStatus(body.status());
+      Result<CreateRequest> create = ParseCreateBody(*body);
+      if (!create.ok()) return Response::FromStatus(create.status());
+      return Answer(s.Create(*create, key, crypto::Sha256Hex(body->dump())), 201);
+    });
+    AddPublic(Method::kPost, "/v2/bookings/:uid/cancel", [](BookingService& s, Request& req) {
+      auto body = req.JsonBody();
+      if (!body.ok()) return Response::FromStatus(body.status());
+      Result<std::optional<std::string>> reason = ParseCancelBody(*body);
+      if (!reason.ok()) return Response::FromStatus(reason.status());
+      return Answer(s.Cancel(PathUid(req), *reason));
+    });
+    AddPublic(Method::kPost, "/v2/bookings/:uid/reschedule", [](BookingService& s, Request& req) {
+      auto body = req.JsonBody();
+      if (!body.ok()) return Response::FromStatus(body.status());
+      Result<RescheduleRequest> reschedule = ParseRescheduleBody(*body);
+      if (!reschedule.ok()) return Response::FromStatus(reschedule.status());
+      return Answer(s.Reschedule(PathUid(req), *reschedule), 201);
+    });
+
     AddHosted(Method::kGet, "/v2/bookings/:uid", "BOOKING_READ",
               [](BookingService& s, const User& host, Request& req) {
                 return Answer(s.GetBooking(host, PathUid(req)));
@@ -98,6 +131,17 @@ class Routes {
                 if (!marks.ok()) return Response::FromStatus(marks.status());
                 return Answer(s.MarkAbsent(host, PathUid(req), *marks));
               });
+    AddHosted(Method::kPost, "/v2/bookings/:uid/reopen", "BOOKING_WRITE",
+              [](BookingService& s, const User& host, Request& req) {
+                auto body = req.JsonBody();
+                if (!body.ok()) return Response::FromStatus(body.status());
+                if (Status e = ParseConfirmBody(*body); !e.ok()) return Response::FromStatus(e);
+                return Answer(s.Reopen(host, PathUid(req)));
+              });
+    AddHosted(Method::kGet, "/v2/bookings/:uid/references", "BOOKING_READ",
+              [](BookingService& s, const User& host, Request& req) {
+                return Answer(s.ListReferences(host, PathUid(req)));
+              });
   }
 
  private:
@@ -106,6 +150,12 @@ class Routes {
 
   void Add(Method method, const char* pattern, const char* scope, Fn fn) {
     ctx_.AddRoute(Route::Api(method, pattern, RouteAuth::Bearer(scope, kAccepted),
+                             [service = service_, fn](Request& req) { return fn(*service, req); }));
+  }
+
+  // The public booking flow: no credential needed (one given is not looked at).
+  void AddPublic(Method method, const char* pattern, Fn fn) {
+    ctx_.AddRoute(Route::Api(method, pattern, RouteAuth::Public(),
                              [service = service_, fn](Request& req) { return fn(*service, req); }));
   }
 

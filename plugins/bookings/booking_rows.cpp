@@ -69,6 +69,36 @@ CREATE TABLE IF NOT EXISTS booking_attendees (
   CONSTRAINT fk_booking_attendees_booking FOREIGN KEY (booking_id) REFERENCES bookings (id) ON DELETE CASCADE
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci)sql";
 
+// The per-host lock of the booking flow, the Idempotency-Key record of public creates (the key's
+// SHA-256, the body's, and the booking made; kept 24 hours), and the references other plugins
+// record for a booking.
+constexpr const char* kPublicFlowMigration = R"sql(CREATE TABLE IF NOT EXISTS booking_host_locks (
+  host_id BIGINT NOT NULL,
+  changes BIGINT NOT NULL DEFAULT 0,
+  PRIMARY KEY (host_id)
+) ENGINE=InnoDB;
+CREATE TABLE IF NOT EXISTS booking_idempotency_keys (
+  event_type_id BIGINT NOT NULL,
+  key_hash CHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  body_hash CHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  booking_id BIGINT NOT NULL,
+  created_at DATETIME(3) NOT NULL,
+  PRIMARY KEY (event_type_id, key_hash),
+  KEY ix_booking_idempotency_created (created_at),
+  CONSTRAINT fk_booking_idempotency_booking FOREIGN KEY (booking_id) REFERENCES bookings (id) ON DELETE CASCADE
+) ENGINE=InnoDB;
+CREATE TABLE IF NOT EXISTS booking_references (
+  id BIGINT NOT NULL AUTO_INCREMENT,
+  booking_id BIGINT NOT NULL,
+  type VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  event_uid VARCHAR(1024) NOT NULL,
+  calendar_id VARCHAR(1024) NULL,
+  created_at DATETIME(3) NOT NULL,
+  PRIMARY KEY (id),
+  KEY ix_booking_references_booking (booking_id, id),
+  CONSTRAINT fk_booking_references_booking FOREIGN KEY (booking_id) REFERENCES bookings (id) ON DELETE CASCADE
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci)sql";
+
 Millis TimeColumn(const DbRow& row, int col) {
   return time::ParseSql(row.String(col)).value_or(0);
 }
@@ -86,7 +116,9 @@ bool IsUid(const std::string& uid) {
 }  // namespace
 
 std::vector<Migration> BookingMigrations() {
-  return {Migration{1, "event_types, bookings, booking_attendees", kMigration}, ScheduleMigration()};
+  return {Migration{1, "event_types, bookings, booking_attendees", kMigration},
+          Migration{2, "booking_host_locks, booking_idempotency_keys, booking_references", kPublicFlowMigration},
+          ScheduleMigration()};
 }
 
 EventType EventTypeFromRow(const DbRow& row) {
@@ -173,6 +205,59 @@ std::optional<BookingRow> LoadBooking(DbConnection& conn, int64_t host_id, const
   std::vector<BookingRow> rows{BookingFromRow(*row)};
   LoadAttendees(conn, rows);
   return std::move(rows[0]);
+}
+
+std::optional<EventType> FindEventType(DbConnection& conn, int64_t id) {
+  std::optional<DbRow> row =
+      conn.QueryOne(std::string("SELECT ") + kEventTypeColumns + " FROM event_types WHERE id = ?", {id});
+  if (!row) return std::nullopt;
+  return EventTypeFromRow(*row);
+}
+
+std::optional<int64_t> BookingHost(DbConnection& conn, const std::string& uid) {
+  if (!IsUid(uid)) return std::nullopt;
+  std::optional<DbRow> row = conn.QueryOne("SELECT host_id FROM bookings WHERE uid = ?", {uid});
+  if (!row) return std::nullopt;
+  return row->Int(1);
+}
+
+void InsertBooking(DbConnection& conn, Booking& b, bool emit_completion) {
+  const std::string now = time::FormatSql(b.created_at);
+  conn.Exec(
+      "INSERT INTO bookings (uid, event_type_id, host_id, title, description, status, start_at, end_at, duration,"
+      " location, metadata, rescheduled_from_uid, host_absent, emit_completion, created_at, updated_at)"
+      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)",
+      {b.uid, b.event_type_id, b.host_id, b.title, b.description, StatusName(b.status), time::FormatSql(b.start),
+       time::FormatSql(b.end), b.duration, b.location, b.metadata.dump(), b.rescheduled_from_uid, emit_completion,
+       now, now});
+  b.id = conn.LastInsertId();
+  std::vector<std::vector<DbValue>> attendees;
+  for (size_t i = 0; i < b.attendees.size(); ++i) {
+    const Attendee& a = b.attendees[i];
+    attendees.push_back({b.id, i, a.name, a.email, a.time_zone, a.absent});
+  }
+  conn.InsertRows("INSERT INTO booking_attendees (booking_id, position, name, email, time_zone, absent)", attendees);
+}
+
+void LockHost(DbConnection& conn, int64_t host_id) {
+  conn.Exec(
+      "INSERT INTO booking_host_locks (host_id, changes) VALUES (?, 1) ON DUPLICATE KEY UPDATE changes = changes + 1",
+      {host_id});
+}
+
+std::vector<BusyBlock> HostBusyBlocks(DbConnection& conn, int64_t host_id, Millis from, Millis to, int64_t except_id) {
+  const Millis day = time::kMillisPerDay;
+  std::vector<BusyBlock> out;
+  for (const DbRow& row : conn.Query(
+           "SELECT b.start_at, b.end_at, e.before_event_buffer, e.after_event_buffer FROM bookings b"
+           " JOIN event_types e ON e.id = b.event_type_id"
+           " WHERE b.host_id = ? AND b.status IN ('accepted', 'pending') AND b.start_at >= ? AND b.start_at < ?"
+           " AND b.end_at > ? AND b.id <> ?",
+           {host_id, time::FormatSql(from - 3 * day), time::FormatSql(to + 2 * day), time::FormatSql(from - day),
+            except_id})) {
+    out.push_back({TimeColumn(row, 1), TimeColumn(row, 2), static_cast<int>(row.Int(3)), static_cast<int>(row.Int(4))});
+  }
+  return out;
 }
 
 std::vector<DbValue> FieldValues(const EventTypeFields& f, std::initializer_list<DbValue> tail) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "availability.hpp"
 #include "booking.hpp"
 #include "event_type.hpp"
 #include "rendezvous/database.hpp"
@@ -44,6 +45,22 @@ std::optional<EventType> LoadEventType(DbConnection& conn, int64_t owner_id, int
 // The booking `uid` hosted by `host_id` with its attendees (locked FOR UPDATE when `lock`);
 // nullopt for another host's or a uid that cannot be one.
 std::optional<BookingRow> LoadBooking(DbConnection& conn, int64_t host_id, const std::string& uid, bool lock);
+// The event type `id`, whoever owns it (the public booking flow); nullopt when there is none.
+std::optional<EventType> FindEventType(DbConnection& conn, int64_t id);
+// The host of the booking `uid`; nullopt when there is none (or `uid` cannot be one).
+std::optional<int64_t> BookingHost(DbConnection& conn, const std::string& uid);
+// Writes a new booking with its attendees; sets booking.id.
+void InsertBooking(DbConnection& conn, Booking& booking, bool emit_completion);
+// Takes the host's booking lock for the rest of the transaction: changes that may make two of a
+// host's bookings overlap run one at a time per host. Must be the transaction's first statement,
+// so every read after it sees what the previous holder committed.
+void LockHost(DbConnection& conn, int64_t host_id);
+// The host's accepted and pending bookings that may conflict with starts in [from, to) (bookings
+// and buffers are at most a day long each), as busy blocks with their event types' buffers; the
+// booking `except_id` is left out.
+std::vector<BusyBlock> HostBusyBlocks(DbConnection& conn, int64_t host_id, Millis from, Millis to,
+                                      int64_t except_id = 0);
+
 // The event type's fields in column order (title ... slot_interval, schedule_id), followed by `tail`.
 std::vector<DbValue> FieldValues(const EventTypeFields& fields, std::initializer_list<DbValue> tail);
 

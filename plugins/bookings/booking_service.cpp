@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "booking_events.hpp"
 #include "booking_rows.hpp"
 #include "rendezvous/crypto.hpp"
 #include "schedule_rows.hpp"
@@ -204,18 +205,20 @@ Result<Json> BookingService::Change(const User& host, const std::string& uid, Bo
                   {a.absent, b.id, a.email});
       }
     }
-    if (action == BookingAction::kDecline) b.cancellation_reason = reason;
+    if (action == BookingAction::kDecline || action == BookingAction::kCancel) b.cancellation_reason = reason;
     b.status = StatusAfter(b.status, action);
     conn.Exec(
         "UPDATE bookings SET status = ?, cancellation_reason = ?, host_absent = ?, updated_at = ? WHERE id = "
         "?",
         {StatusName(b.status), b.cancellation_reason, b.host_absent, time::FormatSql(now), b.id});
-    Json json = BookingJson(b, host);
     if (emit) {
-      outbox_.Publish(conn, kOutboxTopic, TriggerFor(action), EventEnvelope(TriggerFor(action), now, json));
+      std::optional<EventType> et = FindEventType(conn, b.event_type_id);
+      if (!et) return Status(ErrorCode::kInternal, "the booking's event type is missing");
+      outbox_.Publish(conn, kOutboxTopic, TriggerFor(action),
+                      EventEnvelope(TriggerFor(action), now, EventPayload(b, host, *et)));
       published = true;
     }
-    return json;
+    return BookingJson(b, host);
   });
   if (published) outbox_.Notify();
   return out;
@@ -244,22 +247,7 @@ Result<Json> BookingService::Import(const ImportRequest& r) {
     b.location = BookingLocation(et->fields.locations);
     b.created_at = now;
     const bool emit_completion = !(b.status == BookingStatus::kAccepted && b.end <= now);
-    conn.Exec(
-        "INSERT INTO bookings (uid, event_type_id, host_id, title, description, status, start_at, end_at, "
-        "duration,"
-        " location, metadata, host_absent, emit_completion, created_at, updated_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)",
-        {b.uid, b.event_type_id, b.host_id, b.title, b.description, StatusName(b.status),
-         time::FormatSql(b.start), time::FormatSql(b.end), b.duration, b.location, b.metadata.dump(),
-         emit_completion, time::FormatSql(now), time::FormatSql(now)});
-    b.id = conn.LastInsertId();
-    std::vector<std::vector<DbValue>> attendees;
-    for (size_t i = 0; i < b.attendees.size(); ++i) {
-      const Attendee& a = b.attendees[i];
-      attendees.push_back({b.id, i, a.name, a.email, a.time_zone, a.absent});
-    }
-    conn.InsertRows("INSERT INTO booking_attendees (booking_id, position, name, email, time_zone, absent)",
-                    attendees);
+    InsertBooking(conn, b, emit_completion);
     return BookingJson(b, *user);
   });
 }
@@ -290,22 +278,28 @@ size_t BookingService::CompleteEnded(Millis now, size_t batch) {
       rows.push_back(BookingFromRow(row));
     }
     LoadAttendees(conn, rows);
+    std::map<int64_t, std::optional<EventType>> event_types;
+    for (const BookingRow& row : rows) {
+      if (!event_types.count(row.booking.event_type_id)) {
+        event_types[row.booking.event_type_id] = FindEventType(conn, row.booking.event_type_id);
+      }
+    }
     const std::string updated_at = time::FormatSql(time::Now());
     size_t n = 0;
     for (BookingRow& row : rows) {
       Booking& b = row.booking;
       if (!CheckTransition(b.status, BookingAction::kComplete, true, b.end <= now).ok()) continue;
       auto host = hosts.find(b.host_id);
+      const std::optional<EventType>& et = event_types[b.event_type_id];
       // A host not looked up above (a row that became due in between) waits for the next pass.
-      if (row.emit_completion && host == hosts.end()) continue;
+      if (row.emit_completion && (host == hosts.end() || !et)) continue;
       b.status = StatusAfter(b.status, BookingAction::kComplete);
       conn.Exec("UPDATE bookings SET status = ?, updated_at = ? WHERE id = ?",
                 {StatusName(b.status), updated_at, b.id});
       ++n;
       if (!row.emit_completion) continue;
       const char* trigger = TriggerFor(BookingAction::kComplete);
-      outbox_.Publish(conn, kOutboxTopic, trigger,
-                      EventEnvelope(trigger, time::Now(), BookingJson(b, host->second)));
+      outbox_.Publish(conn, kOutboxTopic, trigger, EventEnvelope(trigger, time::Now(), EventPayload(b, host->second, *et)));
       ++published;
     }
     return n;

@@ -5,14 +5,17 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "availability.hpp"
 #include "booking.hpp"
 #include "booking_requests.hpp"
 #include "booking_transitions.hpp"
 #include "event_type.hpp"
+#include "public_requests.hpp"
 #include "rendezvous/database.hpp"
 #include "rendezvous/identity.hpp"
 #include "rendezvous/log.hpp"
@@ -21,8 +24,19 @@
 
 namespace rendezvous::bookings {
 
-constexpr const char* kOutboxTopic = "bookings";
 constexpr int kMaxEventTypesPerUser = 500;
+
+// Busy times of a host from outside the bookings (connected calendars) that overlap [from, to);
+// an error status when a source could not be asked.
+using BusySource = std::function<Result<std::vector<BusyBlock>>(int64_t host_id, Millis from, Millis to)>;
+
+// A reference another plugin records for a booking (DESIGN §9), e.g. the Google event made for it.
+struct BookingReference {
+  std::string type;  // "google_calendar"
+  std::string event_uid;
+  std::optional<std::string> calendar_id;
+  Millis created_at = 0;
+};
 
 struct ImportRequest {
   int64_t user_id = 0;
@@ -36,6 +50,10 @@ struct ImportRequest {
 class BookingService {
  public:
   BookingService(Database& db, Outbox& outbox, Identity& identity, Logger& logger);
+
+  // Busy times beyond the host's bookings that slots and new bookings must avoid. Set before
+  // the server serves; none by default.
+  void SetBusySource(BusySource source) { busy_source_ = std::move(source); }
 
   static std::vector<Migration> Migrations();
 
@@ -57,9 +75,37 @@ class BookingService {
   Result<Json> Decline(const User& host, const std::string& uid, const std::optional<std::string>& reason);
   Result<Json> MarkAbsent(const User& host, const std::string& uid, const AbsentMarks& marks);
 
+  // Public booking flow (docs/bookings.md "Booking a time"). Failures: Invalid naming the field
+  // (an unknown event type is "eventTypeId"), NotFound (an unknown booking), Conflict with the
+  // reason (a time that is not free, a refused transition), and the busy source's errors.
+  // GET /v2/slots: data = {"YYYY-MM-DD": [{"start"}, ..]}.
+  Result<Json> Slots(const SlotsQuery& query);
+  // POST /v2/bookings. With an idempotency key (already checked), the first booking made with the
+  // same key for the event type in the last 24 hours is answered again when `body_hash` (the
+  // SHA-256 of the canonical body) is the same, and a 422 when it is not.
+  Result<Json> Create(const CreateRequest& request, const std::optional<std::string>& idempotency_key,
+                      const std::string& body_hash);
+  Result<Json> Cancel(const std::string& uid, const std::optional<std::string>& reason);
+  // Answers the new booking.
+  Result<Json> Reschedule(const std::string& uid, const RescheduleRequest& request);
+  // Owner: a cancelled or rejected booking back to accepted (pending when confirmation is
+  // required), when its time is in the future and still free.
+  Result<Json> Reopen(const User& host, const std::string& uid);
+
+  // References of a booking of `host`: data = [{type, eventUid, calendarId, createdAt}], oldest
+  // first.
+  Result<Json> ListReferences(const User& host, const std::string& uid);
+  // For other plugins: records a reference for the booking `uid`; NotFound when there is none.
+  Status AddReference(const std::string& uid, const BookingReference& reference);
+  // The references of the booking `uid`, oldest first (none when there is no such booking).
+  std::vector<BookingReference> References(const std::string& uid);
+
   // `admin booking import`: no event is written (it brings history over). An accepted booking
   // that has already ended is later completed by the sweep without a BOOKING_COMPLETED event.
   Result<Json> Import(const ImportRequest& request);
+
+  // Deletes up to `limit` idempotency keys older than 24 hours at `now`. Returns how many.
+  size_t ForgetIdempotencyKeys(Millis now, size_t limit);
 
   // Completes up to `batch` accepted bookings whose end is at or before `now` (rows claimed with
   // FOR UPDATE SKIP LOCKED, so instances share the work). Returns how many it completed.
@@ -68,11 +114,21 @@ class BookingService {
  private:
   Result<Json> Change(const User& host, const std::string& uid, BookingAction action,
                       const std::optional<std::string>& reason, const AbsentMarks* marks);
+  // The busy source's blocks for starts in [from, to) (none without a source).
+  Result<std::vector<BusyBlock>> OutsideBusy(int64_t host_id, Millis from, Millis to);
+  // The host of the booking `uid` (looked up before a transaction, so it never waits for a second
+  // connection); NotFound when there is no such booking.
+  Result<User> HostOf(const std::string& uid);
+  // Writes a new booking (and its event) for `request` inside a transaction holding the host's
+  // lock: checks the start, then inserts. `replaces` is the booking a reschedule cancels.
+  Result<Booking> Book(DbConnection& conn, const User& host, const EventType& et, const CreateRequest& request,
+                       const std::vector<BusyBlock>& outside, const Booking* replaces);
 
   Database& db_;
   Outbox& outbox_;
   Identity& identity_;
   Logger& logger_;
+  BusySource busy_source_;
 };
 
 }  // namespace rendezvous::bookings

@@ -28,6 +28,21 @@ Status CheckTransition(BookingStatus from, BookingAction action, bool started, b
         return Status::Conflict(is + "; only an accepted booking can be completed");
       if (!ended) return Status::Conflict("the booking has not ended yet");
       return Status::Ok();
+    case BookingAction::kCancel:
+    case BookingAction::kReschedule: {
+      const char* verb = action == BookingAction::kCancel ? "cancelled" : "rescheduled";
+      if (from != BookingStatus::kPending && from != BookingStatus::kAccepted) {
+        return Status::Conflict(is + "; only a pending or accepted booking can be " + verb);
+      }
+      if (ended) return Status::Conflict(std::string("the booking has already ended; it cannot be ") + verb);
+      return Status::Ok();
+    }
+    case BookingAction::kReopen:
+      if (from != BookingStatus::kCancelled && from != BookingStatus::kRejected) {
+        return Status::Conflict(is + "; only a cancelled or rejected booking can be reopened");
+      }
+      if (started) return Status::Conflict("the booking's time has passed; it cannot be reopened");
+      return Status::Ok();
   }
   return Status(ErrorCode::kInternal, "unknown booking action");
 }
@@ -42,6 +57,11 @@ BookingStatus StatusAfter(BookingStatus from, BookingAction action) {
       return from;
     case BookingAction::kComplete:
       return BookingStatus::kCompleted;
+    case BookingAction::kCancel:
+    case BookingAction::kReschedule:
+      return BookingStatus::kCancelled;
+    case BookingAction::kReopen:
+      return BookingStatus::kAccepted;
   }
   return from;
 }
@@ -56,6 +76,12 @@ const char* TriggerFor(BookingAction action) {
       return "BOOKING_NO_SHOW";
     case BookingAction::kComplete:
       return "BOOKING_COMPLETED";
+    case BookingAction::kCancel:
+      return "BOOKING_CANCELLED";
+    case BookingAction::kReschedule:
+      return "BOOKING_RESCHEDULED";
+    case BookingAction::kReopen:
+      return "BOOKING_REOPENED";
   }
   return "BOOKING_UPDATED";
 }

@@ -40,6 +40,7 @@ size_t CompletionSweeper::SweepOnce() {
     total += n;
     if (n < kBatch) break;
   }
+  service_.ForgetIdempotencyKeys(time::Now(), kBatch * kMaxBatchesPerPass);
   return total;
 }
 

@@ -1,5 +1,7 @@
 #include "field_checks.hpp"
 
+#include <algorithm>
+
 #include "rendezvous/text.hpp"
 
 namespace rendezvous::bookings {
@@ -52,6 +54,42 @@ std::optional<int64_t> ParsePositiveId(std::string_view text) {
     v = v * 10 + (c - '0');
   }
   if (v <= 0) return std::nullopt;
+  return v;
+}
+
+Status OnlyMembers(const nlohmann::json& body, std::initializer_list<const char*> allowed,
+                   const std::string& prefix) {
+  if (!body.is_object()) return FieldInvalid(prefix.empty() ? "body" : prefix, "must be a JSON object");
+  for (auto it = body.begin(); it != body.end(); ++it) {
+    if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return it.key() == a; })) {
+      return FieldInvalid(prefix.empty() ? it.key() : prefix + "." + it.key(), "is not accepted here");
+    }
+  }
+  return Status::Ok();
+}
+
+bool Present(const nlohmann::json& body, const char* name) {
+  return body.is_object() && body.contains(name) && !body[name].is_null();
+}
+
+std::optional<std::string> QueryParam(const std::multimap<std::string, std::string>& query, const char* name) {
+  auto it = query.find(name);
+  if (it == query.end()) return std::nullopt;
+  return it->second;
+}
+
+Status RefuseRepeated(const std::multimap<std::string, std::string>& query,
+                      std::initializer_list<const char*> names) {
+  for (const char* name : names) {
+    if (query.count(name) > 1) return FieldInvalid(name, "must be given at most once");
+  }
+  return Status::Ok();
+}
+
+std::optional<std::string> QueryTimeParam(const std::multimap<std::string, std::string>& query,
+                                          const char* name) {
+  auto v = QueryParam(query, name);
+  if (v && v->size() > 19 && v->find(' ', 16) != std::string::npos) (*v)[v->find(' ', 16)] = '+';
   return v;
 }
 

@@ -5,6 +5,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,5 +30,23 @@ std::string CheckText(std::string_view text, size_t max_chars, bool multiline);
 bool IsEmail(std::string_view text);
 // A positive decimal integer of at most 18 digits.
 std::optional<int64_t> ParsePositiveId(std::string_view text);
+
+// Ok when `body` is a JSON object whose members are all in `allowed`; else the 400 naming the
+// first other member (as "<prefix>.<member>" when `prefix` is given, the object itself as
+// `prefix`, or "body" at the top).
+Status OnlyMembers(const nlohmann::json& body, std::initializer_list<const char*> allowed,
+                   const std::string& prefix = "");
+// Whether `body` has the member `name` with a value other than null.
+bool Present(const nlohmann::json& body, const char* name);
+
+// The query parameter `name`; nullopt when absent. Callers refuse repeated parameters first
+// (RefuseRepeated).
+std::optional<std::string> QueryParam(const std::multimap<std::string, std::string>& query, const char* name);
+// The 400 for the first of `names` given more than once; Ok otherwise.
+Status RefuseRepeated(const std::multimap<std::string, std::string>& query,
+                      std::initializer_list<const char*> names);
+// A date-time query parameter: an unencoded "+" of a zone offset arrives as a space (form
+// decoding) and is read as "+".
+std::optional<std::string> QueryTimeParam(const std::multimap<std::string, std::string>& query, const char* name);
 
 }  // namespace rendezvous::bookings

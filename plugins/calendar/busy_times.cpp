@@ -27,15 +27,8 @@ std::optional<time::Millis> ParseBound(const std::string& text, const time::Zone
   return time::ParseIso(fixed);
 }
 
-struct Busy {
-  time::Millis start, end;
-  std::string source;
-  Json credential_id;
-  std::string external_id;
-};
-
 // Google's free/busy answer: {"calendars": {"<id>": {"busy": [{"start", "end"}, ..]}, ..}}.
-void AddGoogleBusy(const Json& answer, int64_t credential_id, std::vector<Busy>& busy) {
+void AddGoogleBusy(const Json& answer, int64_t credential_id, std::vector<BusyPeriod>& busy) {
   if (!answer.contains("calendars") || !answer["calendars"].is_object()) return;
   for (const auto& [id, entry] : answer["calendars"].items()) {
     if (!entry.is_object() || !entry.contains("busy") || !entry["busy"].is_array()) continue;
@@ -43,7 +36,7 @@ void AddGoogleBusy(const Json& answer, int64_t credential_id, std::vector<Busy>&
       auto s = time::ParseIso(StringField(b, "start"));
       auto e = time::ParseIso(StringField(b, "end"));
       if (!s || !e || *e <= *s) continue;
-      busy.push_back(Busy{*s, *e, "google_calendar", credential_id, id});
+      busy.push_back(BusyPeriod{*s, *e, "google_calendar", credential_id, id});
     }
   }
 }
@@ -68,7 +61,26 @@ Result<Json> CalendarService::BusyTimes(int64_t user_id, const std::optional<std
   if (*to <= *from) return Status::Invalid("dateTo", "dateTo must be after dateFrom");
   if (*to - *from > kMaxBusyRangeSeconds * 1000) return Status::Invalid("dateTo", "the range may span at most 93 days");
 
-  std::vector<Busy> busy;
+  Result<std::vector<BusyPeriod>> busy = CollectBusy(user_id, *from, *to, *zone);
+  if (!busy.ok()) return busy.status();
+  Json out = Json::array();
+  for (const BusyPeriod& b : *busy) {
+    Json item = {{"start", time::FormatIsoSeconds(std::max(b.start, *from))},
+                 {"end", time::FormatIsoSeconds(std::min(b.end, *to))},
+                 {"source", b.source},
+                 {"credentialId", b.credential_id}};
+    if (!b.external_id.empty()) item["externalId"] = b.external_id;
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
+Result<std::vector<BusyPeriod>> CalendarService::CollectBusy(int64_t user_id, time::Millis from_ms, time::Millis to_ms,
+                                                            const time::Zone& zone_ref) {
+  const std::optional<time::Millis> from = from_ms;
+  const std::optional<time::Millis> to = to_ms;
+  const std::optional<time::Zone> zone = zone_ref;
+  std::vector<BusyPeriod> busy;
   const std::vector<GoogleCalendar> calendars = LoadCalendars(user_id);
   if (!calendars.empty()) {
     auto loaded = LoadCredential(user_id);
@@ -121,22 +133,13 @@ Result<Json> CalendarService::BusyTimes(int64_t user_id, const std::optional<std
           .WithDetails(Json{{"credentialId", f.id}});
     }
     for (const BusyInterval& b : IcsBusyTimes(*d.calendar, *from, *to, *zone))
-      busy.push_back(Busy{b.start, b.end, "ics_feed", f.id, ""});
+      busy.push_back(BusyPeriod{b.start, b.end, "ics_feed", f.id, ""});
   }
 
-  std::sort(busy.begin(), busy.end(), [](const Busy& a, const Busy& b) {
+  std::sort(busy.begin(), busy.end(), [](const BusyPeriod& a, const BusyPeriod& b) {
     return a.start != b.start ? a.start < b.start : a.end < b.end;
   });
-  Json out = Json::array();
-  for (const Busy& b : busy) {
-    Json item = {{"start", time::FormatIsoSeconds(std::max(b.start, *from))},
-                 {"end", time::FormatIsoSeconds(std::min(b.end, *to))},
-                 {"source", b.source},
-                 {"credentialId", b.credential_id}};
-    if (!b.external_id.empty()) item["externalId"] = b.external_id;
-    out.push_back(std::move(item));
-  }
-  return out;
+  return busy;
 }
 
 }  // namespace rendezvous::calendar

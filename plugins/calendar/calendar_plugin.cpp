@@ -37,6 +37,29 @@ std::string TrimSlash(std::string s) {
   return s;
 }
 
+// The busy times of a user's Google calendars to check and ICS feeds, for the slots of the user's
+// event types. All-day events of feeds are placed in the user's time zone.
+class CalendarBusySource final : public BusyTimeSource {
+ public:
+  CalendarBusySource(std::shared_ptr<CalendarService> service, Identity& identity)
+      : service_(std::move(service)), identity_(identity) {}
+  Result<std::vector<BusyTime>> BusyTimes(int64_t user_id, time::Millis from, time::Millis to) override {
+    std::optional<User> user = identity_.FindUser(user_id);
+    const time::Zone zone =
+        (user ? time::Zone::Find(user->time_zone) : std::nullopt).value_or(time::Zone::Utc());
+    Result<std::vector<BusyPeriod>> periods = service_->CollectBusy(user_id, from, to, zone);
+    if (!periods.ok()) return periods.status();
+    std::vector<BusyTime> out;
+    out.reserve(periods->size());
+    for (const BusyPeriod& p : *periods) out.push_back({p.start, p.end});
+    return out;
+  }
+
+ private:
+  std::shared_ptr<CalendarService> service_;
+  Identity& identity_;
+};
+
 std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   ConfigNode& c = ctx.config();
   ConfigNode g = c.Child("google");
@@ -82,6 +105,7 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
                                                    });
   ctx.AddMigrations(CalendarMigrations());
   RegisterCalendarRoutes(ctx, service);
+  ctx.AddBusyTimeSource(std::make_shared<CalendarBusySource>(service, ctx.identity()));
   return std::make_unique<CalendarPlugin>(std::move(api), std::move(service));
 }
 

@@ -35,6 +35,16 @@ struct CalendarOptions {
 };
 
 // Limits (documented in docs/calendar.md).
+// A busy period of a user: where it comes from ("google_calendar" or "ics_feed"), the credential
+// or feed id, and Google's calendar id.
+struct BusyPeriod {
+  time::Millis start = 0;
+  time::Millis end = 0;
+  std::string source;
+  Json credential_id;
+  std::string external_id;
+};
+
 constexpr int kStateTtlSeconds = 600;
 constexpr int64_t kMaxBusyRangeSeconds = 93LL * 86400;
 constexpr size_t kMaxIcsUrlsPerRequest = 10;
@@ -69,6 +79,10 @@ class CalendarService {
   Result<Json> ListCalendars(int64_t user_id);
   Result<Json> BusyTimes(int64_t user_id, const std::optional<std::string>& date_from,
                          const std::optional<std::string>& date_to, const std::optional<std::string>& time_zone);
+  // The user's busy periods in [from, to) from the Google calendars to check and the ICS feeds,
+  // sorted (`zone` places the all-day events of feeds).
+  Result<std::vector<BusyPeriod>> CollectBusy(int64_t user_id, time::Millis from, time::Millis to,
+                                              const time::Zone& zone);
   Result<Json> SaveIcsFeeds(int64_t user_id, const Json& body);
   Result<Json> SetDestination(int64_t user_id, const Json& body);
   Result<Json> GetEvent(int64_t user_id, const std::string& calendar, const std::string& event_uid);

@@ -106,6 +106,19 @@ class BookingsFixture : public ::testing::Test {
         nullptr, false);
   }
 
+  // An event payload (DESIGN §6): the booking as the API shows it, plus the organizer (the owner
+  // here) and the original service's names for the same values.
+  void ExpectPayloadShows(const json& payload, const json& booking) const {
+    for (auto it = booking.begin(); it != booking.end(); ++it) EXPECT_EQ(payload[it.key()], it.value()) << it.key();
+    EXPECT_EQ(payload["bookingId"], booking["id"]);
+    EXPECT_EQ(payload["startTime"], booking["start"]);
+    EXPECT_EQ(payload["endTime"], booking["end"]);
+    EXPECT_EQ(payload["length"], booking["duration"]);
+    EXPECT_EQ(payload["organizer"], booking["hosts"][0]);
+    EXPECT_TRUE(payload["type"].is_string());
+    EXPECT_TRUE(payload["eventTitle"].is_string());
+  }
+
   ScratchDatabase db_;
   std::unique_ptr<TestServer> server_;
   HttpClient http_;

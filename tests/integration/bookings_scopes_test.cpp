@@ -31,6 +31,7 @@ class BookingsScopes : public BookingsFixture {
     const std::string pending1 = Import(owner_, event_type_, In(60), "pending")["uid"];
     const std::string pending2 = Import(owner_, event_type_, In(60), "pending")["uid"];
     const std::string past = Import(owner_, event_type_, In(-60))["uid"];
+    const std::string cancelled = Import(owner_, event_type_, In(60 * 24 * 3), "cancelled")["uid"];
     return {
         {"GET", "/v2/event-types", "", "EVENT_TYPE_READ", 200},
         {"POST", "/v2/event-types",
@@ -44,6 +45,8 @@ class BookingsScopes : public BookingsFixture {
         {"POST", "/v2/bookings/" + pending1 + "/confirm", "{}", "BOOKING_WRITE", 200},
         {"POST", "/v2/bookings/" + pending2 + "/decline", R"({"reason":"busy"})", "BOOKING_WRITE", 200},
         {"POST", "/v2/bookings/" + past + "/mark-absent", R"({"host":true})", "BOOKING_WRITE", 200},
+        {"POST", "/v2/bookings/" + cancelled + "/reopen", "{}", "BOOKING_WRITE", 200},
+        {"GET", "/v2/bookings/" + past + "/references", "", "BOOKING_READ", 200},
     };
   }
 

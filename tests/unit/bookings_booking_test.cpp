@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "booking_events.hpp"
 #include "booking_requests.hpp"
 #include "booking_transitions.hpp"
 

@@ -12,6 +12,7 @@
 #include <typeindex>
 #include <vector>
 
+#include "rendezvous/busy_times.hpp"
 #include "rendezvous/config_node.hpp"
 #include "rendezvous/database.hpp"
 #include "rendezvous/http.hpp"
@@ -23,7 +24,7 @@
 #include "rendezvous/scripting.hpp"
 #include "rendezvous/status.hpp"
 
-#define RENDEZVOUS_PLUGIN_ABI_VERSION 4u
+#define RENDEZVOUS_PLUGIN_ABI_VERSION 5u
 
 #define RENDEZVOUS_STR2(x) #x
 #define RENDEZVOUS_STR(x) RENDEZVOUS_STR2(x)
@@ -86,6 +87,8 @@ class PluginContext {
   virtual void AddMigrations(std::vector<Migration> migrations) = 0;
   virtual void AddBearerResolver(BearerKind kind, BearerResolver resolver) = 0;
   virtual void AddAdminCommand(const std::string& group, AdminCommand command) = 0;
+  // A source of busy times beyond the bookings (busy_times.hpp).
+  virtual void AddBusyTimeSource(std::shared_ptr<BusyTimeSource> source) = 0;
 
   virtual Database& db() = 0;
   virtual Outbox& outbox() = 0;
@@ -95,6 +98,9 @@ class PluginContext {
   // The plugin's metrics on /metrics (metrics.hpp).
   virtual Metrics& metrics() = 0;
   virtual Logger& logger() = 0;
+  // The user's busy times from every registered source, merged in one list; the first source's
+  // error when one fails. Call from Start() on (sources are registered in factories).
+  virtual Result<std::vector<BusyTime>> BusyTimes(int64_t user_id, time::Millis from, time::Millis to) = 0;
 
   // Cross-plugin services by name (e.g. "calendar.busy_times"). A service is provided in the
   // factory and found from Start() on (dependencies start first).

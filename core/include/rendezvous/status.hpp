@@ -23,6 +23,8 @@ enum class ErrorCode {
   kNotFound,              // 404 not_found
   kConflict,              // 409 conflict (a state that does not allow the change, a duplicate)
   kTooLarge,              // 413 payload_too_large
+  kUnprocessable,         // 422 unprocessable_entity: a well-formed request that contradicts an
+                          //     earlier one (an idempotency key reused with another body)
   kUnsupportedMediaType,  // 415 unsupported_media_type
   kRateLimited,           // 429 rate_limited; retry_after() seconds become Retry-After
   kUpstreamFailed,        // 502 bad_gateway: an outside service (Google, a feed) failed

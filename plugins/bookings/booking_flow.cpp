@@ -1,0 +1,306 @@
+// The public booking flow of BookingService: slots, create (with idempotency keys), cancel,
+// reschedule; the owner's reopen; booking references. Every write runs in one transaction that
+// first takes the host's lock (LockHost), so two bookings of a host never overlap however many
+// requests race; the booking's event is written in the same transaction.
+#include <map>
+
+#include "booking_events.hpp"
+#include "booking_rows.hpp"
+#include "booking_service.hpp"
+#include "rendezvous/crypto.hpp"
+#include "schedule_rows.hpp"
+
+namespace rendezvous::bookings {
+namespace {
+
+constexpr Millis kIdempotencyWindow = time::kMillisPerDay;
+
+Status UnknownEventType() {
+  return Status::Invalid("eventTypeId", "eventTypeId names no event type");
+}
+
+SlotRules RulesOf(const EventType& et) {
+  SlotRules r;
+  r.length = et.fields.length_minutes;
+  r.interval = et.fields.slot_interval.value_or(et.fields.length_minutes);
+  r.before = et.fields.before_event_buffer;
+  r.after = et.fields.after_event_buffer;
+  r.notice = et.fields.minimum_booking_notice;
+  return r;
+}
+
+time::Zone ZoneOf(const Schedule& schedule) {
+  return time::Zone::Find(schedule.time_zone).value_or(time::Zone::Utc());
+}
+
+// A booking to be made: what the caller chose (attendees, start, metadata, location).
+Booking Draft(const CreateRequest& r) {
+  Booking b;
+  b.start = r.start;
+  b.attendees.push_back(r.attendee);
+  for (const std::string& guest : r.guests) b.attendees.push_back({"", guest, r.attendee.time_zone, false});
+  b.metadata = r.metadata;
+  b.location = r.location;
+  return b;
+}
+
+}  // namespace
+
+Result<std::vector<BusyBlock>> BookingService::OutsideBusy(int64_t host_id, Millis from, Millis to) {
+  if (!busy_source_) return std::vector<BusyBlock>{};
+  return busy_source_(host_id, from, to);
+}
+
+Result<User> BookingService::HostOf(const std::string& uid) {
+  std::optional<int64_t> host_id = db_.Run([&](DbConnection& conn) { return BookingHost(conn, uid); });
+  std::optional<User> host = host_id ? identity_.FindUser(*host_id) : std::nullopt;
+  if (!host) return Status::NotFound("booking not found");
+  return *host;
+}
+
+Result<Json> BookingService::Slots(const SlotsQuery& q) {
+  std::optional<EventType> et = db_.Run([&](DbConnection& conn) { return FindEventType(conn, q.event_type_id); });
+  std::optional<User> host = et ? identity_.FindUser(et->owner_id) : std::nullopt;
+  if (!host) return UnknownEventType();
+  const SlotRules rules = RulesOf(*et);
+  Result<std::vector<BusyBlock>> busy = OutsideBusy(host->id, q.from, q.to + rules.length * time::kMillisPerMinute);
+  if (!busy.ok()) return busy.status();
+  const TimeRange window = GridWindow(q.from, q.to, rules);
+  Schedule schedule = db_.Run([&](DbConnection& conn) {
+    std::vector<BusyBlock> own = HostBusyBlocks(conn, host->id, q.from, q.to);
+    busy->insert(busy->end(), own.begin(), own.end());
+    return ScheduleForEventType(conn, *host, et->fields.schedule_id);
+  });
+  const time::Zone zone = ZoneOf(schedule);
+  const std::vector<Millis> starts = FreeSlots(WorkingIntervals(schedule, window.start, window.end), zone, q.from,
+                                               q.to, time::Now(), rules, *busy);
+  return SlotsByDate(starts, q.zone);
+}
+
+Result<Booking> BookingService::Book(DbConnection& conn, const User& host, const EventType& et,
+                                     const CreateRequest& request, const std::vector<BusyBlock>& outside,
+                                     const Booking* replaces) {
+  const SlotRules rules = RulesOf(et);
+  const Schedule schedule = ScheduleForEventType(conn, host, et.fields.schedule_id);
+  const TimeRange window = GridWindow(request.start, request.start + 1, rules);
+  std::vector<BusyBlock> busy =
+      HostBusyBlocks(conn, host.id, request.start, request.start + 1, replaces ? replaces->id : 0);
+  busy.insert(busy.end(), outside.begin(), outside.end());
+  const Millis now = time::Now();
+  if (Status refused = CheckBookable(WorkingIntervals(schedule, window.start, window.end), ZoneOf(schedule),
+                                     request.start, now, rules, busy);
+      !refused.ok()) {
+    return refused;
+  }
+  Booking b = Draft(request);
+  if (replaces) {
+    b.attendees = replaces->attendees;
+    for (Attendee& a : b.attendees) a.absent = false;
+    b.metadata = replaces->metadata;
+    b.location = replaces->location;
+    b.description = replaces->description;
+    b.rescheduled_from_uid = replaces->uid;
+  }
+  if (!b.location) b.location = BookingLocation(et.fields.locations);
+  b.uid = crypto::RandomToken(16);
+  b.event_type_id = et.id;
+  b.host_id = host.id;
+  b.title = BookingTitle(et.fields.title, host.name, b.attendees.front().name);
+  b.status = et.fields.requires_confirmation ? BookingStatus::kPending : BookingStatus::kAccepted;
+  b.duration = et.fields.length_minutes;
+  b.end = b.start + static_cast<Millis>(b.duration) * time::kMillisPerMinute;
+  b.created_at = now;
+  InsertBooking(conn, b, true);
+  return b;
+}
+
+Result<Json> BookingService::Create(const CreateRequest& request, const std::optional<std::string>& idempotency_key,
+                                    const std::string& body_hash) {
+  std::optional<EventType> first =
+      db_.Run([&](DbConnection& conn) { return FindEventType(conn, request.event_type_id); });
+  std::optional<User> host = first ? identity_.FindUser(first->owner_id) : std::nullopt;
+  if (!host) return UnknownEventType();
+  Result<std::vector<BusyBlock>> outside = OutsideBusy(
+      host->id, request.start, request.start + first->fields.length_minutes * time::kMillisPerMinute);
+  if (!outside.ok()) return outside.status();
+  const std::string key_hash = idempotency_key ? crypto::Sha256Hex(*idempotency_key) : "";
+  bool published = false;
+  Result<Json> out = db_.Transaction([&](DbConnection& conn) -> Result<Json> {
+    published = false;
+    LockHost(conn, host->id);
+    std::optional<EventType> et = FindEventType(conn, request.event_type_id);
+    if (!et || et->owner_id != host->id) return UnknownEventType();
+    const Millis now = time::Now();
+    if (idempotency_key) {
+      std::optional<DbRow> seen = conn.QueryOne(
+          "SELECT k.body_hash, b.uid FROM booking_idempotency_keys k JOIN bookings b ON b.id = k.booking_id"
+          " WHERE k.event_type_id = ? AND k.key_hash = ? AND k.created_at > ?",
+          {et->id, key_hash, time::FormatSql(now - kIdempotencyWindow)});
+      if (seen) {
+        if (seen->String(1) != body_hash) {
+          return Status(ErrorCode::kUnprocessable,
+                        "this Idempotency-Key was used with another request body; use a new key for a new booking");
+        }
+        std::optional<BookingRow> earlier = LoadBooking(conn, host->id, seen->String(2), false);
+        if (!earlier) return Status(ErrorCode::kInternal, "the booking of this Idempotency-Key is missing");
+        return BookingJson(earlier->booking, *host);
+      }
+      conn.Exec("DELETE FROM booking_idempotency_keys WHERE event_type_id = ? AND key_hash = ?", {et->id, key_hash});
+    }
+    Result<Booking> b = Book(conn, *host, *et, request, *outside, nullptr);
+    if (!b.ok()) return b.status();
+    if (idempotency_key) {
+      conn.Exec(
+          "INSERT INTO booking_idempotency_keys (event_type_id, key_hash, body_hash, booking_id, created_at)"
+          " VALUES (?, ?, ?, ?, ?)",
+          {et->id, key_hash, body_hash, b->id, time::FormatSql(now)});
+    }
+    outbox_.Publish(conn, kOutboxTopic, "BOOKING_CREATED",
+                    EventEnvelope("BOOKING_CREATED", now, EventPayload(*b, *host, *et)));
+    published = true;
+    return BookingJson(*b, *host);
+  });
+  if (published) outbox_.Notify();
+  return out;
+}
+
+size_t BookingService::ForgetIdempotencyKeys(Millis now, size_t limit) {
+  return db_.Run([&](DbConnection& conn) {
+    return static_cast<size_t>(conn.Exec("DELETE FROM booking_idempotency_keys WHERE created_at <= ? LIMIT ?",
+                                         {time::FormatSql(now - kIdempotencyWindow), limit}));
+  });
+}
+
+Result<Json> BookingService::Cancel(const std::string& uid, const std::optional<std::string>& reason) {
+  Result<User> host = HostOf(uid);
+  if (!host.ok()) return host.status();
+  return Change(*host, uid, BookingAction::kCancel, reason, nullptr);
+}
+
+Result<Json> BookingService::Reschedule(const std::string& uid, const RescheduleRequest& request) {
+  Result<User> host = HostOf(uid);
+  if (!host.ok()) return host.status();
+  std::optional<Booking> before = db_.Run([&](DbConnection& conn) -> std::optional<Booking> {
+    auto row = LoadBooking(conn, host->id, uid, false);
+    if (!row) return std::nullopt;
+    return row->booking;
+  });
+  if (!before) return Status::NotFound("booking not found");
+  Result<std::vector<BusyBlock>> outside =
+      OutsideBusy(host->id, request.start, request.start + before->duration * time::kMillisPerMinute);
+  if (!outside.ok()) return outside.status();
+  bool published = false;
+  Result<Json> out = db_.Transaction([&](DbConnection& conn) -> Result<Json> {
+    published = false;
+    LockHost(conn, host->id);
+    auto row = LoadBooking(conn, host->id, uid, true);
+    if (!row) return Status::NotFound("booking not found");
+    Booking& old = row->booking;
+    const Millis now = time::Now();
+    if (Status refused = CheckTransition(old.status, BookingAction::kReschedule, old.start <= now, old.end <= now);
+        !refused.ok()) {
+      return refused;
+    }
+    std::optional<EventType> et = FindEventType(conn, old.event_type_id);
+    if (!et) return Status(ErrorCode::kInternal, "the booking's event type is missing");
+    CreateRequest draft;
+    draft.start = request.start;
+    Result<Booking> fresh = Book(conn, *host, *et, draft, *outside, &old);
+    if (!fresh.ok()) return fresh.status();
+    old.status = StatusAfter(old.status, BookingAction::kReschedule);
+    old.rescheduled_to_uid = fresh->uid;
+    old.cancellation_reason = request.reason;
+    conn.Exec("UPDATE bookings SET status = ?, rescheduled_to_uid = ?, cancellation_reason = ?, updated_at = ? WHERE id = ?",
+              {StatusName(old.status), old.rescheduled_to_uid, old.cancellation_reason, time::FormatSql(now), old.id});
+    outbox_.Publish(conn, kOutboxTopic, "BOOKING_RESCHEDULED",
+                    EventEnvelope("BOOKING_RESCHEDULED", now, RescheduledPayload(*fresh, old, *host, *et)));
+    published = true;
+    return BookingJson(*fresh, *host);
+  });
+  if (published) outbox_.Notify();
+  return out;
+}
+
+Result<Json> BookingService::Reopen(const User& host, const std::string& uid) {
+  std::optional<Booking> before = db_.Run([&](DbConnection& conn) -> std::optional<Booking> {
+    auto row = LoadBooking(conn, host.id, uid, false);
+    if (!row) return std::nullopt;
+    return row->booking;
+  });
+  if (!before) return Status::NotFound("booking not found");
+  Result<std::vector<BusyBlock>> outside = OutsideBusy(host.id, before->start, before->end);
+  if (!outside.ok()) return outside.status();
+  bool published = false;
+  Result<Json> out = db_.Transaction([&](DbConnection& conn) -> Result<Json> {
+    published = false;
+    LockHost(conn, host.id);
+    auto row = LoadBooking(conn, host.id, uid, true);
+    if (!row) return Status::NotFound("booking not found");
+    Booking& b = row->booking;
+    const Millis now = time::Now();
+    if (Status refused = CheckTransition(b.status, BookingAction::kReopen, b.start <= now, b.end <= now); !refused.ok()) {
+      return refused;
+    }
+    if (b.rescheduled_to_uid) {
+      return Status::Conflict("the booking was rescheduled to " + *b.rescheduled_to_uid + "; it cannot be reopened");
+    }
+    std::optional<EventType> et = FindEventType(conn, b.event_type_id);
+    if (!et) return Status(ErrorCode::kInternal, "the booking's event type is missing");
+    SlotRules rules = RulesOf(*et);
+    rules.length = b.duration;
+    std::vector<BusyBlock> busy = HostBusyBlocks(conn, host.id, b.start, b.start + 1, b.id);
+    busy.insert(busy.end(), outside->begin(), outside->end());
+    if (Conflicts(b.start, rules, busy)) {
+      return Status::Conflict("the booking's time is no longer free").WithReason("slot_unavailable");
+    }
+    b.status = et->fields.requires_confirmation ? BookingStatus::kPending : BookingStatus::kAccepted;
+    b.cancellation_reason.reset();
+    conn.Exec("UPDATE bookings SET status = ?, cancellation_reason = NULL, updated_at = ? WHERE id = ?",
+              {StatusName(b.status), time::FormatSql(now), b.id});
+    outbox_.Publish(conn, kOutboxTopic, "BOOKING_REOPENED",
+                    EventEnvelope("BOOKING_REOPENED", now, EventPayload(b, host, *et)));
+    published = true;
+    return BookingJson(b, host);
+  });
+  if (published) outbox_.Notify();
+  return out;
+}
+
+Result<Json> BookingService::ListReferences(const User& host, const std::string& uid) {
+  std::optional<int64_t> host_id = db_.Run([&](DbConnection& conn) { return BookingHost(conn, uid); });
+  if (!host_id || *host_id != host.id) return Status::NotFound("booking not found");
+  Json data = Json::array();
+  for (const BookingReference& r : References(uid)) {
+    data.push_back({{"type", r.type},
+                    {"eventUid", r.event_uid},
+                    {"calendarId", r.calendar_id ? Json(*r.calendar_id) : Json(nullptr)},
+                    {"createdAt", time::FormatIso(r.created_at)}});
+  }
+  return data;
+}
+
+Status BookingService::AddReference(const std::string& uid, const BookingReference& reference) {
+  return db_.Run([&](DbConnection& conn) -> Status {
+    std::optional<DbRow> row = conn.QueryOne("SELECT id FROM bookings WHERE uid = ?", {uid});
+    if (!row) return Status::NotFound("booking not found");
+    conn.Exec("INSERT INTO booking_references (booking_id, type, event_uid, calendar_id, created_at) VALUES (?, ?, ?, ?, ?)",
+              {row->Int(1), reference.type, reference.event_uid, reference.calendar_id,
+               time::FormatSql(reference.created_at ? reference.created_at : time::Now())});
+    return Status::Ok();
+  });
+}
+
+std::vector<BookingReference> BookingService::References(const std::string& uid) {
+  return db_.Run([&](DbConnection& conn) {
+    std::vector<BookingReference> out;
+    for (const DbRow& row : conn.Query(
+             "SELECT r.type, r.event_uid, r.calendar_id, r.created_at FROM booking_references r"
+             " JOIN bookings b ON b.id = r.booking_id WHERE b.uid = ? ORDER BY r.id",
+             {uid})) {
+      out.push_back({row.String(1), row.String(2), row.OptString(3), time::ParseSql(row.String(4)).value_or(0)});
+    }
+    return out;
+  });
+}
+
+}  // namespace rendezvous::bookings

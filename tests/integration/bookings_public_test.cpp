@@ -1,0 +1,414 @@
+// The public booking flow against the real server and database: slots of the implicit working
+// hours, create (pending when confirmation is required), the 409 of a taken or too-soon time, bad
+// input (400 naming the field, nothing written), idempotency keys, cancel, reschedule, reopen,
+// buffers, references, and the events each operation writes.
+#include <atomic>
+#include <thread>
+
+#include "bookings_fixture.hpp"
+#include "rendezvous/crypto.hpp"
+
+namespace rendezvous::testing {
+namespace {
+
+class BookingsPublic : public BookingsFixture {
+ protected:
+  void SetUp() override {
+    StartServer();
+    event_type_ = CreateEventType(owner_key_, "intro", 30)["id"].get<int64_t>();
+  }
+
+  // "YYYY-MM-DD" of the first Monday at least `weeks` weeks ahead (UTC).
+  static std::string Monday(int weeks = 1) {
+    int64_t day = time::DaysFromCivil(time::Zone::Utc().DateAt(time::Now())) + 7 * weeks;
+    while (time::IsoWeekday(time::CivilFromDays(day)) != 1) ++day;
+    return time::FormatDate(time::CivilFromDays(day));
+  }
+  static std::string At(const std::string& date, const std::string& clock) { return date + "T" + clock + ":00.000Z"; }
+
+  json Body(const std::string& start, int64_t event_type = 0, json extra = json::object()) {
+    json body = {{"start", start},
+                 {"eventTypeId", event_type ? event_type : event_type_},
+                 {"attendee", {{"name", "Ann Attendee"}, {"email", "ann@example.com"}, {"timeZone", "Europe/Berlin"}}}};
+    body.update(extra);
+    return body;
+  }
+  HttpResult Book(const std::string& start, int64_t event_type = 0, json extra = json::object()) {
+    return Call("POST", "/v2/bookings", "", Body(start, event_type, extra));
+  }
+  HttpResult Slots(int64_t event_type, const std::string& start, const std::string& end, const std::string& zone = "") {
+    std::string q = "/v2/slots?eventTypeId=" + std::to_string(event_type) + "&start=" + start + "&end=" + end;
+    if (!zone.empty()) q += "&timeZone=" + zone;
+    return Call("GET", q, "");
+  }
+  std::vector<std::string> StartsOn(const json& slots, const std::string& date) {
+    std::vector<std::string> out;
+    if (!slots.contains(date)) return out;
+    for (const json& s : slots[date]) out.push_back(s["start"]);
+    return out;
+  }
+  int64_t Bookings() const { return Count("SELECT COUNT(*) FROM bookings"); }
+  int64_t Events() const { return Count("SELECT COUNT(*) FROM outbox_events WHERE topic = 'bookings'"); }
+
+  int64_t event_type_ = 0;
+};
+
+TEST_F(BookingsPublic, SlotsFollowTheImplicitWorkingHours) {
+  const std::string monday = Monday();
+  HttpResult r = Slots(event_type_, monday, time::FormatDate(time::CivilFromDays(time::DaysFromCivil(*time::ParseDate(monday)) + 6)));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json data = r.Json()["data"];
+  ASSERT_EQ(data.size(), 5u) << data.dump();  // Monday to Friday
+  std::vector<std::string> starts = StartsOn(data, monday);
+  ASSERT_EQ(starts.size(), 16u);
+  EXPECT_EQ(starts.front(), At(monday, "09:00"));
+  EXPECT_EQ(starts.back(), At(monday, "16:30"));
+  // The same slots seen from New York fall on the same dates there (09:00Z is 04:00 or 05:00).
+  HttpResult ny = Slots(event_type_, monday, monday, "America/New_York");
+  ASSERT_EQ(ny.status, 200) << ny.body;
+  EXPECT_EQ(StartsOn(ny.Json()["data"], monday).front(), At(monday, "09:00"));
+}
+
+TEST_F(BookingsPublic, SlotQueriesAreChecked) {
+  const std::string monday = Monday();
+  struct Case {
+    std::string query;
+    std::string field;
+  };
+  const std::vector<Case> cases = {
+      {"start=" + monday + "&end=" + monday, "eventTypeId"},
+      {"eventTypeId=999999&start=" + monday + "&end=" + monday, "eventTypeId"},
+      {"eventTypeId=abc&start=" + monday + "&end=" + monday, "eventTypeId"},
+      {"eventTypeId=" + std::to_string(event_type_) + "&end=" + monday, "start"},
+      {"eventTypeId=" + std::to_string(event_type_) + "&start=2026-02-30&end=" + monday, "start"},
+      {"eventTypeId=" + std::to_string(event_type_) + "&start=" + monday + "&end=tomorrow", "end"},
+      {"eventTypeId=" + std::to_string(event_type_) + "&start=" + monday + "&end=" + monday + "&timeZone=Mars/Base",
+       "timeZone"},
+      {"eventTypeId=" + std::to_string(event_type_) + "&start=2027-01-01&end=2027-03-05", "end"},  // 63 days
+      {"eventTypeId=" + std::to_string(event_type_) + "&start=" + monday + "T10:00:00Z&end=" + monday + "T09:00:00Z",
+       "end"},
+  };
+  for (const Case& c : cases) {
+    HttpResult r = Call("GET", "/v2/slots?" + c.query, "");
+    EXPECT_EQ(r.status, 400) << c.query << " " << r.body;
+    EXPECT_EQ(r.Json()["error"]["details"]["field"], c.field) << c.query << " " << r.body;
+  }
+  EXPECT_EQ(Call("GET", "/v2/slots?eventTypeId=" + std::to_string(event_type_) + "&start=2027-01-01&end=2027-03-03", "")
+                .status,
+            200);  // 62 days
+}
+
+TEST_F(BookingsPublic, CreateAnswersTheBookingAndWritesItsEvent) {
+  const std::string monday = Monday();
+  HttpResult r = Book(At(monday, "10:00"), 0,
+                      {{"guests", {"gus@example.com"}}, {"metadata", {{"source", "web"}, {"n", 3}}}});
+  ASSERT_EQ(r.status, 201) << r.body;
+  const json b = r.Json()["data"];
+  EXPECT_EQ(b["status"], "accepted");
+  EXPECT_EQ(b["start"], At(monday, "10:00"));
+  EXPECT_EQ(b["end"], At(monday, "10:30"));
+  EXPECT_EQ(b["duration"], 30);
+  EXPECT_EQ(b["title"], "Intro intro between Olga Owner and Ann Attendee");
+  ASSERT_EQ(b["attendees"].size(), 2u);
+  EXPECT_EQ(b["attendees"][0]["timeZone"], "Europe/Berlin");
+  EXPECT_EQ(b["attendees"][1]["email"], "gus@example.com");
+  EXPECT_EQ(b["hosts"][0]["id"], owner_);
+  EXPECT_EQ(b["metadata"]["source"], "web");
+  EXPECT_EQ(Call("GET", "/v2/bookings/" + b["uid"].get<std::string>(), owner_key_).Json()["data"], b);
+
+  ASSERT_EQ(OutboxCount("BOOKING_CREATED"), 1);
+  const json e = LastOutbox("BOOKING_CREATED");
+  EXPECT_EQ(e["triggerEvent"], "BOOKING_CREATED");
+  const json& p = e["payload"];
+  EXPECT_EQ(p["uid"], b["uid"]);
+  EXPECT_EQ(p["bookingId"], b["id"]);
+  EXPECT_EQ(p["startTime"], b["start"]);
+  EXPECT_EQ(p["endTime"], b["end"]);
+  EXPECT_EQ(p["type"], "intro");
+  EXPECT_EQ(p["eventTitle"], "Intro intro");
+  EXPECT_EQ(p["length"], 30);
+  EXPECT_EQ(p["organizer"], json({{"id", owner_}, {"name", "Olga Owner"}, {"email", "owner@example.com"},
+                                  {"timeZone", "UTC"}}));
+  ExpectPayloadShows(p, b);
+
+  // The slot is gone, and the same time (or one overlapping it) is 409 saying why.
+  EXPECT_EQ(StartsOn(Slots(event_type_, monday, monday).Json()["data"], monday).size(), 15u);
+  HttpResult again = Book(At(monday, "10:00"));
+  EXPECT_EQ(again.status, 409) << again.body;
+  EXPECT_NE(again.Json()["error"]["message"].get<std::string>().find("not available"), std::string::npos) << again.body;
+  const int64_t quarter = CreateEventType(owner_key_, "quarter", 30, {{"slotInterval", 15}})["id"].get<int64_t>();
+  EXPECT_EQ(Book(At(monday, "09:45"), quarter).status, 409);
+  EXPECT_EQ(Book(At(monday, "10:15"), quarter).status, 409);
+  EXPECT_EQ(Book(At(monday, "10:30"), quarter).status, 201);
+  EXPECT_EQ(OutboxCount("BOOKING_CREATED"), 2);
+}
+
+TEST_F(BookingsPublic, ConfirmationRequiredMakesItPending) {
+  const int64_t et = CreateEventType(owner_key_, "vetted", 30, {{"requiresConfirmation", true}})["id"].get<int64_t>();
+  const std::string monday = Monday();
+  HttpResult r = Book(At(monday, "11:00"), et);
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(r.Json()["data"]["status"], "pending");
+  EXPECT_EQ(LastOutbox("BOOKING_CREATED")["payload"]["status"], "pending");
+  // A pending booking holds its time.
+  EXPECT_EQ(Book(At(monday, "11:00")).status, 409);
+}
+
+TEST_F(BookingsPublic, BadInputNamesTheFieldAndWritesNothing) {
+  const std::string monday = Monday();
+  const json ok = Body(At(monday, "09:00"));
+  auto with = [&](const std::string& path, const json& value) {
+    json b = ok;
+    b[json::json_pointer(path)] = value;
+    return b;
+  };
+  json guests = json::array();
+  for (int i = 0; i < 11; ++i) guests.push_back("g" + std::to_string(i) + "@example.com");
+  json metadata = json::object();
+  for (int i = 0; i < 51; ++i) metadata["k" + std::to_string(i)] = "v";
+  struct Case {
+    json body;
+    std::string field;
+    int status;
+  };
+  json no_attendee = ok;
+  no_attendee.erase("attendee");
+  const std::vector<Case> cases = {
+      {with("/eventTypeId", 999999), "eventTypeId", 400},
+      {with("/eventTypeId", "1"), "eventTypeId", 400},
+      {with("/start", At("2021-03-01", "09:00")), "start", 400},  // in the past
+      {with("/start", At(monday, "09:10")), "start", 400},        // off the grid
+      {with("/start", At(monday, "20:00")), "start", 400},        // outside working hours
+      {with("/start", "next monday"), "start", 400},
+      {with("/start", monday + "T09:00:00"), "start", 400},  // no zone
+      {with("/attendee/email", "ann.example.com"), "attendee.email", 400},
+      {with("/attendee/timeZone", "Europe/Nowhere"), "attendee.timeZone", 400},
+      {with("/attendee/name", "  "), "attendee.name", 400},
+      {with("/attendee/language", "<script>"), "attendee.language", 400},
+      {no_attendee, "attendee", 400},
+      {with("/guests", guests), "guests", 400},
+      {with("/guests", json::array({"ann@example.com"})), "guests[0]", 400},
+      {with("/metadata", metadata), "metadata", 400},
+      {with("/metadata", json{{std::string(41, 'k'), "v"}}), "metadata", 400},
+      {with("/metadata", json{{"k", std::string(501, 'v')}}), "metadata.k", 400},
+      {with("/metadata", json{{"k", json::array()}}), "metadata.k", 400},
+      {with("/uid", "chosen"), "uid", 400},
+  };
+  for (const Case& c : cases) {
+    HttpResult r = Call("POST", "/v2/bookings", "", c.body);
+    EXPECT_EQ(r.status, c.status) << c.body.dump() << " " << r.body;
+    EXPECT_EQ(r.Json()["error"]["details"]["field"], c.field) << c.body.dump() << " " << r.body;
+  }
+  EXPECT_EQ(Call("POST", "/v2/bookings", "", "[1]").status, 400);
+  EXPECT_EQ(Call("POST", "/v2/bookings", "", "{\"start\":").status, 400);
+  EXPECT_EQ(Bookings(), 0);
+  EXPECT_EQ(Events(), 0);
+  EXPECT_EQ(Book(At(monday, "09:00")).status, 201);  // the same body without the fault books
+}
+
+TEST_F(BookingsPublic, MinimumNoticeAndBuffers) {
+  // Notice: a week and a day; the first Monday a week ahead is inside it for some hours at least.
+  const int64_t noticed = CreateEventType(owner_key_, "noticed", 30, {{"minimumBookingNotice", 60 * 24 * 30}})["id"];
+  const std::string monday = Monday();
+  HttpResult soon = Book(At(monday, "09:00"), noticed);
+  EXPECT_EQ(soon.status, 409) << soon.body;
+  EXPECT_NE(soon.body.find("minimum booking notice"), std::string::npos) << soon.body;
+  EXPECT_TRUE(Slots(noticed, monday, monday).Json()["data"].empty());
+
+  // Buffers: 15 minutes after each booking, slots every 15 minutes.
+  const int64_t buffered =
+      CreateEventType(owner_key_, "buffered", 30, {{"afterEventBuffer", 15}, {"beforeEventBuffer", 15}, {"slotInterval", 15}})["id"];
+  const std::string later = Monday(2);
+  ASSERT_EQ(Book(At(later, "10:00"), buffered).status, 201);
+  std::vector<std::string> starts = StartsOn(Slots(buffered, later, later).Json()["data"], later);
+  for (const char* taken : {"09:30", "09:45", "10:00", "10:15", "10:30"}) {
+    EXPECT_EQ(std::count(starts.begin(), starts.end(), At(later, taken)), 0) << taken;
+  }
+  for (const char* free : {"09:15", "10:45"}) EXPECT_EQ(std::count(starts.begin(), starts.end(), At(later, free)), 1) << free;
+  EXPECT_EQ(Book(At(later, "10:30"), buffered).status, 409);
+  EXPECT_EQ(Book(At(later, "09:15"), buffered).status, 201);
+  // A booking without buffers still keeps the other's: its start may not fall in 10:30-10:45.
+  EXPECT_EQ(Book(At(later, "10:30")).status, 409);
+}
+
+TEST_F(BookingsPublic, IdempotencyKeyAnswersTheFirstBookingAgain) {
+  const std::string monday = Monday();
+  auto post = [&](const std::string& key, const json& body) {
+    return http_.Request("POST", server_->api() + "/v2/bookings", body.dump(),
+                         {"Content-Type: application/json", "Idempotency-Key: " + key});
+  };
+  HttpResult first = post("key-1", Body(At(monday, "13:00")));
+  ASSERT_EQ(first.status, 201) << first.body;
+  HttpResult retry = post("key-1", Body(At(monday, "13:00")));
+  EXPECT_EQ(retry.status, 201) << retry.body;
+  EXPECT_EQ(retry.Json()["data"]["uid"], first.Json()["data"]["uid"]);
+  EXPECT_EQ(Bookings(), 1);
+  EXPECT_EQ(OutboxCount("BOOKING_CREATED"), 1);
+  HttpResult other = post("key-1", Body(At(monday, "14:00")));
+  EXPECT_EQ(other.status, 422) << other.body;
+  EXPECT_EQ(Bookings(), 1);
+  // Without a key, or with another key, the retry is a 409: the time is taken.
+  EXPECT_EQ(Book(At(monday, "13:00")).status, 409);
+  EXPECT_EQ(post("key-2", Body(At(monday, "13:00"))).status, 409);
+  HttpResult too_long = post(std::string(256, 'k'), Body(At(monday, "15:00")));
+  EXPECT_EQ(too_long.status, 400) << too_long.body;
+  EXPECT_EQ(too_long.Json()["error"]["details"]["field"], "Idempotency-Key");
+  // A key older than a day is forgotten.
+  db_.Exec("UPDATE booking_idempotency_keys SET created_at = created_at - INTERVAL 25 HOUR");
+  HttpResult stale = post("key-1", Body(At(monday, "14:00")));
+  EXPECT_EQ(stale.status, 201) << stale.body;
+  EXPECT_EQ(Bookings(), 2);
+}
+
+TEST_F(BookingsPublic, RacingCreatesNeverOverlap) {
+  const int64_t hour = CreateEventType(owner_key_, "hour", 60, {{"slotInterval", 10}})["id"].get<int64_t>();
+  const std::string monday = Monday();
+  std::atomic<int> created{0}, conflicts{0}, others{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 40; ++i) {
+    threads.emplace_back([&, i] {
+      HttpClient client;
+      const int minutes = 9 * 60 + (i % 20) * 10;  // 09:00 .. 12:10, every start overlaps others
+      char clock[6];
+      std::snprintf(clock, sizeof clock, "%02d:%02d", minutes / 60, minutes % 60);
+      json body = Body(At(monday, clock), hour);
+      body["attendee"]["email"] = "racer" + std::to_string(i) + "@example.com";
+      HttpResult r = client.Request("POST", server_->api() + "/v2/bookings", body.dump(),
+                                    {"Content-Type: application/json"});
+      (r.status == 201 ? created : r.status == 409 ? conflicts : others)++;
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(others.load(), 0);
+  EXPECT_GE(created.load(), 3);  // 09:00, 10:00, 11:00 fit at least
+  EXPECT_GE(conflicts.load(), 20);
+  EXPECT_EQ(created.load() + conflicts.load(), 40);
+  EXPECT_EQ(Bookings(), created.load());
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM bookings a JOIN bookings b ON a.id < b.id AND a.host_id = b.host_id"
+                  " WHERE a.status IN ('accepted', 'pending') AND b.status IN ('accepted', 'pending')"
+                  " AND a.start_at < b.end_at AND b.start_at < a.end_at"),
+            0);
+  EXPECT_EQ(OutboxCount("BOOKING_CREATED"), created.load());
+}
+
+TEST_F(BookingsPublic, CancelFreesTheTime) {
+  const std::string monday = Monday();
+  const std::string uid = Book(At(monday, "09:30")).Json()["data"]["uid"];
+  HttpResult bad = Call("POST", "/v2/bookings/" + uid + "/cancel", "", json{{"cancellationReason", 5}});
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(bad.Json()["error"]["details"]["field"], "cancellationReason");
+  HttpResult r = Call("POST", "/v2/bookings/" + uid + "/cancel", "", json{{"cancellationReason", " Sick "}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.Json()["data"]["status"], "cancelled");
+  EXPECT_EQ(r.Json()["data"]["cancellationReason"], "Sick");
+  ASSERT_EQ(OutboxCount("BOOKING_CANCELLED"), 1);
+  EXPECT_EQ(LastOutbox("BOOKING_CANCELLED")["payload"]["cancellationReason"], "Sick");
+  EXPECT_EQ(Call("POST", "/v2/bookings/" + uid + "/cancel", "", "{}").status, 409);
+  EXPECT_EQ(Call("POST", "/v2/bookings/nope/cancel", "", "{}").status, 404);
+  EXPECT_EQ(Book(At(monday, "09:30")).status, 201);
+  EXPECT_EQ(OutboxCount("BOOKING_CANCELLED"), 1);
+  // An ended booking cannot be cancelled, a pending one can.
+  const std::string past = Import(owner_, event_type_, In(-120))["uid"];
+  EXPECT_EQ(Call("POST", "/v2/bookings/" + past + "/cancel", "", "{}").status, 409);
+  const std::string pending = Import(owner_, event_type_, In(60 * 24 * 30), "pending")["uid"];
+  EXPECT_EQ(Call("POST", "/v2/bookings/" + pending + "/cancel", "", "{}").status, 200);
+}
+
+TEST_F(BookingsPublic, RescheduleReplacesTheBooking) {
+  const int64_t hour = CreateEventType(owner_key_, "hour", 60, {{"slotInterval", 30}})["id"].get<int64_t>();
+  const std::string monday = Monday();
+  const json old = Book(At(monday, "09:00"), hour, {{"metadata", {{"ref", "x1"}}}}).Json()["data"];
+  const std::string uid = old["uid"];
+  // Overlapping its own old time is fine: the old booking does not count.
+  HttpResult r = Call("POST", "/v2/bookings/" + uid + "/reschedule", "",
+                      json{{"start", At(monday, "09:30")}, {"reschedulingReason", "Running late"}});
+  ASSERT_EQ(r.status, 201) << r.body;
+  const json fresh = r.Json()["data"];
+  EXPECT_NE(fresh["uid"], uid);
+  EXPECT_EQ(fresh["rescheduledFromUid"], uid);
+  EXPECT_EQ(fresh["start"], At(monday, "09:30"));
+  EXPECT_EQ(fresh["attendees"], old["attendees"]);
+  EXPECT_EQ(fresh["metadata"], old["metadata"]);
+  const json was = Call("GET", "/v2/bookings/" + uid, owner_key_).Json()["data"];
+  EXPECT_EQ(was["status"], "cancelled");
+  EXPECT_EQ(was["rescheduledToUid"], fresh["uid"]);
+  EXPECT_EQ(was["cancellationReason"], "Running late");
+
+  ASSERT_EQ(OutboxCount("BOOKING_RESCHEDULED"), 1);
+  EXPECT_EQ(OutboxCount("BOOKING_CANCELLED"), 0);
+  const json p = LastOutbox("BOOKING_RESCHEDULED")["payload"];
+  EXPECT_EQ(p["uid"], fresh["uid"]);
+  EXPECT_EQ(p["rescheduleUid"], uid);
+  EXPECT_EQ(p["rescheduleStartTime"], At(monday, "09:00"));
+  EXPECT_EQ(p["rescheduleEndTime"], At(monday, "10:00"));
+  EXPECT_EQ(p["organizer"]["id"], owner_);
+
+  // The old one is cancelled: it cannot move again; the new one cannot move onto a taken time.
+  EXPECT_EQ(Call("POST", "/v2/bookings/" + uid + "/reschedule", "", json{{"start", At(monday, "13:00")}}).status, 409);
+  ASSERT_EQ(Book(At(monday, "12:00"), hour).status, 201);
+  const std::string fresh_uid = fresh["uid"];
+  HttpResult taken = Call("POST", "/v2/bookings/" + fresh_uid + "/reschedule", "", json{{"start", At(monday, "11:30")}});
+  EXPECT_EQ(taken.status, 409) << taken.body;
+  HttpResult off = Call("POST", "/v2/bookings/" + fresh_uid + "/reschedule", "", json{{"start", At(monday, "11:10")}});
+  EXPECT_EQ(off.status, 400) << off.body;
+  EXPECT_EQ(Call("POST", "/v2/bookings/" + fresh_uid + "/reschedule", "", json{{"when", "soon"}}).status, 400);
+  EXPECT_EQ(Call("POST", "/v2/bookings/nope/reschedule", "", json{{"start", At(monday, "14:00")}}).status, 404);
+  EXPECT_EQ(OutboxCount("BOOKING_RESCHEDULED"), 1);
+  // A rejected booking cannot be rescheduled.
+  const std::string rejected = Import(owner_, hour, In(60 * 24 * 40), "rejected")["uid"];
+  EXPECT_EQ(Call("POST", "/v2/bookings/" + rejected + "/reschedule", "", json{{"start", At(monday, "15:00")}}).status,
+            409);
+}
+
+TEST_F(BookingsPublic, ReopenWhenTheTimeIsStillFree) {
+  const int64_t vetted = CreateEventType(owner_key_, "vetted", 30, {{"requiresConfirmation", true}})["id"].get<int64_t>();
+  const std::string monday = Monday();
+  const std::string uid = Book(At(monday, "09:00")).Json()["data"]["uid"];
+  ASSERT_EQ(Call("POST", "/v2/bookings/" + uid + "/reopen", owner_key_, "{}").status, 409);  // accepted
+  ASSERT_EQ(Call("POST", "/v2/bookings/" + uid + "/cancel", "", "{\"cancellationReason\":\"oops\"}").status, 200);
+  EXPECT_EQ(Call("POST", "/v2/bookings/" + uid + "/reopen", other_key_, "{}").status, 404);
+  EXPECT_EQ(Call("POST", "/v2/bookings/" + uid + "/reopen", owner_key_, "{\"x\":1}").status, 400);
+  HttpResult r = Call("POST", "/v2/bookings/" + uid + "/reopen", owner_key_, "{}");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.Json()["data"]["status"], "accepted");
+  EXPECT_TRUE(r.Json()["data"]["cancellationReason"].is_null());
+  ASSERT_EQ(OutboxCount("BOOKING_REOPENED"), 1);
+  EXPECT_EQ(LastOutbox("BOOKING_REOPENED")["payload"]["uid"], uid);
+
+  // Taken in the meantime: 409, nothing written.
+  ASSERT_EQ(Call("POST", "/v2/bookings/" + uid + "/cancel", "", "{}").status, 200);
+  ASSERT_EQ(Book(At(monday, "09:00")).status, 201);
+  HttpResult taken = Call("POST", "/v2/bookings/" + uid + "/reopen", owner_key_, "{}");
+  EXPECT_EQ(taken.status, 409) << taken.body;
+  EXPECT_EQ(OutboxCount("BOOKING_REOPENED"), 1);
+
+  // Confirmation required: back to pending. A declined booking reopens too.
+  const std::string pending = Book(At(monday, "14:00"), vetted).Json()["data"]["uid"];
+  ASSERT_EQ(Call("POST", "/v2/bookings/" + pending + "/decline", owner_key_, "{}").status, 200);
+  HttpResult again = Call("POST", "/v2/bookings/" + pending + "/reopen", owner_key_, "{}");
+  ASSERT_EQ(again.status, 200) << again.body;
+  EXPECT_EQ(again.Json()["data"]["status"], "pending");
+  // A past booking cannot be reopened.
+  const std::string past = Import(owner_, event_type_, In(-60 * 24), "cancelled")["uid"];
+  EXPECT_EQ(Call("POST", "/v2/bookings/" + past + "/reopen", owner_key_, "{}").status, 409);
+}
+
+TEST_F(BookingsPublic, ReferencesBelongToTheOwner) {
+  const std::string monday = Monday();
+  const json b = Book(At(monday, "09:00")).Json()["data"];
+  const std::string uid = b["uid"];
+  HttpResult none = Call("GET", "/v2/bookings/" + uid + "/references", owner_key_);
+  ASSERT_EQ(none.status, 200) << none.body;
+  EXPECT_EQ(none.Json()["data"], json::array());
+  db_.Exec("INSERT INTO booking_references (booking_id, type, event_uid, calendar_id, created_at) VALUES (" +
+           std::to_string(b["id"].get<int64_t>()) + ", 'google_calendar', 'evt123', 'primary', '2026-05-01 10:00:00')");
+  HttpResult one = Call("GET", "/v2/bookings/" + uid + "/references", owner_key_);
+  ASSERT_EQ(one.status, 200) << one.body;
+  EXPECT_EQ(one.Json()["data"], json::parse(R"([{"type":"google_calendar","eventUid":"evt123","calendarId":"primary",
+                                                  "createdAt":"2026-05-01T10:00:00.000Z"}])"));
+  EXPECT_EQ(Call("GET", "/v2/bookings/" + uid + "/references", other_key_).status, 404);
+  EXPECT_EQ(Call("GET", "/v2/bookings/" + uid + "/references", "").status, 401);
+}
+
+}  // namespace
+}  // namespace rendezvous::testing
