@@ -15,15 +15,18 @@
 #include <curl/curl.h>
 #include <openssl/rand.h>
 #include <prometheus/counter.h>
-#include <prometheus/family.h>
-#include <prometheus/registry.h>
 
 namespace rendezvous::core {
 namespace {
 
-constexpr const char* kTopic = "mail";
-constexpr const char* kType = "MAIL";
-constexpr const char* kConsumer = "core.mail";
+constexpr OutboxDelivery::Channel kChannel = {
+    "mail",
+    "MAIL",
+    "core.mail",
+    "mail_sent_total",
+    "Mails handed to the SMTP server (sent), written to the mail log (logged) or not delivered (failed: a "
+    "refused mail, or an attempt that is retried)",
+    "mail log"};
 constexpr size_t kQpLineLimit = 76;
 constexpr size_t kEncodedWordChunk = 45;  // raw bytes per RFC 2047 word: 60 base64 chars + 12
 
@@ -187,14 +190,6 @@ size_t ReadUpload(char* buffer, size_t size, size_t count, void* user) {
 
 std::once_flag curl_once;
 
-prometheus::Family<prometheus::Counter>& SentFamily(prometheus::Registry& registry) {
-  return prometheus::BuildCounter()
-      .Name("mail_sent_total")
-      .Help("Mails handed to the SMTP server (sent), written to the mail log (logged) or not "
-            "delivered (failed: a refused mail, or an attempt that is retried)")
-      .Register(registry);
-}
-
 }  // namespace
 
 Status ValidateMail(const Mail& mail) {
@@ -246,16 +241,10 @@ std::string RenderMailMessage(const Mail& mail, std::string_view from,
   return m;
 }
 
-MailService::MailService(MailOptions options, Outbox& outbox, prometheus::Registry& registry,
-                         Logger& logger)
-    : options_(std::move(options)),
-      from_address_(MailAddressOf(options_.from)),
-      outbox_(outbox),
-      logger_(logger),
-      sent_(SentFamily(registry).Add({{"result", "sent"}})),
-      logged_(SentFamily(registry).Add({{"result", "logged"}})),
-      failed_(SentFamily(registry).Add({{"result", "failed"}})),
-      log_(options_.log_file, "mail log") {
+MailService::MailService(MailOptions options, Outbox& outbox, prometheus::Registry& registry, Logger& logger)
+    : OutboxDelivery(kChannel, options.log_file, outbox, registry, logger),
+      options_(std::move(options)),
+      from_address_(MailAddressOf(options_.from)) {
   if (from_address_.empty() || HasControl(options_.from)) {
     throw std::invalid_argument("mail.from must be an address, e.g. \"Rendezvous <rendezvous@example.com>\"");
   }
@@ -264,55 +253,40 @@ MailService::MailService(MailOptions options, Outbox& outbox, prometheus::Regist
   }
 }
 
-void MailService::Register() {
-  outbox_.Subscribe(kConsumer, {kTopic},
-                    [this](DbConnection&, const std::vector<OutboxEvent>& batch) { HandleBatch(batch); });
-}
-
 void MailService::Send(DbConnection& tx, const Mail& mail) {
   if (Status s = ValidateMail(mail); !s.ok()) throw std::invalid_argument(s.message());
-  outbox_.Publish(tx, kTopic, kType, {{"to", mail.to}, {"subject", mail.subject}, {"text", mail.text}});
-  outbox_.Notify();
+  Publish(tx, {{"to", mail.to}, {"subject", mail.subject}, {"text", mail.text}});
 }
 
-void MailService::HandleBatch(const std::vector<OutboxEvent>& batch) {
-  for (const OutboxEvent& event : batch) {
-    const nlohmann::json& p = event.payload;
-    Mail mail;
-    bool readable = p.is_object();
-    if (readable) {
-      for (auto [key, field] : {std::pair{"to", &mail.to}, std::pair{"subject", &mail.subject},
-                                std::pair{"text", &mail.text}}) {
-        auto it = p.find(key);
-        if (it == p.end() || !it->is_string()) {
-          readable = false;
-          break;
-        }
-        *field = it->get<std::string>();
+void MailService::HandleEvent(const OutboxEvent& event) {
+  const nlohmann::json& p = event.payload;
+  Mail mail;
+  bool readable = p.is_object();
+  if (readable) {
+    for (auto [key, field] :
+         {std::pair{"to", &mail.to}, std::pair{"subject", &mail.subject}, std::pair{"text", &mail.text}}) {
+      auto it = p.find(key);
+      if (it == p.end() || !it->is_string()) {
+        readable = false;
+        break;
       }
+      *field = it->get<std::string>();
     }
-    Status valid = readable ? ValidateMail(mail) : Status(ErrorCode::kInvalid, "unreadable payload");
-    if (!valid.ok()) {
-      // Retrying cannot fix it; skipping keeps the mails behind it moving.
-      failed_.Increment();
-      logger_.Error("mail dropped", {{"event_id", event.id}, {"error", valid.message()}});
-      continue;
-    }
-    Deliver(mail);
   }
+  Status valid = readable ? ValidateMail(mail) : Status(ErrorCode::kInvalid, "unreadable payload");
+  if (!valid.ok()) {
+    Drop(event, valid);
+    return;
+  }
+  Deliver(mail);
 }
 
 bool MailService::Deliver(const Mail& mail) {
   if (options_.smtp_url.empty()) {
-    AppendToLog(mail);
-    logged_.Increment();
+    AppendToLog({{"to", mail.to}, {"subject", mail.subject}, {"text", mail.text}});
     return true;
   }
   return DeliverSmtp(mail);
-}
-
-void MailService::AppendToLog(const Mail& mail) {
-  log_.Append({{"to", mail.to}, {"subject", mail.subject}, {"text", mail.text}});
 }
 
 bool MailService::DeliverSmtp(const Mail& mail) {

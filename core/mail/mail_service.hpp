@@ -19,20 +19,14 @@
 #pragma once
 
 #include <chrono>
-#include <mutex>
 #include <string>
 #include <string_view>
 
-#include "mail/json_line_log.hpp"
+#include "mail/outbox_delivery.hpp"
 #include "rendezvous/log.hpp"
 #include "rendezvous/mailer.hpp"
 #include "rendezvous/outbox.hpp"
 #include "rendezvous/status.hpp"
-
-namespace prometheus {
-class Registry;
-class Counter;
-}  // namespace prometheus
 
 namespace rendezvous::core {
 
@@ -66,16 +60,12 @@ std::string RenderMailMessage(const Mail& mail, std::string_view from,
                               std::chrono::system_clock::time_point date,
                               std::string_view message_id);
 
-class MailService final : public Mailer {
+// Register() (from OutboxDelivery) subscribes the consumer "core.mail".
+class MailService final : public Mailer, public OutboxDelivery {
  public:
   // `outbox`, `registry` and `logger` must outlive the service. Throws std::invalid_argument for a
   // `from` without an address.
   MailService(MailOptions options, Outbox& outbox, prometheus::Registry& registry, Logger& logger);
-  MailService(const MailService&) = delete;
-  MailService& operator=(const MailService&) = delete;
-
-  // Subscribes the consumer "core.mail". Call once, before the outbox starts.
-  void Register();
 
   // Publishes the mail with `tx`. Throws std::invalid_argument (failing the caller's transaction)
   // when ValidateMail refuses it: callers check their input first.
@@ -86,18 +76,11 @@ class MailService final : public Mailer {
   bool Deliver(const Mail& mail);
 
  private:
-  void HandleBatch(const std::vector<OutboxEvent>& batch);
+  void HandleEvent(const OutboxEvent& event) override;
   bool DeliverSmtp(const Mail& mail);
-  void AppendToLog(const Mail& mail);
 
   const MailOptions options_;
   const std::string from_address_;
-  Outbox& outbox_;
-  Logger& logger_;
-  prometheus::Counter& sent_;
-  prometheus::Counter& logged_;
-  prometheus::Counter& failed_;
-  JsonLineLog log_;
 };
 
 }  // namespace rendezvous::core

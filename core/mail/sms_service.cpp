@@ -4,8 +4,6 @@
 #include <curl/curl.h>
 #include <fcntl.h>
 #include <prometheus/counter.h>
-#include <prometheus/family.h>
-#include <prometheus/registry.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -20,9 +18,14 @@
 namespace rendezvous::core {
 namespace {
 
-constexpr const char* kTopic = "sms";
-constexpr const char* kType = "SMS";
-constexpr const char* kConsumer = "core.sms";
+constexpr OutboxDelivery::Channel kChannel = {
+    "sms",
+    "SMS",
+    "core.sms",
+    "sms_sent_total",
+    "Text messages accepted by the SMS gateway (sent), written to the SMS log (logged) or not delivered "
+    "(failed: a refused message, or an attempt that is retried)",
+    "sms log"};
 constexpr size_t kMaxGatewayResponseBytes = 64 * 1024;
 
 // Keeps at most kMaxGatewayResponseBytes of the answer; the rest is read and discarded so the
@@ -36,15 +39,6 @@ size_t CollectResponse(char* data, size_t size, size_t count, void* user) {
 }
 
 std::once_flag curl_once;
-
-prometheus::Family<prometheus::Counter>& SentFamily(prometheus::Registry& registry) {
-  return prometheus::BuildCounter()
-      .Name("sms_sent_total")
-      .Help(
-          "Text messages accepted by the SMS gateway (sent), written to the SMS log (logged) or not "
-          "delivered (failed: a refused message, or an attempt that is retried)")
-      .Register(registry);
-}
 
 }  // namespace
 
@@ -72,59 +66,41 @@ GatewayOutcome ClassifyGatewayStatus(long http_status) {
 }
 
 SmsService::SmsService(SmsOptions options, Outbox& outbox, prometheus::Registry& registry, Logger& logger)
-    : options_(std::move(options)),
-      outbox_(outbox),
-      logger_(logger),
-      sent_(SentFamily(registry).Add({{"result", "sent"}})),
-      logged_(SentFamily(registry).Add({{"result", "logged"}})),
-      failed_(SentFamily(registry).Add({{"result", "failed"}})),
-      log_(options_.log_file, "sms log") {
+    : OutboxDelivery(kChannel, options.log_file, outbox, registry, logger), options_(std::move(options)) {
   if (!options_.gateway_url.empty()) {
     std::call_once(curl_once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
   }
 }
 
-void SmsService::Register() {
-  outbox_.Subscribe(kConsumer, {kTopic},
-                    [this](DbConnection&, const std::vector<OutboxEvent>& batch) { HandleBatch(batch); });
-}
-
 void SmsService::Send(DbConnection& tx, const Sms& sms) {
   if (Status s = ValidateSms(sms); !s.ok()) throw std::invalid_argument(s.message());
-  outbox_.Publish(tx, kTopic, kType, SmsGatewayBody(sms));
-  outbox_.Notify();
+  Publish(tx, SmsGatewayBody(sms));
 }
 
-void SmsService::HandleBatch(const std::vector<OutboxEvent>& batch) {
-  for (const OutboxEvent& event : batch) {
-    const nlohmann::json& p = event.payload;
-    Sms sms;
-    bool readable = p.is_object() && p.contains("to") && p["to"].is_string() && p.contains("text") &&
-                    p["text"].is_string();
-    if (readable) {
-      sms.to = p["to"].get<std::string>();
-      sms.text = p["text"].get<std::string>();
-    }
-    Status valid = readable ? ValidateSms(sms) : Status(ErrorCode::kInvalid, "unreadable payload");
-    if (!valid.ok()) {
-      failed_.Increment();
-      logger_.Error("sms dropped", {{"event_id", event.id}, {"error", valid.message()}});
-      continue;
-    }
-    Deliver(sms);  // a refusal is logged and counted there; retrying cannot fix it
+void SmsService::HandleEvent(const OutboxEvent& event) {
+  const nlohmann::json& p = event.payload;
+  Sms sms;
+  bool readable =
+      p.is_object() && p.contains("to") && p["to"].is_string() && p.contains("text") && p["text"].is_string();
+  if (readable) {
+    sms.to = p["to"].get<std::string>();
+    sms.text = p["text"].get<std::string>();
   }
+  Status valid = readable ? ValidateSms(sms) : Status(ErrorCode::kInvalid, "unreadable payload");
+  if (!valid.ok()) {
+    Drop(event, valid);
+    return;
+  }
+  Deliver(sms);  // a refusal is logged and counted there; retrying cannot fix it
 }
 
 bool SmsService::Deliver(const Sms& sms) {
   if (options_.gateway_url.empty()) {
-    AppendToLog(sms);
-    logged_.Increment();
+    AppendToLog({{"to", sms.to}, {"text", sms.text}});
     return true;
   }
   return DeliverGateway(sms);
 }
-
-void SmsService::AppendToLog(const Sms& sms) { log_.Append({{"to", sms.to}, {"text", sms.text}}); }
 
 bool SmsService::DeliverGateway(const Sms& sms) {
   const std::string body = SmsGatewayBody(sms).dump();

@@ -21,21 +21,14 @@
 #pragma once
 
 #include <chrono>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <vector>
 
+#include "mail/outbox_delivery.hpp"
 #include "mail/sms_sender.hpp"
-#include "mail/json_line_log.hpp"
 #include "rendezvous/log.hpp"
 #include "rendezvous/outbox.hpp"
 #include "rendezvous/status.hpp"
-
-namespace prometheus {
-class Registry;
-class Counter;
-}  // namespace prometheus
 
 namespace rendezvous::core {
 
@@ -57,15 +50,11 @@ nlohmann::json SmsGatewayBody(const Sms& sms);
 enum class GatewayOutcome { kSent, kRetry, kDrop };
 GatewayOutcome ClassifyGatewayStatus(long http_status);
 
-class SmsService final : public SmsSender {
+// Register() (from OutboxDelivery) subscribes the consumer "core.sms".
+class SmsService final : public SmsSender, public OutboxDelivery {
  public:
   // `outbox`, `registry` and `logger` must outlive the service.
   SmsService(SmsOptions options, Outbox& outbox, prometheus::Registry& registry, Logger& logger);
-  SmsService(const SmsService&) = delete;
-  SmsService& operator=(const SmsService&) = delete;
-
-  // Subscribes the consumer "core.sms". Call once, before the outbox starts.
-  void Register();
 
   // Publishes the message with `tx`. Throws std::invalid_argument when ValidateSms refuses it.
   void Send(DbConnection& tx, const Sms& sms) override;
@@ -75,17 +64,10 @@ class SmsService final : public SmsSender {
   bool Deliver(const Sms& sms);
 
  private:
-  void HandleBatch(const std::vector<OutboxEvent>& batch);
+  void HandleEvent(const OutboxEvent& event) override;
   bool DeliverGateway(const Sms& sms);
-  void AppendToLog(const Sms& sms);
 
   const SmsOptions options_;
-  Outbox& outbox_;
-  Logger& logger_;
-  prometheus::Counter& sent_;
-  prometheus::Counter& logged_;
-  prometheus::Counter& failed_;
-  JsonLineLog log_;
 };
 
 }  // namespace rendezvous::core

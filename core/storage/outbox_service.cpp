@@ -38,6 +38,11 @@ void CheckName(const std::string& what, const std::string& value, size_t max) {
   }
 }
 
+prometheus::Family<prometheus::Counter>& CounterFamily(prometheus::Registry& registry, const char* name,
+                                                       const char* help) {
+  return prometheus::BuildCounter().Name(name).Help(help).Register(registry);
+}
+
 std::chrono::milliseconds Backoff(int failures) {
   auto d = kFirstBackoff;
   for (int i = 1; i < failures && d < kMaxBackoff; ++i) d *= 2;
@@ -51,22 +56,16 @@ OutboxService::OutboxService(Database& db, prometheus::Registry& registry, Logge
     : db_(db),
       logger_(logger),
       options_(options),
-      published_(prometheus::BuildCounter()
-                     .Name("outbox_published_total")
-                     .Help("Outbox events written (rolled-back transactions included)")
-                     .Register(registry)),
-      consumed_(prometheus::BuildCounter()
-                    .Name("outbox_consumed_total")
-                    .Help("Outbox events handled and committed by a consumer")
-                    .Register(registry)),
+      published_(CounterFamily(registry, "outbox_published_total",
+                               "Outbox events written (rolled-back transactions included)")),
+      consumed_(CounterFamily(registry, "outbox_consumed_total",
+                              "Outbox events handled and committed by a consumer")),
       lag_(prometheus::BuildGauge()
                .Name("outbox_consumer_lag")
                .Help("Outbox events of a consumer's topics past its position")
                .Register(registry)),
-      handler_errors_(prometheus::BuildCounter()
-                          .Name("outbox_handler_errors_total")
-                          .Help("Outbox batches whose handler threw (rolled back, retried)")
-                          .Register(registry)) {
+      handler_errors_(CounterFamily(registry, "outbox_handler_errors_total",
+                                    "Outbox batches whose handler threw (rolled back, retried)")) {
   if (options_.batch_size < 1 || options_.batch_size > kMaxBatchSize) {
     throw std::invalid_argument("outbox batch_size must be between 1 and 10000");
   }

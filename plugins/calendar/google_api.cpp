@@ -115,29 +115,28 @@ GoogleCall GoogleApi::Call(const std::string& endpoint, FetchRequest request) co
   return call;
 }
 
-GoogleCall GoogleApi::ExchangeCode(const std::string& code, const std::string& redirect_uri) const {
+GoogleCall GoogleApi::PostToTokenEndpoint(const std::string& endpoint, std::string form) const {
   FetchRequest req;
   req.method = "POST";
   req.url = config_.token_url;
   req.headers = {"Content-Type: application/x-www-form-urlencoded"};
-  req.body = Form({{"grant_type", "authorization_code"},
-                   {"code", code},
-                   {"client_id", config_.client_id},
-                   {"client_secret", config_.client_secret},
-                   {"redirect_uri", redirect_uri}});
-  return Call("token", std::move(req));
+  req.body = std::move(form);
+  return Call(endpoint, std::move(req));
+}
+
+GoogleCall GoogleApi::ExchangeCode(const std::string& code, const std::string& redirect_uri) const {
+  return PostToTokenEndpoint("token", Form({{"grant_type", "authorization_code"},
+                                            {"code", code},
+                                            {"client_id", config_.client_id},
+                                            {"client_secret", config_.client_secret},
+                                            {"redirect_uri", redirect_uri}}));
 }
 
 GoogleCall GoogleApi::Refresh(const std::string& refresh_token) const {
-  FetchRequest req;
-  req.method = "POST";
-  req.url = config_.token_url;
-  req.headers = {"Content-Type: application/x-www-form-urlencoded"};
-  req.body = Form({{"grant_type", "refresh_token"},
-                   {"refresh_token", refresh_token},
-                   {"client_id", config_.client_id},
-                   {"client_secret", config_.client_secret}});
-  return Call("refresh", std::move(req));
+  return PostToTokenEndpoint("refresh", Form({{"grant_type", "refresh_token"},
+                                              {"refresh_token", refresh_token},
+                                              {"client_id", config_.client_id},
+                                              {"client_secret", config_.client_secret}}));
 }
 
 GoogleCall GoogleApi::CalendarList(const std::string& access_token) const {

@@ -64,6 +64,8 @@ class GoogleApi {
 
  private:
   GoogleCall Call(const std::string& endpoint, FetchRequest request) const;
+  // POSTs the form-encoded `form` to the token endpoint; `endpoint` names the call in metrics.
+  GoogleCall PostToTokenEndpoint(const std::string& endpoint, std::string form) const;
 
   GoogleConfig config_;
   CallObserver on_call_;

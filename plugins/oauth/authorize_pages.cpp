@@ -61,22 +61,15 @@ class AuthorizePages {
     auto user = identity_.SessionUser(req);
     if (!user) return ToLogin(req);
     AuthorizeQuery query = AuthorizeQuery::FromParams(req.query);
-    std::optional<OAuthClient> client;
-    if (auto failed = LoadClient(query, client)) return *failed;
-    AuthorizeClientView view;
-    if (client) view = ViewOf(*client);
-    AuthorizeOutcome outcome = ValidateAuthorizeRequest(query, client ? &view : nullptr, user->id);
-    if (auto* page_error = std::get_if<AuthorizePageError>(&outcome)) {
-      return ErrorPage(Status(ErrorCode::kInvalid, page_error->message), "Authorization failed");
-    }
-    if (auto* redirect = std::get_if<AuthorizeRedirectError>(&outcome)) return RedirectTo(redirect->Url());
-    const AuthorizeGrant& grant = std::get<AuthorizeGrant>(outcome);
+    auto validated = Validate(query, user->id);
+    if (auto* refused = std::get_if<Response>(&validated)) return std::move(*refused);
+    const auto& [client, grant] = std::get<Validated>(validated);
 
     Response res = Response::Page(Status::Ok(), "");
     ConsentPage page;
     page.csrf_token = identity_.CsrfToken(req, res);
-    page.client_name = client->settings.name;
-    page.client_pending = client->state == ClientState::kPending;
+    page.client_name = client.settings.name;
+    page.client_pending = client.state == ClientState::kPending;
     page.user_email = user->email;
     page.request = query;
     page.grant = grant;
@@ -105,16 +98,9 @@ class AuthorizePages {
       if (it != form->end()) params.emplace(name, it->second);
     }
     AuthorizeQuery query = AuthorizeQuery::FromParams(params);
-    std::optional<OAuthClient> client;
-    if (auto failed = LoadClient(query, client)) return *failed;
-    AuthorizeClientView view;
-    if (client) view = ViewOf(*client);
-    AuthorizeOutcome outcome = ValidateAuthorizeRequest(query, client ? &view : nullptr, user->id);
-    if (auto* page_error = std::get_if<AuthorizePageError>(&outcome)) {
-      return ErrorPage(Status(ErrorCode::kInvalid, page_error->message), "Authorization failed");
-    }
-    if (auto* redirect = std::get_if<AuthorizeRedirectError>(&outcome)) return RedirectTo(redirect->Url());
-    const AuthorizeGrant& grant = std::get<AuthorizeGrant>(outcome);
+    auto validated = Validate(query, user->id);
+    if (auto* refused = std::get_if<Response>(&validated)) return std::move(*refused);
+    const auto& [client, grant] = std::get<Validated>(validated);
 
     const std::string decision = field("decision");
     if (decision == "deny") {
@@ -136,6 +122,28 @@ class AuthorizePages {
   }
 
  private:
+  // A request that passed validation: its client and what the user is asked to grant.
+  struct Validated {
+    OAuthClient client;
+    AuthorizeGrant grant;
+  };
+
+  // Loads the query's client and validates the request of `user_id`: the grant, or the response
+  // that ends the request (the page error, or the redirect that carries the error).
+  std::variant<Validated, Response> Validate(const AuthorizeQuery& query, int64_t user_id) {
+    std::optional<OAuthClient> client;
+    if (auto failed = LoadClient(query, client)) return *failed;
+    AuthorizeClientView view;
+    if (client) view = ViewOf(*client);
+    AuthorizeOutcome outcome = ValidateAuthorizeRequest(query, client ? &view : nullptr, user_id);
+    if (auto* page_error = std::get_if<AuthorizePageError>(&outcome)) {
+      return ErrorPage(Status(ErrorCode::kInvalid, page_error->message), "Authorization failed");
+    }
+    if (auto* redirect = std::get_if<AuthorizeRedirectError>(&outcome)) return RedirectTo(redirect->Url());
+    // A grant names a client that exists: without one the request is a page error.
+    return Validated{std::move(*client), std::get<AuthorizeGrant>(outcome)};
+  }
+
   // Loads the client named by query.client_id into `client` (left empty when there is none).
   // Returns a response only when the lookup itself failed for another reason than "not found".
   std::optional<Response> LoadClient(const AuthorizeQuery& query, std::optional<OAuthClient>& client) {

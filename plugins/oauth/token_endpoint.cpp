@@ -77,6 +77,18 @@ bool SentBasic(const Request& req) {
   return !std::holds_alternative<std::monostate>(basic);
 }
 
+// The revocation or introspection request once parsed and its client authenticated, or the error
+// response.
+std::variant<TokenActionRequest, Response> AuthenticatedTokenAction(ClientService& clients,
+                                                                    const Request& req) {
+  auto parsed = ParseTokenAction(req);
+  if (auto* error = std::get_if<TokenError>(&parsed)) return ErrorResponse(*error, SentBasic(req));
+  const TokenActionRequest& r = std::get<TokenActionRequest>(parsed);
+  auto client = Authenticate(clients, r.client_id, r.client_secret);
+  if (auto* error = std::get_if<TokenError>(&client)) return ErrorResponse(*error, r.basic_auth);
+  return r;
+}
+
 }  // namespace
 
 Response HandleTokenRequest(ClientService& clients, TokenService& tokens, const Request& req) {
@@ -106,21 +118,17 @@ Response HandleTokenRequest(ClientService& clients, TokenService& tokens, const 
 }
 
 Response HandleRevokeRequest(ClientService& clients, TokenService& tokens, const Request& req) {
-  auto parsed = ParseTokenAction(req);
-  if (auto* error = std::get_if<TokenError>(&parsed)) return ErrorResponse(*error, SentBasic(req));
-  const TokenActionRequest& r = std::get<TokenActionRequest>(parsed);
-  auto client = Authenticate(clients, r.client_id, r.client_secret);
-  if (auto* error = std::get_if<TokenError>(&client)) return ErrorResponse(*error, r.basic_auth);
+  auto action = AuthenticatedTokenAction(clients, req);
+  if (auto* refused = std::get_if<Response>(&action)) return std::move(*refused);
+  const TokenActionRequest& r = std::get<TokenActionRequest>(action);
   tokens.Revoke(r.client_id, r.token);
   return OAuthJson(200, Json::object());
 }
 
 Response HandleIntrospectRequest(ClientService& clients, TokenService& tokens, const Request& req) {
-  auto parsed = ParseTokenAction(req);
-  if (auto* error = std::get_if<TokenError>(&parsed)) return ErrorResponse(*error, SentBasic(req));
-  const TokenActionRequest& r = std::get<TokenActionRequest>(parsed);
-  auto client = Authenticate(clients, r.client_id, r.client_secret);
-  if (auto* error = std::get_if<TokenError>(&client)) return ErrorResponse(*error, r.basic_auth);
+  auto action = AuthenticatedTokenAction(clients, req);
+  if (auto* refused = std::get_if<Response>(&action)) return std::move(*refused);
+  const TokenActionRequest& r = std::get<TokenActionRequest>(action);
   return OAuthJson(200, tokens.Introspect(r.client_id, r.token));
 }
 

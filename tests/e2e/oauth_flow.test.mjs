@@ -154,6 +154,28 @@ async function expectPageError(page, user, params, message) {
   assert.equal(callback.received.length, before, 'the application is not contacted');
 }
 
+// Opens the authorize URL for the public client with a fresh PKCE challenge; returns its verifier.
+async function openWithPkce(page, params) {
+  const verifier = oauth.generateRandomCodeVerifier();
+  const challenge = await oauth.calculatePKCECodeChallenge(verifier);
+  await openAuthorize(page, owner, {
+    client_id: publicClient.client_id, redirect_uri: redirectUri, code_challenge: challenge, ...params,
+  });
+  return verifier;
+}
+
+// One browser page for the tests of a describe block: opened before the first, closed after the last.
+function suitePage() {
+  const held = {};
+  before(async () => {
+    Object.assign(held, await newPage());
+  });
+  after(async () => {
+    await held.context?.close();
+  });
+  return held;
+}
+
 async function getMe(accessToken) {
   const response = await oauth.protectedResourceRequest(accessToken, 'GET', new URL(`${server.apiUrl}/v2/me`),
     new Headers(kApiVersion), null, kInsecure);
@@ -245,12 +267,9 @@ describe('authorization code flow', { timeout: kTestTimeoutMs }, () => {
   test('public client with PKCE (S256): consent, Allow, exchange with the verifier, refresh', async () => {
     const { context, page } = await newPage();
     try {
-      const verifier = oauth.generateRandomCodeVerifier();
-      const challenge = await oauth.calculatePKCECodeChallenge(verifier);
       const state = oauth.generateRandomState();
-      await openAuthorize(page, owner, {
-        client_id: publicClient.client_id, redirect_uri: redirectUri, state, scope: 'PROFILE_READ,BOOKING_READ',
-        code_challenge: challenge, code_challenge_method: 'S256',
+      const verifier = await openWithPkce(page, {
+        state, scope: 'PROFILE_READ,BOOKING_READ', code_challenge_method: 'S256',
       });
       assert.equal((await page.locator('#client_name').textContent()).trim(), 'Acme Mobile');
       const returned = await decide(page, 'Allow');
@@ -278,12 +297,7 @@ describe('authorization code flow', { timeout: kTestTimeoutMs }, () => {
   test('public client: a wrong PKCE verifier is refused', async () => {
     const { context, page } = await newPage();
     try {
-      const verifier = oauth.generateRandomCodeVerifier();
-      const challenge = await oauth.calculatePKCECodeChallenge(verifier);
-      await openAuthorize(page, owner, {
-        client_id: publicClient.client_id, redirect_uri: redirectUri, state: 's1', scope: 'PROFILE_READ',
-        code_challenge: challenge,
-      });
+      await openWithPkce(page, { state: 's1', scope: 'PROFILE_READ' });
       const returned = await decide(page, 'Allow');
       const as = authorizationServer();
       const client = { client_id: publicClient.client_id };
@@ -299,21 +313,14 @@ describe('authorization code flow', { timeout: kTestTimeoutMs }, () => {
 });
 
 describe('consent page', { timeout: kTestTimeoutMs }, () => {
-  let context;
-  let page;
-  before(async () => {
-    ({ context, page } = await newPage());
-  });
-  after(async () => {
-    await context?.close();
-  });
+  const tab = suitePage();
 
   test('Deny sends access_denied with the state echoed and issues no code', async () => {
     const state = 'deny-state-<&>';
-    await openAuthorize(page, owner, {
+    await openAuthorize(tab.page, owner, {
       client_id: confidential.client_id, redirect_uri: redirectUri, state, scope: 'BOOKING_READ',
     });
-    const returned = await decide(page, 'Deny');
+    const returned = await decide(tab.page, 'Deny');
     assert.equal(returned.searchParams.get('error'), 'access_denied');
     assert.equal(returned.searchParams.get('state'), state);
     assert.ok(returned.searchParams.get('error_description'));
@@ -321,33 +328,33 @@ describe('consent page', { timeout: kTestTimeoutMs }, () => {
   });
 
   test('Allow echoes the state and omits it when none was sent', async () => {
-    await openAuthorize(page, owner, { client_id: confidential.client_id, redirect_uri: redirectUri, scope: 'BOOKING_READ' });
-    const returned = await decide(page, 'Allow');
+    await openAuthorize(tab.page, owner, { client_id: confidential.client_id, redirect_uri: redirectUri, scope: 'BOOKING_READ' });
+    const returned = await decide(tab.page, 'Allow');
     assert.ok(returned.searchParams.get('code'));
     assert.equal(returned.searchParams.has('state'), false);
   });
 
   test('a form with a wrong CSRF token is refused (403) and nothing reaches the application', async () => {
-    await openAuthorize(page, owner, {
+    await openAuthorize(tab.page, owner, {
       client_id: confidential.client_id, redirect_uri: redirectUri, state: 'csrf', scope: 'BOOKING_READ',
     });
-    await page.locator('input[name="csrf_token"]').evaluate((el) => { el.value = 'forged'; });
+    await tab.page.locator('input[name="csrf_token"]').evaluate((el) => { el.value = 'forged'; });
     const before = callback.received.length;
     const [response] = await Promise.all([
-      page.waitForNavigation(),
-      page.getByRole('button', { name: 'Allow', exact: true }).click(),
+      tab.page.waitForNavigation(),
+      tab.page.getByRole('button', { name: 'Allow', exact: true }).click(),
     ]);
     assert.equal(response.status(), 403);
-    assert.equal(new URL(page.url()).pathname, kAuthorizePath);
+    assert.equal(new URL(tab.page.url()).pathname, kAuthorizePath);
     assert.equal(callback.received.length, before);
   });
 
   test('the posted form is validated again: a scope added in the browser is refused', async () => {
-    await openAuthorize(page, owner, {
+    await openAuthorize(tab.page, owner, {
       client_id: confidential.client_id, redirect_uri: redirectUri, state: 'tamper', scope: 'BOOKING_READ',
     });
-    await page.locator('input[name="scope"]').evaluate((el) => { el.value = 'BOOKING_READ EVENT_TYPE_WRITE'; });
-    const returned = await decide(page, 'Allow');
+    await tab.page.locator('input[name="scope"]').evaluate((el) => { el.value = 'BOOKING_READ EVENT_TYPE_WRITE'; });
+    const returned = await decide(tab.page, 'Allow');
     assert.equal(returned.searchParams.get('error'), 'invalid_request');
     assert.equal(returned.searchParams.get('error_description'), "Requested scope exceeds the client's registered scopes");
     assert.equal(returned.searchParams.get('state'), 'tamper');
@@ -400,39 +407,31 @@ describe('specification §7.1: page errors', { timeout: kTestTimeoutMs }, () => 
 });
 
 describe('specification §7.1: redirect errors', { timeout: kTestTimeoutMs }, () => {
-  let context;
-  let page;
-  before(async () => {
-    ({ context, page } = await newPage());
-  });
-  after(async () => {
-    await context?.close();
-  });
+  const tab = suitePage();
 
-  test('unrecognized scope -> invalid_scope with the state', async () => {
-    const got = await expectRedirect(page, owner, { client_id: confidential.client_id, redirect_uri: redirectUri,
-      scope: 'BOOKING_READ NOT_A_SCOPE', state: 'st-1' });
-    assert.equal(got.get('error'), 'invalid_scope');
-    assert.equal(got.get('error_description'), 'Requested scope is not a recognized scope');
-    assert.equal(got.get('state'), 'st-1');
-    assert.equal(got.get('code'), null);
-  });
-
-  test('scope not enabled on the client -> invalid_request with the state', async () => {
-    const got = await expectRedirect(page, owner, { client_id: confidential.client_id, redirect_uri: redirectUri,
-      scope: 'BOOKING_READ,EVENT_TYPE_WRITE', state: 'st-2' });
-    assert.equal(got.get('error'), 'invalid_request');
-    assert.equal(got.get('error_description'), "Requested scope exceeds the client's registered scopes");
-    assert.equal(got.get('state'), 'st-2');
-  });
-
-  test('public client without code_challenge -> invalid_request', async () => {
-    const got = await expectRedirect(page, owner, { client_id: publicClient.client_id, redirect_uri: redirectUri,
-      scope: 'PROFILE_READ', state: 'st-3' });
-    assert.equal(got.get('error'), 'invalid_request');
-    assert.ok(got.get('error_description'));
-    assert.equal(got.get('state'), 'st-3');
-  });
+  // The client (looked up when the test runs), the scope asked for, the error sent back and its
+  // description (any, when none is given); every row echoes the state and sends no code.
+  const rows = [
+    { name: 'unrecognized scope -> invalid_scope with the state', client: () => confidential,
+      scope: 'BOOKING_READ NOT_A_SCOPE', state: 'st-1', error: 'invalid_scope',
+      description: 'Requested scope is not a recognized scope' },
+    { name: 'scope not enabled on the client -> invalid_request with the state', client: () => confidential,
+      scope: 'BOOKING_READ,EVENT_TYPE_WRITE', state: 'st-2', error: 'invalid_request',
+      description: "Requested scope exceeds the client's registered scopes" },
+    { name: 'public client without code_challenge -> invalid_request', client: () => publicClient,
+      scope: 'PROFILE_READ', state: 'st-3', error: 'invalid_request' },
+  ];
+  for (const row of rows) {
+    test(row.name, async () => {
+      const got = await expectRedirect(tab.page, owner, { client_id: row.client().client_id, redirect_uri: redirectUri,
+        scope: row.scope, state: row.state });
+      assert.equal(got.get('error'), row.error);
+      if (row.description) assert.equal(got.get('error_description'), row.description);
+      else assert.ok(got.get('error_description'));
+      assert.equal(got.get('state'), row.state);
+      assert.equal(got.get('code'), null);
+    });
+  }
 });
 
 // Specification §5.5 end to end: a legacy client's unscoped tokens, step 1 (scope in the URL

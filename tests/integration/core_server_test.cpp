@@ -7,8 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "api_user_fixture.hpp"
 #include "http_client.hpp"
-#include "scratch_db.hpp"
 #include "test_server.hpp"
 
 namespace rendezvous::testing {
@@ -18,26 +18,16 @@ std::string HelloPlugin(const std::string& extra = "") {
   return "hello:\n  path: \"" + TestPluginDir() + "/rendezvous_hello.so\"\n" + extra;
 }
 
-class CoreServer : public ::testing::Test {
+class CoreServer : public ApiUserTest {
  protected:
   void SetUp() override {
-    opts_.plugins = HelloPlugin();
-    server_ = std::make_unique<TestServer>(db_.name(), opts_);
-    server_->Migrate();
-    std::string why;
-    ASSERT_TRUE(server_->Start(&why)) << why;
-    user_id_ = server_->CreateUser("ada@example.com", "Ada Lovelace");
-    key_ = server_->CreateApiKey(user_id_);
-    ASSERT_FALSE(key_.empty());
+    TestServerOptions o;
+    o.plugins = HelloPlugin();
+    StartServer(o, "Ada Lovelace");
   }
   std::vector<std::string> Auth() const { return {"Authorization: Bearer " + key_}; }
 
-  ScratchDatabase db_;
-  TestServerOptions opts_;
-  std::unique_ptr<TestServer> server_;
   HttpClient http_;
-  int64_t user_id_ = 0;
-  std::string key_;
 };
 
 TEST_F(CoreServer, HealthReadyAndMetrics) {
@@ -63,7 +53,7 @@ TEST_F(CoreServer, MeWithApiKey) {
   ASSERT_EQ(r.status, 200) << r.body;
   auto j = r.Json();
   EXPECT_EQ(j["status"], "success");
-  EXPECT_EQ(j["data"]["id"], user_id_);
+  EXPECT_EQ(j["data"]["id"], user_);
   EXPECT_EQ(j["data"]["email"], "ada@example.com");
   EXPECT_EQ(j["data"]["name"], "Ada Lovelace");
   EXPECT_EQ(j["data"]["timeZone"], "UTC");
@@ -101,13 +91,14 @@ TEST_F(CoreServer, MissingOrInvalidBearerIs401) {
 }
 
 TEST_F(CoreServer, RevokedApiKeyStopsWorking) {
-  auto created = server_->Cli({"admin", "api-key", "create", "--user-id", std::to_string(user_id_), "--name", "temp"});
+  auto created =
+      server_->Cli({"admin", "api-key", "create", "--user-id", std::to_string(user_), "--name", "temp"});
   ASSERT_EQ(created.exit_code, 0) << created.err;
   std::string key = created.Json()["key"];
   int64_t key_id = created.Json()["id"];
   EXPECT_EQ(http_.Get(server_->api() + "/v2/me", {"Authorization: Bearer " + key}).status, 200);
-  auto revoked = server_->Cli({"admin", "api-key", "revoke", "--user-id", std::to_string(user_id_), "--key-id",
-                               std::to_string(key_id)});
+  auto revoked = server_->Cli(
+      {"admin", "api-key", "revoke", "--user-id", std::to_string(user_), "--key-id", std::to_string(key_id)});
   ASSERT_EQ(revoked.exit_code, 0) << revoked.err;
   // The server caches key look-ups for a bounded time (5 s, documented); await the refusal.
   long status = 0;
@@ -209,7 +200,7 @@ TEST_F(CoreServer, AdminCommandsPrintTheirJsonAndNothingOnStderr) {
   EXPECT_EQ(created.exit_code, 0) << created.err;
   EXPECT_EQ(created.err, "");
   EXPECT_TRUE(created.Json().is_object()) << created.out;
-  CliResult key = server_->Cli({"admin", "api-key", "create", "--user-id", std::to_string(user_id_)});
+  CliResult key = server_->Cli({"admin", "api-key", "create", "--user-id", std::to_string(user_)});
   EXPECT_EQ(key.exit_code, 0);
   EXPECT_EQ(key.err, "");
   // Something wrong still says so on stderr.

@@ -13,11 +13,11 @@
 
 #include <gtest/gtest.h>
 
+#include "api_user_fixture.hpp"
 #include "fake_google.hpp"
 #include "http_client.hpp"
 #include "loopback_http_server.hpp"
 #include "raw_http.hpp"
-#include "scratch_db.hpp"
 #include "test_server.hpp"
 
 namespace rendezvous::testing {
@@ -79,22 +79,9 @@ void RaiseFileLimit(rlim_t want) {
   ASSERT_GE(lim.rlim_cur, want) << "cannot raise RLIMIT_NOFILE";
 }
 
-class HttpAbuseTest : public ::testing::Test {
+class HttpAbuseTest : public ApiUserTest {
  protected:
-  void Start(TestServerOptions options) {
-    server_ = std::make_unique<TestServer>(db_.name(), std::move(options));
-    server_->Migrate();
-    std::string why;
-    ASSERT_TRUE(server_->Start(&why)) << why;
-    user_ = server_->CreateUser("ada@example.com", "Ada");
-    key_ = server_->CreateApiKey(user_);
-    ASSERT_FALSE(key_.empty());
-  }
-
-  ScratchDatabase db_;
-  std::unique_ptr<TestServer> server_;
-  int64_t user_ = 0;
-  std::string key_;
+  void Start(TestServerOptions options) { StartServer(std::move(options), "Ada"); }
 };
 
 TEST_F(HttpAbuseTest, SignInFloodWithRandomEmailsDoesNotSlowTheApi) {

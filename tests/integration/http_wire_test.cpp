@@ -4,9 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "api_user_fixture.hpp"
 #include "raw_http.hpp"
-#include "scratch_db.hpp"
-#include "test_server.hpp"
 
 namespace rendezvous::testing {
 namespace {
@@ -15,15 +14,10 @@ using rdv_test::Conn;
 using rdv_test::RequestText;
 using namespace std::chrono_literals;
 
-class HttpWireTest : public ::testing::Test {
+class HttpWireTest : public ApiUserTest {
  protected:
   void SetUp() override {
-    server_ = std::make_unique<TestServer>(db_.name());
-    server_->Migrate();
-    std::string why;
-    ASSERT_TRUE(server_->Start(&why)) << why;
-    user_ = server_->CreateUser("ada@example.com", "Ada");
-    key_ = server_->CreateApiKey(user_);
+    ASSERT_NO_FATAL_FAILURE(StartServer({}, "Ada"));
     port_ = static_cast<uint16_t>(server_->api_port());
   }
   std::string Auth() const { return "Authorization: Bearer " + key_; }
@@ -32,10 +26,6 @@ class HttpWireTest : public ::testing::Test {
     return r ? r->Json()["data"].value("name", "") : "";
   }
 
-  ScratchDatabase db_;
-  std::unique_ptr<TestServer> server_;
-  int64_t user_ = 0;
-  std::string key_;
   uint16_t port_ = 0;
 };
 

@@ -28,14 +28,27 @@ class OAuthTokensBase : public ::testing::Test {
   void SetUp() override { StartServer(""); }
 
   void StartServer(const std::string& plugins) {
-    TestServerOptions o;
-    o.plugins = plugins;
-    server_ = std::make_unique<TestServer>(db_.name(), o);
+    NewServer(plugins);
     server_->Migrate();
     owner_ = server_->CreateUser("owner@example.com", "Owner");
     user_ = server_->CreateUser("user@example.com", "User");
     std::string why;
     ASSERT_TRUE(server_->Start(&why)) << why;
+  }
+
+  // Stops the server and starts another with `plugins` over the same database.
+  void RestartServer(const std::string& plugins) {
+    server_->Stop();
+    server_.reset();
+    NewServer(plugins);
+    std::string why;
+    ASSERT_TRUE(server_->Start(&why)) << why;
+  }
+
+  void NewServer(const std::string& plugins) {
+    TestServerOptions o;
+    o.plugins = plugins;
+    server_ = std::make_unique<TestServer>(db_.name(), o);
   }
 
   json Cli(const std::vector<std::string>& args) const {
@@ -507,13 +520,7 @@ TEST_F(OAuthTokensMisc, ManagedUserTokens) {
 }
 
 TEST_F(OAuthTokensMisc, RefreshTokenLifetimeFromConfig) {
-  server_->Stop();
-  server_.reset();
-  TestServerOptions o;
-  o.plugins = "oauth:\n  refresh_token_ttl: 60\n";
-  server_ = std::make_unique<TestServer>(db_.name(), o);
-  std::string why;
-  ASSERT_TRUE(server_->Start(&why)) << why;
+  ASSERT_NO_FATAL_FAILURE(RestartServer("oauth:\n  refresh_token_ttl: 60\n"));
   json c = CreateClient({"PROFILE_READ"});
   json t = ExpectTokens(Exchange(c, InsertCode(c["client_id"], user_, {"PROFILE_READ"})));
   const std::string hash = HexEncode(Sha256Raw(t["refresh_token"]));
@@ -525,13 +532,7 @@ TEST_F(OAuthTokensMisc, RefreshTokenLifetimeFromConfig) {
 }
 
 TEST_F(OAuthTokensMisc, ATwoSecondAccessTokenIsAcceptedAndExpires) {
-  server_->Stop();
-  server_.reset();
-  TestServerOptions o;
-  o.plugins = "oauth:\n  access_token_ttl: 2\n";
-  server_ = std::make_unique<TestServer>(db_.name(), o);
-  std::string why;
-  ASSERT_TRUE(server_->Start(&why)) << why;
+  ASSERT_NO_FATAL_FAILURE(RestartServer("oauth:\n  access_token_ttl: 2\n"));
   EXPECT_TRUE(server_->AwaitLog("a lifetime under a minute is meant for tests"));
   json c = CreateClient({"PROFILE_READ"});
   HttpResult exchanged = Exchange(c, InsertCode(c["client_id"], user_, {"PROFILE_READ"}));

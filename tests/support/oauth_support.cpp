@@ -1,11 +1,12 @@
 #include "oauth_support.hpp"
 
+#include <curl/curl.h>
 #include <openssl/evp.h>
 
 #include <unistd.h>
 
 #include <atomic>
-#include <cctype>
+#include <new>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -49,17 +50,11 @@ std::string S256Challenge(const std::string& verifier) {
 }
 
 std::string FormEncode(const std::string& s) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
+  // libcurl keeps exactly the RFC 3986 unreserved characters; it needs no handle since 7.82.
+  char* escaped = curl_easy_escape(nullptr, s.data(), static_cast<int>(s.size()));
+  if (escaped == nullptr) throw std::bad_alloc();
+  std::string out(escaped);
+  curl_free(escaped);
   return out;
 }
 

@@ -174,6 +174,11 @@ inline std::optional<Reply> Fetch(uint16_t port, const std::string& method, cons
   return c.Read(method == "HEAD");
 }
 
+// The status of a reply, 0 when none came: EXPECT_EQ(StatusOf(Fetch(...)), 200).
+inline int StatusOf(const std::optional<Reply>& reply) {
+  return reply ? reply->status : 0;
+}
+
 // A route as the tests write it: handler before auth, the api listener unless told.
 inline rendezvous::Route MakeRoute(rendezvous::Method method, std::string pattern, rendezvous::Handler handler,
                                    rendezvous::RouteAuth auth = rendezvous::RouteAuth::Public(),

@@ -41,6 +41,17 @@ const char* kFeed =
     "END:VEVENT\r\n"
     "END:VCALENDAR\r\n";
 
+// The busy intervals of `feed` overlapping [from, to); none, and a failure, when it does not parse.
+std::vector<BusyInterval> BusyTimes(std::string_view feed, const char* from, const char* to,
+                                    const time::Zone& fallback_zone = time::Zone::Utc()) {
+  auto cal = ParseIcs(feed, nullptr);
+  if (!cal) {
+    ADD_FAILURE() << "the feed does not parse";
+    return {};
+  }
+  return IcsBusyTimes(*cal, At(from), At(to), fallback_zone);
+}
+
 TEST(CalendarIcs, ParsesEventsAndCalendarProperties) {
   std::string why;
   auto cal = ParseIcs(kFeed, &why);
@@ -58,9 +69,7 @@ TEST(CalendarIcs, ParsesEventsAndCalendarProperties) {
 }
 
 TEST(CalendarIcs, BusyTimesResolveZonesAndSkipFreeEvents) {
-  auto cal = ParseIcs(kFeed, nullptr);
-  ASSERT_TRUE(cal);
-  auto busy = IcsBusyTimes(*cal, At("2025-03-10T00:00:00Z"), At("2025-03-13T00:00:00Z"), time::Zone::Utc());
+  auto busy = BusyTimes(kFeed, "2025-03-10T00:00:00Z", "2025-03-13T00:00:00Z");
   ASSERT_EQ(busy.size(), 4u);
   EXPECT_EQ(FormatUtc(busy[0].start), "2025-03-10T09:00:00Z");
   EXPECT_EQ(FormatUtc(busy[0].end), "2025-03-10T10:00:00Z");
@@ -75,12 +84,10 @@ TEST(CalendarIcs, BusyTimesResolveZonesAndSkipFreeEvents) {
 }
 
 TEST(CalendarIcs, RecurrenceIsNotExpanded) {
-  auto cal = ParseIcs(kFeed, nullptr);
-  ASSERT_TRUE(cal);
-  auto busy = IcsBusyTimes(*cal, At("2025-03-01T00:00:00Z"), At("2025-03-02T00:00:00Z"), time::Zone::Utc());
+  auto busy = BusyTimes(kFeed, "2025-03-01T00:00:00Z", "2025-03-02T00:00:00Z");
   ASSERT_EQ(busy.size(), 1u);
   EXPECT_EQ(FormatUtc(busy[0].start), "2025-03-01T08:00:00Z");
-  auto later = IcsBusyTimes(*cal, At("2025-03-05T00:00:00Z"), At("2025-03-06T00:00:00Z"), time::Zone::Utc());
+  auto later = BusyTimes(kFeed, "2025-03-05T00:00:00Z", "2025-03-06T00:00:00Z");
   EXPECT_TRUE(later.empty());
 }
 
@@ -88,11 +95,9 @@ TEST(CalendarIcs, FloatingTimesUseTheFallbackZone) {
   const char* feed =
       "BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART:20250110T100000\nDTEND:20250110T110000\nEND:VEVENT\nEND:"
       "VCALENDAR\n";
-  auto cal = ParseIcs(feed, nullptr);
-  ASSERT_TRUE(cal);
   auto tokyo = time::Zone::Find("Asia/Tokyo");
   ASSERT_TRUE(tokyo);
-  auto busy = IcsBusyTimes(*cal, At("2025-01-01T00:00:00Z"), At("2025-02-01T00:00:00Z"), *tokyo);
+  auto busy = BusyTimes(feed, "2025-01-01T00:00:00Z", "2025-02-01T00:00:00Z", *tokyo);
   ASSERT_EQ(busy.size(), 1u);
   EXPECT_EQ(FormatUtc(busy[0].start), "2025-01-10T01:00:00Z");
 }
@@ -128,9 +133,7 @@ TEST(CalendarIcs, DaylightSavingGapTakesTheOffsetBeforeIt) {
   const char* feed =
       "BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART;TZID=America/New_York:20250309T023000\nDURATION:PT30M\n"
       "END:VEVENT\nEND:VCALENDAR\n";
-  auto cal = ParseIcs(feed, nullptr);
-  ASSERT_TRUE(cal);
-  auto busy = IcsBusyTimes(*cal, At("2025-03-09T00:00:00Z"), At("2025-03-10T00:00:00Z"), time::Zone::Utc());
+  auto busy = BusyTimes(feed, "2025-03-09T00:00:00Z", "2025-03-10T00:00:00Z");
   ASSERT_EQ(busy.size(), 1u);
   EXPECT_EQ(FormatUtc(busy[0].start), "2025-03-09T07:30:00Z");
   EXPECT_EQ(FormatUtc(busy[0].end), "2025-03-09T08:00:00Z");

@@ -10,6 +10,7 @@
 #include "config/config.hpp"
 #include "config/config_value.hpp"
 #include "rendezvous/config_node.hpp"
+#include "temp_dir.hpp"
 
 namespace rendezvous::core {
 namespace {
@@ -526,18 +527,7 @@ TEST(ConfigTest, RelativePathsResolveAgainstRoot) {
   EXPECT_NE(ErrorOf(long_socket).find("cfg.yaml:2: database.socket: resolves to /srv/rdv/sss"), std::string::npos);
 }
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/rdv-config-test-XXXXXX";
-    path_ = ::mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using rdv_test::TempDir;
 
 TEST(ConfigTest, LoadConfigRootIsTheParentOfTheFilesFolder) {
   TempDir dir;

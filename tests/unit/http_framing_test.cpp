@@ -6,36 +6,24 @@
 #include <thread>
 
 #include <gtest/gtest.h>
-#include <prometheus/registry.h>
 
-#include "http/server.hpp"
-#include "raw_http.hpp"
+#include "http_test_server.hpp"
 
 namespace rendezvous::core {
 namespace {
 
-using rdv_test::Conn;
-using rdv_test::Gate;
-using rdv_test::MakeRoute;
-using rdv_test::Fetch;
-using rdv_test::RequestText;
 using namespace std::chrono_literals;
 
-class HttpFramingTest : public ::testing::Test {
+class HttpFramingTest : public HttpServerFixture {
  protected:
   static ServerOptions Options() {
-    ServerOptions o;
-    o.api_listen = "127.0.0.1:0";
-    o.app_listen = "127.0.0.1:0";
-    o.io_threads = 1;
-    o.worker_threads = 2;
+    ServerOptions o = LoopbackOptions(4096);
     o.app_worker_threads = 1;
-    o.max_body_bytes = 4096;
     return o;
   }
 
   void Start(ServerOptions options = Options()) {
-    server_ = std::make_unique<HttpServer>(std::move(options), logger_, registry_);
+    Create(std::move(options));
     server_->AddRoute(MakeRoute(Method::kGet, "/v2/echo/:id", [](Request& r) {
       return Response::Success({{"id", r.params.at("id")}});
     }));
@@ -75,14 +63,7 @@ class HttpFramingTest : public ::testing::Test {
       else return std::nullopt;
       return p;
     });
-    server_->Start();
-    port_ = server_->api_port();
-    app_port_ = server_->app_port();
-  }
-
-  void TearDown() override {
-    gate_.Open();
-    if (server_) server_->Shutdown(2s);
+    Listen();
   }
 
   double Rejected(const std::string& reason) {
@@ -95,24 +76,8 @@ class HttpFramingTest : public ::testing::Test {
     return -1;
   }
 
-  rdv_test::MemoryLogger logger_;
-  prometheus::Registry registry_;
-  std::unique_ptr<HttpServer> server_;
-  uint16_t port_ = 0;
-  uint16_t app_port_ = 0;
-  Gate gate_;
-  Gate entered_;
   std::atomic<int> hits_{0};
 };
-
-// Every answer the server makes itself is the JSON envelope with a request id.
-void ExpectEnvelope(const rdv_test::Reply& r, int status, const std::string& code) {
-  EXPECT_EQ(r.status, status);
-  EXPECT_EQ(r.Header("content-type"), "application/json");
-  EXPECT_EQ(r.Json()["status"], "error") << r.body;
-  EXPECT_EQ(r.Json()["error"]["code"], code) << r.body;
-  EXPECT_EQ(r.Header("x-request-id").size(), 16u);
-}
 
 TEST_F(HttpFramingTest, PipelinedRequestsAreAllAnsweredInOrder) {
   Start();
@@ -190,9 +155,7 @@ TEST_F(HttpFramingTest, OversizedBodyIs413AndItsBytesAreNeverReadAsRequests) {
   EXPECT_TRUE(c.AwaitClose(10s));
   EXPECT_FALSE(c.Read(false, 200ms));  // one answer only
   // A request after it on a new connection is served, and the hidden one never was.
-  auto after = Fetch(port_, "GET", "/v2/echo/after");
-  ASSERT_TRUE(after);
-  EXPECT_EQ(after->status, 200);
+  EXPECT_EQ(StatusOf(Fetch(port_, "GET", "/v2/echo/after")), 200);
   EXPECT_EQ(hits_.load(), 0);
   EXPECT_GE(Rejected("too_large"), 1);
 }
@@ -360,9 +323,7 @@ TEST_F(HttpFramingTest, BufferedBytesStayWithinTheBudget) {
   EXPECT_TRUE(stalled.back()->AwaitClose(5s));
   EXPECT_GE(Rejected("buffer_budget"), 1);
   // Small requests still fit.
-  auto r = Fetch(port_, "GET", "/v2/echo/1");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(StatusOf(Fetch(port_, "GET", "/v2/echo/1")), 200);
 }
 
 TEST_F(HttpFramingTest, OutboundRoutesAreCappedPerCallerAndDoNotHoldApiWorkers) {
@@ -383,16 +344,10 @@ TEST_F(HttpFramingTest, OutboundRoutesAreCappedPerCallerAndDoNotHoldApiWorkers) 
   auto bob = std::async(std::launch::async, [this] {
     return Fetch(port_, "GET", "/v2/outbound", {"Authorization: Bearer bob"});
   });
-  auto echo = Fetch(port_, "GET", "/v2/echo/free");
-  ASSERT_TRUE(echo);
-  EXPECT_EQ(echo->status, 200);
+  EXPECT_EQ(StatusOf(Fetch(port_, "GET", "/v2/echo/free")), 200);
   gate_.Open();
-  auto a = first.get();
-  auto b = bob.get();
-  ASSERT_TRUE(a);
-  ASSERT_TRUE(b);
-  EXPECT_EQ(a->status, 200);
-  EXPECT_EQ(b->status, 200);
+  EXPECT_EQ(StatusOf(first.get()), 200);
+  EXPECT_EQ(StatusOf(bob.get()), 200);
 }
 
 TEST_F(HttpFramingTest, APageFloodDoesNotStarveTheApi) {
@@ -409,13 +364,9 @@ TEST_F(HttpFramingTest, APageFloodDoesNotStarveTheApi) {
       ASSERT_TRUE(entered_.Wait());
     }
   }
-  auto refused = Fetch(app_port_, "GET", "/slow-page");
-  ASSERT_TRUE(refused);
-  EXPECT_EQ(refused->status, 503);
+  EXPECT_EQ(StatusOf(Fetch(app_port_, "GET", "/slow-page")), 503);
   // ... and the API answers.
-  auto r = Fetch(port_, "GET", "/v2/echo/api");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(StatusOf(Fetch(port_, "GET", "/v2/echo/api")), 200);
   gate_.Open();
   for (auto& p : pages) {
     auto page = p->Read();
@@ -440,15 +391,9 @@ TEST_F(HttpFramingTest, MetricsCanHaveAListenerOfTheirOwn) {
   EXPECT_EQ(scraped->status, 200);
   EXPECT_NE(scraped->body.find("http_server_open_connections"), std::string::npos);
   // Not on the api listener any more, and nothing else on the metrics listener.
-  auto on_api = Fetch(port_, "GET", "/metrics");
-  ASSERT_TRUE(on_api);
-  EXPECT_EQ(on_api->status, 404);
-  auto api_route = Fetch(server_->metrics_port(), "GET", "/v2/echo/1");
-  ASSERT_TRUE(api_route);
-  EXPECT_EQ(api_route->status, 404);
-  auto health = Fetch(port_, "GET", "/healthz");
-  ASSERT_TRUE(health);
-  EXPECT_EQ(health->status, 200);
+  EXPECT_EQ(StatusOf(Fetch(port_, "GET", "/metrics")), 404);
+  EXPECT_EQ(StatusOf(Fetch(server_->metrics_port(), "GET", "/v2/echo/1")), 404);
+  EXPECT_EQ(StatusOf(Fetch(port_, "GET", "/healthz")), 200);
 }
 
 }  // namespace

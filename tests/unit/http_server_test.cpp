@@ -11,34 +11,20 @@
 #include <gtest/gtest.h>
 #include <prometheus/registry.h>
 
-#include "http/server.hpp"
-#include "raw_http.hpp"
+#include "http_test_server.hpp"
 #include "rendezvous/database.hpp"
 
 namespace rendezvous::core {
 namespace {
 
-using rdv_test::Conn;
-using rdv_test::Gate;
-using rdv_test::MakeRoute;
-using rdv_test::Fetch;
-using rdv_test::RequestText;
 using namespace std::chrono_literals;
 
-ServerOptions TestOptions() {
-  ServerOptions o;
-  o.api_listen = "127.0.0.1:0";
-  o.app_listen = "127.0.0.1:0";
-  o.io_threads = 1;
-  o.worker_threads = 2;
-  o.max_body_bytes = 1024;
-  return o;
-}
-
-class HttpServerTest : public ::testing::Test {
+class HttpServerTest : public HttpServerFixture {
  protected:
+  static ServerOptions TestOptions() { return LoopbackOptions(1024); }
+
   void StartServer(ServerOptions options = TestOptions()) {
-    server_ = std::make_unique<HttpServer>(std::move(options), logger_, registry_);
+    Create(std::move(options));
     AddRoutes();
     server_->SetBearerAuthenticator([](std::string_view token) -> std::optional<Principal> {
       if (token == "down") throw DatabaseUnavailable("connection refused");
@@ -55,9 +41,7 @@ class HttpServerTest : public ::testing::Test {
       }
       return std::nullopt;
     });
-    server_->Start();
-    port_ = server_->api_port();
-    app_port_ = server_->app_port();
+    Listen();
     ASSERT_NE(port_, 0);
     ASSERT_NE(app_port_, 0);
   }
@@ -110,8 +94,8 @@ class HttpServerTest : public ::testing::Test {
       return Response::Success(true);
     }, RouteAuth::Bearer("", kApiKey)));
     server_->AddRoute(MakeRoute(Method::kGet, "/v2/slow", [this](Request&) {
-      slow_entered_.Open();
-      slow_gate_.Wait();
+      entered_.Open();
+      gate_.Wait();
       return Response::Success("slow");
     }));
     server_->AddRoute(MakeRoute(Method::kGet, "/settings", [](Request&) {
@@ -127,22 +111,9 @@ class HttpServerTest : public ::testing::Test {
         auto r = Fetch(port_, "GET", "/healthz");
         if (!r || r->status == 503) break;
       }
-      slow_gate_.Open();
+      gate_.Open();
     });
   }
-
-  void TearDown() override {
-    slow_gate_.Open();
-    if (server_) server_->Shutdown(2s);
-  }
-
-  rdv_test::MemoryLogger logger_;
-  prometheus::Registry registry_;
-  std::unique_ptr<HttpServer> server_;
-  uint16_t port_ = 0;
-  uint16_t app_port_ = 0;
-  Gate slow_gate_;
-  Gate slow_entered_;
 };
 
 TEST_F(HttpServerTest, HealthzAndReadyz) {
@@ -160,7 +131,7 @@ TEST_F(HttpServerTest, HealthzAndReadyz) {
 TEST_F(HttpServerTest, ReadinessCheckFailingAnswers503) {
   server_ = nullptr;
   std::atomic<bool> ready{false};
-  server_ = std::make_unique<HttpServer>(TestOptions(), logger_, registry_);
+  Create(TestOptions());
   server_->SetReadinessCheck([&] { return ready.load(); });
   server_->Start();
   auto r = Fetch(server_->api_port(), "GET", "/readyz");
@@ -214,18 +185,14 @@ TEST_F(HttpServerTest, UnknownPathIs404AndWrongMethodIs405WithAllow) {
 
   auto app = Fetch(app_port_, "GET", "/v2/nope");
   ASSERT_TRUE(app);
-  EXPECT_EQ(app->status, 404);
-  EXPECT_EQ(app->Json()["error"]["code"], "not_found");
+  ExpectEnvelope(*app, 404, "not_found");
 
   auto m = Fetch(port_, "DELETE", "/v2/bookings");
   ASSERT_TRUE(m);
-  EXPECT_EQ(m->status, 405);
-  EXPECT_EQ(m->Json()["error"]["code"], "method_not_allowed");
+  ExpectEnvelope(*m, 405, "method_not_allowed");
   EXPECT_EQ(m->Header("allow"), "GET, HEAD, POST");
 
-  auto trace = Fetch(port_, "TRACE", "/v2/bookings");
-  ASSERT_TRUE(trace);
-  EXPECT_EQ(trace->status, 405);
+  EXPECT_EQ(StatusOf(Fetch(port_, "TRACE", "/v2/bookings")), 405);
 }
 
 TEST_F(HttpServerTest, HeadIsServedByGetWithoutBody) {
@@ -253,22 +220,17 @@ TEST_F(HttpServerTest, JsonBodyChecks) {
 
   auto wrong_type = Fetch(port_, "POST", "/v2/json", {"Content-Type: text/plain"}, R"({"a":1})");
   ASSERT_TRUE(wrong_type);
-  EXPECT_EQ(wrong_type->status, 415);
-  EXPECT_EQ(wrong_type->Json()["error"]["code"], "unsupported_media_type");
+  ExpectEnvelope(*wrong_type, 415, "unsupported_media_type");
 
   auto malformed = Fetch(port_, "POST", "/v2/json", {"Content-Type: application/json"}, R"({"a":)");
   ASSERT_TRUE(malformed);
-  EXPECT_EQ(malformed->status, 400);
-  EXPECT_EQ(malformed->Json()["error"]["code"], "validation_error");
+  ExpectEnvelope(*malformed, 400, "validation_error");
 
-  auto not_object = Fetch(port_, "POST", "/v2/json", {"Content-Type: application/json"}, "[1]");
-  ASSERT_TRUE(not_object);
-  EXPECT_EQ(not_object->status, 400);
+  EXPECT_EQ(StatusOf(Fetch(port_, "POST", "/v2/json", {"Content-Type: application/json"}, "[1]")), 400);
 
-  auto deep = Fetch(port_, "POST", "/v2/json", {"Content-Type: application/json"},
-                    std::string(500, '[') + std::string(500, ']'));
-  ASSERT_TRUE(deep);
-  EXPECT_EQ(deep->status, 400);
+  EXPECT_EQ(StatusOf(Fetch(port_, "POST", "/v2/json", {"Content-Type: application/json"},
+                           std::string(500, '[') + std::string(500, ']'))),
+            400);
 }
 
 TEST_F(HttpServerTest, FormBodyIsDecoded) {
@@ -291,8 +253,7 @@ TEST_F(HttpServerTest, BodyOverLimitIs413) {
   auto r = Fetch(port_, "POST", "/v2/json", {"Content-Type: application/json"},
                  "{\"a\":\"" + std::string(2000, 'x') + "\"}");
   ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 413);
-  EXPECT_EQ(r->Json()["error"]["code"], "payload_too_large");
+  ExpectEnvelope(*r, 413, "payload_too_large");
 
   // Far above the limit: still the JSON 413, sent before the body is read.
   Conn c(port_);
@@ -305,22 +266,18 @@ TEST_F(HttpServerTest, BodyOverLimitIs413) {
 
 TEST_F(HttpServerTest, MissingOrInvalidBearerIs401WithChallenge) {
   StartServer();
-  auto missing = Fetch(port_, "GET", "/v2/me");
-  ASSERT_TRUE(missing);
-  EXPECT_EQ(missing->status, 401);
-  EXPECT_EQ(missing->Header("www-authenticate"), "Bearer");
-  EXPECT_EQ(missing->Json()["error"]["code"], "unauthorized");
-
-  auto malformed = Fetch(port_, "GET", "/v2/me", {"Authorization: Basic Zm9vOmJhcg=="});
-  ASSERT_TRUE(malformed);
-  EXPECT_EQ(malformed->status, 401);
-  EXPECT_EQ(malformed->Header("www-authenticate"), "Bearer");
-
-  auto invalid = Fetch(port_, "GET", "/v2/me", {"Authorization: Bearer nope"});
-  ASSERT_TRUE(invalid);
-  EXPECT_EQ(invalid->status, 401);
-  EXPECT_EQ(invalid->Header("www-authenticate"), "Bearer error=\"invalid_token\"");
-  EXPECT_EQ(invalid->Json()["error"]["code"], "unauthorized");
+  // No credentials or another scheme: the bare challenge; a token that names nothing: invalid_token.
+  const std::pair<std::vector<std::string>, std::string> refused[] = {
+      {{}, "Bearer"},
+      {{"Authorization: Basic Zm9vOmJhcg=="}, "Bearer"},
+      {{"Authorization: Bearer nope"}, "Bearer error=\"invalid_token\""},
+  };
+  for (const auto& [headers, challenge] : refused) {
+    auto r = Fetch(port_, "GET", "/v2/me", headers);
+    ASSERT_TRUE(r) << challenge;
+    ExpectEnvelope(*r, 401, "unauthorized");
+    EXPECT_EQ(r->Header("www-authenticate"), challenge);
+  }
 
   auto ok = Fetch(port_, "GET", "/v2/me", {"Authorization: bearer key"});
   ASSERT_TRUE(ok);
@@ -343,27 +300,23 @@ TEST_F(HttpServerTest, MissingScopeIs403InsufficientScope) {
   auto write = Fetch(port_, "POST", "/v2/bookings",
                      {"Authorization: Bearer oauth-read", "Content-Type: application/json"}, "{}");
   ASSERT_TRUE(write);
-  EXPECT_EQ(write->status, 403);
-  EXPECT_EQ(write->Json()["error"]["code"], "insufficient_scope");
+  ExpectEnvelope(*write, 403, "insufficient_scope");
   EXPECT_NE(write->Json()["error"]["message"].get<std::string>().find("BOOKING_WRITE"), std::string::npos);
   EXPECT_EQ(write->Header("www-authenticate"), "Bearer error=\"insufficient_scope\", scope=\"BOOKING_WRITE\"");
 
-  auto key = Fetch(port_, "POST", "/v2/bookings", {"Authorization: Bearer key", "Content-Type: application/json"}, "{}");
-  ASSERT_TRUE(key);
-  EXPECT_EQ(key->status, 201);
+  EXPECT_EQ(StatusOf(Fetch(port_, "POST", "/v2/bookings",
+                           {"Authorization: Bearer key", "Content-Type: application/json"}, "{}")),
+            201);
 }
 
 TEST_F(HttpServerTest, DatabaseUnavailableIs503AndOtherExceptionsAre500WithoutDetail) {
   StartServer();
   auto down = Fetch(port_, "GET", "/v2/db-down");
   ASSERT_TRUE(down);
-  EXPECT_EQ(down->status, 503);
-  EXPECT_EQ(down->Json()["error"]["code"], "service_unavailable");
+  ExpectEnvelope(*down, 503, "service_unavailable");
   EXPECT_EQ(down->body.find("10.1.2.3"), std::string::npos);
 
-  auto auth_down = Fetch(port_, "GET", "/v2/me", {"Authorization: Bearer down"});
-  ASSERT_TRUE(auth_down);
-  EXPECT_EQ(auth_down->status, 503);
+  EXPECT_EQ(StatusOf(Fetch(port_, "GET", "/v2/me", {"Authorization: Bearer down"})), 503);
 
   auto boom = Fetch(port_, "GET", "/v2/boom", {"X-Request-Id: boom-req-1"});
   ASSERT_TRUE(boom);
@@ -421,8 +374,7 @@ TEST_F(HttpServerTest, VersionHeaderDefaultsToNewestAndRejectsUnknown) {
   EXPECT_EQ(given->Json()["data"]["version"], "2024-06-14");
   auto bad = Fetch(port_, "GET", "/v2/echo/1", {"Service-Api-Version: 2023-01-01"});
   ASSERT_TRUE(bad);
-  EXPECT_EQ(bad->status, 400);
-  EXPECT_EQ(bad->Json()["error"]["code"], "validation_error");
+  ExpectEnvelope(*bad, 400, "validation_error");
   EXPECT_NE(bad->Json()["error"]["message"].get<std::string>().find("2024-08-13"), std::string::npos);
 }
 
@@ -435,7 +387,7 @@ TEST_F(HttpServerTest, SessionRouteRedirectsToLogin) {
 }
 
 TEST_F(HttpServerTest, SessionRouteServedWithSession) {
-  server_ = std::make_unique<HttpServer>(TestOptions(), logger_, registry_);
+  Create(TestOptions());
   AddRoutes();
   server_->SetSessionChecker([](const Request& r) { return r.Cookie("sid") == std::optional<std::string>("good"); });
   server_->Start();
@@ -514,17 +466,11 @@ TEST_F(HttpServerTest, IdleConnectionIsClosedAfterIdleTimeout) {
 TEST_F(HttpServerTest, SlowHandlerDoesNotStallHealthzOnTheSameIoThread) {
   StartServer();  // io_threads = 1
   auto slow = std::async(std::launch::async, [this] { return Fetch(port_, "GET", "/v2/slow"); });
-  ASSERT_TRUE(slow_entered_.Wait());
-  auto health = Fetch(port_, "GET", "/healthz");
-  ASSERT_TRUE(health);
-  EXPECT_EQ(health->status, 200);
-  auto echo = Fetch(port_, "GET", "/v2/echo/1");  // another worker route, second worker
-  ASSERT_TRUE(echo);
-  EXPECT_EQ(echo->status, 200);
-  slow_gate_.Open();
-  auto done = slow.get();
-  ASSERT_TRUE(done);
-  EXPECT_EQ(done->status, 200);
+  ASSERT_TRUE(entered_.Wait());
+  EXPECT_EQ(StatusOf(Fetch(port_, "GET", "/healthz")), 200);
+  EXPECT_EQ(StatusOf(Fetch(port_, "GET", "/v2/echo/1")), 200);  // another worker route, second worker
+  gate_.Open();
+  EXPECT_EQ(StatusOf(slow.get()), 200);
 }
 
 TEST_F(HttpServerTest, FullWorkerQueueAnswers503) {
@@ -533,7 +479,7 @@ TEST_F(HttpServerTest, FullWorkerQueueAnswers503) {
   o.worker_queue_limit = 1;
   StartServer(o);
   auto slow = std::async(std::launch::async, [this] { return Fetch(port_, "GET", "/v2/slow"); });
-  ASSERT_TRUE(slow_entered_.Wait());
+  ASSERT_TRUE(entered_.Wait());
   // The worker is busy: one request fits in the queue, the next is refused at once.
   Conn queued(port_);
   ASSERT_TRUE(queued.Send(RequestText("GET", "/v2/echo/q")));
@@ -544,9 +490,8 @@ TEST_F(HttpServerTest, FullWorkerQueueAnswers503) {
     if (refused && refused->status == 503) break;
   }
   ASSERT_TRUE(refused);
-  EXPECT_EQ(refused->status, 503);
-  EXPECT_EQ(refused->Json()["error"]["code"], "service_unavailable");
-  slow_gate_.Open();
+  ExpectEnvelope(*refused, 503, "service_unavailable");
+  gate_.Open();
   auto q = queued.Read();
   ASSERT_TRUE(q);
   EXPECT_EQ(q->status, 200);
@@ -576,12 +521,8 @@ TEST_F(HttpServerTest, ThousandIdleConnectionsDoNotBlockOthersAndAreClosedWhenId
   for (size_t i = 1; i < idle.size(); i += 3) ASSERT_TRUE(idle[i]->Send(RequestText("GET", "/healthz")));
   for (size_t i = 1; i < idle.size(); i += 3) ASSERT_TRUE(idle[i]->Read()) << i;
 
-  auto r = Fetch(port_, "GET", "/healthz");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 200);
-  auto e = Fetch(port_, "GET", "/v2/echo/1");
-  ASSERT_TRUE(e);
-  EXPECT_EQ(e->status, 200);
+  EXPECT_EQ(StatusOf(Fetch(port_, "GET", "/healthz")), 200);
+  EXPECT_EQ(StatusOf(Fetch(port_, "GET", "/v2/echo/1")), 200);
 
   // Every one of them is closed by the server once idle past the timeouts.
   auto deadline = rdv_test::Clock::now() + 15s;
@@ -627,7 +568,7 @@ TEST_F(HttpServerTest, AccessLogHasNoQueryHeadersOrBody) {
 }
 
 TEST_F(HttpServerTest, DuplicateRouteThrows) {
-  server_ = std::make_unique<HttpServer>(TestOptions(), logger_, registry_);
+  Create(TestOptions());
   server_->AddRoute(MakeRoute(Method::kGet, "/v2/x/:id", [](Request&) { return Response::Success(1); }));
   EXPECT_THROW(server_->AddRoute(MakeRoute(Method::kGet, "/v2/x/:other", [](Request&) { return Response::Success(1); })),
                std::logic_error);
@@ -655,13 +596,11 @@ TEST_F(HttpServerTest, BindFailureNamesTheAddress) {
 TEST_F(HttpServerTest, ShutdownWaitsForInFlightAndIsIdempotent) {
   StartServer();
   auto slow = std::async(std::launch::async, [this] { return Fetch(port_, "GET", "/v2/slow"); });
-  ASSERT_TRUE(slow_entered_.Wait());
+  ASSERT_TRUE(entered_.Wait());
   // Release the handler once the server is draining (new requests then answer 503).
   auto releaser = ReleaseSlowOnceDraining();
   server_->Shutdown(5s);
-  auto r = slow.get();
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(StatusOf(slow.get()), 200);
   server_->Shutdown(1s);
   EXPECT_FALSE(Fetch(port_, "GET", "/healthz"));
 }
@@ -669,7 +608,7 @@ TEST_F(HttpServerTest, ShutdownWaitsForInFlightAndIsIdempotent) {
 TEST_F(HttpServerTest, ShutdownWithGraceExpiredStillClosesEverything) {
   StartServer();
   auto slow = std::async(std::launch::async, [this] { return Fetch(port_, "GET", "/v2/slow"); });
-  ASSERT_TRUE(slow_entered_.Wait());
+  ASSERT_TRUE(entered_.Wait());
   // Released only once the server stopped answering: the grace has run out by then.
   auto releaser = ReleaseSlowOnceDraining();
   server_->Shutdown(10ms);

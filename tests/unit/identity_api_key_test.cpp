@@ -11,35 +11,28 @@
 namespace rendezvous::core {
 namespace {
 
-// A database that must not be reached: any use fails the test (and throws so that the caller
-// cannot carry on as if it had answered).
-class UnreachableDatabase final : public Database {
+// A database that is down: counts calls and throws like the real pool does.
+class DownDatabase : public Database {
  public:
   int calls = 0;
   bool Ping() noexcept override { return false; }
-  void RunTransaction(const std::function<void(DbConnection&)>&) override { Fail(); }
-  void RunAutocommit(const std::function<void(DbConnection&)>&) override { Fail(); }
+  void RunTransaction(const std::function<void(DbConnection&)>&) override { Called(); }
+  void RunAutocommit(const std::function<void(DbConnection&)>&) override { Called(); }
 
- private:
-  void Fail() {
+ protected:
+  virtual void Called() {
     ++calls;
-    ADD_FAILURE() << "the database was called";
-    throw DatabaseUnavailable("unreachable test database");
+    throw DatabaseUnavailable("down");
   }
 };
 
-// A database that is down: counts calls and throws like the real pool does.
-class DownDatabase final : public Database {
- public:
-  int calls = 0;
-  bool Ping() noexcept override { return false; }
-  void RunTransaction(const std::function<void(DbConnection&)>&) override { Down(); }
-  void RunAutocommit(const std::function<void(DbConnection&)>&) override { Down(); }
-
- private:
-  void Down() {
-    ++calls;
-    throw DatabaseUnavailable("down");
+// A database that must not be reached: any use fails the test (and throws so that the caller
+// cannot carry on as if it had answered).
+class UnreachableDatabase final : public DownDatabase {
+ protected:
+  void Called() override {
+    ADD_FAILURE() << "the database was called";
+    DownDatabase::Called();
   }
 };
 

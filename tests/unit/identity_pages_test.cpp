@@ -3,14 +3,14 @@
 #include <string>
 
 #include "identity/login_page.hpp"
+#include "page_fragments.hpp"
 #include "rendezvous/pages.hpp"
 
 namespace rendezvous {
 namespace {
 
-bool Contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
+using rdv_test::Contains;
+using rdv_test::ExpectFragments;
 
 TEST(IdentityHtmlEscape, EscapesMarkupCharacters) {
   EXPECT_EQ(HtmlEscape(R"(<a href="x" onclick='y'>&</a>)"),
@@ -22,11 +22,8 @@ TEST(IdentityHtmlEscape, EscapesMarkupCharacters) {
 TEST(IdentityRenderPage, IsACompleteDocumentWithEscapedTitle) {
   std::string page = RenderPage("<Settings>", "<p>body</p>");
   EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
-  EXPECT_TRUE(Contains(page, "<meta charset=\"utf-8\">"));
-  EXPECT_TRUE(Contains(page, "<title>&lt;Settings&gt;</title>"));
-  EXPECT_TRUE(Contains(page, "<p>body</p>"));
-  EXPECT_TRUE(Contains(page, "<style>"));
-  EXPECT_TRUE(Contains(page, "</html>"));
+  ExpectFragments(page, {"<meta charset=\"utf-8\">", "<title>&lt;Settings&gt;</title>", "<p>body</p>",
+                         "<style>", "</html>"});
 }
 
 TEST(IdentityRenderTemplate, EscapesVariablesAndIteratesLists) {
@@ -73,26 +70,23 @@ TEST(IdentitySetCookieHeader, DeletionAndInjectionAttempts) {
 
 TEST(IdentityLoginPage, HasLabelledFieldsAndSignInButton) {
   std::string page = core::RenderLoginPage({"", "/settings", "tok123", ""});
-  EXPECT_TRUE(Contains(page, "<label for=\"email\">Email</label>"));
-  EXPECT_TRUE(Contains(page, "id=\"email\" name=\"email\""));
-  EXPECT_TRUE(Contains(page, "<label for=\"password\">Password</label>"));
-  EXPECT_TRUE(Contains(page, "type=\"password\" id=\"password\" name=\"password\""));
-  EXPECT_TRUE(Contains(page, "<button type=\"submit\">Sign in</button>"));
-  EXPECT_TRUE(Contains(page, "name=\"csrf_token\" value=\"tok123\""));
-  EXPECT_TRUE(Contains(page, "name=\"next\" value=\"/settings\""));
-  EXPECT_TRUE(Contains(page, "action=\"/auth/login\""));
-  EXPECT_FALSE(Contains(page, "class=\"error\""));
+  ExpectFragments(
+      page,
+      {"<label for=\"email\">Email</label>", "id=\"email\" name=\"email\"",
+       "<label for=\"password\">Password</label>", "type=\"password\" id=\"password\" name=\"password\"",
+       "<button type=\"submit\">Sign in</button>", "name=\"csrf_token\" value=\"tok123\"",
+       "name=\"next\" value=\"/settings\"", "action=\"/auth/login\""},
+      {"class=\"error\""});
 }
 
 TEST(IdentityLoginPage, EscapesEchoedValues) {
   std::string page = core::RenderLoginPage(
       {"\"><script>alert(1)</script>", "/x?a=1&b=\"2\"", "t\"k", "Invalid email or password."});
-  EXPECT_FALSE(Contains(page, "<script>"));
-  EXPECT_TRUE(Contains(page, "value=\"&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;\""));
-  EXPECT_TRUE(Contains(page, "value=\"/x?a=1&amp;b=&quot;2&quot;\""));
-  EXPECT_TRUE(Contains(page, "value=\"t&quot;k\""));
-  EXPECT_TRUE(Contains(page, "Invalid email or password."));
-  EXPECT_TRUE(Contains(page, "class=\"error\""));
+  ExpectFragments(
+      page,
+      {"value=\"&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;\"", "value=\"/x?a=1&amp;b=&quot;2&quot;\"",
+       "value=\"t&quot;k\"", "Invalid email or password.", "class=\"error\""},
+      {"<script>"});
 }
 
 }  // namespace

@@ -19,9 +19,18 @@ namespace {
 class IdentityDbTest : public ::testing::Test {
  protected:
   IdentityDbTest() : db_(scratch_) { MigrateIdentity(scratch_); }
+
+  // The id of a new user with this address and name (0, and a failure, when it cannot be created).
+  int64_t NewUser(const std::string& email, const std::string& name) {
+    auto user = users_.Create(email, name, "pw", "UTC", false);
+    EXPECT_TRUE(user.ok()) << user.status().message();
+    return user.ok() ? user->id : 0;
+  }
+
   testing::ScratchDatabase scratch_;
   IdentityTestDatabase db_;
   UserStore users_{db_};
+  prometheus::Registry registry_;  // for an ApiKeyStore's metrics
 };
 
 TEST_F(IdentityDbTest, MigrationsCanRunTwice) {
@@ -138,12 +147,10 @@ TEST_F(IdentityDbTest, SessionsLiveUntilDeletedOrExpired) {
 }
 
 TEST_F(IdentityDbTest, ApiKeysCreateResolveRevoke) {
-  auto user = users_.Create("k@example.com", "K", "pw", "UTC", false);
-  ASSERT_TRUE(user.ok());
-  prometheus::Registry registry;
-  ApiKeyStore keys(db_, registry, "rdv_", std::chrono::seconds(5));
+  const int64_t user = NewUser("k@example.com", "K");
+  ApiKeyStore keys(db_, registry_, "rdv_", std::chrono::seconds(5));
 
-  auto created = keys.Create(user->id, "ci");
+  auto created = keys.Create(user, "ci");
   ASSERT_TRUE(created.ok()) << created.status().message();
   EXPECT_EQ(created->key.rfind("rdv_", 0), 0u);
   EXPECT_EQ(created->key.size(), 4u + 43u);
@@ -156,51 +163,48 @@ TEST_F(IdentityDbTest, ApiKeysCreateResolveRevoke) {
   auto principal = keys.Resolve(created->key);
   ASSERT_TRUE(principal);
   EXPECT_EQ(principal->kind, kApiKey);
-  EXPECT_EQ(principal->user_id, user->id);
+  EXPECT_EQ(principal->user_id, user);
   EXPECT_EQ(principal->credential_id, created->id);
   EXPECT_TRUE(principal->all_scopes);
   EXPECT_TRUE(principal->HasScope("BOOKING_WRITE"));
   EXPECT_EQ(scratch_.QueryValue("SELECT last_used_at IS NOT NULL FROM api_keys"), "1");
-  EXPECT_EQ(CounterValue(registry, "identity_api_key_cache_total", "miss"), 1);
+  EXPECT_EQ(CounterValue(registry_, "identity_api_key_cache_total", "miss"), 1);
   ASSERT_TRUE(keys.Resolve(created->key));
-  EXPECT_EQ(CounterValue(registry, "identity_api_key_cache_total", "hit"), 1);
+  EXPECT_EQ(CounterValue(registry_, "identity_api_key_cache_total", "hit"), 1);
 
   // Unknown well-formed keys resolve to nothing (and are cached as such).
   EXPECT_FALSE(keys.Resolve("rdv_" + crypto::RandomToken(32)));
 
   // Revocation takes effect at once on this instance.
-  EXPECT_TRUE(keys.Revoke(user->id, created->id).ok());
+  EXPECT_TRUE(keys.Revoke(user, created->id).ok());
   EXPECT_FALSE(keys.Resolve(created->key));
   EXPECT_EQ(scratch_.QueryValue("SELECT revoked_at IS NOT NULL FROM api_keys"), "1");
-  EXPECT_TRUE(keys.Revoke(user->id, created->id).ok());  // idempotent
+  EXPECT_TRUE(keys.Revoke(user, created->id).ok());  // idempotent
 }
 
 TEST_F(IdentityDbTest, ApiKeyOwnershipAndUnknownUser) {
-  auto a = users_.Create("a@example.com", "A", "pw", "UTC", false);
-  auto b = users_.Create("b@example.com", "B", "pw", "UTC", false);
-  ASSERT_TRUE(a.ok() && b.ok());
-  prometheus::Registry registry;
-  ApiKeyStore keys(db_, registry, "rdv_", std::chrono::seconds(0));
-  auto key = keys.Create(a->id, "");
+  const int64_t a = NewUser("a@example.com", "A");
+  const int64_t b = NewUser("b@example.com", "B");
+  ApiKeyStore keys(db_, registry_, "rdv_", std::chrono::seconds(0));
+  auto key = keys.Create(a, "");
   ASSERT_TRUE(key.ok());
   EXPECT_EQ(scratch_.QueryValue("SELECT name FROM api_keys"), "default");
-  EXPECT_EQ(keys.Revoke(b->id, key->id).code(), ErrorCode::kNotFound);
+  EXPECT_EQ(keys.Revoke(b, key->id).code(), ErrorCode::kNotFound);
   EXPECT_TRUE(keys.Resolve(key->key));
-  EXPECT_EQ(keys.Revoke(a->id, key->id + 1).code(), ErrorCode::kNotFound);
-  EXPECT_EQ(keys.Create(b->id + 1000, "x").status().code(), ErrorCode::kNotFound);
+  EXPECT_EQ(keys.Revoke(a, key->id + 1).code(), ErrorCode::kNotFound);
+  EXPECT_EQ(keys.Create(b + 1000, "x").status().code(), ErrorCode::kNotFound);
 }
 
 TEST_F(IdentityDbTest, AnotherInstanceHonoursARevokedKeyAtMostForTheCacheTtl) {
-  auto user = users_.Create("ttl@example.com", "T", "pw", "UTC", false);
-  ASSERT_TRUE(user.ok());
+  const int64_t user = NewUser("ttl@example.com", "T");
   auto now = std::chrono::steady_clock::time_point(std::chrono::hours(1));
   prometheus::Registry registry_a, registry_b;
   ApiKeyStore instance_a(db_, registry_a, "rdv_", std::chrono::seconds(5));
   ApiKeyStore instance_b(db_, registry_b, "rdv_", std::chrono::seconds(5), 10000, [&] { return now; });
-  auto key = instance_a.Create(user->id, "k");
+  auto key = instance_a.Create(user, "k");
   ASSERT_TRUE(key.ok());
   ASSERT_TRUE(instance_b.Resolve(key->key));  // warms b's cache
-  ASSERT_TRUE(instance_a.Revoke(user->id, key->id).ok());
+  ASSERT_TRUE(instance_a.Revoke(user, key->id).ok());
   now += std::chrono::milliseconds(4999);
   EXPECT_TRUE(instance_b.Resolve(key->key));  // still cached on b: the documented bound
   now += std::chrono::milliseconds(1);
@@ -208,11 +212,9 @@ TEST_F(IdentityDbTest, AnotherInstanceHonoursARevokedKeyAtMostForTheCacheTtl) {
 }
 
 TEST_F(IdentityDbTest, LastUsedIsWrittenAtMostOncePerMinute) {
-  auto user = users_.Create("lu@example.com", "L", "pw", "UTC", false);
-  ASSERT_TRUE(user.ok());
-  prometheus::Registry registry;
-  ApiKeyStore keys(db_, registry, "rdv_", std::chrono::seconds(0));
-  auto key = keys.Create(user->id, "k");
+  const int64_t user = NewUser("lu@example.com", "L");
+  ApiKeyStore keys(db_, registry_, "rdv_", std::chrono::seconds(0));
+  auto key = keys.Create(user, "k");
   ASSERT_TRUE(key.ok());
   ASSERT_TRUE(keys.Resolve(key->key));
   scratch_.Exec("UPDATE api_keys SET last_used_at = '2001-01-01 00:00:00.000'");

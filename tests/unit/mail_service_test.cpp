@@ -135,16 +135,17 @@ TEST(MailRendering, LongSubjectIsFolded) {
 using mail_test::FakeOutbox;
 using mail_test::NullConnection;
 using mail_test::ReadJsonLines;
+using mail_test::SentCount;
 using mail_test::TempDir;
+using MailUnderTest = mail_test::ServiceUnderTest<MailService>;
 
 TEST(MailService, SendPublishesAndTheConsumerWritesTheLog) {
   TempDir dir;
-  prometheus::Registry registry;
-  StderrLogger logger(LogLevel::kError, true);
-  FakeOutbox outbox;
   MailOptions o;
   o.log_file = dir.path() + "/var/mail.log";  // the folder does not exist yet
-  MailService mail(o, outbox, registry, logger);
+  MailUnderTest t(o);
+  MailService& mail = t.service;
+  FakeOutbox& outbox = t.outbox;
   mail.Register();
   EXPECT_EQ(outbox.consumer, "core.mail");
   EXPECT_EQ(outbox.topics, std::vector<std::string>{"mail"});
@@ -174,27 +175,15 @@ TEST(MailService, SendPublishesAndTheConsumerWritesTheLog) {
   outbox.handler(tx, {outbox.events[0]});
   EXPECT_EQ(ReadJsonLines(o.log_file).size(), 2u);  // appended
 
-  const auto metrics = registry.Collect();
-  double logged = 0, failed = 0;
-  for (const auto& family : metrics) {
-    if (family.name != "mail_sent_total") continue;
-    for (const auto& m : family.metric) {
-      if (m.label[0].value == "logged") logged = m.counter.value;
-      if (m.label[0].value == "failed") failed = m.counter.value;
-    }
-  }
-  EXPECT_EQ(logged, 2);
-  EXPECT_EQ(failed, 1);
+  EXPECT_EQ(SentCount(t.registry, "mail_sent_total", "logged"), 2);
+  EXPECT_EQ(SentCount(t.registry, "mail_sent_total", "failed"), 1);
 }
 
 TEST(MailService, UnwritableLogThrowsSoTheBatchIsRetried) {
-  prometheus::Registry registry;
-  StderrLogger logger(LogLevel::kError, true);
-  FakeOutbox outbox;
   MailOptions o;
   o.log_file = "/proc/no-such-dir/mail.log";
-  MailService mail(o, outbox, registry, logger);
-  EXPECT_THROW(mail.Deliver(GoodMail()), std::runtime_error);
+  MailUnderTest t(o);
+  EXPECT_THROW(t.service.Deliver(GoodMail()), std::runtime_error);
 }
 
 // A minimal SMTP server on a loopback port: answers each command, records the envelope and the
@@ -278,19 +267,22 @@ class FakeSmtp {
   std::thread thread_;
 };
 
-TEST(MailService, DeliversOverSmtp) {
-  FakeSmtp smtp;
-  prometheus::Registry registry;
-  StderrLogger logger(LogLevel::kError, true);
-  FakeOutbox outbox;
+// Options that deliver through `smtp`.
+MailOptions SmtpTo(const FakeSmtp& smtp) {
   MailOptions o;
   o.smtp_url = "smtp://127.0.0.1:" + std::to_string(smtp.port());
+  return o;
+}
+
+TEST(MailService, DeliversOverSmtp) {
+  FakeSmtp smtp;
+  MailOptions o = SmtpTo(smtp);
   o.from = "Rendezvous <rendezvous@localhost>";
   o.log_file = "/nonexistent/never-written.log";
-  MailService mail(o, outbox, registry, logger);
+  MailUnderTest t(o);
   Mail m = GoodMail();
   m.text = "line one\n.\nline three";
-  EXPECT_TRUE(mail.Deliver(m));
+  EXPECT_TRUE(t.service.Deliver(m));
   EXPECT_EQ(smtp.mail_from.substr(0, 23), "<rendezvous@localhost>");
   EXPECT_EQ(smtp.rcpt_to, "<owner@example.com>");
   EXPECT_NE(smtp.data.find("To: owner@example.com\r\n"), std::string::npos) << smtp.data;
@@ -303,23 +295,13 @@ TEST(MailService, DeliversOverSmtp) {
 TEST(MailService, PermanentRefusalIsDroppedTransientFailureThrows) {
   {
     FakeSmtp smtp("550 no such user");
-    prometheus::Registry registry;
-    StderrLogger logger(LogLevel::kError, true);
-    FakeOutbox outbox;
-    MailOptions o;
-    o.smtp_url = "smtp://127.0.0.1:" + std::to_string(smtp.port());
-    MailService mail(o, outbox, registry, logger);
-    EXPECT_FALSE(mail.Deliver(GoodMail()));
+    MailUnderTest t(SmtpTo(smtp));
+    EXPECT_FALSE(t.service.Deliver(GoodMail()));
   }
   {
     FakeSmtp smtp("451 try again later");
-    prometheus::Registry registry;
-    StderrLogger logger(LogLevel::kError, true);
-    FakeOutbox outbox;
-    MailOptions o;
-    o.smtp_url = "smtp://127.0.0.1:" + std::to_string(smtp.port());
-    MailService mail(o, outbox, registry, logger);
-    EXPECT_THROW(mail.Deliver(GoodMail()), std::runtime_error);
+    MailUnderTest t(SmtpTo(smtp));
+    EXPECT_THROW(t.service.Deliver(GoodMail()), std::runtime_error);
   }
 }
 

@@ -25,19 +25,14 @@ using mail_test::FakeOutbox;
 using mail_test::NullConnection;
 using mail_test::ReadJsonLines;
 using mail_test::TempDir;
+using SmsUnderTest = mail_test::ServiceUnderTest<SmsService>;
 using testing::LoopbackHttpServer;
 using testing::PeerRequest;
 using testing::PeerResponse;
 
 
 double Counter(prometheus::Registry& registry, const std::string& result) {
-  for (const auto& family : registry.Collect()) {
-    if (family.name != "sms_sent_total") continue;
-    for (const auto& m : family.metric) {
-      if (m.label[0].value == result) return m.counter.value;
-    }
-  }
-  return -1;
+  return mail_test::SentCount(registry, "sms_sent_total", result);
 }
 
 Sms GoodSms() {
@@ -90,12 +85,11 @@ TEST(SmsGateway, BodyAndStatusClassification) {
 
 TEST(SmsService, SendPublishesAndTheConsumerWritesTheLog) {
   TempDir dir;
-  prometheus::Registry registry;
-  StderrLogger logger(LogLevel::kError, true);
-  FakeOutbox outbox;
   SmsOptions o;
   o.log_file = dir.path() + "/var/sms.log";  // the folder does not exist yet
-  SmsService sms(o, outbox, registry, logger);
+  SmsUnderTest t(o);
+  SmsService& sms = t.service;
+  FakeOutbox& outbox = t.outbox;
   sms.Register();
   EXPECT_EQ(outbox.consumer, "core.sms");
   EXPECT_EQ(outbox.topics, std::vector<std::string>{"sms"});
@@ -118,17 +112,15 @@ TEST(SmsService, SendPublishesAndTheConsumerWritesTheLog) {
   EXPECT_TRUE(lines[0]["at"].is_string());
   outbox.handler(tx, {outbox.events[0]});
   EXPECT_EQ(ReadJsonLines(o.log_file).size(), 2u);  // appended
-  EXPECT_EQ(Counter(registry, "logged"), 2);
-  EXPECT_EQ(Counter(registry, "failed"), 1);
+  EXPECT_EQ(Counter(t.registry, "logged"), 2);
+  EXPECT_EQ(Counter(t.registry, "failed"), 1);
 }
 
 TEST(SmsService, UnwritableLogThrowsSoTheBatchIsRetried) {
-  prometheus::Registry registry;
-  StderrLogger logger(LogLevel::kError, true);
-  FakeOutbox outbox;
   SmsOptions o;
   o.log_file = "/proc/no-such-dir/sms.log";
-  SmsService sms(o, outbox, registry, logger);
+  SmsUnderTest t(o);
+  SmsService& sms = t.service;
   EXPECT_THROW(sms.Deliver(GoodSms()), std::runtime_error);
 }
 
@@ -140,14 +132,12 @@ TEST(SmsService, PostsJsonWithTheBearerTokenToTheGateway) {
     r.body = "{}";
     return r;
   });
-  prometheus::Registry registry;
-  StderrLogger logger(LogLevel::kError, true);
-  FakeOutbox outbox;
   SmsOptions o;
   o.gateway_url = gateway.url() + "/v1/messages?account=7";
   o.gateway_token = "gw-token-123";
   o.log_file = "/proc/no-such-dir/sms.log";  // must not be used
-  SmsService sms(o, outbox, registry, logger);
+  SmsUnderTest t(o);
+  SmsService& sms = t.service;
 
   EXPECT_TRUE(sms.Deliver(GoodSms()));
   ASSERT_TRUE(gateway.AwaitRequests(1));
@@ -157,7 +147,7 @@ TEST(SmsService, PostsJsonWithTheBearerTokenToTheGateway) {
   EXPECT_EQ(req.Header("authorization"), "Bearer gw-token-123");
   EXPECT_EQ(req.Header("content-type"), "application/json");
   EXPECT_EQ(nlohmann::json::parse(req.body), SmsGatewayBody(GoodSms()));
-  EXPECT_EQ(Counter(registry, "sent"), 1);
+  EXPECT_EQ(Counter(t.registry, "sent"), 1);
 
   next_status = 503;
   EXPECT_THROW(sms.Deliver(GoodSms()), std::runtime_error);
@@ -165,7 +155,7 @@ TEST(SmsService, PostsJsonWithTheBearerTokenToTheGateway) {
   EXPECT_THROW(sms.Deliver(GoodSms()), std::runtime_error);
   next_status = 400;
   EXPECT_FALSE(sms.Deliver(GoodSms()));
-  EXPECT_EQ(Counter(registry, "failed"), 3);
+  EXPECT_EQ(Counter(t.registry, "failed"), 3);
   EXPECT_EQ(gateway.Requests().size(), 4u);
 }
 
@@ -178,21 +168,16 @@ TEST(SmsService, RedirectsAreNotFollowedAndNoTokenMeansNoAuthorization) {
     }
     return r;
   });
-  prometheus::Registry registry;
-  StderrLogger logger(LogLevel::kError, true);
-  FakeOutbox outbox;
   SmsOptions o;
   o.gateway_url = gateway.url() + "/send";
-  SmsService sms(o, outbox, registry, logger);
+  SmsUnderTest t(o);
+  SmsService& sms = t.service;
   EXPECT_THROW(sms.Deliver(GoodSms()), std::runtime_error);
   ASSERT_EQ(gateway.Requests().size(), 1u);
   EXPECT_EQ(gateway.Requests()[0].Header("authorization"), "");
 }
 
 TEST(SmsService, UnreachableOrSlowGatewayThrows) {
-  prometheus::Registry registry;
-  StderrLogger logger(LogLevel::kError, true);
-  FakeOutbox outbox;
   LoopbackHttpServer slow([](const PeerRequest&) {
     PeerResponse r;
     r.delay = std::chrono::milliseconds(3000);
@@ -201,15 +186,15 @@ TEST(SmsService, UnreachableOrSlowGatewayThrows) {
   SmsOptions o;
   o.gateway_url = slow.url() + "/send";
   o.total_timeout = std::chrono::seconds(1);
-  SmsService sms(o, outbox, registry, logger);
+  SmsUnderTest sms(o);
   const auto start = std::chrono::steady_clock::now();
-  EXPECT_THROW(sms.Deliver(GoodSms()), std::runtime_error);
+  EXPECT_THROW(sms.service.Deliver(GoodSms()), std::runtime_error);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(2900));
 
   SmsOptions closed;
   closed.gateway_url = "http://127.0.0.1:1/send";  // nothing listens on port 1
-  SmsService unreachable(closed, outbox, registry, logger);
-  EXPECT_THROW(unreachable.Deliver(GoodSms()), std::runtime_error);
+  SmsUnderTest unreachable(closed);
+  EXPECT_THROW(unreachable.service.Deliver(GoodSms()), std::runtime_error);
 }
 
 }  // namespace

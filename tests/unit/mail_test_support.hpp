@@ -1,24 +1,22 @@
 // What the mail and SMS unit tests share: an outbox that records what is published (the
-// services' delivery is driven by calling the recorded consumer), a temporary folder, and the
-// JSON-line log reader.
+// services' delivery is driven by calling the recorded consumer), a service built over it, a
+// temporary folder, the JSON-line log reader and the sent-counter look-up.
 #pragma once
 
-#include <unistd.h>
-
-#include <filesystem>
 #include <fstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <prometheus/registry.h>
 
+#include "log/logger.hpp"
 #include "rendezvous/database.hpp"
 #include "rendezvous/outbox.hpp"
+#include "temp_dir.hpp"
 
 namespace rendezvous::core::mail_test {
-
-namespace fs = std::filesystem;
 
 class NullConnection final : public DbConnection {
  public:
@@ -56,18 +54,31 @@ class FakeOutbox final : public Outbox {
   OutboxHandler handler;
 };
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/rdv-mail-test-XXXXXX";
-    path_ = ::mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const std::string& path() const { return path_; }
+// A MailService or SmsService over the recording outbox, with a registry and a quiet logger.
+template <typename Service>
+struct ServiceUnderTest {
+  template <typename Options>
+  explicit ServiceUnderTest(Options options) : service(std::move(options), outbox, registry, logger) {}
 
- private:
-  std::string path_;
+  prometheus::Registry registry;
+  StderrLogger logger{LogLevel::kError, true};
+  FakeOutbox outbox;
+  Service service;
 };
+
+// The value of `metric`{result=`result`} (mail_sent_total, sms_sent_total); -1 when not there.
+inline double SentCount(prometheus::Registry& registry, const std::string& metric,
+                        const std::string& result) {
+  for (const auto& family : registry.Collect()) {
+    if (family.name != metric) continue;
+    for (const auto& m : family.metric) {
+      if (m.label[0].value == result) return m.counter.value;
+    }
+  }
+  return -1;
+}
+
+using rdv_test::TempDir;
 
 std::vector<nlohmann::json> ReadJsonLines(const std::string& file) {
   std::vector<nlohmann::json> out;

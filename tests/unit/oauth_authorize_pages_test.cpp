@@ -3,13 +3,13 @@
 #include <string>
 
 #include "authorize_page_views.hpp"
+#include "page_fragments.hpp"
 
 namespace rendezvous::oauth {
 namespace {
 
-bool Contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
+using rdv_test::Contains;
+using rdv_test::ExpectFragments;
 
 ConsentPage SamplePage() {
   ConsentPage p;
@@ -58,28 +58,24 @@ TEST(OAuthAuthorizePages, RedirectHostNamesHostAndPort) {
 
 TEST(OAuthAuthorizePages, ConsentPageNamesClientAndScopesInPlainWordsEscaped) {
   std::string html = RenderConsentPage(SamplePage());
-  EXPECT_FALSE(Contains(html, "<script>alert(1)</script>"));
-  EXPECT_TRUE(Contains(html, "&lt;script&gt;alert(1)&lt;/script&gt; &amp; Co"));
-  EXPECT_TRUE(Contains(html, "View your bookings"));
-  EXPECT_TRUE(Contains(html, "BOOKING_READ"));
-  EXPECT_TRUE(Contains(html, "app.example.com:8443"));
-  EXPECT_TRUE(Contains(html, "ada@example.com"));
-  EXPECT_FALSE(Contains(html, "Pending review"));
-  EXPECT_FALSE(Contains(html, "full access"));
+  ExpectFragments(html,
+                  {"&lt;script&gt;alert(1)&lt;/script&gt; &amp; Co", "View your bookings", "BOOKING_READ",
+                   "app.example.com:8443", "ada@example.com"},
+                  {"<script>alert(1)</script>", "Pending review", "full access"});
 }
 
 TEST(OAuthAuthorizePages, ConsentFormPostsRequestCsrfAndBothButtons) {
   std::string html = RenderConsentPage(SamplePage());
-  EXPECT_TRUE(Contains(html, "<form method=\"post\" action=\"/auth/oauth2/authorize\">"));
-  EXPECT_TRUE(Contains(html, "name=\"csrf_token\" value=\"csrf-123\""));
-  EXPECT_TRUE(Contains(html, "name=\"client_id\" value=\"cl_1\""));
-  EXPECT_TRUE(Contains(html, "name=\"redirect_uri\" value=\"https://app.example.com:8443/cb?x=1\""));
-  EXPECT_TRUE(Contains(html, "name=\"state\" value=\"st&quot;ate&lt;\""));
-  EXPECT_TRUE(Contains(html, "name=\"scope\" value=\"BOOKING_READ,PROFILE_READ\""));
-  EXPECT_TRUE(Contains(html, "name=\"code_challenge\" value=\"E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM\""));
-  EXPECT_FALSE(Contains(html, "name=\"code_challenge_method\""));
-  EXPECT_TRUE(Contains(html, "name=\"decision\" value=\"allow\">Allow</button>"));
-  EXPECT_TRUE(Contains(html, "name=\"decision\" value=\"deny\" class=\"secondary\">Deny</button>"));
+  ExpectFragments(
+      html,
+      {"<form method=\"post\" action=\"/auth/oauth2/authorize\">", "name=\"csrf_token\" value=\"csrf-123\"",
+       "name=\"client_id\" value=\"cl_1\"",
+       "name=\"redirect_uri\" value=\"https://app.example.com:8443/cb?x=1\"",
+       "name=\"state\" value=\"st&quot;ate&lt;\"", "name=\"scope\" value=\"BOOKING_READ,PROFILE_READ\"",
+       "name=\"code_challenge\" value=\"E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM\"",
+       "name=\"decision\" value=\"allow\">Allow</button>",
+       "name=\"decision\" value=\"deny\" class=\"secondary\">Deny</button>"},
+      {"name=\"code_challenge_method\""});
 }
 
 TEST(OAuthAuthorizePages, LegacyClientWithoutScopeAsksForFullAccess) {
@@ -88,10 +84,8 @@ TEST(OAuthAuthorizePages, LegacyClientWithoutScopeAsksForFullAccess) {
   p.grant.all_scopes = true;
   p.client_pending = true;
   std::string html = RenderConsentPage(p);
-  EXPECT_TRUE(Contains(html, "full access to your account"));
-  EXPECT_FALSE(Contains(html, "View your bookings"));
-  EXPECT_FALSE(Contains(html, "name=\"scope\""));
-  EXPECT_TRUE(Contains(html, "Pending review"));
+  ExpectFragments(html, {"full access to your account", "Pending review"},
+                  {"View your bookings", "name=\"scope\""});
 }
 
 TEST(OAuthAuthorizePages, ErrorPageShowsMessageEscaped) {

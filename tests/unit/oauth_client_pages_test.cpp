@@ -4,13 +4,13 @@
 #include <string>
 
 #include "client_page_views.hpp"
+#include "page_fragments.hpp"
 
 namespace rendezvous::oauth {
 namespace {
 
-bool Contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
+using rdv_test::Contains;
+using rdv_test::ExpectFragments;
 
 size_t Count(const std::string& haystack, const std::string& needle) {
   size_t n = 0;
@@ -79,19 +79,15 @@ TEST(OAuthClientPagesRender, ListEscapesEveryValueAndLabelsEveryField) {
   input.purpose = "</textarea><script>x()</script>";
   input.scopes = {"PROFILE_READ"};
   std::string html = RenderClientListPage(frame, {SampleClient()}, input);
-  EXPECT_FALSE(Contains(html, "<script>alert(1)</script>"));
-  EXPECT_TRUE(Contains(html, "&lt;script&gt;alert(1)&lt;/script&gt;"));
-  EXPECT_FALSE(Contains(html, "<img src=x>"));
-  EXPECT_FALSE(Contains(html, "</textarea><script>"));
-  EXPECT_TRUE(Contains(html, "value=\"tok&quot;en\""));
+  ExpectFragments(html, {"&lt;script&gt;alert(1)&lt;/script&gt;", "value=\"tok&quot;en\""},
+                  {"<script>alert(1)</script>", "<img src=x>", "</textarea><script>"});
   for (const char* id : {"name", "kind", "redirect_uris", "purpose", "website", "logo", "scope_BOOKING_READ",
                          "scope_TEAM_BOOKING_READ", "scope_ORG_VERIFIED_RESOURCES_WRITE"}) {
     EXPECT_TRUE(Contains(html, std::string("<label for=\"") + id + "\"")) << id;
     EXPECT_TRUE(Contains(html, std::string("id=\"") + id + "\"")) << id;
   }
-  EXPECT_TRUE(Contains(html, "View your bookings"));
-  EXPECT_TRUE(Contains(html, "name=\"scope_PROFILE_READ\" value=\"1\" checked"));
-  EXPECT_FALSE(Contains(html, "name=\"scope_BOOKING_READ\" value=\"1\" checked"));
+  ExpectFragments(html, {"View your bookings", "name=\"scope_PROFILE_READ\" value=\"1\" checked"},
+                  {"name=\"scope_BOOKING_READ\" value=\"1\" checked"});
   EXPECT_FALSE(Contains(html, "scope_READ_BOOKING")) << "legacy values are not offered on create";
   EXPECT_FALSE(Contains(html, "class=\"notice\"")) << "no empty notice box";
   EXPECT_FALSE(Contains(html, "class=\"error\""));
@@ -106,23 +102,20 @@ TEST(OAuthClientPagesRender, ListShowsStateReasonLegacyAndErrors) {
   legacy.client_id = "cl_legacy";
   legacy.legacy = true;
   std::string html = RenderClientListPage({"t", "", "name is required", true}, {rejected, legacy}, {});
-  EXPECT_TRUE(Contains(html, "rejected"));
-  EXPECT_TRUE(Contains(html, "Reason: Unclear &lt;purpose&gt;"));
-  EXPECT_TRUE(Contains(html, ">legacy</span>"));
-  EXPECT_TRUE(Contains(html, "<p class=\"error\" role=\"alert\">name is required</p>"));
-  EXPECT_TRUE(Contains(html, "href=\"/admin/oauth-clients\""));
-  EXPECT_FALSE(Contains(html, "You have no OAuth clients yet."));
+  ExpectFragments(html,
+                  {"rejected", "Reason: Unclear &lt;purpose&gt;", ">legacy</span>",
+                   "<p class=\"error\" role=\"alert\">name is required</p>", "href=\"/admin/oauth-clients\""},
+                  {"You have no OAuth clients yet."});
 }
 
 TEST(OAuthClientPagesRender, ClientPageShowsANewSecretOnceAndSecretForms) {
   OAuthClient c = SampleClient();
   std::string with_secret = RenderClientPage({"tok", "", "", false}, c, FormInputFromClient(c), "s3cr3t<&>");
-  EXPECT_TRUE(Contains(with_secret, "Copy this secret now. It will not be shown again."));
-  EXPECT_TRUE(Contains(with_secret, "value=\"s3cr3t&lt;&amp;&gt;\""));
-  EXPECT_TRUE(Contains(with_secret, "action=\"/settings/developer/oauth/cl_abc123/secrets/11/revoke\""));
-  EXPECT_TRUE(Contains(with_secret, "action=\"/settings/developer/oauth/cl_abc123/secrets/12/revoke\""));
-  EXPECT_TRUE(Contains(with_secret, "action=\"/settings/developer/oauth/cl_abc123/secrets\""));
-  EXPECT_TRUE(Contains(with_secret, "Generate new secret"));
+  ExpectFragments(with_secret,
+                  {"Copy this secret now. It will not be shown again.", "value=\"s3cr3t&lt;&amp;&gt;\"",
+                   "action=\"/settings/developer/oauth/cl_abc123/secrets/11/revoke\"",
+                   "action=\"/settings/developer/oauth/cl_abc123/secrets/12/revoke\"",
+                   "action=\"/settings/developer/oauth/cl_abc123/secrets\"", "Generate new secret"});
   // Every form carries the token: edit, generate, two revokes.
   EXPECT_EQ(Count(with_secret, "name=\"csrf_token\" value=\"tok\""), 4u);
   EXPECT_TRUE(Contains(with_secret, "<details open>")) << "a held team scope opens its group";
@@ -145,23 +138,20 @@ TEST(OAuthClientPagesRender, LegacyScopesAreOfferedOnlyToClientsHoldingThem) {
   c.settings.scopes = {"READ_BOOKING"};
   c.legacy = true;
   std::string html = RenderClientPage({"t", "", "", false}, c, FormInputFromClient(c));
-  EXPECT_TRUE(Contains(html, "name=\"scope_READ_BOOKING\" value=\"1\" checked"));
-  EXPECT_FALSE(Contains(html, "scope_READ_PROFILE"));
-  EXPECT_TRUE(Contains(html, "Select scopes below to migrate it."));
+  ExpectFragments(html,
+                  {"name=\"scope_READ_BOOKING\" value=\"1\" checked", "Select scopes below to migrate it."},
+                  {"scope_READ_PROFILE"});
 }
 
 TEST(OAuthClientPagesRender, ReviewPageShowsOwnerScopesAndBothButtons) {
   ReviewEntry e{SampleClient(), "Ann <Owner>", "ann@example.com"};
   e.client.state = ClientState::kPending;
   std::string html = RenderReviewPage({"tok", "", "", true}, {e});
-  EXPECT_TRUE(Contains(html, "Ann &lt;Owner&gt; &lt;ann@example.com&gt;"));
-  EXPECT_TRUE(Contains(html, "View your bookings <code>BOOKING_READ</code>"));
-  EXPECT_TRUE(Contains(html, "https://app.example.com/cb"));
-  EXPECT_TRUE(Contains(html, "Sync &amp; &lt;b&gt;more&lt;/b&gt;"));
-  EXPECT_TRUE(Contains(html, "action=\"/admin/oauth-clients/cl_abc123/review\""));
-  EXPECT_TRUE(Contains(html, "name=\"accept\" value=\"1\""));
-  EXPECT_TRUE(Contains(html, "name=\"reject\" value=\"1\""));
-  EXPECT_TRUE(Contains(html, "<label for=\"reason_cl_abc123\""));
+  ExpectFragments(
+      html, {"Ann &lt;Owner&gt; &lt;ann@example.com&gt;", "View your bookings <code>BOOKING_READ</code>",
+             "https://app.example.com/cb", "Sync &amp; &lt;b&gt;more&lt;/b&gt;",
+             "action=\"/admin/oauth-clients/cl_abc123/review\"", "name=\"accept\" value=\"1\"",
+             "name=\"reject\" value=\"1\"", "<label for=\"reason_cl_abc123\""});
   EXPECT_TRUE(Contains(RenderReviewPage({"tok", "", "", true}, {}), "No client is waiting for review."));
 }
 

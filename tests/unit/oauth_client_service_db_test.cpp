@@ -8,37 +8,12 @@
 #include <vector>
 
 #include <gtest/gtest.h>
-#include <prometheus/registry.h>
 
 #include "client_service.hpp"
-#include "log/logger.hpp"
-#include "scratch_db.hpp"
-#include "storage/migrator.hpp"
-#include "storage/mysql_database.hpp"
+#include "oauth_test_db.hpp"
 
 namespace rendezvous::oauth {
 namespace {
-
-class FakeIdentity final : public Identity {
- public:
-  std::optional<User> FindUser(int64_t id) override {
-    if (id != 1 && id != 2) return std::nullopt;
-    User u;
-    u.id = id;
-    u.email = "user" + std::to_string(id) + "@example.com";
-    u.name = "User";
-    return u;
-  }
-  std::optional<User> FindUserByEmail(const std::string&) override { return std::nullopt; }
-  Result<User> CreateUser(const std::string&, const std::string&, const std::string&, const std::string&,
-                          bool) override {
-    return Status(ErrorCode::kInternal, "not here");
-  }
-  std::optional<User> SessionUser(const Request&) override { return std::nullopt; }
-  std::string CsrfToken(const Request&, Response&) override { return ""; }
-  bool CheckCsrf(const Request&, const std::string&) override { return false; }
-  Json UserJson(const User&) override { return Json::object(); }
-};
 
 // Records each mail in a table with the caller's transaction, so a mail "exists" exactly when
 // the review commits.
@@ -49,39 +24,21 @@ class TableMailer final : public Mailer {
   }
 };
 
-class ClientServiceDb : public ::testing::Test {
+class ClientServiceDb : public OAuthDbTest {
  protected:
   void SetUp() override {
-    core::DatabaseOptions o;
-    o.socket = scratch_.socket();
-    o.user = "root";
-    o.name = scratch_.name();
-    o.pool_size = 8;
-    db_ = std::make_unique<core::MysqlDatabase>(o, registry_, logger_);
-    core::Migrator migrator(*db_, logger_);
-    migrator.Add("oauth", ClientService::Migrations());
-    migrator.Apply();
+    OpenDatabase(ClientService::Migrations());
     scratch_.Exec("CREATE TABLE test_mails (id BIGINT AUTO_INCREMENT PRIMARY KEY, recipient TEXT, subject TEXT, body TEXT)");
     service_ = std::make_unique<ClientService>(*db_, identity_, mailer_, logger_);
   }
 
   std::pair<OAuthClient, std::optional<std::string>> NewConfidential(int64_t owner = 1) {
-    NewClient n;
-    n.owner_id = owner;
-    n.settings.name = "App";
-    n.settings.redirect_uris = {"https://app.example.com/cb"};
-    n.settings.scopes = {"BOOKING_READ"};
-    auto r = service_->Create(n);
+    auto r = service_->Create(AppClient(owner, {"BOOKING_READ"}));
     EXPECT_TRUE(r.ok()) << r.status().message();
     return *r;
   }
 
-  testing::ScratchDatabase scratch_;
-  prometheus::Registry registry_;
-  core::StderrLogger logger_{LogLevel::kError, true};
-  FakeIdentity identity_;
   TableMailer mailer_;
-  std::unique_ptr<core::MysqlDatabase> db_;
   std::unique_ptr<ClientService> service_;
 };
 

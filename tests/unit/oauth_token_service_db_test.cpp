@@ -13,66 +13,28 @@
 
 #include "client_auth.hpp"
 #include "client_service.hpp"
-#include "log/logger.hpp"
+#include "oauth_test_db.hpp"
 #include "pkce.hpp"
 #include "rendezvous/crypto.hpp"
-#include "scratch_db.hpp"
-#include "storage/migrator.hpp"
-#include "storage/mysql_database.hpp"
 #include "token_service.hpp"
 
 namespace rendezvous::oauth {
 namespace {
-
-class FakeIdentity final : public Identity {
- public:
-  std::optional<User> FindUser(int64_t id) override {
-    if (id != 1 && id != 2) return std::nullopt;
-    User u;
-    u.id = id;
-    u.email = "user" + std::to_string(id) + "@example.com";
-    return u;
-  }
-  std::optional<User> FindUserByEmail(const std::string&) override { return std::nullopt; }
-  Result<User> CreateUser(const std::string&, const std::string&, const std::string&, const std::string&,
-                          bool) override {
-    return Status(ErrorCode::kInternal, "not here");
-  }
-  std::optional<User> SessionUser(const Request&) override { return std::nullopt; }
-  std::string CsrfToken(const Request&, Response&) override { return ""; }
-  bool CheckCsrf(const Request&, const std::string&) override { return false; }
-  Json UserJson(const User&) override { return Json::object(); }
-};
 
 class NullMailer final : public Mailer {
  public:
   void Send(DbConnection&, const Mail&) override {}
 };
 
-constexpr const char* kRedirect = "https://app.example.com/cb";
-
-class TokenServiceDb : public ::testing::Test {
+class TokenServiceDb : public OAuthDbTest {
  protected:
   void SetUp() override {
-    core::DatabaseOptions o;
-    o.socket = scratch_.socket();
-    o.user = "root";
-    o.name = scratch_.name();
-    o.pool_size = 8;
-    db_ = std::make_unique<core::MysqlDatabase>(o, registry_, logger_);
-    core::Migrator migrator(*db_, logger_);
     std::vector<Migration> m = ClientService::Migrations();
     for (auto& t : TokenService::Migrations()) m.push_back(t);
-    migrator.Add("oauth", m);
-    migrator.Apply();
+    OpenDatabase(m);
     clients_ = std::make_unique<ClientService>(*db_, identity_, mailer_, logger_);
     tokens_ = std::make_unique<TokenService>(*db_, logger_, TokenLifetimes{});
-    NewClient n;
-    n.owner_id = 1;
-    n.settings.name = "App";
-    n.settings.redirect_uris = {kRedirect};
-    n.settings.scopes = {"BOOKING_READ", "PROFILE_READ"};
-    auto r = clients_->Create(n);
+    auto r = clients_->Create(AppClient(1, {"BOOKING_READ", "PROFILE_READ"}));
     ASSERT_TRUE(r.ok()) << r.status().message();
     client_id_ = r->first.client_id;
     ASSERT_TRUE(r->second.has_value());
@@ -84,18 +46,13 @@ class TokenServiceDb : public ::testing::Test {
     CodeGrant g;
     g.client_id = client_id_;
     g.user_id = 2;
-    g.redirect_uri = kRedirect;
+    g.redirect_uri = kAppRedirect;
     g.scopes = {"BOOKING_READ"};
     g.code_challenge = challenge;
     return tokens_->IssueCode(g);
   }
 
-  testing::ScratchDatabase scratch_;
-  prometheus::Registry registry_;
-  core::StderrLogger logger_{LogLevel::kError, true};
-  FakeIdentity identity_;
   NullMailer mailer_;
-  std::unique_ptr<core::MysqlDatabase> db_;
   std::unique_ptr<ClientService> clients_;
   std::unique_ptr<TokenService> tokens_;
   std::string client_id_;
@@ -103,7 +60,7 @@ class TokenServiceDb : public ::testing::Test {
 };
 
 TEST_F(TokenServiceDb, ExchangeResolvesToAnOAuthPrincipal) {
-  TokenResult r = tokens_->ExchangeCode(client_id_, Code(), kRedirect, "");
+  TokenResult r = tokens_->ExchangeCode(client_id_, Code(), kAppRedirect, "");
   ASSERT_TRUE(std::holds_alternative<TokenResponse>(r));
   const TokenResponse& t = std::get<TokenResponse>(r);
   EXPECT_EQ(t.scope, "BOOKING_READ");
@@ -131,9 +88,11 @@ TEST_F(TokenServiceDb, ConcurrentExchangesOfOneCodeIssueOnce) {
   std::vector<std::thread> threads;
   for (int i = 0; i < kThreads; ++i) {
     threads.emplace_back([&] {
-      TokenResult r = tokens_->ExchangeCode(client_id_, code, kRedirect, "");
-      if (std::holds_alternative<TokenResponse>(r)) ++ok;
-      else if (std::get<TokenError>(r) == TokenError::CodeInvalidOrExpired()) ++invalid;
+      TokenResult r = tokens_->ExchangeCode(client_id_, code, kAppRedirect, "");
+      if (std::holds_alternative<TokenResponse>(r))
+        ++ok;
+      else if (std::get<TokenError>(r) == TokenError::CodeInvalidOrExpired())
+        ++invalid;
     });
   }
   for (auto& t : threads) t.join();
@@ -142,7 +101,7 @@ TEST_F(TokenServiceDb, ConcurrentExchangesOfOneCodeIssueOnce) {
 }
 
 TEST_F(TokenServiceDb, ConcurrentRefreshesRotateOnce) {
-  auto first = std::get<TokenResponse>(tokens_->ExchangeCode(client_id_, Code(), kRedirect, ""));
+  auto first = std::get<TokenResponse>(tokens_->ExchangeCode(client_id_, Code(), kAppRedirect, ""));
   constexpr int kThreads = 6;
   std::atomic<int> ok{0}, revoked{0};
   std::vector<std::thread> threads;
@@ -171,7 +130,7 @@ double Commits(prometheus::Registry& registry) {
 }
 
 TEST_F(TokenServiceDb, RefreshTakesTheOneCallPathAndTheProcedureGuardsRotation) {
-  auto first = std::get<TokenResponse>(tokens_->ExchangeCode(client_id_, Code(), kRedirect, ""));
+  auto first = std::get<TokenResponse>(tokens_->ExchangeCode(client_id_, Code(), kAppRedirect, ""));
   const double before = Commits(registry_);
   TokenResult r = tokens_->Refresh(client_id_, first.refresh_token);
   ASSERT_TRUE(std::holds_alternative<TokenResponse>(r));
@@ -230,17 +189,19 @@ TEST_F(TokenServiceDb, RefreshTakesTheOneCallPathAndTheProcedureGuardsRotation) 
 TEST_F(TokenServiceDb, PkceBinding) {
   const std::string verifier(50, 'v');
   const std::string challenge = S256Challenge(verifier);
-  EXPECT_TRUE(std::holds_alternative<TokenResponse>(tokens_->ExchangeCode(client_id_, Code(challenge), kRedirect, verifier)));
-  EXPECT_EQ(std::get<TokenError>(tokens_->ExchangeCode(client_id_, Code(challenge), kRedirect, std::string(50, 'w'))),
+  EXPECT_TRUE(std::holds_alternative<TokenResponse>(
+      tokens_->ExchangeCode(client_id_, Code(challenge), kAppRedirect, verifier)));
+  EXPECT_EQ(std::get<TokenError>(
+                tokens_->ExchangeCode(client_id_, Code(challenge), kAppRedirect, std::string(50, 'w'))),
             TokenError::CodeInvalidOrExpired());
-  EXPECT_EQ(std::get<TokenError>(tokens_->ExchangeCode(client_id_, Code(challenge), kRedirect, "")),
+  EXPECT_EQ(std::get<TokenError>(tokens_->ExchangeCode(client_id_, Code(challenge), kAppRedirect, "")),
             TokenError::CodeInvalidOrExpired());
-  EXPECT_EQ(std::get<TokenError>(tokens_->ExchangeCode(client_id_, Code(), kRedirect, verifier)),
+  EXPECT_EQ(std::get<TokenError>(tokens_->ExchangeCode(client_id_, Code(), kAppRedirect, verifier)),
             TokenError::CodeInvalidOrExpired());
 }
 
 TEST_F(TokenServiceDb, RefreshAuthenticatesTheClientFromTheTokenQueryFirst) {
-  auto first = std::get<TokenResponse>(tokens_->ExchangeCode(client_id_, Code(), kRedirect, ""));
+  auto first = std::get<TokenResponse>(tokens_->ExchangeCode(client_id_, Code(), kAppRedirect, ""));
   auto with_secret = [](std::string secret) {
     return [secret](const std::optional<ClientCredentials>& stored) { return AuthenticateClient(stored, secret); };
   };
@@ -273,7 +234,7 @@ TEST_F(TokenServiceDb, ManagedUserTokensResolveAsTheirOwnKind) {
 }
 
 TEST_F(TokenServiceDb, IntrospectAndRevokeAreScopedToTheClient) {
-  auto t = std::get<TokenResponse>(tokens_->ExchangeCode(client_id_, Code(), kRedirect, ""));
+  auto t = std::get<TokenResponse>(tokens_->ExchangeCode(client_id_, Code(), kAppRedirect, ""));
   Json j = tokens_->Introspect(client_id_, t.access_token);
   EXPECT_EQ(j["active"], true);
   EXPECT_EQ(j["sub"], "2");
@@ -325,7 +286,8 @@ TEST_F(TokenServiceDb, PurgeDeletesOnlyWhatCanNoLongerMatter) {
   EXPECT_EQ(count("SELECT COUNT(*) FROM oauth_refresh_tokens"), 2);  // live and rotated (reuse detection)
   EXPECT_EQ(tokens_->PurgeExpired(2), 0u);
   // The live code still works.
-  EXPECT_TRUE(std::holds_alternative<TokenResponse>(tokens_->ExchangeCode(client_id_, live_code, kRedirect, "")));
+  EXPECT_TRUE(
+      std::holds_alternative<TokenResponse>(tokens_->ExchangeCode(client_id_, live_code, kAppRedirect, "")));
 }
 
 TEST_F(TokenServiceDb, PurgerStopsPromptly) {
