@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Load benchmarks on loopback with wrk; appends results to bench/RESULTS.md.
 #   bench/run.sh [BUILD_DIR]   (make bench)
-#   BENCH_SCENARIOS="http refresh code" picks scenarios; BENCH_DURATION=10s; BENCH_PERF=1 records a
+#   BENCH_SCENARIOS="http refresh code slots create" picks scenarios; BENCH_DURATION=10s; BENCH_PERF=1 records a
 #   CPU profile of the server (perf, cpu-clock) during the refresh scenario into var/bench-refresh.perf.
 # Each run is bounded: wrk -d for every scenario, the server is stopped at the end.
 set -euo pipefail
@@ -39,7 +39,13 @@ run() { # name, wrk args...
 cpu_ms() { awk -v hz="$(getconf CLK_TCK)" '{printf "%d", ($14 + $15) * 1000 / hz}' "/proc/$1/stat"; }
 db_pid=$(cat var/db/mysqld.pid)
 
-want() { [[ " ${BENCH_SCENARIOS:-http refresh code} " == *" $1 "* ]]; }
+want() { [[ " ${BENCH_SCENARIOS:-http refresh code slots create} " == *" $1 "* ]]; }
+# POST /v2/event-types as the bench user; prints the new event type's id.
+event_type() { # slug, length, extra JSON members
+  curl -fs -H "Authorization: Bearer $key" -H "Content-Type: application/json" \
+    -d "{\"title\":\"Bench $1\",\"slug\":\"$1\",\"lengthInMinutes\":$2$3}" http://127.0.0.1:18090/v2/event-types \
+    | python3 -c 'import json,sys; print(json.load(sys.stdin)["data"]["id"])'
+}
 
 {
   echo
@@ -112,6 +118,44 @@ mariadb --no-defaults -S var/db/mysqld.sock -uroot rendezvous_bench -e "
 codes=$($build/bench/code_bench http://127.0.0.1:18090/v2/auth/oauth2/token "$client_id" "$client_secret" \
   https://bench.example.com/cb "${duration%s}" "$code_conns" "$code_prefix" "$code_count")
 echo "$codes" | python3 -c 'import json,sys; r=json.load(sys.stdin); print("| POST /v2/auth/oauth2/token authorization_code (%d connections, bench/code_bench) | %.0f | %.2fms | %.2fms | %d failed |" % (r["connections"], r["per_second"], r["p50_ms"], r["p99_ms"], r["failed"]))' | tee -a bench/RESULTS.md
+fi
+
+# Slots: a 30-day range of a host with 500 bookings in it (15-minute event type, the implicit
+# Monday-Friday 09:00-17:00 UTC), 32 connections.
+if want slots; then
+slots_et=$(event_type bench-slots 15 "")
+first=$(date -u -d "+2 days" +%F)
+last=$(date -u -d "+31 days" +%F)
+python3 - "$first" "$slots_et" "$uid" <<'PY' | mariadb --no-defaults -S var/db/mysqld.sock -uroot rendezvous_bench
+import datetime, sys
+first = datetime.date.fromisoformat(sys.argv[1]); et = sys.argv[2]; host = sys.argv[3]
+starts = []
+for d in range(30):
+    day = first + datetime.timedelta(days=d)
+    if day.weekday() < 5:
+        starts += [datetime.datetime.combine(day, datetime.time(9)) + datetime.timedelta(minutes=15 * k) for k in range(32)]
+picked = [starts[round(i * len(starts) / 500)] for i in range(500)]
+rows = ",".join(
+    "('bench-slot-%d', %s, %s, 'Bench', '', 'accepted', '%s', '%s', 15, NULL, '{}', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))"
+    % (i, et, host, s, s + datetime.timedelta(minutes=15)) for i, s in enumerate(picked))
+print("INSERT INTO bookings (uid, event_type_id, host_id, title, description, status, start_at, end_at, duration,"
+      " location, metadata, created_at, updated_at) VALUES " + rows + ";")
+PY
+conns=32 run "GET /v2/slots (30 days, 500 bookings in them, 32 connections)" -H "Connection: keep-alive" \
+  "http://127.0.0.1:18090/v2/slots?eventTypeId=$slots_et&start=$first&end=$last" | tee -a bench/RESULTS.md
+fi
+
+# Racing creates: 32 connections over 50 overlapping starts a day (an hour long, every 5 minutes),
+# then the overlapping pairs of accepted or pending bookings are counted (must be 0).
+if want create; then
+create_et=$(event_type bench-race 60 ',"slotInterval":5')
+first=$(date -u -d "+2 days" +%F)
+race=$($build/bench/create_bench http://127.0.0.1:18090/v2/bookings "$create_et" "${duration%s}" 32 "$first" 60)
+overlaps=$(mariadb --no-defaults -S var/db/mysqld.sock -uroot rendezvous_bench -N -e "
+  SELECT COUNT(*) FROM bookings a JOIN bookings b ON a.host_id = b.host_id AND a.id < b.id
+  WHERE a.status IN ('accepted', 'pending') AND b.status IN ('accepted', 'pending')
+    AND a.start_at < b.end_at AND b.start_at < a.end_at")
+echo "$race" | OVERLAPS=$overlaps python3 -c 'import json,os,sys; c,r=[json.loads(l) for l in sys.stdin.read().split()]; print("| POST /v2/bookings racing (32 connections, 50 overlapping starts a weekday, bench/create_bench): %d created, %d answered 409, overlapping pairs afterwards: %s | %.0f | %.2fms | %.2fms | %d failed |" % (c["created"], c["conflicts"], os.environ["OVERLAPS"], r["per_second"], r["p50_ms"], r["p99_ms"], r["failed"]))' | tee -a bench/RESULTS.md
 fi
 
 if [ -s var/bench-ratio.txt ]; then

@@ -248,14 +248,17 @@ void LockHost(DbConnection& conn, int64_t host_id) {
 std::vector<BusyBlock> HostBusyBlocks(DbConnection& conn, int64_t host_id, Millis from, Millis to, int64_t except_id) {
   const Millis day = time::kMillisPerDay;
   std::vector<BusyBlock> out;
+  // Times as epoch milliseconds: no DATETIME text to format and parse for each of many rows.
   for (const DbRow& row : conn.Query(
-           "SELECT b.start_at, b.end_at, e.before_event_buffer, e.after_event_buffer FROM bookings b"
+           "SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01', b.start_at) DIV 1000,"
+           " TIMESTAMPDIFF(MICROSECOND, '1970-01-01', b.end_at) DIV 1000,"
+           " e.before_event_buffer, e.after_event_buffer FROM bookings b"
            " JOIN event_types e ON e.id = b.event_type_id"
            " WHERE b.host_id = ? AND b.status IN ('accepted', 'pending') AND b.start_at >= ? AND b.start_at < ?"
            " AND b.end_at > ? AND b.id <> ?",
            {host_id, time::FormatSql(from - 3 * day), time::FormatSql(to + 2 * day), time::FormatSql(from - day),
             except_id})) {
-    out.push_back({TimeColumn(row, 1), TimeColumn(row, 2), static_cast<int>(row.Int(3)), static_cast<int>(row.Int(4))});
+    out.push_back({row.Int(1), row.Int(2), static_cast<int>(row.Int(3)), static_cast<int>(row.Int(4))});
   }
   return out;
 }

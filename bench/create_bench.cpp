@@ -1,0 +1,97 @@
+// Racing public creates against a running server: N connections post bookings of one event type
+// at random among 50 overlapping starts (09:00, 09:05, .. 13:05 UTC; the event type is an hour
+// long with a 5-minute grid) on random weekdays of the next weeks, so most attempts race others
+// for the same hours. A 201 and a 409 are both answers the server should give; anything else
+// counts as failed.
+//   create_bench URL EVENT_TYPE_ID SECONDS CONNECTIONS FIRST_DATE DAYS
+// Prints one JSON line: the tally (ok = answered 201 or 409) plus "created" and "conflicts".
+#include <curl/curl.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "load_support.hpp"
+
+namespace {
+
+// "YYYY-MM-DD" `days` after `first` (also "YYYY-MM-DD"), and whether that day is Monday to Friday.
+std::pair<std::string, bool> DayAfter(const std::string& first, int days) {
+  std::tm tm{};
+  strptime(first.c_str(), "%Y-%m-%d", &tm);
+  tm.tm_mday += days;
+  tm.tm_hour = 12;
+  const time_t t = timegm(&tm);
+  std::tm out{};
+  gmtime_r(&t, &out);
+  char buf[11];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", &out);
+  return {buf, out.tm_wday >= 1 && out.tm_wday <= 5};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 7) {
+    std::cerr << "usage: create_bench URL EVENT_TYPE_ID SECONDS CONNECTIONS FIRST_DATE DAYS\n";
+    return 2;
+  }
+  const std::string url = argv[1], event_type = argv[2], first = argv[5];
+  const int seconds = std::stoi(argv[3]), connections = std::stoi(argv[4]), days = std::stoi(argv[6]);
+  std::vector<std::string> weekdays;
+  for (int d = 0; d < days; ++d) {
+    auto [date, weekday] = DayAfter(first, d);
+    if (weekday) weekdays.push_back(date);
+  }
+  curl_global_init(CURL_GLOBAL_ALL);
+  bench::Tally tally;
+  std::atomic<long> created{0}, conflicts{0};
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < connections; ++i) {
+    threads.emplace_back([&, i] {
+      std::mt19937 random(static_cast<unsigned>(i) * 7919u + 1u);
+      CURL* c = curl_easy_init();
+      curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
+      std::vector<double> mine;
+      for (long n = 0; std::chrono::steady_clock::now() < deadline; ++n) {
+        const int minutes = 9 * 60 + static_cast<int>(random() % 50) * 5;
+        char start[32];
+        std::snprintf(start, sizeof start, "%sT%02d:%02d:00Z", weekdays[random() % weekdays.size()].c_str(),
+                      minutes / 60, minutes % 60);
+        const std::string body = std::string(R"({"start":")") + start + R"(","eventTypeId":)" + event_type +
+                                 R"(,"attendee":{"name":"Racer","email":"racer)" + std::to_string(i) + "-" +
+                                 std::to_string(n) + R"(@bench.example.com","timeZone":"UTC"}})";
+        std::string response;
+        curl_easy_setopt(c, CURLOPT_URL, url.c_str());
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.c_str());
+        curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, &bench::Append);
+        curl_easy_setopt(c, CURLOPT_WRITEDATA, &response);
+        curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
+        const auto t0 = std::chrono::steady_clock::now();
+        const CURLcode rc = curl_easy_perform(c);
+        mine.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        long status = 0;
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+        if (rc == CURLE_OK && (status == 201 || status == 409)) {
+          ++tally.ok;
+          ++(status == 201 ? created : conflicts);
+        } else {
+          ++tally.failed;
+        }
+      }
+      tally.AddLatencies(mine);
+      curl_slist_free_all(headers);
+      curl_easy_cleanup(c);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  std::cout << R"({"created":)" << created.load() << R"(,"conflicts":)" << conflicts.load() << "}" << std::endl;
+  return tally.Report(threads.size(), seconds);
+}
