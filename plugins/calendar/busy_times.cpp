@@ -75,6 +75,16 @@ Result<Json> CalendarService::BusyTimes(int64_t user_id, const std::optional<std
   return out;
 }
 
+bool CalendarService::HasBusySources(int64_t user_id) {
+  return db_.Run([&](DbConnection& c) {
+    std::optional<DbRow> row = c.QueryOne(
+        "SELECT EXISTS(SELECT 1 FROM calendar_google_calendars WHERE user_id = ?)"
+        " OR EXISTS(SELECT 1 FROM calendar_ics_feeds WHERE user_id = ?)",
+        {user_id, user_id});
+    return row && row->Bool(1);
+  });
+}
+
 Result<std::vector<BusyPeriod>> CalendarService::CollectBusy(int64_t user_id, time::Millis from_ms, time::Millis to_ms,
                                                             const time::Zone& zone_ref) {
   const std::optional<time::Millis> from = from_ms;

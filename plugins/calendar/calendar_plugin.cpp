@@ -44,6 +44,7 @@ class CalendarBusySource final : public BusyTimeSource {
   CalendarBusySource(std::shared_ptr<CalendarService> service, Identity& identity)
       : service_(std::move(service)), identity_(identity) {}
   Result<std::vector<BusyTime>> BusyTimes(int64_t user_id, time::Millis from, time::Millis to) override {
+    if (!service_->HasBusySources(user_id)) return std::vector<BusyTime>{};
     std::optional<User> user = identity_.FindUser(user_id);
     const time::Zone zone =
         (user ? time::Zone::Find(user->time_zone) : std::nullopt).value_or(time::Zone::Utc());

@@ -79,6 +79,8 @@ class CalendarService {
   Result<Json> ListCalendars(int64_t user_id);
   Result<Json> BusyTimes(int64_t user_id, const std::optional<std::string>& date_from,
                          const std::optional<std::string>& date_to, const std::optional<std::string>& time_zone);
+  // Whether the user has Google calendars to check or ICS feeds (one query).
+  bool HasBusySources(int64_t user_id);
   // The user's busy periods in [from, to) from the Google calendars to check and the ICS feeds,
   // sorted (`zone` places the all-day events of feeds).
   Result<std::vector<BusyPeriod>> CollectBusy(int64_t user_id, time::Millis from, time::Millis to,
