@@ -33,7 +33,8 @@ struct EventTypeFields {
   int before_event_buffer = 0;       // minutes
   int after_event_buffer = 0;        // minutes
   std::optional<int> slot_interval;  // minutes; nullopt: the event's length
-  std::optional<int64_t> schedule_id;  // one of the owner's schedules; nullopt: the owner's default
+  // One of the owner's schedules; nullopt: the owner's default.
+  std::optional<int64_t> schedule_id;
 };
 
 struct EventType {

@@ -14,7 +14,7 @@ namespace {
 // How far beyond the days of the asked range a range running across midnight is followed.
 constexpr int64_t kFollowDays = 7;
 
-constexpr const char* kWeekdays[] = {"Monday", "Tuesday", "Wednesday", "Thursday",
+constexpr const char* kWeekdays[] = {"Monday", "Tuesday",  "Wednesday", "Thursday",
                                      "Friday", "Saturday", "Sunday"};
 
 // Merges ascending-by-start ranges in place where they overlap or touch.
@@ -121,7 +121,8 @@ Result<std::vector<WeeklyHours>> ParseAvailability(const Json& value) {
     const Json& entry = value[i];
     const std::string at = "availability[" + std::to_string(i) + "]";
     if (!entry.is_object()) return FieldInvalid(at, "must be an object");
-    if (Status e = CheckMembers(entry, at, {"days", "startTime", "endTime"}, "an availability entry"); !e.ok())
+    if (Status e = CheckMembers(entry, at, {"days", "startTime", "endTime"}, "an availability entry");
+        !e.ok())
       return e;
     if (!entry.contains("days")) return FieldInvalid(at + ".days", "is required");
     const Json& days = entry["days"];
@@ -139,7 +140,8 @@ Result<std::vector<WeeklyHours>> ParseAvailability(const Json& value) {
     }
     if (Status e = ReadClock(entry, at, "startTime", false, hours.start_minute); !e.ok()) return e;
     if (Status e = ReadClock(entry, at, "endTime", true, hours.end_minute); !e.ok()) return e;
-    if (hours.start_minute >= hours.end_minute) return FieldInvalid(at + ".endTime", "must be after startTime");
+    if (hours.start_minute >= hours.end_minute)
+      return FieldInvalid(at + ".endTime", "must be after startTime");
     out.push_back(std::move(hours));
   }
   return out;
@@ -156,7 +158,8 @@ Result<std::vector<DateOverride>> ParseOverrides(const Json& value) {
     const Json& entry = value[i];
     const std::string at = "overrides[" + std::to_string(i) + "]";
     if (!entry.is_object()) return FieldInvalid(at, "must be an object");
-    if (Status e = CheckMembers(entry, at, {"date", "startTime", "endTime"}, "an override"); !e.ok()) return e;
+    if (Status e = CheckMembers(entry, at, {"date", "startTime", "endTime"}, "an override"); !e.ok())
+      return e;
     if (!entry.contains("date")) return FieldInvalid(at + ".date", "is required");
     std::optional<time::CivilDate> date;
     if (entry["date"].is_string()) date = time::ParseDate(entry["date"].get<std::string>());

@@ -56,7 +56,9 @@ Schedule ImplicitDefaultSchedule(const User& owner);
 struct TimeRange {
   time::Millis start = 0;
   time::Millis end = 0;
-  friend bool operator==(const TimeRange& a, const TimeRange& b) { return a.start == b.start && a.end == b.end; }
+  friend bool operator==(const TimeRange& a, const TimeRange& b) {
+    return a.start == b.start && a.end == b.end;
+  }
 };
 
 // The schedule's working time that overlaps [from, to), as UTC ranges, ascending, adjacent or

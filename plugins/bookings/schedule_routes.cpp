@@ -33,8 +33,8 @@ void Add(PluginContext& ctx, const std::shared_ptr<ScheduleService>& service, Me
                           [service, &identity = ctx.identity(), fn](Request& req) {
                             std::optional<User> user = identity.FindUser(req.principal->user_id);
                             if (!user) {
-                              return Response::FromStatus(
-                                  Status(ErrorCode::kUnauthenticated, "the credential's user no longer exists"));
+                              return Response::FromStatus(Status(ErrorCode::kUnauthenticated,
+                                                                 "the credential's user no longer exists"));
                             }
                             return fn(*service, *user, req);
                           }));

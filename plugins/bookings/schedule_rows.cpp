@@ -50,7 +50,8 @@ Schedule ScheduleFromRow(const DbRow& row) {
 }
 
 std::vector<DbValue> ScheduleValues(const Schedule& s, std::initializer_list<DbValue> tail) {
-  std::vector<DbValue> v{s.name, s.time_zone, s.is_default ? std::optional<int64_t>(s.owner_id) : std::nullopt,
+  std::vector<DbValue> v{s.name, s.time_zone,
+                         s.is_default ? std::optional<int64_t>(s.owner_id) : std::nullopt,
                          AvailabilityJson(s.availability).dump(), OverridesJson(s.overrides).dump()};
   v.insert(v.end(), tail.begin(), tail.end());
   return v;
@@ -59,7 +60,7 @@ std::vector<DbValue> ScheduleValues(const Schedule& s, std::initializer_list<DbV
 std::optional<Schedule> LoadSchedule(DbConnection& conn, int64_t owner_id, int64_t id, ScheduleLock lock) {
   const char* suffix = lock == ScheduleLock::kUpdate  ? " FOR UPDATE"
                        : lock == ScheduleLock::kShare ? " LOCK IN SHARE MODE"
-                                                 : "";
+                                                      : "";
   std::optional<DbRow> row = conn.QueryOne(
       std::string("SELECT ") + kScheduleColumns + " FROM schedules WHERE id = ? AND owner_id = ?" + suffix,
       {id, owner_id});

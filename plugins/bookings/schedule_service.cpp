@@ -13,8 +13,11 @@ Status NotFoundSchedule() {
   return Status::NotFound("schedule not found");
 }
 
-// A concurrent change took the default first (the unique key refused a second one).
-Status ConcurrentDefault() {
+// A concurrent change took the default first (the unique key refused a second one): thrown out of
+// the transaction so it rolls back, and answered as a conflict.
+struct ConcurrentDefault {};
+
+Status ConcurrentChange() {
   return Status::Conflict("your schedules changed at the same time; try again");
 }
 
@@ -22,7 +25,8 @@ Status ConcurrentDefault() {
 // Answers their ids, oldest first.
 std::vector<int64_t> LockOwnerSchedules(DbConnection& conn, int64_t owner_id) {
   std::vector<int64_t> ids;
-  for (const DbRow& row : conn.Query("SELECT id FROM schedules WHERE owner_id = ? ORDER BY id FOR UPDATE", {owner_id})) {
+  for (const DbRow& row :
+       conn.Query("SELECT id FROM schedules WHERE owner_id = ? ORDER BY id FOR UPDATE", {owner_id})) {
     ids.push_back(row.Int(1));
   }
   return ids;
@@ -64,12 +68,13 @@ Json ScheduleService::GetDefault(const User& owner) {
   });
 }
 
-Result<Json> ScheduleService::Create(const Schedule& schedule) {
+Result<Json> ScheduleService::Create(const Schedule& schedule) try {
   return db_.Transaction([&](DbConnection& conn) -> Result<Json> {
     Schedule s = schedule;
     const std::vector<int64_t> ids = LockOwnerSchedules(conn, s.owner_id);
     if (ids.size() >= static_cast<size_t>(kMaxSchedulesPerUser)) {
-      return Status::Conflict("you have " + std::to_string(kMaxSchedulesPerUser) + " schedules, the most allowed");
+      return Status::Conflict("you have " + std::to_string(kMaxSchedulesPerUser) +
+                              " schedules, the most allowed");
     }
     if (ids.empty() || !LoadDefaultSchedule(conn, s.owner_id)) s.is_default = true;
     if (s.is_default) ClearDefault(conn, s.owner_id);
@@ -83,14 +88,16 @@ Result<Json> ScheduleService::Create(const Schedule& schedule) {
           " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
           values);
     } catch (const DuplicateKey&) {
-      return ConcurrentDefault();
+      throw ConcurrentDefault{};
     }
     s.id = conn.LastInsertId();
     return ScheduleJson(s);
   });
+} catch (const ConcurrentDefault&) {
+  return ConcurrentChange();
 }
 
-Result<Json> ScheduleService::Update(int64_t owner_id, int64_t id, const Json& patch) {
+Result<Json> ScheduleService::Update(int64_t owner_id, int64_t id, const Json& patch) try {
   return db_.Transaction([&](DbConnection& conn) -> Result<Json> {
     LockOwnerSchedules(conn, owner_id);
     std::optional<Schedule> s = LoadSchedule(conn, owner_id, id, ScheduleLock::kUpdate);
@@ -98,20 +105,22 @@ Result<Json> ScheduleService::Update(int64_t owner_id, int64_t id, const Json& p
     const bool was_default = s->is_default;
     if (Status e = ApplySchedulePatch(patch, *s); !e.ok()) return e;
     if (was_default && !s->is_default) {
-      return FieldInvalid("isDefault",
-                          "cannot be false on the default schedule; make another schedule the default instead");
+      return FieldInvalid(
+          "isDefault", "cannot be false on the default schedule; make another schedule the default instead");
     }
     if (s->is_default && !was_default) ClearDefault(conn, owner_id);
     try {
       conn.Exec(
-          "UPDATE schedules SET name = ?, time_zone = ?, default_owner_id = ?, availability = ?, overrides = ?,"
-          " updated_at = ? WHERE id = ?",
+          "UPDATE schedules SET name = ?, time_zone = ?, default_owner_id = ?, availability = ?,"
+          " overrides = ?, updated_at = ? WHERE id = ?",
           ScheduleValues(*s, {time::FormatSql(time::Now()), id}));
     } catch (const DuplicateKey&) {
-      return ConcurrentDefault();
+      throw ConcurrentDefault{};
     }
     return ScheduleJson(*s);
   });
+} catch (const ConcurrentDefault&) {
+  return ConcurrentChange();
 }
 
 Result<Json> ScheduleService::Delete(int64_t owner_id, int64_t id) {

@@ -65,8 +65,8 @@ TEST_F(BookingsSchedules, CreateListGetPatchDelete) {
   EXPECT_EQ(list[1], second);
   EXPECT_EQ(Get(PathOf(first), owner_key_), first);
 
-  HttpResult patched = Call("PATCH", PathOf(first), owner_key_,
-                            json{{"name", "Winter hours"}, {"overrides", json::array()}});
+  HttpResult patched =
+      Call("PATCH", PathOf(first), owner_key_, json{{"name", "Winter hours"}, {"overrides", json::array()}});
   ASSERT_EQ(patched.status, 200) << patched.body;
   json p = patched.Json()["data"];
   EXPECT_EQ(p["name"], "Winter hours");
@@ -97,8 +97,9 @@ TEST_F(BookingsSchedules, TheDefaultIsImplicitUntilOneIsStored) {
   EXPECT_EQ(Count("SELECT COUNT(*) FROM schedules"), 0);
 
   // The implicit default is in the user's own time zone.
-  CliResult berlin = server_->Cli({"admin", "user", "create", "--email", "berlin@example.com", "--name", "Bea",
-                                   "--password", "a long password 123", "--time-zone", "Europe/Berlin"});
+  CliResult berlin =
+      server_->Cli({"admin", "user", "create", "--email", "berlin@example.com", "--name", "Bea", "--password",
+                    "a long password 123", "--time-zone", "Europe/Berlin"});
   ASSERT_EQ(berlin.exit_code, 0) << berlin.err;
   const std::string berlin_key = server_->CreateApiKey(berlin.Json()["id"].get<int64_t>());
   EXPECT_EQ(Get("/v2/schedules/default", berlin_key)["timeZone"], "Europe/Berlin");
@@ -168,7 +169,8 @@ TEST_F(BookingsSchedules, DefaultRules) {
 TEST_F(BookingsSchedules, AnotherUsersScheduleIsNotFound) {
   json mine = CreateSchedule(owner_key_, {{"name", "Mine"}});
   for (const char* method : {"GET", "PATCH", "DELETE"}) {
-    HttpResult r = Call(method, PathOf(mine), other_key_, std::string(method) == "PATCH" ? R"({"name":"x"})" : "");
+    HttpResult r =
+        Call(method, PathOf(mine), other_key_, std::string(method) == "PATCH" ? R"({"name":"x"})" : "");
     EXPECT_EQ(r.status, 404) << method << " " << r.body;
     EXPECT_EQ(r.Json()["error"]["code"], "not_found");
   }
@@ -177,7 +179,8 @@ TEST_F(BookingsSchedules, AnotherUsersScheduleIsNotFound) {
   EXPECT_EQ(Get("/v2/schedules", other_key_), json::array());
   EXPECT_EQ(Get("/v2/schedules/default", other_key_)["id"], nullptr);
   EXPECT_EQ(Get(PathOf(mine), owner_key_), mine);
-  for (const char* path : {"/v2/schedules/999999", "/v2/schedules/abc", "/v2/schedules/0", "/v2/schedules/-1"}) {
+  for (const char* path :
+       {"/v2/schedules/999999", "/v2/schedules/abc", "/v2/schedules/0", "/v2/schedules/-1"}) {
     EXPECT_EQ(Call("GET", path, owner_key_).status, 404) << path;
   }
   EXPECT_EQ(Call("GET", "/v2/schedules", "").status, 401);
@@ -244,7 +247,8 @@ TEST_F(BookingsSchedules, ValidationNamesTheFieldAndStoresNothing) {
   // The largest allowed lists are stored.
   many["availability"].erase(50);
   dates["overrides"].erase(366);
-  json big = CreateSchedule(owner_key_, {{"availability", many["availability"]}, {"overrides", dates["overrides"]}});
+  json big =
+      CreateSchedule(owner_key_, {{"availability", many["availability"]}, {"overrides", dates["overrides"]}});
   EXPECT_EQ(big["availability"].size(), 50u);
   EXPECT_EQ(big["overrides"].size(), 366u);
   EXPECT_EQ(Get(PathOf(big), owner_key_), big);
@@ -289,15 +293,17 @@ TEST_F(BookingsSchedules, EventTypeScheduleId) {
   EXPECT_EQ(et["scheduleId"], sid);
   const std::string et_path = "/v2/event-types/" + std::to_string(et["id"].get<int64_t>());
   EXPECT_EQ(Get(et_path, owner_key_)["scheduleId"], sid);
-  EXPECT_EQ(db_.QueryValue("SELECT schedule_id FROM event_types WHERE id = " + std::to_string(et["id"].get<int64_t>())),
+  EXPECT_EQ(db_.QueryValue("SELECT schedule_id FROM event_types WHERE id = " +
+                           std::to_string(et["id"].get<int64_t>())),
             std::to_string(sid));
   json plain = CreateEventType(owner_key_, "plain");
   EXPECT_TRUE(plain["scheduleId"].is_null());
 
   // Another user's schedule, or one that does not exist, is refused and nothing is stored.
   for (const json& bad : {theirs["id"], json(999999)}) {
-    HttpResult r = Call("POST", "/v2/event-types", owner_key_,
-                        json{{"title", "T"}, {"slug", "refused"}, {"lengthInMinutes", 30}, {"scheduleId", bad}});
+    HttpResult r =
+        Call("POST", "/v2/event-types", owner_key_,
+             json{{"title", "T"}, {"slug", "refused"}, {"lengthInMinutes", 30}, {"scheduleId", bad}});
     EXPECT_EQ(r.status, 400) << r.body;
     EXPECT_EQ(r.Json()["error"]["code"], "validation_error");
     EXPECT_EQ(r.Json()["error"]["details"]["field"], "scheduleId") << r.body;
@@ -340,8 +346,10 @@ TEST_F(BookingsSchedules, EventTypeScheduleId) {
 
 TEST_F(BookingsSchedules, ScopesReadAndWrite) {
   const std::vector<std::string> client = {"PROFILE_READ", "PROFILE_WRITE", "EVENT_TYPE_READ"};
-  const std::string read = GrantOAuthToken(*server_, db_, owner_, owner_, client, {"PROFILE_READ"}).access_token;
-  const std::string write = GrantOAuthToken(*server_, db_, owner_, owner_, client, {"PROFILE_WRITE"}).access_token;
+  const std::string read =
+      GrantOAuthToken(*server_, db_, owner_, owner_, client, {"PROFILE_READ"}).access_token;
+  const std::string write =
+      GrantOAuthToken(*server_, db_, owner_, owner_, client, {"PROFILE_WRITE"}).access_token;
   const std::string neither =
       GrantOAuthToken(*server_, db_, owner_, owner_, client, {"EVENT_TYPE_READ"}).access_token;
   ASSERT_FALSE(read.empty());
@@ -384,8 +392,8 @@ TEST_F(BookingsSchedules, ScopesReadAndWrite) {
   const std::string legacy = GrantOAuthToken(*server_, db_, owner_, owner_, {}, {}).access_token;
   EXPECT_EQ(Call("POST", "/v2/schedules", legacy, "{}").status, 201);
   OAuthGrant app = GrantOAuthToken(*server_, db_, owner_, owner_, client, {"PROFILE_READ"});
-  CliResult managed = server_->Cli({"admin", "managed-user", "create", "--client-id", app.client_id, "--email",
-                                    "managed@example.com", "--name", "Managed"});
+  CliResult managed = server_->Cli({"admin", "managed-user", "create", "--client-id", app.client_id,
+                                    "--email", "managed@example.com", "--name", "Managed"});
   ASSERT_EQ(managed.exit_code, 0) << managed.err;
   EXPECT_EQ(Call("GET", "/v2/schedules", managed.Json()["access_token"].get<std::string>()).status, 401);
 }

@@ -19,7 +19,8 @@ TimeRange Range(const char* start, const char* end) {
 
 std::string Show(const std::vector<TimeRange>& ranges) {
   std::string out;
-  for (const TimeRange& r : ranges) out += "[" + time::FormatIso(r.start) + ", " + time::FormatIso(r.end) + ") ";
+  for (const TimeRange& r : ranges)
+    out += "[" + time::FormatIso(r.start) + ", " + time::FormatIso(r.end) + ") ";
   return out;
 }
 
@@ -160,8 +161,9 @@ TEST(BookingsSchedule, OverlappingWeeklyEntriesMerge) {
   s.availability.push_back({{3}, 540, 720});
   s.availability.push_back({{3}, 660, 1020});
   s.availability.push_back({{3}, 1080, 1140});
-  EXPECT_EQ(OnDate(s, "2026-06-10"), (std::vector<TimeRange>{Range("2026-06-10T09:00:00Z", "2026-06-10T17:00:00Z"),
-                                                             Range("2026-06-10T18:00:00Z", "2026-06-10T19:00:00Z")}));
+  EXPECT_EQ(OnDate(s, "2026-06-10"),
+            (std::vector<TimeRange>{Range("2026-06-10T09:00:00Z", "2026-06-10T17:00:00Z"),
+                                    Range("2026-06-10T18:00:00Z", "2026-06-10T19:00:00Z")}));
 }
 
 TEST(BookingsSchedule, OverridesReplaceTheHoursOfTheirDate) {
@@ -217,7 +219,6 @@ TEST(BookingsSchedule, ClockAndWeekdayText) {
   EXPECT_STREQ(WeekdayName(1), "Monday");
 }
 
-
 User Owner() {
   User u;
   u.id = 3;
@@ -238,7 +239,8 @@ TEST(BookingsSchedule, CreateDefaults) {
   EXPECT_FALSE(s->is_default);
   EXPECT_FALSE(s->id.has_value());
   EXPECT_EQ(s->owner_id, 3);
-  EXPECT_EQ(AvailabilityJson(s->availability), ScheduleJson(ImplicitDefaultSchedule(Owner()))["availability"]);
+  EXPECT_EQ(AvailabilityJson(s->availability),
+            ScheduleJson(ImplicitDefaultSchedule(Owner()))["availability"]);
   EXPECT_TRUE(s->overrides.empty());
 
   Result<Schedule> full = ParseScheduleCreate(Json::parse(R"({"name": " Late ", "timeZone": "Europe/Berlin",
@@ -271,7 +273,8 @@ TEST(BookingsSchedule, CreateRefusesBadMembersNamingThem) {
       {R"({"availability": {}})", "availability"},
       {R"({"availability": [5]})", "availability[0]"},
       {R"({"availability": [{"startTime": "09:00", "endTime": "17:00"}]})", "availability[0].days"},
-      {R"({"availability": [{"days": [], "startTime": "09:00", "endTime": "17:00"}]})", "availability[0].days"},
+      {R"({"availability": [{"days": [], "startTime": "09:00", "endTime": "17:00"}]})",
+       "availability[0].days"},
       {R"({"availability": [{"days": ["Monday", "Funday"], "startTime": "09:00", "endTime": "17:00"}]})",
        "availability[0].days[1]"},
       {R"({"availability": [{"days": ["Monday", "Monday"], "startTime": "09:00", "endTime": "17:00"}]})",
@@ -313,7 +316,8 @@ TEST(BookingsSchedule, CreateRefusesBadMembersNamingThem) {
   Json dates = {{"overrides", Json::array()}};
   for (int i = 0; i < 367; ++i) {
     dates["overrides"].push_back({{"date", time::FormatDate(time::CivilFromDays(20000 + i))},
-                                  {"startTime", "09:00"}, {"endTime", "10:00"}});
+                                  {"startTime", "09:00"},
+                                  {"endTime", "10:00"}});
   }
   EXPECT_EQ(FieldOf(dates.dump().c_str()), "overrides");
   dates["overrides"].erase(366);
