@@ -1,27 +1,10 @@
 #include "booking_routes.hpp"
 
 #include "rendezvous/crypto.hpp"
+#include "route_support.hpp"
 
 namespace rendezvous::bookings {
 namespace {
-
-constexpr unsigned kAccepted = kApiKey | kOAuthToken;
-
-Response Answer(const Result<Json>& result, int success_status = 200) {
-  if (!result.ok()) return Response::FromStatus(result.status());
-  return Response::Success(*result, success_status);
-}
-
-// The event type id of the path; nullopt (answered 404) when it is not a positive integer.
-std::optional<int64_t> PathId(const Request& req) {
-  auto it = req.params.find("id");
-  return it == req.params.end() ? std::nullopt : ParsePositiveId(it->second);
-}
-
-std::string PathUid(const Request& req) {
-  auto it = req.params.find("uid");
-  return it == req.params.end() ? "" : it->second;
-}
 
 Response EventTypeNotFound() {
   return Response::FromStatus(Status::NotFound("event type not found"));
@@ -149,7 +132,7 @@ class Routes {
   using HostedFn = Response (*)(BookingService&, const User&, Request&);
 
   void Add(Method method, const char* pattern, const char* scope, Fn fn) {
-    ctx_.AddRoute(Route::Api(method, pattern, RouteAuth::Bearer(scope, kAccepted),
+    ctx_.AddRoute(Route::Api(method, pattern, RouteAuth::Bearer(scope, kOwnerCredentials),
                              [service = service_, fn](Request& req) { return fn(*service, req); }));
   }
 
@@ -161,7 +144,7 @@ class Routes {
 
   // Routes over bookings need the caller as a user (the host shown in each booking).
   void AddHosted(Method method, const char* pattern, const char* scope, HostedFn fn) {
-    ctx_.AddRoute(Route::Api(method, pattern, RouteAuth::Bearer(scope, kAccepted),
+    ctx_.AddRoute(Route::Api(method, pattern, RouteAuth::Bearer(scope, kOwnerCredentials),
                              [service = service_, &identity = identity_, fn](Request& req) {
                                std::optional<User> host = identity.FindUser(req.principal->user_id);
                                if (!host) {

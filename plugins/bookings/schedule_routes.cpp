@@ -3,22 +3,10 @@
 #include <optional>
 
 #include "field_checks.hpp"
+#include "route_support.hpp"
 
 namespace rendezvous::bookings {
 namespace {
-
-constexpr unsigned kAccepted = kApiKey | kOAuthToken;
-
-Response Answer(const Result<Json>& result, int success_status = 200) {
-  if (!result.ok()) return Response::FromStatus(result.status());
-  return Response::Success(*result, success_status);
-}
-
-// The schedule id of the path; nullopt (answered 404) when it is not a positive integer.
-std::optional<int64_t> PathId(const Request& req) {
-  auto it = req.params.find("id");
-  return it == req.params.end() ? std::nullopt : ParsePositiveId(it->second);
-}
 
 Response ScheduleNotFound() {
   return Response::FromStatus(Status::NotFound("schedule not found"));
@@ -29,7 +17,7 @@ using Fn = Response (*)(ScheduleService&, const User&, Request&);
 void Add(PluginContext& ctx, const std::shared_ptr<ScheduleService>& service, Method method,
          const char* pattern, const char* scope, Fn fn) {
   // The caller as a user: defaults come from the user's time zone.
-  ctx.AddRoute(Route::Api(method, pattern, RouteAuth::Bearer(scope, kAccepted),
+  ctx.AddRoute(Route::Api(method, pattern, RouteAuth::Bearer(scope, kOwnerCredentials),
                           [service, &identity = ctx.identity(), fn](Request& req) {
                             std::optional<User> user = identity.FindUser(req.principal->user_id);
                             if (!user) {
