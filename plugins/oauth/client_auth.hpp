@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "client_policy.hpp"
@@ -20,6 +21,17 @@ struct ClientCredentials {
 };
 
 inline constexpr size_t kMaxClientIdLength = 64;
+
+// Whether `client_id` can name a client at all: 1..64 visible ASCII characters. Ids from outside
+// (query strings, paths, forms, the command line) are checked with this before they reach SQL,
+// where text in another character set than the column's is an error, not a miss.
+inline bool CanBeClientId(std::string_view client_id) {
+  if (client_id.empty() || client_id.size() > kMaxClientIdLength) return false;
+  for (char c : client_id) {
+    if (c <= 0x20 || c >= 0x7f) return false;
+  }
+  return true;
+}
 inline constexpr size_t kMaxClientSecretLength = 256;
 
 // nullopt: authenticated. No client: 401 client_not_found. A confidential client needs a secret

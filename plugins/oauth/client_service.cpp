@@ -107,7 +107,7 @@ void InsertSecret(DbConnection& tx, const std::string& client_id, const std::str
 
 // The client with its active secrets; `lock` takes the row lock for the rest of the transaction.
 std::optional<OAuthClient> LoadClient(DbConnection& conn, const std::string& client_id, bool lock) {
-  if (client_id.empty() || client_id.size() > kMaxClientIdLength) return std::nullopt;
+  if (!CanBeClientId(client_id)) return std::nullopt;
   std::optional<DbRow> row = conn.QueryOne(
       std::string("SELECT ") + kClientColumns + " FROM oauth_clients WHERE client_id = ?" + (lock ? " FOR UPDATE" : ""),
       {client_id});
@@ -411,7 +411,7 @@ bool ClientService::VerifySecret(const std::string& client_id, const std::string
 }
 
 std::optional<ClientCredentials> ClientService::LoadCredentials(const std::string& client_id) {
-  if (client_id.empty() || client_id.size() > kMaxClientIdLength) return std::nullopt;
+  if (!CanBeClientId(client_id)) return std::nullopt;
   return db_.Run([&](DbConnection& conn) -> std::optional<ClientCredentials> {
     std::optional<ClientCredentials> out;
     for (const DbRow& row : conn.Query("SELECT c.kind, s.secret_hash FROM oauth_clients c"

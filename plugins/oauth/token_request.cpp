@@ -37,8 +37,10 @@ std::string Accept(OAuthParams& params, std::vector<std::string>& seen, const st
     return "parameter " + name + " is given more than once";
   }
   seen.push_back(name);
-  if (value.size() > kMaxTokenParamValueBytes) return "parameter " + name + " is too long";
-  if (!IsVsChars(value)) return "parameter " + name + " contains invalid characters";
+  // A malformed refresh token is an invalid one (spec §7.2): ParseTokenRequest answers it.
+  const bool checked_later = name == "refresh_token";
+  if (value.size() > kMaxTokenParamValueBytes && !checked_later) return "parameter " + name + " is too long";
+  if (!IsVsChars(value) && !checked_later) return "parameter " + name + " contains invalid characters";
   if (!value.empty()) params.emplace(name, std::move(value));
   return "";
 }
@@ -297,6 +299,9 @@ TokenRequestResult ParseTokenRequest(std::string_view content_type, std::string_
     if (req.redirect_uri.empty()) return TokenError::InvalidRequest("redirect_uri is required");
   } else if (req.grant_type == kGrantRefreshToken) {
     if (req.refresh_token.empty()) return TokenError::InvalidRequest("refresh_token is required");
+    if (req.refresh_token.size() > kMaxTokenParamValueBytes || !IsVsChars(req.refresh_token)) {
+      return TokenError::InvalidRefreshToken();
+    }
   } else {
     return TokenError::UnsupportedGrantType();
   }

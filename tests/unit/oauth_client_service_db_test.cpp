@@ -114,6 +114,24 @@ TEST_F(ClientServiceDb, ActingOwnerSeesOnlyOwnClients) {
   EXPECT_TRUE(service_->ListByState(ClientState::kApproved).empty());
 }
 
+// Ids that cannot name a client (non-ASCII, invalid UTF-8, control characters, too long) are
+// simply not found, wherever they come in; the database never sees them.
+TEST_F(ClientServiceDb, IdsThatCannotNameAClientAreNotFound) {
+  NewConfidential(1);
+  for (const std::string& id : {std::string("cl\xc3\xa9nt"), std::string("\xff\xfe"), std::string("a\x01b"),
+                                std::string("a b"), std::string(65, 'a'), std::string("")}) {
+    EXPECT_EQ(service_->Get(id).status().code(), ErrorCode::kNotFound);
+    EXPECT_EQ(service_->Get(id, 1).status().code(), ErrorCode::kNotFound);
+    EXPECT_EQ(service_->Review(id, true, "").status().code(), ErrorCode::kNotFound);
+    ClientUpdate u;
+    u.name = "X";
+    EXPECT_EQ(service_->Update(id, 1, u).status().code(), ErrorCode::kNotFound);
+    EXPECT_EQ(service_->GenerateSecret(id, 1).status().code(), ErrorCode::kNotFound);
+    EXPECT_FALSE(service_->VerifySecret(id, "secret"));
+    EXPECT_FALSE(service_->LoadCredentials(id).has_value());
+  }
+}
+
 TEST_F(ClientServiceDb, ReviewMailsTheOwnerInItsTransaction) {
   auto [client, secret] = NewConfidential(2);
   auto reviewed = service_->Review(client.client_id, false, "  Unclear purpose  ");

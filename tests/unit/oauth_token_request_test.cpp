@@ -245,8 +245,18 @@ TEST(OAuthTokenRequest, BodyLimit) {
 TEST(OAuthTokenRequest, ValueLimit) {
   const std::string ok(kMaxTokenParamValueBytes, 'r');
   Ok(kForm, "client_id=a&grant_type=refresh_token&refresh_token=" + ok);
+  // A refresh token too long or with control characters is malformed: invalid_grant (spec §7.2).
   TokenError e = Err(kForm, "client_id=a&grant_type=refresh_token&refresh_token=" + ok + "r");
-  EXPECT_EQ(e.error_description, "parameter refresh_token is too long");
+  EXPECT_EQ(e.http_status, 400);
+  EXPECT_EQ(e.error, "invalid_grant");
+  EXPECT_EQ(e.error_description, "invalid_refresh_token");
+  TokenError ctl = Err(kForm, "client_id=a&grant_type=refresh_token&refresh_token=ab%01cd");
+  EXPECT_EQ(ctl.error, "invalid_grant");
+  EXPECT_EQ(ctl.error_description, "invalid_refresh_token");
+  TokenError js = Err(kJson, R"({"client_id":"a","grant_type":"refresh_token","refresh_token":")" + ok + R"(r"})");
+  EXPECT_EQ(js.error_description, "invalid_refresh_token");
+  TokenError other = Err(kForm, "client_id=a&grant_type=authorization_code&redirect_uri=x&code=" + ok + "r");
+  EXPECT_EQ(other.error, "invalid_request");
   TokenError j = Err(kJson, R"({"code":")" + ok + R"(r"})");
   EXPECT_EQ(j.error_description, "parameter code is too long");
   // Unknown parameters are not stored, so only the body limit applies to them.
