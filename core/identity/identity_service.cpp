@@ -183,6 +183,7 @@ void IdentityService::RegisterRoutes(const std::function<void(Route)>& add) {
   route(Listener::kApp, Method::kGet, "/auth/login", RouteAuth::Public(), &IdentityService::ShowLogin);
   route(Listener::kApp, Method::kPost, "/auth/login", RouteAuth::Public(), &IdentityService::SubmitLogin);
   route(Listener::kApp, Method::kPost, "/auth/logout", RouteAuth::Public(), &IdentityService::Logout);
+  route(Listener::kApp, Method::kGet, "/", RouteAuth::Public(), &IdentityService::ShowHome);
   if (verified_) verified_->RegisterRoutes(add);
 }
 
@@ -278,6 +279,21 @@ Response IdentityService::SubmitLogin(Request& req) {
   Response res = Response::Redirect(next.empty() ? "/" : next, 302);
   res.With("Set-Cookie", SessionCookie(session.token));
   res.With("Cache-Control", "no-store");
+  return res;
+}
+
+Response IdentityService::ShowHome(Request& req) {
+  std::optional<User> user = SessionUser(req);
+  if (!user) return Response::Redirect("/auth/login", 302);
+  Response res = Response::Html(200, "");
+  const std::string csrf = CsrfToken(req, res);
+  res.body = RenderPage("Rendezvous",
+                        "<h1>Rendezvous</h1><p>Signed in as " + HtmlEscape(user->name) + " &lt;" +
+                            HtmlEscape(user->email) +
+                            "&gt;.</p><form method=\"post\" action=\"/auth/logout\"><input type=\"hidden\" "
+                            "name=\"csrf_token\" value=\"" +
+                            HtmlEscape(csrf) + "\"><button type=\"submit\">Sign out</button></form>");
+  AddPageHeaders(res);
   return res;
 }
 

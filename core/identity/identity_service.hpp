@@ -98,6 +98,8 @@ class IdentityService final : public Identity {
   Response ShowLogin(Request& req);
   Response SubmitLogin(Request& req);
   Response Logout(Request& req);
+  // `/` on the app host: the signed-in account with a sign-out button; the sign-in page otherwise.
+  Response ShowHome(Request& req);
 
   std::optional<Session> CurrentSession(const Request& req);
   std::string SessionCookie(const std::string& token) const;

@@ -186,6 +186,21 @@ TEST_F(CoreServer, LoginPage) {
   EXPECT_EQ(ok.Header("location"), "/settings");
   EXPECT_NE(ok.Header("set-cookie").find("HttpOnly"), std::string::npos);
   EXPECT_NE(ok.Header("set-cookie").find("SameSite=Lax"), std::string::npos);
+
+  // Without `next`, signing in lands on `/`: a page for the signed-in account, not a 404.
+  auto home_bound = http_.Request("POST", server_->app() + "/auth/login",
+                                  "email=ada%40example.com&password=correct+horse+battery&csrf_token=" + csrf, form);
+  EXPECT_EQ(home_bound.status, 302) << home_bound.body;
+  EXPECT_EQ(home_bound.Header("location"), "/");
+  const std::string session = home_bound.Header("set-cookie").substr(0, home_bound.Header("set-cookie").find(';'));
+  auto home = http_.Get(server_->app() + "/", {"Cookie: " + session});
+  EXPECT_EQ(home.status, 200) << home.body;
+  EXPECT_NE(home.body.find("Signed in as"), std::string::npos) << home.body;
+  EXPECT_NE(home.body.find("ada@example.com"), std::string::npos) << home.body;
+  EXPECT_NE(home.body.find("action=\"/auth/logout\""), std::string::npos);
+  auto anonymous = http_.Get(server_->app() + "/");
+  EXPECT_EQ(anonymous.status, 302);
+  EXPECT_EQ(anonymous.Header("location"), "/auth/login");
 }
 
 }  // namespace
