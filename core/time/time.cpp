@@ -55,22 +55,46 @@ std::optional<Millis> ParseDateTime(std::string_view s, char sep, bool seconds_r
   return date::sys_days(ymd).time_since_epoch().count() * kMillisPerDay + ((h * 60 + mi) * 60 + sec) * 1000 + ms;
 }
 
+// Writes `value` as `width` decimal digits (zero-padded) at `out`; returns the end.
+char* PutDigits(char* out, unsigned value, int width) {
+  for (int i = width - 1; i >= 0; --i) {
+    out[i] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  }
+  return out + width;
+}
+
+// "YYYY-MM-DD" of a civil date at `out` (years 0..9999); returns the end. Hand-written: dates and
+// times are formatted for every slot and row, and snprintf showed in profiles.
+char* WriteDate(char* out, int year, unsigned month, unsigned day) {
+  out = PutDigits(out, static_cast<unsigned>(year), 4);
+  *out++ = '-';
+  out = PutDigits(out, month, 2);
+  *out++ = '-';
+  return PutDigits(out, day, 2);
+}
+
 std::string Format(Millis t, char sep, bool fraction, const char* suffix) {
   SysMillis tp{milliseconds(t)};
   auto day = date::floor<date::days>(tp);
   date::year_month_day ymd(day);
   date::hh_mm_ss<milliseconds> hms(tp - day);
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%04d-%02u-%02u%c%02d:%02d:%02d", static_cast<int>(ymd.year()),
-                static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()), sep,
-                static_cast<int>(hms.hours().count()), static_cast<int>(hms.minutes().count()),
-                static_cast<int>(hms.seconds().count()));
-  std::string out = buf;
+  char buf[32];
+  char* p = WriteDate(buf, static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
+                      static_cast<unsigned>(ymd.day()));
+  *p++ = sep;
+  p = PutDigits(p, static_cast<unsigned>(hms.hours().count()), 2);
+  *p++ = ':';
+  p = PutDigits(p, static_cast<unsigned>(hms.minutes().count()), 2);
+  *p++ = ':';
+  p = PutDigits(p, static_cast<unsigned>(hms.seconds().count()), 2);
   if (fraction) {
-    std::snprintf(buf, sizeof buf, ".%03d", static_cast<int>(hms.subseconds().count()));
-    out += buf;
+    *p++ = '.';
+    p = PutDigits(p, static_cast<unsigned>(hms.subseconds().count()), 3);
   }
-  return out + suffix;
+  std::string out(buf, p);
+  out += suffix;
+  return out;
 }
 
 const date::time_zone* Tz(const void* zone) { return static_cast<const date::time_zone*>(zone); }
@@ -128,8 +152,7 @@ std::optional<CivilDate> ParseDate(std::string_view text) {
 
 std::string FormatDate(const CivilDate& d) {
   char buf[16];
-  std::snprintf(buf, sizeof buf, "%04d-%02u-%02u", d.year, d.month, d.day);
-  return buf;
+  return std::string(buf, WriteDate(buf, d.year, d.month, d.day));
 }
 
 int64_t DaysFromCivil(const CivilDate& d) {

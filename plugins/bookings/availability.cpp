@@ -121,7 +121,19 @@ TimeRange GridWindow(Millis from, Millis to, const SlotRules& rules) {
 
 Json SlotsByDate(const std::vector<Millis>& starts, const time::Zone& zone) {
   Json out = Json::object();
-  for (Millis s : starts) out[time::FormatDate(zone.DateAt(s))].push_back({{"start", time::FormatIso(s)}});
+  Json* list = nullptr;
+  int64_t list_day = 0;
+  for (Millis s : starts) {
+    const Millis local = zone.ToLocal(s);
+    const int64_t day = local >= 0 ? local / kMillisPerDay : (local - kMillisPerDay + 1) / kMillisPerDay;
+    if (list == nullptr || day != list_day) {  // starts are ascending: each date's run is together
+      list = &out[time::FormatDate(time::CivilFromDays(day))];
+      list_day = day;
+    }
+    Json slot = Json::object();
+    slot.emplace("start", time::FormatIso(s));
+    list->push_back(std::move(slot));
+  }
   return out;
 }
 
