@@ -40,8 +40,12 @@ class OutboxDelivery {
   OutboxDelivery& operator=(const OutboxDelivery&) = delete;
   virtual ~OutboxDelivery() = default;
 
-  // Subscribes the consumer. Call once, before the outbox starts.
+  // Subscribes the consumer. Call once, before the outbox starts. Each event's payload is replaced
+  // by Blanked() in the transaction that records it handled, so no message text (a verification
+  // code) stays at rest after delivery.
   void Register();
+  // What stays of a handled message in the outbox: {"to", "delivered": true}.
+  static nlohmann::json Blanked(const nlohmann::json& payload);
 
  protected:
   // `outbox`, `registry` and `logger` must outlive the service; `log_file` is an absolute path.

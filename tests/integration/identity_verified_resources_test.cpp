@@ -184,8 +184,19 @@ TEST_F(VerifiedResources, EmailRequestVerifyListGet) {
   // Bob cannot use Ada's code for the same address: codes are per user.
   EXPECT_EQ(VerifyEmail("ada.work@example.com", code, bob_key_).status, 400);
 
-  // The code reaches the mail log only.
+  // The code reaches the mail log only: the outbox copy of the mail is blanked once delivered.
   EXPECT_EQ(server_->Log().find(code), std::string::npos);
+  std::string left;
+  for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+       std::chrono::steady_clock::now() < deadline;
+       std::this_thread::sleep_for(std::chrono::milliseconds(50))) {
+    left = db_.QueryValue("SELECT COUNT(*) FROM outbox_events WHERE topic = 'mail' AND payload LIKE '%" + code + "%'");
+    if (left == "0") break;
+  }
+  EXPECT_EQ(left, "0");
+  EXPECT_NE(db_.QueryValue("SELECT payload FROM outbox_events WHERE topic = 'mail' ORDER BY id DESC LIMIT 1")
+                .find("\"delivered\":true"),
+            std::string::npos);
 }
 
 TEST_F(VerifiedResources, WrongCodesThenTheCodeIsDeadUntilANewRequest) {

@@ -171,6 +171,10 @@ TEST(MailService, SendPublishesAndTheConsumerWritesTheLog) {
   EXPECT_EQ(lines[0]["subject"], "Your OAuth client was approved");
   EXPECT_EQ(lines[0]["text"], "Hello.\nBye.");
   EXPECT_TRUE(lines[0]["at"].is_string());
+  // The poisoned and the delivered event are both blanked in the consumer's transaction.
+  EXPECT_EQ(tx.statements, std::vector<std::string>(2, "UPDATE outbox_events SET payload = ? WHERE id = ?"));
+  EXPECT_EQ(MailService::Blanked(outbox.events[0].payload),
+            (nlohmann::json{{"to", "owner@example.com"}, {"delivered", true}}));
 
   outbox.handler(tx, {outbox.events[0]});
   EXPECT_EQ(ReadJsonLines(o.log_file).size(), 2u);  // appended

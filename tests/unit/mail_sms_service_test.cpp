@@ -110,6 +110,10 @@ TEST(SmsService, SendPublishesAndTheConsumerWritesTheLog) {
   EXPECT_EQ(lines[0]["to"], "+15551234567");
   EXPECT_EQ(lines[0]["text"], "Your code is 123456.");
   EXPECT_TRUE(lines[0]["at"].is_string());
+  // Each handled event's outbox copy is blanked in the consumer's transaction: no code at rest.
+  ASSERT_EQ(tx.statements.size(), 2u);
+  EXPECT_EQ(tx.statements[1], "UPDATE outbox_events SET payload = ? WHERE id = ?");
+  EXPECT_EQ(SmsService::Blanked(outbox.events[0].payload), (nlohmann::json{{"to", "+15551234567"}, {"delivered", true}}));
   outbox.handler(tx, {outbox.events[0]});
   EXPECT_EQ(ReadJsonLines(o.log_file).size(), 2u);  // appended
   EXPECT_EQ(Counter(t.registry, "logged"), 2);

@@ -18,13 +18,18 @@
 
 namespace rendezvous::core::mail_test {
 
+// A connection that reads nothing and records the statements run on it (the consumer's
+// transaction: what a handler writes with it).
 class NullConnection final : public DbConnection {
  public:
   int64_t LastInsertId() override { return 0; }
+  std::vector<std::string> statements;
 
  protected:
-  uint64_t Run(std::string_view, DbParams, Mode, std::vector<DbRow>*, size_t) override {
-    throw std::logic_error("no database");
+  uint64_t Run(std::string_view sql, DbParams, Mode, std::vector<DbRow>* rows, size_t) override {
+    if (rows != nullptr) throw std::logic_error("no database to read from");
+    statements.emplace_back(sql);
+    return 1;
   }
 };
 
