@@ -1,0 +1,169 @@
+// Input from outside never causes a 5xx: every string (and number) in the JSON bodies, query
+// strings and path segments of the API's routes is replaced in turn by non-ASCII text, invalid
+// UTF-8, a NUL, control characters, an over-long value and SQL-looking text, and every answer must
+// be below 500 — and the server keeps serving.
+#include <functional>
+
+#include "bookings_fixture.hpp"
+
+namespace rendezvous::testing {
+namespace {
+
+const std::vector<std::string> kHostile = {
+    "\xc3\xa9t\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80",  // é, CJK, an emoji
+    "\xff\xfe\xc3",                                                    // invalid UTF-8
+    std::string("a\0b", 3),                                            // a NUL
+    "line\r\nX-Injected: 1\t\x01\x7f",                                 // controls
+    std::string(70000, 'x'),                                           // over-long
+    "' OR 1=1; -- \\ \" %s %n",                                        // SQL and format text
+};
+
+// JSON text of a value that nlohmann refuses to dump (invalid UTF-8) written by hand.
+std::string Dump(const json& body) {
+  return body.dump(-1, ' ', false, json::error_handler_t::ignore);
+}
+
+// Every variant of `body` with one leaf (string or number) replaced by `value`, with the leaf's path.
+void EachLeafReplaced(const json& body, const std::string& value,
+                      const std::function<void(const std::string&, const json&)>& fn) {
+  std::function<void(const json&, const json::json_pointer&)> walk = [&](const json& node,
+                                                                         const json::json_pointer& at) {
+    if (node.is_object()) {
+      for (auto it = node.begin(); it != node.end(); ++it) walk(it.value(), at / it.key());
+    } else if (node.is_array()) {
+      for (size_t i = 0; i < node.size(); ++i) walk(node[i], at / i);
+    } else if (node.is_string() || node.is_number()) {
+      json copy = body;
+      copy[at] = value;
+      fn(at.to_string(), copy);
+    }
+  };
+  walk(body, json::json_pointer());
+}
+
+std::string Encode(const std::string& s) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+class HostileInput : public BookingsFixture {
+ protected:
+  void SetUp() override {
+    // Google configured (never called: no state here is ever valid), so its routes run their checks.
+    StartServer("calendar: { google: { client_id: hostile-test, client_secret: not-used } }\n");
+    event_type_ = std::to_string(CreateEventType(owner_key_, "intro")["id"].get<int64_t>());
+    uid_ = Import(owner_, std::stoll(event_type_), In(60 * 24 * 9), "pending")["uid"];
+  }
+
+  void ExpectBelow500(const std::string& method, const std::string& path, const std::string& body,
+                      const std::string& what) {
+    std::vector<std::string> headers{"Authorization: Bearer " + owner_key_};
+    if (!body.empty()) headers.push_back("Content-Type: application/json");
+    HttpResult r = http_.Request(method, server_->api() + path, body, headers);
+    EXPECT_GT(r.status, 0) << method << " " << path << " " << what << ": " << r.error;
+    EXPECT_LT(r.status, 500) << method << " " << path.substr(0, 200) << " " << what << ": " << r.body.substr(0, 300);
+    ++requests_;
+  }
+
+  std::string event_type_, uid_;
+  int requests_ = 0;
+};
+
+TEST_F(HostileInput, JsonBodiesNeverCause5xx) {
+  const std::string day = time::FormatDate(time::CivilFromDays(time::DaysFromCivil(time::Zone::Utc().DateAt(time::Now())) + 20));
+  struct Route {
+    std::string method, path;
+    json body;
+  };
+  const std::vector<Route> routes = {
+      {"PATCH", "/v2/me", {{"name", "Olga"}, {"timeZone", "Europe/Berlin"}, {"weekStart", "Monday"}}},
+      {"POST", "/v2/event-types",
+       {{"title", "T"}, {"slug", "t"}, {"lengthInMinutes", 30}, {"description", "d"},
+        {"locations", {{{"type", "address"}, {"address", "Main St 1"}}, {{"type", "link"}, {"link", "https://x.example"}},
+                       {{"type", "phone"}, {"phone", "+14155550123"}}}},
+        {"slotInterval", 15}}},
+      {"PATCH", "/v2/event-types/" + event_type_, {{"title", "T2"}, {"minimumBookingNotice", 5}}},
+      {"POST", "/v2/schedules",
+       {{"name", "S"},
+        {"timeZone", "UTC"},
+        {"availability", {{{"days", {"Monday"}}, {"startTime", "09:00"}, {"endTime", "17:00"}}}},
+        {"overrides", {{{"date", day}, {"startTime", "10:00"}, {"endTime", "11:00"}}}}}},
+      {"POST", "/v2/bookings",
+       {{"start", day + "T09:00:00Z"},
+        {"eventTypeId", std::stoll(event_type_)},
+        {"attendee", {{"name", "A"}, {"email", "a@example.com"}, {"timeZone", "UTC"}, {"language", "en"}}},
+        {"guests", {"g@example.com"}},
+        {"metadata", {{"k", "v"}}},
+        {"location", "here"}}},
+      {"POST", "/v2/bookings/" + uid_ + "/cancel", {{"cancellationReason", "r"}}},
+      {"POST", "/v2/bookings/" + uid_ + "/reschedule", {{"start", day + "T10:00:00Z"}, {"reschedulingReason", "r"}}},
+      {"POST", "/v2/bookings/" + uid_ + "/decline", {{"reason", "r"}}},
+      {"POST", "/v2/bookings/" + uid_ + "/mark-absent", {{"attendees", {{{"email", "ann@example.com"}, {"absent", true}}}}}},
+      {"POST", "/v2/calendars/ics-feed/save", {{"urls", {"https://calendar.example/feed.ics"}}}},
+      {"PUT", "/v2/destination-calendars", {{"integration", "google_calendar"}, {"externalId", "primary"}}},
+      {"POST", "/v2/verified-resources/emails/verification-code/request", {{"email", "v@example.com"}}},
+      {"POST", "/v2/verified-resources/emails/verification-code/verify", {{"email", "v@example.com"}, {"code", "123456"}}},
+      {"POST", "/v2/verified-resources/phones/verification-code/request", {{"phone", "+14155550123"}}},
+      {"POST", "/v2/verified-resources/phones/verification-code/verify", {{"phone", "+14155550123"}, {"code", "123456"}}},
+  };
+  for (const Route& route : routes) {
+    for (const std::string& value : kHostile) {
+      EachLeafReplaced(route.body, value, [&](const std::string& where, const json& body) {
+        ExpectBelow500(route.method, route.path, Dump(body), where);
+      });
+    }
+    // The body itself: not JSON, or JSON of the wrong shape.
+    for (const std::string& raw : {std::string("\xff\xfe{"), std::string("[]"), std::string("{\"a\":") + std::string(20000, '['),
+                                   std::string("null")}) {
+      ExpectBelow500(route.method, route.path, raw, "raw body");
+    }
+  }
+  EXPECT_GT(requests_, 300);
+  EXPECT_EQ(Call("GET", "/v2/me", owner_key_).status, 200);  // still serving
+}
+
+TEST_F(HostileInput, QueriesAndPathsNeverCause5xx) {
+  const std::vector<std::pair<std::string, std::vector<std::string>>> queries = {
+      {"/v2/slots", {"eventTypeId=" + event_type_, "start=2027-01-04", "end=2027-01-05", "timeZone=UTC"}},
+      {"/v2/bookings", {"status=accepted", "afterStart=2027-01-04T00:00:00Z", "beforeEnd=2027-01-05T00:00:00Z",
+                        "eventTypeId=" + event_type_, "skip=0", "take=10"}},
+      {"/v2/calendars/busy-times", {"dateFrom=2027-01-04", "dateTo=2027-01-05", "timeZone=UTC"}},
+      {"/v2/calendars/google/connect", {"redir=https://app.example/done"}},
+      {"/v2/calendars/google/save", {"code=c", "state=s"}},
+  };
+  for (const auto& [path, params] : queries) {
+    for (size_t i = 0; i < params.size(); ++i) {
+      for (const std::string& value : kHostile) {
+        std::string q;
+        for (size_t j = 0; j < params.size(); ++j) {
+          const std::string& p = params[j];
+          q += (j ? "&" : "") + (j == i ? p.substr(0, p.find('=') + 1) + Encode(value) : p);
+        }
+        ExpectBelow500("GET", path + "?" + q, "", params[i]);
+      }
+    }
+  }
+  const std::vector<std::string> paths = {"/v2/bookings/{}", "/v2/bookings/{}/references", "/v2/event-types/{}",
+                                          "/v2/schedules/{}", "/v2/calendars/{}/event/x", "/v2/calendars/google/event/{}"};
+  for (const std::string& path : paths) {
+    for (const std::string& value : kHostile) {
+      const std::string segment = Encode(value.substr(0, 2000));
+      ExpectBelow500("GET", path.substr(0, path.find("{}")) + segment + path.substr(path.find("{}") + 2), "", "path");
+    }
+  }
+  EXPECT_EQ(requests_, (4 + 6 + 3 + 1 + 2) * 6 + 6 * 6);
+  EXPECT_EQ(Call("GET", "/v2/me", owner_key_).status, 200);
+}
+
+}  // namespace
+}  // namespace rendezvous::testing
