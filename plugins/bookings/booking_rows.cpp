@@ -247,15 +247,31 @@ void LockHost(DbConnection& conn, int64_t host_id) {
       {host_id});
 }
 
-std::vector<BusyBlock> HostBusyBlocks(DbConnection& conn, int64_t host_id, Millis from, Millis to, int64_t except_id) {
-  // A host's bookings are all of the host's own event types (an event type never changes owner).
-  std::map<int64_t, std::pair<int, int>> buffers;
+EventTypeBuffers HostBuffers(DbConnection& conn, int64_t host_id) {
+  EventTypeBuffers out;
   for (const DbRow& row : conn.Query(
            "SELECT id, before_event_buffer, after_event_buffer FROM event_types WHERE owner_id = ?", {host_id})) {
-    buffers[row.Int(1)] = {static_cast<int>(row.Int(2)), static_cast<int>(row.Int(3))};
+    out[row.Int(1)] = {static_cast<int>(row.Int(2)), static_cast<int>(row.Int(3))};
   }
+  return out;
+}
+
+std::pair<std::optional<EventType>, EventTypeBuffers> LoadEventTypeWithBuffers(DbConnection& conn, int64_t id) {
+  std::pair<std::optional<EventType>, EventTypeBuffers> out;
+  for (const DbRow& row : conn.Query(std::string("SELECT ") + kEventTypeColumns +
+                                         " FROM event_types WHERE owner_id = (SELECT owner_id FROM event_types WHERE id = ?)",
+                                     {id})) {
+    EventType et = EventTypeFromRow(row);
+    out.second[et.id] = {et.fields.before_event_buffer, et.fields.after_event_buffer};
+    if (et.id == id) out.first = std::move(et);
+  }
+  return out;
+}
+
+std::vector<BookedTime> HostBookedTimes(DbConnection& conn, int64_t host_id, Millis from, Millis to,
+                                        int64_t except_id) {
   const Millis day = time::kMillisPerDay;
-  std::vector<BusyBlock> out;
+  std::vector<BookedTime> out;
   // Served by ix_bookings_host_busy alone; times as epoch milliseconds, so no DATETIME text is
   // formatted and parsed for each of many rows.
   for (const DbRow& row : conn.Query(
@@ -265,11 +281,27 @@ std::vector<BusyBlock> HostBusyBlocks(DbConnection& conn, int64_t host_id, Milli
            " AND end_at > ? AND id <> ?",
            {host_id, time::FormatSql(from - 3 * day), time::FormatSql(to + 2 * day), time::FormatSql(from - day),
             except_id})) {
-    auto b = buffers.find(row.Int(3));
-    const auto [before, after] = b == buffers.end() ? std::pair<int, int>{0, 0} : b->second;
-    out.push_back({row.Int(1), row.Int(2), before, after});
+    out.push_back({row.Int(1), row.Int(2), row.Int(3)});
   }
   return out;
+}
+
+// A host's bookings are all of the host's own event types (an event type never changes owner), so
+// the host's buffers cover them.
+std::vector<BusyBlock> WithBuffers(const std::vector<BookedTime>& times, const EventTypeBuffers& buffers) {
+  std::vector<BusyBlock> out;
+  out.reserve(times.size());
+  for (const BookedTime& t : times) {
+    auto b = buffers.find(t.event_type_id);
+    const auto [before, after] = b == buffers.end() ? std::pair<int, int>{0, 0} : b->second;
+    out.push_back({t.start, t.end, before, after});
+  }
+  return out;
+}
+
+int64_t HostVersion(DbConnection& conn, int64_t host_id) {
+  std::optional<DbRow> row = conn.QueryOne("SELECT changes FROM booking_host_locks WHERE host_id = ?", {host_id});
+  return row ? row->Int(1) : 0;
 }
 
 std::vector<DbValue> FieldValues(const EventTypeFields& f, std::initializer_list<DbValue> tail) {

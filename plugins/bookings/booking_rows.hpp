@@ -6,11 +6,14 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "availability.hpp"
+#include "booked_times_cache.hpp"
 #include "booking.hpp"
 #include "event_type.hpp"
 #include "rendezvous/database.hpp"
@@ -55,11 +58,25 @@ void InsertBooking(DbConnection& conn, Booking& booking, bool emit_completion);
 // host's bookings overlap run one at a time per host. Must be the transaction's first statement,
 // so every read after it sees what the previous holder committed.
 void LockHost(DbConnection& conn, int64_t host_id);
+// The buffers (before, after; minutes) of each of the host's event types, by id.
+using EventTypeBuffers = std::map<int64_t, std::pair<int, int>>;
+EventTypeBuffers HostBuffers(DbConnection& conn, int64_t host_id);
+// The event type `id` and the buffers of every event type of its owner, in one query; nullopt
+// event type when there is none.
+std::pair<std::optional<EventType>, EventTypeBuffers> LoadEventTypeWithBuffers(DbConnection& conn, int64_t id);
 // The host's accepted and pending bookings that may conflict with starts in [from, to) (bookings
-// and buffers are at most a day long each), as busy blocks with their event types' buffers; the
-// booking `except_id` is left out.
-std::vector<BusyBlock> HostBusyBlocks(DbConnection& conn, int64_t host_id, Millis from, Millis to,
-                                      int64_t except_id = 0);
+// and buffers are at most a day long each); the booking `except_id` is left out.
+std::vector<BookedTime> HostBookedTimes(DbConnection& conn, int64_t host_id, Millis from, Millis to,
+                                        int64_t except_id = 0);
+// Booked times as busy blocks, each with its event type's buffers.
+std::vector<BusyBlock> WithBuffers(const std::vector<BookedTime>& times, const EventTypeBuffers& buffers);
+inline std::vector<BusyBlock> HostBusyBlocks(DbConnection& conn, int64_t host_id, Millis from, Millis to,
+                                             int64_t except_id = 0) {
+  return WithBuffers(HostBookedTimes(conn, host_id, from, to, except_id), HostBuffers(conn, host_id));
+}
+// How many times the host's lock was taken: every change that can alter which times the host has
+// booked takes it, so an unchanged number means unchanged booked times.
+int64_t HostVersion(DbConnection& conn, int64_t host_id);
 
 // The event type's fields in column order (title ... slot_interval, schedule_id), followed by `tail`.
 std::vector<DbValue> FieldValues(const EventTypeFields& fields, std::initializer_list<DbValue> tail);

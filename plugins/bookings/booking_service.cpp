@@ -188,6 +188,7 @@ Result<Json> BookingService::Change(const User& host, const std::string& uid, Bo
   bool published = false;
   Result<Json> out = db_.Transaction([&](DbConnection& conn) -> Result<Json> {
     published = false;
+    LockHost(conn, host.id);  // the host's booked times may change (a slots list reads them again)
     auto row = LoadBooking(conn, host.id, uid, true);
     if (!row) return NotFoundBooking();
     Booking& b = row->booking;
@@ -228,6 +229,7 @@ Result<Json> BookingService::Import(const ImportRequest& r) {
   std::optional<User> user = identity_.FindUser(r.user_id);
   if (!user) return Status::NotFound("user " + std::to_string(r.user_id) + " not found");
   return db_.Transaction([&](DbConnection& conn) -> Result<Json> {
+    LockHost(conn, r.user_id);
     auto et = LoadEventType(conn, r.user_id, r.event_type_id, true);
     if (!et) {
       return Status::NotFound("event type " + std::to_string(r.event_type_id) +

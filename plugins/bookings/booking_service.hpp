@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "availability.hpp"
+#include "booked_times_cache.hpp"
 #include "booking.hpp"
 #include "booking_requests.hpp"
 #include "booking_transitions.hpp"
@@ -129,6 +130,7 @@ class BookingService {
   Identity& identity_;
   Logger& logger_;
   BusySource busy_source_;
+  BookedTimesCache booked_times_{1024, 20000};
 };
 
 }  // namespace rendezvous::bookings

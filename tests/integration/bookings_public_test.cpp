@@ -100,6 +100,7 @@ TEST_F(BookingsPublic, SlotQueriesAreChecked) {
 
 TEST_F(BookingsPublic, CreateAnswersTheBookingAndWritesItsEvent) {
   const std::string monday = Monday();
+  ASSERT_EQ(StartsOn(Slots(event_type_, monday, monday).Json()["data"], monday).size(), 16u);  // read once before
   HttpResult r = Book(At(monday, "10:00"), 0,
                       {{"guests", {"gus@example.com"}}, {"metadata", {{"source", "web"}, {"n", 3}}}});
   ASSERT_EQ(r.status, 201) << r.body;
@@ -307,6 +308,18 @@ TEST_F(BookingsPublic, CancelFreesTheTime) {
   EXPECT_EQ(Call("POST", "/v2/bookings/nope/cancel", "", "{}").status, 404);
   EXPECT_EQ(Book(At(monday, "09:30")).status, 201);
   EXPECT_EQ(OutboxCount("BOOKING_CANCELLED"), 1);
+  // Lists follow every change, also one made by another process: seen, cancelled, imported.
+  const std::string uid2 = Book(At(monday, "11:00")).Json()["data"]["uid"];
+  auto listed = [&](const char* clock) {
+    std::vector<std::string> starts = StartsOn(Slots(event_type_, monday, monday).Json()["data"], monday);
+    return std::count(starts.begin(), starts.end(), At(monday, clock)) == 1;
+  };
+  EXPECT_FALSE(listed("11:00"));
+  ASSERT_EQ(Call("POST", "/v2/bookings/" + uid2 + "/cancel", "", "{}").status, 200);
+  EXPECT_TRUE(listed("11:00"));
+  EXPECT_TRUE(listed("12:00"));
+  Import(owner_, event_type_, At(monday, "12:00"));
+  EXPECT_FALSE(listed("12:00"));
   // An ended booking cannot be cancelled, a pending one can.
   const std::string past = Import(owner_, event_type_, In(-120))["uid"];
   EXPECT_EQ(Call("POST", "/v2/bookings/" + past + "/cancel", "", "{}").status, 409);
