@@ -14,6 +14,7 @@
 #include "storage/migrator.hpp"
 #include "storage/mysql_database.hpp"
 #include "storage/outbox_service.hpp"
+#include "static_identity.hpp"
 #include "storage_test_util.hpp"
 
 namespace rendezvous::testing {
@@ -21,28 +22,6 @@ namespace {
 
 using bookings::BookingService;
 using time::Millis;
-
-// Users by id; the rest of Identity is not used by the service.
-class FakeIdentity final : public Identity {
- public:
-  std::optional<User> FindUser(int64_t id) override {
-    if (id != 1) return std::nullopt;
-    User u;
-    u.id = 1;
-    u.name = "Olga Owner";
-    u.email = "owner@example.com";
-    return u;
-  }
-  std::optional<User> FindUserByEmail(const std::string&) override { return std::nullopt; }
-  Result<User> CreateUser(const std::string&, const std::string&, const std::string&, const std::string&,
-                          bool) override {
-    return Status(ErrorCode::kInternal, "not in this test");
-  }
-  std::optional<User> SessionUser(const Request&) override { return std::nullopt; }
-  std::string CsrfToken(const Request&, Response&) override { return ""; }
-  bool CheckCsrf(const Request&, const std::string&) override { return false; }
-  Json UserJson(const User&) override { return Json::object(); }
-};
 
 class BookingsServiceDb : public ::testing::Test {
  protected:
@@ -82,7 +61,7 @@ class BookingsServiceDb : public ::testing::Test {
   prometheus::Registry registry_;
   std::unique_ptr<core::MysqlDatabase> db_;
   std::unique_ptr<core::OutboxService> outbox_;
-  FakeIdentity identity_;
+  StaticIdentity identity_{{TestUser(1, "Olga Owner", "owner@example.com")}};
   std::unique_ptr<BookingService> service_;
   int64_t event_type_ = 0;
 };

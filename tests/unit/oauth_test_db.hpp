@@ -1,5 +1,5 @@
-// Test helpers of the OAuth service tests that run against MariaDB: an Identity that knows users
-// 1 and 2, and a fixture holding the host's pool over a scratch database with OAuth migrations.
+// Test helpers of the OAuth service tests that run against MariaDB: users 1 and 2, and a fixture
+// holding the host's pool over a scratch database with OAuth migrations.
 #pragma once
 
 #include <memory>
@@ -13,33 +13,12 @@
 #include "client_service.hpp"
 #include "log/logger.hpp"
 #include "scratch_db.hpp"
+#include "static_identity.hpp"
 #include "storage/migrator.hpp"
 #include "storage/mysql_database.hpp"
 #include "storage_test_util.hpp"
 
 namespace rendezvous::oauth {
-
-// Users 1 and 2 (userN@example.com); the rest of Identity is not used by the services.
-class FakeIdentity final : public Identity {
- public:
-  std::optional<User> FindUser(int64_t id) override {
-    if (id != 1 && id != 2) return std::nullopt;
-    User u;
-    u.id = id;
-    u.email = "user" + std::to_string(id) + "@example.com";
-    u.name = "User";
-    return u;
-  }
-  std::optional<User> FindUserByEmail(const std::string&) override { return std::nullopt; }
-  Result<User> CreateUser(const std::string&, const std::string&, const std::string&, const std::string&,
-                          bool) override {
-    return Status(ErrorCode::kInternal, "not here");
-  }
-  std::optional<User> SessionUser(const Request&) override { return std::nullopt; }
-  std::string CsrfToken(const Request&, Response&) override { return ""; }
-  bool CheckCsrf(const Request&, const std::string&) override { return false; }
-  Json UserJson(const User&) override { return Json::object(); }
-};
 
 inline constexpr const char* kAppRedirect = "https://app.example.com/cb";
 
@@ -66,7 +45,9 @@ class OAuthDbTest : public ::testing::Test {
   testing::ScratchDatabase scratch_;
   prometheus::Registry registry_;
   core::StderrLogger logger_{LogLevel::kError, true};
-  FakeIdentity identity_;
+  // Users 1 and 2 (userN@example.com).
+  testing::StaticIdentity identity_{
+      {testing::TestUser(1, "User", "user1@example.com"), testing::TestUser(2, "User", "user2@example.com")}};
   std::unique_ptr<core::MysqlDatabase> db_;
 };
 

@@ -1,0 +1,46 @@
+// An Identity that knows a fixed list of users, for service tests that only look users up; the
+// rest of Identity is not used by those services.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rendezvous/identity.hpp"
+
+namespace rendezvous::testing {
+
+class StaticIdentity final : public Identity {
+ public:
+  explicit StaticIdentity(std::vector<User> users) : users_(std::move(users)) {}
+
+  std::optional<User> FindUser(int64_t id) override {
+    for (const User& u : users_) {
+      if (u.id == id) return u;
+    }
+    return std::nullopt;
+  }
+  std::optional<User> FindUserByEmail(const std::string&) override { return std::nullopt; }
+  Result<User> CreateUser(const std::string&, const std::string&, const std::string&, const std::string&,
+                          bool) override {
+    return Status(ErrorCode::kInternal, "not in these tests");
+  }
+  std::optional<User> SessionUser(const Request&) override { return std::nullopt; }
+  std::string CsrfToken(const Request&, Response&) override { return ""; }
+  bool CheckCsrf(const Request&, const std::string&) override { return false; }
+  Json UserJson(const User&) override { return Json::object(); }
+
+ private:
+  std::vector<User> users_;
+};
+
+// A user with an id, a name and an e-mail.
+inline User TestUser(int64_t id, std::string name, std::string email) {
+  User u;
+  u.id = id;
+  u.name = std::move(name);
+  u.email = std::move(email);
+  return u;
+}
+
+}  // namespace rendezvous::testing
