@@ -66,6 +66,7 @@ RequestParser::Outcome RequestParser::Fail(int status, std::string message) {
 RequestParser::Outcome RequestParser::Finish() {
   phase_ = Phase::kHead;
   started_ = false;
+  empty_lines_ = 0;
   scanned_ = 0;
   expect_continue_ = false;
   body_begun_ = false;
@@ -101,21 +102,24 @@ RequestParser::Outcome RequestParser::Parse(std::string& in) {
 // kComplete here means the head is complete; phase_ says whether a body follows.
 RequestParser::Outcome RequestParser::ParseHead(std::string& in) {
   if (!started_) {
-    size_t skipped = 0;
     size_t pos = 0;
     while (in.size() - pos >= 2 && in[pos] == '\r' && in[pos + 1] == '\n') {
       pos += 2;
-      if (++skipped > kMaxEmptyLines) return Fail(400, "malformed request: empty lines instead of a request line");
+      if (++empty_lines_ > kMaxEmptyLines) return Fail(400, "malformed request: empty lines instead of a request line");
     }
     if (pos) in.erase(0, pos);
     if (in.empty() || (in.size() == 1 && in[0] == '\r')) return Outcome::kNeedMore;
     started_ = true;
   }
 
-  size_t line_end = in.find("\r\n");
+  // The same bytes get the same answer however they arrive: a bare LF within the line's limit is
+  // found before the limit is, and a '\r' at the end may begin the line's CRLF.
+  const size_t lf = in.find('\n');
+  if (lf != std::string::npos && lf <= limits_.max_line_bytes && (lf == 0 || in[lf - 1] != '\r'))
+    return Fail(400, "malformed request line: lines must end in CRLF");
+  size_t line_end = lf == std::string::npos || lf == 0 || in[lf - 1] != '\r' ? std::string::npos : lf - 1;
   if (line_end == std::string::npos) {
-    if (in.size() > limits_.max_line_bytes) return Fail(414, "request line too long");
-    if (in.find('\n') != std::string::npos) return Fail(400, "malformed request line: lines must end in CRLF");
+    if (in.size() - (in.back() == '\r' ? 1 : 0) > limits_.max_line_bytes) return Fail(414, "request line too long");
     return Outcome::kNeedMore;
   }
   if (line_end > limits_.max_line_bytes) return Fail(414, "request line too long");

@@ -77,6 +77,7 @@ class RequestParser {
   Limits limits_;
   Phase phase_ = Phase::kHead;
   bool started_ = false;
+  size_t empty_lines_ = 0;  // empty lines before the current request, however they arrived
   size_t scanned_ = 0;  // head bytes already searched for the blank line
   ParsedRequest request_;
   bool expect_continue_ = false;
