@@ -1,7 +1,10 @@
 // Delivery to a real receiver on loopback: headers and signatures (recomputed here), inactive and
-// unsubscribed webhooks, templates, retries after 5xx, 410 disabling the webhook, a manual retry
-// with the same webhook-id, and the address rule applied again at send time.
+// unsubscribed webhooks, templates, retries after 5xx, 429 with Retry-After and a hanging
+// receiver, 410 disabling the webhook, a manual retry with the same webhook-id, and the address
+// rule applied again at send time.
 #include <atomic>
+#include <chrono>
+#include <mutex>
 #include <fstream>
 #include <sstream>
 
@@ -117,23 +120,75 @@ TEST_F(WebhooksDelivery, ServerErrorIsRetriedWithTheSameWebhookId) {
   EXPECT_EQ(got[0].body, got[1].body);
 }
 
-TEST_F(WebhooksDelivery, GoneDisablesTheWebhook) {
-  LoopbackHttpServer receiver([](const PeerRequest&) { return Answer(410, "gone"); });
-  StartServer();
+TEST_F(WebhooksDelivery, RetryAfterLongerThanTheNextDelayIsHonoured) {
+  std::atomic<int> calls{0};
+  std::mutex mu;
+  std::vector<std::chrono::steady_clock::time_point> seen;
+  LoopbackHttpServer receiver([&](const PeerRequest&) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      seen.push_back(std::chrono::steady_clock::now());
+    }
+    if (++calls > 1) return Answer(200);
+    PeerResponse busy = Answer(429, "slow down");
+    busy.headers.emplace_back("Retry-After", "2");
+    return busy;
+  });
+  // The schedule alone would retry after 0.8 to 1.2 s; Retry-After asks for 2 (under the cap of 3).
+  StartServer("webhooks:\n  allow_private_networks: true\n  retry_schedule: [1, 3]\n");
   const int64_t webhook = CreateWebhook(Body(receiver.url() + "/hook"))["id"];
+  ConfirmNewBooking();
+  json delivery = AwaitDelivery(webhook, "succeeded", 2);
+  EXPECT_EQ(delivery["attempts"][0]["statusCode"], 429);
+  std::lock_guard<std::mutex> lock(mu);
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_GE(std::chrono::duration_cast<std::chrono::milliseconds>(seen[1] - seen[0]).count(), 1900);
+}
+
+TEST_F(WebhooksDelivery, HangingReceiverTimesOutAndIsRetried) {
+  std::atomic<int> calls{0};
+  LoopbackHttpServer receiver([&](const PeerRequest&) {
+    PeerResponse r = Answer(200);
+    if (++calls == 1) r.delay = std::chrono::milliseconds(2500);
+    return r;
+  });
+  StartServer("webhooks:\n  allow_private_networks: true\n  retry_schedule: [1]\n  timeout: 1\n");
+  const int64_t webhook = CreateWebhook(Body(receiver.url() + "/hook"))["id"];
+  ConfirmNewBooking();
+  json delivery = AwaitDelivery(webhook, "succeeded", 2);
+  EXPECT_TRUE(delivery["attempts"][0]["statusCode"].is_null());
+  EXPECT_EQ(delivery["attempts"][0]["error"], "timed out");
+  EXPECT_GE(delivery["attempts"][0]["durationMs"].get<int64_t>(), 900);
+  EXPECT_LT(delivery["attempts"][0]["durationMs"].get<int64_t>(), 2500);
+  EXPECT_EQ(delivery["attempts"][1]["statusCode"], 200);
+}
+
+TEST_F(WebhooksDelivery, GoneDisablesTheWebhook) {
+  LoopbackHttpServer receiver([](const PeerRequest& r) { return r.path == "/gone" ? Answer(410, "gone") : Answer(200); });
+  StartServer();
+  const int64_t webhook = CreateWebhook(Body(receiver.url() + "/gone"))["id"];
+  const int64_t control = CreateWebhook(Body(receiver.url() + "/control"))["id"];
   ConfirmNewBooking();
   json delivery = AwaitDelivery(webhook, "failed", 1);
   EXPECT_EQ(delivery["attempts"][0]["statusCode"], 410);
   HttpResult w = Call("GET", "/v2/webhooks/" + std::to_string(webhook), owner_key_);
   EXPECT_EQ(w.Json()["data"]["active"], false);
-  // An inactive webhook gets nothing more, and its deliveries cannot be retried until reactivated.
+  // The next event reaches the other webhook (so it was consumed) but not the disabled one.
   ConfirmNewBooking();
-  EXPECT_EQ(Call("POST", "/v2/webhooks/" + std::to_string(webhook) + "/deliveries/" +
-                     std::to_string(delivery["id"].get<int64_t>()) + "/retry",
-                 owner_key_, std::string("{}"))
-                .status,
-            409);
-  EXPECT_EQ(receiver.Requests().size(), 1u);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (Deliveries(control).size() < 2 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(Deliveries(control).size(), 2u);
+  EXPECT_EQ(Deliveries(webhook).size(), 1u);
+  // Its deliveries cannot be retried by hand until it is active again.
+  const std::string retry = "/v2/webhooks/" + std::to_string(webhook) + "/deliveries/" +
+                            std::to_string(delivery["id"].get<int64_t>()) + "/retry";
+  EXPECT_EQ(Call("POST", retry, owner_key_, std::string("{}")).status, 409);
+  ASSERT_EQ(Call("PATCH", "/v2/webhooks/" + std::to_string(webhook), owner_key_, json{{"active", true}}).status, 200);
+  EXPECT_EQ(Call("POST", retry, owner_key_, std::string("{}")).status, 200);
+  AwaitDelivery(webhook, "failed", 2);
+  EXPECT_EQ(RequestsTo(receiver, "/gone").size(), 2u);
 }
 
 TEST_F(WebhooksDelivery, ClientErrorIsNotRetriedButCanBeRetriedByHand) {
