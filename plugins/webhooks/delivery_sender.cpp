@@ -20,6 +20,7 @@ namespace {
 constexpr int64_t kLeaseSlackSeconds = 30;
 // Answers are read up to this size (the rest is refused); the log keeps kMaxResponseExcerpt.
 constexpr size_t kMaxResponseBytes = 256 * 1024;
+constexpr std::chrono::milliseconds kWokenRetry{20};
 
 double RandomUnit() {
   thread_local std::mt19937_64 rng{std::random_device{}()};
@@ -105,14 +106,17 @@ void DeliverySender::Loop() {
   auto next_claim = std::chrono::steady_clock::now();
   while (!stopping_) {
     const auto now = std::chrono::steady_clock::now();
-    if (in_flight_.size() < options_.max_in_flight && (woken_.exchange(false) || now >= next_claim)) {
+    const bool woken = woken_.exchange(false);
+    if (in_flight_.size() < options_.max_in_flight && (woken || now >= next_claim)) {
       const size_t before = in_flight_.size();
       try {
         Claim();
-        // A full batch may mean more is due: look again at once while there is room.
-        next_claim = in_flight_.size() > before && in_flight_.size() < options_.max_in_flight
-                         ? now
-                         : now + options_.poll_interval;
+        // A full batch may mean more is due: look again at once while there is room. The outbox
+        // consumer wakes the sender before its transaction commits, so a wake-up that found
+        // nothing looks again shortly rather than a whole poll interval later.
+        next_claim = in_flight_.size() > before && in_flight_.size() < options_.max_in_flight ? now
+                     : in_flight_.size() == before && woken ? now + kWokenRetry
+                                                            : now + options_.poll_interval;
       } catch (const std::exception& e) {
         logger_.Warn("webhook deliveries could not be claimed", {{"error", e.what()}});
         next_claim = now + std::chrono::seconds(3);
