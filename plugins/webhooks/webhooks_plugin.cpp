@@ -1,41 +1,47 @@
-// The webhooks plugin's wiring. Its config is checked here; subscriptions, the delivery engine
-// and the Lua hooks are not built yet. Booking events reach it only through the outbox (topic
-// "bookings"), so it starts whether or not the bookings plugin is enabled.
+// The webhooks plugin's wiring (DESIGN §6, §8): config, the subscription store and its routes,
+// the delivery queue fed by an outbox consumer on topic "bookings", and the sender. Booking
+// events reach it only through the outbox, so it starts whether or not the bookings plugin is
+// enabled.
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "delivery_queue.hpp"
+#include "delivery_sender.hpp"
 #include "rendezvous/plugin.hpp"
+#include "webhook_routes.hpp"
+#include "webhook_store.hpp"
+
+#ifndef RDV_VERSION
+#define RDV_VERSION "0"
+#endif
 
 namespace rendezvous::webhooks {
 namespace {
+
+constexpr const char* kConsumer = "webhooks";
+constexpr const char* kTopic = "bookings";
 
 struct WebhooksConfig {
   bool allow_private_networks = false;
   long timeout = 10;
   std::vector<long> retry_schedule;
+  long disable_after = 432000;
+  long delivery_retention = 2592000;
   long workers = 16;
   std::string filter_script;
   std::string render_script;
   LuaLimits lua;
 };
 
-class WebhooksPlugin final : public Plugin {
- public:
-  explicit WebhooksPlugin(WebhooksConfig config) : config_(std::move(config)) {}
-  Status Start() noexcept override { return Status::Ok(); }
-  void Stop() noexcept override {}
-
- private:
-  WebhooksConfig config_;
-};
-
-std::unique_ptr<Plugin> Create(PluginContext& ctx) {
-  ConfigNode& c = ctx.config();
+WebhooksConfig ReadConfig(ConfigNode& c) {
   WebhooksConfig config;
   config.allow_private_networks = c.Bool("allow_private_networks", false);
   config.timeout = c.Int("timeout", 10, 1, 300);
   config.retry_schedule = c.IntList("retry_schedule", {5, 300, 1800, 7200, 18000, 36000}, 1, 7 * 86400);
+  if (config.retry_schedule.size() > 20) c.Fail("retry_schedule", "must have at most 20 delays");
+  config.disable_after = c.Int("disable_after", 432000, 1, 365L * 86400);
+  config.delivery_retention = c.Int("delivery_retention", 2592000, 1, 3650L * 86400);
   config.workers = c.Int("workers", 16, 1, 1024);
   ConfigNode scripts = c.Child("scripts");
   config.filter_script = scripts.String("filter", "");
@@ -43,11 +49,80 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   scripts.RejectUnknown();
   ConfigNode lua = c.Child("lua");
   config.lua.instruction_limit = lua.Int("instruction_limit", 1000000, 1000, 1000000000);
-  config.lua.memory_limit_bytes =
-      static_cast<size_t>(lua.Int("memory_limit_bytes", 16777216, 65536, 1073741824));
+  config.lua.memory_limit_bytes = static_cast<size_t>(lua.Int("memory_limit_bytes", 16777216, 65536, 1073741824));
   lua.RejectUnknown();
   c.RejectUnknown();
-  return std::make_unique<WebhooksPlugin>(std::move(config));
+  return config;
+}
+
+class WebhooksPlugin final : public Plugin {
+ public:
+  WebhooksPlugin(std::shared_ptr<WebhookStore> webhooks, std::shared_ptr<DeliveryQueue> queue,
+                 std::shared_ptr<DeliverySender> sender)
+      : webhooks_(std::move(webhooks)), queue_(std::move(queue)), sender_(std::move(sender)) {}
+
+  Status Start() noexcept override {
+    try {
+      sender_->Start();
+    } catch (const std::exception& e) {
+      return Status(ErrorCode::kInternal, std::string("the webhook sender did not start: ") + e.what());
+    }
+    return Status::Ok();
+  }
+  void Stop() noexcept override { sender_->Stop(); }
+
+ private:
+  std::shared_ptr<WebhookStore> webhooks_;
+  std::shared_ptr<DeliveryQueue> queue_;
+  std::shared_ptr<DeliverySender> sender_;
+};
+
+std::unique_ptr<Plugin> Create(PluginContext& ctx) {
+  const WebhooksConfig config = ReadConfig(ctx.config());
+
+  auto webhooks = std::make_shared<WebhookStore>(ctx.db(), ctx.encryption_key());
+  auto queue = std::make_shared<DeliveryQueue>(*webhooks);
+
+  MetricFamily& attempts = ctx.metrics().Counter(
+      "webhooks_delivery_attempts_total", "Webhook delivery attempts by trigger and outcome.", {"trigger", "outcome"});
+  MetricFamily& durations = ctx.metrics().Histogram("webhooks_delivery_attempt_duration_seconds",
+                                                    "Duration of webhook delivery attempts.", {},
+                                                    {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30});
+  Metric& created = ctx.metrics().Counter("webhooks_deliveries_created_total", "Webhook deliveries created.").With();
+  Metric& duration = durations.With();
+
+  SenderOptions options;
+  options.allow_private_networks = config.allow_private_networks;
+  options.timeout = std::chrono::seconds(config.timeout);
+  options.retry_schedule = config.retry_schedule;
+  options.max_in_flight = static_cast<size_t>(config.workers);
+  options.user_agent = std::string("Rendezvous-Webhooks/") + RDV_VERSION;
+  auto sender = std::make_shared<DeliverySender>(
+      ctx.db(), *queue, ctx.logger(), options,
+      [&attempts, &duration](const std::string& trigger, const std::string& outcome, double seconds) {
+        attempts.With({trigger, outcome}).Increment();
+        duration.Observe(seconds);
+      });
+
+  std::vector<Migration> migrations = WebhookStore::Migrations();
+  for (Migration& m : DeliveryQueue::Migrations()) migrations.push_back(std::move(m));
+  ctx.AddMigrations(std::move(migrations));
+
+  ctx.outbox().Subscribe(kConsumer, {kTopic},
+                         [queue, sender, &created](DbConnection& tx, const std::vector<OutboxEvent>& batch) {
+                           const size_t n = queue->Enqueue(tx, batch);
+                           if (n > 0) {
+                             created.Add(static_cast<double>(n));
+                             sender->Wake();
+                           }
+                         });
+  RouteOptions route_options;
+  route_options.allow_private_networks = config.allow_private_networks;
+  route_options.wake_sender = [weak = std::weak_ptr<DeliverySender>(sender)] {
+    if (auto s = weak.lock()) s->Wake();
+  };
+  RegisterWebhookRoutes(ctx, webhooks, queue, route_options);
+  return std::make_unique<WebhooksPlugin>(std::move(webhooks), std::move(queue), std::move(sender));
 }
 
 }  // namespace

@@ -1,0 +1,214 @@
+#include "delivery_queue.hpp"
+
+#include <map>
+
+#include "rendezvous/crypto.hpp"
+#include "rendezvous/time.hpp"
+#include "template_renderer.hpp"
+
+namespace rendezvous::webhooks {
+namespace {
+
+constexpr const char* kCreateDeliveries = R"sql(CREATE TABLE webhook_deliveries (
+  id BIGINT NOT NULL AUTO_INCREMENT,
+  webhook_id BIGINT NOT NULL,
+  event_id BIGINT NOT NULL,
+  trigger_event VARCHAR(64) CHARACTER SET ascii NOT NULL,
+  message_id VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  body MEDIUMTEXT NOT NULL,
+  content_type VARCHAR(64) CHARACTER SET ascii NOT NULL,
+  status VARCHAR(16) CHARACTER SET ascii NOT NULL,
+  round_attempts INT NOT NULL DEFAULT 0,
+  next_attempt_at DATETIME(3) NOT NULL,
+  created_at DATETIME(3) NOT NULL,
+  updated_at DATETIME(3) NOT NULL,
+  PRIMARY KEY (id),
+  UNIQUE KEY uq_webhook_deliveries_event (webhook_id, event_id),
+  UNIQUE KEY uq_webhook_deliveries_message (message_id),
+  KEY ix_webhook_deliveries_due (status, next_attempt_at),
+  CONSTRAINT fk_webhook_deliveries_webhook FOREIGN KEY (webhook_id) REFERENCES webhooks (id) ON DELETE CASCADE
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci)sql";
+
+constexpr const char* kCreateAttempts = R"sql(CREATE TABLE webhook_delivery_attempts (
+  id BIGINT NOT NULL AUTO_INCREMENT,
+  delivery_id BIGINT NOT NULL,
+  at DATETIME(3) NOT NULL,
+  status_code INT NULL,
+  duration_ms BIGINT NOT NULL,
+  error VARCHAR(512) NULL,
+  response TEXT NULL,
+  PRIMARY KEY (id),
+  KEY ix_webhook_delivery_attempts_delivery (delivery_id, id),
+  CONSTRAINT fk_webhook_delivery_attempts_delivery FOREIGN KEY (delivery_id)
+    REFERENCES webhook_deliveries (id) ON DELETE CASCADE
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci)sql";
+
+// The organizer of the booking an event is about: payload.organizer.id, else payload.hosts[0].id.
+std::optional<int64_t> OrganizerId(const Json& event) {
+  auto payload = event.find("payload");
+  if (payload == event.end() || !payload->is_object()) return std::nullopt;
+  auto organizer = payload->find("organizer");
+  if (organizer != payload->end() && organizer->is_object()) {
+    auto id = organizer->find("id");
+    if (id != organizer->end() && id->is_number_integer()) return id->get<int64_t>();
+  }
+  auto hosts = payload->find("hosts");
+  if (hosts != payload->end() && hosts->is_array() && !hosts->empty() && (*hosts)[0].is_object()) {
+    auto id = (*hosts)[0].find("id");
+    if (id != (*hosts)[0].end() && id->is_number_integer()) return id->get<int64_t>();
+  }
+  return std::nullopt;
+}
+
+std::string IdList(const std::vector<int64_t>& ids) {
+  std::string out;
+  for (int64_t id : ids) out += (out.empty() ? "" : ",") + std::to_string(id);
+  return out;
+}
+
+Json AttemptJson(const DbRow& row) {
+  Json a = {{"at", time::FormatIso(time::ParseSql(row.String("at")).value_or(0))},
+            {"statusCode", row.IsNull("status_code") ? Json() : Json(row.Int("status_code"))},
+            {"durationMs", row.Int("duration_ms")},
+            {"error", row.IsNull("error") ? Json() : Json(row.String("error"))}};
+  a["response"] = row.IsNull("response") ? Json() : Json(row.String("response"));
+  return a;
+}
+
+}  // namespace
+
+std::vector<Migration> DeliveryQueue::Migrations() {
+  return {{2, "webhook_deliveries", kCreateDeliveries}, {3, "webhook_delivery_attempts", kCreateAttempts}};
+}
+
+size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& batch) {
+  size_t created = 0;
+  for (const OutboxEvent& e : batch) {
+    if (!e.payload.is_object()) continue;
+    const std::string trigger = e.payload.value("triggerEvent", e.type);
+    if (!IsTrigger(trigger)) continue;
+    std::optional<int64_t> organizer = OrganizerId(e.payload);
+    if (!organizer) continue;
+    for (const Webhook& w : webhooks_.ActiveSubscribers(tx, *organizer, trigger)) {
+      RenderedBody body = RenderBody(w.payload_template, e.payload);
+      created += tx.Exec(
+                     "INSERT INTO webhook_deliveries (webhook_id, event_id, trigger_event, message_id, body, content_type,"
+                     " status, round_attempts, next_attempt_at, created_at, updated_at)"
+                     " VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))"
+                     " ON DUPLICATE KEY UPDATE id = id",
+                     {w.id, e.id, trigger, "msg_" + crypto::RandomToken(18), body.body, body.content_type}) > 0
+                     ? 1
+                     : 0;
+    }
+  }
+  return created;
+}
+
+std::vector<ClaimedDelivery> DeliveryQueue::Claim(Database& db, size_t limit, int64_t lease_seconds) {
+  return db.Transaction([&](DbConnection& tx) {
+    std::vector<ClaimedDelivery> out;
+    std::vector<DbRow> rows = tx.Query(
+        "SELECT id, webhook_id, message_id, trigger_event, body, content_type, round_attempts FROM webhook_deliveries"
+        " WHERE status = 'pending' AND next_attempt_at <= UTC_TIMESTAMP(3)"
+        " ORDER BY next_attempt_at LIMIT ? FOR UPDATE SKIP LOCKED",
+        {static_cast<int64_t>(limit)});
+    if (rows.empty()) return out;
+    std::vector<int64_t> ids;
+    std::map<int64_t, std::optional<Webhook>> webhooks;
+    for (const DbRow& row : rows) {
+      ClaimedDelivery d;
+      d.id = row.Int("id");
+      d.message_id = row.String("message_id");
+      d.trigger = row.String("trigger_event");
+      d.body = row.String("body");
+      d.content_type = row.String("content_type");
+      d.round_attempts = static_cast<int>(row.Int("round_attempts"));
+      const int64_t webhook_id = row.Int("webhook_id");
+      auto it = webhooks.find(webhook_id);
+      if (it == webhooks.end()) it = webhooks.emplace(webhook_id, webhooks_.Load(tx, webhook_id)).first;
+      d.webhook = it->second;
+      ids.push_back(d.id);
+      out.push_back(std::move(d));
+    }
+    // The ids come from the rows just read, never from outside.
+    tx.ExecUnprepared("UPDATE webhook_deliveries SET next_attempt_at = UTC_TIMESTAMP(3) + INTERVAL " +
+                      std::to_string(lease_seconds) + " SECOND WHERE id IN (" + IdList(ids) + ")");
+    return out;
+  });
+}
+
+void DeliveryQueue::Record(Database& db, const ClaimedDelivery& d, const Attempt& a, const Outcome& outcome) {
+  const char* status = outcome.kind == Outcome::kSucceeded ? "succeeded"
+                       : outcome.kind == Outcome::kFailed  ? "failed"
+                                                           : "pending";
+  db.Transaction([&](DbConnection& tx) {
+    tx.Exec(
+        "INSERT INTO webhook_delivery_attempts (delivery_id, at, status_code, duration_ms, error, response)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        {d.id, time::FormatSql(a.at_ms), a.status_code > 0 ? std::optional<int64_t>(a.status_code) : std::nullopt,
+         a.duration_ms, a.error.empty() ? std::optional<std::string>() : std::optional<std::string>(a.error.substr(0, 512)),
+         a.status_code > 0 ? std::optional<std::string>(a.response) : std::nullopt});
+    tx.Exec(
+        "UPDATE webhook_deliveries SET status = ?, round_attempts = round_attempts + 1,"
+        " next_attempt_at = UTC_TIMESTAMP(3) + INTERVAL ? MICROSECOND, updated_at = UTC_TIMESTAMP(3) WHERE id = ?",
+        {status, outcome.kind == Outcome::kRetryLater ? outcome.retry_in_ms * 1000 : int64_t{0}, d.id});
+    if (outcome.disable_webhook && d.webhook) webhooks_.Deactivate(tx, d.webhook->id);
+  });
+}
+
+Result<std::pair<Json, int64_t>> DeliveryQueue::List(Database& db, int64_t user_id, int64_t webhook_id, int64_t skip,
+                                                     int64_t take) {
+  Result<Webhook> w = webhooks_.Get(user_id, webhook_id);
+  if (!w.ok()) return w.status();
+  return db.Run([&](DbConnection& conn) {
+    Json data = Json::array();
+    std::vector<int64_t> ids;
+    std::map<int64_t, size_t> index;
+    for (const DbRow& row : conn.Query(
+             "SELECT id, trigger_event, status, message_id FROM webhook_deliveries WHERE webhook_id = ?"
+             " ORDER BY id DESC LIMIT ? OFFSET ?",
+             {webhook_id, take, skip})) {
+      index[row.Int("id")] = data.size();
+      ids.push_back(row.Int("id"));
+      data.push_back({{"id", row.Int("id")},
+                      {"triggerEvent", row.String("trigger_event")},
+                      {"status", row.String("status")},
+                      {"webhookId", row.String("message_id")},
+                      {"attempts", Json::array()}});
+    }
+    if (!ids.empty()) {
+      // The ids come from the rows just read, never from outside.
+      for (const DbRow& row : conn.QueryUnprepared(
+               "SELECT delivery_id, at, status_code, duration_ms, error, response FROM webhook_delivery_attempts"
+               " WHERE delivery_id IN (" + IdList(ids) + ") ORDER BY id")) {
+        data[index[row.Int("delivery_id")]]["attempts"].push_back(AttemptJson(row));
+      }
+    }
+    std::optional<DbRow> count =
+        conn.QueryOne("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE webhook_id = ?", {webhook_id});
+    return std::make_pair(std::move(data), count ? count->Int("n") : int64_t{0});
+  });
+}
+
+Result<Json> DeliveryQueue::Retry(Database& db, int64_t user_id, int64_t webhook_id, int64_t delivery_id) {
+  return db.Transaction([&](DbConnection& tx) -> Result<Json> {
+    std::optional<Webhook> w = webhooks_.Load(tx, webhook_id);
+    if (!w || w->user_id != user_id) return Status::NotFound("webhook not found");
+    std::optional<DbRow> row = tx.QueryOne(
+        "SELECT trigger_event, status, message_id FROM webhook_deliveries WHERE id = ? AND webhook_id = ? FOR UPDATE",
+        {delivery_id, webhook_id});
+    if (!row) return Status::NotFound("delivery not found");
+    if (row->String("status") == "pending") return Status::Conflict("the delivery is still pending");
+    if (!w->active) return Status::Conflict("the webhook is inactive: activate it first");
+    tx.Exec(
+        "UPDATE webhook_deliveries SET status = 'pending', round_attempts = 0, next_attempt_at = UTC_TIMESTAMP(3),"
+        " updated_at = UTC_TIMESTAMP(3) WHERE id = ?",
+        {delivery_id});
+    return Json{{"id", delivery_id},
+                {"triggerEvent", row->String("trigger_event")},
+                {"status", "pending"},
+                {"webhookId", row->String("message_id")}};
+  });
+}
+
+}  // namespace rendezvous::webhooks

@@ -1,0 +1,79 @@
+// The delivery log as a durable queue (DESIGN §6, §9). Tables `webhook_deliveries` (one row per
+// event and webhook: the body rendered when the event arrived, a `webhook-id` chosen once, the
+// state and when it is next due) and `webhook_delivery_attempts` (one row per attempt).
+//
+// - Enqueue runs inside the outbox consumer's transaction: one row per active webhook of the
+//   booking's organizer subscribed to the trigger. (webhook, event) is unique, so an event handed
+//   over twice creates nothing twice, and a committed event always has its rows.
+// - Claim takes due rows with FOR UPDATE SKIP LOCKED (instances and senders share the table) and
+//   pushes their due time past the send: a lease. A process that dies mid-send leaves the row due
+//   again once the lease runs out, sent with the same webhook-id.
+// - Record writes one attempt's outcome and the row's next state in one transaction.
+//
+// Holds no mutable state: thread-safe. Calls may throw DatabaseUnavailable.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "rendezvous/database.hpp"
+#include "rendezvous/outbox.hpp"
+#include "rendezvous/status.hpp"
+#include "webhook_store.hpp"
+
+namespace rendezvous::webhooks {
+
+inline constexpr size_t kMaxResponseExcerpt = 1024;
+
+struct ClaimedDelivery {
+  int64_t id = 0;
+  std::string message_id;  // the webhook-id header
+  std::string trigger;
+  std::string body;
+  std::string content_type;
+  int round_attempts = 0;  // attempts since creation or the last manual retry
+  std::optional<Webhook> webhook;  // nullopt when it was deleted meanwhile
+};
+
+struct Attempt {
+  int64_t at_ms = 0;
+  long status_code = 0;  // 0: no answer
+  int64_t duration_ms = 0;
+  std::string error;     // "" when the receiver answered 2xx
+  std::string response;  // the first kMaxResponseExcerpt bytes of the answer
+};
+
+// A delivery's next state after an attempt.
+struct Outcome {
+  enum Kind { kSucceeded, kRetryLater, kFailed } kind = kFailed;
+  int64_t retry_in_ms = 0;      // kRetryLater
+  bool disable_webhook = false;  // 410 Gone
+};
+
+class DeliveryQueue {
+ public:
+  explicit DeliveryQueue(WebhookStore& webhooks) : webhooks_(webhooks) {}
+  // Versions after WebhookStore's.
+  static std::vector<Migration> Migrations();
+
+  // The outbox handler's work (topic "bookings"). Returns the number of deliveries created.
+  size_t Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& batch);
+
+  // Up to `limit` due deliveries, each leased for `lease_seconds`.
+  std::vector<ClaimedDelivery> Claim(Database& db, size_t limit, int64_t lease_seconds);
+  void Record(Database& db, const ClaimedDelivery& delivery, const Attempt& attempt, const Outcome& outcome);
+
+  // GET /v2/webhooks/:id/deliveries: newest first, with the total; 404 for another user's webhook.
+  Result<std::pair<Json, int64_t>> List(Database& db, int64_t user_id, int64_t webhook_id, int64_t skip, int64_t take);
+  // POST .../deliveries/:deliveryId/retry: a finished delivery is due again now, same webhook-id,
+  // a fresh schedule. 404 unknown; 409 while pending or when the webhook is inactive.
+  Result<Json> Retry(Database& db, int64_t user_id, int64_t webhook_id, int64_t delivery_id);
+
+ private:
+  WebhookStore& webhooks_;
+};
+
+}  // namespace rendezvous::webhooks

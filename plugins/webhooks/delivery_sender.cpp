@@ -1,0 +1,314 @@
+#include "delivery_sender.hpp"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <mutex>
+#include <random>
+
+#include "address_guard.hpp"
+#include "retry_policy.hpp"
+#include "rendezvous/text.hpp"
+#include "rendezvous/time.hpp"
+#include "signature.hpp"
+
+namespace rendezvous::webhooks {
+namespace {
+
+// A claim holds a row this much longer than the request may take, before another sender may
+// take it again.
+constexpr int64_t kLeaseSlackSeconds = 30;
+// Answers are read up to this size (the rest is refused); the log keeps kMaxResponseExcerpt.
+constexpr size_t kMaxResponseBytes = 256 * 1024;
+constexpr std::chrono::milliseconds kWokenRetry{20};
+
+double RandomUnit() {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  return std::uniform_real_distribution<double>(0.0, 1.0)(rng);
+}
+
+int64_t UnixSeconds() { return time::Now() / 1000; }
+
+}  // namespace
+
+struct DeliverySender::Transfer {
+  ClaimedDelivery delivery;
+  CURL* easy = nullptr;
+  curl_slist* headers = nullptr;
+  curl_slist* resolve = nullptr;
+  std::string response;
+  size_t received = 0;
+  std::string retry_after;
+  char error[CURL_ERROR_SIZE] = {0};
+  int64_t started_ms = 0;
+  std::chrono::steady_clock::time_point started;
+
+  ~Transfer() {
+    if (easy != nullptr) curl_easy_cleanup(easy);
+    curl_slist_free_all(headers);
+    curl_slist_free_all(resolve);
+  }
+
+  static size_t OnBody(char* data, size_t size, size_t n, void* user) {
+    auto* t = static_cast<Transfer*>(user);
+    const size_t len = size * n;
+    t->received += len;
+    if (t->received > kMaxResponseBytes) return 0;
+    if (t->response.size() < kMaxResponseExcerpt) {
+      t->response.append(data, std::min(len, kMaxResponseExcerpt - t->response.size()));
+    }
+    return len;
+  }
+  static size_t OnHeader(char* data, size_t size, size_t n, void* user) {
+    auto* t = static_cast<Transfer*>(user);
+    const std::string_view line(data, size * n);
+    const size_t colon = line.find(':');
+    if (colon != std::string_view::npos && text::EqualsIgnoreCase(text::Trim(line.substr(0, colon)), "retry-after")) {
+      t->retry_after = std::string(text::Trim(line.substr(colon + 1)));
+    }
+    return size * n;
+  }
+};
+
+DeliverySender::DeliverySender(Database& db, DeliveryQueue& queue, Logger& logger, SenderOptions options,
+                               AttemptObserver observer)
+    : db_(db), queue_(queue), logger_(logger), options_(std::move(options)), observer_(std::move(observer)) {
+  static std::once_flag curl_once;
+  std::call_once(curl_once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  multi_ = curl_multi_init();
+}
+
+DeliverySender::~DeliverySender() {
+  Stop();
+  if (multi_ != nullptr) curl_multi_cleanup(static_cast<CURLM*>(multi_));
+}
+
+void DeliverySender::Start() {
+  stopping_ = false;
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void DeliverySender::Stop() noexcept {
+  stopping_ = true;
+  if (multi_ != nullptr) curl_multi_wakeup(static_cast<CURLM*>(multi_));
+  if (thread_.joinable()) thread_.join();
+  for (auto& t : in_flight_) curl_multi_remove_handle(static_cast<CURLM*>(multi_), t->easy);
+  in_flight_.clear();
+}
+
+void DeliverySender::Wake() noexcept {
+  woken_ = true;
+  if (multi_ != nullptr) curl_multi_wakeup(static_cast<CURLM*>(multi_));
+}
+
+void DeliverySender::Loop() {
+  auto* multi = static_cast<CURLM*>(multi_);
+  auto next_claim = std::chrono::steady_clock::now();
+  while (!stopping_) {
+    const auto now = std::chrono::steady_clock::now();
+    const bool woken = woken_.exchange(false);
+    if (in_flight_.size() < options_.max_in_flight && (woken || now >= next_claim)) {
+      const size_t before = in_flight_.size();
+      try {
+        Claim();
+        // A full batch may mean more is due: look again at once while there is room. The outbox
+        // consumer wakes the sender before its transaction commits, so a wake-up that found
+        // nothing looks again shortly rather than a whole poll interval later.
+        next_claim = in_flight_.size() > before && in_flight_.size() < options_.max_in_flight ? now
+                     : in_flight_.size() == before && woken ? now + kWokenRetry
+                                                            : now + options_.poll_interval;
+      } catch (const std::exception& e) {
+        logger_.Warn("webhook deliveries could not be claimed", {{"error", e.what()}});
+        next_claim = now + std::chrono::seconds(3);
+      }
+    }
+    int running = 0;
+    curl_multi_perform(multi, &running);
+    int left = 0;
+    while (CURLMsg* msg = curl_multi_info_read(multi, &left)) {
+      if (msg->msg != CURLMSG_DONE) continue;
+      auto it = std::find_if(in_flight_.begin(), in_flight_.end(),
+                             [&](const std::unique_ptr<Transfer>& t) { return t->easy == msg->easy_handle; });
+      if (it == in_flight_.end()) continue;
+      std::unique_ptr<Transfer> done = std::move(*it);
+      in_flight_.erase(it);
+      const int code = msg->data.result;
+      curl_multi_remove_handle(multi, done->easy);
+      Finish(*done, code);
+    }
+    const auto wait = std::clamp<int64_t>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(next_claim - std::chrono::steady_clock::now()).count(),
+        0, in_flight_.empty() ? options_.poll_interval.count() : 50);
+    curl_multi_poll(multi, nullptr, 0, static_cast<int>(wait), nullptr);
+  }
+}
+
+void DeliverySender::Claim() {
+  const size_t room = options_.max_in_flight - in_flight_.size();
+  std::vector<ClaimedDelivery> claimed =
+      queue_.Claim(db_, room, static_cast<int64_t>(options_.timeout.count()) + kLeaseSlackSeconds);
+  for (ClaimedDelivery& d : claimed) Begin(std::move(d));
+}
+
+void DeliverySender::Begin(ClaimedDelivery d) {
+  Attempt attempt;
+  attempt.at_ms = time::Now();
+  if (!d.webhook || !d.webhook->active) {
+    attempt.error = "the webhook is inactive or was deleted";
+    Complete(d, attempt, Outcome{Outcome::kFailed}, "failed");
+    return;
+  }
+  const Webhook& w = *d.webhook;
+  if (w.secret_unreadable) {
+    attempt.error = "the webhook's secret cannot be decrypted with the server's current key";
+    Complete(d, attempt, Outcome{Outcome::kFailed}, "failed");
+    return;
+  }
+  Result<SubscriberUrl> url = ParseSubscriberUrl(w.subscriber_url);
+  if (!url.ok()) {
+    attempt.error = url.status().message();
+    Complete(d, attempt, Outcome{Outcome::kFailed}, "failed");
+    return;
+  }
+  // Checked again at every send (DNS may have changed since create), and the connection goes to
+  // the address checked here.
+  Result<std::string> address = CheckedAddress(*url, options_.allow_private_networks);
+  if (!address.ok()) {
+    attempt.error = address.status().message();
+    // A name that does not resolve may resolve later; a refused address will not change.
+    const bool unresolved = address.status().message().find("does not resolve") != std::string::npos;
+    std::optional<int64_t> delay =
+        unresolved ? NextDelayMillis(options_.retry_schedule, static_cast<size_t>(d.round_attempts) + 1, RandomUnit())
+                   : std::nullopt;
+    if (delay) {
+      Complete(d, attempt, Outcome{Outcome::kRetryLater, *delay}, "retry");
+    } else {
+      Complete(d, attempt, Outcome{Outcome::kFailed}, "failed");
+    }
+    return;
+  }
+
+  auto t = std::make_unique<Transfer>();
+  t->delivery = std::move(d);
+  t->easy = curl_easy_init();
+  if (t->easy == nullptr) {
+    logger_.Error("webhook delivery: no HTTP handle could be created");
+    return;  // the lease runs out and the delivery is tried again
+  }
+  const ClaimedDelivery& cd = t->delivery;
+  const Webhook& hook = *cd.webhook;  // `d` was moved from
+  const int64_t timestamp = UnixSeconds();
+  t->headers = curl_slist_append(t->headers, ("Content-Type: " + cd.content_type).c_str());
+  t->headers = curl_slist_append(t->headers, ("webhook-id: " + cd.message_id).c_str());
+  t->headers = curl_slist_append(t->headers, ("webhook-timestamp: " + std::to_string(timestamp)).c_str());
+  if (hook.secret) {
+    t->headers = curl_slist_append(
+        t->headers, ("webhook-signature: " + StandardWebhookSignature(*hook.secret, cd.message_id, timestamp, cd.body)).c_str());
+    t->headers = curl_slist_append(t->headers, ("X-Cal-Signature-256: " + CalSignature(*hook.secret, cd.body)).c_str());
+  }
+  t->headers = curl_slist_append(t->headers, "X-Cal-Webhook-Version: 2021-10-20");
+  t->headers = curl_slist_append(t->headers, "Expect:");
+  if (!ClassifyAddress(url->host)) {  // a name, not an address literal: pin it to the checked address
+    const std::string pinned = address->find(':') != std::string::npos ? "[" + *address + "]" : *address;
+    t->resolve = curl_slist_append(t->resolve, (url->host + ":" + std::to_string(url->port) + ":" + pinned).c_str());
+    curl_easy_setopt(t->easy, CURLOPT_RESOLVE, t->resolve);
+  }
+  CURL* e = t->easy;
+  curl_easy_setopt(e, CURLOPT_URL, hook.subscriber_url.c_str());
+  curl_easy_setopt(e, CURLOPT_HTTPHEADER, t->headers);
+  curl_easy_setopt(e, CURLOPT_USERAGENT, options_.user_agent.c_str());
+  curl_easy_setopt(e, CURLOPT_POST, 1L);
+  curl_easy_setopt(e, CURLOPT_POSTFIELDS, cd.body.c_str());
+  curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(cd.body.size()));
+  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+  curl_easy_setopt(e, CURLOPT_PROXY, "");
+  curl_easy_setopt(e, CURLOPT_NOPROXY, "*");
+  curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.timeout.count() * 1000));
+  curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.timeout.count() * 1000));
+  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &Transfer::OnBody);
+  curl_easy_setopt(e, CURLOPT_WRITEDATA, t.get());
+  curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &Transfer::OnHeader);
+  curl_easy_setopt(e, CURLOPT_HEADERDATA, t.get());
+  curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t->error);
+  t->started_ms = attempt.at_ms;
+  t->started = std::chrono::steady_clock::now();
+  if (curl_multi_add_handle(static_cast<CURLM*>(multi_), e) != CURLM_OK) {
+    logger_.Error("webhook delivery: the request could not be started");
+    return;
+  }
+  in_flight_.push_back(std::move(t));
+}
+
+void DeliverySender::Finish(Transfer& t, int curl_code) {
+  Attempt attempt;
+  attempt.at_ms = t.started_ms;
+  attempt.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t.started).count();
+  long status = 0;
+  curl_easy_getinfo(t.easy, CURLINFO_RESPONSE_CODE, &status);
+  const auto code = static_cast<CURLcode>(curl_code);
+  bool transport_retryable = false;
+  if (code == CURLE_OK || (code == CURLE_WRITE_ERROR && status > 0)) {
+    attempt.status_code = status;
+    attempt.response = text::SanitizeUtf8(t.response);
+    if (status < 200 || status >= 300) attempt.error = "HTTP " + std::to_string(status);
+  } else {
+    status = 0;
+    transport_retryable = code != CURLE_URL_MALFORMAT && code != CURLE_UNSUPPORTED_PROTOCOL;
+    attempt.error = code == CURLE_OPERATION_TIMEDOUT ? "timed out"
+                    : t.error[0] != '\0'             ? std::string(t.error)
+                                                     : curl_easy_strerror(code);
+  }
+  Outcome outcome;
+  std::string name;
+  switch (Classify(status, transport_retryable)) {
+    case Verdict::kSucceeded:
+      outcome.kind = Outcome::kSucceeded;
+      name = "succeeded";
+      break;
+    case Verdict::kGone:
+      outcome.kind = Outcome::kFailed;
+      outcome.disable_webhook = true;
+      name = "gone";
+      break;
+    case Verdict::kFailed:
+      outcome.kind = Outcome::kFailed;
+      name = "failed";
+      break;
+    case Verdict::kRetry: {
+      std::optional<int64_t> retry_after;
+      if (!t.retry_after.empty()) retry_after = ParseRetryAfter(t.retry_after, UnixSeconds());
+      std::optional<int64_t> delay = NextDelayMillis(
+          options_.retry_schedule, static_cast<size_t>(t.delivery.round_attempts) + 1, RandomUnit(), retry_after);
+      outcome.kind = delay ? Outcome::kRetryLater : Outcome::kFailed;
+      outcome.retry_in_ms = delay.value_or(0);
+      name = delay ? "retry" : "failed";
+      break;
+    }
+  }
+  Complete(t.delivery, attempt, outcome, name);
+}
+
+void DeliverySender::Complete(const ClaimedDelivery& d, const Attempt& attempt, const Outcome& outcome,
+                              const std::string& outcome_name) {
+  try {
+    queue_.Record(db_, d, attempt, outcome);
+  } catch (const std::exception& e) {
+    // The lease runs out and the delivery is sent again, with the same webhook-id.
+    logger_.Warn("webhook delivery attempt could not be recorded", {{"delivery_id", d.id}, {"error", e.what()}});
+  }
+  if (observer_) observer_(d.trigger, outcome_name, static_cast<double>(attempt.duration_ms) / 1000.0);
+  logger_.Info("webhook delivery attempt", {{"delivery_id", d.id},
+                                            {"webhook_id", d.webhook ? d.webhook->id : 0},
+                                            {"trigger", d.trigger},
+                                            {"outcome", outcome_name},
+                                            {"status_code", attempt.status_code},
+                                            {"duration_ms", attempt.duration_ms},
+                                            {"error", attempt.error}});
+  if (outcome.disable_webhook && d.webhook) {
+    logger_.Warn("webhook disabled: the receiver answered 410 Gone", {{"webhook_id", d.webhook->id}});
+  }
+}
+
+}  // namespace rendezvous::webhooks

@@ -1,0 +1,35 @@
+// Renders a webhook's payloadTemplate against a booking event (DESIGN §6). `{{path}}`
+// placeholders resolve against the event's payload with dotted paths and array indices
+// (`{{organizer.name}}`, `{{attendees.0.name}}`); `{{triggerEvent}}` and `{{createdAt}}` name the
+// event's own members. A string is inserted JSON-escaped without its quotes (so a template that
+// quotes it stays valid JSON), a number, boolean or null as JSON, an object or array as compact
+// JSON; an unknown path renders empty. Whitespace inside the braces is ignored; a `{{` without a
+// closing `}}` stays as text. Never HTML-escapes. Pure logic; thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace rendezvous::webhooks {
+
+inline constexpr size_t kMaxRenderedBytes = 1024 * 1024;
+
+struct RenderedBody {
+  std::string body;
+  std::string content_type;  // "application/json" when the body parses as JSON, else "text/plain"
+};
+
+// `event` = {"triggerEvent", "createdAt", "payload"}. The output stops at kMaxRenderedBytes.
+std::string RenderTemplate(std::string_view tmpl, const nlohmann::json& event);
+
+// The value a placeholder path names, nullopt when unknown.
+std::optional<nlohmann::json> ResolvePath(const nlohmann::json& event, std::string_view path);
+
+// The body of a delivery: the template rendered, or without one the event itself as compact JSON.
+RenderedBody RenderBody(const std::optional<std::string>& tmpl, const nlohmann::json& event);
+
+}  // namespace rendezvous::webhooks

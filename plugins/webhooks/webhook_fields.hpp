@@ -1,0 +1,45 @@
+// What a webhook subscription is made of (spec §2.4) and the checks on a create or update body:
+// trigger names, the subscriber URL's form, the template's and the secret's bounds. Whether the
+// URL's host resolves to public addresses is checked apart (address_guard.hpp). Pure logic;
+// thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "rendezvous/status.hpp"
+
+namespace rendezvous::webhooks {
+
+using Json = nlohmann::json;
+
+inline constexpr const char* kWebhookVersion = "2021-10-20";
+inline constexpr size_t kMaxTemplateBytes = 64 * 1024;
+inline constexpr size_t kMaxSecretBytes = 256;
+
+// The trigger names of spec §2.4, in the specification's order.
+const std::vector<std::string>& AllTriggers();
+bool IsTrigger(std::string_view name);
+
+// A parsed create or update body. An unset member was absent; for the two clearable members the
+// inner optional is empty when the client sent null or "" (clear it).
+struct WebhookFields {
+  std::optional<bool> active;
+  std::optional<std::string> subscriber_url;
+  std::optional<std::vector<std::string>> triggers;
+  std::optional<std::optional<std::string>> payload_template;
+  std::optional<std::optional<std::string>> secret;
+};
+
+// Checks a body. `create` requires active, subscriberUrl and triggers. Unknown members, wrong
+// types, unknown or duplicate triggers, no trigger, a malformed URL, a template over 64 KiB, a
+// secret over 256 bytes or with control characters, a version other than 2021-10-20: 400 naming
+// the field.
+Result<WebhookFields> ParseWebhookFields(const Json& body, bool create);
+
+}  // namespace rendezvous::webhooks

@@ -1,0 +1,147 @@
+#include "webhook_routes.hpp"
+
+#include <algorithm>
+
+#include "address_guard.hpp"
+
+namespace rendezvous::webhooks {
+namespace {
+
+constexpr int64_t kDefaultTake = 100;
+constexpr int64_t kMaxTake = 250;
+constexpr int64_t kMaxSkip = 1000000;
+
+std::optional<int64_t> Digits(const std::string& s, int64_t min, int64_t max) {
+  if (s.empty() || s.size() > 18 || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  const int64_t v = std::stoll(s);
+  if (v < min || v > max) return std::nullopt;
+  return v;
+}
+
+std::optional<int64_t> PathId(const Request& req, const char* name) {
+  auto it = req.params.find(name);
+  return it == req.params.end() ? std::nullopt : Digits(it->second, 1, INT64_MAX);
+}
+
+struct Page {
+  int64_t skip = 0;
+  int64_t take = kDefaultTake;
+};
+
+Result<Page> ParsePage(const Request& req) {
+  Page page;
+  for (const char* name : {"skip", "take"}) {
+    if (req.query.count(name) > 1) return Status::Invalid(name, std::string(name) + " must be given once");
+  }
+  if (auto skip = req.Query("skip")) {
+    auto v = Digits(*skip, 0, kMaxSkip);
+    if (!v) return Status::Invalid("skip", "skip must be an integer from 0 to " + std::to_string(kMaxSkip));
+    page.skip = *v;
+  }
+  if (auto take = req.Query("take")) {
+    auto v = Digits(*take, 1, kMaxTake);
+    if (!v) return Status::Invalid("take", "take must be an integer from 1 to " + std::to_string(kMaxTake));
+    page.take = *v;
+  }
+  return page;
+}
+
+Json Pagination(int64_t total, const Page& page) {
+  return {{"total", total}, {"skip", page.skip}, {"take", page.take}};
+}
+
+Response WebhookNotFound() { return Response::FromStatus(Status::NotFound("webhook not found")); }
+
+Response Answer(const Result<Webhook>& w, int status = 200) {
+  if (!w.ok()) return Response::FromStatus(w.status());
+  return Response::Success(WebhookJson(*w), status);
+}
+
+// The body's fields, with the subscriber URL's host checked against the address rules.
+Result<WebhookFields> ReadFields(const Request& req, bool create, bool allow_private) {
+  Result<Json> body = req.JsonBody();
+  if (!body.ok()) return body.status();
+  Result<WebhookFields> fields = ParseWebhookFields(*body, create);
+  if (!fields.ok()) return fields;
+  if (fields->subscriber_url && !allow_private) {
+    Result<std::string> address = CheckedAddress(*ParseSubscriberUrl(*fields->subscriber_url), false);
+    if (!address.ok()) return address.status();
+  }
+  return fields;
+}
+
+Route ApiKeyRoute(Method method, std::string pattern, Handler handler) {
+  // Spec §5.1: the webhook endpoints take API keys only.
+  Route r = Route::Api(method, std::move(pattern), RouteAuth::Bearer("", kApiKey), std::move(handler));
+  return r;
+}
+
+}  // namespace
+
+void RegisterWebhookRoutes(PluginContext& ctx, std::shared_ptr<WebhookStore> webhooks,
+                           std::shared_ptr<DeliveryQueue> deliveries, RouteOptions options) {
+  const bool allow_private = options.allow_private_networks;
+  Database& db = ctx.db();
+
+  // Create and update resolve the subscriber's host name: outbound work, on its own pool.
+  ctx.AddRoute(ApiKeyRoute(Method::kPost, "/v2/webhooks", [webhooks, allow_private](Request& req) {
+    Result<WebhookFields> fields = ReadFields(req, true, allow_private);
+    if (!fields.ok()) return Response::FromStatus(fields.status());
+    return Answer(webhooks->Create(req.principal->user_id, *fields), 201);
+  }).Outbound());
+
+  ctx.AddRoute(ApiKeyRoute(Method::kPatch, "/v2/webhooks/:id", [webhooks, allow_private](Request& req) {
+    auto id = PathId(req, "id");
+    if (!id) return WebhookNotFound();
+    Result<WebhookFields> fields = ReadFields(req, false, allow_private);
+    if (!fields.ok()) return Response::FromStatus(fields.status());
+    return Answer(webhooks->Update(req.principal->user_id, *id, *fields));
+  }).Outbound());
+
+  ctx.AddRoute(ApiKeyRoute(Method::kGet, "/v2/webhooks", [webhooks](Request& req) {
+    Result<Page> page = ParsePage(req);
+    if (!page.ok()) return Response::FromStatus(page.status());
+    auto [list, total] = webhooks->List(req.principal->user_id, page->skip, page->take);
+    Json data = Json::array();
+    for (const Webhook& w : list) data.push_back(WebhookJson(w));
+    return Response::SuccessWith(Json{{"data", std::move(data)}, {"pagination", Pagination(total, *page)}});
+  }));
+
+  ctx.AddRoute(ApiKeyRoute(Method::kGet, "/v2/webhooks/:id", [webhooks](Request& req) {
+    auto id = PathId(req, "id");
+    if (!id) return WebhookNotFound();
+    return Answer(webhooks->Get(req.principal->user_id, *id));
+  }));
+
+  ctx.AddRoute(ApiKeyRoute(Method::kDelete, "/v2/webhooks/:id", [webhooks](Request& req) {
+    auto id = PathId(req, "id");
+    if (!id) return WebhookNotFound();
+    return Answer(webhooks->Delete(req.principal->user_id, *id));
+  }));
+
+  ctx.AddRoute(ApiKeyRoute(Method::kGet, "/v2/webhooks/:id/deliveries", [deliveries, &db](Request& req) {
+    auto id = PathId(req, "id");
+    if (!id) return WebhookNotFound();
+    Result<Page> page = ParsePage(req);
+    if (!page.ok()) return Response::FromStatus(page.status());
+    auto list = deliveries->List(db, req.principal->user_id, *id, page->skip, page->take);
+    if (!list.ok()) return Response::FromStatus(list.status());
+    return Response::SuccessWith(Json{{"data", std::move(list->first)}, {"pagination", Pagination(list->second, *page)}});
+  }));
+
+  ctx.AddRoute(ApiKeyRoute(Method::kPost, "/v2/webhooks/:id/deliveries/:deliveryId/retry",
+                           [deliveries, &db, wake = options.wake_sender](Request& req) {
+                             auto id = PathId(req, "id");
+                             auto delivery = PathId(req, "deliveryId");
+                             if (!id) return WebhookNotFound();
+                             if (!delivery) return Response::FromStatus(Status::NotFound("delivery not found"));
+                             Result<Json> out = deliveries->Retry(db, req.principal->user_id, *id, *delivery);
+                             if (!out.ok()) return Response::FromStatus(out.status());
+                             if (wake) wake();
+                             return Response::Success(*out);
+                           }));
+}
+
+}  // namespace rendezvous::webhooks

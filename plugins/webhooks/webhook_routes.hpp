@@ -1,0 +1,23 @@
+// The webhook API (spec §4.6, §4.7, §5.1; DESIGN §9): create, update, list, get and delete
+// subscriptions, the delivery log and a manual retry. API keys only; a caller sees only their own
+// webhooks (another user's id answers 404).
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include "delivery_queue.hpp"
+#include "rendezvous/plugin.hpp"
+#include "webhook_store.hpp"
+
+namespace rendezvous::webhooks {
+
+struct RouteOptions {
+  bool allow_private_networks = false;
+  std::function<void()> wake_sender;  // a manual retry made a delivery due
+};
+
+void RegisterWebhookRoutes(PluginContext& ctx, std::shared_ptr<WebhookStore> webhooks,
+                           std::shared_ptr<DeliveryQueue> deliveries, RouteOptions options);
+
+}  // namespace rendezvous::webhooks

@@ -1,0 +1,197 @@
+#include "webhook_store.hpp"
+
+#include <algorithm>
+
+#include "rendezvous/crypto.hpp"
+
+namespace rendezvous::webhooks {
+namespace {
+
+constexpr const char* kCreateTable = R"sql(CREATE TABLE webhooks (
+  id BIGINT NOT NULL AUTO_INCREMENT,
+  user_id BIGINT NOT NULL,
+  subscriber_url VARCHAR(2048) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  url_hash CHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  active TINYINT(1) NOT NULL,
+  triggers TEXT NOT NULL,
+  payload_template MEDIUMTEXT NULL,
+  secret_encrypted TEXT NULL,
+  created_at DATETIME(3) NOT NULL,
+  updated_at DATETIME(3) NOT NULL,
+  PRIMARY KEY (id),
+  UNIQUE KEY uq_webhooks_user_url (user_id, url_hash),
+  KEY ix_webhooks_user_active (user_id, active)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci)sql";
+
+constexpr const char* kSelect =
+    "SELECT id, user_id, subscriber_url, active, triggers, payload_template, secret_encrypted FROM webhooks ";
+
+Status NotFound() { return Status::NotFound("webhook not found"); }
+Status Duplicate() { return Status::Conflict("you already have a webhook with this subscriberUrl"); }
+
+std::vector<std::string> TriggerList(const std::string& text) {
+  std::vector<std::string> out;
+  const Json j = Json::parse(text, nullptr, false);
+  if (!j.is_array()) return out;
+  for (const Json& v : j) {
+    if (v.is_string()) out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
+}  // namespace
+
+bool Webhook::Subscribes(const std::string& trigger) const {
+  return std::find(triggers.begin(), triggers.end(), trigger) != triggers.end();
+}
+
+Json WebhookJson(const Webhook& w) {
+  return Json{{"payloadTemplate", w.payload_template ? Json(*w.payload_template) : Json()},
+              {"triggers", w.triggers},
+              {"userId", w.user_id},
+              {"id", w.id},
+              {"subscriberUrl", w.subscriber_url},
+              {"active", w.active},
+              {"secret", w.secret ? Json(*w.secret) : Json()}};
+}
+
+WebhookStore::WebhookStore(Database& db, std::string encryption_key) : db_(db), key_(std::move(encryption_key)) {}
+
+std::vector<Migration> WebhookStore::Migrations() { return {{1, "webhooks", kCreateTable}}; }
+
+Webhook WebhookStore::FromRow(const DbRow& row) const {
+  Webhook w;
+  w.id = row.Int("id");
+  w.user_id = row.Int("user_id");
+  w.subscriber_url = row.String("subscriber_url");
+  w.active = row.Bool("active");
+  w.triggers = TriggerList(row.String("triggers"));
+  w.payload_template = row.OptString("payload_template");
+  if (std::optional<std::string> encrypted = row.OptString("secret_encrypted")) {
+    Result<std::string> plain = key_.empty() ? Result<std::string>(ErrorCode::kUnavailable, "no key")
+                                             : crypto::Decrypt(key_, *encrypted);
+    if (plain.ok()) {
+      w.secret = std::move(plain.value());
+    } else {
+      w.secret_unreadable = true;
+    }
+  }
+  return w;
+}
+
+Result<std::optional<std::string>> WebhookStore::Encrypt(const std::optional<std::string>& secret) const {
+  if (!secret) return std::optional<std::string>();
+  if (key_.empty()) {
+    return Status(ErrorCode::kUnavailable,
+                  "webhook secrets cannot be stored: the server has no encryption key configured");
+  }
+  Result<std::string> e = crypto::Encrypt(key_, *secret);
+  if (!e.ok()) return e.status();
+  return std::optional<std::string>(std::move(e.value()));
+}
+
+std::optional<Webhook> WebhookStore::Load(DbConnection& conn, int64_t id, bool for_update) {
+  std::optional<DbRow> row = for_update ? conn.QueryOne(std::string(kSelect) + "WHERE id = ? FOR UPDATE", {id})
+                                        : conn.QueryOne(std::string(kSelect) + "WHERE id = ?", {id});
+  if (!row) return std::nullopt;
+  return FromRow(*row);
+}
+
+Result<Webhook> WebhookStore::Create(int64_t user_id, const WebhookFields& fields) {
+  if (!fields.subscriber_url || !fields.triggers || !fields.active) {
+    return Status::Invalid("body", "active, subscriberUrl and triggers are required");
+  }
+  const std::optional<std::string> secret = fields.secret ? *fields.secret : std::nullopt;
+  Result<std::optional<std::string>> encrypted = Encrypt(secret);
+  if (!encrypted.ok()) return encrypted.status();
+  const std::optional<std::string> tmpl = fields.payload_template ? *fields.payload_template : std::nullopt;
+  try {
+    return db_.Transaction([&](DbConnection& tx) -> Result<Webhook> {
+      // Counting under a lock on the user's rows keeps racing creates under the limit.
+      std::optional<DbRow> count = tx.QueryOne("SELECT COUNT(*) AS n FROM webhooks WHERE user_id = ? FOR UPDATE", {user_id});
+      if (count && count->Int("n") >= kMaxWebhooksPerUser) {
+        return Status::Conflict("a user can have at most " + std::to_string(kMaxWebhooksPerUser) + " webhooks");
+      }
+      tx.Exec(
+          "INSERT INTO webhooks (user_id, subscriber_url, url_hash, active, triggers, payload_template,"
+          " secret_encrypted, created_at, updated_at)"
+          " VALUES (?, ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))",
+          {user_id, *fields.subscriber_url, crypto::Sha256Hex(*fields.subscriber_url), *fields.active,
+           Json(*fields.triggers).dump(), tmpl, *encrypted});
+      return *Load(tx, tx.LastInsertId());
+    });
+  } catch (const DuplicateKey&) {
+    return Duplicate();
+  }
+}
+
+Result<Webhook> WebhookStore::Update(int64_t user_id, int64_t id, const WebhookFields& fields) {
+  std::optional<std::string> encrypted;
+  if (fields.secret && *fields.secret) {
+    Result<std::optional<std::string>> e = Encrypt(*fields.secret);
+    if (!e.ok()) return e.status();
+    encrypted = std::move(*e.value());
+  }
+  try {
+    return db_.Transaction([&](DbConnection& tx) -> Result<Webhook> {
+      std::optional<Webhook> current = Load(tx, id, true);
+      if (!current || current->user_id != user_id) return NotFound();
+      const Webhook& w = *current;
+      const std::string url = fields.subscriber_url.value_or(w.subscriber_url);
+      const std::optional<std::string> tmpl = fields.payload_template ? *fields.payload_template : w.payload_template;
+      const bool clear_secret = fields.secret.has_value() && !fields.secret->has_value();
+      tx.Exec(
+          "UPDATE webhooks SET subscriber_url = ?, url_hash = ?, active = ?, triggers = ?, payload_template = ?,"
+          " secret_encrypted = COALESCE(?, IF(?, NULL, secret_encrypted)), updated_at = UTC_TIMESTAMP(3)"
+          " WHERE id = ?",
+          {url, crypto::Sha256Hex(url), fields.active.value_or(w.active), Json(fields.triggers.value_or(w.triggers)).dump(),
+           tmpl, encrypted, clear_secret, id});
+      return *Load(tx, id);
+    });
+  } catch (const DuplicateKey&) {
+    return Duplicate();
+  }
+}
+
+Result<Webhook> WebhookStore::Get(int64_t user_id, int64_t id) {
+  std::optional<Webhook> w = db_.Run([&](DbConnection& conn) { return Load(conn, id); });
+  if (!w || w->user_id != user_id) return NotFound();
+  return std::move(*w);
+}
+
+std::pair<std::vector<Webhook>, int64_t> WebhookStore::List(int64_t user_id, int64_t skip, int64_t take) {
+  return db_.Run([&](DbConnection& conn) {
+    std::pair<std::vector<Webhook>, int64_t> out;
+    for (const DbRow& row : conn.Query(std::string(kSelect) + "WHERE user_id = ? ORDER BY id LIMIT ? OFFSET ?",
+                                       {user_id, take, skip})) {
+      out.first.push_back(FromRow(row));
+    }
+    std::optional<DbRow> count = conn.QueryOne("SELECT COUNT(*) AS n FROM webhooks WHERE user_id = ?", {user_id});
+    out.second = count ? count->Int("n") : 0;
+    return out;
+  });
+}
+
+Result<Webhook> WebhookStore::Delete(int64_t user_id, int64_t id) {
+  return db_.Transaction([&](DbConnection& tx) -> Result<Webhook> {
+    std::optional<Webhook> current = Load(tx, id, true);
+    if (!current || current->user_id != user_id) return NotFound();
+    tx.Exec("DELETE FROM webhooks WHERE id = ?", {id});  // the delivery log goes with it (ON DELETE CASCADE)
+    return std::move(*current);
+  });
+}
+
+std::vector<Webhook> WebhookStore::ActiveSubscribers(DbConnection& conn, int64_t user_id, const std::string& trigger) {
+  std::vector<Webhook> out;
+  for (const DbRow& row : conn.Query(std::string(kSelect) + "WHERE user_id = ? AND active = 1 ORDER BY id", {user_id})) {
+    Webhook w = FromRow(row);
+    if (w.Subscribes(trigger)) out.push_back(std::move(w));
+  }
+  return out;
+}
+
+void WebhookStore::Deactivate(DbConnection& conn, int64_t id) {
+  conn.Exec("UPDATE webhooks SET active = 0, updated_at = UTC_TIMESTAMP(3) WHERE id = ?", {id});
+}
+
+}  // namespace rendezvous::webhooks

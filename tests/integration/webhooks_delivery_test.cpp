@@ -1,0 +1,274 @@
+// Delivery to a real receiver on loopback: headers and signatures (recomputed here), inactive and
+// unsubscribed webhooks, templates, retries after 5xx, 429 with Retry-After and a hanging
+// receiver, 410 disabling the webhook, a manual retry with the same webhook-id, and the address
+// rule applied again at send time.
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <fstream>
+#include <sstream>
+
+#include "rendezvous/crypto.hpp"
+#include "rendezvous/time.hpp"
+#include "webhooks_fixture.hpp"
+
+namespace rendezvous::testing {
+namespace {
+
+// A receiver's answer.
+PeerResponse Answer(int status, const std::string& body = "") {
+  PeerResponse r;
+  r.status = status;
+  r.content_type = "text/plain";
+  r.body = body;
+  return r;
+}
+
+class WebhooksDelivery : public WebhooksFixture {
+ protected:
+  std::vector<PeerRequest> RequestsTo(const LoopbackHttpServer& receiver, const std::string& path) const {
+    std::vector<PeerRequest> out;
+    for (const PeerRequest& r : receiver.Requests()) {
+      if (r.path == path) out.push_back(r);
+    }
+    return out;
+  }
+};
+
+TEST_F(WebhooksDelivery, SignedEventReachesOnlyActiveSubscribedWebhooks) {
+  LoopbackHttpServer receiver([](const PeerRequest&) { return Answer(200, "thanks"); });
+  StartServer();
+  json body = Body(receiver.url() + "/signed");
+  body["secret"] = "whsec_s3cr\xC3\xA9t";
+  const int64_t signed_id = CreateWebhook(body)["id"];
+  json inactive = Body(receiver.url() + "/inactive");
+  inactive["active"] = false;
+  const int64_t inactive_id = CreateWebhook(inactive)["id"];
+  const int64_t unsubscribed_id = CreateWebhook(Body(receiver.url() + "/cancelled-only", {"BOOKING_CANCELLED"}))["id"];
+  const int64_t others_id = CreateWebhook(Body(receiver.url() + "/other-user"), other_key_)["id"];
+  const int64_t unsigned_id = CreateWebhook(Body(receiver.url() + "/unsigned"))["id"];
+
+  const int64_t before = rendezvous::time::Now() / 1000;
+  const std::string uid = ConfirmNewBooking();
+  json delivery = AwaitDelivery(signed_id, "succeeded", 1);
+  AwaitDelivery(unsigned_id, "succeeded", 1);
+
+  std::vector<PeerRequest> got = RequestsTo(receiver, "/signed");
+  ASSERT_EQ(got.size(), 1u);
+  const PeerRequest& r = got[0];
+  EXPECT_EQ(r.method, "POST");
+  EXPECT_EQ(r.Header("content-type"), "application/json");
+  EXPECT_EQ(r.Header("x-cal-webhook-version"), "2021-10-20");
+  EXPECT_NE(r.Header("user-agent").find("Rendezvous"), std::string::npos) << r.Header("user-agent");
+  const std::string id = r.Header("webhook-id");
+  EXPECT_EQ(id.rfind("msg_", 0), 0u) << id;
+  EXPECT_EQ(delivery["webhookId"], id);
+  const int64_t timestamp = std::stoll(r.Header("webhook-timestamp"));
+  EXPECT_GE(timestamp, before - 1);
+  EXPECT_LE(timestamp, rendezvous::time::Now() / 1000 + 1);
+  const std::string secret = "whsec_s3cr\xC3\xA9t";
+  EXPECT_EQ(r.Header("webhook-signature"),
+            "v1," + crypto::Base64Encode(crypto::HmacSha256(secret, id + "." + std::to_string(timestamp) + "." + r.body)));
+  EXPECT_EQ(r.Header("x-cal-signature-256"), crypto::ToHex(crypto::HmacSha256(secret, r.body)));
+
+  const json event = json::parse(r.body);
+  EXPECT_EQ(event["triggerEvent"], "BOOKING_CONFIRMED");
+  EXPECT_TRUE(event["createdAt"].is_string());
+  EXPECT_EQ(event["payload"]["uid"], uid);
+  EXPECT_EQ(event["payload"]["organizer"]["id"], owner_);
+  EXPECT_EQ(event["payload"]["status"], "accepted");
+
+  // The delivery log shows the attempt.
+  ASSERT_EQ(delivery["attempts"].size(), 1u);
+  EXPECT_EQ(delivery["triggerEvent"], "BOOKING_CONFIRMED");
+  EXPECT_EQ(delivery["attempts"][0]["statusCode"], 200);
+  EXPECT_TRUE(delivery["attempts"][0]["error"].is_null());
+  EXPECT_TRUE(delivery["attempts"][0]["durationMs"].is_number_integer());
+  EXPECT_TRUE(rendezvous::time::ParseIso(delivery["attempts"][0]["at"].get<std::string>()).has_value());
+
+  // Without a secret: no signature headers.
+  std::vector<PeerRequest> plain = RequestsTo(receiver, "/unsigned");
+  ASSERT_EQ(plain.size(), 1u);
+  EXPECT_EQ(plain[0].Header("webhook-signature"), "");
+  EXPECT_EQ(plain[0].Header("x-cal-signature-256"), "");
+  EXPECT_NE(plain[0].Header("webhook-id"), id);
+
+  // Every delivery of one event is created in one transaction: the others got none.
+  for (int64_t w : {inactive_id, unsubscribed_id, others_id}) {
+    EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE webhook_id = " + std::to_string(w)), 0) << w;
+  }
+  EXPECT_EQ(receiver.Requests().size(), 2u);
+}
+
+TEST_F(WebhooksDelivery, ServerErrorIsRetriedWithTheSameWebhookId) {
+  std::atomic<int> calls{0};
+  LoopbackHttpServer receiver([&](const PeerRequest&) {
+    return ++calls == 1 ? Answer(500, "try later") : Answer(204, "");
+  });
+  StartServer();
+  const int64_t webhook = CreateWebhook(Body(receiver.url() + "/hook"))["id"];
+  ConfirmNewBooking();
+  json delivery = AwaitDelivery(webhook, "succeeded", 2);
+  ASSERT_EQ(delivery["attempts"].size(), 2u);
+  EXPECT_EQ(delivery["attempts"][0]["statusCode"], 500);
+  EXPECT_EQ(delivery["attempts"][0]["error"], "HTTP 500");
+  EXPECT_EQ(delivery["attempts"][0]["response"], "try later");
+  EXPECT_EQ(delivery["attempts"][1]["statusCode"], 204);
+  std::vector<PeerRequest> got = receiver.Requests();
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].Header("webhook-id"), got[1].Header("webhook-id"));
+  EXPECT_EQ(got[0].body, got[1].body);
+}
+
+TEST_F(WebhooksDelivery, RetryAfterLongerThanTheNextDelayIsHonoured) {
+  std::atomic<int> calls{0};
+  std::mutex mu;
+  std::vector<std::chrono::steady_clock::time_point> seen;
+  LoopbackHttpServer receiver([&](const PeerRequest&) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      seen.push_back(std::chrono::steady_clock::now());
+    }
+    if (++calls > 1) return Answer(200);
+    PeerResponse busy = Answer(429, "slow down");
+    busy.headers.emplace_back("Retry-After", "2");
+    return busy;
+  });
+  // The schedule alone would retry after 0.8 to 1.2 s; Retry-After asks for 2 (under the cap of 3).
+  StartServer("webhooks:\n  allow_private_networks: true\n  retry_schedule: [1, 3]\n");
+  const int64_t webhook = CreateWebhook(Body(receiver.url() + "/hook"))["id"];
+  ConfirmNewBooking();
+  json delivery = AwaitDelivery(webhook, "succeeded", 2);
+  EXPECT_EQ(delivery["attempts"][0]["statusCode"], 429);
+  std::lock_guard<std::mutex> lock(mu);
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_GE(std::chrono::duration_cast<std::chrono::milliseconds>(seen[1] - seen[0]).count(), 1900);
+}
+
+TEST_F(WebhooksDelivery, HangingReceiverTimesOutAndIsRetried) {
+  std::atomic<int> calls{0};
+  LoopbackHttpServer receiver([&](const PeerRequest&) {
+    PeerResponse r = Answer(200);
+    if (++calls == 1) r.delay = std::chrono::milliseconds(2500);
+    return r;
+  });
+  StartServer("webhooks:\n  allow_private_networks: true\n  retry_schedule: [1]\n  timeout: 1\n");
+  const int64_t webhook = CreateWebhook(Body(receiver.url() + "/hook"))["id"];
+  ConfirmNewBooking();
+  json delivery = AwaitDelivery(webhook, "succeeded", 2);
+  EXPECT_TRUE(delivery["attempts"][0]["statusCode"].is_null());
+  EXPECT_EQ(delivery["attempts"][0]["error"], "timed out");
+  EXPECT_GE(delivery["attempts"][0]["durationMs"].get<int64_t>(), 900);
+  EXPECT_LT(delivery["attempts"][0]["durationMs"].get<int64_t>(), 2500);
+  EXPECT_EQ(delivery["attempts"][1]["statusCode"], 200);
+}
+
+TEST_F(WebhooksDelivery, GoneDisablesTheWebhook) {
+  LoopbackHttpServer receiver([](const PeerRequest& r) { return r.path == "/gone" ? Answer(410, "gone") : Answer(200); });
+  StartServer();
+  const int64_t webhook = CreateWebhook(Body(receiver.url() + "/gone"))["id"];
+  const int64_t control = CreateWebhook(Body(receiver.url() + "/control"))["id"];
+  ConfirmNewBooking();
+  json delivery = AwaitDelivery(webhook, "failed", 1);
+  EXPECT_EQ(delivery["attempts"][0]["statusCode"], 410);
+  HttpResult w = Call("GET", "/v2/webhooks/" + std::to_string(webhook), owner_key_);
+  EXPECT_EQ(w.Json()["data"]["active"], false);
+  // The next event reaches the other webhook (so it was consumed) but not the disabled one.
+  ConfirmNewBooking();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (Deliveries(control).size() < 2 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(Deliveries(control).size(), 2u);
+  EXPECT_EQ(Deliveries(webhook).size(), 1u);
+  // Its deliveries cannot be retried by hand until it is active again.
+  const std::string retry = "/v2/webhooks/" + std::to_string(webhook) + "/deliveries/" +
+                            std::to_string(delivery["id"].get<int64_t>()) + "/retry";
+  EXPECT_EQ(Call("POST", retry, owner_key_, std::string("{}")).status, 409);
+  ASSERT_EQ(Call("PATCH", "/v2/webhooks/" + std::to_string(webhook), owner_key_, json{{"active", true}}).status, 200);
+  EXPECT_EQ(Call("POST", retry, owner_key_, std::string("{}")).status, 200);
+  AwaitDelivery(webhook, "failed", 2);
+  EXPECT_EQ(RequestsTo(receiver, "/gone").size(), 2u);
+}
+
+TEST_F(WebhooksDelivery, ClientErrorIsNotRetriedButCanBeRetriedByHand) {
+  std::atomic<int> calls{0};
+  LoopbackHttpServer receiver([&](const PeerRequest&) {
+    return ++calls == 1 ? Answer(400, "bad") : Answer(200, "ok");
+  });
+  StartServer();
+  const int64_t webhook = CreateWebhook(Body(receiver.url() + "/hook"))["id"];
+  ConfirmNewBooking();
+  json failed = AwaitDelivery(webhook, "failed", 1);
+  const std::string path = "/v2/webhooks/" + std::to_string(webhook) + "/deliveries/" +
+                           std::to_string(failed["id"].get<int64_t>()) + "/retry";
+  EXPECT_EQ(Call("POST", path, other_key_, std::string("{}")).status, 404);
+  HttpResult retried = Call("POST", path, owner_key_, std::string("{}"));
+  ASSERT_EQ(retried.status, 200) << retried.body;
+  EXPECT_EQ(retried.Json()["data"]["status"], "pending");
+  json done = AwaitDelivery(webhook, "succeeded", 2);
+  std::vector<PeerRequest> got = receiver.Requests();
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].Header("webhook-id"), got[1].Header("webhook-id"));
+  EXPECT_EQ(done["webhookId"], got[1].Header("webhook-id"));
+}
+
+TEST_F(WebhooksDelivery, TemplatesRenderQuotesBackslashesAndNonAscii) {
+  LoopbackHttpServer receiver([](const PeerRequest&) { return PeerResponse{}; });
+  StartServer();
+  json as_json = Body(receiver.url() + "/json");
+  as_json["payloadTemplate"] =
+      R"({"event":"{{triggerEvent}}","who":"{{attendees.0.name}}","host":"{{organizer.name}}","id":{{id}},"none":"{{nope}}"})";
+  const int64_t json_hook = CreateWebhook(as_json)["id"];
+  json as_text = Body(receiver.url() + "/text");
+  as_text["payloadTemplate"] = "Booking for {{attendees.0.name}} ({{triggerEvent}})";
+  const int64_t text_hook = CreateWebhook(as_text)["id"];
+
+  const std::string name = "Zo\xC3\xAB \"Q\" \\ \xE6\x97\xA5\xE6\x9C\xAC";  // Zoë "Q" \ 日本
+  ConfirmNewBooking(name);
+  AwaitDelivery(json_hook, "succeeded", 1);
+  AwaitDelivery(text_hook, "succeeded", 1);
+
+  std::vector<PeerRequest> j = RequestsTo(receiver, "/json");
+  ASSERT_EQ(j.size(), 1u);
+  EXPECT_EQ(j[0].Header("content-type"), "application/json");
+  json parsed = json::parse(j[0].body, nullptr, false);
+  ASSERT_TRUE(parsed.is_object()) << j[0].body;
+  EXPECT_EQ(parsed["event"], "BOOKING_CONFIRMED");
+  EXPECT_EQ(parsed["who"], name);
+  EXPECT_EQ(parsed["host"], "Olga Owner");
+  EXPECT_TRUE(parsed["id"].is_number_integer());
+  EXPECT_EQ(parsed["none"], "");
+
+  std::vector<PeerRequest> t = RequestsTo(receiver, "/text");
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t[0].Header("content-type"), "text/plain");
+  EXPECT_EQ(t[0].body, "Booking for Zo\xC3\xAB \\\"Q\\\" \\\\ \xE6\x97\xA5\xE6\x9C\xAC (BOOKING_CONFIRMED)");
+}
+
+TEST_F(WebhooksDelivery, AddressRuleIsCheckedAgainAtSendTime) {
+  LoopbackHttpServer receiver([](const PeerRequest&) { return PeerResponse{}; });
+  StartServer();
+  const int64_t webhook = CreateWebhook(Body(receiver.url() + "/hook"))["id"];
+  // The operator turns private networks off: the stored loopback URL is no longer delivered to.
+  ASSERT_EQ(server_->Stop(), 0);
+  std::stringstream config;
+  config << std::ifstream(server_->config_path()).rdbuf();
+  std::string yaml = config.str();
+  const size_t at = yaml.find("allow_private_networks: true");
+  ASSERT_NE(at, std::string::npos);
+  yaml.replace(at, std::string("allow_private_networks: true").size(), "allow_private_networks: false");
+  server_->WriteConfig(yaml);
+  std::string why;
+  ASSERT_TRUE(server_->Start(&why)) << why;
+
+  ConfirmNewBooking();
+  json delivery = AwaitDelivery(webhook, "failed", 1);
+  EXPECT_TRUE(delivery["attempts"][0]["statusCode"].is_null());
+  EXPECT_NE(delivery["attempts"][0]["error"].get<std::string>().find("loopback"), std::string::npos)
+      << delivery.dump();
+  EXPECT_TRUE(receiver.Requests().empty());
+}
+
+}  // namespace
+}  // namespace rendezvous::testing

@@ -1,0 +1,122 @@
+// Shared set-up of the webhooks integration tests: a fresh database, the real server with the
+// webhooks plugin configured for tests (private networks allowed, one-second retries), two users
+// with API keys, a webhook receiver on loopback, and a way to make a BOOKING_CONFIRMED event
+// (import a pending booking, confirm it through the API).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "http_client.hpp"
+#include "loopback_http_server.hpp"
+#include "scratch_db.hpp"
+#include "test_server.hpp"
+
+namespace rendezvous::testing {
+
+using nlohmann::json;
+
+class WebhooksFixture : public ::testing::Test {
+ protected:
+  static constexpr const char* kTestPlugins =
+      "webhooks:\n  allow_private_networks: true\n  retry_schedule: [1, 1]\n  workers: 4\n  timeout: 5\n";
+
+  void StartServer(const std::string& plugins = kTestPlugins) {
+    TestServerOptions o;
+    o.plugins = plugins;
+    server_ = std::make_unique<TestServer>(db_.name(), o);
+    server_->Migrate();
+    owner_ = server_->CreateUser("owner@example.com", "Olga Owner");
+    other_ = server_->CreateUser("other@example.com", "Otto Other");
+    owner_key_ = server_->CreateApiKey(owner_);
+    other_key_ = server_->CreateApiKey(other_);
+    std::string why;
+    ASSERT_TRUE(server_->Start(&why)) << why;
+  }
+
+  HttpResult Call(const std::string& method, const std::string& path, const std::string& token,
+                  const std::string& body = "") {
+    std::vector<std::string> headers;
+    if (!token.empty()) headers.push_back("Authorization: Bearer " + token);
+    if (!body.empty()) headers.push_back("Content-Type: application/json");
+    return http_.Request(method, server_->api() + path, body, headers);
+  }
+  HttpResult Call(const std::string& method, const std::string& path, const std::string& token, const json& body) {
+    return Call(method, path, token, body.dump());
+  }
+
+  static json Body(const std::string& url, const std::vector<std::string>& triggers = {"BOOKING_CONFIRMED"}) {
+    return json{{"active", true}, {"subscriberUrl", url}, {"triggers", triggers}};
+  }
+
+  // POST /v2/webhooks as the owner; returns data (fails the test unless 201).
+  json CreateWebhook(const json& body, const std::string& token = "") {
+    HttpResult r = Call("POST", "/v2/webhooks", token.empty() ? owner_key_ : token, body);
+    EXPECT_EQ(r.status, 201) << r.body;
+    return r.Json()["data"];
+  }
+
+  // A pending booking of the owner (imported), confirmed through the API: one BOOKING_CONFIRMED
+  // event. Returns the booking's uid.
+  std::string ConfirmNewBooking(const std::string& attendee_name = "Ann Attendee") {
+    if (event_type_ == 0) {
+      HttpResult et = Call("POST", "/v2/event-types", owner_key_,
+                           json{{"title", "Intro"}, {"slug", "intro"}, {"lengthInMinutes", 30}});
+      EXPECT_EQ(et.status, 201) << et.body;
+      event_type_ = et.Json()["data"]["id"].get<int64_t>();
+    }
+    ++bookings_made_;
+    CliResult imported = server_->Cli(
+        {"admin", "booking", "import", "--user-id", std::to_string(owner_), "--event-type-id",
+         std::to_string(event_type_), "--start", "2030-01-" + std::string(bookings_made_ < 10 ? "0" : "") +
+         std::to_string(bookings_made_) + "T10:00:00Z", "--attendee-email", "ann@example.com", "--attendee-name",
+         attendee_name, "--status", "pending"});
+    EXPECT_EQ(imported.exit_code, 0) << imported.err;
+    const std::string uid = imported.Json().value("uid", "");
+    HttpResult confirmed = Call("POST", "/v2/bookings/" + uid + "/confirm", owner_key_, std::string("{}"));
+    EXPECT_EQ(confirmed.status, 200) << confirmed.body;
+    return uid;
+  }
+
+  json Deliveries(int64_t webhook_id) {
+    HttpResult r = Call("GET", "/v2/webhooks/" + std::to_string(webhook_id) + "/deliveries", owner_key_);
+    EXPECT_EQ(r.status, 200) << r.body;
+    return r.Json()["data"];
+  }
+
+  // Polls the delivery log (bounded) until its newest delivery has `status` and `attempts` attempts.
+  json AwaitDelivery(int64_t webhook_id, const std::string& status, size_t attempts,
+                     std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    json last;
+    while (std::chrono::steady_clock::now() < deadline) {
+      last = Deliveries(webhook_id);
+      if (last.is_array() && !last.empty() && last[0]["status"] == status && last[0]["attempts"].size() == attempts) {
+        return last[0];
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ADD_FAILURE() << "delivery did not reach " << status << "/" << attempts << ": " << last.dump();
+    return last;
+  }
+
+  int64_t Count(const std::string& sql) const { return std::stoll("0" + db_.QueryValue(sql)); }
+
+  ScratchDatabase db_;
+  std::unique_ptr<TestServer> server_;
+  HttpClient http_;
+  int64_t owner_ = 0;
+  int64_t other_ = 0;
+  std::string owner_key_;
+  std::string other_key_;
+  int64_t event_type_ = 0;
+  int bookings_made_ = 0;
+};
+
+}  // namespace rendezvous::testing

@@ -1,0 +1,87 @@
+// The payloadTemplate renderer: paths, escaping, unknown paths, content type, the default body.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "template_renderer.hpp"
+
+namespace rendezvous::webhooks {
+namespace {
+
+using nlohmann::json;
+
+json Event() {
+  return json{{"triggerEvent", "BOOKING_CONFIRMED"},
+              {"createdAt", "2026-05-04T09:31:02.123Z"},
+              {"payload",
+               {{"title", "Intro \"call\" \\ between\n"},
+                {"id", 12},
+                {"organizer", {{"name", "Zoë Øwner 日本"}}},
+                {"attendees", json::array({{{"name", "Ann Attendee"}}, {{"name", "Bob"}}})},
+                {"metadata", json::object()},
+                {"cancellationReason", nullptr},
+                {"flag", true}}}};
+}
+
+TEST(WebhooksTemplate, ResolvesDottedPathsAndIndices) {
+  EXPECT_EQ(RenderTemplate("{{organizer.name}}/{{attendees.0.name}}/{{attendees.1.name}}", Event()),
+            "Zoë Øwner 日本/Ann Attendee/Bob");
+}
+
+TEST(WebhooksTemplate, TriggerEventAndCreatedAt) {
+  EXPECT_EQ(RenderTemplate("{{triggerEvent}} at {{createdAt}}", Event()), "BOOKING_CONFIRMED at 2026-05-04T09:31:02.123Z");
+}
+
+TEST(WebhooksTemplate, StringsAreJsonEscapedNeverHtmlEscaped) {
+  const std::string out = RenderTemplate(R"({"t":"{{title}}","o":"{{organizer.name}}"})", Event());
+  EXPECT_EQ(out, R"({"t":"Intro \"call\" \\ between\n","o":"Zoë Øwner 日本"})");
+  EXPECT_EQ(json::parse(out)["t"], "Intro \"call\" \\ between\n");
+  EXPECT_EQ(RenderTemplate("{{x}}", json{{"payload", {{"x", "<b>&'</b>"}}}}), "<b>&'</b>");
+  EXPECT_EQ(RenderTemplate("{{x}}", json{{"payload", {{"x", std::string("a\x01z")}}}}), "a\\u0001z");
+}
+
+TEST(WebhooksTemplate, NonStringsAsJson) {
+  EXPECT_EQ(RenderTemplate("{{id}} {{flag}} {{cancellationReason}} {{metadata}} {{attendees.1}}", Event()),
+            R"(12 true null {} {"name":"Bob"})");
+}
+
+TEST(WebhooksTemplate, UnknownPathsRenderEmpty) {
+  EXPECT_EQ(RenderTemplate("[{{nope}}][{{attendees.5.name}}][{{attendees.x}}][{{organizer.name.first}}][{{}}][{{a..b}}]",
+                           Event()),
+            "[][][][][][]");
+}
+
+TEST(WebhooksTemplate, WhitespaceInsideBracesAndUnclosedBraces) {
+  EXPECT_EQ(RenderTemplate("{{ attendees.0.name }}", Event()), "Ann Attendee");
+  EXPECT_EQ(RenderTemplate("a {{attendees.0.name", Event()), "a {{attendees.0.name");
+  EXPECT_EQ(RenderTemplate("", Event()), "");
+}
+
+TEST(WebhooksTemplate, ContentTypeFollowsTheResult) {
+  EXPECT_EQ(RenderBody(std::string(R"({"id":{{id}}})"), Event()).content_type, "application/json");
+  RenderedBody text = RenderBody(std::string("Booking {{id}} confirmed"), Event());
+  EXPECT_EQ(text.body, "Booking 12 confirmed");
+  EXPECT_EQ(text.content_type, "text/plain");
+  // A broken JSON template is sent as text, never replaced by `false`.
+  RenderedBody broken = RenderBody(std::string(R"({"id": {{nope}})"), Event());
+  EXPECT_EQ(broken.body, R"({"id": )");
+  EXPECT_EQ(broken.content_type, "text/plain");
+}
+
+TEST(WebhooksTemplate, DefaultBodyIsTheEvent) {
+  RenderedBody body = RenderBody(std::nullopt, Event());
+  EXPECT_EQ(body.content_type, "application/json");
+  EXPECT_EQ(json::parse(body.body), Event());
+}
+
+TEST(WebhooksTemplate, OutputIsBounded) {
+  std::string tmpl;
+  for (int i = 0; i < 20000; ++i) tmpl += "{{attendees}}";
+  json event = Event();
+  event["payload"]["attendees"] = json::array();
+  for (int i = 0; i < 100; ++i) event["payload"]["attendees"].push_back(std::string(100, 'x'));
+  EXPECT_LE(RenderTemplate(tmpl, event).size(), kMaxRenderedBytes);
+}
+
+}  // namespace
+}  // namespace rendezvous::webhooks
