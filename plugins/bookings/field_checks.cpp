@@ -62,6 +62,9 @@ Status OnlyMembers(const nlohmann::json& body, std::initializer_list<const char*
   if (!body.is_object()) return FieldInvalid(prefix.empty() ? "body" : prefix, "must be a JSON object");
   for (auto it = body.begin(); it != body.end(); ++it) {
     if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return it.key() == a; })) {
+      if (it.key().empty()) {
+        return FieldInvalid(prefix.empty() ? "body" : prefix, "has a member with an empty name, which is not accepted");
+      }
       return FieldInvalid(prefix.empty() ? it.key() : prefix + "." + it.key(), "is not accepted here");
     }
   }

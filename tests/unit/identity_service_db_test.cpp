@@ -135,7 +135,7 @@ class IdentityServiceTest : public ::testing::Test {
 };
 
 TEST_F(IdentityServiceTest, RoutesAndTheirAuth) {
-  ASSERT_EQ(routes_.size(), 5u);
+  ASSERT_EQ(routes_.size(), 6u);
   for (const auto& r : routes_) {
     if (r.pattern == "/v2/me") {
       EXPECT_EQ(r.listener, Listener::kApi);
