@@ -59,23 +59,24 @@ Result<User> BookingService::HostOf(const std::string& uid) {
 }
 
 Result<Json> BookingService::Slots(const SlotsQuery& q) {
-  auto [et, buffers] = db_.Run([&](DbConnection& conn) { return LoadEventTypeWithBuffers(conn, q.event_type_id); });
+  // The host's version is read here, before its booked times: a change committed in between makes
+  // the next list read them again.
+  const HostEventTypes loaded =
+      db_.Run([&](DbConnection& conn) { return LoadEventTypeWithBuffers(conn, q.event_type_id); });
+  const std::optional<EventType>& et = loaded.event_type;
   std::optional<User> host = et ? identity_.FindUser(et->owner_id) : std::nullopt;
   if (!host) return UnknownEventType();
   const SlotRules rules = RulesOf(*et);
   Result<std::vector<BusyBlock>> busy = OutsideBusy(host->id, q.from, q.to + rules.length * time::kMillisPerMinute);
   if (!busy.ok()) return busy.status();
   const TimeRange window = GridWindow(q.from, q.to, rules);
-  Schedule schedule = db_.Run([&, &buffers = buffers](DbConnection& conn) {
-    // The version is read before the times: a change committed in between makes the next list
-    // read them again.
-    const int64_t version = HostVersion(conn, host->id);
-    std::optional<std::vector<BookedTime>> times = booked_times_.Find(host->id, version, q.from, q.to);
+  Schedule schedule = db_.Run([&](DbConnection& conn) {
+    std::optional<std::vector<BookedTime>> times = booked_times_.Find(host->id, loaded.version, q.from, q.to);
     if (!times) {
       times = HostBookedTimes(conn, host->id, q.from, q.to);
-      booked_times_.Put(host->id, version, q.from, q.to, *times);
+      booked_times_.Put(host->id, loaded.version, q.from, q.to, *times);
     }
-    std::vector<BusyBlock> own = WithBuffers(*times, buffers);
+    std::vector<BusyBlock> own = WithBuffers(*times, loaded.buffers);
     busy->insert(busy->end(), own.begin(), own.end());
     return ScheduleForEventType(conn, *host, et->fields.schedule_id);
   });

@@ -256,14 +256,17 @@ EventTypeBuffers HostBuffers(DbConnection& conn, int64_t host_id) {
   return out;
 }
 
-std::pair<std::optional<EventType>, EventTypeBuffers> LoadEventTypeWithBuffers(DbConnection& conn, int64_t id) {
-  std::pair<std::optional<EventType>, EventTypeBuffers> out;
-  for (const DbRow& row : conn.Query(std::string("SELECT ") + kEventTypeColumns +
-                                         " FROM event_types WHERE owner_id = (SELECT owner_id FROM event_types WHERE id = ?)",
-                                     {id})) {
+HostEventTypes LoadEventTypeWithBuffers(DbConnection& conn, int64_t id) {
+  HostEventTypes out;
+  for (const DbRow& row : conn.Query(
+           std::string("SELECT ") + kEventTypeColumns +
+               ", (SELECT changes FROM booking_host_locks WHERE host_id = owner_id)"
+               " FROM event_types WHERE owner_id = (SELECT owner_id FROM event_types WHERE id = ?)",
+           {id})) {
     EventType et = EventTypeFromRow(row);
-    out.second[et.id] = {et.fields.before_event_buffer, et.fields.after_event_buffer};
-    if (et.id == id) out.first = std::move(et);
+    out.buffers[et.id] = {et.fields.before_event_buffer, et.fields.after_event_buffer};
+    out.version = row.IsNull(kEventTypeColumnCount + 1) ? 0 : row.Int(kEventTypeColumnCount + 1);
+    if (et.id == id) out.event_type = std::move(et);
   }
   return out;
 }
@@ -297,11 +300,6 @@ std::vector<BusyBlock> WithBuffers(const std::vector<BookedTime>& times, const E
     out.push_back({t.start, t.end, before, after});
   }
   return out;
-}
-
-int64_t HostVersion(DbConnection& conn, int64_t host_id) {
-  std::optional<DbRow> row = conn.QueryOne("SELECT changes FROM booking_host_locks WHERE host_id = ?", {host_id});
-  return row ? row->Int(1) : 0;
 }
 
 std::vector<DbValue> FieldValues(const EventTypeFields& f, std::initializer_list<DbValue> tail) {

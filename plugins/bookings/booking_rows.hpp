@@ -24,6 +24,7 @@ namespace rendezvous::bookings {
 inline constexpr const char* kEventTypeColumns =
     "id, owner_id, title, slug, length_minutes, description, locations, requires_confirmation, "
     "minimum_booking_notice, before_event_buffer, after_event_buffer, slot_interval, schedule_id";
+inline constexpr int kEventTypeColumnCount = 13;
 inline constexpr const char* kBookingColumns =
     "id, uid, event_type_id, host_id, title, description, status, start_at, end_at, duration, location, "
     "metadata, cancellation_reason, rescheduled_from_uid, rescheduled_to_uid, host_absent, created_at, "
@@ -61,9 +62,16 @@ void LockHost(DbConnection& conn, int64_t host_id);
 // The buffers (before, after; minutes) of each of the host's event types, by id.
 using EventTypeBuffers = std::map<int64_t, std::pair<int, int>>;
 EventTypeBuffers HostBuffers(DbConnection& conn, int64_t host_id);
-// The event type `id` and the buffers of every event type of its owner, in one query; nullopt
-// event type when there is none.
-std::pair<std::optional<EventType>, EventTypeBuffers> LoadEventTypeWithBuffers(DbConnection& conn, int64_t id);
+// The event type `id`, the buffers of every event type of its owner and the owner's version (how
+// many times the host's lock was taken: every change that can alter which times the host has
+// booked takes it, so an unchanged version means unchanged booked times), in one query; no event
+// type when there is none.
+struct HostEventTypes {
+  std::optional<EventType> event_type;
+  EventTypeBuffers buffers;
+  int64_t version = 0;
+};
+HostEventTypes LoadEventTypeWithBuffers(DbConnection& conn, int64_t id);
 // The host's accepted and pending bookings that may conflict with starts in [from, to) (bookings
 // and buffers are at most a day long each); the booking `except_id` is left out.
 std::vector<BookedTime> HostBookedTimes(DbConnection& conn, int64_t host_id, Millis from, Millis to,
@@ -74,9 +82,6 @@ inline std::vector<BusyBlock> HostBusyBlocks(DbConnection& conn, int64_t host_id
                                              int64_t except_id = 0) {
   return WithBuffers(HostBookedTimes(conn, host_id, from, to, except_id), HostBuffers(conn, host_id));
 }
-// How many times the host's lock was taken: every change that can alter which times the host has
-// booked takes it, so an unchanged number means unchanged booked times.
-int64_t HostVersion(DbConnection& conn, int64_t host_id);
 
 // The event type's fields in column order (title ... slot_interval, schedule_id), followed by `tail`.
 std::vector<DbValue> FieldValues(const EventTypeFields& fields, std::initializer_list<DbValue> tail);
