@@ -1,9 +1,9 @@
 // The booked times of recently asked hosts, for the slots lists: a booking page is asked for the
 // same weeks again and again, and a host's bookings are the largest read of a slots answer. An
 // entry is used only while the host's version (bumped in the transaction of every change to the
-// host's bookings, on any instance; see LoadEventTypeWithBuffers) is unchanged, so a list never misses a booking
-// committed before the version was read. Creating a booking never uses it: that check reads the
-// bookings under the host's lock. Thread-safe.
+// host's bookings, on any instance; see LoadEventTypeWithBuffers) is unchanged, so a list never
+// misses a booking committed before the version was read. Creating a booking never uses it: that
+// check reads the bookings under the host's lock. Thread-safe.
 #pragma once
 
 #include <cstddef>
