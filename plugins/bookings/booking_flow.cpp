@@ -2,12 +2,14 @@
 // reschedule; the owner's reopen; booking references. Every write runs in one transaction that
 // first takes the host's lock (LockHost), so two bookings of a host never overlap however many
 // requests race; the booking's event is written in the same transaction.
+#include <algorithm>
 #include <map>
 
 #include "booking_events.hpp"
 #include "booking_rows.hpp"
 #include "booking_service.hpp"
 #include "rendezvous/crypto.hpp"
+#include "rendezvous/text.hpp"
 #include "schedule_rows.hpp"
 
 namespace rendezvous::bookings {
@@ -279,7 +281,7 @@ Result<Json> BookingService::ListReferences(const User& host, const std::string&
   std::optional<int64_t> host_id = db_.Run([&](DbConnection& conn) { return BookingHost(conn, uid); });
   if (!host_id || *host_id != host.id) return Status::NotFound("booking not found");
   Json data = Json::array();
-  for (const BookingReference& r : References(uid)) {
+  for (const BookingReference& r : List(uid)) {
     data.push_back({{"type", r.type},
                     {"eventUid", r.event_uid},
                     {"calendarId", r.calendar_id ? Json(*r.calendar_id) : Json(nullptr)},
@@ -288,18 +290,31 @@ Result<Json> BookingService::ListReferences(const User& host, const std::string&
   return data;
 }
 
-Status BookingService::AddReference(const std::string& uid, const BookingReference& reference) {
+Status BookingService::Add(const std::string& uid, const BookingReference& reference) {
+  const bool ascii_type = !reference.type.empty() && reference.type.size() <= 64 &&
+                          std::all_of(reference.type.begin(), reference.type.end(),
+                                      [](char c) { return c > 0x20 && c < 0x7f; });
+  if (!ascii_type) return Status::Invalid("type", "a reference's type must be 1-64 visible ASCII characters");
+  if (reference.event_uid.empty() || reference.event_uid.size() > 1024 || !text::IsValidUtf8(reference.event_uid)) {
+    return Status::Invalid("eventUid", "a reference's eventUid must be 1-1024 bytes of UTF-8");
+  }
+  if (reference.calendar_id &&
+      (reference.calendar_id->size() > 1024 || !text::IsValidUtf8(*reference.calendar_id))) {
+    return Status::Invalid("calendarId", "a reference's calendarId must be at most 1024 bytes of UTF-8");
+  }
   return db_.Run([&](DbConnection& conn) -> Status {
-    std::optional<DbRow> row = conn.QueryOne("SELECT id FROM bookings WHERE uid = ?", {uid});
-    if (!row) return Status::NotFound("booking not found");
-    conn.Exec("INSERT INTO booking_references (booking_id, type, event_uid, calendar_id, created_at) VALUES (?, ?, ?, ?, ?)",
-              {row->Int(1), reference.type, reference.event_uid, reference.calendar_id,
-               time::FormatSql(reference.created_at ? reference.created_at : time::Now())});
+    std::optional<int64_t> host = BookingHost(conn, uid);
+    if (!host) return Status::NotFound("booking not found");
+    conn.Exec(
+        "INSERT INTO booking_references (booking_id, type, event_uid, calendar_id, created_at)"
+        " SELECT id, ?, ?, ?, ? FROM bookings WHERE uid = ?",
+        {reference.type, reference.event_uid, reference.calendar_id,
+         time::FormatSql(reference.created_at ? reference.created_at : time::Now()), uid});
     return Status::Ok();
   });
 }
 
-std::vector<BookingReference> BookingService::References(const std::string& uid) {
+std::vector<BookingReference> BookingService::List(const std::string& uid) {
   return db_.Run([&](DbConnection& conn) {
     std::vector<BookingReference> out;
     for (const DbRow& row : conn.Query(

@@ -17,6 +17,7 @@
 #include "booking_transitions.hpp"
 #include "event_type.hpp"
 #include "public_requests.hpp"
+#include "rendezvous/booking_references.hpp"
 #include "rendezvous/database.hpp"
 #include "rendezvous/identity.hpp"
 #include "rendezvous/log.hpp"
@@ -31,13 +32,7 @@ constexpr int kMaxEventTypesPerUser = 500;
 // an error status when a source could not be asked.
 using BusySource = std::function<Result<std::vector<BusyBlock>>(int64_t host_id, Millis from, Millis to)>;
 
-// A reference another plugin records for a booking (DESIGN §9), e.g. the Google event made for it.
-struct BookingReference {
-  std::string type;  // "google_calendar"
-  std::string event_uid;
-  std::optional<std::string> calendar_id;
-  Millis created_at = 0;
-};
+
 
 struct ImportRequest {
   int64_t user_id = 0;
@@ -48,7 +43,7 @@ struct ImportRequest {
   BookingStatus status = BookingStatus::kAccepted;
 };
 
-class BookingService {
+class BookingService final : public BookingReferences {
  public:
   BookingService(Database& db, Outbox& outbox, Identity& identity, Logger& logger);
 
@@ -96,10 +91,9 @@ class BookingService {
   // References of a booking of `host`: data = [{type, eventUid, calendarId, createdAt}], oldest
   // first.
   Result<Json> ListReferences(const User& host, const std::string& uid);
-  // For other plugins: records a reference for the booking `uid`; NotFound when there is none.
-  Status AddReference(const std::string& uid, const BookingReference& reference);
-  // The references of the booking `uid`, oldest first (none when there is no such booking).
-  std::vector<BookingReference> References(const std::string& uid);
+  // BookingReferences, provided to other plugins as "bookings.references".
+  Status Add(const std::string& uid, const BookingReference& reference) override;
+  std::vector<BookingReference> List(const std::string& uid) override;
 
   // `admin booking import`: no event is written (it brings history over). An accepted booking
   // that has already ended is later completed by the sweep without a BOOKING_COMPLETED event.

@@ -52,6 +52,7 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
     return blocks;
   });
   ctx.AddMigrations(BookingService::Migrations());
+  ctx.Provide<BookingReferences>("bookings.references", service);
   RegisterBookingRoutes(ctx, service);
   RegisterScheduleRoutes(ctx, std::make_shared<ScheduleService>(ctx.db()));
   ctx.AddAdminCommand("booking",

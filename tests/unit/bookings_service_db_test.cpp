@@ -130,3 +130,33 @@ TEST_F(BookingsServiceDb, ChangeAndEventCommitTogether) {
 
 }  // namespace
 }  // namespace rendezvous::testing
+
+namespace rendezvous::testing {
+namespace {
+
+// The references service other plugins use (as "bookings.references"): records and lists by
+// booking uid, refuses unknown bookings and malformed fields, and writes nothing then.
+TEST_F(BookingsServiceDb, ReferencesAreRecordedAndListedByBooking) {
+  const std::string uid = Import(time::Now() + 3600000);
+  BookingReferences& refs = *service_;
+  EXPECT_TRUE(refs.List(uid).empty());
+  BookingReference google{"google_calendar", "evt-1", "team@group.calendar.google.com", 0};
+  ASSERT_TRUE(refs.Add(uid, google).ok());
+  ASSERT_TRUE(refs.Add(uid, BookingReference{"google_calendar", "evt-2", std::nullopt, 0}).ok());
+  std::vector<BookingReference> listed = refs.List(uid);
+  ASSERT_EQ(listed.size(), 2u);
+  EXPECT_EQ(listed[0].event_uid, "evt-1");
+  EXPECT_EQ(listed[0].calendar_id, "team@group.calendar.google.com");
+  EXPECT_GT(listed[0].created_at, 0);
+  EXPECT_FALSE(listed[1].calendar_id.has_value());
+  EXPECT_EQ(refs.Add("no-such-booking", google).code(), ErrorCode::kNotFound);
+  EXPECT_EQ(refs.Add(uid, BookingReference{"", "evt", std::nullopt, 0}).field(), "type");
+  EXPECT_EQ(refs.Add(uid, BookingReference{"google_calendar", std::string(1025, 'e'), std::nullopt, 0}).field(),
+            "eventUid");
+  EXPECT_EQ(refs.Add(uid, BookingReference{"google_calendar", "e", std::string("\xff"), 0}).field(), "calendarId");
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM booking_references"), 2);
+  EXPECT_TRUE(refs.List("no-such-booking").empty());
+}
+
+}  // namespace
+}  // namespace rendezvous::testing
