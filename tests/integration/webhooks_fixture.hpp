@@ -13,43 +13,18 @@
 #include <thread>
 #include <vector>
 
-#include "http_client.hpp"
+#include "bookings_fixture.hpp"
 #include "loopback_http_server.hpp"
-#include "scratch_db.hpp"
-#include "test_server.hpp"
 
 namespace rendezvous::testing {
 
-using nlohmann::json;
-
-class WebhooksFixture : public ::testing::Test {
+class WebhooksFixture : public BookingsFixture {
  protected:
   static constexpr const char* kTestPlugins =
       "webhooks:\n  allow_private_networks: true\n  retry_schedule: [1, 1]\n  workers: 4\n  timeout: 5\n";
 
-  void StartServer(const std::string& plugins = kTestPlugins) {
-    TestServerOptions o;
-    o.plugins = plugins;
-    server_ = std::make_unique<TestServer>(db_.name(), o);
-    server_->Migrate();
-    owner_ = server_->CreateUser("owner@example.com", "Olga Owner");
-    other_ = server_->CreateUser("other@example.com", "Otto Other");
-    owner_key_ = server_->CreateApiKey(owner_);
-    other_key_ = server_->CreateApiKey(other_);
-    std::string why;
-    ASSERT_TRUE(server_->Start(&why)) << why;
-  }
-
-  HttpResult Call(const std::string& method, const std::string& path, const std::string& token,
-                  const std::string& body = "") {
-    std::vector<std::string> headers;
-    if (!token.empty()) headers.push_back("Authorization: Bearer " + token);
-    if (!body.empty()) headers.push_back("Content-Type: application/json");
-    return http_.Request(method, server_->api() + path, body, headers);
-  }
-  HttpResult Call(const std::string& method, const std::string& path, const std::string& token, const json& body) {
-    return Call(method, path, token, body.dump());
-  }
+  // The server with the webhooks plugin as `plugins` configures it (BookingsFixture::StartServer).
+  void StartServer(const std::string& plugins = kTestPlugins) { BookingsFixture::StartServer(plugins); }
 
   static json Body(const std::string& url, const std::vector<std::string>& triggers = {"BOOKING_CONFIRMED"}) {
     return json{{"active", true}, {"subscriberUrl", url}, {"triggers", triggers}};
@@ -106,15 +81,6 @@ class WebhooksFixture : public ::testing::Test {
     return last;
   }
 
-  int64_t Count(const std::string& sql) const { return std::stoll("0" + db_.QueryValue(sql)); }
-
-  ScratchDatabase db_;
-  std::unique_ptr<TestServer> server_;
-  HttpClient http_;
-  int64_t owner_ = 0;
-  int64_t other_ = 0;
-  std::string owner_key_;
-  std::string other_key_;
   int64_t event_type_ = 0;
   int bookings_made_ = 0;
 };
