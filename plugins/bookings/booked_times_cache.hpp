@@ -2,8 +2,10 @@
 // same weeks again and again, and a host's bookings are the largest read of a slots answer. An
 // entry is used only while the host's version (bumped in the transaction of every change to the
 // host's bookings, on any instance; see LoadEventTypeWithBuffers) is unchanged, so a list never
-// misses a booking committed before the version was read. Creating a booking never uses it: that
-// check reads the bookings under the host's lock. Thread-safe.
+// misses a booking committed before the version was read. (The completion sweep does not bump it:
+// a booking it completes has ended, so keeping it in an entry can only hide a start within the
+// ended booking's after-buffer until the next change, never offer a taken one.) Creating a
+// booking never uses it: that check reads the bookings under the host's lock. Thread-safe.
 #pragma once
 
 #include <cstddef>

@@ -53,6 +53,14 @@ Result<std::vector<BusyBlock>> BookingService::OutsideBusy(int64_t host_id, Mill
   return busy_source_(host_id, from, to);
 }
 
+std::optional<Booking> BookingService::PeekBooking(int64_t host_id, const std::string& uid) {
+  return db_.Run([&](DbConnection& conn) -> std::optional<Booking> {
+    auto row = LoadBooking(conn, host_id, uid, false);
+    if (!row) return std::nullopt;
+    return row->booking;
+  });
+}
+
 Result<User> BookingService::HostOf(const std::string& uid) {
   std::optional<int64_t> host_id = db_.Run([&](DbConnection& conn) { return BookingHost(conn, uid); });
   std::optional<User> host = host_id ? identity_.FindUser(*host_id) : std::nullopt;
@@ -191,11 +199,7 @@ Result<Json> BookingService::Cancel(const std::string& uid, const std::optional<
 Result<Json> BookingService::Reschedule(const std::string& uid, const RescheduleRequest& request) {
   Result<User> host = HostOf(uid);
   if (!host.ok()) return host.status();
-  std::optional<Booking> before = db_.Run([&](DbConnection& conn) -> std::optional<Booking> {
-    auto row = LoadBooking(conn, host->id, uid, false);
-    if (!row) return std::nullopt;
-    return row->booking;
-  });
+  std::optional<Booking> before = PeekBooking(host->id, uid);
   if (!before) return Status::NotFound("booking not found");
   Result<std::vector<BusyBlock>> outside =
       OutsideBusy(host->id, request.start, request.start + before->duration * time::kMillisPerMinute);
@@ -233,11 +237,7 @@ Result<Json> BookingService::Reschedule(const std::string& uid, const Reschedule
 }
 
 Result<Json> BookingService::Reopen(const User& host, const std::string& uid) {
-  std::optional<Booking> before = db_.Run([&](DbConnection& conn) -> std::optional<Booking> {
-    auto row = LoadBooking(conn, host.id, uid, false);
-    if (!row) return std::nullopt;
-    return row->booking;
-  });
+  std::optional<Booking> before = PeekBooking(host.id, uid);
   if (!before) return Status::NotFound("booking not found");
   Result<std::vector<BusyBlock>> outside = OutsideBusy(host.id, before->start, before->end);
   if (!outside.ok()) return outside.status();
@@ -302,16 +302,14 @@ Status BookingService::Add(const std::string& uid, const BookingReference& refer
       (reference.calendar_id->size() > 1024 || !text::IsValidUtf8(*reference.calendar_id))) {
     return Status::Invalid("calendarId", "a reference's calendarId must be at most 1024 bytes of UTF-8");
   }
-  return db_.Run([&](DbConnection& conn) -> Status {
-    std::optional<int64_t> host = BookingHost(conn, uid);
-    if (!host) return Status::NotFound("booking not found");
-    conn.Exec(
+  const uint64_t added = db_.Run([&](DbConnection& conn) {
+    return conn.Exec(
         "INSERT INTO booking_references (booking_id, type, event_uid, calendar_id, created_at)"
         " SELECT id, ?, ?, ?, ? FROM bookings WHERE uid = ?",
         {reference.type, reference.event_uid, reference.calendar_id,
          time::FormatSql(reference.created_at ? reference.created_at : time::Now()), uid});
-    return Status::Ok();
   });
+  return added == 0 ? Status::NotFound("booking not found") : Status::Ok();
 }
 
 std::vector<BookingReference> BookingService::List(const std::string& uid) {

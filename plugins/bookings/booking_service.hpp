@@ -111,6 +111,9 @@ class BookingService final : public BookingReferences {
                       const std::optional<std::string>& reason, const AbsentMarks* marks);
   // The busy source's blocks for starts in [from, to) (none without a source).
   Result<std::vector<BusyBlock>> OutsideBusy(int64_t host_id, Millis from, Millis to);
+  // The booking `uid` of `host_id` as it is now, outside a transaction (to ask the busy source
+  // before one); nullopt when there is none.
+  std::optional<Booking> PeekBooking(int64_t host_id, const std::string& uid);
   // The host of the booking `uid` (looked up before a transaction, so it never waits for a second
   // connection); NotFound when there is no such booking.
   Result<User> HostOf(const std::string& uid);

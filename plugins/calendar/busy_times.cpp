@@ -85,11 +85,8 @@ bool CalendarService::HasBusySources(int64_t user_id) {
   });
 }
 
-Result<std::vector<BusyPeriod>> CalendarService::CollectBusy(int64_t user_id, time::Millis from_ms, time::Millis to_ms,
-                                                            const time::Zone& zone_ref) {
-  const std::optional<time::Millis> from = from_ms;
-  const std::optional<time::Millis> to = to_ms;
-  const std::optional<time::Zone> zone = zone_ref;
+Result<std::vector<BusyPeriod>> CalendarService::CollectBusy(int64_t user_id, time::Millis from, time::Millis to,
+                                                            const time::Zone& zone) {
   std::vector<BusyPeriod> busy;
   const std::vector<GoogleCalendar> calendars = LoadCalendars(user_id);
   if (!calendars.empty()) {
@@ -102,8 +99,8 @@ Result<std::vector<BusyPeriod>> CalendarService::CollectBusy(int64_t user_id, ti
         if (items.size() >= kMaxFreeBusyItems) break;
         items.push_back({{"id", c.external_id}});
       }
-      const Json body = {{"timeMin", time::FormatIsoSeconds(*from)},
-                         {"timeMax", time::FormatIsoSeconds(*to)},
+      const Json body = {{"timeMin", time::FormatIsoSeconds(from)},
+                         {"timeMax", time::FormatIsoSeconds(to)},
                          {"timeZone", "UTC"},
                          {"items", items}};
       auto call = WithGoogle(*cred, [&](const std::string& token) { return google_.FreeBusy(token, body); });
@@ -142,7 +139,7 @@ Result<std::vector<BusyPeriod>> CalendarService::CollectBusy(int64_t user_id, ti
       return Status(ErrorCode::kUpstreamFailed, "the ICS feed " + std::to_string(f.id) + " could not be read: " + detail)
           .WithDetails(Json{{"credentialId", f.id}});
     }
-    for (const BusyInterval& b : IcsBusyTimes(*d.calendar, *from, *to, *zone))
+    for (const BusyInterval& b : IcsBusyTimes(*d.calendar, from, to, zone))
       busy.push_back(BusyPeriod{b.start, b.end, "ics_feed", f.id, ""});
   }
 
