@@ -3,6 +3,7 @@
 #include <map>
 
 #include "rendezvous/crypto.hpp"
+#include "rendezvous/text.hpp"
 #include "rendezvous/time.hpp"
 #include "template_renderer.hpp"
 
@@ -43,6 +44,11 @@ constexpr const char* kCreateAttempts = R"sql(CREATE TABLE webhook_delivery_atte
     REFERENCES webhook_deliveries (id) ON DELETE CASCADE
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci)sql";
 
+// What the sender needs to judge webhooks and measure latency; the purge's index.
+constexpr const char* kDeliveryTracking = R"sql(ALTER TABLE webhooks ADD COLUMN failing_since DATETIME(3) NULL;
+ALTER TABLE webhook_deliveries ADD COLUMN event_at DATETIME(3) NULL, ADD COLUMN delivered_at DATETIME(3) NULL,
+  ADD KEY ix_webhook_deliveries_finished (status, updated_at))sql";
+
 // The organizer of the booking an event is about: payload.organizer.id, else payload.hosts[0].id.
 std::optional<int64_t> OrganizerId(const Json& event) {
   auto payload = event.find("payload");
@@ -78,12 +84,16 @@ Json AttemptJson(const DbRow& row) {
 }  // namespace
 
 std::vector<Migration> DeliveryQueue::Migrations() {
-  return {{2, "webhook_deliveries", kCreateDeliveries}, {3, "webhook_delivery_attempts", kCreateAttempts}};
+  return {{2, "webhook_deliveries", kCreateDeliveries},
+          {3, "webhook_delivery_attempts", kCreateAttempts},
+          {4, "webhook_delivery_tracking", kDeliveryTracking}};
 }
 
 size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& batch) {
   size_t created = 0;
   for (const OutboxEvent& e : batch) {
+    const std::string event_at =
+        time::FormatSql(std::chrono::duration_cast<std::chrono::milliseconds>(e.created_at.time_since_epoch()).count());
     if (!e.payload.is_object()) continue;
     const std::string trigger = e.payload.value("triggerEvent", e.type);
     if (!IsTrigger(trigger)) continue;
@@ -93,10 +103,10 @@ size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& 
       RenderedBody body = RenderBody(w.payload_template, e.payload);
       created += tx.Exec(
                      "INSERT INTO webhook_deliveries (webhook_id, event_id, trigger_event, message_id, body, content_type,"
-                     " status, round_attempts, next_attempt_at, created_at, updated_at)"
-                     " VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))"
+                     " status, round_attempts, next_attempt_at, created_at, updated_at, event_at)"
+                     " VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3), UTC_TIMESTAMP(3), ?)"
                      " ON DUPLICATE KEY UPDATE id = id",
-                     {w.id, e.id, trigger, "msg_" + crypto::RandomToken(18), body.body, body.content_type}) > 0
+                     {w.id, e.id, trigger, "msg_" + crypto::RandomToken(18), body.body, body.content_type, event_at}) > 0
                      ? 1
                      : 0;
     }
@@ -104,14 +114,22 @@ size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& 
   return created;
 }
 
-std::vector<ClaimedDelivery> DeliveryQueue::Claim(Database& db, size_t limit, int64_t lease_seconds) {
+std::vector<ClaimedDelivery> DeliveryQueue::Claim(Database& db, size_t limit, int64_t lease_seconds,
+                                                  const std::vector<int64_t>& skip_webhooks) {
   return db.Transaction([&](DbConnection& tx) {
     std::vector<ClaimedDelivery> out;
-    std::vector<DbRow> rows = tx.Query(
-        "SELECT id, webhook_id, message_id, trigger_event, body, content_type, round_attempts FROM webhook_deliveries"
-        " WHERE status = 'pending' AND next_attempt_at <= UTC_TIMESTAMP(3)"
-        " ORDER BY next_attempt_at LIMIT ? FOR UPDATE SKIP LOCKED",
-        {static_cast<int64_t>(limit)});
+    std::string sql =
+        "SELECT id, webhook_id, message_id, trigger_event, body, content_type, round_attempts,"
+        " UNIX_TIMESTAMP(COALESCE(event_at, created_at)) * 1000 AS event_ms, delivered_at IS NOT NULL AS delivered"
+        " FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= UTC_TIMESTAMP(3)";
+    std::vector<DbRow> rows;
+    if (skip_webhooks.empty()) {
+      rows = tx.Query(sql + " ORDER BY next_attempt_at LIMIT ? FOR UPDATE SKIP LOCKED", {static_cast<int64_t>(limit)});
+    } else {
+      // The skipped ids are the sender's own, never from outside; the text changes with them.
+      rows = tx.QueryUnprepared(sql + " AND webhook_id NOT IN (" + IdList(skip_webhooks) +
+                                ") ORDER BY next_attempt_at LIMIT " + std::to_string(limit) + " FOR UPDATE SKIP LOCKED");
+    }
     if (rows.empty()) return out;
     std::vector<int64_t> ids;
     std::map<int64_t, std::optional<Webhook>> webhooks;
@@ -123,6 +141,8 @@ std::vector<ClaimedDelivery> DeliveryQueue::Claim(Database& db, size_t limit, in
       d.body = row.String("body");
       d.content_type = row.String("content_type");
       d.round_attempts = static_cast<int>(row.Int("round_attempts"));
+      d.event_at_ms = static_cast<int64_t>(row.Double("event_ms"));
+      d.delivered_before = row.Int("delivered") != 0;
       const int64_t webhook_id = row.Int("webhook_id");
       auto it = webhooks.find(webhook_id);
       if (it == webhooks.end()) it = webhooks.emplace(webhook_id, webhooks_.Load(tx, webhook_id)).first;
@@ -137,22 +157,81 @@ std::vector<ClaimedDelivery> DeliveryQueue::Claim(Database& db, size_t limit, in
   });
 }
 
-void DeliveryQueue::Record(Database& db, const ClaimedDelivery& d, const Attempt& a, const Outcome& outcome) {
-  const char* status = outcome.kind == Outcome::kSucceeded ? "succeeded"
-                       : outcome.kind == Outcome::kFailed  ? "failed"
-                                                           : "pending";
-  db.Transaction([&](DbConnection& tx) {
-    tx.Exec(
-        "INSERT INTO webhook_delivery_attempts (delivery_id, at, status_code, duration_ms, error, response)"
-        " VALUES (?, ?, ?, ?, ?, ?)",
-        {d.id, time::FormatSql(a.at_ms), a.status_code > 0 ? std::optional<int64_t>(a.status_code) : std::nullopt,
-         a.duration_ms, a.error.empty() ? std::optional<std::string>() : std::optional<std::string>(a.error.substr(0, 512)),
-         a.status_code > 0 ? std::optional<std::string>(a.response) : std::nullopt});
-    tx.Exec(
-        "UPDATE webhook_deliveries SET status = ?, round_attempts = round_attempts + 1,"
-        " next_attempt_at = UTC_TIMESTAMP(3) + INTERVAL ? MICROSECOND, updated_at = UTC_TIMESTAMP(3) WHERE id = ?",
-        {status, outcome.kind == Outcome::kRetryLater ? outcome.retry_in_ms * 1000 : int64_t{0}, d.id});
-    if (outcome.disable_webhook && d.webhook) webhooks_.Deactivate(tx, d.webhook->id);
+std::vector<int64_t> DeliveryQueue::Record(Database& db, const std::vector<RecordedAttempt>& batch,
+                                           int64_t disable_after_seconds, const DisabledHandler& on_disabled) {
+  if (batch.empty()) return {};
+  return db.Transaction([&](DbConnection& tx) {
+    std::vector<std::vector<DbValue>> attempt_rows;
+    std::vector<int64_t> succeeded_webhooks;
+    std::vector<int64_t> failing_webhooks;
+    std::vector<int64_t> gone_webhooks;
+    for (const RecordedAttempt& r : batch) {
+      const ClaimedDelivery& d = *r.delivery;
+      const Attempt& a = r.attempt;
+      const Outcome& outcome = r.outcome;
+      const char* status = outcome.kind == Outcome::kSucceeded ? "succeeded"
+                           : outcome.kind == Outcome::kFailed  ? "failed"
+                                                               : "pending";
+      attempt_rows.push_back({d.id, time::FormatSql(a.at_ms),
+                              a.status_code > 0 ? DbValue(static_cast<int64_t>(a.status_code)) : DbValue(),
+                              a.duration_ms, a.error.empty() ? DbValue() : DbValue(text::TruncateUtf8(a.error, 512)),
+                              a.status_code > 0 ? DbValue(a.response) : DbValue()});
+      tx.Exec(
+          "UPDATE webhook_deliveries SET status = ?, round_attempts = round_attempts + 1,"
+          " next_attempt_at = UTC_TIMESTAMP(3) + INTERVAL ? MICROSECOND, updated_at = UTC_TIMESTAMP(3),"
+          " delivered_at = IF(? AND delivered_at IS NULL, UTC_TIMESTAMP(3), delivered_at) WHERE id = ?",
+          {status, outcome.kind == Outcome::kRetryLater ? outcome.retry_in_ms * 1000 : int64_t{0},
+           outcome.kind == Outcome::kSucceeded, d.id});
+      if (!d.webhook) continue;
+      if (outcome.disable_webhook) gone_webhooks.push_back(d.webhook->id);
+      (outcome.kind == Outcome::kSucceeded ? succeeded_webhooks : failing_webhooks).push_back(d.webhook->id);
+    }
+    tx.InsertRows("INSERT INTO webhook_delivery_attempts (delivery_id, at, status_code, duration_ms, error, response)",
+                  attempt_rows);
+    for (int64_t id : gone_webhooks) webhooks_.Deactivate(tx, id);
+    // The ids come from the claimed rows, never from outside.
+    if (!succeeded_webhooks.empty()) {
+      tx.ExecUnprepared("UPDATE webhooks SET failing_since = NULL WHERE failing_since IS NOT NULL AND id IN (" +
+                        IdList(succeeded_webhooks) + ")");
+    }
+    std::vector<int64_t> disabled;
+    if (failing_webhooks.empty()) return disabled;
+    tx.ExecUnprepared("UPDATE webhooks SET failing_since = UTC_TIMESTAMP(3) WHERE failing_since IS NULL AND id IN (" +
+                      IdList(failing_webhooks) + ")");
+    for (const DbRow& row : tx.QueryUnprepared(
+             "SELECT id FROM webhooks WHERE active = 1 AND failing_since <= UTC_TIMESTAMP(3) - INTERVAL " +
+             std::to_string(disable_after_seconds) + " SECOND AND id IN (" + IdList(failing_webhooks) + ") FOR UPDATE")) {
+      std::optional<Webhook> w = webhooks_.Load(tx, row.Int("id"));
+      if (!w) continue;
+      webhooks_.Deactivate(tx, w->id);
+      if (on_disabled) on_disabled(tx, *w);
+      disabled.push_back(w->id);
+    }
+    return disabled;
+  });
+}
+
+size_t DeliveryQueue::Purge(Database& db, int64_t retention_seconds, size_t limit) {
+  return db.Run([&](DbConnection& conn) {
+    // Attempts go with their delivery (ON DELETE CASCADE).
+    return static_cast<size_t>(conn.Exec(
+        "DELETE FROM webhook_deliveries WHERE status IN ('succeeded', 'failed')"
+        " AND updated_at < UTC_TIMESTAMP(3) - INTERVAL ? SECOND LIMIT ?",
+        {retention_seconds, static_cast<int64_t>(limit)}));
+  });
+}
+
+Backlog DeliveryQueue::MeasureBacklog(Database& db) {
+  return db.Run([&](DbConnection& conn) {
+    Backlog b;
+    std::optional<DbRow> row = conn.QueryOne(
+        "SELECT COUNT(*) AS n, COALESCE(TIMESTAMPDIFF(MICROSECOND, MIN(next_attempt_at), UTC_TIMESTAMP(3)), 0) AS age_us"
+        " FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= UTC_TIMESTAMP(3)");
+    if (row) {
+      b.due = row->Int("n");
+      b.oldest_age_seconds = static_cast<double>(row->Int("age_us")) / 1e6;
+    }
+    return b;
   });
 }
 

@@ -8,12 +8,17 @@
 // - Claim takes due rows with FOR UPDATE SKIP LOCKED (instances and senders share the table) and
 //   pushes their due time past the send: a lease. A process that dies mid-send leaves the row due
 //   again once the lease runs out, sent with the same webhook-id.
-// - Record writes one attempt's outcome and the row's next state in one transaction.
+// - Record writes the outcomes of a batch of attempts and the rows' next states in one
+//   transaction, with what they mean for their webhooks: a success clears the webhook's
+//   `failing_since`, a failure sets it if unset, and a webhook whose deliveries have all failed
+//   for `disable_after` seconds is set inactive (the caller mails its owner in that transaction).
+// - Purge drops finished deliveries older than the retention; Backlog measures what is due.
 //
 // Holds no mutable state: thread-safe. Calls may throw DatabaseUnavailable.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -35,6 +40,8 @@ struct ClaimedDelivery {
   std::string body;
   std::string content_type;
   int round_attempts = 0;  // attempts since creation or the last manual retry
+  int64_t event_at_ms = 0;  // when the booking event was written (its transaction's time)
+  bool delivered_before = false;  // a 2xx was recorded already (a manual retry of a success)
   std::optional<Webhook> webhook;  // nullopt when it was deleted meanwhile
 };
 
@@ -53,6 +60,21 @@ struct Outcome {
   bool disable_webhook = false;  // 410 Gone
 };
 
+struct RecordedAttempt {
+  const ClaimedDelivery* delivery = nullptr;
+  Attempt attempt;
+  Outcome outcome;
+};
+
+// Called inside Record's transaction for each webhook it sets inactive because its deliveries
+// kept failing for `disable_after` seconds.
+using DisabledHandler = std::function<void(DbConnection& tx, const Webhook& webhook)>;
+
+struct Backlog {
+  int64_t due = 0;                 // pending deliveries whose time has come
+  double oldest_age_seconds = 0;  // how long the longest-waiting of them has been due
+};
+
 class DeliveryQueue {
  public:
   explicit DeliveryQueue(WebhookStore& webhooks) : webhooks_(webhooks) {}
@@ -62,9 +84,18 @@ class DeliveryQueue {
   // The outbox handler's work (topic "bookings"). Returns the number of deliveries created.
   size_t Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& batch);
 
-  // Up to `limit` due deliveries, each leased for `lease_seconds`.
-  std::vector<ClaimedDelivery> Claim(Database& db, size_t limit, int64_t lease_seconds);
-  void Record(Database& db, const ClaimedDelivery& delivery, const Attempt& attempt, const Outcome& outcome);
+  // Up to `limit` due deliveries, each leased for `lease_seconds`, none of the webhooks in
+  // `skip_webhooks` (their receivers are busy).
+  std::vector<ClaimedDelivery> Claim(Database& db, size_t limit, int64_t lease_seconds,
+                                     const std::vector<int64_t>& skip_webhooks = {});
+  // Records a batch of attempts (one transaction). Webhooks failing for `disable_after_seconds`
+  // are set inactive and handed to `on_disabled`; their ids are returned.
+  std::vector<int64_t> Record(Database& db, const std::vector<RecordedAttempt>& attempts, int64_t disable_after_seconds,
+                              const DisabledHandler& on_disabled);
+  // Deletes up to `limit` succeeded or failed deliveries (with their attempts) last changed more
+  // than `retention_seconds` ago. Returns how many.
+  size_t Purge(Database& db, int64_t retention_seconds, size_t limit);
+  Backlog MeasureBacklog(Database& db);
 
   // GET /v2/webhooks/:id/deliveries: newest first, with the total; 404 for another user's webhook.
   Result<std::pair<Json, int64_t>> List(Database& db, int64_t user_id, int64_t webhook_id, int64_t skip, int64_t take);

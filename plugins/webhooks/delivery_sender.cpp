@@ -15,9 +15,12 @@
 namespace rendezvous::webhooks {
 namespace {
 
-// A claim holds a row this much longer than the request may take, before another sender may
-// take it again.
-constexpr int64_t kLeaseSlackSeconds = 30;
+// A claim holds a row for twice the request's timeout and this much more, before another sender
+// (or this one after a restart) may take it again. A claimed delivery that waits for its
+// destination is started only while a whole attempt still fits in its lease (kStartMargin to
+// spare), else left to be claimed again.
+constexpr int64_t kLeaseSlackSeconds = 5;
+constexpr std::chrono::seconds kStartMargin{2};
 // Answers are read up to this size (the rest is refused); the log keeps kMaxResponseExcerpt.
 constexpr size_t kMaxResponseBytes = 256 * 1024;
 constexpr std::chrono::milliseconds kWokenRetry{20};
@@ -29,10 +32,22 @@ double RandomUnit() {
 
 int64_t UnixSeconds() { return time::Now() / 1000; }
 
+constexpr std::chrono::seconds kHousekeepingInterval{1};
+constexpr size_t kPurgeBatch = 1000;
+constexpr int kPurgeBatchesPerRound = 20;
+
+// Where a delivery goes: "host:port", "" when its webhook is gone or its URL does not parse.
+std::string Destination(const ClaimedDelivery& d) {
+  if (!d.webhook) return "";
+  Result<SubscriberUrl> url = ParseSubscriberUrl(d.webhook->subscriber_url);
+  return url.ok() ? url->host + ":" + std::to_string(url->port) : "";
+}
+
 }  // namespace
 
 struct DeliverySender::Transfer {
   ClaimedDelivery delivery;
+  std::string destination;
   CURL* easy = nullptr;
   curl_slist* headers = nullptr;
   curl_slist* resolve = nullptr;
@@ -71,8 +86,8 @@ struct DeliverySender::Transfer {
 };
 
 DeliverySender::DeliverySender(Database& db, DeliveryQueue& queue, Logger& logger, SenderOptions options,
-                               AttemptObserver observer)
-    : db_(db), queue_(queue), logger_(logger), options_(std::move(options)), observer_(std::move(observer)) {
+                               SenderHooks hooks)
+    : db_(db), queue_(queue), logger_(logger), options_(std::move(options)), hooks_(std::move(hooks)) {
   static std::once_flag curl_once;
   std::call_once(curl_once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
   multi_ = curl_multi_init();
@@ -94,6 +109,8 @@ void DeliverySender::Stop() noexcept {
   if (thread_.joinable()) thread_.join();
   for (auto& t : in_flight_) curl_multi_remove_handle(static_cast<CURLM*>(multi_), t->easy);
   in_flight_.clear();
+  per_host_.clear();
+  waiting_.clear();
 }
 
 void DeliverySender::Wake() noexcept {
@@ -107,16 +124,18 @@ void DeliverySender::Loop() {
   while (!stopping_) {
     const auto now = std::chrono::steady_clock::now();
     const bool woken = woken_.exchange(false);
-    if (in_flight_.size() < options_.max_in_flight && (woken || now >= next_claim)) {
-      const size_t before = in_flight_.size();
+    StartWaiting();
+    if (in_flight_.size() + waiting_.size() < options_.max_in_flight && (woken || now >= next_claim)) {
+      const size_t before = in_flight_.size() + waiting_.size();
       try {
         Claim();
         // A full batch may mean more is due: look again at once while there is room. The outbox
         // consumer wakes the sender before its transaction commits, so a wake-up that found
         // nothing looks again shortly rather than a whole poll interval later.
-        next_claim = in_flight_.size() > before && in_flight_.size() < options_.max_in_flight ? now
-                     : in_flight_.size() == before && woken ? now + kWokenRetry
-                                                            : now + options_.poll_interval;
+        const size_t after = in_flight_.size() + waiting_.size();
+        next_claim = after > before && after < options_.max_in_flight ? now
+                     : after == before && woken                      ? now + kWokenRetry
+                                                                     : now + options_.poll_interval;
       } catch (const std::exception& e) {
         logger_.Warn("webhook deliveries could not be claimed", {{"error", e.what()}});
         next_claim = now + std::chrono::seconds(3);
@@ -132,10 +151,13 @@ void DeliverySender::Loop() {
       if (it == in_flight_.end()) continue;
       std::unique_ptr<Transfer> done = std::move(*it);
       in_flight_.erase(it);
+      if (--per_host_[done->destination] == 0) per_host_.erase(done->destination);
       const int code = msg->data.result;
       curl_multi_remove_handle(multi, done->easy);
       Finish(*done, code);
     }
+    RecordFinished();
+    if (std::chrono::steady_clock::now() >= next_housekeeping_) Housekeeping();
     const auto wait = std::clamp<int64_t>(
         std::chrono::duration_cast<std::chrono::milliseconds>(next_claim - std::chrono::steady_clock::now()).count(),
         0, in_flight_.empty() ? options_.poll_interval.count() : 50);
@@ -143,11 +165,49 @@ void DeliverySender::Loop() {
   }
 }
 
+std::vector<int64_t> DeliverySender::BusyWebhooks() const {
+  std::vector<int64_t> busy;
+  auto full = [&](const std::string& destination) {
+    auto it = per_host_.find(destination);
+    return it != per_host_.end() && it->second >= options_.max_per_host;
+  };
+  for (const auto& t : in_flight_) {
+    if (t->delivery.webhook && full(t->destination)) busy.push_back(t->delivery.webhook->id);
+  }
+  for (const auto& [d, claimed] : waiting_) {
+    if (d.webhook) busy.push_back(d.webhook->id);
+  }
+  std::sort(busy.begin(), busy.end());
+  busy.erase(std::unique(busy.begin(), busy.end()), busy.end());
+  return busy;
+}
+
 void DeliverySender::Claim() {
-  const size_t room = options_.max_in_flight - in_flight_.size();
-  std::vector<ClaimedDelivery> claimed =
-      queue_.Claim(db_, room, static_cast<int64_t>(options_.timeout.count()) + kLeaseSlackSeconds);
-  for (ClaimedDelivery& d : claimed) Begin(std::move(d));
+  const size_t room = options_.max_in_flight - in_flight_.size() - waiting_.size();
+  std::vector<ClaimedDelivery> claimed = queue_.Claim(
+      db_, room, 2 * static_cast<int64_t>(options_.timeout.count()) + kLeaseSlackSeconds, BusyWebhooks());
+  const auto now = std::chrono::steady_clock::now();
+  for (ClaimedDelivery& d : claimed) waiting_.emplace_back(std::move(d), now);
+  StartWaiting();
+}
+
+void DeliverySender::StartWaiting() {
+  const auto now = std::chrono::steady_clock::now();
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
+    if (now - it->second > options_.timeout + std::chrono::seconds(kLeaseSlackSeconds) - kStartMargin) {
+      it = waiting_.erase(it);  // its lease runs out and it is claimed again
+      continue;
+    }
+    const std::string destination = Destination(it->first);
+    auto open = per_host_.find(destination);
+    if (!destination.empty() && open != per_host_.end() && open->second >= options_.max_per_host) {
+      ++it;
+      continue;
+    }
+    ClaimedDelivery d = std::move(it->first);
+    it = waiting_.erase(it);
+    Begin(std::move(d));
+  }
 }
 
 void DeliverySender::Begin(ClaimedDelivery d) {
@@ -155,19 +215,19 @@ void DeliverySender::Begin(ClaimedDelivery d) {
   attempt.at_ms = time::Now();
   if (!d.webhook || !d.webhook->active) {
     attempt.error = "the webhook is inactive or was deleted";
-    Complete(d, attempt, Outcome{Outcome::kFailed}, "failed");
+    Complete(std::move(d), attempt, Outcome{Outcome::kFailed}, "failed");
     return;
   }
   const Webhook& w = *d.webhook;
   if (w.secret_unreadable) {
     attempt.error = "the webhook's secret cannot be decrypted with the server's current key";
-    Complete(d, attempt, Outcome{Outcome::kFailed}, "failed");
+    Complete(std::move(d), attempt, Outcome{Outcome::kFailed}, "failed");
     return;
   }
   Result<SubscriberUrl> url = ParseSubscriberUrl(w.subscriber_url);
   if (!url.ok()) {
     attempt.error = url.status().message();
-    Complete(d, attempt, Outcome{Outcome::kFailed}, "failed");
+    Complete(std::move(d), attempt, Outcome{Outcome::kFailed}, "failed");
     return;
   }
   // Checked again at every send (DNS may have changed since create), and the connection goes to
@@ -181,14 +241,15 @@ void DeliverySender::Begin(ClaimedDelivery d) {
         unresolved ? NextDelayMillis(options_.retry_schedule, static_cast<size_t>(d.round_attempts) + 1, RandomUnit())
                    : std::nullopt;
     if (delay) {
-      Complete(d, attempt, Outcome{Outcome::kRetryLater, *delay}, "retry");
+      Complete(std::move(d), attempt, Outcome{Outcome::kRetryLater, *delay}, "retry");
     } else {
-      Complete(d, attempt, Outcome{Outcome::kFailed}, "failed");
+      Complete(std::move(d), attempt, Outcome{Outcome::kFailed}, "failed");
     }
     return;
   }
 
   auto t = std::make_unique<Transfer>();
+  t->destination = url->host + ":" + std::to_string(url->port);
   t->delivery = std::move(d);
   t->easy = curl_easy_init();
   if (t->easy == nullptr) {
@@ -238,6 +299,7 @@ void DeliverySender::Begin(ClaimedDelivery d) {
     logger_.Error("webhook delivery: the request could not be started");
     return;
   }
+  ++per_host_[t->destination];
   in_flight_.push_back(std::move(t));
 }
 
@@ -287,27 +349,76 @@ void DeliverySender::Finish(Transfer& t, int curl_code) {
       break;
     }
   }
-  Complete(t.delivery, attempt, outcome, name);
+  Complete(std::move(t.delivery), attempt, outcome, std::move(name));
 }
 
-void DeliverySender::Complete(const ClaimedDelivery& d, const Attempt& attempt, const Outcome& outcome,
-                              const std::string& outcome_name) {
+void DeliverySender::Complete(ClaimedDelivery d, const Attempt& attempt, const Outcome& outcome,
+                              std::string outcome_name) {
+  finished_.push_back(Finished{std::move(d), attempt, outcome, std::move(outcome_name)});
+}
+
+void DeliverySender::RecordFinished() {
+  if (finished_.empty()) return;
+  std::vector<RecordedAttempt> batch;
+  batch.reserve(finished_.size());
+  for (const Finished& f : finished_) batch.push_back(RecordedAttempt{&f.delivery, f.attempt, f.outcome});
+  std::vector<int64_t> disabled;
+  bool recorded = false;
   try {
-    queue_.Record(db_, d, attempt, outcome);
+    disabled = queue_.Record(db_, batch, options_.disable_after_seconds, hooks_.notify_owner);
+    recorded = true;
   } catch (const std::exception& e) {
-    // The lease runs out and the delivery is sent again, with the same webhook-id.
-    logger_.Warn("webhook delivery attempt could not be recorded", {{"delivery_id", d.id}, {"error", e.what()}});
+    // The leases run out and the deliveries are sent again, with the same webhook-ids.
+    logger_.Warn("webhook delivery attempts could not be recorded",
+                 {{"attempts", static_cast<int64_t>(finished_.size())}, {"error", e.what()}});
   }
-  if (observer_) observer_(d.trigger, outcome_name, static_cast<double>(attempt.duration_ms) / 1000.0);
-  logger_.Info("webhook delivery attempt", {{"delivery_id", d.id},
-                                            {"webhook_id", d.webhook ? d.webhook->id : 0},
-                                            {"trigger", d.trigger},
-                                            {"outcome", outcome_name},
-                                            {"status_code", attempt.status_code},
-                                            {"duration_ms", attempt.duration_ms},
-                                            {"error", attempt.error}});
-  if (outcome.disable_webhook && d.webhook) {
-    logger_.Warn("webhook disabled: the receiver answered 410 Gone", {{"webhook_id", d.webhook->id}});
+  const int64_t now_ms = time::Now();
+  for (const Finished& f : finished_) {
+    const ClaimedDelivery& d = f.delivery;
+    const Attempt& a = f.attempt;
+    if (hooks_.attempt) hooks_.attempt(d.trigger, f.outcome_name, static_cast<double>(a.duration_ms) / 1000.0);
+    if (recorded && f.outcome.kind == Outcome::kSucceeded && !d.delivered_before && d.event_at_ms > 0 &&
+        hooks_.delivered) {
+      hooks_.delivered(static_cast<double>(std::max<int64_t>(0, now_ms - d.event_at_ms)) / 1000.0);
+    }
+    logger_.Info("webhook delivery attempt", {{"delivery_id", d.id},
+                                              {"webhook_id", d.webhook ? d.webhook->id : 0},
+                                              {"trigger", d.trigger},
+                                              {"outcome", f.outcome_name},
+                                              {"status_code", a.status_code},
+                                              {"duration_ms", a.duration_ms},
+                                              {"error", a.error}});
+    if (recorded && f.outcome.disable_webhook && d.webhook) {
+      logger_.Warn("webhook disabled: the receiver answered 410 Gone", {{"webhook_id", d.webhook->id}});
+      if (hooks_.disabled) hooks_.disabled("gone");
+    }
+  }
+  for (int64_t id : disabled) {
+    logger_.Warn("webhook disabled: its deliveries kept failing", {{"webhook_id", id},
+                                                                   {"disable_after_seconds", options_.disable_after_seconds}});
+    if (hooks_.disabled) hooks_.disabled("failing");
+  }
+  finished_.clear();
+}
+
+void DeliverySender::Housekeeping() {
+  const auto now = std::chrono::steady_clock::now();
+  next_housekeeping_ = now + kHousekeepingInterval;
+  try {
+    if (hooks_.backlog) hooks_.backlog(queue_.MeasureBacklog(db_));
+    if (now >= next_purge_) {
+      next_purge_ = now + std::clamp<std::chrono::seconds>(std::chrono::seconds(options_.retention_seconds / 2),
+                                                          std::chrono::seconds(1), std::chrono::seconds(60));
+      size_t purged = 0;
+      for (int i = 0; i < kPurgeBatchesPerRound && !stopping_; ++i) {
+        const size_t n = queue_.Purge(db_, options_.retention_seconds, kPurgeBatch);
+        purged += n;
+        if (n < kPurgeBatch) break;
+      }
+      if (purged > 0) logger_.Info("webhook delivery log purged", {{"deliveries", static_cast<int64_t>(purged)}});
+    }
+  } catch (const std::exception& e) {
+    logger_.Warn("webhook delivery housekeeping failed", {{"error", e.what()}});
   }
 }
 

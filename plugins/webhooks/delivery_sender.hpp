@@ -1,9 +1,13 @@
 // Sends due deliveries (DESIGN §6): one thread claims them in batches (DeliveryQueue::Claim) and
 // drives every request at once through one libcurl multi handle — not a thread per request —, so
 // connections to a receiver are reused and a slow receiver holds one slot, not a thread. At most
-// `max_in_flight` requests are open; each has `timeout`, follows no redirect, uses no proxy, and
-// connects only to the address the guard checked for this attempt. Outcomes go back through
-// DeliveryQueue::Record with the retry policy applied.
+// `max_in_flight` requests are open, at most `max_per_host` of them to one destination (host and
+// port), so a slow or dead receiver never holds up the others: while a destination is full, its
+// webhooks' deliveries are left in the table for later claims. Each request has `timeout`,
+// follows no redirect, uses no proxy, and connects only to the address the guard checked for this
+// attempt. The outcomes of the attempts that finish together go back through one
+// DeliveryQueue::Record with the retry policy applied. The same thread purges the delivery log
+// past `retention` and measures the backlog.
 //
 // Start()/Stop() once each, from one thread; Wake() from any thread.
 #pragma once
@@ -11,6 +15,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
+#include <map>
 #include <functional>
 #include <memory>
 #include <string>
@@ -28,18 +34,31 @@ struct SenderOptions {
   std::chrono::seconds timeout{10};
   std::vector<long> retry_schedule{5, 300, 1800, 7200, 18000, 36000};
   size_t max_in_flight = 16;
+  size_t max_per_host = 8;
+  int64_t disable_after_seconds = 432000;
+  int64_t retention_seconds = 2592000;
   std::chrono::milliseconds poll_interval{250};
   std::string user_agent = "Rendezvous-Webhooks";
 };
 
-// Called once per finished attempt with its trigger, outcome ("succeeded", "retry", "failed",
-// "gone") and duration in seconds (metrics).
-using AttemptObserver = std::function<void(const std::string& trigger, const std::string& outcome, double seconds)>;
+// What the sender reports (metrics) and what it asks of its owner. Every member may be empty.
+struct SenderHooks {
+  // Once per finished attempt: its trigger, outcome ("succeeded", "retry", "failed", "gone") and
+  // duration in seconds.
+  std::function<void(const std::string& trigger, const std::string& outcome, double seconds)> attempt;
+  // A delivery's first success: seconds from its booking event's commit.
+  std::function<void(double seconds)> delivered;
+  // A webhook set inactive; `reason` is "gone" (410) or "failing" (disable_after).
+  std::function<void(const std::string& reason)> disabled;
+  // Inside the transaction that sets a failing webhook inactive (the owner's mail).
+  DisabledHandler notify_owner;
+  // About once a second.
+  std::function<void(const Backlog& backlog)> backlog;
+};
 
 class DeliverySender {
  public:
-  DeliverySender(Database& db, DeliveryQueue& queue, Logger& logger, SenderOptions options,
-                 AttemptObserver observer = nullptr);
+  DeliverySender(Database& db, DeliveryQueue& queue, Logger& logger, SenderOptions options, SenderHooks hooks = {});
   ~DeliverySender();
   DeliverySender(const DeliverySender&) = delete;
   DeliverySender& operator=(const DeliverySender&) = delete;
@@ -53,21 +72,38 @@ class DeliverySender {
 
  private:
   struct Transfer;
+  struct Finished {
+    ClaimedDelivery delivery;
+    Attempt attempt;
+    Outcome outcome;
+    std::string outcome_name;
+  };
   void Loop();
   void Claim();
+  void StartWaiting();
   void Begin(ClaimedDelivery delivery);
   void Finish(Transfer& transfer, int curl_code);
-  void Complete(const ClaimedDelivery& delivery, const Attempt& attempt, const Outcome& outcome,
-                const std::string& outcome_name);
+  void Complete(ClaimedDelivery delivery, const Attempt& attempt, const Outcome& outcome, std::string outcome_name);
+  void RecordFinished();
+  void Housekeeping();
+  // Destinations with max_per_host requests open; the webhooks whose deliveries go there.
+  std::vector<int64_t> BusyWebhooks() const;
 
   Database& db_;
   DeliveryQueue& queue_;
   Logger& logger_;
   const SenderOptions options_;
-  AttemptObserver observer_;
+  SenderHooks hooks_;
 
   void* multi_ = nullptr;  // CURLM*
   std::vector<std::unique_ptr<Transfer>> in_flight_;
+  std::map<std::string, size_t> per_host_;  // destination -> requests open
+  // Claimed in a batch that brought a destination more than its share: started as it frees up,
+  // or dropped (left for a later claim) before their lease runs out.
+  std::deque<std::pair<ClaimedDelivery, std::chrono::steady_clock::time_point>> waiting_;
+  std::vector<Finished> finished_;
+  std::chrono::steady_clock::time_point next_housekeeping_{};
+  std::chrono::steady_clock::time_point next_purge_{};
   std::atomic<bool> stopping_{false};
   std::atomic<bool> woken_{false};
   std::thread thread_;

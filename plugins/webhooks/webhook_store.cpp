@@ -140,12 +140,14 @@ Result<Webhook> WebhookStore::Update(int64_t user_id, int64_t id, const WebhookF
       const std::string url = fields.subscriber_url.value_or(w.subscriber_url);
       const std::optional<std::string> tmpl = fields.payload_template ? *fields.payload_template : w.payload_template;
       const bool clear_secret = fields.secret.has_value() && !fields.secret->has_value();
+      const bool active = fields.active.value_or(w.active);
+      // Reactivating starts the failure clock afresh (disable_after).
       tx.Exec(
           "UPDATE webhooks SET subscriber_url = ?, url_hash = ?, active = ?, triggers = ?, payload_template = ?,"
-          " secret_encrypted = COALESCE(?, IF(?, NULL, secret_encrypted)), updated_at = UTC_TIMESTAMP(3)"
-          " WHERE id = ?",
-          {url, crypto::Sha256Hex(url), fields.active.value_or(w.active), Json(fields.triggers.value_or(w.triggers)).dump(),
-           tmpl, encrypted, clear_secret, id});
+          " secret_encrypted = COALESCE(?, IF(?, NULL, secret_encrypted)), failing_since = IF(?, NULL, failing_since),"
+          " updated_at = UTC_TIMESTAMP(3) WHERE id = ?",
+          {url, crypto::Sha256Hex(url), active, Json(fields.triggers.value_or(w.triggers)).dump(), tmpl, encrypted,
+           clear_secret, active && !w.active, id});
       return *Load(tx, id);
     });
   } catch (const DuplicateKey&) {

@@ -29,6 +29,7 @@ struct WebhooksConfig {
   long disable_after = 432000;
   long delivery_retention = 2592000;
   long workers = 16;
+  long workers_per_host = 8;
   std::string filter_script;
   std::string render_script;
   LuaLimits lua;
@@ -43,6 +44,7 @@ WebhooksConfig ReadConfig(ConfigNode& c) {
   config.disable_after = c.Int("disable_after", 432000, 1, 365L * 86400);
   config.delivery_retention = c.Int("delivery_retention", 2592000, 1, 3650L * 86400);
   config.workers = c.Int("workers", 16, 1, 1024);
+  config.workers_per_host = c.Int("workers_per_host", 8, 1, 1024);
   ConfigNode scripts = c.Child("scripts");
   config.filter_script = scripts.String("filter", "");
   config.render_script = scripts.String("render", "");
@@ -83,26 +85,55 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   auto webhooks = std::make_shared<WebhookStore>(ctx.db(), ctx.encryption_key());
   auto queue = std::make_shared<DeliveryQueue>(*webhooks);
 
-  MetricFamily& attempts = ctx.metrics().Counter(
-      "webhooks_delivery_attempts_total", "Webhook delivery attempts by trigger and outcome.", {"trigger", "outcome"});
-  MetricFamily& durations = ctx.metrics().Histogram("webhooks_delivery_attempt_duration_seconds",
-                                                    "Duration of webhook delivery attempts.", {},
-                                                    {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30});
-  Metric& created = ctx.metrics().Counter("webhooks_deliveries_created_total", "Webhook deliveries created.").With();
-  Metric& duration = durations.With();
+  Metrics& metrics = ctx.metrics();
+  MetricFamily& attempts = metrics.Counter("webhooks_delivery_attempts_total",
+                                           "Webhook delivery attempts by trigger and outcome.", {"trigger", "outcome"});
+  Metric& duration = metrics
+                         .Histogram("webhooks_delivery_attempt_duration_seconds", "Duration of webhook delivery attempts.",
+                                    {}, {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30})
+                         .With();
+  Metric& latency = metrics
+                        .Histogram("webhooks_delivery_latency_seconds",
+                                   "From a booking event's commit to its delivery's first success.", {},
+                                   {0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600})
+                        .With();
+  MetricFamily& disabled = metrics.Counter("webhooks_disabled_total", "Webhooks set inactive by the sender.", {"reason"});
+  Metric& due = metrics.Gauge("webhooks_due_deliveries", "Deliveries due and not yet sent.").With();
+  Metric& oldest = metrics.Gauge("webhooks_oldest_due_age_seconds", "How long the longest-waiting due delivery has waited.").With();
+  Metric& created = metrics.Counter("webhooks_deliveries_created_total", "Webhook deliveries created.").With();
 
   SenderOptions options;
   options.allow_private_networks = config.allow_private_networks;
   options.timeout = std::chrono::seconds(config.timeout);
   options.retry_schedule = config.retry_schedule;
   options.max_in_flight = static_cast<size_t>(config.workers);
+  options.max_per_host = static_cast<size_t>(config.workers_per_host);
+  options.disable_after_seconds = config.disable_after;
+  options.retention_seconds = config.delivery_retention;
   options.user_agent = std::string("Rendezvous-Webhooks/") + RDV_VERSION;
-  auto sender = std::make_shared<DeliverySender>(
-      ctx.db(), *queue, ctx.logger(), options,
-      [&attempts, &duration](const std::string& trigger, const std::string& outcome, double seconds) {
-        attempts.With({trigger, outcome}).Increment();
-        duration.Observe(seconds);
-      });
+  SenderHooks hooks;
+  hooks.attempt = [&attempts, &duration](const std::string& trigger, const std::string& outcome, double seconds) {
+    attempts.With({trigger, outcome}).Increment();
+    duration.Observe(seconds);
+  };
+  hooks.delivered = [&latency](double seconds) { latency.Observe(seconds); };
+  hooks.disabled = [&disabled](const std::string& reason) { disabled.With({reason}).Increment(); };
+  hooks.backlog = [&due, &oldest](const Backlog& b) {
+    due.Set(static_cast<double>(b.due));
+    oldest.Set(b.oldest_age_seconds);
+  };
+  hooks.notify_owner = [&identity = ctx.identity(), &mailer = ctx.mailer(), disable_after = config.disable_after](
+                           DbConnection& tx, const Webhook& w) {
+    std::optional<User> owner = identity.FindUser(w.user_id);
+    if (!owner) return;
+    mailer.Send(tx, Mail{owner->email, "Your webhook was turned off",
+                         "Every delivery to your webhook " + std::to_string(w.id) + " (" + w.subscriber_url +
+                             ") has failed for " + std::to_string(disable_after) +
+                             " seconds, so it was set inactive and receives no more events.\n"
+                             "Its delivery log shows why. Fix the receiver, then set the webhook active again"
+                             " (PATCH /v2/webhooks/" + std::to_string(w.id) + " with {\"active\": true}).\n"});
+  };
+  auto sender = std::make_shared<DeliverySender>(ctx.db(), *queue, ctx.logger(), options, std::move(hooks));
 
   std::vector<Migration> migrations = WebhookStore::Migrations();
   for (Migration& m : DeliveryQueue::Migrations()) migrations.push_back(std::move(m));

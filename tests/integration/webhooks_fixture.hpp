@@ -24,7 +24,9 @@ class WebhooksFixture : public BookingsFixture {
       "webhooks:\n  allow_private_networks: true\n  retry_schedule: [1, 1]\n  workers: 4\n  timeout: 5\n";
 
   // The server with the webhooks plugin as `plugins` configures it (BookingsFixture::StartServer).
-  void StartServer(const std::string& plugins = kTestPlugins) { BookingsFixture::StartServer(plugins); }
+  void StartServer(const std::string& plugins = kTestPlugins, const std::string& top_extra = "") {
+    BookingsFixture::StartServer(plugins, top_extra);
+  }
 
   static json Body(const std::string& url, const std::vector<std::string>& triggers = {"BOOKING_CONFIRMED"}) {
     return json{{"active", true}, {"subscriberUrl", url}, {"triggers", triggers}};
