@@ -1,8 +1,10 @@
 #include "authorize_request.hpp"
 
 #include <algorithm>
+#include <string_view>
 
 #include "pkce.hpp"
+#include "rendezvous/text.hpp"
 #include "scopes.hpp"
 #include "url.hpp"
 
@@ -15,6 +17,14 @@ constexpr char kScopeRequired[] = "scope parameter is required for this OAuth cl
 
 bool Contains(const std::vector<std::string>& v, const std::string& x) {
   return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+// C0 controls (tab, CR and LF included) and DEL.
+bool HasAnyControl(std::string_view s) {
+  return std::any_of(s.begin(), s.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u < 0x20 || u == 0x7f;
+  });
 }
 
 }  // namespace
@@ -92,7 +102,11 @@ AuthorizeOutcome ValidateAuthorizeRequest(const AuthorizeQuery& query,
   const bool scope_missing = requested.ok() && requested->empty();
   if (scope_missing && !legacy) return AuthorizePageError{kScopeRequired};
 
-  const bool state_ok = !query.state || query.state->size() <= kMaxStateLength;
+  const bool state_short = !query.state || query.state->size() <= kMaxStateLength;
+  // The consent form carries state through the browser, which rewrites ill-formed UTF-8 and line
+  // breaks: such a state would come back changed and fail the application's check.
+  const bool state_text = !query.state || (text::IsValidUtf8(*query.state) && !HasAnyControl(*query.state));
+  const bool state_ok = state_short && state_text;
   auto redirect_error = [&](std::string error, std::string description) {
     return AuthorizeRedirectError{*query.redirect_uri, std::move(error), std::move(description),
                                   state_ok ? query.state : std::nullopt};
@@ -105,9 +119,12 @@ AuthorizeOutcome ValidateAuthorizeRequest(const AuthorizeQuery& query,
     return redirect_error("invalid_request",
                           "parameter " + query.repeated.front() + " is given more than once");
   }
-  if (!state_ok) {
+  if (!state_short) {
     return redirect_error("invalid_request", "state must be at most " +
                                                  std::to_string(kMaxStateLength) + " characters");
+  }
+  if (!state_text) {
+    return redirect_error("invalid_request", "state must be UTF-8 text without control characters");
   }
 
   AuthorizeGrant grant;

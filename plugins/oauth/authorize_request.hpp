@@ -14,7 +14,9 @@
 //   5. response_type present and not "code" → unsupported_response_type (the specification does
 //      not list response_type; clients that omit it are served);
 //   6. another known parameter given twice → invalid_request (RFC 6749 §3.1);
-//   7. state longer than kMaxStateLength → invalid_request (state then not echoed);
+//   7. state longer than kMaxStateLength, or not UTF-8 text without control characters (tab, CR
+//      and LF included: the consent form could not carry it back unchanged) → invalid_request
+//      (state then not echoed);
 //   8. a scope value not recognized, for regular and legacy clients alike (also a list over the
 //      ParseScopeParam limits) → invalid_scope "Requested scope is not a recognized scope";
 //   9. non-legacy client: a scope not among the client's → invalid_request "Requested scope

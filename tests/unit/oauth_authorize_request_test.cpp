@@ -217,6 +217,22 @@ TEST(OAuthAuthorize, OverlongStateIsNotEchoed) {
   EXPECT_EQ(e.Url().find("state="), std::string::npos);
 }
 
+// The consent form carries state through the browser, which would change ill-formed UTF-8 and
+// line breaks; such a state is refused (and not echoed) instead of failing the application later.
+TEST(OAuthAuthorize, StateTheConsentFormCannotCarryIsRefused) {
+  AuthorizeQuery q = Query();
+  q.state = "caf\xc3\xa9 \xe6\x97\xa5-~!";
+  EXPECT_EQ(Grant(q, Client()).state, q.state);
+  for (const std::string bad : {"caf\xc3", "\xff", "a\rb", "a\nb", "a\tb", "a\x01", "a\x7f"}) {
+    q.state = bad;
+    AuthorizeRedirectError e = RedirectError(q, Client());
+    EXPECT_EQ(e.error, "invalid_request");
+    EXPECT_THAT(e.error_description, HasSubstr("UTF-8"));
+    EXPECT_EQ(e.state, std::nullopt);
+    EXPECT_EQ(e.Url().find("state="), std::string::npos);
+  }
+}
+
 // ---- PKCE ----
 
 TEST(OAuthAuthorize, PublicClientNeedsS256Challenge) {
