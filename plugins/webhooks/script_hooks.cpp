@@ -52,9 +52,24 @@ Json ScriptHooks::WebhookValue(const Webhook& w) {
               {"payloadTemplate", w.payload_template ? Json(*w.payload_template) : Json()}};
 }
 
-bool ScriptHooks::ShouldDeliver(const Json& event, const Json& webhook) const {
+// Calls `function` with the arguments, moving the (large) event value into the call and back
+// rather than copying it.
+Result<Json> ScriptHooks::CallWith(Script& script, const char* function, std::optional<Json> first, Args& args) {
+  std::vector<Json> values;
+  values.reserve(3);
+  if (first) values.push_back(std::move(*first));
+  values.push_back(std::move(args.event));
+  values.push_back(std::move(args.webhook));
+  Result<Json> answer = script.Call(function, values);
+  args.webhook = std::move(values.back());
+  values.pop_back();
+  args.event = std::move(values.back());
+  return answer;
+}
+
+bool ScriptHooks::ShouldDeliver(Args& args) const {
   if (!filter_ || !filter_->HasFunction(kFilterFunction)) return true;
-  Result<Json> answer = filter_->Call(kFilterFunction, {event, webhook});
+  Result<Json> answer = CallWith(*filter_, kFilterFunction, std::nullopt, args);
   if (!answer.ok()) return true;  // logged and counted by the runtime
   if (answer->is_boolean()) return answer->get<bool>();
   if (logger_ != nullptr) {
@@ -64,10 +79,9 @@ bool ScriptHooks::ShouldDeliver(const Json& event, const Json& webhook) const {
   return true;
 }
 
-std::optional<std::string> ScriptHooks::Render(const std::optional<std::string>& tmpl, const Json& event,
-                                               const Json& webhook) const {
+std::optional<std::string> ScriptHooks::Render(const std::optional<std::string>& tmpl, Args& args) const {
   if (!render_ || !render_->HasFunction(kRenderFunction)) return std::nullopt;
-  Result<Json> answer = render_->Call(kRenderFunction, {tmpl ? Json(*tmpl) : Json(), event, webhook});
+  Result<Json> answer = CallWith(*render_, kRenderFunction, tmpl ? Json(*tmpl) : Json(), args);
   if (!answer.ok()) return std::nullopt;  // logged and counted by the runtime
   if (answer->is_string()) return std::move(answer).value().get<std::string>();
   if (!answer->is_null() && logger_ != nullptr) {
@@ -77,9 +91,8 @@ std::optional<std::string> ScriptHooks::Render(const std::optional<std::string>&
   return std::nullopt;
 }
 
-RenderedBody ScriptHooks::Body(const Webhook& webhook, const Json& outbox_payload, const Json& event,
-                               const Json& webhook_value) const {
-  if (std::optional<std::string> rendered = Render(webhook.payload_template, event, webhook_value)) {
+RenderedBody ScriptHooks::Body(const Webhook& webhook, const Json& outbox_payload, Args& args) const {
+  if (std::optional<std::string> rendered = Render(webhook.payload_template, args)) {
     return TypedBody(std::move(*rendered));
   }
   return RenderBody(webhook.payload_template, outbox_payload);

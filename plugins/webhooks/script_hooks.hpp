@@ -59,19 +59,28 @@ class ScriptHooks {
   // The webhook value the hooks see (no secret).
   static nlohmann::json WebhookValue(const Webhook& webhook);
 
-  // `event` and `webhook` as EventValue and WebhookValue make them. True without a filter.
-  bool ShouldDeliver(const nlohmann::json& event, const nlohmann::json& webhook) const;
+  // The arguments of one delivery's hook calls. Built once per event and reused for each of its
+  // webhooks (only `webhook` changes), so the event is converted once; the calls borrow the
+  // values and give them back, which is why they take Args by reference.
+  struct Args {
+    nlohmann::json event;    // EventValue
+    nlohmann::json webhook;  // WebhookValue
+  };
+
+  // True without a filter.
+  bool ShouldDeliver(Args& args) const;
   // The script's body, or nullopt for the built-in rendering (no render script, nil, an error or
   // a result that is not a string).
-  std::optional<std::string> Render(const std::optional<std::string>& tmpl, const nlohmann::json& event,
-                                    const nlohmann::json& webhook) const;
+  std::optional<std::string> Render(const std::optional<std::string>& tmpl, Args& args) const;
 
   // The delivery's body: the render hook's (cut at kMaxRenderedBytes, typed as templates are),
   // else RenderBody over the outbox payload.
-  RenderedBody Body(const Webhook& webhook, const nlohmann::json& outbox_payload, const nlohmann::json& event,
-                    const nlohmann::json& webhook_value) const;
+  RenderedBody Body(const Webhook& webhook, const nlohmann::json& outbox_payload, Args& args) const;
 
  private:
+  static Result<nlohmann::json> CallWith(Script& script, const char* function, std::optional<nlohmann::json> first,
+                                         Args& args);
+
   std::shared_ptr<Script> filter_;
   std::shared_ptr<Script> render_;
   Logger* logger_ = nullptr;

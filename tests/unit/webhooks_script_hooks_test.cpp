@@ -91,6 +91,17 @@ class WebhooksScriptHooks : public ::testing::Test {
   CountingLogger logger_;
   ScriptHooks hooks_{filter_, render_, &logger_};
   json event_ = ScriptHooks::EventValue(OutboxPayload());
+
+  bool Deliver(const ScriptHooks& hooks, const json& webhook) {
+    ScriptHooks::Args args{event_, webhook};
+    const bool deliver = hooks.ShouldDeliver(args);
+    EXPECT_EQ(args.event, event_) << "the arguments are given back";
+    return deliver;
+  }
+  RenderedBody BodyOf(const Webhook& w, const json& webhook) {
+    ScriptHooks::Args args{event_, webhook};
+    return hooks_.Body(w, OutboxPayload(), args);
+  }
 };
 
 TEST_F(WebhooksScriptHooks, ValuesAreTheDocumentedOnesWithoutTheSecret) {
@@ -111,50 +122,51 @@ TEST_F(WebhooksScriptHooks, ValuesAreTheDocumentedOnesWithoutTheSecret) {
 TEST_F(WebhooksScriptHooks, FilterAnswerDecides) {
   const json webhook = ScriptHooks::WebhookValue(SecretWebhook());
   filter_->answers.emplace("should_deliver", json(false));
-  EXPECT_FALSE(hooks_.ShouldDeliver(event_, webhook));
+  EXPECT_FALSE(Deliver(hooks_, webhook));
   ASSERT_EQ(filter_->calls.size(), 1u);
   EXPECT_EQ(filter_->calls[0].second, (std::vector<json>{event_, webhook}));
   filter_->answers.insert_or_assign("should_deliver", json(true));
-  EXPECT_TRUE(hooks_.ShouldDeliver(event_, webhook));
+  EXPECT_TRUE(Deliver(hooks_, webhook));
 }
 
 TEST_F(WebhooksScriptHooks, FilterFallsBackToDeliver) {
   const json webhook = ScriptHooks::WebhookValue(SecretWebhook());
-  EXPECT_TRUE(hooks_.ShouldDeliver(event_, webhook)) << "no should_deliver: deliver";
+  EXPECT_TRUE(Deliver(hooks_, webhook)) << "no should_deliver: deliver";
   EXPECT_TRUE(filter_->calls.empty()) << "an absent function is not called (not an error)";
   filter_->answers.emplace("should_deliver", Status(ErrorCode::kInvalid, "fake:3: boom"));
-  EXPECT_TRUE(hooks_.ShouldDeliver(event_, webhook));
+  EXPECT_TRUE(Deliver(hooks_, webhook));
   filter_->answers.insert_or_assign("should_deliver", json(nullptr));
-  EXPECT_TRUE(hooks_.ShouldDeliver(event_, webhook)) << "nil is not false";
+  EXPECT_TRUE(Deliver(hooks_, webhook)) << "nil is not false";
   filter_->answers.insert_or_assign("should_deliver", json(0));
-  EXPECT_TRUE(hooks_.ShouldDeliver(event_, webhook));
+  EXPECT_TRUE(Deliver(hooks_, webhook));
   ASSERT_EQ(logger_.lines.size(), 2u) << "wrong answer types are logged";
   EXPECT_EQ(logger_.lines[1].fields["type"], "number");
-  EXPECT_TRUE(ScriptHooks().ShouldDeliver(event_, webhook)) << "no scripts at all";
+  EXPECT_TRUE(Deliver(ScriptHooks(), webhook)) << "no scripts at all";
 }
 
 TEST_F(WebhooksScriptHooks, RenderedBodyIsTypedLikeTemplates) {
   const Webhook w = SecretWebhook("{\"t\":\"{{title}}\"}");
   const json webhook = ScriptHooks::WebhookValue(w);
   render_->answers.emplace("render", json("{\"text\":\"hi\"}"));
-  RenderedBody body = hooks_.Body(w, OutboxPayload(), event_, webhook);
+  RenderedBody body = BodyOf(w, webhook);
   EXPECT_EQ(body.body, "{\"text\":\"hi\"}");
   EXPECT_EQ(body.content_type, "application/json");
   ASSERT_EQ(render_->calls.size(), 1u);
   EXPECT_EQ(render_->calls[0].second, (std::vector<json>{json("{\"t\":\"{{title}}\"}"), event_, webhook}));
 
   render_->answers.insert_or_assign("render", json("plain words"));
-  body = hooks_.Body(w, OutboxPayload(), event_, webhook);
+  body = BodyOf(w, webhook);
   EXPECT_EQ(body.body, "plain words");
   EXPECT_EQ(body.content_type, "text/plain");
 
   render_->answers.insert_or_assign("render", json(std::string(kMaxRenderedBytes + 10, 'x')));
-  EXPECT_EQ(hooks_.Body(w, OutboxPayload(), event_, webhook).body.size(), kMaxRenderedBytes);
+  EXPECT_EQ(BodyOf(w, webhook).body.size(), kMaxRenderedBytes);
 }
 
 TEST_F(WebhooksScriptHooks, TemplateIsNilWithoutOne) {
   render_->answers.emplace("render", json("x"));
-  hooks_.Render(std::nullopt, event_, json::object());
+  ScriptHooks::Args args{event_, json::object()};
+  hooks_.Render(std::nullopt, args);
   ASSERT_EQ(render_->calls.size(), 1u);
   EXPECT_TRUE(render_->calls[0].second[0].is_null());
 }
@@ -168,8 +180,8 @@ TEST_F(WebhooksScriptHooks, RenderFallsBackToTheBuiltInBody) {
   EXPECT_EQ(builtin_templated.body, "Hello Intro");
 
   auto expect_builtin = [&](const char* why) {
-    EXPECT_EQ(hooks_.Body(templated, OutboxPayload(), event_, webhook).body, builtin_templated.body) << why;
-    const RenderedBody b = hooks_.Body(plain, OutboxPayload(), event_, webhook);
+    EXPECT_EQ(BodyOf(templated, webhook).body, builtin_templated.body) << why;
+    const RenderedBody b = BodyOf(plain, webhook);
     EXPECT_EQ(b.body, builtin_plain.body) << why;
     EXPECT_EQ(b.content_type, "application/json") << why;
   };
