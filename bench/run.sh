@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Load benchmarks on loopback with wrk; appends results to bench/RESULTS.md.
 #   bench/run.sh [BUILD_DIR]   (make bench)
-#   BENCH_SCENARIOS="http refresh code slots create" picks scenarios; BENCH_DURATION=10s; BENCH_PERF=1 records a
+#   BENCH_SCENARIOS="http refresh code slots create lua" picks scenarios; BENCH_DURATION=10s; BENCH_PERF=1 records a
 #   CPU profile of the server (perf, cpu-clock) during the refresh scenario into var/bench-refresh.perf.
 # Each run is bounded: wrk -d for every scenario, the server is stopped at the end.
 set -euo pipefail
@@ -39,7 +39,7 @@ run() { # name, wrk args...
 cpu_ms() { awk -v hz="$(getconf CLK_TCK)" '{printf "%d", ($14 + $15) * 1000 / hz}' "/proc/$1/stat"; }
 db_pid=$(cat var/db/mysqld.pid)
 
-want() { [[ " ${BENCH_SCENARIOS:-http refresh code slots create} " == *" $1 "* ]]; }
+want() { [[ " ${BENCH_SCENARIOS:-http refresh code slots create lua} " == *" $1 "* ]]; }
 # POST /v2/event-types as the bench user; prints the new event type's id.
 event_type() { # slug, length, extra JSON members
   curl -fs -H "Authorization: Bearer $key" -H "Content-Type: application/json" \
@@ -156,6 +156,13 @@ overlaps=$(mariadb --no-defaults -S var/db/mysqld.sock -uroot rendezvous_bench -
   WHERE a.status IN ('accepted', 'pending') AND b.status IN ('accepted', 'pending')
     AND a.start_at < b.end_at AND b.start_at < a.end_at")
 echo "$race" | OVERLAPS=$overlaps python3 -c 'import json,os,sys; c,r=[json.loads(l) for l in sys.stdin.read().split()]; print("| POST /v2/bookings racing (32 connections, 50 overlapping starts a weekday, bench/create_bench): %d created, %d answered 409, overlapping pairs afterwards: %s | %.0f | %.2fms | %.2fms | %d failed |" % (c["created"], c["conflicts"], os.environ["OVERLAPS"], r["per_second"], r["p50_ms"], r["p99_ms"], r["failed"]))' | tee -a bench/RESULTS.md
+fi
+
+# Webhook Lua hooks in process (no server): the shipped filter and Slack render per delivery, one
+# thread; p50/p99 are per delivery (target < 20 µs).
+if want lua; then
+lua=$($build/bench/lua_hooks_bench scripts/webhooks 50000)
+echo "$lua" | python3 -c 'import json,sys; r=json.load(sys.stdin); print("| webhook Lua hooks: filter + Slack render per delivery (shipped scripts, one thread, bench/lua_hooks_bench; mean %.1f µs) | %.0f deliveries/s | %.1fµs | %.1fµs | - |" % (r["mean_us"], r["per_second"], r["p50_us"], r["p99_us"]))' | tee -a bench/RESULTS.md
 fi
 
 if [ -s var/bench-ratio.txt ]; then

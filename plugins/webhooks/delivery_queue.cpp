@@ -99,8 +99,11 @@ size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& 
     if (!IsTrigger(trigger)) continue;
     std::optional<int64_t> organizer = OrganizerId(e.payload);
     if (!organizer) continue;
+    ScriptHooks::Args args{ScriptHooks::EventValue(e.payload), Json()};
     for (const Webhook& w : webhooks_.ActiveSubscribers(tx, *organizer, trigger)) {
-      RenderedBody body = RenderBody(w.payload_template, e.payload);
+      args.webhook = ScriptHooks::WebhookValue(w);
+      if (!hooks_.ShouldDeliver(args)) continue;
+      RenderedBody body = hooks_.Body(w, e.payload, args);
       created += tx.Exec(
                      "INSERT INTO webhook_deliveries (webhook_id, event_id, trigger_event, message_id, body, content_type,"
                      " status, round_attempts, next_attempt_at, created_at, updated_at, event_at)"

@@ -3,7 +3,8 @@
 // state and when it is next due) and `webhook_delivery_attempts` (one row per attempt).
 //
 // - Enqueue runs inside the outbox consumer's transaction: one row per active webhook of the
-//   booking's organizer subscribed to the trigger. (webhook, event) is unique, so an event handed
+//   booking's organizer subscribed to the trigger that the filter hook lets through, its body
+//   made by the render hook or the built-in renderer (ScriptHooks). (webhook, event) is unique, so an event handed
 //   over twice creates nothing twice, and a committed event always has its rows.
 // - Claim takes due rows with FOR UPDATE SKIP LOCKED (instances and senders share the table) and
 //   pushes their due time past the send: a lease. A process that dies mid-send leaves the row due
@@ -27,6 +28,7 @@
 #include "rendezvous/database.hpp"
 #include "rendezvous/outbox.hpp"
 #include "rendezvous/status.hpp"
+#include "script_hooks.hpp"
 #include "webhook_store.hpp"
 
 namespace rendezvous::webhooks {
@@ -77,7 +79,8 @@ struct Backlog {
 
 class DeliveryQueue {
  public:
-  explicit DeliveryQueue(WebhookStore& webhooks) : webhooks_(webhooks) {}
+  explicit DeliveryQueue(WebhookStore& webhooks, ScriptHooks hooks = {})
+      : webhooks_(webhooks), hooks_(std::move(hooks)) {}
   // Versions after WebhookStore's.
   static std::vector<Migration> Migrations();
 
@@ -105,6 +108,7 @@ class DeliveryQueue {
 
  private:
   WebhookStore& webhooks_;
+  const ScriptHooks hooks_;
 };
 
 }  // namespace rendezvous::webhooks

@@ -80,9 +80,14 @@ std::string RenderTemplate(std::string_view tmpl, const Json& event) {
 
 RenderedBody RenderBody(const std::optional<std::string>& tmpl, const Json& event) {
   if (!tmpl) return {Dump(event), "application/json"};
+  return TypedBody(RenderTemplate(*tmpl, event));
+}
+
+RenderedBody TypedBody(std::string text) {
+  if (text.size() > kMaxRenderedBytes) text.resize(kMaxRenderedBytes);
   RenderedBody r;
-  r.body = RenderTemplate(*tmpl, event);
-  r.content_type = Json::accept(r.body) ? "application/json" : "text/plain";
+  r.content_type = Json::accept(text) ? "application/json" : "text/plain";
+  r.body = std::move(text);
   return r;
 }
 

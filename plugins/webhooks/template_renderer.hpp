@@ -29,6 +29,10 @@ std::string RenderTemplate(std::string_view tmpl, const nlohmann::json& event);
 // The value a placeholder path names, nullopt when unknown.
 std::optional<nlohmann::json> ResolvePath(const nlohmann::json& event, std::string_view path);
 
+// A rendered text as a delivery's body: cut at kMaxRenderedBytes, "application/json" when it
+// parses as JSON, else "text/plain".
+RenderedBody TypedBody(std::string text);
+
 // The body of a delivery: the template rendered, or without one the event itself as compact JSON.
 RenderedBody RenderBody(const std::optional<std::string>& tmpl, const nlohmann::json& event);
 

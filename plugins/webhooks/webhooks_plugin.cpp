@@ -9,6 +9,7 @@
 #include "delivery_queue.hpp"
 #include "delivery_sender.hpp"
 #include "rendezvous/plugin.hpp"
+#include "script_hooks.hpp"
 #include "webhook_routes.hpp"
 #include "webhook_store.hpp"
 
@@ -57,6 +58,16 @@ WebhooksConfig ReadConfig(ConfigNode& c) {
   return config;
 }
 
+// The Lua hooks, loaded now so that a missing script or one that does not compile stops the start
+// with the file and line. The core runtime reloads them on SIGHUP.
+ScriptHooks LoadHooks(PluginContext& ctx, const WebhooksConfig& config) {
+  auto resolve = [&ctx](const std::string& path) { return path.empty() ? path : ctx.ResolvePath(path); };
+  Result<ScriptHooks> hooks = ScriptHooks::Load(ctx.scripts(), ctx.logger(), resolve(config.filter_script),
+                                                resolve(config.render_script), config.lua);
+  if (!hooks.ok()) ctx.config().Fail("scripts", "cannot load the Lua script " + hooks.status().message());
+  return std::move(hooks).value();
+}
+
 class WebhooksPlugin final : public Plugin {
  public:
   WebhooksPlugin(std::shared_ptr<WebhookStore> webhooks, std::shared_ptr<DeliveryQueue> queue,
@@ -83,7 +94,7 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   const WebhooksConfig config = ReadConfig(ctx.config());
 
   auto webhooks = std::make_shared<WebhookStore>(ctx.db(), ctx.encryption_key());
-  auto queue = std::make_shared<DeliveryQueue>(*webhooks);
+  auto queue = std::make_shared<DeliveryQueue>(*webhooks, LoadHooks(ctx, config));
 
   Metrics& metrics = ctx.metrics();
   MetricFamily& attempts = metrics.Counter("webhooks_delivery_attempts_total",

@@ -1,0 +1,89 @@
+// The operator's Lua hooks on webhook deliveries (DESIGN §6, §8 `plugins.webhooks.scripts`, §9):
+//
+// - the filter script's `should_deliver(event, webhook) -> boolean` decides, per event and
+//   subscribed webhook, whether a delivery is created at all;
+// - the render script's `render(template, event, webhook) -> string` makes the body; `template`
+//   is the webhook's payloadTemplate or nil.
+//
+// Values: event = {triggerEvent, createdAt, payload}; webhook = {id, userId, subscriberUrl,
+// triggers, active, payloadTemplate} — never the secret.
+//
+// Every failure falls back to the built-in behaviour: deliver, and render the template (or the
+// event) as TemplateRenderer does. An error or a limit overrun is logged with the script's line
+// and counted by the runtime (lua_errors_total); a result of the wrong type (a filter answering
+// something other than a boolean, a render answering something other than a string or nil) is
+// logged here at Warn. A script without the function is not an error: that hook is simply off.
+//
+// The scripts are owned by the core runtime, which reloads them on SIGHUP (a script that no
+// longer compiles leaves the previous version in force), so a ScriptHooks object never changes.
+// All calls are thread-safe.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "rendezvous/log.hpp"
+#include "rendezvous/scripting.hpp"
+#include "rendezvous/status.hpp"
+#include "template_renderer.hpp"
+#include "webhook_store.hpp"
+
+namespace rendezvous::webhooks {
+
+// The names the scripts carry in logs and in the runtime's metrics (label `script`).
+inline constexpr const char* kFilterScriptName = "webhooks.filter";
+inline constexpr const char* kRenderScriptName = "webhooks.render";
+
+class ScriptHooks {
+ public:
+  // No scripts: the built-in behaviour throughout.
+  ScriptHooks() = default;
+  // Either script may be null. `logger` must outlive this object.
+  ScriptHooks(std::shared_ptr<Script> filter, std::shared_ptr<Script> render, Logger* logger);
+
+  // Loads the scripts at `filter_path` and `render_path` (absolute; "" for none) through
+  // `runtime`. Errors name the file and, for a script that does not compile or whose top level
+  // fails, the line ("webhooks.filter:3: ...").
+  static Result<ScriptHooks> Load(ScriptRuntime& runtime, Logger& logger, const std::string& filter_path,
+                                  const std::string& render_path, const LuaLimits& limits);
+
+  bool has_filter() const { return filter_ != nullptr; }
+  bool has_render() const { return render_ != nullptr; }
+
+  // The event value the hooks see, from an outbox event's payload ({triggerEvent, createdAt,
+  // payload}; other members are left out).
+  static nlohmann::json EventValue(const nlohmann::json& outbox_payload);
+  // The webhook value the hooks see (no secret).
+  static nlohmann::json WebhookValue(const Webhook& webhook);
+
+  // The arguments of one delivery's hook calls. Built once per event and reused for each of its
+  // webhooks (only `webhook` changes), so the event is converted once; the calls borrow the
+  // values and give them back, which is why they take Args by reference.
+  struct Args {
+    nlohmann::json event;    // EventValue
+    nlohmann::json webhook;  // WebhookValue
+  };
+
+  // True without a filter.
+  bool ShouldDeliver(Args& args) const;
+  // The script's body, or nullopt for the built-in rendering (no render script, nil, an error or
+  // a result that is not a string).
+  std::optional<std::string> Render(const std::optional<std::string>& tmpl, Args& args) const;
+
+  // The delivery's body: the render hook's (cut at kMaxRenderedBytes, typed as templates are),
+  // else RenderBody over the outbox payload.
+  RenderedBody Body(const Webhook& webhook, const nlohmann::json& outbox_payload, Args& args) const;
+
+ private:
+  static Result<nlohmann::json> CallWith(Script& script, const char* function, std::optional<nlohmann::json> first,
+                                         Args& args);
+
+  std::shared_ptr<Script> filter_;
+  std::shared_ptr<Script> render_;
+  Logger* logger_ = nullptr;
+};
+
+}  // namespace rendezvous::webhooks

@@ -1,0 +1,291 @@
+// The webhook Lua hooks with the real server, MariaDB and a receiver on loopback: the shipped
+// filter and Slack scripts, scripts that run away, eat memory or try to leave the sandbox (each
+// falls back to the built-in behaviour, counted, and the server keeps serving), reloading on
+// SIGHUP (a changed script takes effect, a broken one leaves the previous in force), and a start
+// refused for a script that is missing or does not compile.
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "temp_dir.hpp"
+#include "webhooks_fixture.hpp"
+
+namespace rendezvous::testing {
+namespace {
+
+PeerResponse Ok() {
+  PeerResponse r;
+  r.status = 200;
+  r.content_type = "text/plain";
+  r.body = "ok";
+  return r;
+}
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class WebhooksLua : public WebhooksFixture {
+ protected:
+  // Writes `text` as scripts/<name> in the test's folder; returns its path.
+  std::string WriteScript(const std::string& name, const std::string& text) {
+    const std::string path = dir_.path() + "/" + name;
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+    return path;
+  }
+
+  // The test plugins' YAML with the hooks (paths; "" for none) and tight limits.
+  static std::string Plugins(const std::string& filter, const std::string& render,
+                             long instruction_limit = 200000, long memory_limit = 4 * 1024 * 1024) {
+    return std::string(kTestPlugins) + "  scripts:\n    filter: \"" + filter + "\"\n    render: \"" + render +
+           "\"\n  lua:\n    instruction_limit: " + std::to_string(instruction_limit) +
+           "\n    memory_limit_bytes: " + std::to_string(memory_limit) + "\n";
+  }
+
+  // A pending booking of the owner with this attendee, confirmed through the API: one
+  // BOOKING_CONFIRMED event. Returns the uid.
+  std::string Confirm(const std::string& email, const std::string& name) {
+    if (event_type_ == 0) event_type_ = CreateEventType(owner_key_, "intro")["id"].get<int64_t>();
+    ++bookings_made_;
+    char start[32];
+    std::snprintf(start, sizeof start, "2030-02-%02dT10:00:00Z", bookings_made_);
+    const std::string uid = Import(owner_, event_type_, start, "pending", email, name).value("uid", "");
+    HttpResult confirmed = Call("POST", "/v2/bookings/" + uid + "/confirm", owner_key_, std::string("{}"));
+    EXPECT_EQ(confirmed.status, 200) << confirmed.body;
+    return uid;
+  }
+
+  // Waits (bounded) until the webhook has `n` deliveries in its log; returns the log, newest first.
+  json AwaitDeliveryCount(int64_t webhook, size_t n) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    json log;
+    while (std::chrono::steady_clock::now() < deadline) {
+      log = Deliveries(webhook);
+      if (log.is_array() && log.size() >= n) return log;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ADD_FAILURE() << "the webhook did not reach " << n << " deliveries: " << log.dump();
+    return log;
+  }
+
+  // The body and content type stored for the newest delivery of a webhook.
+  std::pair<std::string, std::string> NewestBody(int64_t webhook) const {
+    const std::string where = " FROM webhook_deliveries WHERE webhook_id = " + std::to_string(webhook) +
+                              " ORDER BY id DESC LIMIT 1";
+    return {db_.QueryValue("SELECT body" + where), db_.QueryValue("SELECT content_type" + where)};
+  }
+
+  // The value of one series on /metrics, -1 when absent.
+  double Metric(const std::string& series) {
+    HttpResult metrics = http_.Get(server_->api() + "/metrics");
+    EXPECT_EQ(metrics.status, 200);
+    std::istringstream lines(metrics.body);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind(series + " ", 0) == 0) return std::stod(line.substr(series.size() + 1));
+    }
+    return -1;
+  }
+
+  // Expects the newest delivery of `webhook` to carry the built-in body of the event about `uid`.
+  void ExpectBuiltInBody(int64_t webhook, const std::string& uid) {
+    auto [body, type] = NewestBody(webhook);
+    EXPECT_EQ(type, "application/json");
+    const json event = json::parse(body, nullptr, false);
+    ASSERT_TRUE(event.is_object()) << body;
+    EXPECT_EQ(event["triggerEvent"], "BOOKING_CONFIRMED");
+    EXPECT_EQ(event["payload"]["uid"], uid) << body;
+  }
+
+  // The server still answers its API.
+  void ExpectServing() {
+    EXPECT_TRUE(server_->running());
+    EXPECT_EQ(Call("GET", "/v2/webhooks", owner_key_).status, 200);
+  }
+
+  rdv_test::TempDir dir_{"rdv-webhooks-lua"};
+};
+
+// The shipped scripts, the filter's two lists edited as an operator would.
+TEST_F(WebhooksLua, ShippedFilterAndSlackScripts) {
+  std::string filter = ReadText(SourceDir() + "/scripts/webhooks/filter.lua");
+  ASSERT_NE(filter.find("local TRIGGERS = {}"), std::string::npos) << "the filter's list changed shape";
+  ASSERT_NE(filter.find("local DOMAINS = {}"), std::string::npos);
+  filter.replace(filter.find("local TRIGGERS = {}"), 19, "local TRIGGERS = {\"BOOKING_CONFIRMED\"}");
+  filter.replace(filter.find("local DOMAINS = {}"), 18, "local DOMAINS = {\"example.com\"}");
+  LoopbackHttpServer receiver([](const PeerRequest&) { return Ok(); });
+  StartServer(Plugins(WriteScript("filter.lua", filter), SourceDir() + "/scripts/webhooks/slack.lua"));
+  const int64_t webhook =
+      CreateWebhook(Body(receiver.url() + "/slack", {"BOOKING_CONFIRMED", "BOOKING_CANCELLED"}))["id"];
+  json templated = Body(receiver.url() + "/templated");
+  templated["payloadTemplate"] = "for {{attendees.0.name}}";
+  const int64_t templated_id = CreateWebhook(templated)["id"];
+
+  // Chosen: a confirmation for an attendee at example.com, rendered Slack-shaped, escaped.
+  const std::string tricky = "Ann \"Q\" \\ Attendée";
+  const std::string first = Confirm("ann@Example.COM", tricky);
+  AwaitDeliveryCount(webhook, 1);
+  auto [body, type] = NewestBody(webhook);
+  EXPECT_EQ(type, "application/json");
+  const json slack = json::parse(body, nullptr, false);
+  ASSERT_TRUE(slack.is_object()) << body;
+  ASSERT_EQ(slack.size(), 1u) << body;
+  const std::string text = slack.value("text", "");
+  EXPECT_NE(text.find("*Booking confirmed*"), std::string::npos) << text;
+  EXPECT_NE(text.find(tricky + " <ann@"), std::string::npos) << text;
+  EXPECT_NE(text.find("Host: Olga Owner"), std::string::npos) << text;
+  // A webhook with its own template keeps the built-in rendering of it.
+  AwaitDeliveryCount(templated_id, 1);
+  const std::string quoted = json(tricky).dump();
+  EXPECT_EQ(NewestBody(templated_id).first, "for " + quoted.substr(1, quoted.size() - 2));
+
+  // Filtered out: the cancellation (trigger not chosen) and an attendee of another domain. A
+  // chosen event made after them shows when they have been handled.
+  EXPECT_EQ(Call("POST", "/v2/bookings/" + first + "/cancel", "", json{{"cancellationReason", "x"}}).status, 200);
+  Confirm("bob@elsewhere.org", "Bob");
+  const std::string last = Confirm("carl@example.com", "Carl");
+  AwaitDeliveryCount(webhook, 2);
+  ASSERT_TRUE(receiver.AwaitRequests(4));
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE webhook_id = " + std::to_string(webhook)), 2);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE trigger_event = 'BOOKING_CANCELLED'"), 0);
+  EXPECT_EQ(OutboxCount("BOOKING_CANCELLED"), 1);
+  EXPECT_NE(json::parse(NewestBody(webhook).first).value("text", "").find("Carl <carl@example.com>"),
+            std::string::npos);
+  EXPECT_GE(Metric("lua_calls_total{function=\"should_deliver\",script=\"webhooks.filter\"}"), 7);
+  EXPECT_EQ(Metric("lua_errors_total{kind=\"runtime\",script=\"webhooks.render\"}"), 0);
+  EXPECT_EQ(Metric("lua_errors_total{kind=\"runtime\",script=\"webhooks.filter\"}"), 0);
+}
+
+TEST_F(WebhooksLua, RunawayLoopsAreCutAndTheBuiltInBehaviourApplies) {
+  LoopbackHttpServer receiver([](const PeerRequest&) { return Ok(); });
+  const std::string loop = "function spin()\n  local n = 0\n  while true do n = n + 1 end\nend\n";
+  StartServer(Plugins(WriteScript("filter.lua", loop + "function should_deliver() spin() return false end\n"),
+                      WriteScript("render.lua", loop + "function render() spin() return 'never' end\n")));
+  const int64_t webhook = CreateWebhook(Body(receiver.url() + "/hook"))["id"];
+  const std::string uid = ConfirmNewBooking();
+  AwaitDelivery(webhook, "succeeded", 1);
+  ExpectBuiltInBody(webhook, uid);
+  EXPECT_EQ(Metric("lua_errors_total{kind=\"budget\",script=\"webhooks.filter\"}"), 1);
+  EXPECT_EQ(Metric("lua_errors_total{kind=\"budget\",script=\"webhooks.render\"}"), 1);
+  EXPECT_TRUE(server_->AwaitLog("webhooks.render:3: instruction limit of 200000 exceeded")) << server_->Log();
+  ExpectServing();
+}
+
+TEST_F(WebhooksLua, MemoryBombFallsBackToTheBuiltInBody) {
+  LoopbackHttpServer receiver([](const PeerRequest&) { return Ok(); });
+  StartServer(Plugins("", WriteScript("render.lua",
+                                      "function render()\n"
+                                      "  local hoard, chunk = {}, string.rep('x', 4096)\n"
+                                      "  for i = 1, 1e9 do hoard[i] = chunk .. i end\n"
+                                      "  return 'never'\n"
+                                      "end\n"),
+                      100000000));
+  const int64_t webhook = CreateWebhook(Body(receiver.url() + "/hook"))["id"];
+  const std::string uid = ConfirmNewBooking();
+  AwaitDelivery(webhook, "succeeded", 1);
+  ExpectBuiltInBody(webhook, uid);
+  EXPECT_EQ(Metric("lua_errors_total{kind=\"memory\",script=\"webhooks.render\"}"), 1);
+  ExpectServing();
+}
+
+// Each booking's attendee name picks one way out of the sandbox; every one is refused, so the
+// render fails and the built-in body is sent.
+TEST_F(WebhooksLua, SandboxEscapesAreRefused) {
+  const std::string marker = dir_.path() + "/escaped";
+  LoopbackHttpServer receiver([](const PeerRequest&) { return Ok(); });
+  StartServer(Plugins(
+      "", WriteScript("render.lua",
+                      "local MARKER = '" + marker + "'\n"
+                      "local tries = {\n"
+                      "  ['os.execute'] = function() return os.execute('touch ' .. MARKER) end,\n"
+                      "  ['io.open'] = function() return io.open(MARKER, 'w'):write('x') end,\n"
+                      "  ['require'] = function() return require('io') end,\n"
+                      "  ['string.dump'] = function() return string.dump(function() end) end,\n"
+                      "  ['load'] = function() return load('\\27Lua') end,\n"
+                      "  ['debug'] = function() return debug.getinfo(1) end,\n"
+                      "  ['dofile'] = function() return dofile(MARKER) end,\n"
+                      "  ['package'] = function() return package.loadlib('libc.so.6', 'system') end,\n"
+                      "  ['gc'] = function() return setmetatable({}, {__gc = function() end}) end,\n"
+                      "}\n"
+                      "function render(template, event)\n"
+                      "  local name = event.payload.attendees[1].name\n"
+                      "  tries[name]()\n"
+                      "  return 'escaped by ' .. name\n"
+                      "end\n")));
+  const int64_t webhook = CreateWebhook(Body(receiver.url() + "/hook"))["id"];
+  const std::vector<std::string> escapes = {"os.execute", "io.open", "require", "string.dump", "load",
+                                            "debug",      "dofile",  "package", "gc"};
+  for (size_t i = 0; i < escapes.size(); ++i) {
+    const std::string uid = ConfirmNewBooking(escapes[i]);
+    AwaitDeliveryCount(webhook, i + 1);
+    ExpectBuiltInBody(webhook, uid);
+  }
+  EXPECT_EQ(Metric("lua_errors_total{kind=\"runtime\",script=\"webhooks.render\"}"),
+            static_cast<double>(escapes.size()));
+  EXPECT_FALSE(std::filesystem::exists(marker));
+  EXPECT_TRUE(server_->AwaitLog("webhooks.render:3:")) << "the failing line is logged";
+  EXPECT_EQ(server_->Log().find("escaped by"), std::string::npos);
+  ASSERT_TRUE(receiver.AwaitRequests(escapes.size()));
+  ExpectServing();
+}
+
+TEST_F(WebhooksLua, SighupReloadsAndABrokenScriptLeavesThePreviousInForce) {
+  LoopbackHttpServer receiver([](const PeerRequest&) { return Ok(); });
+  const std::string render = WriteScript("render.lua", "function render() return 'version one' end\n");
+  StartServer(Plugins("", render));
+  const int64_t webhook = CreateWebhook(Body(receiver.url() + "/hook"))["id"];
+  ConfirmNewBooking();
+  AwaitDeliveryCount(webhook, 1);
+  EXPECT_EQ(NewestBody(webhook), std::make_pair(std::string("version one"), std::string("text/plain")));
+
+  WriteScript("render.lua", "function render() return '{\"version\":2}' end\n");
+  ASSERT_EQ(::kill(server_->pid(), SIGHUP), 0);
+  ASSERT_TRUE(server_->AwaitLog("lua script reloaded")) << server_->Log();
+  ConfirmNewBooking();
+  AwaitDeliveryCount(webhook, 2);
+  EXPECT_EQ(NewestBody(webhook), std::make_pair(std::string("{\"version\":2}"), std::string("application/json")));
+
+  // Imported first: with a broken script on disk, commands that read the config refuse to run.
+  const std::string pending = Import(owner_, event_type_, "2030-03-01T10:00:00Z", "pending").value("uid", "");
+  WriteScript("render.lua", "function render()\n  return 'version three'\nend end\n");
+  ASSERT_EQ(::kill(server_->pid(), SIGHUP), 0);
+  ASSERT_TRUE(server_->AwaitLog("lua script reload failed")) << server_->Log();
+  EXPECT_NE(server_->Log().find("webhooks.render:3:"), std::string::npos) << "the reload error names the line";
+  EXPECT_EQ(Call("POST", "/v2/bookings/" + pending + "/confirm", owner_key_, std::string("{}")).status, 200);
+  AwaitDeliveryCount(webhook, 3);
+  EXPECT_EQ(NewestBody(webhook).first, "{\"version\":2}");
+  EXPECT_EQ(Metric("lua_reloads_total{result=\"error\",script=\"webhooks.render\"}"), 1);
+  ExpectServing();
+}
+
+TEST_F(WebhooksLua, ScriptThatIsMissingOrDoesNotCompileStopsTheStart) {
+  const std::string filter = WriteScript("filter.lua", "function should_deliver() return true end\n");
+  TestServerOptions o;
+  o.plugins = Plugins(filter, "");
+  server_ = std::make_unique<TestServer>(db_.name(), o);
+  server_->Migrate();
+
+  WriteScript("filter.lua", "function should_deliver()\n  return = true\nend\n");
+  std::string why;
+  EXPECT_FALSE(server_->Start(&why));
+  EXPECT_NE(why.find(filter), std::string::npos) << why;
+  EXPECT_NE(why.find("webhooks.filter:2:"), std::string::npos) << why;
+
+  std::filesystem::remove(filter);
+  auto missing = std::make_unique<TestServer>(db_.name(), o);
+  why.clear();
+  EXPECT_FALSE(missing->Start(&why));
+  EXPECT_NE(why.find(filter), std::string::npos) << why;
+  EXPECT_NE(why.find("plugins.webhooks.scripts"), std::string::npos) << why;
+}
+
+}  // namespace
+}  // namespace rendezvous::testing
