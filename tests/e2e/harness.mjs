@@ -1,5 +1,5 @@
-// Test harness for the browser tests: a scratch database on the CTest MariaDB, the real
-// `rendezvous` binary (migrate, admin commands, serve) and Debian's chromium through playwright-core.
+// Test harness for the node tests: a scratch database on the CTest MariaDB, the real `rendezvous`
+// binary (migrate, admin commands, serve) and Debian's chromium through playwright-core.
 //
 // Environment: RDV_BIN_DIR (folder of the built binary and plugins), RDV_TEST_DB_SOCKET (socket of
 // the MariaDB started by the CTest fixture `mariadb`).
@@ -14,6 +14,9 @@ import readline from 'node:readline';
 const kCommandTimeoutMs = 60_000;
 const kStartTimeoutMs = 30_000;
 const kStopTimeoutMs = 15_000;
+// The server's credential encryption key (needed to store webhook secrets), fixed for tests
+// unless the environment sets one; the same as the C++ tests' TestServer.
+const kEncryptionKey = process.env.RENDEZVOUS_ENCRYPTION_KEY || 'cmVuZGV6dm91cy10ZXN0LWtleS0zMi1ieXRlcy0hISE=';
 
 export const kChromium = process.env.RDV_CHROMIUM || '/usr/bin/chromium';
 
@@ -26,7 +29,7 @@ function requireEnv(name) {
 // Runs a program to completion with a deadline; rejects with its stderr on a non-zero exit.
 export function run(file, args, { timeoutMs = kCommandTimeoutMs } = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'], env: serverEnv() });
     let out = '';
     let err = '';
     child.stdout.on('data', (d) => { out += d; });
@@ -41,11 +44,16 @@ export function run(file, args, { timeoutMs = kCommandTimeoutMs } = {}) {
   });
 }
 
+function serverEnv() {
+  return { ...process.env, RENDEZVOUS_ENCRYPTION_KEY: kEncryptionKey };
+}
+
 function mariadb(socket, sql) {
   return run('mariadb', ['--no-defaults', '-S', socket, '-uroot', '-N', '-B', '-e', sql]);
 }
 
-function configYaml({ socket, database }) {
+// `plugins` is the YAML of the `plugins:` section, indented by two spaces.
+function configYaml({ socket, database, plugins }) {
   return [
     'server:',
     '  api: { listen: "127.0.0.1:0", base_url: "http://127.0.0.1:8080" }',
@@ -60,7 +68,7 @@ function configYaml({ socket, database }) {
     '  pool_size: 4',
     'logging: { level: info, format: json }',
     'plugins:',
-    '  oauth: {}',
+    plugins.trimEnd(),
     '',
   ].join('\n');
 }
@@ -79,7 +87,8 @@ export class TestServer {
     this.log = [];
   }
 
-  static async start() {
+  // `plugins`: the YAML of the `plugins:` section (each line indented by two spaces).
+  static async start({ plugins = '  oauth: {}' } = {}) {
     const binDir = requireEnv('RDV_BIN_DIR');
     const socket = requireEnv('RDV_TEST_DB_SOCKET');
     if (!existsSync(path.join(binDir, 'rendezvous'))) throw new Error(`no rendezvous binary in ${binDir}: build first`);
@@ -88,7 +97,7 @@ export class TestServer {
     const server = new TestServer({ binDir, socket, dir, database });
     await mariadb(socket, `CREATE DATABASE \`${database}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
     try {
-      await writeFile(server.config, configYaml({ socket, database }));
+      await writeFile(server.config, configYaml({ socket, database, plugins }));
       await server.cli(['migrate']);
       await server.serve();
     } catch (e) {
@@ -110,6 +119,11 @@ export class TestServer {
     return this.cli(args);
   }
 
+  // An API key of user `userId` (`admin api-key create`).
+  async createApiKey(userId) {
+    return (await this.cli(['admin', 'api-key', 'create', '--user-id', String(userId)])).key;
+  }
+
   async dbQuery(sql) {
     const { out } = await mariadb(this.socket, `USE \`${this.database}\`; ${sql}`);
     return out;
@@ -117,7 +131,8 @@ export class TestServer {
 
   serve() {
     return new Promise((resolve, reject) => {
-      const child = spawn(this.binary, ['serve', '--config', this.config], { stdio: ['ignore', 'ignore', 'pipe'] });
+      const child = spawn(this.binary, ['serve', '--config', this.config],
+        { stdio: ['ignore', 'ignore', 'pipe'], env: serverEnv() });
       this.child = child;
       const ports = {};
       let ready = false;

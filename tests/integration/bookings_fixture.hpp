@@ -96,6 +96,16 @@ class BookingsFixture : public ::testing::Test {
     return time::FormatIso(time::Now() + minutes * time::kMillisPerMinute);
   }
 
+  // "YYYY-MM-DD" of the first Monday at least `weeks` weeks ahead (UTC): inside the implicit
+  // working hours of a user in UTC, so its 09:00–17:00 starts are free slots.
+  static std::string Monday(int weeks = 1) {
+    int64_t day = time::DaysFromCivil(time::Zone::Utc().DateAt(time::Now())) + 7 * weeks;
+    while (time::IsoWeekday(time::CivilFromDays(day)) != 1) ++day;
+    return time::FormatDate(time::CivilFromDays(day));
+  }
+  // The API's spelling of `clock` ("HH:MM") on `date` in UTC.
+  static std::string At(const std::string& date, const std::string& clock) { return date + "T" + clock + ":00.000Z"; }
+
   int64_t Count(const std::string& sql) const { return std::stoll("0" + db_.QueryValue(sql)); }
   int64_t OutboxCount(const std::string& type) const {
     return Count("SELECT COUNT(*) FROM outbox_events WHERE topic = 'bookings' AND type = '" + type + "'");

@@ -18,14 +18,6 @@ class BookingsPublic : public BookingsFixture {
     event_type_ = CreateEventType(owner_key_, "intro", 30)["id"].get<int64_t>();
   }
 
-  // "YYYY-MM-DD" of the first Monday at least `weeks` weeks ahead (UTC).
-  static std::string Monday(int weeks = 1) {
-    int64_t day = time::DaysFromCivil(time::Zone::Utc().DateAt(time::Now())) + 7 * weeks;
-    while (time::IsoWeekday(time::CivilFromDays(day)) != 1) ++day;
-    return time::FormatDate(time::CivilFromDays(day));
-  }
-  static std::string At(const std::string& date, const std::string& clock) { return date + "T" + clock + ":00.000Z"; }
-
   json Body(const std::string& start, int64_t event_type = 0, json extra = json::object()) {
     json body = {{"start", start},
                  {"eventTypeId", event_type ? event_type : event_type_},

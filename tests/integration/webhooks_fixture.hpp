@@ -1,7 +1,7 @@
 // Shared set-up of the webhooks integration tests: a fresh database, the real server with the
 // webhooks plugin configured for tests (private networks allowed, one-second retries), two users
 // with API keys, a webhook receiver on loopback, and a way to make a BOOKING_CONFIRMED event
-// (import a pending booking, confirm it through the API).
+// (import a pending booking, confirm it through the API), and the check of a signed delivery.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -15,6 +15,8 @@
 
 #include "bookings_fixture.hpp"
 #include "loopback_http_server.hpp"
+#include "rendezvous/crypto.hpp"
+#include "rendezvous/time.hpp"
 
 namespace rendezvous::testing {
 
@@ -59,6 +61,26 @@ class WebhooksFixture : public BookingsFixture {
     HttpResult confirmed = Call("POST", "/v2/bookings/" + uid + "/confirm", owner_key_, std::string("{}"));
     EXPECT_EQ(confirmed.status, 200) << confirmed.body;
     return uid;
+  }
+
+  // A delivery as DESIGN §6 signs and labels it, checked against the receiver's view: a JSON body,
+  // a `msg_` webhook-id, a webhook-timestamp within a second of [sent_after, now], the Standard
+  // Webhooks signature and X-Cal-Signature-256 recomputed here with `secret`'s bytes as the key,
+  // the original service's version header and a User-Agent naming Rendezvous.
+  static void ExpectSignedDelivery(const PeerRequest& r, const std::string& secret, int64_t sent_after) {
+    EXPECT_EQ(r.method, "POST");
+    EXPECT_EQ(r.Header("content-type"), "application/json");
+    EXPECT_EQ(r.Header("x-cal-webhook-version"), "2021-10-20");
+    EXPECT_NE(r.Header("user-agent").find("Rendezvous"), std::string::npos) << r.Header("user-agent");
+    const std::string id = r.Header("webhook-id");
+    EXPECT_EQ(id.rfind("msg_", 0), 0u) << id;
+    const std::string timestamp = r.Header("webhook-timestamp");
+    ASSERT_FALSE(timestamp.empty());
+    EXPECT_GE(std::stoll(timestamp), sent_after - 1);
+    EXPECT_LE(std::stoll(timestamp), time::Now() / 1000 + 1);
+    EXPECT_EQ(r.Header("webhook-signature"),
+              "v1," + crypto::Base64Encode(crypto::HmacSha256(secret, id + "." + timestamp + "." + r.body)));
+    EXPECT_EQ(r.Header("x-cal-signature-256"), crypto::ToHex(crypto::HmacSha256(secret, r.body)));
   }
 
   json Deliveries(int64_t webhook_id) {
