@@ -7,7 +7,10 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <stdexcept>
+
+#include <yaml-cpp/eventhandler.h>
 
 #include "config/config_value.hpp"
 #include "log/logger.hpp"
@@ -338,14 +341,55 @@ Config FromNode(const YAML::Node& root_yaml, const std::string& file, const std:
   return c;
 }
 
+// Counts the documents that hold something (an empty trailing `---` is not one) and notes where
+// the second starts. yaml-cpp's LoadAll never returns for some malformed texts (", " is one: the
+// parser hands out the same document forever), so documents are read one at a time, boundedly.
+class DocumentCounter final : public YAML::EventHandler {
+ public:
+  int documents = 0;
+  YAML::Mark second;  // where the second document's content starts
+
+  void OnDocumentStart(const YAML::Mark&) override { content_ = false; }
+  void OnDocumentEnd() override {
+    if (content_ && ++documents == 2) second = first_;
+  }
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { Content(mark); }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t, const std::string&) override {
+    Content(mark);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    Content(mark);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    Content(mark);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void Content(const YAML::Mark& mark) {
+    if (!content_) first_ = mark;
+    content_ = true;
+  }
+  YAML::Mark first_;
+  bool content_ = false;
+};
+
+constexpr int kMaxDocumentsRead = 64;
+
 YAML::Node Parse(const std::string& yaml, const std::string& file) {
   try {
-    std::vector<YAML::Node> docs = YAML::LoadAll(yaml);
-    if (docs.size() > 1) {
-      const int line = docs[1].Mark().is_null() ? 1 : docs[1].Mark().line + 1;
+    std::istringstream in(yaml);
+    YAML::Parser parser(in);
+    DocumentCounter counter;
+    for (int i = 0; i < kMaxDocumentsRead && counter.documents < 2 && parser.HandleNextDocument(counter); ++i) {
+    }
+    if (counter.documents > 1) {
+      const int line = counter.second.is_null() ? 1 : counter.second.line + 1;
       throw ConfigError(file + ":" + std::to_string(line) + ": the config file must hold one YAML document");
     }
-    return docs.empty() ? YAML::Node() : docs[0];
+    return YAML::Load(yaml);
   } catch (const YAML::ParserException& e) {
     const int line = e.mark.is_null() ? 1 : e.mark.line + 1;
     throw ConfigError(file + ":" + std::to_string(line) + ": YAML syntax error: " + e.msg);

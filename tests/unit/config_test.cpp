@@ -559,6 +559,17 @@ TEST(ConfigTest, FileErrors) {
   }
   EXPECT_EQ(ErrorOf("a: 1\n  b: 2\n").rfind("cfg.yaml:2: YAML syntax error: ", 0), 0u) << ErrorOf("a: 1\n  b: 2\n");
   EXPECT_EQ(ErrorOf("server: {}\n---\nserver: {}\n"), "cfg.yaml:3: the config file must hold one YAML document");
+  // A trailing empty document is no second document.
+  EXPECT_EQ(ErrorOf("server: {}\n---\n"), "(no error)");
+}
+
+// Texts on which a whole-stream YAML load never returns (the parser hands out the same document
+// forever): the loader answers, whatever it answers, and says which line when it refuses.
+TEST(Config, MalformedTextsThatStallAParserAreAnswered) {
+  for (const std::string text : {", ", ",", "- a\n, ", "server: {}\n, \n"}) {
+    const std::string error = ErrorOf(text);
+    if (error != "(no error)") EXPECT_EQ(error.rfind("cfg.yaml:", 0), 0u) << error;
+  }
 }
 
 // The repository root: $RDV_SOURCE_DIR, else the one the build was configured from, so the shipped
