@@ -192,27 +192,16 @@ Posts PostBookings(const std::string& url, const std::vector<std::string>& event
                                  R"(","eventTypeId":)" + event_types[h] +
                                  R"(,"attendee":{"name":"Bench Attendee","email":"attendee)" + std::to_string(i) +
                                  R"(@bench.example.com","timeZone":"UTC"}})";
-        std::string answer;
-        curl_easy_setopt(c, CURLOPT_URL, url.c_str());
-        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.c_str());
-        curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
-        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, &bench::Append);
-        curl_easy_setopt(c, CURLOPT_WRITEDATA, &answer);
-        curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
-        const auto started = std::chrono::steady_clock::now();
-        const CURLcode rc = curl_easy_perform(c);
-        mine.latencies_ms.push_back(
-            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
-        long status = 0;
-        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-        const nlohmann::json j = nlohmann::json::parse(answer, nullptr, false);
+        const bench::Exchange x = bench::Post(c, headers, url, body);
+        mine.latencies_ms.push_back(x.ms);
+        const nlohmann::json j = nlohmann::json::parse(x.body, nullptr, false);
         const std::string uid = j.is_object() && j.contains("data") && j["data"].is_object()
                                     ? j["data"].value("uid", "")
                                     : "";
-        if (rc == CURLE_OK && status == 201 && !uid.empty()) {
+        if (x.transport_ok && x.status == 201 && !uid.empty()) {
           mine.created_uids.push_back(uid);
         } else {
-          if (mine.failed++ < 3) std::cerr << "post " << i << ": HTTP " << status << " " << answer << "\n";
+          if (mine.failed++ < 3) std::cerr << "post " << i << ": HTTP " << x.status << " " << x.body << "\n";
         }
       }
       curl_slist_free_all(headers);
