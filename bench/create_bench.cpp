@@ -67,21 +67,11 @@ int main(int argc, char** argv) {
         const std::string body = std::string(R"({"start":")") + start + R"(","eventTypeId":)" + event_type +
                                  R"(,"attendee":{"name":"Racer","email":"racer)" + std::to_string(i) + "-" +
                                  std::to_string(n) + R"(@bench.example.com","timeZone":"UTC"}})";
-        std::string response;
-        curl_easy_setopt(c, CURLOPT_URL, url.c_str());
-        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.c_str());
-        curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
-        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, &bench::Append);
-        curl_easy_setopt(c, CURLOPT_WRITEDATA, &response);
-        curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
-        const auto t0 = std::chrono::steady_clock::now();
-        const CURLcode rc = curl_easy_perform(c);
-        mine.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-        long status = 0;
-        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-        if (rc == CURLE_OK && (status == 201 || status == 409)) {
+        const bench::Exchange x = bench::Post(c, headers, url, body);
+        mine.push_back(x.ms);
+        if (x.transport_ok && (x.status == 201 || x.status == 409)) {
           ++tally.ok;
-          ++(status == 201 ? created : conflicts);
+          ++(x.status == 201 ? created : conflicts);
         } else {
           ++tally.failed;
         }

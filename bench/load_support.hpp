@@ -35,6 +35,31 @@ inline double Percentile(const std::vector<double>& sorted, double p) {
   return sorted[std::min(sorted.size() - 1, static_cast<size_t>(p * static_cast<double>(sorted.size())))];
 }
 
+// The answer to one request: the status (0 when none came), the body and how long it took.
+struct Exchange {
+  bool transport_ok = false;  // libcurl completed the exchange
+  long status = 0;
+  std::string body;
+  double ms = 0;
+};
+
+// POSTs `body` to `url` on a reused libcurl handle (its connection kept alive) with `headers`,
+// at most 10 s.
+inline Exchange Post(CURL* c, curl_slist* headers, const std::string& url, const std::string& body) {
+  Exchange x;
+  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.c_str());
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, &Append);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &x.body);
+  curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
+  const auto t0 = std::chrono::steady_clock::now();
+  x.transport_ok = curl_easy_perform(c) == CURLE_OK;
+  x.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &x.status);
+  return x;
+}
+
 // One connection (a libcurl handle, reused) that posts application/x-www-form-urlencoded bodies to
 // one URL. Not thread-safe: one per thread.
 class FormPoster {

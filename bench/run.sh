@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Load benchmarks on loopback with wrk; appends results to bench/RESULTS.md.
 #   bench/run.sh [BUILD_DIR]   (make bench)
-#   BENCH_SCENARIOS="http refresh code slots create lua" picks scenarios; BENCH_DURATION=10s; BENCH_PERF=1 records a
-#   CPU profile of the server (perf, cpu-clock) during the refresh scenario into var/bench-refresh.perf.
+#   BENCH_SCENARIOS="http refresh code slots create lua webhooks_drain webhooks_latency" picks scenarios; BENCH_DURATION=10s; BENCH_PERF=1 records a
+#   CPU profile of the server (perf, cpu-clock) during the refresh scenario into var/bench-refresh.perf
+#   and during the webhook drain into var/bench-webhooks-drain.perf. BENCH_RESULTS names the file the
+#   results are appended to (default bench/RESULTS.md).
 # Each run is bounded: wrk -d for every scenario, the server is stopped at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 bin=$build/bin/rendezvous
 cfg=bench/bench.yaml
+results=${BENCH_RESULTS:-bench/RESULTS.md}
 duration=${BENCH_DURATION:-10s}
 conns=${BENCH_CONNECTIONS:-64}
 threads=${BENCH_THREADS:-2}
@@ -39,7 +42,7 @@ run() { # name, wrk args...
 cpu_ms() { awk -v hz="$(getconf CLK_TCK)" '{printf "%d", ($14 + $15) * 1000 / hz}' "/proc/$1/stat"; }
 db_pid=$(cat var/db/mysqld.pid)
 
-want() { [[ " ${BENCH_SCENARIOS:-http refresh code slots create lua} " == *" $1 "* ]]; }
+want() { [[ " ${BENCH_SCENARIOS:-http refresh code slots create lua webhooks_drain webhooks_latency} " == *" $1 "* ]]; }
 # POST /v2/event-types as the bench user; prints the new event type's id.
 event_type() { # slug, length, extra JSON members
   curl -fs -H "Authorization: Bearer $key" -H "Content-Type: application/json" \
@@ -72,7 +75,7 @@ event_type() { # slug, length, extra JSON members
     echo "Against bare Pistache in this run: /healthz $(python3 -c "print(f'{100*$(rps "$health")/$(rps "$bare"):.0f}')") %," \
       "/v2/me $(python3 -c "print(f'{100*$(rps "$me")/$(rps "$bare"):.0f}')") %." > var/bench-ratio.txt
   fi
-} | tee -a bench/RESULTS.md
+} | tee -a "$results"
 
 # The OAuth client both token scenarios use.
 client=$($bin admin oauth-client create --config $cfg --owner-id "$uid" --name "Bench client" \
@@ -99,7 +102,7 @@ refresh=$($build/bench/refresh_bench http://127.0.0.1:18090/v2/auth/oauth2/token
   "${duration%s}" var/bench-refresh-tokens.txt)
 cpu1=$(( $(cpu_ms $pid) + $(cpu_ms $db_pid) ))
 rm -f var/bench-refresh-tokens.txt
-echo "$refresh" | CPU_MS=$((cpu1 - cpu0)) python3 -c 'import json,os,sys; r=json.load(sys.stdin); n=max(1, r["ok"] + r["failed"]); print("| POST /v2/auth/oauth2/token refresh_token (%d connections, bench/refresh_bench; server+MariaDB CPU %.0f µs/grant) | %.0f | %.2fms | %.2fms | %d failed |" % (r["connections"], int(os.environ["CPU_MS"])*1000.0/n, r["per_second"], r["p50_ms"], r["p99_ms"], r["failed"]))' | tee -a bench/RESULTS.md
+echo "$refresh" | CPU_MS=$((cpu1 - cpu0)) python3 -c 'import json,os,sys; r=json.load(sys.stdin); n=max(1, r["ok"] + r["failed"]); print("| POST /v2/auth/oauth2/token refresh_token (%d connections, bench/refresh_bench; server+MariaDB CPU %.0f µs/grant) | %.0f | %.2fms | %.2fms | %d failed |" % (r["connections"], int(os.environ["CPU_MS"])*1000.0/n, r["per_second"], r["p50_ms"], r["p99_ms"], r["failed"]))' | tee -a "$results"
 [ -n "${perf_pid:-}" ] && wait $perf_pid
 fi
 
@@ -117,7 +120,7 @@ mariadb --no-defaults -S var/db/mysqld.sock -uroot rendezvous_bench -e "
   FROM seq_1_to_$code_count"
 codes=$($build/bench/code_bench http://127.0.0.1:18090/v2/auth/oauth2/token "$client_id" "$client_secret" \
   https://bench.example.com/cb "${duration%s}" "$code_conns" "$code_prefix" "$code_count")
-echo "$codes" | python3 -c 'import json,sys; r=json.load(sys.stdin); print("| POST /v2/auth/oauth2/token authorization_code (%d connections, bench/code_bench) | %.0f | %.2fms | %.2fms | %d failed |" % (r["connections"], r["per_second"], r["p50_ms"], r["p99_ms"], r["failed"]))' | tee -a bench/RESULTS.md
+echo "$codes" | python3 -c 'import json,sys; r=json.load(sys.stdin); print("| POST /v2/auth/oauth2/token authorization_code (%d connections, bench/code_bench) | %.0f | %.2fms | %.2fms | %d failed |" % (r["connections"], r["per_second"], r["p50_ms"], r["p99_ms"], r["failed"]))' | tee -a "$results"
 fi
 
 # Slots: a 30-day range of a host with 500 bookings in it (15-minute event type, the implicit
@@ -142,7 +145,7 @@ print("INSERT INTO bookings (uid, event_type_id, host_id, title, description, st
       " location, metadata, created_at, updated_at) VALUES " + rows + ";")
 PY
 conns=32 run "GET /v2/slots (30 days, 500 bookings in them, 32 connections)" -H "Connection: keep-alive" \
-  "http://127.0.0.1:18090/v2/slots?eventTypeId=$slots_et&start=$first&end=$last" | tee -a bench/RESULTS.md
+  "http://127.0.0.1:18090/v2/slots?eventTypeId=$slots_et&start=$first&end=$last" | tee -a "$results"
 fi
 
 # Racing creates: 32 connections over 50 overlapping starts a day (an hour long, every 5 minutes),
@@ -155,17 +158,153 @@ overlaps=$(mariadb --no-defaults -S var/db/mysqld.sock -uroot rendezvous_bench -
   SELECT COUNT(*) FROM bookings a JOIN bookings b ON a.host_id = b.host_id AND a.id < b.id
   WHERE a.status IN ('accepted', 'pending') AND b.status IN ('accepted', 'pending')
     AND a.start_at < b.end_at AND b.start_at < a.end_at")
-echo "$race" | OVERLAPS=$overlaps python3 -c 'import json,os,sys; c,r=[json.loads(l) for l in sys.stdin.read().split()]; print("| POST /v2/bookings racing (32 connections, 50 overlapping starts a weekday, bench/create_bench): %d created, %d answered 409, overlapping pairs afterwards: %s | %.0f | %.2fms | %.2fms | %d failed |" % (c["created"], c["conflicts"], os.environ["OVERLAPS"], r["per_second"], r["p50_ms"], r["p99_ms"], r["failed"]))' | tee -a bench/RESULTS.md
+echo "$race" | OVERLAPS=$overlaps python3 -c 'import json,os,sys; c,r=[json.loads(l) for l in sys.stdin.read().split()]; print("| POST /v2/bookings racing (32 connections, 50 overlapping starts a weekday, bench/create_bench): %d created, %d answered 409, overlapping pairs afterwards: %s | %.0f | %.2fms | %.2fms | %d failed |" % (c["created"], c["conflicts"], os.environ["OVERLAPS"], r["per_second"], r["p50_ms"], r["p99_ms"], r["failed"]))' | tee -a "$results"
+fi
+
+# Webhook delivery, with its own server (ports the kernel picked, `plugins.webhooks` allowing the
+# loopback receiver) and database: bench/webhook_bench is the receiver (and, for latency, posts the
+# bookings). Every host gets a schedule open all day every day (UTC) and a 5-minute event type.
+if want webhooks_drain || want webhooks_latency; then
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# One receiver is one destination: workers_per_host as large as workers (its default is 8).
+wh_workers=${BENCH_WEBHOOK_WORKERS:-32}
+wh_per_host=${BENCH_WEBHOOK_WORKERS_PER_HOST:-$wh_workers}
+wh_settings="workers $wh_workers, workers_per_host $wh_per_host"
+wh_cfg=var/bench-webhooks.yaml
+wh_port=$(free_port)
+sed -e "s/18090/$wh_port/g" -e "s/18091/$(free_port)/g" -e "s/name: rendezvous_bench\$/name: rendezvous_bench_webhooks/" \
+  $cfg > $wh_cfg
+printf 'plugins:\n  webhooks: { allow_private_networks: true, workers: %s, workers_per_host: %s }\n' \
+  "$wh_workers" "$wh_per_host" >> $wh_cfg
+wh_url=http://127.0.0.1:$wh_port
+sql() { mariadb --no-defaults -S var/db/mysqld.sock -uroot -N rendezvous_bench_webhooks -e "$1"; }
+mariadb --no-defaults -S var/db/mysqld.sock -uroot -e "DROP DATABASE IF EXISTS rendezvous_bench_webhooks; CREATE DATABASE rendezvous_bench_webhooks"
+$bin migrate --config $wh_cfg >/dev/null
+wh_pid=''
+recv_pid=''
+trap 'kill $pid $wh_pid $recv_pid 2>/dev/null; wait $pid $wh_pid $recv_pid 2>/dev/null || true' EXIT
+wh_start() {
+  $bin serve --config $wh_cfg 2>>var/bench-webhooks-server.log &
+  wh_pid=$!
+  for _ in $(seq 1 400); do curl -fs $wh_url/healthz >/dev/null && return 0; sleep 0.025; done
+  echo "the webhooks bench server did not answer /healthz within 10 s" >&2
+  return 1
+}
+wh_stop() { kill $wh_pid; wait $wh_pid 2>/dev/null || true; wh_pid=''; }
+# KEY PATH JSON: POST as that user; prints the answer's data.id.
+wh_post() {
+  curl -fs -H "Authorization: Bearer $1" -H "Content-Type: application/json" -d "$3" "$wh_url$2" \
+    | python3 -c 'import json,sys; print(json.load(sys.stdin)["data"]["id"])'
+}
+# NAME: a host with an API key, an all-day schedule and a 5-minute event type; prints "KEY EVENT_TYPE_ID".
+wh_host() {
+  local user key schedule
+  user=$($bin admin user create --config $wh_cfg --email "$1@bench.example.com" --name "Host $1" --password bench-password \
+    | sed -E 's/.*"id":([0-9]+).*/\1/')
+  key=$($bin admin api-key create --config $wh_cfg --user-id "$user" | sed -E 's/.*"key":"([^"]+)".*/\1/')
+  schedule=$(wh_post "$key" /v2/schedules '{"name":"All day","timeZone":"UTC","availability":[{"days":["Monday","Tuesday","Wednesday","Thursday","Friday","Saturday","Sunday"],"startTime":"00:00","endTime":"24:00"}]}')
+  echo "$key $(wh_post "$key" /v2/event-types "{\"title\":\"Bench $1\",\"slug\":\"$1\",\"lengthInMinutes\":5,\"scheduleId\":$schedule}")"
+}
+# KEY RECEIVER_PORT: a BOOKING_CREATED webhook to the receiver; prints its id.
+wh_webhook() {
+  wh_post "$1" /v2/webhooks "{\"active\":true,\"subscriberUrl\":\"http://127.0.0.1:$2/hook\",\"triggers\":[\"BOOKING_CREATED\"]}"
+}
+# PORT: waits (bounded) until the receiver answers.
+wait_receiver() {
+  for _ in $(seq 1 200); do curl -fs "http://127.0.0.1:$1/" >/dev/null && return 0; sleep 0.025; done
+  echo "the webhook receiver did not start" >&2
+  return 1
+}
+first_start=$(date -u -d "+1 day" +%F)T00:00:00Z
+wh_start
+
+# Drain: N events queued while the server is down (copies of one real BOOKING_CREATED event of the
+# host, each with its own booking uid), then timed from the restarted server's first /healthz
+# answer until N deliveries have succeeded (polled every 100 ms, at most 120 s).
+if want webhooks_drain; then
+drain_n=${BENCH_WEBHOOK_EVENTS:-20000}
+read -r d_key d_et <<< "$(wh_host drain)"
+curl -fs -H "Content-Type: application/json" -o /dev/null -d "{\"start\":\"$first_start\",\"eventTypeId\":$d_et,\"attendee\":{\"name\":\"Bench Attendee\",\"email\":\"attendee@bench.example.com\",\"timeZone\":\"UTC\"}}" \
+  $wh_url/v2/bookings
+recv_port=$(free_port)
+d_hook=$(wh_webhook "$d_key" "$recv_port")  # after the booking: its own event has no delivery
+wh_stop
+sql "INSERT INTO outbox_events (topic, type, payload, created_at)
+     SELECT 'bookings', 'BOOKING_CREATED', JSON_SET(e.payload, '\$.payload.uid', CONCAT('drain-', seq)), UTC_TIMESTAMP(3)
+     FROM seq_1_to_$drain_n JOIN (SELECT payload FROM outbox_events WHERE topic = 'bookings' ORDER BY id DESC LIMIT 1) e"
+# INSERT … SELECT reserves ids in growing blocks and leaves the counter past a gap; the next event
+# would sit behind that hole for the outbox's settle window (2 s). Back to MAX(id) + 1.
+sql "ALTER TABLE outbox_events AUTO_INCREMENT = 1"
+$build/bench/webhook_bench drain "$recv_port" "$drain_n" 150 > var/bench-webhooks-drain.json &
+recv_pid=$!
+wait_receiver "$recv_port"
+load=$(cut -d' ' -f1-3 /proc/loadavg)
+launched=$(date +%s%N)
+wh_start
+ready=$(date +%s%N)
+cpu0=$(( $(cpu_ms $wh_pid) + $(cpu_ms $db_pid) ))
+if [ "${BENCH_PERF:-0}" = 1 ]; then
+  perf record -e cpu-clock -g -o var/bench-webhooks-drain.perf -p $wh_pid -- sleep 10 >/dev/null 2>&1 &
+  perf_pid=$!
+fi
+succeeded=0
+for _ in $(seq 1 1200); do
+  succeeded=$(sql "SELECT COUNT(*) FROM webhook_deliveries WHERE webhook_id = $d_hook AND status = 'succeeded'")
+  [ "$succeeded" -ge "$drain_n" ] && break
+  sleep 0.1
+done
+done_at=$(date +%s%N)
+cpu1=$(( $(cpu_ms $wh_pid) + $(cpu_ms $db_pid) ))
+[ -n "${perf_pid:-}" ] && { wait $perf_pid || true; perf_pid=''; }
+wait $recv_pid || true
+recv_pid=''
+not_succeeded=$(sql "SELECT COUNT(*) FROM webhook_deliveries WHERE webhook_id = $d_hook AND status <> 'succeeded'")
+N=$drain_n OK=$succeeded BAD=$not_succeeded LAUNCHED=$launched READY=$ready DONE=$done_at CPU_MS=$((cpu1 - cpu0)) \
+  LOAD="$load" SETTINGS="$wh_settings" python3 -c '
+import json, os
+e = os.environ; r = json.load(open("var/bench-webhooks-drain.json"))
+ok, n = int(e["OK"]), int(e["N"])
+from_ready = (int(e["DONE"]) - int(e["READY"])) / 1e9; from_launch = (int(e["DONE"]) - int(e["LAUNCHED"])) / 1e9
+failed = int(e["BAD"]) + max(0, n - ok)
+print("| webhooks_drain: %d queued BOOKING_CREATED events, one webhook, one local receiver (bench/webhook_bench; %s; load %s at start): %d succeeded %.2f s after the first /healthz answer (%.2f s after launch), server+MariaDB CPU %.0f µs/delivery, receiver got %d (%d duplicates) | %.0f deliveries/s | – | – | %d failed |"
+      % (n, e["SETTINGS"], e["LOAD"], ok, from_ready, from_launch, int(e["CPU_MS"]) * 1000.0 / max(1, ok), r["received"], r["duplicates"], ok / from_ready, failed))' | tee -a "$results"
+fi
+
+# Latency: public bookings at BENCH_WEBHOOK_RATE a second (default 200) for BENCH_DURATION over
+# BENCH_WEBHOOK_HOSTS hosts (default 4), each with a BOOKING_CREATED webhook to the receiver; the
+# latency is the receiver's arrival time minus the event's createdAt (same clock).
+if want webhooks_latency; then
+rate=${BENCH_WEBHOOK_RATE:-200}
+hosts=${BENCH_WEBHOOK_HOSTS:-4}
+recv_port=$(free_port)
+event_types=''
+hooks=''
+for h in $(seq 1 "$hosts"); do
+  read -r l_key l_et <<< "$(wh_host "latency$h")"
+  event_types=$event_types${event_types:+,}$l_et
+  hooks=$hooks${hooks:+,}$(wh_webhook "$l_key" "$recv_port")
+done
+load=$(cut -d' ' -f1-3 /proc/loadavg)
+lat=$($build/bench/webhook_bench latency "$recv_port" $wh_url/v2/bookings "$event_types" "$rate" "${duration%s}" "$first_start" 5 || true)
+not_succeeded=$(sql "SELECT COUNT(*) FROM webhook_deliveries WHERE webhook_id IN ($hooks) AND status <> 'succeeded'")
+echo "$lat" | BAD=$not_succeeded HOSTS=$hosts LOAD="$load" SETTINGS="$wh_settings" python3 -c '
+import json, os, sys
+e = os.environ; r = json.loads(sys.stdin.read())
+failed = r["post_failed"] + r["missing"] + int(e["BAD"])
+print("| webhooks_latency: POST /v2/bookings at %g/s for %d s over %s hosts, a BOOKING_CREATED webhook each, one local receiver (bench/webhook_bench; %s; load %s at start): %d created (post p99 %.1f ms, %d late), %d delivered, %d duplicates; p50/p99 = arrival − event createdAt (max %.1f ms) | %.0f bookings/s | %.2fms | %.2fms | %d failed |"
+      % (r["rate"], r["seconds"], e["HOSTS"], e["SETTINGS"], e["LOAD"], r["created"], r["post_p99_ms"], r["posts_late"], r["distinct"], r["duplicates"], r["max_ms"], r["created_per_second"], r["p50_ms"], r["p99_ms"], failed))' | tee -a "$results"
+fi
+wh_stop
 fi
 
 # Webhook Lua hooks in process (no server): the shipped filter and Slack render per delivery, one
 # thread; p50/p99 are per delivery (target < 20 µs).
 if want lua; then
 lua=$($build/bench/lua_hooks_bench scripts/webhooks 50000)
-echo "$lua" | python3 -c 'import json,sys; r=json.load(sys.stdin); print("| webhook Lua hooks: filter + Slack render per delivery (shipped scripts, one thread, bench/lua_hooks_bench; mean %.1f µs) | %.0f deliveries/s | %.1fµs | %.1fµs | - |" % (r["mean_us"], r["per_second"], r["p50_us"], r["p99_us"]))' | tee -a bench/RESULTS.md
+echo "$lua" | python3 -c 'import json,sys; r=json.load(sys.stdin); print("| webhook Lua hooks: filter + Slack render per delivery (shipped scripts, one thread, bench/lua_hooks_bench; mean %.1f µs) | %.0f deliveries/s | %.1fµs | %.1fµs | - |" % (r["mean_us"], r["per_second"], r["p50_us"], r["p99_us"]))' | tee -a "$results"
 fi
 
 if [ -s var/bench-ratio.txt ]; then
-  { echo; cat var/bench-ratio.txt; } | tee -a bench/RESULTS.md
+  { echo; cat var/bench-ratio.txt; } | tee -a "$results"
   rm -f var/bench-ratio.txt
 fi
