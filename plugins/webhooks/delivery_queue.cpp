@@ -90,30 +90,61 @@ std::vector<Migration> DeliveryQueue::Migrations() {
 }
 
 size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& batch) {
+  // Each organizer's webhooks are read once per batch; the deliveries are written by multi-row
+  // inserts of a few fixed sizes (each size is one cached statement), each at most
+  // kMaxInsertBytes of bodies.
+  constexpr size_t kChunks[] = {32, 8, 1};
+  constexpr size_t kMaxInsertBytes = 4 << 20;
+  std::map<int64_t, std::vector<Webhook>> active;
+  std::vector<std::vector<DbValue>> rows;
+  size_t row_bytes = 0;
   size_t created = 0;
+  auto flush = [&](bool all) {
+    while (!rows.empty()) {
+      size_t n = 0;
+      for (size_t chunk : kChunks) {
+        if (rows.size() >= chunk) {
+          n = chunk;
+          break;
+        }
+      }
+      if (n < kChunks[0] && !all) return;
+      std::vector<std::vector<DbValue>> part(std::make_move_iterator(rows.begin()),
+                                             std::make_move_iterator(rows.begin() + static_cast<std::ptrdiff_t>(n)));
+      rows.erase(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(n));
+      created += tx.InsertRows(
+          "INSERT INTO webhook_deliveries (webhook_id, event_id, trigger_event, message_id, body, content_type,"
+          " event_at, status, round_attempts, next_attempt_at, created_at, updated_at)",
+          part, " ON DUPLICATE KEY UPDATE id = id",
+          "(?, ?, ?, ?, ?, ?, ?, 'pending', 0, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))");
+    }
+    row_bytes = 0;
+  };
   for (const OutboxEvent& e : batch) {
-    const std::string event_at =
-        time::FormatSql(std::chrono::duration_cast<std::chrono::milliseconds>(e.created_at.time_since_epoch()).count());
     if (!e.payload.is_object()) continue;
     const std::string trigger = e.payload.value("triggerEvent", e.type);
     if (!IsTrigger(trigger)) continue;
     std::optional<int64_t> organizer = OrganizerId(e.payload);
     if (!organizer) continue;
-    ScriptHooks::Args args{ScriptHooks::EventValue(e.payload), Json()};
-    for (const Webhook& w : webhooks_.ActiveSubscribers(tx, *organizer, trigger)) {
-      args.webhook = ScriptHooks::WebhookValue(w);
-      if (!hooks_.ShouldDeliver(args)) continue;
-      RenderedBody body = hooks_.Body(w, e.payload, args);
-      created += tx.Exec(
-                     "INSERT INTO webhook_deliveries (webhook_id, event_id, trigger_event, message_id, body, content_type,"
-                     " status, round_attempts, next_attempt_at, created_at, updated_at, event_at)"
-                     " VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3), UTC_TIMESTAMP(3), ?)"
-                     " ON DUPLICATE KEY UPDATE id = id",
-                     {w.id, e.id, trigger, "msg_" + crypto::RandomToken(18), body.body, body.content_type, event_at}) > 0
-                     ? 1
-                     : 0;
+    auto webhooks = active.find(*organizer);
+    if (webhooks == active.end()) webhooks = active.emplace(*organizer, webhooks_.Active(tx, *organizer)).first;
+    std::optional<ScriptHooks::Args> args;
+    for (const Webhook& w : webhooks->second) {
+      if (!w.Subscribes(trigger)) continue;
+      if (!args) args = ScriptHooks::Args{ScriptHooks::EventValue(e.payload), Json()};
+      args->webhook = ScriptHooks::WebhookValue(w);
+      if (!hooks_.ShouldDeliver(*args)) continue;
+      RenderedBody body = hooks_.Body(w, e.payload, *args);
+      row_bytes += body.body.size();
+      const std::string event_at = time::FormatSql(
+          std::chrono::duration_cast<std::chrono::milliseconds>(e.created_at.time_since_epoch()).count());
+      rows.push_back({w.id, e.id, trigger, "msg_" + crypto::RandomToken(18), std::move(body.body),
+                      std::move(body.content_type), event_at});
+      if (row_bytes >= kMaxInsertBytes) flush(true);
     }
+    flush(false);
   }
+  flush(true);
   return created;
 }
 

@@ -23,7 +23,8 @@ constexpr int64_t kLeaseSlackSeconds = 5;
 constexpr std::chrono::seconds kStartMargin{2};
 // Answers are read up to this size (the rest is refused); the log keeps kMaxResponseExcerpt.
 constexpr size_t kMaxResponseBytes = 256 * 1024;
-constexpr std::chrono::milliseconds kWokenRetry{20};
+constexpr std::chrono::milliseconds kWokenRetry{2};  // doubled on each of kMaxWokenRetries
+constexpr int kMaxWokenRetries = 5;
 
 double RandomUnit() {
   thread_local std::mt19937_64 rng{std::random_device{}()};
@@ -125,17 +126,28 @@ void DeliverySender::Loop() {
     const auto now = std::chrono::steady_clock::now();
     const bool woken = woken_.exchange(false);
     StartWaiting();
-    if (in_flight_.size() + waiting_.size() < options_.max_in_flight && (woken || now >= next_claim)) {
-      const size_t before = in_flight_.size() + waiting_.size();
+    const size_t busy = in_flight_.size() + waiting_.size();
+    const size_t room = busy < options_.max_in_flight ? options_.max_in_flight - busy : 0;
+    // A claim is a transaction: with requests in flight, wait until a quarter of the slots are
+    // free rather than claim a row or two at a time — unless a wake-up says work has arrived.
+    const bool worth = room > 0 && (woken || busy == 0 || room >= std::max<size_t>(1, options_.max_in_flight / 4));
+    if (woken) next_claim = std::min(next_claim, now);
+    if (worth && now >= next_claim) {
       try {
-        Claim();
-        // A full batch may mean more is due: look again at once while there is room. The outbox
-        // consumer wakes the sender before its transaction commits, so a wake-up that found
-        // nothing looks again shortly rather than a whole poll interval later.
-        const size_t after = in_flight_.size() + waiting_.size();
-        next_claim = after > before && after < options_.max_in_flight ? now
-                     : after == before && woken                      ? now + kWokenRetry
-                                                                     : now + options_.poll_interval;
+        const size_t got = Claim(room);
+        // A full batch may mean more is due: claim again as soon as there is room. The outbox
+        // consumer wakes the sender before its transaction commits, so a wake-up that finds
+        // nothing looks again a few times, soon, before falling back to the poll interval.
+        if (got == room) {
+          next_claim = now;
+          woken_retries_ = 0;
+        } else if (got == 0 && (woken || woken_retries_ > 0) && woken_retries_ < kMaxWokenRetries) {
+          next_claim = now + kWokenRetry * (1 << woken_retries_);
+          ++woken_retries_;
+        } else {
+          next_claim = now + options_.poll_interval;
+          woken_retries_ = 0;
+        }
       } catch (const std::exception& e) {
         logger_.Warn("webhook deliveries could not be claimed", {{"error", e.what()}});
         next_claim = now + std::chrono::seconds(3);
@@ -158,9 +170,15 @@ void DeliverySender::Loop() {
     }
     RecordFinished();
     if (std::chrono::steady_clock::now() >= next_housekeeping_) Housekeeping();
-    const auto wait = std::clamp<int64_t>(
-        std::chrono::duration_cast<std::chrono::milliseconds>(next_claim - std::chrono::steady_clock::now()).count(),
-        0, in_flight_.empty() ? options_.poll_interval.count() : 50);
+    // Until the next claim when one can be made, else until a transfer moves (curl_multi_poll
+    // returns early on activity) or the poll interval.
+    const size_t busy_after = in_flight_.size() + waiting_.size();
+    const bool can_claim = busy_after == 0 || options_.max_in_flight - std::min(busy_after, options_.max_in_flight) >=
+                                                  std::max<size_t>(1, options_.max_in_flight / 4);
+    int64_t wait = can_claim ? std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   next_claim - std::chrono::steady_clock::now()).count()
+                             : options_.poll_interval.count();
+    wait = std::clamp<int64_t>(wait, 0, in_flight_.empty() ? options_.poll_interval.count() : 50);
     curl_multi_poll(multi, nullptr, 0, static_cast<int>(wait), nullptr);
   }
 }
@@ -182,13 +200,14 @@ std::vector<int64_t> DeliverySender::BusyWebhooks() const {
   return busy;
 }
 
-void DeliverySender::Claim() {
-  const size_t room = options_.max_in_flight - in_flight_.size() - waiting_.size();
+size_t DeliverySender::Claim(size_t room) {
   std::vector<ClaimedDelivery> claimed = queue_.Claim(
       db_, room, 2 * static_cast<int64_t>(options_.timeout.count()) + kLeaseSlackSeconds, BusyWebhooks());
+  const size_t got = claimed.size();
   const auto now = std::chrono::steady_clock::now();
   for (ClaimedDelivery& d : claimed) waiting_.emplace_back(std::move(d), now);
   StartWaiting();
+  return got;
 }
 
 void DeliverySender::StartWaiting() {

@@ -79,7 +79,9 @@ class DeliverySender {
     std::string outcome_name;
   };
   void Loop();
-  void Claim();
+  // Claims up to `room` due deliveries and starts those whose destination has room; returns how
+  // many were claimed.
+  size_t Claim(size_t room);
   void StartWaiting();
   void Begin(ClaimedDelivery delivery);
   void Finish(Transfer& transfer, int curl_code);
@@ -102,6 +104,7 @@ class DeliverySender {
   // or dropped (left for a later claim) before their lease runs out.
   std::deque<std::pair<ClaimedDelivery, std::chrono::steady_clock::time_point>> waiting_;
   std::vector<Finished> finished_;
+  int woken_retries_ = 0;
   std::chrono::steady_clock::time_point next_housekeeping_{};
   std::chrono::steady_clock::time_point next_purge_{};
   std::atomic<bool> stopping_{false};

@@ -183,11 +183,10 @@ Result<Webhook> WebhookStore::Delete(int64_t user_id, int64_t id) {
   });
 }
 
-std::vector<Webhook> WebhookStore::ActiveSubscribers(DbConnection& conn, int64_t user_id, const std::string& trigger) {
+std::vector<Webhook> WebhookStore::Active(DbConnection& conn, int64_t user_id) {
   std::vector<Webhook> out;
   for (const DbRow& row : conn.Query(std::string(kSelect) + "WHERE user_id = ? AND active = 1 ORDER BY id", {user_id})) {
-    Webhook w = FromRow(row);
-    if (w.Subscribes(trigger)) out.push_back(std::move(w));
+    out.push_back(FromRow(row));
   }
   return out;
 }

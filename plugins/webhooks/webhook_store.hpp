@@ -55,9 +55,9 @@ class WebhookStore {
   // Deletes the webhook and its delivery log; answers it as it was.
   Result<Webhook> Delete(int64_t user_id, int64_t id);
 
-  // For the delivery engine, on the caller's connection: the active webhooks of `user_id`
-  // subscribed to `trigger`; one webhook by id whoever owns it; and 410's effect.
-  std::vector<Webhook> ActiveSubscribers(DbConnection& conn, int64_t user_id, const std::string& trigger);
+  // For the delivery engine, on the caller's connection: the active webhooks of `user_id`; one
+  // webhook by id whoever owns it; and 410's effect.
+  std::vector<Webhook> Active(DbConnection& conn, int64_t user_id);
   std::optional<Webhook> Load(DbConnection& conn, int64_t id, bool for_update = false);
   void Deactivate(DbConnection& conn, int64_t id);
 
