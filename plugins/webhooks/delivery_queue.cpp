@@ -72,6 +72,30 @@ std::string IdList(const std::vector<int64_t>& ids) {
   return out;
 }
 
+// Inserts `rows` with multi-row statements of a few fixed sizes (each size is one cached
+// statement, whatever the batch). Returns the affected rows.
+uint64_t InsertInChunks(DbConnection& tx, std::string_view head, std::vector<std::vector<DbValue>>& rows,
+                        std::string_view tail = {}, std::string_view row = {}) {
+  constexpr size_t kChunks[] = {32, 8, 1};
+  uint64_t affected = 0;
+  size_t at = 0;
+  while (at < rows.size()) {
+    size_t n = 1;
+    for (size_t chunk : kChunks) {
+      if (rows.size() - at >= chunk) {
+        n = chunk;
+        break;
+      }
+    }
+    std::vector<std::vector<DbValue>> part(std::make_move_iterator(rows.begin() + static_cast<std::ptrdiff_t>(at)),
+                                           std::make_move_iterator(rows.begin() + static_cast<std::ptrdiff_t>(at + n)));
+    affected += tx.InsertRows(head, part, tail, row);
+    at += n;
+  }
+  rows.clear();
+  return affected;
+}
+
 Json AttemptJson(const DbRow& row) {
   Json a = {{"at", time::FormatIso(time::ParseSql(row.String("at")).value_or(0))},
             {"statusCode", row.IsNull("status_code") ? Json() : Json(row.Int("status_code"))},
@@ -91,33 +115,19 @@ std::vector<Migration> DeliveryQueue::Migrations() {
 
 size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& batch) {
   // Each organizer's webhooks are read once per batch; the deliveries are written by multi-row
-  // inserts of a few fixed sizes (each size is one cached statement), each at most
-  // kMaxInsertBytes of bodies.
-  constexpr size_t kChunks[] = {32, 8, 1};
+  // inserts, each at most kMaxInsertBytes of bodies.
   constexpr size_t kMaxInsertBytes = 4 << 20;
   std::map<int64_t, std::vector<Webhook>> active;
   std::vector<std::vector<DbValue>> rows;
   size_t row_bytes = 0;
   size_t created = 0;
-  auto flush = [&](bool all) {
-    while (!rows.empty()) {
-      size_t n = 0;
-      for (size_t chunk : kChunks) {
-        if (rows.size() >= chunk) {
-          n = chunk;
-          break;
-        }
-      }
-      if (n < kChunks[0] && !all) return;
-      std::vector<std::vector<DbValue>> part(std::make_move_iterator(rows.begin()),
-                                             std::make_move_iterator(rows.begin() + static_cast<std::ptrdiff_t>(n)));
-      rows.erase(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(n));
-      created += tx.InsertRows(
-          "INSERT INTO webhook_deliveries (webhook_id, event_id, trigger_event, message_id, body, content_type,"
-          " event_at, status, round_attempts, next_attempt_at, created_at, updated_at)",
-          part, " ON DUPLICATE KEY UPDATE id = id",
-          "(?, ?, ?, ?, ?, ?, ?, 'pending', 0, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))");
-    }
+  auto flush = [&] {
+    created += InsertInChunks(
+        tx,
+        "INSERT INTO webhook_deliveries (webhook_id, event_id, trigger_event, message_id, body, content_type,"
+        " event_at, status, round_attempts, next_attempt_at, created_at, updated_at)",
+        rows, " ON DUPLICATE KEY UPDATE id = id",
+        "(?, ?, ?, ?, ?, ?, ?, 'pending', 0, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))");
     row_bytes = 0;
   };
   for (const OutboxEvent& e : batch) {
@@ -140,11 +150,10 @@ size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& 
           std::chrono::duration_cast<std::chrono::milliseconds>(e.created_at.time_since_epoch()).count());
       rows.push_back({w.id, e.id, trigger, "msg_" + crypto::RandomToken(18), std::move(body.body),
                       std::move(body.content_type), event_at});
-      if (row_bytes >= kMaxInsertBytes) flush(true);
+      if (row_bytes >= kMaxInsertBytes) flush();
     }
-    flush(false);
   }
-  flush(true);
+  flush();
   return created;
 }
 
@@ -196,6 +205,7 @@ std::vector<int64_t> DeliveryQueue::Record(Database& db, const std::vector<Recor
   if (batch.empty()) return {};
   return db.Transaction([&](DbConnection& tx) {
     std::vector<std::vector<DbValue>> attempt_rows;
+    std::vector<int64_t> succeeded;
     std::vector<int64_t> succeeded_webhooks;
     std::vector<int64_t> failing_webhooks;
     std::vector<int64_t> gone_webhooks;
@@ -210,20 +220,28 @@ std::vector<int64_t> DeliveryQueue::Record(Database& db, const std::vector<Recor
                               a.status_code > 0 ? DbValue(static_cast<int64_t>(a.status_code)) : DbValue(),
                               a.duration_ms, a.error.empty() ? DbValue() : DbValue(text::TruncateUtf8(a.error, 512)),
                               a.status_code > 0 ? DbValue(a.response) : DbValue()});
-      tx.Exec(
-          "UPDATE webhook_deliveries SET status = ?, round_attempts = round_attempts + 1,"
-          " next_attempt_at = UTC_TIMESTAMP(3) + INTERVAL ? MICROSECOND, updated_at = UTC_TIMESTAMP(3),"
-          " delivered_at = IF(? AND delivered_at IS NULL, UTC_TIMESTAMP(3), delivered_at) WHERE id = ?",
-          {status, outcome.kind == Outcome::kRetryLater ? outcome.retry_in_ms * 1000 : int64_t{0},
-           outcome.kind == Outcome::kSucceeded, d.id});
+      if (outcome.kind == Outcome::kSucceeded) {
+        succeeded.push_back(d.id);
+      } else {
+        tx.Exec(
+            "UPDATE webhook_deliveries SET status = ?, round_attempts = round_attempts + 1,"
+            " next_attempt_at = UTC_TIMESTAMP(3) + INTERVAL ? MICROSECOND, updated_at = UTC_TIMESTAMP(3) WHERE id = ?",
+            {status, outcome.kind == Outcome::kRetryLater ? outcome.retry_in_ms * 1000 : int64_t{0}, d.id});
+      }
       if (!d.webhook) continue;
       if (outcome.disable_webhook) gone_webhooks.push_back(d.webhook->id);
       (outcome.kind == Outcome::kSucceeded ? succeeded_webhooks : failing_webhooks).push_back(d.webhook->id);
     }
-    tx.InsertRows("INSERT INTO webhook_delivery_attempts (delivery_id, at, status_code, duration_ms, error, response)",
-                  attempt_rows);
-    for (int64_t id : gone_webhooks) webhooks_.Deactivate(tx, id);
+    InsertInChunks(tx, "INSERT INTO webhook_delivery_attempts (delivery_id, at, status_code, duration_ms, error, response)",
+                   attempt_rows);
     // The ids come from the claimed rows, never from outside.
+    if (!succeeded.empty()) {
+      tx.ExecUnprepared(
+          "UPDATE webhook_deliveries SET status = 'succeeded', round_attempts = round_attempts + 1,"
+          " next_attempt_at = UTC_TIMESTAMP(3), updated_at = UTC_TIMESTAMP(3),"
+          " delivered_at = COALESCE(delivered_at, UTC_TIMESTAMP(3)) WHERE id IN (" + IdList(succeeded) + ")");
+    }
+    for (int64_t id : gone_webhooks) webhooks_.Deactivate(tx, id);
     if (!succeeded_webhooks.empty()) {
       tx.ExecUnprepared("UPDATE webhooks SET failing_since = NULL WHERE failing_since IS NOT NULL AND id IN (" +
                         IdList(succeeded_webhooks) + ")");

@@ -400,13 +400,18 @@ void DeliverySender::RecordFinished() {
         hooks_.delivered) {
       hooks_.delivered(static_cast<double>(std::max<int64_t>(0, now_ms - d.event_at_ms)) / 1000.0);
     }
-    logger_.Info("webhook delivery attempt", {{"delivery_id", d.id},
-                                              {"webhook_id", d.webhook ? d.webhook->id : 0},
-                                              {"trigger", d.trigger},
-                                              {"outcome", f.outcome_name},
-                                              {"status_code", a.status_code},
-                                              {"duration_ms", a.duration_ms},
-                                              {"error", a.error}});
+    // Successes are the common case: logged at debug level; every other outcome at info.
+    const LogLevel level = f.outcome.kind == Outcome::kSucceeded ? LogLevel::kDebug : LogLevel::kInfo;
+    if (logger_.Enabled(level)) {
+      logger_.Log(level, "webhook delivery attempt",
+                  {{"delivery_id", d.id},
+                   {"webhook_id", d.webhook ? d.webhook->id : 0},
+                   {"trigger", d.trigger},
+                   {"outcome", f.outcome_name},
+                   {"status_code", a.status_code},
+                   {"duration_ms", a.duration_ms},
+                   {"error", a.error}});
+    }
     if (recorded && f.outcome.disable_webhook && d.webhook) {
       logger_.Warn("webhook disabled: the receiver answered 410 Gone", {{"webhook_id", d.webhook->id}});
       if (hooks_.disabled) hooks_.disabled("gone");

@@ -130,7 +130,9 @@ TEST_F(WebhooksReliability, WebhookFailingForDisableAfterIsTurnedOffAndItsOwnerM
            text.str().find("Your webhook was turned off") != std::string::npos &&
            text.str().find("/broken") != std::string::npos;
   })) << "no mail to the owner in " << mail_log;
-  EXPECT_EQ(Sample(*server_, "webhooks_disabled_total{reason=\"failing\"}"), 1);
+  // Counted once the sender has seen its record commit (the mail may be written a moment before).
+  EXPECT_TRUE(Await([&] { return Sample(*server_, "webhooks_disabled_total{reason=\"failing\"}") == 1; }))
+      << Sample(*server_, "webhooks_disabled_total{reason=\"failing\"}");
   // Another user's webhook, which received nothing, is untouched.
   EXPECT_EQ(Call("GET", "/v2/webhooks/" + std::to_string(healthy), other_key_).Json()["data"]["active"], true);
 
