@@ -14,7 +14,7 @@ TEST_F(CalendarTest, ConnectSaveAndListCalendars) {
   EXPECT_EQ(c.Json()["status"], "success");
   // authUrl is the start page on the app listener; it names the account and links to Google.
   const std::string auth_url = c.Json()["data"]["authUrl"];
-  const std::string start_prefix = server_->app() + "/settings/calendars/google/start?state=";
+  const std::string start_prefix = "http://127.0.0.1:8081/settings/calendars/google/start?state=";
   ASSERT_EQ(auth_url.rfind(start_prefix, 0), 0u) << auth_url;
   StartPage start = OpenStartPage(auth_url, AdaBrowser());
   ASSERT_EQ(start.page.status, 200) << start.page.body;

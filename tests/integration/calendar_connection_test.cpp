@@ -194,6 +194,11 @@ TEST_F(CalendarTest, ConnectFlowFinishesOnlyInTheBrowserThatStartedIt) {
   StartPage bob_start = OpenStartPage(bob_link, bob_browser);
   ASSERT_EQ(bob_start.page.status, 200) << bob_start.page.body;
   EXPECT_NE(bob_start.page.body.find("bob@example.com"), std::string::npos);
+  // Bound now: still nothing for a browser without Bob's secret.
+  const std::string name = bob_start.binding_cookie.substr(0, bob_start.binding_cookie.find('='));
+  HttpResult forged = SaveFrom(carol_code, state, name + "=" + std::string(43, 'A'));
+  EXPECT_EQ(forged.status, 403) << forged.body;
+  EXPECT_EQ(google_.exchanges(), 0);
   HttpResult bob_saved = SaveFrom(google_.IssueCode(), state, bob_start.binding_cookie);
   EXPECT_EQ(bob_saved.status, 200) << bob_saved.body;
   EXPECT_EQ(db_.QueryValue("SELECT COUNT(*) FROM calendar_google_credentials WHERE user_id = " + std::to_string(bob)),

@@ -105,18 +105,22 @@ class CalendarTest : public ::testing::Test {
     std::string binding_cookie;
     std::string set_cookie;  // the whole Set-Cookie value
   };
+  // `auth_url` names the configured app_url (http://127.0.0.1:8081); the request goes to the app
+  // listener's real port.
   StartPage OpenStartPage(const std::string& auth_url, const std::string& session_cookie) {
     StartPage out;
     std::vector<std::string> h;
     if (!session_cookie.empty()) h.push_back("Cookie: " + session_cookie);
-    out.page = http_.Get(auth_url, h);
+    const size_t path = auth_url.find('/', auth_url.find("://") + 3);
+    out.page = http_.Get(server_->app() + (path == std::string::npos ? "" : auth_url.substr(path)), h);
     const std::string marker = "id=\"continue\" class=\"button\" href=\"";
     const size_t at = out.page.body.find(marker);
     if (at != std::string::npos) {
       std::string href =
           out.page.body.substr(at + marker.size(), out.page.body.find('"', at + marker.size()) - at - marker.size());
-      for (const auto& [entity, plain] : {std::pair<std::string, std::string>{"&amp;", "&"}, {"&#x2F;", "/"},
-                                          {"&#47;", "/"}, {"&#x3D;", "="}, {"&#61;", "="}}) {
+      static const std::pair<std::string, std::string> kEntities[] = {
+          {"&amp;", "&"}, {"&#x2F;", "/"}, {"&#47;", "/"}, {"&#x3D;", "="}, {"&#61;", "="}};
+      for (const auto& [entity, plain] : kEntities) {
         for (size_t at = href.find(entity); at != std::string::npos; at = href.find(entity, at + 1))
           href.replace(at, entity.size(), plain);
       }
@@ -144,7 +148,7 @@ class CalendarTest : public ::testing::Test {
   std::string ConnectState(const std::string& token, const std::string& redir = "", std::string browser = "") {
     if (browser.empty()) browser = AdaBrowser();
     const std::string state = QueryParam(ConnectUrl(token, redir), "state");
-    StartPage start = OpenStartPage(server_->app() + "/settings/calendars/google/start?state=" + FormEncode(state),
+    StartPage start = OpenStartPage("http://127.0.0.1:8081/settings/calendars/google/start?state=" + FormEncode(state),
                                     browser);
     EXPECT_EQ(start.page.status, 200) << start.page.body;
     EXPECT_EQ(QueryParam(start.google_url, "state"), state);
