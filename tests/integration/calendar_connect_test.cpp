@@ -134,8 +134,11 @@ TEST_F(CalendarTest, SaveRedirectsOnlyToOwnOrigins) {
   }
 
   // The user denied access at Google: back to redir with the error.
-  HttpResult denied = http_.Get(Api("/v2/calendars/google/save?error=access_denied&state=" +
-                                    FormEncode(ConnectState(key_, "http://127.0.0.1:8081/settings"))));
+  const std::string denied_state = ConnectState(key_, "http://127.0.0.1:8081/settings");
+  const std::string denied_path = "/v2/calendars/google/save?error=access_denied&state=" + FormEncode(denied_state);
+  // Only in the browser that started the flow (elsewhere: 403, nothing revealed).
+  EXPECT_EQ(http_.Get(Api(denied_path)).status, 403);
+  HttpResult denied = http_.Get(Api(denied_path), {"Cookie: " + bindings_[denied_state]});
   EXPECT_EQ(denied.status, 302);
   EXPECT_EQ(denied.Header("location"), "http://127.0.0.1:8081/settings?error=access_denied");
 }
