@@ -55,11 +55,23 @@ CREATE TABLE IF NOT EXISTS calendar_connect_states (
   KEY ix_calendar_connect_states_expires (expires_at)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci)sql";
 
+// A credential Google refused to refresh (invalid_grant) is marked, not deleted: its routes answer
+// 409 reconnect_required until the user connects again.
+constexpr const char* kInvalidMarkMigration =
+    "ALTER TABLE calendar_google_credentials ADD COLUMN invalid_at DATETIME(3) NULL";
+
+// The connect flow finishes only in the browser that opened the start page: the state row holds
+// the SHA-256 of the secret that page put in that browser's cookie.
+constexpr const char* kBrowserBindingMigration =
+    "ALTER TABLE calendar_connect_states ADD COLUMN binding_hash CHAR(64) CHARACTER SET ascii COLLATE ascii_bin"
+    " NOT NULL DEFAULT ''";
+
 }  // namespace
 
 std::vector<Migration> CalendarMigrations() {
-  return {
-      Migration{1, "calendar credentials, calendars, destinations, ICS feeds, connect states", kMigration}};
+  return {Migration{1, "calendar credentials, calendars, destinations, ICS feeds, connect states", kMigration},
+          Migration{2, "calendar_google_credentials.invalid_at", kInvalidMarkMigration},
+          Migration{3, "calendar_connect_states.binding_hash", kBrowserBindingMigration}};
 }
 
 }  // namespace rendezvous::calendar

@@ -32,9 +32,28 @@ std::string Url(ConfigNode& node, const std::string& key, const std::string& def
   return v;
 }
 
+// The host name of an http(s) URL, without port or user-info (cookies are shared across ports).
+std::string HostOf(const std::string& url) {
+  const size_t start = url.find("://");
+  std::string authority = start == std::string::npos ? url : url.substr(start + 3);
+  authority = authority.substr(0, authority.find_first_of("/?#"));
+  if (const size_t at = authority.rfind('@'); at != std::string::npos) authority = authority.substr(at + 1);
+  if (!authority.empty() && authority.front() == '[') return authority.substr(0, authority.find(']') + 1);
+  return authority.substr(0, authority.find(':'));
+}
+
 std::string TrimSlash(std::string s) {
   while (!s.empty() && s.back() == '/') s.pop_back();
   return s;
+}
+
+// Google's revocation endpoint sits beside its token endpoint (https://oauth2.googleapis.com/revoke),
+// so it is derived rather than configured: the token URL's last path segment becomes "revoke".
+std::string RevokeUrl(const std::string& token_url) {
+  const size_t scheme_end = token_url.find("://");
+  const size_t slash = token_url.rfind('/');
+  if (scheme_end == std::string::npos || slash <= scheme_end + 2) return token_url + "/revoke";
+  return token_url.substr(0, slash) + "/revoke";
 }
 
 // The busy times of a user's Google calendars to check and ICS feeds, for the slots of the user's
@@ -70,6 +89,7 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   google.auth_url = Url(g, "auth_url", "https://accounts.google.com/o/oauth2/v2/auth");
   google.token_url = Url(g, "token_url", "https://oauth2.googleapis.com/token");
   google.api_base_url = Url(g, "api_base_url", "https://www.googleapis.com/calendar/v3");
+  google.revoke_url = RevokeUrl(google.token_url);
   g.RejectUnknown();
   CalendarOptions options;
   // Not in DESIGN §8 (documented in docs/calendar.md): lets ICS feeds live on private or loopback
@@ -81,6 +101,12 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   options.encryption_key = ctx.encryption_key();
 
   Logger& logger = ctx.logger();
+  if (HostOf(options.app_url) != HostOf(options.base_url)) {
+    logger.Warn(
+        "calendar: server.app.app_url and server.api.base_url have different host names; the Google connect flow's"
+        " browser cookie (set on the app host) cannot reach /v2/calendars/google/save, so connecting answers 403"
+        " connect_browser_mismatch (see docs/calendar.md)");
+  }
   if (options.encryption_key.size() != 32) {
     logger.Warn(
         "calendar: no credential encryption key; connecting Google calendars and saving ICS feeds answer 503 "

@@ -21,15 +21,32 @@ void RegisterCalendarRoutes(PluginContext& ctx, std::shared_ptr<CalendarService>
                             return Response::Success(Json{{"authUrl", *url}});
                           }));
 
-  // Public: the state names the user (Google's browser redirect carries no bearer token).
+  // Public: Google's browser redirect carries no bearer token. The state names the user and the
+  // binding cookie the start page set proves this is the browser that user started in.
   ctx.AddRoute(Route::Api(Method::kGet, "/v2/calendars/google/save", RouteAuth::Public(),
                           [service](Request& req) {
-                            auto saved = service->Save(req.Query("code").value_or(""),
-                                                       req.Query("state").value_or(""),
-                                                       req.Query("error").value_or(""));
+                            const std::string state = req.Query("state").value_or("");
+                            auto saved = service->Save(req.Query("code").value_or(""), state,
+                                                       req.Query("error").value_or(""),
+                                                       req.Cookie(CalendarService::BindingCookieName(state)));
                             if (!saved.ok()) return Response::FromStatus(saved.status());
-                            if (!saved->redirect.empty()) return Response::Redirect(saved->redirect, 302);
-                            return Response::Success(saved->calendars);
+                            Response res = saved->redirect.empty() ? Response::Success(saved->calendars)
+                                                                   : Response::Redirect(saved->redirect, 302);
+                            res.With("Set-Cookie", service->BindingCookieHeader(state, ""));
+                            return res;
+                          })
+                   .Outbound());
+
+  RegisterConnectStartPage(ctx, service);
+
+  ctx.AddRoute(Route::Api(Method::kGet, "/v2/calendars/google/check", RouteAuth::Bearer("APPS_READ", kScoped),
+                          [service](Request& req) { return ToResponse(service->CheckGoogle(req.principal->user_id)); })
+                   .Outbound());
+
+  // Spec §5.3: APPS_WRITE is "connect and disconnect apps".
+  ctx.AddRoute(Route::Api(Method::kPost, "/v2/calendars/google/disconnect", RouteAuth::Bearer("APPS_WRITE", kScoped),
+                          [service](Request& req) {
+                            return ToResponse(service->DisconnectGoogle(req.principal->user_id));
                           })
                    .Outbound());
 

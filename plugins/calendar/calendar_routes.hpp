@@ -10,4 +10,9 @@ namespace rendezvous::calendar {
 
 void RegisterCalendarRoutes(PluginContext& ctx, std::shared_ptr<CalendarService> service);
 
+// GET {app_url}/settings/calendars/google/start?state=.. (connect_start_page.cpp): the page the
+// connect answer's authUrl points at. Needs the signed-in session of the state's user, names the
+// account being connected, sets the browser binding cookie and links on to Google.
+void RegisterConnectStartPage(PluginContext& ctx, std::shared_ptr<CalendarService> service);
+
 }  // namespace rendezvous::calendar

@@ -6,7 +6,8 @@
 // Thread-safe; may throw DatabaseUnavailable (the host answers 503).
 //
 // The member functions live in one file per job: google_connect.cpp (the connect flow),
-// google_credentials.cpp (loading and refreshing tokens), calendar_list.cpp (calendars and the
+// google_credentials.cpp (loading and refreshing tokens), google_connection.cpp (checking and
+// disconnecting the connection), calendar_list.cpp (calendars and the
 // destination), ics_feeds.cpp (saving feeds), ics_fetcher.cpp (downloading them), busy_times.cpp
 // and event_lookup.cpp.
 #pragma once
@@ -45,6 +46,10 @@ struct BusyPeriod {
   std::string external_id;
 };
 
+// 409 reconnect_required: the stored Google credential cannot be used any more (Google refused
+// its refresh token, or it cannot be decrypted); only connecting again helps.
+Status ReconnectRequired(const std::string& message);
+
 constexpr int kStateTtlSeconds = 600;
 constexpr int64_t kMaxBusyRangeSeconds = 93LL * 86400;
 constexpr size_t kMaxIcsUrlsPerRequest = 10;
@@ -65,16 +70,35 @@ class CalendarService {
   bool google_configured() const { return !google_.config().client_id.empty(); }
   bool encryption_configured() const { return options_.encryption_key.size() == 32; }
 
-  // GET /v2/calendars/google/connect: the Google consent URL (a fresh state bound to the user).
+  // GET /v2/calendars/google/connect: the URL of the start page ({app_url}, see StartConnect)
+  // with a fresh state bound to the user.
   Result<std::string> Connect(int64_t user_id, const std::optional<std::string>& redir);
+
+  // The start page (GET {app_url}/settings/calendars/google/start?state=..), for the signed-in
+  // user: the state must be theirs (403 wrong_account otherwise, 400 invalid_state when unknown,
+  // expired or used). Binds the state to this browser: a fresh secret whose hash the state row
+  // keeps goes into the cookie `cookie_name`; /save finishes only with that cookie.
+  struct StartResult {
+    std::string google_url;  // Google's consent URL
+    std::string cookie_name;
+    std::string cookie_value;
+  };
+  Result<StartResult> StartConnect(int64_t session_user_id, const std::string& state);
+  // The binding cookie of a state, and the Set-Cookie value that sets (value) or clears ("") it:
+  // HttpOnly, SameSite=Lax, Path=/v2/calendars/google/save, 10 minutes, Secure on an https app_url.
+  static std::string BindingCookieName(const std::string& state);
+  std::string BindingCookieHeader(const std::string& state, const std::string& value) const;
 
   struct SaveResult {
     std::string redirect;  // non-empty: answer with a redirect there
     Json calendars;        // else: {"calendars":[..]}
   };
-  // GET /v2/calendars/google/save: consumes the state, exchanges the code, stores credential and
-  // calendar list. `google_error` is Google's `error` parameter (the user denied access).
-  Result<SaveResult> Save(const std::string& code, const std::string& state, const std::string& google_error);
+  // GET /v2/calendars/google/save: checks the browser binding (`binding_cookie`, the value of the
+  // state's binding cookie; 403 connect_browser_mismatch without it, the state left unused),
+  // consumes the state, exchanges the code, stores credential and calendar list. `google_error` is
+  // Google's `error` parameter (the user denied access).
+  Result<SaveResult> Save(const std::string& code, const std::string& state, const std::string& google_error,
+                          const std::optional<std::string>& binding_cookie);
 
   Result<Json> ListCalendars(int64_t user_id);
   Result<Json> BusyTimes(int64_t user_id, const std::optional<std::string>& date_from,
@@ -89,12 +113,22 @@ class CalendarService {
   Result<Json> SetDestination(int64_t user_id, const Json& body);
   Result<Json> GetEvent(int64_t user_id, const std::string& calendar, const std::string& event_uid);
 
+  // GET /v2/calendars/google/check: {connected, valid, reconnectRequired}. Asks Google (the
+  // calendar list) when a usable credential is stored, refreshing it once if needed.
+  Result<Json> CheckGoogle(int64_t user_id);
+  // POST /v2/calendars/google/disconnect: revokes the refresh token at Google (best effort),
+  // deletes the credential, its calendar list and a Google destination. Bookings are kept.
+  // {disconnected: false} when nothing was connected.
+  Result<Json> DisconnectGoogle(int64_t user_id);
+
  private:
   struct Credential {
-    int64_t id = 0;
+    int64_t id = 0;  // 0: not stored yet (during the connect flow)
+    int64_t user_id = 0;
     std::string access_token;
     std::string refresh_token;
-    int64_t expires_at = 0;  // unix seconds; 0 unknown
+    int64_t expires_at = 0;          // unix seconds; 0 unknown
+    std::string stored_refresh_enc;  // the row's refresh_token_enc as loaded (identifies this version)
   };
   struct GoogleCalendar {
     int64_t credential_id = 0;
@@ -116,7 +150,10 @@ class CalendarService {
   Result<std::optional<Credential>> LoadCredential(int64_t user_id);
   // Calls `call` with the access token; refreshes once on known expiry or on Google's 401.
   Result<GoogleCall> WithGoogle(Credential& cred, const std::function<GoogleCall(const std::string&)>& call);
+  // Refreshes the access token; Google refusing the refresh token (invalid_grant) marks the
+  // credential invalid and answers ReconnectRequired.
   Status RefreshCredential(Credential& cred);
+  void MarkCredentialInvalid(const Credential& cred, const std::string& why);
   Status RequireEncryption() const;
   Status RequireGoogle() const;
 

@@ -32,14 +32,20 @@ json MapTime(const json& t, const std::string& calendar_tz) {
   return {{"time", text}, {"timeZone", zone}};
 }
 
+// DESIGN §9: a location field without a value is left out (not "", not null), as the original
+// service does; `type` is always there.
 json Location(const std::string& type, const std::string& url, const std::string& label,
               const std::string& password, const std::string& meeting_code, const std::string& access_code) {
-  return {{"type", type},
-          {"url", url},
-          {"label", label},
-          {"password", password},
-          {"meetingCode", meeting_code},
-          {"accessCode", access_code}};
+  json out = {{"type", type}};
+  const std::pair<const char*, const std::string*> fields[] = {{"url", &url},
+                                                               {"label", &label},
+                                                               {"password", &password},
+                                                               {"meetingCode", &meeting_code},
+                                                               {"accessCode", &access_code}};
+  for (const auto& [name, value] : fields) {
+    if (!value->empty()) out[name] = *value;
+  }
+  return out;
 }
 
 json Locations(const json& event) {

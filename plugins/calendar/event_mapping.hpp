@@ -11,7 +11,8 @@ namespace rendezvous::calendar {
 // was found in (from calendarList); it is used for all-day events and events without a zone.
 // Output fields: id, title, description, start{time,timeZone}, end{time,timeZone}, locations[],
 // attendees[], status, hosts[], calendarEventOwner{email,name}, source "google".
-// Fields Google leaves out map to "" (strings), false (booleans) or [] (lists).
+// Fields Google leaves out map to "" (strings), false (booleans) or [] (lists), except the fields
+// of a location (url, label, password, meetingCode, accessCode), which are left out (DESIGN §9).
 nlohmann::json MapGoogleEvent(const nlohmann::json& event, const std::string& calendar_time_zone);
 
 // Google attendee responseStatus -> ours: accepted->accepted, tentative->pending,

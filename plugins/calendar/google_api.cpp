@@ -139,6 +139,15 @@ GoogleCall GoogleApi::Refresh(const std::string& refresh_token) const {
                                               {"client_secret", config_.client_secret}}));
 }
 
+GoogleCall GoogleApi::Revoke(const std::string& token) const {
+  FetchRequest req;
+  req.method = "POST";
+  req.url = config_.revoke_url;
+  req.headers = {"Content-Type: application/x-www-form-urlencoded"};
+  req.body = Form({{"token", token}});
+  return Call("revoke", std::move(req));
+}
+
 GoogleCall GoogleApi::CalendarList(const std::string& access_token) const {
   FetchRequest req;
   req.url = config_.api_base_url + "/users/me/calendarList?maxResults=250";

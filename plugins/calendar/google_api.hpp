@@ -18,6 +18,7 @@ struct GoogleConfig {
   std::string auth_url;
   std::string token_url;
   std::string api_base_url;
+  std::string revoke_url;  // RFC 7009 revocation; the plugin derives it from token_url (…/revoke)
 };
 
 // One answer from Google: the transport outcome, the HTTP status and the JSON body (null when the
@@ -57,6 +58,8 @@ class GoogleApi {
   GoogleCall Refresh(const std::string& refresh_token) const;
   GoogleCall CalendarList(const std::string& access_token) const;
   GoogleCall FreeBusy(const std::string& access_token, const nlohmann::json& body) const;
+  // Revokes `token` (and the grant behind it). Google answers 200 with an empty body.
+  GoogleCall Revoke(const std::string& token) const;
   GoogleCall GetEvent(const std::string& access_token, const std::string& calendar_id,
                       const std::string& event_id) const;
 

@@ -1,6 +1,7 @@
 #include "calendar_service.hpp"
 #include "json_fields.hpp"
 #include "rendezvous/crypto.hpp"
+#include "rendezvous/pages.hpp"
 #include "rendezvous/text.hpp"
 #include "rendezvous/time.hpp"
 #include "url_policy.hpp"
@@ -14,6 +15,14 @@ constexpr size_t kMaxCalendars = 250;
 constexpr size_t kMaxTimeZoneBytes = 64;
 
 // `redir` with error=<error> added to its query, before any fragment.
+constexpr const char* kStartPath = "/settings/calendars/google/start";
+constexpr const char* kSavePath = "/v2/calendars/google/save";
+
+Status InvalidState() {
+  return Status::Invalid("state", "the state is unknown, expired or already used; start again at /v2/calendars/google/connect")
+      .WithReason("invalid_state");
+}
+
 std::string WithErrorParameter(const std::string& redir, const std::string& error) {
   const size_t hash = redir.find('#');
   const std::string base = redir.substr(0, hash);
@@ -38,11 +47,51 @@ Result<std::string> CalendarService::Connect(int64_t user_id, const std::optiona
         " VALUES (?, ?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL ? SECOND)",
         {crypto::Sha256Hex(state), user_id, target, kStateTtlSeconds});
   });
-  return google_.AuthUrl(options_.base_url + "/v2/calendars/google/save", state);
+  return options_.app_url + kStartPath + "?state=" + PercentEncode(state);
+}
+
+std::string CalendarService::BindingCookieName(const std::string& state) {
+  return "rdv_gcal_" + crypto::Sha256Hex(state).substr(0, 16);
+}
+
+std::string CalendarService::BindingCookieHeader(const std::string& state, const std::string& value) const {
+  CookieOptions o;
+  o.path = kSavePath;
+  o.http_only = true;
+  o.same_site = "Lax";  // sent on Google's top-level redirect back to /save
+  o.secure = options_.app_url.rfind("https://", 0) == 0;
+  o.max_age = std::chrono::seconds(value.empty() ? 0 : kStateTtlSeconds);
+  return SetCookieHeader(BindingCookieName(state), value, o);
+}
+
+Result<CalendarService::StartResult> CalendarService::StartConnect(int64_t session_user_id,
+                                                                   const std::string& state) {
+  if (Status s = RequireGoogle(); !s.ok()) return s;
+  if (state.empty() || state.size() > kMaxStateLength) return InvalidState();
+  const std::string secret = crypto::RandomToken(32);
+  const std::string state_hash = crypto::Sha256Hex(state);
+  Status bound = db_.Transaction([&](DbConnection& tx) -> Status {
+    std::optional<DbRow> found = tx.QueryOne(
+        "SELECT user_id FROM calendar_connect_states WHERE state_hash = ? AND used_at IS NULL"
+        " AND expires_at > UTC_TIMESTAMP(3) FOR UPDATE",
+        {state_hash});
+    if (!found) return InvalidState();
+    if (found->Int(1) != session_user_id)
+      return Status(ErrorCode::kForbidden,
+                    "this connect link was made for another account: sign in as the account that asked for it,"
+                    " or start again from that account")
+          .WithReason("wrong_account");
+    tx.Exec("UPDATE calendar_connect_states SET binding_hash = ? WHERE state_hash = ?",
+            {crypto::Sha256Hex(secret), state_hash});
+    return Status::Ok();
+  });
+  if (!bound.ok()) return bound;
+  return StartResult{google_.AuthUrl(options_.base_url + kSavePath, state), BindingCookieName(state), secret};
 }
 
 Result<CalendarService::SaveResult> CalendarService::Save(const std::string& code, const std::string& state,
-                                                          const std::string& google_error) {
+                                                          const std::string& google_error,
+                                                          const std::optional<std::string>& binding_cookie) {
   if (Status s = RequireGoogle(); !s.ok()) return s;
   if (Status s = RequireEncryption(); !s.ok()) return s;
   if (state.empty() || state.size() > kMaxStateLength) return Status::Invalid("state", "state is missing or invalid");
@@ -52,21 +101,36 @@ Result<CalendarService::SaveResult> CalendarService::Save(const std::string& cod
   struct StateRow {
     int64_t user_id = 0;
     std::string redir;
+    bool bound = false;  // this browser holds the state's binding cookie
   };
   const std::string state_hash = crypto::Sha256Hex(state);
+  const std::string cookie_hash =
+      binding_cookie && !binding_cookie->empty() && binding_cookie->size() <= kMaxStateLength
+          ? crypto::Sha256Hex(*binding_cookie)
+          : "";
   std::optional<StateRow> row = db_.Transaction([&](DbConnection& tx) -> std::optional<StateRow> {
     std::optional<DbRow> found = tx.QueryOne(
-        "SELECT user_id, redir FROM calendar_connect_states WHERE state_hash = ? AND used_at IS NULL"
+        "SELECT user_id, redir, binding_hash FROM calendar_connect_states WHERE state_hash = ? AND used_at IS NULL"
         " AND expires_at > UTC_TIMESTAMP(3) FOR UPDATE",
         {state_hash});
     if (!found) return std::nullopt;
-    tx.Exec("UPDATE calendar_connect_states SET used_at = UTC_TIMESTAMP(3) WHERE state_hash = ?", {state_hash});
-    return StateRow{found->Int(1), found->String(2)};
+    const std::string binding_hash = found->String(3);
+    StateRow r{found->Int(1), found->String(2), false};
+    r.bound = !binding_hash.empty() && !cookie_hash.empty() && crypto::ConstantTimeEquals(cookie_hash, binding_hash);
+    // Another browser cannot use the state up either: the user's own flow stays possible.
+    if (r.bound)
+      tx.Exec("UPDATE calendar_connect_states SET used_at = UTC_TIMESTAMP(3) WHERE state_hash = ?", {state_hash});
+    return r;
   });
-  if (!row)
-    return Status::Invalid("state",
-                           "the state is unknown, expired or already used; start again at /v2/calendars/google/connect")
-        .WithReason("invalid_state");
+  if (!row) return InvalidState();
+  if (!row->bound) {
+    logger_.Warn("google calendar connect refused: finished in a browser that did not start it",
+                 {{"user_id", row->user_id}});
+    return Status(ErrorCode::kForbidden,
+                  "this Google connection was not started in this browser: open the connect link in the browser"
+                  " where you are signed in to the account being connected")
+        .WithReason("connect_browser_mismatch");
+  }
 
   if (!google_error.empty()) {
     const std::string error = google_error.substr(0, 64);
@@ -74,7 +138,7 @@ Result<CalendarService::SaveResult> CalendarService::Save(const std::string& cod
     return Status::Invalid("error", "Google did not grant access: " + error).WithReason("google_denied");
   }
 
-  const GoogleCall token = google_.ExchangeCode(code, options_.base_url + "/v2/calendars/google/save");
+  const GoogleCall token = google_.ExchangeCode(code, options_.base_url + kSavePath);
   if (!token.ok()) return GoogleFailure(token, "the code exchange");
   Credential cred;
   cred.access_token = StringField(token.body, "access_token");
@@ -84,7 +148,11 @@ Result<CalendarService::SaveResult> CalendarService::Save(const std::string& cod
   if (token.body.contains("expires_in") && token.body["expires_in"].is_number_integer())
     cred.expires_at = time::Now() / 1000 + token.body["expires_in"].get<int64_t>();
 
-  const GoogleCall list = google_.CalendarList(cred.access_token);
+  cred.user_id = row->user_id;
+  // A token Google just issued may still be refused (401): refreshed once like any other.
+  auto list_call = WithGoogle(cred, [&](const std::string& access) { return google_.CalendarList(access); });
+  if (!list_call.ok()) return list_call.status();
+  const GoogleCall& list = *list_call;
   if (!list.ok()) return GoogleFailure(list, "the calendar list");
   std::vector<GoogleCalendar> calendars;
   if (list.body.contains("items") && list.body["items"].is_array()) {
@@ -121,12 +189,12 @@ Result<CalendarService::SaveResult> CalendarService::Save(const std::string& cod
       if (cred.refresh_token.empty()) {
         tx.Exec(
             "UPDATE calendar_google_credentials SET access_token_enc = ?, access_expires_at = ?,"
-            " updated_at = UTC_TIMESTAMP(3) WHERE id = ?",
+            " invalid_at = NULL, updated_at = UTC_TIMESTAMP(3) WHERE id = ?",
             {*access_enc, cred.expires_at, credential_id});
       } else {
         tx.Exec(
             "UPDATE calendar_google_credentials SET access_token_enc = ?, access_expires_at = ?,"
-            " updated_at = UTC_TIMESTAMP(3), refresh_token_enc = ? WHERE id = ?",
+            " invalid_at = NULL, updated_at = UTC_TIMESTAMP(3), refresh_token_enc = ? WHERE id = ?",
             {*access_enc, cred.expires_at, *refresh_enc, credential_id});
       }
     } else {

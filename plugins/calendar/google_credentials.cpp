@@ -12,50 +12,80 @@ int64_t NowSeconds() {
   return time::Now() / 1000;
 }
 
+// Google's token endpoint refusing the refresh token itself (revoked, expired, password changed):
+// only a new consent helps. Other failures (invalid_client, 5xx) are the server's or Google's.
+bool RefreshTokenRefused(const GoogleCall& r) {
+  return r.transport == FetchOutcome::kOk && r.status >= 400 && r.status < 500 &&
+         StringField(r.body, "error") == "invalid_grant";
+}
+
 }  // namespace
+
+Status ReconnectRequired(const std::string& message) {
+  return Status::Conflict(message).WithReason("reconnect_required");
+}
 
 Result<std::optional<CalendarService::Credential>> CalendarService::LoadCredential(int64_t user_id) {
   struct Row {
     int64_t id;
     std::string access, refresh;
     int64_t expires;
+    bool invalid;
   };
   std::optional<Row> row = db_.Run([&](DbConnection& c) -> std::optional<Row> {
     std::optional<DbRow> r = c.QueryOne(
-        "SELECT id, access_token_enc, refresh_token_enc, access_expires_at FROM calendar_google_credentials"
-        " WHERE user_id = ?",
+        "SELECT id, access_token_enc, refresh_token_enc, access_expires_at, invalid_at IS NOT NULL"
+        " FROM calendar_google_credentials WHERE user_id = ?",
         {user_id});
     if (!r) return std::nullopt;
-    return Row{r->Int(1), r->String(2), r->String(3), r->Int(4)};
+    return Row{r->Int(1), r->String(2), r->String(3), r->Int(4), r->Bool(5)};
   });
   if (!row) return std::optional<Credential>();
+  if (row->invalid)
+    return ReconnectRequired("Google no longer accepts this calendar connection; connect the calendar again");
   if (Status s = RequireEncryption(); !s.ok()) return s;
   auto access = crypto::Decrypt(options_.encryption_key, row->access);
   auto refresh = crypto::Decrypt(options_.encryption_key, row->refresh);
   if (!access.ok() || !refresh.ok()) {
     logger_.Error("a stored Google credential cannot be decrypted (was the encryption key changed?)",
                   {{"user_id", user_id}});
-    return Status::Conflict("the stored Google credential cannot be used; connect the calendar again")
-        .WithReason("reconnect_required");
+    return ReconnectRequired("the stored Google credential cannot be used; connect the calendar again");
   }
-  return std::optional<Credential>(Credential{row->id, *access, *refresh, row->expires});
+  return std::optional<Credential>(Credential{row->id, user_id, *access, *refresh, row->expires, row->refresh});
+}
+
+void CalendarService::MarkCredentialInvalid(const Credential& cred, const std::string& why) {
+  logger_.Warn("google refused the calendar credential; the user must connect again",
+               {{"user_id", cred.user_id}, {"reason", why}});
+  if (cred.id == 0) return;  // not stored yet (the connect flow)
+  // Only the credential this request loaded: a connect that replaced it meanwhile stays valid.
+  db_.Transaction([&](DbConnection& tx) {
+    tx.Exec(
+        "UPDATE calendar_google_credentials SET invalid_at = UTC_TIMESTAMP(3), updated_at = UTC_TIMESTAMP(3)"
+        " WHERE id = ? AND refresh_token_enc = ? AND invalid_at IS NULL",
+        {cred.id, cred.stored_refresh_enc});
+  });
 }
 
 Status CalendarService::RefreshCredential(Credential& cred) {
-  if (cred.refresh_token.empty())
-    return Status(ErrorCode::kUpstreamFailed, "Google gave no refresh token for this calendar; connect it again");
-  const GoogleCall r = google_.Refresh(cred.refresh_token);
-  if (!r.ok() || StringField(r.body, "access_token").empty()) {
-    Status failure = GoogleFailure(r, "the token refresh");
-    if (r.transport != FetchOutcome::kOk) return failure;
-    return Status(failure.code(), failure.message() + "; connect the calendar again");
+  if (cred.refresh_token.empty()) {
+    MarkCredentialInvalid(cred, "no refresh token");
+    return ReconnectRequired("Google gave no refresh token for this calendar; connect it again");
   }
+  const GoogleCall r = google_.Refresh(cred.refresh_token);
+  if (RefreshTokenRefused(r)) {
+    MarkCredentialInvalid(cred, r.GoogleMessage());
+    return ReconnectRequired("Google refused to renew access to this calendar (" + r.GoogleMessage() +
+                             "); connect the calendar again");
+  }
+  if (!r.ok() || StringField(r.body, "access_token").empty()) return GoogleFailure(r, "the token refresh");
   cred.access_token = StringField(r.body, "access_token");
   cred.expires_at = r.body.contains("expires_in") && r.body["expires_in"].is_number_integer()
                         ? NowSeconds() + r.body["expires_in"].get<int64_t>()
                         : 0;
   const std::string rotated = StringField(r.body, "refresh_token");
   if (!rotated.empty()) cred.refresh_token = rotated;
+  if (cred.id == 0) return Status::Ok();  // the connect flow stores it with the rest
   auto access_enc = crypto::Encrypt(options_.encryption_key, cred.access_token);
   auto refresh_enc = crypto::Encrypt(options_.encryption_key, cred.refresh_token);
   if (!access_enc.ok() || !refresh_enc.ok())
@@ -67,6 +97,7 @@ Status CalendarService::RefreshCredential(Credential& cred) {
         " updated_at = UTC_TIMESTAMP(3) WHERE id = ?",
         {*access_enc, *refresh_enc, cred.expires_at, cred.id});
   });
+  cred.stored_refresh_enc = *refresh_enc;
   return Status::Ok();
 }
 

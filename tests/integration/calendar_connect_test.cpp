@@ -12,7 +12,20 @@ TEST_F(CalendarTest, ConnectSaveAndListCalendars) {
   HttpResult c = Get("/v2/calendars/google/connect", key_);
   ASSERT_EQ(c.status, 200) << c.body;
   EXPECT_EQ(c.Json()["status"], "success");
-  const std::string url = c.Json()["data"]["authUrl"];
+  // authUrl is the start page on the app listener; it names the account and links to Google.
+  const std::string auth_url = c.Json()["data"]["authUrl"];
+  const std::string start_prefix = "http://127.0.0.1:8081/settings/calendars/google/start?state=";
+  ASSERT_EQ(auth_url.rfind(start_prefix, 0), 0u) << auth_url;
+  StartPage start = OpenStartPage(auth_url, AdaBrowser());
+  ASSERT_EQ(start.page.status, 200) << start.page.body;
+  EXPECT_NE(start.page.body.find("ada@example.com"), std::string::npos) << start.page.body;
+  EXPECT_NE(start.page.body.find("Continue to Google"), std::string::npos);
+  EXPECT_EQ(start.page.Header("cache-control"), "no-store");
+  EXPECT_EQ(start.page.Header("referrer-policy"), "no-referrer");
+  for (const char* attribute : {"HttpOnly", "SameSite=Lax", "Path=/v2/calendars/google/save", "Max-Age=600"})
+    EXPECT_NE(start.set_cookie.find(attribute), std::string::npos) << start.set_cookie;
+  EXPECT_EQ(start.set_cookie.find("Secure"), std::string::npos) << "http app_url";
+  const std::string url = start.google_url;
   EXPECT_EQ(url.rfind(google_.auth_url() + "?", 0), 0u) << url;
   EXPECT_EQ(QueryParam(url, "client_id"), "fake-client-id");
   EXPECT_EQ(QueryParam(url, "redirect_uri"), "http://127.0.0.1:8080/v2/calendars/google/save");
@@ -22,9 +35,16 @@ TEST_F(CalendarTest, ConnectSaveAndListCalendars) {
   EXPECT_NE(QueryParam(url, "scope").find("https://www.googleapis.com/auth/calendar"), std::string::npos);
   const std::string state = QueryParam(url, "state");
   EXPECT_GE(state.size(), 40u);
+  EXPECT_EQ(QueryParam(auth_url, "state"), state);
 
-  HttpResult s = SaveWith(google_.IssueCode(), state);
+  HttpResult s = SaveFrom(google_.IssueCode(), state, start.binding_cookie);
   ASSERT_EQ(s.status, 200) << s.body;
+  // The binding cookie is cleared once used.
+  EXPECT_EQ(s.Header("set-cookie").rfind(start.binding_cookie.substr(0, start.binding_cookie.find('=') + 1) +
+                                             ";", 0),
+            0u)
+      << s.Header("set-cookie");
+  EXPECT_NE(s.Header("set-cookie").find("Max-Age=0"), std::string::npos) << s.Header("set-cookie");
   json cals = s.Json()["data"]["calendars"];
   ASSERT_EQ(cals.size(), 3u) << s.body;
   EXPECT_EQ(cals[0]["externalId"], "ada@example.com");
@@ -114,8 +134,11 @@ TEST_F(CalendarTest, SaveRedirectsOnlyToOwnOrigins) {
   }
 
   // The user denied access at Google: back to redir with the error.
-  HttpResult denied = http_.Get(Api("/v2/calendars/google/save?error=access_denied&state=" +
-                                    FormEncode(ConnectState(key_, "http://127.0.0.1:8081/settings"))));
+  const std::string denied_state = ConnectState(key_, "http://127.0.0.1:8081/settings");
+  const std::string denied_path = "/v2/calendars/google/save?error=access_denied&state=" + FormEncode(denied_state);
+  // Only in the browser that started the flow (elsewhere: 403, nothing revealed).
+  EXPECT_EQ(http_.Get(Api(denied_path)).status, 403);
+  HttpResult denied = http_.Get(Api(denied_path), {"Cookie: " + bindings_[denied_state]});
   EXPECT_EQ(denied.status, 302);
   EXPECT_EQ(denied.Header("location"), "http://127.0.0.1:8081/settings?error=access_denied");
 }
@@ -164,12 +187,13 @@ TEST_F(CalendarTest, ExpiredAccessTokenIsRefreshedOnce) {
   ASSERT_EQ(Get("/v2/calendars/google/event/ev1", key_).status, 200);
   EXPECT_EQ(google_.refreshes(), 2);
 
-  // Google refuses the refresh token: a clear 502, once, no loop.
+  // Google refuses the refresh token: 409 reconnect_required, once, no loop.
   google_.ExpireAccessTokens();
   google_.RevokeRefreshTokens();
   const size_t calls = google_.Requests().size();
   HttpResult refused = Get("/v2/calendars/google/event/ev1", key_);
-  EXPECT_EQ(refused.status, 502) << refused.body;
+  EXPECT_EQ(refused.status, 409) << refused.body;
+  EXPECT_EQ(refused.Json()["error"]["code"], "reconnect_required") << refused.body;
   EXPECT_NE(refused.Json()["error"]["message"].get<std::string>().find("connect the calendar again"),
             std::string::npos)
       << refused.body;
@@ -223,6 +247,9 @@ TEST_F(CalendarTest, RoutesEnforceTheirScopesForOAuthTokens) {
        {{"integration", "google_calendar"}, {"externalId", "ada@example.com"}},
        "APPS_WRITE",
        200},
+      {"GET", "/v2/calendars/google/check", nullptr, "APPS_READ", 200},
+      // Last: the first call disconnects, the others find nothing connected (still 200).
+      {"POST", "/v2/calendars/google/disconnect", json::object(), "APPS_WRITE", 200},
   };
   for (const Case& c : cases) {
     const std::string& granted = c.scope == "APPS_READ" ? read.access_token : write.access_token;

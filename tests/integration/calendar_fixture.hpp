@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -67,18 +68,102 @@ class CalendarTest : public ::testing::Test {
     return "";
   }
 
-  // GET /v2/calendars/google/connect; returns the state in authUrl ("" on failure).
-  std::string ConnectState(const std::string& token, const std::string& redir = "") {
+  // A browser signed in on the app listener: its session cookie ("rdv_session=..").
+  std::string SignIn(const std::string& email, const std::string& password = "correct horse battery") {
+    HttpResult page = http_.Get(server_->app() + "/auth/login");
+    const std::string marker = "name=\"csrf_token\" value=\"";
+    const size_t at = page.body.find(marker);
+    EXPECT_NE(at, std::string::npos) << page.body;
+    if (at == std::string::npos) return "";
+    const std::string csrf =
+        page.body.substr(at + marker.size(), page.body.find('"', at + marker.size()) - at - marker.size());
+    std::string cookies;
+    for (auto [it, end] = page.headers.equal_range("set-cookie"); it != end; ++it)
+      cookies += it->second.substr(0, it->second.find(';')) + "; ";
+    HttpResult in = http_.Request("POST", server_->app() + "/auth/login",
+                                  "email=" + FormEncode(email) + "&password=" + FormEncode(password) +
+                                      "&csrf_token=" + FormEncode(csrf),
+                                  {"Content-Type: application/x-www-form-urlencoded", "Cookie: " + cookies});
+    EXPECT_EQ(in.status, 302) << in.body;
+    for (auto [it, end] = in.headers.equal_range("set-cookie"); it != end; ++it) {
+      if (it->second.rfind("rdv_session=", 0) == 0) return it->second.substr(0, it->second.find(';'));
+    }
+    ADD_FAILURE() << "no session cookie";
+    return "";
+  }
+  // Ada's signed-in browser (signed in once per test).
+  const std::string& AdaBrowser() {
+    if (ada_session_.empty()) ada_session_ = SignIn("ada@example.com");
+    return ada_session_;
+  }
+
+  // What the start page gave a browser: the page, Google's consent URL it links to and the binding
+  // cookie ("name=value") it set.
+  struct StartPage {
+    HttpResult page;
+    std::string google_url;
+    std::string binding_cookie;
+    std::string set_cookie;  // the whole Set-Cookie value
+  };
+  // `auth_url` names the configured app_url (http://127.0.0.1:8081); the request goes to the app
+  // listener's real port.
+  StartPage OpenStartPage(const std::string& auth_url, const std::string& session_cookie) {
+    StartPage out;
+    std::vector<std::string> h;
+    if (!session_cookie.empty()) h.push_back("Cookie: " + session_cookie);
+    const size_t path = auth_url.find('/', auth_url.find("://") + 3);
+    out.page = http_.Get(server_->app() + (path == std::string::npos ? "" : auth_url.substr(path)), h);
+    const std::string marker = "id=\"continue\" class=\"button\" href=\"";
+    const size_t at = out.page.body.find(marker);
+    if (at != std::string::npos) {
+      std::string href =
+          out.page.body.substr(at + marker.size(), out.page.body.find('"', at + marker.size()) - at - marker.size());
+      static const std::pair<std::string, std::string> kEntities[] = {
+          {"&amp;", "&"}, {"&#x2F;", "/"}, {"&#47;", "/"}, {"&#x3D;", "="}, {"&#61;", "="}};
+      for (const auto& [entity, plain] : kEntities) {
+        for (size_t at = href.find(entity); at != std::string::npos; at = href.find(entity, at + 1))
+          href.replace(at, entity.size(), plain);
+      }
+      out.google_url = href;
+    }
+    for (auto [it, end] = out.page.headers.equal_range("set-cookie"); it != end; ++it) {
+      if (it->second.rfind("rdv_gcal_", 0) == 0) {
+        out.set_cookie = it->second;
+        out.binding_cookie = it->second.substr(0, it->second.find(';'));
+      }
+    }
+    return out;
+  }
+
+  // GET /v2/calendars/google/connect's authUrl ("" on failure).
+  std::string ConnectUrl(const std::string& token, const std::string& redir = "") {
     std::string path = "/v2/calendars/google/connect";
     if (!redir.empty()) path += "?redir=" + FormEncode(redir);
     HttpResult r = Get(path, token);
     EXPECT_EQ(r.status, 200) << r.body;
-    const std::string url = r.Json()["data"].value("authUrl", "");
-    return QueryParam(url, "state");
+    return r.Json()["data"].value("authUrl", "");
   }
+  // connect, then the start page in `browser` (default: Ada's signed-in browser); returns the
+  // state, and remembers the binding cookie SaveWith sends for it.
+  std::string ConnectState(const std::string& token, const std::string& redir = "", std::string browser = "") {
+    if (browser.empty()) browser = AdaBrowser();
+    const std::string state = QueryParam(ConnectUrl(token, redir), "state");
+    StartPage start = OpenStartPage("http://127.0.0.1:8081/settings/calendars/google/start?state=" + FormEncode(state),
+                                    browser);
+    EXPECT_EQ(start.page.status, 200) << start.page.body;
+    EXPECT_EQ(QueryParam(start.google_url, "state"), state);
+    bindings_[state] = start.binding_cookie;
+    return state;
+  }
+  // Google's redirect back to /save, from the browser that opened the start page for `state`.
   HttpResult SaveWith(const std::string& code, const std::string& state) {
-    return http_.Get(
-        Api("/v2/calendars/google/save?code=" + FormEncode(code) + "&state=" + FormEncode(state)));
+    return SaveFrom(code, state, bindings_.count(state) ? bindings_[state] : "");
+  }
+  // The same from a browser holding `cookies` ("" = none).
+  HttpResult SaveFrom(const std::string& code, const std::string& state, const std::string& cookies) {
+    std::vector<std::string> h;
+    if (!cookies.empty()) h.push_back("Cookie: " + cookies);
+    return http_.Get(Api("/v2/calendars/google/save?code=" + FormEncode(code) + "&state=" + FormEncode(state)), h);
   }
 
   // The usual Google account: a primary calendar, a writable team calendar, a read-only one.
@@ -110,6 +195,8 @@ class CalendarTest : public ::testing::Test {
   HttpClient http_;
   int64_t user_ = 0;
   std::string key_;
+  std::string ada_session_;
+  std::map<std::string, std::string> bindings_;  // state -> binding cookie of the browser that started it
 };
 
 }  // namespace rendezvous::testing

@@ -107,6 +107,37 @@ void FakeGoogle::RevokeRefreshTokens() {
   refresh_revoked_ = true;
 }
 
+void FakeGoogle::FailNextApiCalls(int status, int count) {
+  std::lock_guard<std::mutex> lock(mu_);
+  fail_next_status_ = status;
+  fail_next_count_ = count;
+}
+
+std::vector<std::string> FakeGoogle::RevokedTokens() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return revoked_;
+}
+
+PeerResponse FakeGoogle::Revoke(const std::map<std::string, std::string>& form) {
+  auto token = form.find("token");
+  if (token == form.end()) return JsonAnswer(400, {{"error", "invalid_request"}});
+  std::string account;
+  if (auto r = refresh_tokens_.find(token->second); r != refresh_tokens_.end()) {
+    account = r->second;
+    refresh_tokens_.erase(r);
+  } else if (auto a = access_tokens_.find(token->second); a != access_tokens_.end()) {
+    account = a->second;
+  } else {
+    return JsonAnswer(400, {{"error", "invalid_token"}, {"error_description", "Token expired or revoked"}});
+  }
+  revoked_.push_back(token->second);
+  for (auto it = access_tokens_.begin(); it != access_tokens_.end();)
+    it = it->second == account ? access_tokens_.erase(it) : std::next(it);
+  PeerResponse res;
+  res.body = "";
+  return res;
+}
+
 int FakeGoogle::exchanges() const {
   std::lock_guard<std::mutex> lock(mu_);
   return exchanges_;
@@ -194,6 +225,11 @@ PeerResponse FakeGoogle::Handle(const PeerRequest& req) {
     res = ApiError(fail_status_, "Backend Error");
   } else if (req.method == "POST" && req.path == "/token") {
     res = Token(ParseForm(req.body));
+  } else if (req.method == "POST" && req.path == "/revoke") {
+    res = Revoke(ParseForm(req.body));
+  } else if (seg.size() >= 2 && seg[0] == "calendar" && seg[1] == "v3" && fail_next_count_ > 0) {
+    --fail_next_count_;
+    res = ApiError(fail_next_status_, fail_next_status_ == 401 ? "Invalid Credentials" : "Backend Error");
   } else if (seg.size() >= 2 && seg[0] == "ics" && req.method == "GET") {
     auto it = ics_.find(seg[1]);
     if (it == ics_.end()) {

@@ -45,6 +45,13 @@ class FakeGoogle {
   void SetDelay(std::chrono::milliseconds delay);
   // Refresh grants are refused (invalid_grant).
   void RevokeRefreshTokens();
+  // The next `count` Calendar API calls answer `status` whatever their token (401: Google refusing
+  // a token that looked valid).
+  void FailNextApiCalls(int status, int count);
+  // Tokens revoked at POST /revoke (RFC 7009 form `token=`); a revoked refresh token is refused
+  // afterwards and its account's access tokens answer 401.
+  std::vector<std::string> RevokedTokens() const;
+  std::string revoke_url() const { return url() + "/revoke"; }
 
   int exchanges() const;
   int refreshes() const;
@@ -60,6 +67,7 @@ class FakeGoogle {
  private:
   PeerResponse Handle(const PeerRequest& req);
   PeerResponse Token(const std::map<std::string, std::string>& form);
+  PeerResponse Revoke(const std::map<std::string, std::string>& form);
   // The account of the request's access token ("" when not authorized).
   std::string Account(const PeerRequest& req) const;
 
@@ -69,6 +77,9 @@ class FakeGoogle {
   int refreshes_ = 0;
   int fail_status_ = 0;
   bool refresh_revoked_ = false;
+  int fail_next_status_ = 0;
+  int fail_next_count_ = 0;
+  std::vector<std::string> revoked_;
   std::chrono::milliseconds delay_{0};
   std::map<std::string, std::string> codes_;           // code -> account
   std::map<std::string, std::string> access_tokens_;   // token -> account

@@ -91,13 +91,13 @@ TEST(CalendarEventMapping, EntryPointsBecomeLocations) {
                                      {"url", "https://meet.google.com/abc-defg-hij"},
                                      {"label", "meet.google.com/abc-defg-hij"},
                                      {"password", "secret1"},
-                                     {"meetingCode", "abc-defg-hij"},
-                                     {"accessCode", ""}}));
-  EXPECT_EQ(e["locations"][1]["type"], "phone");
-  EXPECT_EQ(e["locations"][1]["accessCode"], "123456");
-  EXPECT_EQ(e["locations"][1]["password"], "");
-  EXPECT_EQ(e["locations"][2]["password"], "pw");
-  EXPECT_EQ(e["locations"][2]["accessCode"], "ac");
+                                     {"meetingCode", "abc-defg-hij"}}));
+  EXPECT_EQ(e["locations"][1], (json{{"type", "phone"},
+                                     {"url", "tel:+1-555-0100"},
+                                     {"label", "+1 555-0100"},
+                                     {"accessCode", "123456"}}));
+  EXPECT_EQ(e["locations"][2],
+            (json{{"type", "sip"}, {"url", "sip:x@example.com"}, {"password", "pw"}, {"accessCode", "ac"}}));
 }
 
 TEST(CalendarEventMapping, HangoutLinkAndPlainLocationWithoutEntryPoints) {
@@ -105,19 +105,40 @@ TEST(CalendarEventMapping, HangoutLinkAndPlainLocationWithoutEntryPoints) {
   g["hangoutLink"] = "https://meet.google.com/xyz";
   json e = MapGoogleEvent(g, "UTC");
   ASSERT_EQ(e["locations"].size(), 1u);
-  EXPECT_EQ(e["locations"][0], (json{{"type", "video"},
-                                     {"url", "https://meet.google.com/xyz"},
-                                     {"label", ""},
-                                     {"password", ""},
-                                     {"meetingCode", ""},
-                                     {"accessCode", ""}}));
+  EXPECT_EQ(e["locations"][0], (json{{"type", "video"}, {"url", "https://meet.google.com/xyz"}}));
   g.erase("hangoutLink");
   g["location"] = "1 Main St, Springfield";
   e = MapGoogleEvent(g, "UTC");
   ASSERT_EQ(e["locations"].size(), 1u);
-  EXPECT_EQ(e["locations"][0]["type"], "address");
-  EXPECT_EQ(e["locations"][0]["label"], "1 Main St, Springfield");
-  EXPECT_EQ(e["locations"][0]["url"], "");
+  EXPECT_EQ(e["locations"][0], (json{{"type", "address"}, {"label", "1 Main St, Springfield"}}));
+}
+
+// DESIGN §9: a location field without a value is left out, never "" or null; Google's empty
+// strings and values of other types count as no value.
+TEST(CalendarEventMapping, LocationFieldsWithoutValueAreOmitted) {
+  json g = Timed();
+  g["conferenceData"] = json::parse(R"({"entryPoints": [
+    {"entryPointType": "video", "uri": "https://meet.example/x", "label": "", "passcode": null,
+     "meetingCode": 42, "accessCode": ""},
+    {"entryPointType": "more"},
+    {}
+  ]})");
+  json e = MapGoogleEvent(g, "UTC");
+  ASSERT_EQ(e["locations"].size(), 3u);
+  EXPECT_EQ(e["locations"][0], (json{{"type", "video"}, {"url", "https://meet.example/x"}}));
+  EXPECT_EQ(e["locations"][1], (json{{"type", "more"}}));
+  EXPECT_EQ(e["locations"][2], (json{{"type", "video"}}));
+  for (const json& loc : e["locations"]) {
+    for (const auto& [key, value] : loc.items()) {
+      EXPECT_TRUE(value.is_string()) << key;
+      EXPECT_FALSE(value.get<std::string>().empty()) << key;
+    }
+  }
+  // An empty plain location and hangout link give no location at all.
+  json plain = Timed();
+  plain["location"] = "";
+  plain["hangoutLink"] = "";
+  EXPECT_EQ(MapGoogleEvent(plain, "UTC")["locations"], json::array());
 }
 
 TEST(CalendarEventMapping, Statuses) {

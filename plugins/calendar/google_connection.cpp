@@ -1,0 +1,63 @@
+#include "calendar_service.hpp"
+#include "json_fields.hpp"
+#include "rendezvous/crypto.hpp"
+
+namespace rendezvous::calendar {
+
+Result<Json> CalendarService::CheckGoogle(int64_t user_id) {
+  const Json reconnect = {{"connected", true}, {"valid", false}, {"reconnectRequired", true}};
+  auto loaded = LoadCredential(user_id);
+  if (!loaded.ok()) {
+    if (loaded.status().reason() == "reconnect_required") return reconnect;
+    return loaded.status();
+  }
+  std::optional<Credential>& cred = *loaded;
+  if (!cred) return Json{{"connected", false}, {"valid", false}, {"reconnectRequired", false}};
+  if (Status s = RequireGoogle(); !s.ok()) return s;
+  auto call = WithGoogle(*cred, [&](const std::string& token) { return google_.CalendarList(token); });
+  if (!call.ok()) {
+    if (call.status().reason() == "reconnect_required") return reconnect;
+    return call.status();
+  }
+  if (!call->ok()) return GoogleFailure(*call, "the connection check");
+  return Json{{"connected", true}, {"valid", true}, {"reconnectRequired", false}};
+}
+
+Result<Json> CalendarService::DisconnectGoogle(int64_t user_id) {
+  struct Row {
+    int64_t id;
+    std::string access_enc, refresh_enc;
+  };
+  std::optional<Row> row = db_.Run([&](DbConnection& c) -> std::optional<Row> {
+    std::optional<DbRow> r = c.QueryOne(
+        "SELECT id, access_token_enc, refresh_token_enc FROM calendar_google_credentials WHERE user_id = ?",
+        {user_id});
+    if (!r) return std::nullopt;
+    return Row{r->Int(1), r->String(2), r->String(3)};
+  });
+  if (!row) return Json{{"disconnected", false}, {"revoked", false}};
+
+  // Revoking the refresh token ends the whole grant at Google. Best effort: the user asked for the
+  // connection to go, so it goes from here even when Google cannot be reached (the answer says so).
+  bool revoked = false;
+  if (google_configured() && encryption_configured()) {
+    auto refresh = crypto::Decrypt(options_.encryption_key, row->refresh_enc);
+    auto access = crypto::Decrypt(options_.encryption_key, row->access_enc);
+    const std::string token = refresh.ok() && !refresh->empty() ? *refresh : access.ok() ? *access : "";
+    if (!token.empty()) {
+      const GoogleCall r = google_.Revoke(token);
+      // 400 invalid_token: Google no longer knows the token, which is what revoking wants.
+      revoked = r.transport == FetchOutcome::kOk &&
+                (r.status == 200 || (r.status == 400 && StringField(r.body, "error") == "invalid_token"));
+    }
+  }
+  db_.Transaction([&](DbConnection& tx) {
+    tx.Exec("DELETE FROM calendar_google_calendars WHERE user_id = ?", {user_id});
+    tx.Exec("DELETE FROM calendar_destinations WHERE user_id = ? AND integration = 'google_calendar'", {user_id});
+    tx.Exec("DELETE FROM calendar_google_credentials WHERE id = ?", {row->id});
+  });
+  logger_.Info("google calendar disconnected", {{"user_id", user_id}, {"revoked", revoked}});
+  return Json{{"disconnected", true}, {"revoked", revoked}};
+}
+
+}  // namespace rendezvous::calendar
