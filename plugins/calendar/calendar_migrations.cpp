@@ -55,11 +55,41 @@ CREATE TABLE IF NOT EXISTS calendar_connect_states (
   KEY ix_calendar_connect_states_expires (expires_at)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci)sql";
 
+// Bookings in Google Calendar: which event a booking has, and the writes still to make.
+constexpr const char* kSyncMigration = R"sql(CREATE TABLE IF NOT EXISTS calendar_booking_events (
+  booking_uid VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  user_id BIGINT NOT NULL,
+  event_id VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  calendar_id VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
+  created_at DATETIME(3) NOT NULL,
+  PRIMARY KEY (booking_uid),
+  KEY ix_calendar_booking_events_event (event_id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
+CREATE TABLE IF NOT EXISTS calendar_sync_jobs (
+  id BIGINT NOT NULL AUTO_INCREMENT,
+  event_id VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  booking_uid VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  user_id BIGINT NOT NULL,
+  action VARCHAR(16) CHARACTER SET ascii NOT NULL,
+  event_json MEDIUMTEXT NOT NULL,
+  meet TINYINT(1) NOT NULL DEFAULT 0,
+  status VARCHAR(16) CHARACTER SET ascii NOT NULL DEFAULT 'pending',
+  attempts INT NOT NULL DEFAULT 0,
+  next_attempt_at DATETIME(3) NOT NULL,
+  last_error VARCHAR(1024) NOT NULL DEFAULT '',
+  created_at DATETIME(3) NOT NULL,
+  updated_at DATETIME(3) NOT NULL,
+  PRIMARY KEY (id),
+  KEY ix_calendar_sync_jobs_due (status, next_attempt_at),
+  KEY ix_calendar_sync_jobs_event (event_id, status, id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci)sql";
+
 }  // namespace
 
 std::vector<Migration> CalendarMigrations() {
   return {
-      Migration{1, "calendar credentials, calendars, destinations, ICS feeds, connect states", kMigration}};
+      Migration{1, "calendar credentials, calendars, destinations, ICS feeds, connect states", kMigration},
+      Migration{2, "calendar booking events and sync jobs", kSyncMigration}};
 }
 
 }  // namespace rendezvous::calendar
