@@ -66,12 +66,42 @@ constexpr const char* kBrowserBindingMigration =
     "ALTER TABLE calendar_connect_states ADD COLUMN binding_hash CHAR(64) CHARACTER SET ascii COLLATE ascii_bin"
     " NOT NULL DEFAULT ''";
 
+// Bookings in Google Calendar: which event a booking has, and the writes still to make.
+constexpr const char* kSyncMigration = R"sql(CREATE TABLE IF NOT EXISTS calendar_booking_events (
+  booking_uid VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  user_id BIGINT NOT NULL,
+  event_id VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  calendar_id VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
+  created_at DATETIME(3) NOT NULL,
+  PRIMARY KEY (booking_uid),
+  KEY ix_calendar_booking_events_event (event_id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
+CREATE TABLE IF NOT EXISTS calendar_sync_jobs (
+  id BIGINT NOT NULL AUTO_INCREMENT,
+  event_id VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  booking_uid VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  user_id BIGINT NOT NULL,
+  action VARCHAR(16) CHARACTER SET ascii NOT NULL,
+  event_json MEDIUMTEXT NOT NULL,
+  meet TINYINT(1) NOT NULL DEFAULT 0,
+  status VARCHAR(16) CHARACTER SET ascii NOT NULL DEFAULT 'pending',
+  attempts INT NOT NULL DEFAULT 0,
+  next_attempt_at DATETIME(3) NOT NULL,
+  last_error VARCHAR(1024) NOT NULL DEFAULT '',
+  created_at DATETIME(3) NOT NULL,
+  updated_at DATETIME(3) NOT NULL,
+  PRIMARY KEY (id),
+  KEY ix_calendar_sync_jobs_due (status, next_attempt_at),
+  KEY ix_calendar_sync_jobs_event (event_id, status, id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci)sql";
+
 }  // namespace
 
 std::vector<Migration> CalendarMigrations() {
   return {Migration{1, "calendar credentials, calendars, destinations, ICS feeds, connect states", kMigration},
           Migration{2, "calendar_google_credentials.invalid_at", kInvalidMarkMigration},
-          Migration{3, "calendar_connect_states.binding_hash", kBrowserBindingMigration}};
+          Migration{3, "calendar_connect_states.binding_hash", kBrowserBindingMigration},
+          Migration{4, "calendar booking events and sync jobs", kSyncMigration}};
 }
 
 }  // namespace rendezvous::calendar

@@ -1,28 +1,76 @@
 // The calendar plugin's wiring: config (DESIGN §8 plus the documented `ics_allow_private_networks`),
-// migrations, the Google API client with its request metric, the service and its routes.
+// migrations, the Google API client with its request metric, the service and its routes, and the
+// booking events' way into Google Calendar (an outbox consumer writing sync jobs, the sync worker
+// performing them, the booking references it records).
 
 #include <memory>
 #include <string>
 
+#include "booking_sync_plan.hpp"
 #include "calendar_migrations.hpp"
 #include "calendar_routes.hpp"
 #include "calendar_service.hpp"
 #include "google_api.hpp"
+#include "rendezvous/booking_references.hpp"
+#include "rendezvous/outbox.hpp"
 #include "rendezvous/plugin.hpp"
+#include "sync_jobs.hpp"
+#include "sync_worker.hpp"
 
 namespace rendezvous::calendar {
 namespace {
 
-class CalendarPlugin final : public Plugin {
+constexpr const char* kSyncConsumer = "calendar";
+constexpr const char* kBookingsTopic = "bookings";
+
+// The booking references the sync worker records, through the bookings plugin's host service once
+// it is found (absent when the bookings plugin is disabled: then there are no booking events
+// either). Thread-safe after Start().
+class ReferenceRecorder {
  public:
-  CalendarPlugin(std::unique_ptr<GoogleApi> google, std::shared_ptr<CalendarService> service)
-      : google_(std::move(google)), service_(std::move(service)) {}
-  Status Start() noexcept override { return Status::Ok(); }
-  void Stop() noexcept override {}
+  void Attach(std::shared_ptr<BookingReferences> references) { references_ = std::move(references); }
+  // Records the job's event as a reference of its booking, unless a repeated job did already.
+  void Record(const SyncJob& job, const std::string& calendar_id, Logger& logger) const {
+    if (!references_) return;
+    for (const BookingReference& r : references_->List(job.booking_uid)) {
+      if (r.type == "google_calendar" && r.event_uid == job.event_id) return;
+    }
+    Status s = references_->Add(job.booking_uid, BookingReference{"google_calendar", job.event_id, calendar_id, 0});
+    if (!s.ok())
+      logger.Warn("calendar sync: the booking reference was not recorded",
+                  {{"booking_uid", job.booking_uid}, {"error", s.message()}});
+  }
 
  private:
+  std::shared_ptr<BookingReferences> references_;
+};
+
+class CalendarPlugin final : public Plugin {
+ public:
+  CalendarPlugin(PluginContext& ctx, std::unique_ptr<GoogleApi> google, std::shared_ptr<CalendarService> service,
+                 std::shared_ptr<ReferenceRecorder> references, std::shared_ptr<SyncWorker> worker)
+      : ctx_(ctx),
+        google_(std::move(google)),
+        service_(std::move(service)),
+        references_(std::move(references)),
+        worker_(std::move(worker)) {}
+  Status Start() noexcept override {
+    try {
+      references_->Attach(ctx_.Find<BookingReferences>("bookings.references"));
+      worker_->Start();
+    } catch (const std::exception& e) {
+      return Status(ErrorCode::kInternal, std::string("the calendar sync worker did not start: ") + e.what());
+    }
+    return Status::Ok();
+  }
+  void Stop() noexcept override { worker_->Stop(); }
+
+ private:
+  PluginContext& ctx_;
   std::unique_ptr<GoogleApi> google_;
   std::shared_ptr<CalendarService> service_;
+  std::shared_ptr<ReferenceRecorder> references_;
+  std::shared_ptr<SyncWorker> worker_;
 };
 
 std::string Url(ConfigNode& node, const std::string& key, const std::string& def) {
@@ -95,6 +143,14 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   // Not in DESIGN §8 (documented in docs/calendar.md): lets ICS feeds live on private or loopback
   // addresses, and on http:// for loopback hosts. For tests and closed networks.
   options.ics_allow_private_networks = c.Bool("ics_allow_private_networks", false);
+  // Not in DESIGN §8 either (documented in docs/calendar.md): the sync worker's threads and delays.
+  ConfigNode sync = c.Child("sync");
+  SyncWorkerOptions sync_options;
+  sync_options.workers = static_cast<size_t>(sync.Int("workers", 4, 1, 32));
+  sync_options.retry_schedule = sync.IntList("retry_schedule", sync_options.retry_schedule, 1, 7 * 86400);
+  if (sync_options.retry_schedule.empty() || sync_options.retry_schedule.size() > 20)
+    sync.Fail("retry_schedule", "must have 1 to 20 delays");
+  sync.RejectUnknown();
   c.RejectUnknown();
   options.base_url = TrimSlash(ctx.base_url());
   options.app_url = TrimSlash(ctx.app_url());
@@ -133,7 +189,36 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   ctx.AddMigrations(CalendarMigrations());
   RegisterCalendarRoutes(ctx, service);
   ctx.AddBusyTimeSource(std::make_shared<CalendarBusySource>(service, ctx.identity()));
-  return std::make_unique<CalendarPlugin>(std::move(api), std::move(service));
+
+  MetricFamily& sync_jobs = ctx.metrics().Counter(
+      "calendar_sync_jobs_total", "Attempts of calendar sync jobs (a booking's Google event), by action and outcome.",
+      {"action", "outcome"});
+  Metric& sync_pending = ctx.metrics().Gauge("calendar_sync_jobs_pending", "Calendar sync jobs not yet done.").With();
+  auto references = std::make_shared<ReferenceRecorder>();
+  SyncWorkerHooks hooks;
+  hooks.write = [service](const SyncJob& job) { return service->WriteBookingEvent(job); };
+  hooks.record_reference = [references, &logger](const SyncJob& job, const std::string& calendar_id) {
+    references->Record(job, calendar_id, logger);
+  };
+  hooks.attempt = [&sync_jobs](const std::string& action, const std::string& outcome) {
+    sync_jobs.With({action, outcome}).Increment();
+  };
+  hooks.backlog = [&sync_pending](int64_t pending) { sync_pending.Set(static_cast<double>(pending)); };
+  auto worker = std::make_shared<SyncWorker>(ctx.db(), logger, sync_options, std::move(hooks));
+  // Runs inside the transaction that advances the consumer: the jobs commit with its progress, and
+  // Google is never called here.
+  ctx.outbox().Subscribe(kSyncConsumer, {kBookingsTopic},
+                         [worker](DbConnection& tx, const std::vector<OutboxEvent>& batch) {
+                           bool queued = false;
+                           const time::Millis now = time::Now();
+                           for (const OutboxEvent& e : batch) {
+                             if (std::optional<SyncPlan> plan = PlanBookingSync(e.type, e.payload, now))
+                               queued = SyncJobStore::Enqueue(tx, *plan) || queued;
+                           }
+                           if (queued) worker->Wake();
+                         });
+  return std::make_unique<CalendarPlugin>(ctx, std::move(api), std::move(service), std::move(references),
+                                          std::move(worker));
 }
 
 }  // namespace

@@ -9,7 +9,7 @@
 // google_credentials.cpp (loading and refreshing tokens), google_connection.cpp (checking and
 // disconnecting the connection), calendar_list.cpp (calendars and the
 // destination), ics_feeds.cpp (saving feeds), ics_fetcher.cpp (downloading them), busy_times.cpp
-// and event_lookup.cpp.
+// event_lookup.cpp and event_writer.cpp (a booking's event in the host's Google Calendar).
 #pragma once
 
 #include <chrono>
@@ -25,6 +25,7 @@
 #include "rendezvous/http.hpp"
 #include "rendezvous/log.hpp"
 #include "rendezvous/status.hpp"
+#include "sync_jobs.hpp"
 
 namespace rendezvous::calendar {
 
@@ -112,6 +113,10 @@ class CalendarService {
   Result<Json> SaveIcsFeeds(int64_t user_id, const Json& body);
   Result<Json> SetDestination(int64_t user_id, const Json& body);
   Result<Json> GetEvent(int64_t user_id, const std::string& calendar, const std::string& event_uid);
+  // Performs one calendar sync job against Google (insert, move or delete of the booking's event,
+  // in the calendar it is in, else the destination calendar, else primary). Idempotent: the event
+  // id is ours, so a job repeated after a lost answer or a crash never makes a second event.
+  SyncWrite WriteBookingEvent(const SyncJob& job);
 
   // GET /v2/calendars/google/check: {connected, valid, reconnectRequired}. Asks Google (the
   // calendar list) when a usable credential is stored, refreshing it once if needed.
@@ -162,6 +167,10 @@ class CalendarService {
   // The external id of the user's destination calendar, if one is set.
   std::optional<std::string> LoadDestination(int64_t user_id);
   Json CalendarJson(const GoogleCalendar& c, const std::optional<std::string>& destination) const;
+
+  // event_writer.cpp
+  // Where new events of the user go: the destination calendar, else the primary one.
+  std::string TargetCalendar(int64_t user_id);
 
   // ics_fetcher.cpp
   // A fresh budget shared by every download of one request.

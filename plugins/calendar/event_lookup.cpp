@@ -11,12 +11,21 @@ Result<Json> CalendarService::GetEvent(int64_t user_id, const std::string& calen
   if (event_uid.empty() || event_uid.size() > kMaxEventUidLength || HasControlOrSpace(event_uid))
     return Status::Invalid("eventUid", "eventUid is empty, too long or has spaces");
   const Status not_found = Status::NotFound("no event with this eventUid in your calendars");
-  const std::vector<GoogleCalendar> calendars = LoadCalendars(user_id);
+  std::vector<GoogleCalendar> calendars = LoadCalendars(user_id);
   if (calendars.empty()) return not_found;
 
-  // Search order: the destination calendar, then the primary ones; only calendars the caller
-  // connected are searched.
+  // Search order (DESIGN §7): the calendar holding the event of one of the caller's bookings (its
+  // booking reference), then the destination calendar, then the primary ones; only calendars the
+  // caller connected, and the caller's own bookings' events, are searched.
   std::vector<std::string> order;
+  const std::optional<std::string> booking_calendar =
+      db_.Run([&](DbConnection& c) { return SyncJobStore::BookingEventCalendar(c, user_id, event_uid); });
+  if (booking_calendar) {
+    order.push_back(*booking_calendar);
+    if (std::none_of(calendars.begin(), calendars.end(),
+                     [&](const GoogleCalendar& c) { return c.external_id == *booking_calendar; }))
+      calendars.push_back(GoogleCalendar{0, *booking_calendar, "", false, false, ""});
+  }
   if (std::optional<std::string> destination = LoadDestination(user_id)) order.push_back(*destination);
   for (const GoogleCalendar& c : calendars) {
     if (c.primary) order.push_back(c.external_id);

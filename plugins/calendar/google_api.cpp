@@ -102,7 +102,7 @@ GoogleCall GoogleApi::Call(const std::string& endpoint, FetchRequest request) co
   if (!r.ok())
     outcome = OutcomeLabel(r.outcome);
   else if (r.status >= 200 && r.status < 300)
-    outcome = call.body.is_object() ? "ok" : "bad_body";
+    outcome = call.body.is_object() || r.status == 204 ? "ok" : "bad_body";
   else if (r.status == 401)
     outcome = "unauthorized";
   else if (r.status == 404 || r.status == 410)
@@ -171,6 +171,39 @@ GoogleCall GoogleApi::GetEvent(const std::string& access_token, const std::strin
             PercentEncode(event_id);
   req.headers = {"Authorization: Bearer " + access_token};
   return Call("events_get", std::move(req));
+}
+
+std::string GoogleApi::EventsUrl(const std::string& calendar_id) const {
+  return config_.api_base_url + "/calendars/" + PercentEncode(calendar_id) + "/events";
+}
+
+GoogleCall GoogleApi::InsertEvent(const std::string& access_token, const std::string& calendar_id,
+                                  const nlohmann::json& event) const {
+  FetchRequest req;
+  req.method = "POST";
+  req.url = EventsUrl(calendar_id) + "?conferenceDataVersion=1&sendUpdates=none";
+  req.headers = {"Authorization: Bearer " + access_token, "Content-Type: application/json"};
+  req.body = event.dump();
+  return Call("events_insert", std::move(req));
+}
+
+GoogleCall GoogleApi::PatchEvent(const std::string& access_token, const std::string& calendar_id,
+                                 const std::string& event_id, const nlohmann::json& patch) const {
+  FetchRequest req;
+  req.method = "PATCH";
+  req.url = EventsUrl(calendar_id) + "/" + PercentEncode(event_id) + "?conferenceDataVersion=1&sendUpdates=none";
+  req.headers = {"Authorization: Bearer " + access_token, "Content-Type: application/json"};
+  req.body = patch.dump();
+  return Call("events_patch", std::move(req));
+}
+
+GoogleCall GoogleApi::DeleteEvent(const std::string& access_token, const std::string& calendar_id,
+                                  const std::string& event_id) const {
+  FetchRequest req;
+  req.method = "DELETE";
+  req.url = EventsUrl(calendar_id) + "/" + PercentEncode(event_id) + "?sendUpdates=none";
+  req.headers = {"Authorization: Bearer " + access_token};
+  return Call("events_delete", std::move(req));
 }
 
 }  // namespace rendezvous::calendar

@@ -62,11 +62,22 @@ class GoogleApi {
   GoogleCall Revoke(const std::string& token) const;
   GoogleCall GetEvent(const std::string& access_token, const std::string& calendar_id,
                       const std::string& event_id) const;
+  // events.insert with `conferenceDataVersion=1` (so a `conferenceData.createRequest` in `event`
+  // makes a Meet); `event` carries our own `id`, so a repeated insert answers 409.
+  GoogleCall InsertEvent(const std::string& access_token, const std::string& calendar_id,
+                         const nlohmann::json& event) const;
+  // events.patch with `conferenceDataVersion=1`: only the members of `patch` change.
+  GoogleCall PatchEvent(const std::string& access_token, const std::string& calendar_id,
+                        const std::string& event_id, const nlohmann::json& patch) const;
+  // events.delete (Google answers 204; 410 when the event is already deleted).
+  GoogleCall DeleteEvent(const std::string& access_token, const std::string& calendar_id,
+                         const std::string& event_id) const;
 
   static constexpr const char* kScope = "https://www.googleapis.com/auth/calendar";
 
  private:
   GoogleCall Call(const std::string& endpoint, FetchRequest request) const;
+  std::string EventsUrl(const std::string& calendar_id) const;
   // POSTs the form-encoded `form` to the token endpoint; `endpoint` names the call in metrics.
   GoogleCall PostToTokenEndpoint(const std::string& endpoint, std::string form) const;
 

@@ -134,11 +134,12 @@ FetchResult Fetch(const FetchRequest& request) noexcept {
     curl_easy_setopt(curl, CURLOPT_OPENSOCKETDATA, &guard);
     curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(curl, CURLOPT_USERAGENT, "rendezvous-calendar/1");
-    if (request.method == "POST") {
+    if (request.method == "POST" || request.method == "PATCH") {
       curl_easy_setopt(curl, CURLOPT_POST, 1L);
       curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request.body.c_str());
       curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
-    } else if (request.method != "GET") {
+    }
+    if (request.method != "GET" && request.method != "POST") {
       curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
     }
     const CURLcode rc = curl_easy_perform(curl);

@@ -87,6 +87,96 @@ void FakeGoogle::SetIcs(const std::string& name, const std::string& body, const 
   ics_[name] = {body, content_type};
 }
 
+json FakeGoogle::Event(const std::string& calendar_id, const std::string& event_id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto cal = events_.find(calendar_id);
+  if (cal == events_.end()) return nullptr;
+  auto ev = cal->second.find(event_id);
+  return ev == cal->second.end() ? json(nullptr) : ev->second;
+}
+
+size_t FakeGoogle::LiveEventCount(const std::string& calendar_id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto cal = events_.find(calendar_id);
+  if (cal == events_.end()) return 0;
+  size_t n = 0;
+  for (const auto& [id, ev] : cal->second) {
+    if (ev.value("status", "") != "cancelled") ++n;
+  }
+  return n;
+}
+
+void FakeGoogle::SetEventWriteFailStatus(int status) {
+  std::lock_guard<std::mutex> lock(mu_);
+  event_write_fail_status_ = status;
+}
+
+PeerResponse FakeGoogle::EventWrite(const PeerRequest& req, const std::vector<std::string>& seg) {
+  if (event_write_fail_status_ != 0) return ApiError(event_write_fail_status_, "Backend Error");
+  const std::string& calendar = seg[3];
+  auto& events = events_[calendar];
+  json body = req.method == "DELETE" ? json::object() : json::parse(req.body, nullptr, false);
+  if (!body.is_object()) return ApiError(400, "Parse Error");
+  // Google makes one conference per requestId; the Meet code here is derived from it.
+  auto conference = [&](json& event) {
+    if (req.Query("conferenceDataVersion") != "1" || !body.contains("conferenceData")) return;
+    const json create = body["conferenceData"].value("createRequest", json::object());
+    const std::string request_id = create.value("requestId", "");
+    if (request_id.empty()) {
+      event.erase("conferenceData");
+      return;
+    }
+    std::string code;
+    for (size_t i = 0; code.size() < 12; ++i) {
+      const unsigned char c = i < request_id.size() ? static_cast<unsigned char>(request_id[i]) : 'x';
+      code += static_cast<char>('a' + (c * 7 + i) % 26);
+      if (code.size() == 3 || code.size() == 8) code += '-';
+    }
+    const std::string uri = "https://meet.google.com/" + code;
+    event["hangoutLink"] = uri;
+    event["conferenceData"] = {
+        {"createRequest", {{"requestId", request_id},
+                           {"conferenceSolutionKey", create.value("conferenceSolutionKey", json::object())},
+                           {"status", {{"statusCode", "success"}}}}},
+        {"entryPoints", {{{"entryPointType", "video"}, {"uri", uri}, {"label", uri.substr(8)}}}},
+        {"conferenceSolution", {{"key", {{"type", "hangoutsMeet"}}}, {"name", "Google Meet"}}},
+        {"conferenceId", code}};
+  };
+  if (req.method == "POST") {
+    std::string id = body.value("id", "");
+    if (id.empty()) id = "fakeevent" + std::to_string(++counter_);
+    if (events.count(id))
+      return JsonAnswer(409, {{"error", {{"code", 409},
+                                         {"message", "The requested identifier already exists."},
+                                         {"errors", {{{"domain", "global"}, {"reason", "duplicate"}}}}}}});
+    json event = body;
+    event["kind"] = "calendar#event";
+    event["id"] = id;
+    if (!event.contains("status")) event["status"] = "confirmed";
+    event["organizer"] = {{"email", calendar}, {"self", true}};
+    event["creator"] = {{"email", calendar}, {"self", true}};
+    conference(event);
+    events[id] = event;
+    return JsonAnswer(200, event);
+  }
+  auto it = events.find(seg[5]);
+  if (it == events.end()) return ApiError(404, "Not Found");
+  if (req.method == "DELETE") {
+    if (it->second.value("status", "") == "cancelled") return ApiError(410, "Resource has been deleted");
+    it->second["status"] = "cancelled";
+    PeerResponse r;
+    r.status = 204;
+    return r;
+  }
+  json patched = it->second;
+  for (auto m = body.begin(); m != body.end(); ++m) {
+    if (m.key() != "conferenceData" && m.key() != "id") patched[m.key()] = m.value();
+  }
+  conference(patched);
+  it->second = patched;
+  return JsonAnswer(200, patched);
+}
+
 void FakeGoogle::ExpireAccessTokens() {
   std::lock_guard<std::mutex> lock(mu_);
   access_tokens_.clear();
@@ -270,6 +360,10 @@ PeerResponse FakeGoogle::Handle(const PeerRequest& req) {
                              {"timeMin", body.value("timeMin", "")},
                              {"timeMax", body.value("timeMax", "")},
                              {"calendars", cals}});
+    } else if (seg.size() >= 5 && seg[2] == "calendars" && seg[4] == "events" &&
+               ((req.method == "POST" && seg.size() == 5) ||
+                ((req.method == "PATCH" || req.method == "DELETE") && seg.size() == 6))) {
+      res = !owns(seg[3]) ? ApiError(404, "Not Found") : EventWrite(req, seg);
     } else if (req.method == "GET" && seg.size() == 6 && seg[2] == "calendars" && seg[4] == "events") {
       auto cal = events_.find(seg[3]);
       if (!owns(seg[3]) || cal == events_.end() || !cal->second.count(seg[5]))

@@ -1,4 +1,5 @@
-// A fake Google (OAuth token endpoint, Calendar API calendarList / freeBusy / events.get) and a
+// A fake Google (OAuth token endpoint, Calendar API calendarList / freeBusy / events get, insert,
+// patch and delete, with Meet conferences for `conferenceData.createRequest`) and a
 // static file host (ICS feeds) on one LoopbackHttpServer, for integration tests of the calendar
 // plugin. Tokens it issues are opaque counters; `ExpireAccessTokens` makes every access token
 // issued so far answer 401 (to exercise refresh). Thread-safe.
@@ -39,6 +40,14 @@ class FakeGoogle {
               const std::string& content_type = "text/calendar");
   std::string IcsUrl(const std::string& name) const { return url() + "/ics/" + name; }
 
+  // The stored event (null when none); a deleted event stays with status "cancelled", as in Google.
+  nlohmann::json Event(const std::string& calendar_id, const std::string& event_id) const;
+  // Events of the calendar that are not deleted.
+  size_t LiveEventCount(const std::string& calendar_id) const;
+  // Event writes (insert, patch, delete) answer `status` with Google's error body (0: normal), e.g.
+  // 503 for an outage of the Calendar API while OAuth and freeBusy keep working.
+  void SetEventWriteFailStatus(int status);
+
   void ExpireAccessTokens();
   // Every request answers this status (0: normal behaviour).
   void SetFailStatus(int status);
@@ -68,6 +77,8 @@ class FakeGoogle {
   PeerResponse Handle(const PeerRequest& req);
   PeerResponse Token(const std::map<std::string, std::string>& form);
   PeerResponse Revoke(const std::map<std::string, std::string>& form);
+  // events insert (seg.size() == 5), patch and delete (seg.size() == 6) on an owned calendar.
+  PeerResponse EventWrite(const PeerRequest& req, const std::vector<std::string>& seg);
   // The account of the request's access token ("" when not authorized).
   std::string Account(const PeerRequest& req) const;
 
@@ -76,6 +87,7 @@ class FakeGoogle {
   int exchanges_ = 0;
   int refreshes_ = 0;
   int fail_status_ = 0;
+  int event_write_fail_status_ = 0;
   bool refresh_revoked_ = false;
   int fail_next_status_ = 0;
   int fail_next_count_ = 0;

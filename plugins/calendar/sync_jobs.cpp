@@ -1,0 +1,169 @@
+#include "sync_jobs.hpp"
+
+#include <vector>
+
+namespace rendezvous::calendar {
+namespace {
+
+// Candidates read per claim: enough to get past jobs other workers hold at that moment.
+constexpr int64_t kClaimCandidates = 16;
+constexpr size_t kMaxErrorBytes = 1000;
+
+struct Mapping {
+  std::string event_id;
+  std::optional<std::string> calendar_id;
+};
+
+std::optional<Mapping> FindMapping(DbConnection& tx, const std::string& booking_uid) {
+  std::optional<DbRow> r =
+      tx.QueryOne("SELECT event_id, calendar_id FROM calendar_booking_events WHERE booking_uid = ?", {booking_uid});
+  if (!r) return std::nullopt;
+  return Mapping{r->String(1), r->OptString(2)};
+}
+
+void SaveMapping(DbConnection& tx, const std::string& booking_uid, int64_t user_id, const Mapping& m) {
+  tx.Exec(
+      "INSERT INTO calendar_booking_events (booking_uid, user_id, event_id, calendar_id, created_at)"
+      " VALUES (?, ?, ?, ?, UTC_TIMESTAMP(3))"
+      " ON DUPLICATE KEY UPDATE event_id = VALUES(event_id), calendar_id = COALESCE(VALUES(calendar_id), calendar_id)",
+      {booking_uid, user_id, m.event_id, m.calendar_id});
+}
+
+void InsertJob(DbConnection& tx, const SyncPlan& plan, SyncAction action, const std::string& booking_uid,
+               const std::string& event_id) {
+  tx.Exec(
+      "INSERT INTO calendar_sync_jobs (event_id, booking_uid, user_id, action, event_json, meet, status, attempts,"
+      " next_attempt_at, created_at, updated_at)"
+      " VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))",
+      {event_id, booking_uid, plan.user_id, SyncActionName(action),
+       plan.event.is_null() ? std::string("{}") : plan.event.dump(), plan.meet});
+}
+
+std::string CutError(std::string s) {
+  if (s.size() > kMaxErrorBytes) s.resize(kMaxErrorBytes);
+  return s;
+}
+
+}  // namespace
+
+bool SyncJobStore::Enqueue(DbConnection& tx, const SyncPlan& plan) {
+  if (!tx.QueryOne("SELECT 1 FROM calendar_google_credentials WHERE user_id = ?", {plan.user_id})) return false;
+  switch (plan.action) {
+    case SyncAction::kDelete: {
+      std::optional<Mapping> m = FindMapping(tx, plan.booking_uid);
+      if (!m) return false;
+      InsertJob(tx, plan, SyncAction::kDelete, plan.booking_uid, m->event_id);
+      return true;
+    }
+    case SyncAction::kMove: {
+      if (std::optional<Mapping> m = FindMapping(tx, plan.from_uid)) {
+        SaveMapping(tx, plan.booking_uid, plan.user_id, *m);
+        InsertJob(tx, plan, SyncAction::kMove, plan.booking_uid, m->event_id);
+        return true;
+      }
+      break;  // the old booking has no event: make one for the new booking
+    }
+    case SyncAction::kCreate:
+      break;
+  }
+  std::optional<Mapping> m = FindMapping(tx, plan.booking_uid);
+  if (!m) {
+    m = Mapping{GoogleEventIdFor(plan.booking_uid), std::nullopt};
+    SaveMapping(tx, plan.booking_uid, plan.user_id, *m);
+  }
+  InsertJob(tx, plan, SyncAction::kCreate, plan.booking_uid, m->event_id);
+  return true;
+}
+
+std::optional<SyncJob> SyncJobStore::Claim(Database& db, std::chrono::seconds lease) {
+  return db.Transaction([&](DbConnection& tx) -> std::optional<SyncJob> {
+    // A plain read first: a locking read with SKIP LOCKED would also skip the earlier job of the
+    // same event that another worker holds, and so run two jobs of one event at once.
+    std::vector<DbRow> candidates = tx.Query(
+        "SELECT j.id FROM calendar_sync_jobs j WHERE j.status = 'pending' AND j.next_attempt_at <= UTC_TIMESTAMP(3)"
+        " AND NOT EXISTS (SELECT 1 FROM calendar_sync_jobs p WHERE p.event_id = j.event_id"
+        " AND p.status = 'pending' AND p.id < j.id)"
+        " ORDER BY j.next_attempt_at, j.id LIMIT ?",
+        {kClaimCandidates});
+    for (const DbRow& candidate : candidates) {
+      std::optional<DbRow> r = tx.QueryOne(
+          "SELECT id, event_id, booking_uid, user_id, action, event_json, meet, attempts FROM calendar_sync_jobs"
+          " WHERE id = ? AND status = 'pending' AND next_attempt_at <= UTC_TIMESTAMP(3) FOR UPDATE SKIP LOCKED",
+          {candidate.Int(1)});
+      if (!r) continue;
+      SyncJob job;
+      job.id = r->Int("id");
+      job.event_id = r->String("event_id");
+      job.booking_uid = r->String("booking_uid");
+      job.user_id = r->Int("user_id");
+      job.action = SyncActionFromName(r->String("action")).value_or(SyncAction::kCreate);
+      job.event = nlohmann::json::parse(r->String("event_json"), nullptr, false);
+      if (job.event.is_discarded()) job.event = nlohmann::json::object();
+      job.meet = r->Bool("meet");
+      job.attempts = static_cast<int>(r->Int("attempts")) + 1;
+      tx.Exec(
+          "UPDATE calendar_sync_jobs SET attempts = ?, next_attempt_at = UTC_TIMESTAMP(3) + INTERVAL ? SECOND,"
+          " updated_at = UTC_TIMESTAMP(3) WHERE id = ?",
+          {job.attempts, static_cast<int64_t>(lease.count()), job.id});
+      std::optional<DbRow> where = tx.QueryOne(
+          "SELECT calendar_id FROM calendar_booking_events WHERE event_id = ? AND calendar_id IS NOT NULL LIMIT 1",
+          {job.event_id});
+      if (where) job.calendar_id = where->String(1);
+      return job;
+    }
+    return std::nullopt;
+  });
+}
+
+void SyncJobStore::Done(Database& db, const SyncJob& job, const std::string& calendar_id) {
+  db.Transaction([&](DbConnection& tx) {
+    tx.Exec("UPDATE calendar_sync_jobs SET status = 'done', last_error = '', updated_at = UTC_TIMESTAMP(3) WHERE id = ?",
+            {job.id});
+    if (!calendar_id.empty())
+      tx.Exec("UPDATE calendar_booking_events SET calendar_id = ? WHERE event_id = ?", {calendar_id, job.event_id});
+  });
+}
+
+void SyncJobStore::Retry(Database& db, const SyncJob& job, std::chrono::milliseconds delay, const std::string& error) {
+  db.Run([&](DbConnection& c) {
+    c.Exec(
+        "UPDATE calendar_sync_jobs SET next_attempt_at = UTC_TIMESTAMP(3) + INTERVAL ? MICROSECOND, last_error = ?,"
+        " updated_at = UTC_TIMESTAMP(3) WHERE id = ?",
+        {static_cast<int64_t>(delay.count()) * 1000, CutError(error), job.id});
+  });
+}
+
+void SyncJobStore::Fail(Database& db, const SyncJob& job, const std::string& error) {
+  db.Run([&](DbConnection& c) {
+    c.Exec("UPDATE calendar_sync_jobs SET status = 'failed', last_error = ?, updated_at = UTC_TIMESTAMP(3) WHERE id = ?",
+           {CutError(error), job.id});
+  });
+}
+
+int64_t SyncJobStore::PendingCount(Database& db) {
+  return db.Run([](DbConnection& c) {
+    std::optional<DbRow> r = c.QueryOne("SELECT COUNT(*) FROM calendar_sync_jobs WHERE status = 'pending'");
+    return r ? r->Int(1) : 0;
+  });
+}
+
+int64_t SyncJobStore::PurgeFinished(Database& db, std::chrono::seconds age, int64_t limit) {
+  return db.Run([&](DbConnection& c) {
+    return static_cast<int64_t>(
+        c.Exec("DELETE FROM calendar_sync_jobs WHERE status IN ('done', 'failed')"
+               " AND updated_at < UTC_TIMESTAMP(3) - INTERVAL ? SECOND LIMIT ?",
+               {static_cast<int64_t>(age.count()), limit}));
+  });
+}
+
+std::optional<std::string> SyncJobStore::BookingEventCalendar(DbConnection& c, int64_t user_id,
+                                                             const std::string& event_id) {
+  std::optional<DbRow> r = c.QueryOne(
+      "SELECT calendar_id FROM calendar_booking_events WHERE event_id = ? AND user_id = ? AND calendar_id IS NOT NULL"
+      " LIMIT 1",
+      {event_id, user_id});
+  if (!r) return std::nullopt;
+  return r->String(1);
+}
+
+}  // namespace rendezvous::calendar

@@ -1,0 +1,225 @@
+// Bookings in the host's Google Calendar, against the real server and the fake Google: a booking
+// becomes an event (with a Meet when its event type asks for one) whose id is recorded as a
+// booking reference, and the event lookup finds it from there; a reschedule moves the event, a
+// cancellation deletes it; an outage of Google's Calendar API never fails a booking and the event
+// appears, once, when Google is back; a host without Google is never written for.
+#include <chrono>
+#include <thread>
+
+#include "calendar_fixture.hpp"
+#include "rendezvous/time.hpp"
+
+namespace rendezvous::testing {
+namespace {
+
+constexpr const char* kPrimary = "ada@example.com";
+constexpr const char* kTeam = "team@group.calendar.google.com";
+
+class CalendarBookingSync : public CalendarTest {
+ protected:
+  // Retries after about a second, so the outage test need not wait for the production delays.
+  void SetUp() override { StartServer("", true, "  sync:\n    retry_schedule: [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n"); }
+
+  // 10:00 UTC of a Tuesday at least a week ahead (inside the default working hours).
+  static std::string Tuesday(int weeks_ahead, const std::string& time) {
+    int64_t day = time::DaysFromCivil(time::Zone::Utc().DateAt(time::Now())) + 7 * weeks_ahead;
+    while (time::IsoWeekday(time::CivilFromDays(day)) != 2) ++day;
+    return time::FormatDate(time::CivilFromDays(day)) + "T" + time + ":00Z";
+  }
+
+  int64_t EventType(const std::string& slug, json extra = json::object()) {
+    json body = {{"title", "Intro"}, {"slug", slug}, {"lengthInMinutes", 30}};
+    body.update(extra);
+    HttpResult r = Send("POST", "/v2/event-types", body, key_);
+    EXPECT_EQ(r.status, 201) << r.body;
+    return r.Json()["data"].value("id", int64_t{0});
+  }
+
+  // A public booking; answers the booking (fails the test unless 201).
+  json Book(int64_t event_type, const std::string& start) {
+    HttpResult r = Send("POST", "/v2/bookings",
+                        {{"start", start},
+                         {"eventTypeId", event_type},
+                         {"attendee", {{"name", "Ann Attendee"}, {"email", "ann@example.com"}, {"timeZone", "UTC"}}},
+                         {"guests", {"guest@example.com"}}},
+                        "");
+    EXPECT_EQ(r.status, 201) << r.body;
+    return r.Json()["data"];
+  }
+
+  json References(const std::string& uid) {
+    HttpResult r = Get("/v2/bookings/" + uid + "/references", key_);
+    EXPECT_EQ(r.status, 200) << r.body;
+    return r.Json()["data"];
+  }
+
+  // Waits (bounded) until `done` holds.
+  template <class F>
+  static bool Eventually(F done, std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!done()) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return true;
+  }
+
+  // The booking's references once there is one (empty array after the bound).
+  json AwaitReferences(const std::string& uid) {
+    json refs = json::array();
+    Eventually([&] {
+      refs = References(uid);
+      return !refs.empty();
+    });
+    return refs;
+  }
+
+  std::vector<PeerRequest> EventWrites(const std::string& method) const {
+    std::vector<PeerRequest> out;
+    for (PeerRequest& r : google_.Requests()) {
+      if (r.method == method && r.path.find("/events") != std::string::npos) out.push_back(std::move(r));
+    }
+    return out;
+  }
+
+  // Every booking event so far has been handed to the calendar's outbox consumer.
+  bool ConsumerCaughtUp() const {
+    return Eventually([&] {
+      const std::string max = db_.QueryValue("SELECT COALESCE(MAX(id), 0) FROM outbox_events");
+      const std::string pos = db_.QueryValue("SELECT position FROM outbox_consumers WHERE consumer = 'calendar'");
+      return !pos.empty() && std::stoll(pos) >= std::stoll(max);
+    });
+  }
+
+  std::string Metrics() { return http_.Get(Api("/metrics")).body; }
+};
+
+TEST_F(CalendarBookingSync, BookingBecomesAGoogleEventWithMeetFoundThroughItsReference) {
+  AddStandardCalendars();
+  ASSERT_EQ(ConnectAndSave().status, 200);
+  const int64_t et = EventType("meet", {{"locations", {{{"type", "integration"}, {"integration", "google-meet"}}}}});
+  const json booking = Book(et, Tuesday(1, "10:00"));
+  const std::string uid = booking.value("uid", "");
+  ASSERT_FALSE(uid.empty());
+
+  const json refs = AwaitReferences(uid);
+  ASSERT_EQ(refs.size(), 1u) << refs;
+  EXPECT_EQ(refs[0]["type"], "google_calendar");
+  EXPECT_EQ(refs[0]["calendarId"], kPrimary);  // no destination calendar: primary
+  const std::string event_uid = refs[0].value("eventUid", "");
+  ASSERT_FALSE(event_uid.empty());
+  for (char c : event_uid) EXPECT_TRUE((c >= '0' && c <= '9') || (c >= 'a' && c <= 'v')) << event_uid;
+
+  // What Google was asked: the booking's contents and a Meet.
+  const std::vector<PeerRequest> inserts = EventWrites("POST");
+  ASSERT_EQ(inserts.size(), 1u);
+  EXPECT_EQ(inserts[0].Query("conferenceDataVersion"), "1");
+  const json sent = json::parse(inserts[0].body);
+  EXPECT_EQ(sent["id"], event_uid);
+  EXPECT_EQ(sent["summary"], booking["title"]);
+  EXPECT_EQ(sent["start"]["dateTime"], booking["start"]);
+  EXPECT_EQ(sent["end"]["dateTime"], booking["end"]);
+  EXPECT_EQ(sent["conferenceData"]["createRequest"]["conferenceSolutionKey"]["type"], "hangoutsMeet");
+  EXPECT_FALSE(sent["conferenceData"]["createRequest"].value("requestId", "").empty());
+  std::vector<std::string> emails;
+  for (const json& a : sent["attendees"]) emails.push_back(a.value("email", ""));
+  EXPECT_EQ(emails, (std::vector<std::string>{"ann@example.com", "guest@example.com"}));
+
+  // booking -> references -> event lookup, with the Meet link as a location.
+  HttpResult lookup = Get("/v2/calendars/google/event/" + event_uid, key_);
+  ASSERT_EQ(lookup.status, 200) << lookup.body;
+  const json event = lookup.Json()["data"];
+  EXPECT_EQ(event["id"], event_uid);
+  EXPECT_EQ(event["title"], booking["title"]);
+  EXPECT_EQ(event["status"], "accepted");
+  ASSERT_FALSE(event["locations"].empty()) << event;
+  EXPECT_EQ(event["locations"][0]["type"], "video");
+  EXPECT_EQ(event["locations"][0].value("url", "").rfind("https://meet.google.com/", 0), 0u) << event;
+
+  const std::string metrics = Metrics();
+  EXPECT_NE(metrics.find("calendar_google_requests_total{endpoint=\"events_insert\",outcome=\"ok\"} 1"),
+            std::string::npos);
+  EXPECT_NE(metrics.find("calendar_sync_jobs_total{action=\"create\",outcome=\"done\"} 1"), std::string::npos);
+}
+
+TEST_F(CalendarBookingSync, RescheduleMovesTheEventAndCancelDeletesIt) {
+  AddStandardCalendars();
+  ASSERT_EQ(ConnectAndSave().status, 200);
+  ASSERT_EQ(Send("PUT", "/v2/destination-calendars", {{"integration", "google_calendar"}, {"externalId", kTeam}}, key_)
+                .status,
+            200);
+  const int64_t et = EventType("plain", {{"locations", {{{"type", "address"}, {"address", "Main St 1"}}}}});
+  const json booking = Book(et, Tuesday(1, "10:00"));
+  const json refs = AwaitReferences(booking["uid"]);
+  ASSERT_EQ(refs.size(), 1u);
+  EXPECT_EQ(refs[0]["calendarId"], kTeam);  // the destination calendar
+  const std::string event_uid = refs[0]["eventUid"];
+  EXPECT_FALSE(json::parse(EventWrites("POST").at(0).body).contains("conferenceData"));
+  EXPECT_EQ(google_.Event(kTeam, event_uid)["location"], "Main St 1");
+
+  const std::string new_start = Tuesday(2, "11:00");
+  HttpResult moved = Send("POST", "/v2/bookings/" + booking["uid"].get<std::string>() + "/reschedule",
+                          {{"start", new_start}}, "");
+  ASSERT_EQ(moved.status, 201) << moved.body;
+  const json fresh = moved.Json()["data"];
+  const json fresh_refs = AwaitReferences(fresh["uid"]);
+  ASSERT_EQ(fresh_refs.size(), 1u);
+  EXPECT_EQ(fresh_refs[0]["eventUid"], event_uid);  // the same event, moved
+  EXPECT_EQ(fresh_refs[0]["calendarId"], kTeam);
+  ASSERT_EQ(EventWrites("PATCH").size(), 1u);
+  EXPECT_EQ(EventWrites("POST").size(), 1u);
+  EXPECT_EQ(google_.Event(kTeam, event_uid)["start"]["dateTime"], fresh["start"]);
+  EXPECT_EQ(google_.Event(kTeam, event_uid)["end"]["dateTime"], fresh["end"]);
+  EXPECT_EQ(google_.LiveEventCount(kTeam), 1u);
+  HttpResult lookup = Get("/v2/calendars/google/event/" + event_uid, key_);
+  ASSERT_EQ(lookup.status, 200) << lookup.body;
+  EXPECT_EQ(time::ParseIso(lookup.Json()["data"]["start"].value("time", "")),
+            time::ParseIso(fresh["start"].get<std::string>()));
+
+  ASSERT_EQ(Send("POST", "/v2/bookings/" + fresh["uid"].get<std::string>() + "/cancel", json::object(), "").status,
+            200);
+  EXPECT_TRUE(Eventually([&] { return google_.Event(kTeam, event_uid).value("status", "") == "cancelled"; }));
+  EXPECT_EQ(EventWrites("DELETE").size(), 1u);
+  EXPECT_EQ(google_.LiveEventCount(kTeam), 0u);
+  EXPECT_EQ(Get("/v2/calendars/google/event/" + event_uid, key_).Json()["data"]["status"], "cancelled");
+}
+
+TEST_F(CalendarBookingSync, GoogleOutageNeverFailsABookingAndTheEventAppearsOnceWhenItIsBack) {
+  AddStandardCalendars();
+  ASSERT_EQ(ConnectAndSave().status, 200);
+  const int64_t et = EventType("outage");
+  google_.SetEventWriteFailStatus(503);
+  const json booking = Book(et, Tuesday(1, "13:00"));  // 201 although Google fails
+  const std::string uid = booking.value("uid", "");
+  ASSERT_FALSE(uid.empty());
+  // At least one retry has failed too.
+  ASSERT_TRUE(Eventually([&] { return EventWrites("POST").size() >= 2; }));
+  EXPECT_TRUE(References(uid).empty());
+  EXPECT_EQ(google_.LiveEventCount(kPrimary), 0u);
+  EXPECT_TRUE(Eventually([&] { return Metrics().find("calendar_sync_jobs_pending 1") != std::string::npos; }));
+
+  google_.SetEventWriteFailStatus(0);
+  const json refs = AwaitReferences(uid);
+  ASSERT_EQ(refs.size(), 1u);
+  EXPECT_EQ(google_.LiveEventCount(kPrimary), 1u);
+  EXPECT_EQ(google_.Event(kPrimary, refs[0]["eventUid"])["summary"], booking["title"]);
+  EXPECT_EQ(db_.QueryValue("SELECT CONCAT(status, ':', attempts >= 3) FROM calendar_sync_jobs"), "done:1");
+  EXPECT_TRUE(Eventually([&] { return Metrics().find("calendar_sync_jobs_pending 0") != std::string::npos; }));
+  EXPECT_NE(Metrics().find("calendar_sync_jobs_total{action=\"create\",outcome=\"retry\"}"), std::string::npos);
+  EXPECT_NE(Metrics().find("calendar_google_requests_total{endpoint=\"events_insert\",outcome=\"server_error\"}"),
+            std::string::npos);
+}
+
+TEST_F(CalendarBookingSync, HostWithoutGoogleIsNeverWrittenFor) {
+  const int64_t et = EventType("nogoogle");
+  const json booking = Book(et, Tuesday(1, "10:00"));
+  ASSERT_EQ(Send("POST", "/v2/bookings/" + booking["uid"].get<std::string>() + "/cancel", json::object(), "").status,
+            200);
+  ASSERT_TRUE(ConsumerCaughtUp());
+  EXPECT_EQ(db_.QueryValue("SELECT COUNT(*) FROM calendar_sync_jobs"), "0");
+  EXPECT_TRUE(google_.Requests().empty());
+  EXPECT_TRUE(References(booking["uid"]).empty());
+}
+
+}  // namespace
+}  // namespace rendezvous::testing
