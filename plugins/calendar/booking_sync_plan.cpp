@@ -78,6 +78,13 @@ std::optional<SyncAction> SyncActionFromName(const std::string& name) {
   return std::nullopt;
 }
 
+std::optional<int64_t> BookingEventHost(const json& envelope) {
+  if (!envelope.is_object()) return std::nullopt;
+  auto payload = envelope.find("payload");
+  if (payload == envelope.end() || !payload->is_object()) return std::nullopt;
+  return HostId(*payload);
+}
+
 std::optional<SyncPlan> PlanBookingSync(const std::string& trigger, const json& envelope, time::Millis now) {
   if (!envelope.is_object() || !envelope.contains("payload") || !envelope["payload"].is_object()) return std::nullopt;
   const json& booking = envelope["payload"];

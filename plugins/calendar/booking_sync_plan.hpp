@@ -34,6 +34,9 @@ struct SyncPlan {
   bool meet = false;  // a Google Meet conference is asked for
 };
 
+// The host whose calendar a booking event is about (payload.organizer.id, else payload.hosts[0].id).
+std::optional<int64_t> BookingEventHost(const nlohmann::json& envelope);
+
 // The plan for one booking event (`trigger` e.g. "BOOKING_CREATED", `envelope` the outbox payload
 // {triggerEvent, createdAt, payload}); nullopt when the event changes nothing in Google (a pending
 // booking, a no-show, a completion, a malformed payload), and for a create or move of a booking

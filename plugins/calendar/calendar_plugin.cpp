@@ -4,6 +4,7 @@
 // performing them, the booking references it records).
 
 #include <memory>
+#include <set>
 #include <string>
 
 #include "booking_sync_plan.hpp"
@@ -209,9 +210,18 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   // Google is never called here.
   ctx.outbox().Subscribe(kSyncConsumer, {kBookingsTopic},
                          [worker](DbConnection& tx, const std::vector<OutboxEvent>& batch) {
+                           // Most hosts have no Google calendar: one query for the batch
+                           // finds those that do, and only their events are planned.
+                           std::set<int64_t> hosts;
+                           for (const OutboxEvent& e : batch) {
+                             if (std::optional<int64_t> host = BookingEventHost(e.payload)) hosts.insert(*host);
+                           }
+                           const std::set<int64_t> connected = SyncJobStore::WithCredential(tx, hosts);
                            bool queued = false;
                            const time::Millis now = time::Now();
                            for (const OutboxEvent& e : batch) {
+                             std::optional<int64_t> host = BookingEventHost(e.payload);
+                             if (!host || connected.count(*host) == 0) continue;
                              if (std::optional<SyncPlan> plan = PlanBookingSync(e.type, e.payload, now))
                                queued = SyncJobStore::Enqueue(tx, *plan) || queued;
                            }

@@ -46,6 +46,19 @@ std::string CutError(std::string s) {
 
 }  // namespace
 
+std::set<int64_t> SyncJobStore::WithCredential(DbConnection& tx, const std::set<int64_t>& users) {
+  std::set<int64_t> out;
+  if (users.empty()) return out;
+  std::string ids;
+  for (int64_t id : users) ids += (ids.empty() ? "" : ",") + std::to_string(id);
+  // The ids are integers read from the outbox, spelled here by std::to_string.
+  for (const DbRow& row :
+       tx.QueryUnprepared("SELECT user_id FROM calendar_google_credentials WHERE user_id IN (" + ids + ")")) {
+    out.insert(row.Int("user_id"));
+  }
+  return out;
+}
+
 bool SyncJobStore::Enqueue(DbConnection& tx, const SyncPlan& plan) {
   if (!tx.QueryOne("SELECT 1 FROM calendar_google_credentials WHERE user_id = ?", {plan.user_id})) return false;
   switch (plan.action) {

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -56,6 +57,8 @@ class SyncJobStore {
   // without a Google credential, nor for a move or delete of a booking that has no event (it was
   // made before the calendar was connected); a move of such a booking creates the event instead.
   // Returns whether a job was written.
+  // Of `users`, those with a Google credential (one query).
+  static std::set<int64_t> WithCredential(DbConnection& tx, const std::set<int64_t>& users);
   static bool Enqueue(DbConnection& tx, const SyncPlan& plan);
 
   // Claims one due job whose Google event has no earlier unfinished job, counts the attempt and

@@ -141,10 +141,15 @@ size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& 
     std::optional<ScriptHooks::Args> args;
     for (const Webhook& w : webhooks->second) {
       if (!w.Subscribes(trigger)) continue;
-      if (!args) args = ScriptHooks::Args{ScriptHooks::EventValue(e.payload), Json()};
-      args->webhook = ScriptHooks::WebhookValue(w);
-      if (!hooks_.ShouldDeliver(*args)) continue;
-      RenderedBody body = hooks_.Body(w, e.payload, *args);
+      RenderedBody body;
+      if (hooks_.has_filter() || hooks_.has_render()) {
+        if (!args) args = ScriptHooks::Args{ScriptHooks::EventValue(e.payload), Json()};
+        args->webhook = ScriptHooks::WebhookValue(w);
+        if (!hooks_.ShouldDeliver(*args)) continue;
+        body = hooks_.Body(w, e.payload, *args);
+      } else {
+        body = RenderBody(w.payload_template, e.payload);  // no scripts: no Lua values to build
+      }
       row_bytes += body.body.size();
       const std::string event_at = time::FormatSql(
           std::chrono::duration_cast<std::chrono::milliseconds>(e.created_at.time_since_epoch()).count());
