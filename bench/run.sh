@@ -55,7 +55,9 @@ event_type() { # slug, length, extra JSON members
   tree=$(git diff --quiet HEAD -- . ':!bench/RESULTS.md' 2>/dev/null && echo "clean tree" || echo "DIRTY tree: not a measurement of this commit")
   echo "## $(date -u +%Y-%m-%dT%H:%MZ) — $(git rev-parse --short HEAD 2>/dev/null || echo unknown) ($tree), $(nproc) cores"
   echo
-  echo "Command: \`make bench\` (wrk -t$threads -c$conns -d$duration, keep-alive, server and MariaDB on this machine)"
+  # The exact command: the BENCH_* settings of this run, then make bench.
+  settings=$(env | grep -E '^BENCH_' | grep -v '^BENCH_RESULTS=' | sort | tr '\n' ' ')
+  echo "Command: \`${settings}make bench\` (wrk -t$threads -c$conns -d$duration, keep-alive, server and MariaDB on this machine)"
   echo
   echo "| scenario | requests/s | p50 | p99 | non-2xx |"
   echo "|---|---|---|---|---|"
