@@ -73,12 +73,12 @@ class PluginHost::Context final : public PluginContext {
   void AddBusyTimeSource(std::shared_ptr<BusyTimeSource> source) override {
     host_.busy_sources_.push_back(std::move(source));
   }
-  Result<std::vector<BusyTime>> BusyTimes(int64_t user_id, time::Millis from, time::Millis to) override {
-    std::vector<BusyTime> all;
+  BusyReport BusyTimes(int64_t user_id, time::Millis from, time::Millis to) override {
+    BusyReport all;
     for (const std::shared_ptr<BusyTimeSource>& source : host_.busy_sources_) {
-      Result<std::vector<BusyTime>> some = source->BusyTimes(user_id, from, to);
-      if (!some.ok()) return some.status();
-      all.insert(all.end(), some->begin(), some->end());
+      BusyReport some = source->BusyTimes(user_id, from, to);
+      all.times.insert(all.times.end(), some.times.begin(), some.times.end());
+      all.failures.insert(all.failures.end(), some.failures.begin(), some.failures.end());
     }
     return all;
   }

@@ -48,9 +48,15 @@ Booking Draft(const CreateRequest& r) {
 
 }  // namespace
 
-Result<std::vector<BusyBlock>> BookingService::OutsideBusy(int64_t host_id, Millis from, Millis to) {
-  if (!busy_source_) return std::vector<BusyBlock>{};
-  return busy_source_(host_id, from, to);
+std::vector<BusyBlock> BookingService::OutsideBusy(int64_t host_id, Millis from, Millis to,
+                                                   std::vector<BusySourceFailure>* failures) {
+  if (!busy_source_) return {};
+  BusyReport report = busy_source_(host_id, from, to);
+  if (failures) *failures = std::move(report.failures);
+  std::vector<BusyBlock> blocks;
+  blocks.reserve(report.times.size());
+  for (const BusyTime& t : report.times) blocks.push_back({t.start, t.end, 0, 0});
+  return blocks;
 }
 
 std::optional<Booking> BookingService::PeekBooking(int64_t host_id, const std::string& uid) {
@@ -77,8 +83,8 @@ Result<Json> BookingService::Slots(const SlotsQuery& q) {
   std::optional<User> host = et ? identity_.FindUser(et->owner_id) : std::nullopt;
   if (!host) return UnknownEventType();
   const SlotRules rules = RulesOf(*et);
-  Result<std::vector<BusyBlock>> busy = OutsideBusy(host->id, q.from, q.to + rules.length * time::kMillisPerMinute);
-  if (!busy.ok()) return busy.status();
+  std::vector<BusySourceFailure> failures;
+  std::vector<BusyBlock> busy = OutsideBusy(host->id, q.from, q.to + rules.length * time::kMillisPerMinute, &failures);
   const TimeRange window = GridWindow(q.from, q.to, rules);
   Schedule schedule = db_.Run([&](DbConnection& conn) {
     std::optional<std::vector<BookedTime>> times = booked_times_.Find(host->id, loaded.version, q.from, q.to);
@@ -87,13 +93,19 @@ Result<Json> BookingService::Slots(const SlotsQuery& q) {
       booked_times_.Put(host->id, loaded.version, q.from, q.to, *times);
     }
     std::vector<BusyBlock> own = WithBuffers(*times, loaded.buffers);
-    busy->insert(busy->end(), own.begin(), own.end());
+    busy.insert(busy.end(), own.begin(), own.end());
     return ScheduleForEventType(conn, *host, et->fields.schedule_id);
   });
   const time::Zone zone = ZoneOf(schedule);
   const std::vector<Millis> starts = FreeSlots(WorkingIntervals(schedule, window.start, window.end), zone, q.from,
-                                               q.to, time::Now(), rules, *busy);
-  return SlotsByDate(starts, q.zone);
+                                               q.to, time::Now(), rules, busy);
+  Json answer = {{"data", SlotsByDate(starts, q.zone)}};
+  if (!failures.empty()) {
+    Json unavailable = Json::array();
+    for (const BusySourceFailure& f : failures) unavailable.push_back({{"source", f.source}, {"code", f.code}});
+    answer["unavailableCalendars"] = std::move(unavailable);
+  }
+  return answer;
 }
 
 Result<Booking> BookingService::Book(DbConnection& conn, const User& host, const EventType& et,
@@ -139,9 +151,8 @@ Result<Json> BookingService::Create(const CreateRequest& request, const std::opt
       db_.Run([&](DbConnection& conn) { return FindEventType(conn, request.event_type_id); });
   std::optional<User> host = first ? identity_.FindUser(first->owner_id) : std::nullopt;
   if (!host) return UnknownEventType();
-  Result<std::vector<BusyBlock>> outside = OutsideBusy(
-      host->id, request.start, request.start + first->fields.length_minutes * time::kMillisPerMinute);
-  if (!outside.ok()) return outside.status();
+  const std::vector<BusyBlock> outside =
+      OutsideBusy(host->id, request.start, request.start + first->fields.length_minutes * time::kMillisPerMinute);
   const std::string key_hash = idempotency_key ? crypto::Sha256Hex(*idempotency_key) : "";
   bool published = false;
   Result<Json> out = db_.Transaction([&](DbConnection& conn) -> Result<Json> {
@@ -166,7 +177,7 @@ Result<Json> BookingService::Create(const CreateRequest& request, const std::opt
       }
       conn.Exec("DELETE FROM booking_idempotency_keys WHERE event_type_id = ? AND key_hash = ?", {et->id, key_hash});
     }
-    Result<Booking> b = Book(conn, *host, *et, request, *outside, nullptr);
+    Result<Booking> b = Book(conn, *host, *et, request, outside, nullptr);
     if (!b.ok()) return b.status();
     if (idempotency_key) {
       conn.Exec(
@@ -201,9 +212,8 @@ Result<Json> BookingService::Reschedule(const std::string& uid, const Reschedule
   if (!host.ok()) return host.status();
   std::optional<Booking> before = PeekBooking(host->id, uid);
   if (!before) return Status::NotFound("booking not found");
-  Result<std::vector<BusyBlock>> outside =
+  const std::vector<BusyBlock> outside =
       OutsideBusy(host->id, request.start, request.start + before->duration * time::kMillisPerMinute);
-  if (!outside.ok()) return outside.status();
   bool published = false;
   Result<Json> out = db_.Transaction([&](DbConnection& conn) -> Result<Json> {
     published = false;
@@ -220,7 +230,7 @@ Result<Json> BookingService::Reschedule(const std::string& uid, const Reschedule
     if (!et) return Status(ErrorCode::kInternal, "the booking's event type is missing");
     CreateRequest draft;
     draft.start = request.start;
-    Result<Booking> fresh = Book(conn, *host, *et, draft, *outside, &old);
+    Result<Booking> fresh = Book(conn, *host, *et, draft, outside, &old);
     if (!fresh.ok()) return fresh.status();
     old.status = StatusAfter(old.status, BookingAction::kReschedule);
     old.rescheduled_to_uid = fresh->uid;
@@ -239,8 +249,7 @@ Result<Json> BookingService::Reschedule(const std::string& uid, const Reschedule
 Result<Json> BookingService::Reopen(const User& host, const std::string& uid) {
   std::optional<Booking> before = PeekBooking(host.id, uid);
   if (!before) return Status::NotFound("booking not found");
-  Result<std::vector<BusyBlock>> outside = OutsideBusy(host.id, before->start, before->end);
-  if (!outside.ok()) return outside.status();
+  const std::vector<BusyBlock> outside = OutsideBusy(host.id, before->start, before->end);
   bool published = false;
   Result<Json> out = db_.Transaction([&](DbConnection& conn) -> Result<Json> {
     published = false;
@@ -260,7 +269,7 @@ Result<Json> BookingService::Reopen(const User& host, const std::string& uid) {
     SlotRules rules = RulesOf(*et);
     rules.length = b.duration;
     std::vector<BusyBlock> busy = HostBusyBlocks(conn, host.id, b.start, b.start + 1, b.id);
-    busy.insert(busy.end(), outside->begin(), outside->end());
+    busy.insert(busy.end(), outside.begin(), outside.end());
     if (Conflicts(b.start, rules, busy)) {
       return Status::Conflict("the booking's time is no longer free").WithReason("slot_unavailable");
     }

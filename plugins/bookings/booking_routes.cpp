@@ -59,7 +59,9 @@ class Routes {
     AddPublic(Method::kGet, "/v2/slots", [](BookingService& s, Request& req) {
       Result<SlotsQuery> query = ParseSlotsQuery(req.query);
       if (!query.ok()) return Response::FromStatus(query.status());
-      return Answer(s.Slots(*query));
+      Result<Json> slots = s.Slots(*query);
+      if (!slots.ok()) return Response::FromStatus(slots.status());
+      return Response::SuccessWith(*slots);
     });
     AddPublic(Method::kPost, "/v2/bookings", [](BookingService& s, Request& req) {
       std::optional<std::string> key = req.Header("idempotency-key");

@@ -15,6 +15,7 @@
 #include "booking.hpp"
 #include "booking_requests.hpp"
 #include "booking_transitions.hpp"
+#include "rendezvous/busy_times.hpp"
 #include "event_type.hpp"
 #include "public_requests.hpp"
 #include "rendezvous/booking_references.hpp"
@@ -28,9 +29,9 @@ namespace rendezvous::bookings {
 
 constexpr int kMaxEventTypesPerUser = 500;
 
-// Busy times of a host from outside the bookings (connected calendars) that overlap [from, to);
-// an error status when a source could not be asked.
-using BusySource = std::function<Result<std::vector<BusyBlock>>(int64_t host_id, Millis from, Millis to)>;
+// Busy times of a host from outside the bookings (connected calendars) that overlap [from, to),
+// with the sources that could not be read (busy_times.hpp).
+using BusySource = std::function<BusyReport(int64_t host_id, Millis from, Millis to)>;
 
 
 
@@ -73,8 +74,10 @@ class BookingService final : public BookingReferences {
 
   // Public booking flow (docs/bookings.md "Booking a time"). Failures: Invalid naming the field
   // (an unknown event type is "eventTypeId"), NotFound (an unknown booking), Conflict with the
-  // reason (a time that is not free, a refused transition), and the busy source's errors.
-  // GET /v2/slots: data = {"YYYY-MM-DD": [{"start"}, ..]}.
+  // reason (a time that is not free, a refused transition). Busy sources that cannot be read
+  // are left out, never an error.
+  // GET /v2/slots: the envelope's fields, data = {"YYYY-MM-DD": [{"start"}, ..]} and, when a busy
+  // source could not be read, unavailableCalendars = [{source, code}].
   Result<Json> Slots(const SlotsQuery& query);
   // POST /v2/bookings. With an idempotency key (already checked), the first booking made with the
   // same key for the event type in the last 24 hours is answered again when `body_hash` (the
@@ -109,8 +112,11 @@ class BookingService final : public BookingReferences {
  private:
   Result<Json> Change(const User& host, const std::string& uid, BookingAction action,
                       const std::optional<std::string>& reason, const AbsentMarks* marks);
-  // The busy source's blocks for starts in [from, to) (none without a source).
-  Result<std::vector<BusyBlock>> OutsideBusy(int64_t host_id, Millis from, Millis to);
+  // The busy source's blocks for starts in [from, to) (none without a source). The sources that
+  // could not be read are left out (the calendar plugin logs and counts them) and, when
+  // `failures` is given, named there.
+  std::vector<BusyBlock> OutsideBusy(int64_t host_id, Millis from, Millis to,
+                                     std::vector<BusySourceFailure>* failures = nullptr);
   // The booking `uid` of `host_id` as it is now, outside a transaction (to ask the busy source
   // before one); nullopt when there is none.
   std::optional<Booking> PeekBooking(int64_t host_id, const std::string& uid);

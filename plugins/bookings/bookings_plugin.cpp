@@ -43,14 +43,7 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   c.RejectUnknown();
 
   auto service = std::make_shared<BookingService>(ctx.db(), ctx.outbox(), ctx.identity(), ctx.logger());
-  service->SetBusySource([&ctx](int64_t host_id, Millis from, Millis to) -> Result<std::vector<BusyBlock>> {
-    Result<std::vector<BusyTime>> times = ctx.BusyTimes(host_id, from, to);
-    if (!times.ok()) return times.status();
-    std::vector<BusyBlock> blocks;
-    blocks.reserve(times->size());
-    for (const BusyTime& t : *times) blocks.push_back({t.start, t.end, 0, 0});
-    return blocks;
-  });
+  service->SetBusySource([&ctx](int64_t host_id, Millis from, Millis to) { return ctx.BusyTimes(host_id, from, to); });
   ctx.AddMigrations(BookingService::Migrations());
   ctx.Provide<BookingReferences>("bookings.references", service);
   RegisterBookingRoutes(ctx, service);

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <map>
 
 #include "calendar_service.hpp"
 #include "json_fields.hpp"
@@ -41,7 +42,18 @@ void AddGoogleBusy(const Json& answer, int64_t credential_id, std::vector<BusyPe
   }
 }
 
+void SortPeriods(std::vector<BusyPeriod>& busy) {
+  std::sort(busy.begin(), busy.end(), [](const BusyPeriod& a, const BusyPeriod& b) {
+    return a.start != b.start ? a.start < b.start : a.end < b.end;
+  });
+}
+
 }  // namespace
+
+std::string BusyFailureCode(const Status& s) {
+  if (!s.reason().empty()) return s.reason();
+  return s.code() == ErrorCode::kUpstreamTimeout ? "gateway_timeout" : "bad_gateway";
+}
 
 Result<Json> CalendarService::BusyTimes(int64_t user_id, const std::optional<std::string>& date_from,
                                         const std::optional<std::string>& date_to,
@@ -61,92 +73,150 @@ Result<Json> CalendarService::BusyTimes(int64_t user_id, const std::optional<std
   if (*to <= *from) return Status::Invalid("dateTo", "dateTo must be after dateFrom");
   if (*to - *from > kMaxBusyRangeSeconds * 1000) return Status::Invalid("dateTo", "the range may span at most 93 days");
 
-  Result<std::vector<BusyPeriod>> busy = CollectBusy(user_id, *from, *to, *zone);
-  if (!busy.ok()) return busy.status();
-  Json out = Json::array();
-  for (const BusyPeriod& b : *busy) {
+  const CollectedBusy busy = CollectBusy(user_id, *from, *to, *zone, kRequestBudget);
+  // With nothing answered there is nothing to show: the (first) failure is the answer.
+  if (!busy.failures.empty() && busy.failures.size() == busy.sources) return busy.failures.front().status;
+  Json data = Json::array();
+  for (const BusyPeriod& b : busy.periods) {
     Json item = {{"start", time::FormatIsoSeconds(std::max(b.start, *from))},
                  {"end", time::FormatIsoSeconds(std::min(b.end, *to))},
                  {"source", b.source},
-                 {"credentialId", b.credential_id}};
+                 {"credentialId", b.source_id}};
     if (!b.external_id.empty()) item["externalId"] = b.external_id;
-    out.push_back(std::move(item));
+    data.push_back(std::move(item));
+  }
+  Json out = {{"data", std::move(data)}};
+  if (!busy.failures.empty()) {
+    Json failed = Json::array();
+    for (const BusySourceError& f : busy.failures) {
+      failed.push_back({{"source", f.source},
+                        {"credentialId", f.source_id},
+                        {"code", BusyFailureCode(f.status)},
+                        {"message", f.status.message()}});
+    }
+    out["failedSources"] = std::move(failed);
   }
   return out;
 }
 
-bool CalendarService::HasBusySources(int64_t user_id) {
-  return db_.Run([&](DbConnection& c) {
-    std::optional<DbRow> row = c.QueryOne(
-        "SELECT EXISTS(SELECT 1 FROM calendar_google_calendars WHERE user_id = ?)"
-        " OR EXISTS(SELECT 1 FROM calendar_ics_feeds WHERE user_id = ?)",
-        {user_id, user_id});
-    return row && row->Bool(1);
-  });
+CollectedBusy CalendarService::SlotBusy(int64_t user_id, time::Millis from, time::Millis to,
+                                        const time::Zone& zone) {
+  const auto now = BusyCache::Clock::now();
+  if (std::optional<CollectedBusy> cached = busy_cache_.Fresh(user_id, from, to, now)) return *cached;
+  CollectedBusy busy = CollectBusy(user_id, from, to, zone, options_.busy_timeout);
+  // What a failing source said last stands in for it; it stays named as failed.
+  std::map<std::pair<std::string, int64_t>, BusyCache::Clock::time_point> stand_ins;
+  for (const BusySourceError& f : busy.failures) {
+    std::optional<BusyCache::Known> last = busy_cache_.LastKnown(user_id, f.source, f.source_id, from, to, now);
+    if (!last) continue;
+    busy.periods.insert(busy.periods.end(), last->periods.begin(), last->periods.end());
+    stand_ins[{f.source, f.source_id}] = last->said_at;
+  }
+  if (!stand_ins.empty()) SortPeriods(busy.periods);
+  busy_cache_.Put(user_id, from, to, busy, now, stand_ins);
+  return busy;
 }
 
-Result<std::vector<BusyPeriod>> CalendarService::CollectBusy(int64_t user_id, time::Millis from, time::Millis to,
-                                                            const time::Zone& zone) {
-  std::vector<BusyPeriod> busy;
-  const std::vector<GoogleCalendar> calendars = LoadCalendars(user_id);
-  if (!calendars.empty()) {
-    auto loaded = LoadCredential(user_id);
-    if (!loaded.ok()) return loaded.status();
-    std::optional<Credential>& cred = *loaded;
-    if (cred) {
-      Json items = Json::array();
-      for (const GoogleCalendar& c : calendars) {
-        if (items.size() >= kMaxFreeBusyItems) break;
-        items.push_back({{"id", c.external_id}});
-      }
-      const Json body = {{"timeMin", time::FormatIsoSeconds(from)},
-                         {"timeMax", time::FormatIsoSeconds(to)},
-                         {"timeZone", "UTC"},
-                         {"items", items}};
-      auto call = WithGoogle(*cred, [&](const std::string& token) { return google_.FreeBusy(token, body); });
-      if (!call.ok()) return call.status();
-      if (!call->ok()) return GoogleFailure(*call, "the free/busy query");
-      AddGoogleBusy(call->body, cred->id, busy);
-    }
-  }
+void CalendarService::Failed(int64_t user_id, BusySourceError failure, CollectedBusy& out) {
+  const std::string code = BusyFailureCode(failure.status);
+  logger_.Warn("a busy-time source could not be read; its busy times are left out",
+               {{"user_id", user_id},
+                {"source", failure.source},
+                {"source_id", failure.source_id},
+                {"code", code},
+                {"error", failure.status.message()}});
+  if (on_busy_failure_) on_busy_failure_(failure.source, code);
+  out.failures.push_back(std::move(failure));
+}
 
+CollectedBusy CalendarService::CollectBusy(int64_t user_id, time::Millis from, time::Millis to,
+                                           const time::Zone& zone, std::chrono::milliseconds budget) {
+  const Deadline deadline = std::chrono::steady_clock::now() + budget;
+  CollectedBusy out;
+  CollectGoogleBusy(user_id, from, to, deadline, out);
+  CollectIcsBusy(user_id, from, to, zone, deadline, out);
+  SortPeriods(out.periods);
+  return out;
+}
+
+void CalendarService::CollectGoogleBusy(int64_t user_id, time::Millis from, time::Millis to, Deadline deadline,
+                                        CollectedBusy& out) {
+  const std::vector<GoogleCalendar> calendars = LoadCalendars(user_id);
+  if (calendars.empty()) return;
+  ++out.sources;
+  const int64_t credential_id = calendars.front().credential_id;
+  auto loaded = LoadCredential(user_id);
+  if (!loaded.ok()) return Failed(user_id, {"google_calendar", credential_id, loaded.status()}, out);
+  std::optional<Credential>& cred = *loaded;
+  if (!cred) return;  // disconnected meanwhile
+  Json items = Json::array();
+  for (const GoogleCalendar& c : calendars) {
+    if (items.size() >= kMaxFreeBusyItems) break;
+    items.push_back({{"id", c.external_id}});
+  }
+  const Json body = {{"timeMin", time::FormatIsoSeconds(from)},
+                     {"timeMax", time::FormatIsoSeconds(to)},
+                     {"timeZone", "UTC"},
+                     {"items", items}};
+  auto call = WithGoogle(*cred, [&](const std::string& token) {
+    const std::chrono::milliseconds left = IcsTimeLeft(deadline);
+    if (left.count() == 0) {
+      GoogleCall none;
+      none.transport = FetchOutcome::kTimeout;
+      none.transport_error = "no time was left to ask";
+      return none;
+    }
+    return google_.FreeBusy(token, body, left);
+  });
+  if (!call.ok()) return Failed(user_id, {"google_calendar", cred->id, call.status()}, out);
+  if (!call->ok()) return Failed(user_id, {"google_calendar", cred->id, GoogleFailure(*call, "the free/busy query")}, out);
+  AddGoogleBusy(call->body, cred->id, out.periods);
+}
+
+void CalendarService::CollectIcsBusy(int64_t user_id, time::Millis from, time::Millis to, const time::Zone& zone,
+                                     Deadline deadline, CollectedBusy& out) {
   struct Feed {
     int64_t id;
     std::string url_enc;
   };
   std::vector<Feed> feeds = db_.Run([&](DbConnection& c) {
-    std::vector<Feed> out;
+    std::vector<Feed> found;
     for (const DbRow& r : c.Query("SELECT id, url_enc FROM calendar_ics_feeds WHERE user_id = ? ORDER BY id", {user_id}))
-      out.push_back(Feed{r.Int(1), r.String(2)});
-    return out;
+      found.push_back(Feed{r.Int(1), r.String(2)});
+    return found;
   });
-  const Deadline deadline = IcsDeadline();
   for (const Feed& f : feeds) {
-    if (Status s = RequireEncryption(); !s.ok()) return s;
+    ++out.sources;
+    const std::string feed = "the ICS feed " + std::to_string(f.id);
+    if (Status s = RequireEncryption(); !s.ok()) {
+      Failed(user_id, {"ics_feed", f.id, s}, out);
+      continue;
+    }
     const std::chrono::milliseconds timeout = IcsTimeLeft(deadline);
-    if (timeout.count() == 0)
-      return Status(ErrorCode::kUpstreamTimeout, "the ICS feeds took too long to download")
-          .WithDetails(Json{{"credentialId", f.id}});
+    if (timeout.count() == 0) {
+      Failed(user_id, {"ics_feed", f.id, Status(ErrorCode::kUpstreamTimeout, feed + " was not asked: no time was left")},
+             out);
+      continue;
+    }
     auto url = crypto::Decrypt(options_.encryption_key, f.url_enc);
-    if (!url.ok())
-      return Status::Conflict("a stored ICS feed cannot be read; save it again").WithReason("reconnect_required");
+    if (!url.ok()) {
+      Failed(user_id, {"ics_feed", f.id, ReconnectRequired(feed + " cannot be read any more; save it again")}, out);
+      continue;
+    }
     const IcsDownload d = FetchIcs(*url, timeout);
     if (!d.calendar) {
       const FetchResult& r = d.fetch;
-      if (r.outcome == FetchOutcome::kTimeout)
-        return Status(ErrorCode::kUpstreamTimeout, "the ICS feed " + std::to_string(f.id) + " did not answer in time");
-      std::string detail = !r.ok() ? r.error : r.status != 200 ? "HTTP " + std::to_string(r.status) : d.why;
-      return Status(ErrorCode::kUpstreamFailed, "the ICS feed " + std::to_string(f.id) + " could not be read: " + detail)
-          .WithDetails(Json{{"credentialId", f.id}});
+      Status why = r.outcome == FetchOutcome::kTimeout
+                       ? Status(ErrorCode::kUpstreamTimeout, feed + " did not answer in time")
+                       : Status(ErrorCode::kUpstreamFailed,
+                                feed + " could not be read: " +
+                                    (!r.ok() ? r.error : r.status != 200 ? "HTTP " + std::to_string(r.status) : d.why));
+      Failed(user_id, {"ics_feed", f.id, why.WithDetails(Json{{"credentialId", f.id}})}, out);
+      continue;
     }
     for (const BusyInterval& b : IcsBusyTimes(*d.calendar, from, to, zone))
-      busy.push_back(BusyPeriod{b.start, b.end, "ics_feed", f.id, ""});
+      out.periods.push_back(BusyPeriod{b.start, b.end, "ics_feed", f.id, ""});
   }
-
-  std::sort(busy.begin(), busy.end(), [](const BusyPeriod& a, const BusyPeriod& b) {
-    return a.start != b.start ? a.start < b.start : a.end < b.end;
-  });
-  return busy;
 }
 
 }  // namespace rendezvous::calendar

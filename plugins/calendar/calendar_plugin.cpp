@@ -106,21 +106,21 @@ std::string RevokeUrl(const std::string& token_url) {
 }
 
 // The busy times of a user's Google calendars to check and ICS feeds, for the slots of the user's
-// event types. All-day events of feeds are placed in the user's time zone.
+// event types (CalendarService::SlotBusy: cached, bounded in time, failures reported). All-day
+// events of feeds are placed in the user's time zone.
 class CalendarBusySource final : public BusyTimeSource {
  public:
   CalendarBusySource(std::shared_ptr<CalendarService> service, Identity& identity)
       : service_(std::move(service)), identity_(identity) {}
-  Result<std::vector<BusyTime>> BusyTimes(int64_t user_id, time::Millis from, time::Millis to) override {
-    if (!service_->HasBusySources(user_id)) return std::vector<BusyTime>{};
+  BusyReport BusyTimes(int64_t user_id, time::Millis from, time::Millis to) override {
     std::optional<User> user = identity_.FindUser(user_id);
     const time::Zone zone =
         (user ? time::Zone::Find(user->time_zone) : std::nullopt).value_or(time::Zone::Utc());
-    Result<std::vector<BusyPeriod>> periods = service_->CollectBusy(user_id, from, to, zone);
-    if (!periods.ok()) return periods.status();
-    std::vector<BusyTime> out;
-    out.reserve(periods->size());
-    for (const BusyPeriod& p : *periods) out.push_back({p.start, p.end});
+    const CollectedBusy busy = service_->SlotBusy(user_id, from, to, zone);
+    BusyReport out;
+    out.times.reserve(busy.periods.size());
+    for (const BusyPeriod& p : busy.periods) out.times.push_back({p.start, p.end});
+    for (const BusySourceError& f : busy.failures) out.failures.push_back({f.source, BusyFailureCode(f.status)});
     return out;
   }
 
@@ -152,6 +152,12 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   if (sync_options.retry_schedule.empty() || sync_options.retry_schedule.size() > 20)
     sync.Fail("retry_schedule", "must have 1 to 20 delays");
   sync.RejectUnknown();
+  // Not in DESIGN §8 either: the time and the cache of busy times for slots.
+  ConfigNode busy = c.Child("busy_times");
+  options.busy_timeout = std::chrono::milliseconds(busy.Int("timeout_ms", 5000, 100, 60000));
+  options.busy_cache_fresh = std::chrono::seconds(busy.Int("cache_seconds", 60, 0, 3600));
+  options.busy_cache_stale = std::chrono::seconds(busy.Int("stale_seconds", 3600, 0, 86400));
+  busy.RejectUnknown();
   c.RejectUnknown();
   options.base_url = TrimSlash(ctx.base_url());
   options.app_url = TrimSlash(ctx.app_url());
@@ -187,6 +193,13 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
                                                    [&ics_fetches](const std::string& outcome) {
                                                      ics_fetches.With({outcome}).Increment();
                                                    });
+  MetricFamily& busy_failures = ctx.metrics().Counter(
+      "calendar_busy_source_failures_total",
+      "Busy-time sources (a Google connection, an ICS feed) that could not be read, by source and error code.",
+      {"source", "code"});
+  service->SetBusyFailureObserver([&busy_failures](const std::string& source, const std::string& code) {
+    busy_failures.With({source, code}).Increment();
+  });
   ctx.AddMigrations(CalendarMigrations());
   RegisterCalendarRoutes(ctx, service);
   ctx.AddBusyTimeSource(std::make_shared<CalendarBusySource>(service, ctx.identity()));

@@ -8,7 +8,8 @@ CalendarService::CalendarService(Database& db, Logger& logger, const GoogleApi& 
       logger_(logger),
       google_(google),
       options_(std::move(options)),
-      on_ics_fetch_(std::move(on_ics_fetch)) {}
+      on_ics_fetch_(std::move(on_ics_fetch)),
+      busy_cache_(options_.busy_cache_fresh, options_.busy_cache_stale) {}
 
 Status CalendarService::RequireEncryption() const {
   if (encryption_configured()) return Status::Ok();

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "busy_cache.hpp"
 #include "google_api.hpp"
 #include "ics.hpp"
 #include "rendezvous/database.hpp"
@@ -34,24 +35,25 @@ struct CalendarOptions {
   std::string app_url;
   std::string encryption_key;               // raw 32 bytes; empty: connecting and saving feeds answer 503
   bool ics_allow_private_networks = false;  // plugins.calendar.ics_allow_private_networks
+  // plugins.calendar.busy_times: the time all sources of a user get for the slots of a booking
+  // page, and the cache in front of them (busy_cache.hpp; 0 s: no cache).
+  std::chrono::milliseconds busy_timeout{5000};
+  std::chrono::seconds busy_cache_fresh{60};
+  std::chrono::seconds busy_cache_stale{3600};
 };
 
 // Limits (documented in docs/calendar.md).
-// A busy period of a user: where it comes from ("google_calendar" or "ics_feed"), the credential
-// or feed id, and Google's calendar id.
-struct BusyPeriod {
-  time::Millis start = 0;
-  time::Millis end = 0;
-  std::string source;
-  Json credential_id;
-  std::string external_id;
-};
 
 // 409 reconnect_required: the stored Google credential cannot be used any more (Google refused
 // its refresh token, or it cannot be decrypted); only connecting again helps.
 Status ReconnectRequired(const std::string& message);
+// The API's error code of a busy-time source's failure (reconnect_required, bad_gateway,
+// gateway_timeout, not_configured).
+std::string BusyFailureCode(const Status& failure);
 
 constexpr int kStateTtlSeconds = 600;
+// The time the outside calls of one API request (feeds saved, busy times asked) may take together.
+constexpr std::chrono::milliseconds kRequestBudget{20000};
 constexpr int64_t kMaxBusyRangeSeconds = 93LL * 86400;
 constexpr size_t kMaxIcsUrlsPerRequest = 10;
 constexpr size_t kMaxIcsFeedsPerUser = 50;
@@ -64,9 +66,13 @@ constexpr size_t kMaxNameBytes = 255;
 class CalendarService {
  public:
   using IcsObserver = std::function<void(const std::string& outcome)>;
+  // Told of every busy-time source that could not be read (source, error code).
+  using BusyFailureObserver = std::function<void(const std::string& source, const std::string& code)>;
 
   CalendarService(Database& db, Logger& logger, const GoogleApi& google, CalendarOptions options,
                   IcsObserver on_ics_fetch);
+
+  void SetBusyFailureObserver(BusyFailureObserver observer) { on_busy_failure_ = std::move(observer); }
 
   bool google_configured() const { return !google_.config().client_id.empty(); }
   bool encryption_configured() const { return options_.encryption_key.size() == 32; }
@@ -102,14 +108,20 @@ class CalendarService {
                           const std::optional<std::string>& binding_cookie);
 
   Result<Json> ListCalendars(int64_t user_id);
+  // GET /v2/calendars/busy-times: the envelope's fields, data = [periods] and, when some sources
+  // could not be read, failedSources = [{source, credentialId, code, message}]. When every source
+  // failed, the first failure.
   Result<Json> BusyTimes(int64_t user_id, const std::optional<std::string>& date_from,
                          const std::optional<std::string>& date_to, const std::optional<std::string>& time_zone);
-  // Whether the user has Google calendars to check or ICS feeds (one query).
-  bool HasBusySources(int64_t user_id);
-  // The user's busy periods in [from, to) from the Google calendars to check and the ICS feeds,
-  // sorted (`zone` places the all-day events of feeds).
-  Result<std::vector<BusyPeriod>> CollectBusy(int64_t user_id, time::Millis from, time::Millis to,
-                                              const time::Zone& zone);
+  // The user's busy periods in [from, to) for the slots of their event types, within
+  // busy_timeout, through the cache (busy_cache.hpp): a source that fails stands in with what it
+  // said last, if that is kept, and is named in `failures` either way. `zone` places the all-day
+  // events of feeds.
+  CollectedBusy SlotBusy(int64_t user_id, time::Millis from, time::Millis to, const time::Zone& zone);
+  // Every source of the user (Google calendars to check, ICS feeds) asked for [from, to) within
+  // `budget`; each failure is logged and counted.
+  CollectedBusy CollectBusy(int64_t user_id, time::Millis from, time::Millis to, const time::Zone& zone,
+                            std::chrono::milliseconds budget);
   Result<Json> SaveIcsFeeds(int64_t user_id, const Json& body);
   Result<Json> SetDestination(int64_t user_id, const Json& body);
   Result<Json> GetEvent(int64_t user_id, const std::string& calendar, const std::string& event_uid);
@@ -172,9 +184,14 @@ class CalendarService {
   // Where new events of the user go: the destination calendar, else the primary one.
   std::string TargetCalendar(int64_t user_id);
 
+  // busy_times.cpp
+  // The Google calendars to check, as one free/busy query.
+  void CollectGoogleBusy(int64_t user_id, time::Millis from, time::Millis to, Deadline deadline, CollectedBusy& out);
+  void CollectIcsBusy(int64_t user_id, time::Millis from, time::Millis to, const time::Zone& zone, Deadline deadline,
+                      CollectedBusy& out);
+  void Failed(int64_t user_id, BusySourceError failure, CollectedBusy& out);
+
   // ics_fetcher.cpp
-  // A fresh budget shared by every download of one request.
-  static Deadline IcsDeadline();
   // The time left for one download (at most the per-feed timeout; zero when the budget is spent).
   static std::chrono::milliseconds IcsTimeLeft(Deadline deadline);
   IcsDownload FetchIcs(const std::string& url, std::chrono::milliseconds timeout) const;
@@ -184,6 +201,8 @@ class CalendarService {
   const GoogleApi& google_;
   CalendarOptions options_;
   IcsObserver on_ics_fetch_;
+  BusyFailureObserver on_busy_failure_;
+  BusyCache busy_cache_;
 };
 
 }  // namespace rendezvous::calendar

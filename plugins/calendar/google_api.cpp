@@ -1,5 +1,9 @@
 #include "google_api.hpp"
 
+#include <algorithm>
+#include <iterator>
+#include <thread>
+
 #include "rendezvous/text.hpp"
 
 namespace rendezvous::calendar {
@@ -7,6 +11,17 @@ namespace {
 
 constexpr size_t kMaxGoogleResponse = 2 << 20;
 constexpr size_t kMaxMessage = 200;
+// Retries of a momentary failure: the pauses before the second and the third attempt.
+constexpr std::chrono::milliseconds kRetryPauses[] = {std::chrono::milliseconds(100), std::chrono::milliseconds(300)};
+constexpr std::chrono::milliseconds kMinAttemptTime{500};
+
+// A refused connection or Google's 500/502/503/504: usually over a moment later. Timeouts are not
+// retried (they spent the call's time), nor 429 (Google asks for a longer pause than a request has).
+bool Momentary(const GoogleCall& call) {
+  if (call.transport == FetchOutcome::kConnectFailed) return true;
+  return call.transport == FetchOutcome::kOk &&
+         (call.status == 500 || call.status == 502 || call.status == 503 || call.status == 504);
+}
 
 std::string Form(std::initializer_list<std::pair<const char*, std::string>> fields) {
   std::string out;
@@ -88,9 +103,23 @@ std::string GoogleApi::AuthUrl(const std::string& redirect_uri, const std::strin
                {"state", state}});
 }
 
-GoogleCall GoogleApi::Call(const std::string& endpoint, FetchRequest request) const {
+GoogleCall GoogleApi::Call(const std::string& endpoint, FetchRequest request, bool retry) const {
   request.max_response_bytes = kMaxGoogleResponse;
   request.headers.push_back("Accept: application/json");
+  const auto deadline = std::chrono::steady_clock::now() + request.timeout;
+  for (size_t attempt = 0;; ++attempt) {
+    GoogleCall call = CallOnce(endpoint, request);
+    if (!retry || attempt >= std::size(kRetryPauses) || !Momentary(call)) return call;
+    const std::chrono::milliseconds pause = kRetryPauses[attempt];
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now() - pause);
+    if (left < kMinAttemptTime) return call;
+    std::this_thread::sleep_for(pause);
+    request.timeout = std::min(request.timeout, left);
+  }
+}
+
+GoogleCall GoogleApi::CallOnce(const std::string& endpoint, const FetchRequest& request) const {
   FetchResult r = Fetch(request);
   GoogleCall call;
   call.transport = r.outcome;
@@ -115,17 +144,18 @@ GoogleCall GoogleApi::Call(const std::string& endpoint, FetchRequest request) co
   return call;
 }
 
-GoogleCall GoogleApi::PostToTokenEndpoint(const std::string& endpoint, std::string form) const {
+GoogleCall GoogleApi::PostToTokenEndpoint(const std::string& endpoint, bool retry, std::string form) const {
   FetchRequest req;
   req.method = "POST";
   req.url = config_.token_url;
   req.headers = {"Content-Type: application/x-www-form-urlencoded"};
   req.body = std::move(form);
-  return Call(endpoint, std::move(req));
+  return Call(endpoint, std::move(req), retry);
 }
 
 GoogleCall GoogleApi::ExchangeCode(const std::string& code, const std::string& redirect_uri) const {
-  return PostToTokenEndpoint("token", Form({{"grant_type", "authorization_code"},
+  // Not retried: a code is single-use, a repeat after a lost answer could only fail.
+  return PostToTokenEndpoint("token", /*retry=*/false, Form({{"grant_type", "authorization_code"},
                                             {"code", code},
                                             {"client_id", config_.client_id},
                                             {"client_secret", config_.client_secret},
@@ -133,7 +163,7 @@ GoogleCall GoogleApi::ExchangeCode(const std::string& code, const std::string& r
 }
 
 GoogleCall GoogleApi::Refresh(const std::string& refresh_token) const {
-  return PostToTokenEndpoint("refresh", Form({{"grant_type", "refresh_token"},
+  return PostToTokenEndpoint("refresh", /*retry=*/true, Form({{"grant_type", "refresh_token"},
                                               {"refresh_token", refresh_token},
                                               {"client_id", config_.client_id},
                                               {"client_secret", config_.client_secret}}));
@@ -155,8 +185,11 @@ GoogleCall GoogleApi::CalendarList(const std::string& access_token) const {
   return Call("calendar_list", std::move(req));
 }
 
-GoogleCall GoogleApi::FreeBusy(const std::string& access_token, const nlohmann::json& body) const {
+GoogleCall GoogleApi::FreeBusy(const std::string& access_token, const nlohmann::json& body,
+                               std::chrono::milliseconds timeout) const {
   FetchRequest req;
+  req.timeout = std::min(req.timeout, timeout);
+  req.connect_timeout = std::min(req.connect_timeout, timeout);
   req.method = "POST";
   req.url = config_.api_base_url + "/freeBusy";
   req.headers = {"Authorization: Bearer " + access_token, "Content-Type: application/json"};

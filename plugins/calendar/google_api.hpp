@@ -1,6 +1,6 @@
 // Google's OAuth and Calendar endpoints as the calendar plugin calls them. URLs come from config
-// (DESIGN §7/§8) so tests point them at a local fake. Every call is counted through `on_call`
-// (endpoint, outcome). Knows nothing of the database or of our HTTP layer. Thread-safe.
+// (DESIGN §7/§8) so tests point them at a local fake. Every attempt is counted through `on_call`
+// (endpoint, outcome); momentary failures are tried again (GoogleApi::Call). Knows nothing of the database or of our HTTP layer. Thread-safe.
 #pragma once
 
 #include <functional>
@@ -57,7 +57,9 @@ class GoogleApi {
   GoogleCall ExchangeCode(const std::string& code, const std::string& redirect_uri) const;
   GoogleCall Refresh(const std::string& refresh_token) const;
   GoogleCall CalendarList(const std::string& access_token) const;
-  GoogleCall FreeBusy(const std::string& access_token, const nlohmann::json& body) const;
+  // Within `timeout` (at most the usual 10 s).
+  GoogleCall FreeBusy(const std::string& access_token, const nlohmann::json& body,
+                      std::chrono::milliseconds timeout = std::chrono::seconds(10)) const;
   // Revokes `token` (and the grant behind it). Google answers 200 with an empty body.
   GoogleCall Revoke(const std::string& token) const;
   GoogleCall GetEvent(const std::string& access_token, const std::string& calendar_id,
@@ -76,10 +78,13 @@ class GoogleApi {
   static constexpr const char* kScope = "https://www.googleapis.com/auth/calendar";
 
  private:
-  GoogleCall Call(const std::string& endpoint, FetchRequest request) const;
+  // One call, tried again (at most twice, within its timeout) after a momentary failure — a
+  // refused connection or a 500/502/503/504 — unless `retry` is false. Every attempt is counted.
+  GoogleCall Call(const std::string& endpoint, FetchRequest request, bool retry = true) const;
+  GoogleCall CallOnce(const std::string& endpoint, const FetchRequest& request) const;
   std::string EventsUrl(const std::string& calendar_id) const;
   // POSTs the form-encoded `form` to the token endpoint; `endpoint` names the call in metrics.
-  GoogleCall PostToTokenEndpoint(const std::string& endpoint, std::string form) const;
+  GoogleCall PostToTokenEndpoint(const std::string& endpoint, bool retry, std::string form) const;
 
   GoogleConfig config_;
   CallObserver on_call_;

@@ -224,6 +224,7 @@ Result<CalendarService::SaveResult> CalendarService::Save(const std::string& cod
         " calendar_destinations.external_id AND c.read_only = 0)",
         {user_id, user_id});
   });
+  busy_cache_.Forget(user_id);
   logger_.Info("google calendar connected", {{"user_id", user_id}, {"calendars", calendars.size()}});
 
   if (!row->redir.empty()) return SaveResult{row->redir, nullptr};

@@ -56,6 +56,7 @@ Result<Json> CalendarService::DisconnectGoogle(int64_t user_id) {
     tx.Exec("DELETE FROM calendar_destinations WHERE user_id = ? AND integration = 'google_calendar'", {user_id});
     tx.Exec("DELETE FROM calendar_google_credentials WHERE id = ?", {row->id});
   });
+  busy_cache_.Forget(user_id);
   logger_.Info("google calendar disconnected", {{"user_id", user_id}, {"revoked", revoked}});
   return Json{{"disconnected", true}, {"revoked", revoked}};
 }

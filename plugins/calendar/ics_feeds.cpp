@@ -24,7 +24,7 @@ Result<Json> CalendarService::SaveIcsFeeds(int64_t user_id, const Json& body) {
   };
   std::vector<Fetched> fetched;
   std::set<std::string> seen;
-  const Deadline deadline = IcsDeadline();
+  const Deadline deadline = std::chrono::steady_clock::now() + kRequestBudget;
   for (size_t i = 0; i < urls.size(); ++i) {
     const std::string field = "urls[" + std::to_string(i) + "]";
     if (!urls[i].is_string()) return Status::Invalid(field, "each url must be a string");
@@ -81,6 +81,7 @@ Result<Json> CalendarService::SaveIcsFeeds(int64_t user_id, const Json& body) {
     return Status::Ok();
   });
   if (!saved.ok()) return saved;
+  busy_cache_.Forget(user_id);
 
   // Answer the saved feeds as calendar objects.
   Result<Json> all = ListCalendars(user_id);

@@ -5,16 +5,10 @@
 namespace rendezvous::calendar {
 namespace {
 
-// All ICS downloads of one request share this budget (each is also bounded by its own timeout).
-constexpr std::chrono::milliseconds kIcsBudget{20000};
 constexpr std::chrono::milliseconds kIcsTimeout{10000};
 constexpr std::chrono::milliseconds kMinUsefulTimeout{500};
 
 }  // namespace
-
-CalendarService::Deadline CalendarService::IcsDeadline() {
-  return std::chrono::steady_clock::now() + kIcsBudget;
-}
 
 std::chrono::milliseconds CalendarService::IcsTimeLeft(Deadline deadline) {
   const auto left =

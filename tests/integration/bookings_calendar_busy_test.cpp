@@ -1,7 +1,8 @@
 // Busy times of a host's connected calendars keep slots and bookings away (the calendar plugin's
 // busy-time source): a Google busy period and an ICS feed event remove the slots they cover and
-// make a booking there 409; a Google failure is answered instead of offering times that may be
-// taken.
+// make a booking there 409. A source that cannot be read does not take the booking page down: it
+// is named in the slots answer, what it said last stands in for it, and a slow one is given up
+// on in time. Answers are cached per host until a change of the host's calendars.
 #include "calendar_fixture.hpp"
 #include "rendezvous/time.hpp"
 
@@ -10,6 +11,48 @@ namespace {
 
 class BookingsCalendarBusy : public CalendarTest {
  protected:
+  // A Tuesday a week or more ahead (free 09:00-17:00 by the default schedule), YYYY-MM-DD.
+  static std::string NextTuesday() {
+    int64_t day = time::DaysFromCivil(time::Zone::Utc().DateAt(time::Now())) + 7;
+    while (time::IsoWeekday(time::CivilFromDays(day)) != 2) ++day;
+    return time::FormatDate(time::CivilFromDays(day));
+  }
+  static std::string IcsEvent(const std::string& date, const std::string& from, const std::string& to) {
+    const std::string d = date.substr(0, 4) + date.substr(5, 2) + date.substr(8, 2);
+    return "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//test//EN\r\nBEGIN:VEVENT\r\nUID:1\r\nDTSTART:" + d + "T" +
+           from + "Z\r\nDTEND:" + d + "T" + to + "Z\r\nSUMMARY:Climbing\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n";
+  }
+  int64_t CreateEventType() {
+    HttpResult et = Send("POST", "/v2/event-types", {{"title", "Call"}, {"slug", "call"}, {"lengthInMinutes", 60}}, key_);
+    EXPECT_EQ(et.status, 201) << et.body;
+    return et.Json().value("/data/id"_json_pointer, int64_t{0});
+  }
+  // Ada connected to Google (busy 10:30-11:15 on `date`) and to an ICS feed (busy 14:00-14:30).
+  void ConnectBusyCalendars(const std::string& date) {
+    AddStandardCalendars();
+    ASSERT_EQ(ConnectAndSave().status, 200);
+    google_.AddBusy("ada@example.com", date + "T10:30:00Z", date + "T11:15:00Z");
+    google_.SetIcs("club.ics", IcsEvent(date, "140000", "143000"));
+    ASSERT_EQ(Send("POST", "/v2/calendars/ics-feed/save", {{"urls", {google_.IcsUrl("club.ics")}}}, key_).status,
+              201);
+  }
+  HttpResult SlotsAnswer(int64_t event_type, const std::string& date) {
+    return Get("/v2/slots?eventTypeId=" + std::to_string(event_type) + "&start=" + date + "&end=" + date, "");
+  }
+  static std::vector<std::string> Starts(const HttpResult& r, const std::string& date) {
+    std::vector<std::string> out;
+    for (const json& s : r.Json()["data"].value(date, json::array())) out.push_back(s["start"]);
+    return out;
+  }
+  size_t FreeBusyCalls() const { return google_.RequestsTo("/calendar/v3/freeBusy").size(); }
+  // The calendar plugin's busy_times keys for this fixture's server (none: the defaults).
+  virtual std::string BusyTimesConfig() const { return ""; }
+  void SetUp() override {
+    const std::string keys = BusyTimesConfig();
+    if (!keys.empty()) calendar_extra_ = "  busy_times:\n" + keys;
+    CalendarTest::SetUp();
+  }
+
   HttpResult Book(int64_t event_type, const std::string& start) {
     return Send("POST", "/v2/bookings",
                 {{"start", start},
@@ -24,24 +67,24 @@ class BookingsCalendarBusy : public CalendarTest {
   }
 };
 
+class BusyNotCached : public BookingsCalendarBusy {
+  std::string BusyTimesConfig() const override { return "    cache_seconds: 0\n"; }
+};
+class BusyNeitherCachedNorKept : public BookingsCalendarBusy {
+  std::string BusyTimesConfig() const override { return "    cache_seconds: 0\n    stale_seconds: 0\n"; }
+};
+class BusyWithShortTimeout : public BookingsCalendarBusy {
+  std::string BusyTimesConfig() const override {
+    return "    timeout_ms: 400\n    cache_seconds: 0\n    stale_seconds: 0\n";
+  }
+};
+
 TEST_F(BookingsCalendarBusy, GoogleAndIcsBusyTimesAreNotOffered) {
-  int64_t day = time::DaysFromCivil(time::Zone::Utc().DateAt(time::Now())) + 7;
-  while (time::IsoWeekday(time::CivilFromDays(day)) != 2) ++day;  // a Tuesday
-  const std::string date = time::FormatDate(time::CivilFromDays(day));
-  HttpResult et = Send("POST", "/v2/event-types", {{"title", "Call"}, {"slug", "call"}, {"lengthInMinutes", 60}}, key_);
-  ASSERT_EQ(et.status, 201) << et.body;
-  const int64_t id = et.Json()["data"]["id"];
+  const std::string date = NextTuesday();
+  const int64_t id = CreateEventType();
   ASSERT_EQ(SlotsOn(id, date).size(), 8u);  // 09:00 .. 16:00
 
-  AddStandardCalendars();
-  ASSERT_EQ(ConnectAndSave().status, 200);
-  google_.AddBusy("ada@example.com", date + "T10:30:00Z", date + "T11:15:00Z");
-  google_.SetIcs("club.ics", "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//test//EN\r\nBEGIN:VEVENT\r\nUID:1\r\n"
-                             "DTSTART:" + date.substr(0, 4) + date.substr(5, 2) + date.substr(8, 2) +
-                             "T140000Z\r\nDTEND:" + date.substr(0, 4) + date.substr(5, 2) + date.substr(8, 2) +
-                             "T143000Z\r\nSUMMARY:Climbing\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n");
-  ASSERT_EQ(Send("POST", "/v2/calendars/ics-feed/save", {{"urls", {google_.IcsUrl("club.ics")}}}, key_).status, 201);
-
+  ConnectBusyCalendars(date);
   json slots = SlotsOn(id, date);
   std::vector<std::string> starts;
   for (const json& s : slots) starts.push_back(s["start"]);
@@ -52,14 +95,123 @@ TEST_F(BookingsCalendarBusy, GoogleAndIcsBusyTimesAreNotOffered) {
   EXPECT_EQ(busy.status, 409) << busy.body;
   EXPECT_EQ(Book(id, date + "T14:00:00Z").status, 409);
   EXPECT_EQ(Book(id, date + "T12:00:00Z").status, 201);
+}
 
-  // Google failing: an error, never a list that may hold taken times; nothing is booked.
-  google_.SetFailStatus(500);
-  HttpResult failed = Get("/v2/slots?eventTypeId=" + std::to_string(id) + "&start=" + date + "&end=" + date, "");
-  EXPECT_EQ(failed.status, 502) << failed.body;
-  EXPECT_EQ(Book(id, date + "T15:00:00Z").status, 502);
-  google_.SetFailStatus(0);
-  EXPECT_EQ(Book(id, date + "T15:00:00Z").status, 201);
+TEST_F(BusyNotCached, AnUnreadableCalendarIsNamedAndTheOthersStillCount) {
+  const std::string date = NextTuesday();
+  const int64_t id = CreateEventType();
+  ConnectBusyCalendars(date);
+  const std::vector<std::string> busy_day = {date + "T09:00:00.000Z", date + "T12:00:00.000Z",
+                                             date + "T13:00:00.000Z", date + "T15:00:00.000Z",
+                                             date + "T16:00:00.000Z"};
+  HttpResult good = SlotsAnswer(id, date);
+  ASSERT_EQ(good.status, 200) << good.body;
+  EXPECT_EQ(Starts(good, date), busy_day);
+  EXPECT_FALSE(good.Json().contains("unavailableCalendars")) << good.body;
+
+  // The feed stops being a calendar: its last answer stands in for it, and the page says so.
+  google_.SetIcs("club.ics", "<html>gone</html>", "text/html");
+  HttpResult stale = SlotsAnswer(id, date);
+  ASSERT_EQ(stale.status, 200) << stale.body;
+  EXPECT_EQ(Starts(stale, date), busy_day);
+  EXPECT_EQ(stale.Json()["unavailableCalendars"], (json::array({{{"source", "ics_feed"}, {"code", "bad_gateway"}}})));
+  EXPECT_EQ(Book(id, date + "T14:00:00Z").status, 409);
+
+  // Google failing three times over (each call is tried three times) is named too; its busy
+  // times of the last answer still keep 10:00 and 11:00 away.
+  google_.FailNextApiCalls(503, 3);
+  HttpResult both = SlotsAnswer(id, date);
+  ASSERT_EQ(both.status, 200) << both.body;
+  EXPECT_EQ(Starts(both, date), busy_day);
+  EXPECT_EQ(both.Json()["unavailableCalendars"],
+            (json::array({{{"source", "google_calendar"}, {"code", "bad_gateway"}},
+                          {{"source", "ics_feed"}, {"code", "bad_gateway"}}})));
+  // One failure of Google is tried again within the same request, unseen by the page.
+  google_.FailNextApiCalls(503, 1);
+  EXPECT_EQ(SlotsAnswer(id, date).Json()["unavailableCalendars"],
+            (json::array({{{"source", "ics_feed"}, {"code", "bad_gateway"}}})));
+
+  HttpResult metrics = http_.Get(Api("/metrics"));
+  EXPECT_NE(metrics.body.find("calendar_busy_source_failures_total{code=\"bad_gateway\",source=\"ics_feed\"} 4"),
+            std::string::npos)
+      << metrics.body;
+  EXPECT_NE(metrics.body.find("calendar_busy_source_failures_total{code=\"bad_gateway\",source=\"google_calendar\"} 1"),
+            std::string::npos);
+  EXPECT_NE(metrics.body.find("calendar_google_requests_total{endpoint=\"free_busy\",outcome=\"server_error\"} 4"),
+            std::string::npos);
+}
+
+TEST_F(BusyNeitherCachedNorKept, WithoutAKeptAnswerAnUnreadableFeedsTimeIsOffered) {
+  const std::string date = NextTuesday();
+  const int64_t id = CreateEventType();
+  ConnectBusyCalendars(date);
+  // Without a kept answer to stand in, the unreadable feed's time is offered; Google's still not.
+  google_.SetIcs("club.ics", "not a calendar", "text/calendar");
+  HttpResult r = SlotsAnswer(id, date);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Starts(r, date), (std::vector<std::string>{date + "T09:00:00.000Z", date + "T12:00:00.000Z",
+                                                        date + "T13:00:00.000Z", date + "T14:00:00.000Z",
+                                                        date + "T15:00:00.000Z", date + "T16:00:00.000Z"}));
+  EXPECT_EQ(Book(id, date + "T14:00:00Z").status, 201);
+  EXPECT_EQ(Book(id, date + "T10:00:00Z").status, 409);
+}
+
+TEST_F(BusyWithShortTimeout, ASlowCalendarIsGivenUpOnInTime) {
+  const std::string date = NextTuesday();
+  const int64_t id = CreateEventType();
+  ConnectBusyCalendars(date);
+  google_.SetDelay(std::chrono::seconds(3));
+  HttpResult r = SlotsAnswer(id, date);  // the client gives up after 10 s
+  google_.SetDelay(std::chrono::milliseconds(0));
+  ASSERT_EQ(r.status, 200) << r.body << r.error;
+  EXPECT_EQ(Starts(r, date).size(), 8u);
+  EXPECT_EQ(r.Json()["unavailableCalendars"],
+            (json::array({{{"source", "google_calendar"}, {"code", "gateway_timeout"}},
+                          {{"source", "ics_feed"}, {"code", "gateway_timeout"}}})));
+}
+
+TEST_F(BusyNotCached, ACalendarNeedingReconnectionDoesNotCloseTheBookingPage) {
+  const std::string date = NextTuesday();
+  const int64_t id = CreateEventType();
+  ConnectBusyCalendars(date);
+  google_.RevokeRefreshTokens();
+  google_.ExpireAccessTokens();
+  HttpResult r = SlotsAnswer(id, date);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.Json()["unavailableCalendars"],
+            (json::array({{{"source", "google_calendar"}, {"code", "reconnect_required"}}})));
+  // The host is told where it belongs: their own busy-times call answers 200 naming the source.
+  HttpResult own = Get("/v2/calendars/busy-times?dateFrom=" + date + "&dateTo=" + date, key_);
+  ASSERT_EQ(own.status, 200) << own.body;
+  EXPECT_EQ(own.Json()["failedSources"][0]["code"], "reconnect_required");
+  EXPECT_EQ(Get("/v2/calendars/google/check", key_).Json()["data"]["reconnectRequired"], true);
+}
+
+TEST_F(BookingsCalendarBusy, SlotsAskTheCalendarsOnceUntilTheHostChangesThem) {
+  const std::string date = NextTuesday();
+  const int64_t id = CreateEventType();
+  ASSERT_EQ(SlotsAnswer(id, date).status, 200);
+  ConnectBusyCalendars(date);
+  const size_t before = FreeBusyCalls();
+  ASSERT_EQ(Starts(SlotsAnswer(id, date), date).size(), 5u);
+  ASSERT_EQ(FreeBusyCalls(), before + 1);
+  // The same page again, and a narrower one, come from the cache.
+  ASSERT_EQ(Starts(SlotsAnswer(id, date), date).size(), 5u);
+  EXPECT_EQ(Get("/v2/slots?eventTypeId=" + std::to_string(id) + "&start=" + date + "T12:00:00Z&end=" + date +
+                    "T16:00:00Z",
+                "")
+                .status,
+            200);
+  EXPECT_EQ(FreeBusyCalls(), before + 1);
+  // Saving a feed forgets them: the next page asks again and sees the feed's new event.
+  google_.SetIcs("gym.ics", IcsEvent(date, "090000", "093000"));
+  ASSERT_EQ(Send("POST", "/v2/calendars/ics-feed/save", {{"urls", {google_.IcsUrl("gym.ics")}}}, key_).status, 201);
+  EXPECT_EQ(Starts(SlotsAnswer(id, date), date).size(), 4u);
+  EXPECT_EQ(FreeBusyCalls(), before + 2);
+  // Disconnecting Google too: its busy times are gone from the next page.
+  ASSERT_EQ(Send("POST", "/v2/calendars/google/disconnect", json::object(), key_).status, 200);
+  EXPECT_EQ(Starts(SlotsAnswer(id, date), date).size(), 6u);
+  EXPECT_EQ(FreeBusyCalls(), before + 2);
 }
 
 }  // namespace

@@ -27,7 +27,7 @@ class CalendarTest : public ::testing::Test {
   void StartServer(const std::string& top_extra, bool allow_private_ics = true,
                    const std::string& other_plugins = "") {
     TestServerOptions o;
-    o.plugins = google_.PluginConfig(allow_private_ics) + other_plugins;
+    o.plugins = google_.PluginConfig(allow_private_ics) + calendar_extra_ + other_plugins;
     o.top_extra = top_extra;
     server_ = std::make_unique<TestServer>(db_.name(), o);
     server_->Migrate();
@@ -189,6 +189,8 @@ class CalendarTest : public ::testing::Test {
     return SaveWith(google_.IssueCode(account), state);
   }
 
+  // More keys of the calendar plugin's config for StartServer, indented two spaces.
+  std::string calendar_extra_;
   ScratchDatabase db_;
   FakeGoogle google_;
   std::unique_ptr<TestServer> server_;

@@ -81,14 +81,28 @@ TEST_F(CalendarTest, BusyTimesFromGoogleAndIcsFeeds) {
   // The feed URL is stored encrypted.
   EXPECT_EQ(db_.QueryValue("SELECT COUNT(*) FROM calendar_ics_feeds WHERE url_enc LIKE '%club.ics%'"), "0");
 
-  // A feed that stops being a calendar: 502 naming it.
+  // A feed that stops being a calendar, among sources that still answer: their busy times, and
+  // the feed named as failed.
   google_.SetIcs("club.ics", "<html>gone</html>", "text/html");
   HttpResult broken = Get("/v2/calendars/busy-times?dateFrom=2025-05-01&dateTo=2025-05-02", key_);
-  EXPECT_EQ(broken.status, 502) << broken.body;
-  EXPECT_EQ(broken.Json()["error"]["details"]["credentialId"], busy[0]["credentialId"]);
+  ASSERT_EQ(broken.status, 200) << broken.body;
+  EXPECT_EQ(broken.Json()["data"].size(), 2u) << broken.body;  // Google's two
+  ASSERT_EQ(broken.Json()["failedSources"].size(), 1u) << broken.body;
+  const json failed = broken.Json()["failedSources"][0];
+  EXPECT_EQ(failed["source"], "ics_feed");
+  EXPECT_EQ(failed["credentialId"], busy[0]["credentialId"]);
+  EXPECT_EQ(failed["code"], "bad_gateway");
+  EXPECT_NE(failed["message"].get<std::string>().find("could not be read"), std::string::npos) << failed;
+  // Nothing answering: the first failure is the answer.
+  google_.FailNextApiCalls(500, 3);
+  HttpResult none = Get("/v2/calendars/busy-times?dateFrom=2025-05-01&dateTo=2025-05-02", key_);
+  EXPECT_EQ(none.status, 502) << none.body;
+  EXPECT_NE(none.Json()["error"]["message"].get<std::string>().find("free/busy"), std::string::npos) << none.body;
   HttpResult metrics = http_.Get(Api("/metrics"));
   EXPECT_NE(metrics.body.find("calendar_ics_fetches_total{outcome=\"ok\"} 2"), std::string::npos);
   EXPECT_NE(metrics.body.find("calendar_google_requests_total{endpoint=\"free_busy\",outcome=\"ok\"} 2"),
+            std::string::npos);
+  EXPECT_NE(metrics.body.find("calendar_google_requests_total{endpoint=\"free_busy\",outcome=\"server_error\"} 3"),
             std::string::npos);
 }
 

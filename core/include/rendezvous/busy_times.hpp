@@ -2,12 +2,16 @@
 // the user's event types must avoid. A plugin that knows such times registers a source with the
 // host (PluginContext::AddBusyTimeSource); the bookings plugin asks every registered source
 // (PluginContext::BusyTimes). None registered: none asked.
+//
+// A source that cannot be read (an outside service failing, too slow, or needing the user to
+// reconnect) does not fail the caller: the answer carries the busy times that could be found and
+// names what could not, so a booking page stays up while one of the host's calendars is down.
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
-#include "rendezvous/status.hpp"
 #include "rendezvous/time.hpp"
 
 namespace rendezvous {
@@ -18,14 +22,25 @@ struct BusyTime {
   time::Millis end = 0;
 };
 
+// A source that could not be read: what it is ("google_calendar", "ics_feed") and why, as an
+// error code of status.hpp ("upstream_failed", "upstream_timeout", "reconnect_required").
+struct BusySourceFailure {
+  std::string source;
+  std::string code;
+};
+
+struct BusyReport {
+  std::vector<BusyTime> times;
+  std::vector<BusySourceFailure> failures;
+};
+
 // Thread-safe: called from request threads at once.
 class BusyTimeSource {
  public:
   virtual ~BusyTimeSource() = default;
-  // The user's busy times overlapping [from, to) (a range of at most 64 days). An error status
-  // when they could not be found out (an outside service failed, timed out, or needs the user to
-  // reconnect): callers then offer no time rather than a wrong one.
-  virtual Result<std::vector<BusyTime>> BusyTimes(int64_t user_id, time::Millis from, time::Millis to) = 0;
+  // The user's busy times overlapping [from, to) (a range of at most 64 days), in bounded time.
+  // May throw DatabaseUnavailable; every other failure is a BusySourceFailure of the report.
+  virtual BusyReport BusyTimes(int64_t user_id, time::Millis from, time::Millis to) = 0;
 };
 
 }  // namespace rendezvous

@@ -24,7 +24,7 @@
 #include "rendezvous/scripting.hpp"
 #include "rendezvous/status.hpp"
 
-#define RENDEZVOUS_PLUGIN_ABI_VERSION 5u
+#define RENDEZVOUS_PLUGIN_ABI_VERSION 6u
 
 #define RENDEZVOUS_STR2(x) #x
 #define RENDEZVOUS_STR(x) RENDEZVOUS_STR2(x)
@@ -98,9 +98,9 @@ class PluginContext {
   // The plugin's metrics on /metrics (metrics.hpp).
   virtual Metrics& metrics() = 0;
   virtual Logger& logger() = 0;
-  // The user's busy times from every registered source, merged in one list; the first source's
-  // error when one fails. Call from Start() on (sources are registered in factories).
-  virtual Result<std::vector<BusyTime>> BusyTimes(int64_t user_id, time::Millis from, time::Millis to) = 0;
+  // The user's busy times from every registered source, merged in one report with the sources
+  // that could not be read. Call from Start() on (sources are registered in factories).
+  virtual BusyReport BusyTimes(int64_t user_id, time::Millis from, time::Millis to) = 0;
 
   // Cross-plugin services by name (e.g. "calendar.busy_times"). A service is provided in the
   // factory and found from Start() on (dependencies start first).
