@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "browser_session.hpp"
 #include "fake_google.hpp"
 #include "http_client.hpp"
 #include "oauth_support.hpp"
@@ -70,26 +71,9 @@ class CalendarTest : public ::testing::Test {
 
   // A browser signed in on the app listener: its session cookie ("rdv_session=..").
   std::string SignIn(const std::string& email, const std::string& password = "correct horse battery") {
-    HttpResult page = http_.Get(server_->app() + "/auth/login");
-    const std::string marker = "name=\"csrf_token\" value=\"";
-    const size_t at = page.body.find(marker);
-    EXPECT_NE(at, std::string::npos) << page.body;
-    if (at == std::string::npos) return "";
-    const std::string csrf =
-        page.body.substr(at + marker.size(), page.body.find('"', at + marker.size()) - at - marker.size());
-    std::string cookies;
-    for (auto [it, end] = page.headers.equal_range("set-cookie"); it != end; ++it)
-      cookies += it->second.substr(0, it->second.find(';')) + "; ";
-    HttpResult in = http_.Request("POST", server_->app() + "/auth/login",
-                                  "email=" + FormEncode(email) + "&password=" + FormEncode(password) +
-                                      "&csrf_token=" + FormEncode(csrf),
-                                  {"Content-Type: application/x-www-form-urlencoded", "Cookie: " + cookies});
-    EXPECT_EQ(in.status, 302) << in.body;
-    for (auto [it, end] = in.headers.equal_range("set-cookie"); it != end; ++it) {
-      if (it->second.rfind("rdv_session=", 0) == 0) return it->second.substr(0, it->second.find(';'));
-    }
-    ADD_FAILURE() << "no session cookie";
-    return "";
+    std::string session = SignInSession(http_, server_->app(), email, password);
+    EXPECT_FALSE(session.empty()) << "signing in " << email << " failed";
+    return session;
   }
   // Ada's signed-in browser (signed in once per test).
   const std::string& AdaBrowser() {

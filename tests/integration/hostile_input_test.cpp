@@ -1,10 +1,12 @@
 // Input from outside never causes a 5xx: every string (and number) in the JSON bodies, query
-// strings and path segments of the API's routes is replaced in turn by non-ASCII text, invalid
-// UTF-8, a NUL, control characters, an over-long value and SQL-looking text, and every answer must
-// be below 500 — and the server keeps serving.
+// strings and path segments of the API's routes, and every field and parameter of the app
+// listener's pages and forms, is replaced in turn by non-ASCII text, invalid UTF-8, a NUL, control
+// characters, an over-long value and SQL-looking text, and every answer must be below 500 — and
+// the server keeps serving.
 #include <functional>
 
 #include "bookings_fixture.hpp"
+#include "browser_session.hpp"
 
 namespace rendezvous::testing {
 namespace {
@@ -58,6 +60,41 @@ class HostileInput : public BookingsFixture {
     EXPECT_GT(r.status, 0) << method << " " << path << " " << what << ": " << r.error;
     EXPECT_LT(r.status, 500) << method << " " << path.substr(0, 200) << " " << what << ": " << r.body.substr(0, 300);
     ++requests_;
+  }
+
+  // The same for a page of the app listener, from a browser holding `cookies`; a body is a form.
+  HttpResult PageBelow500(const std::string& method, const std::string& path, const std::string& body,
+                          const std::string& cookies, const std::string& what) {
+    std::vector<std::string> headers;
+    if (!cookies.empty()) headers.push_back("Cookie: " + cookies);
+    if (method == "POST") headers.push_back("Content-Type: application/x-www-form-urlencoded");
+    HttpResult r = http_.Request(method, server_->app() + path, body, headers);
+    EXPECT_GT(r.status, 0) << method << " " << path.substr(0, 200) << " " << what << ": " << r.error;
+    EXPECT_LT(r.status, 500) << method << " " << path.substr(0, 200) << " " << what << ": " << r.body.substr(0, 300);
+    ++requests_;
+    return r;
+  }
+  static std::string FormOf(const std::vector<std::pair<std::string, std::string>>& fields) {
+    std::string out;
+    for (const auto& [k, v] : fields) out += (out.empty() ? "" : "&") + k + "=" + FormEncode(v);
+    return out;
+  }
+  // Every variant of the form with one field's value replaced by each hostile value (the field
+  // named `keep` is left alone: the CSRF token, so the form's own checks run).
+  void EachFieldHostile(const std::string& method, const std::string& path,
+                        const std::vector<std::pair<std::string, std::string>>& fields, const std::string& cookies,
+                        const std::string& keep = "csrf_token") {
+    for (size_t i = 0; i < fields.size(); ++i) {
+      if (fields[i].first == keep) continue;
+      for (const std::string& value : kHostile) {
+        auto changed = fields;
+        changed[i].second = value;
+        if (method == "GET")
+          PageBelow500("GET", path + "?" + FormOf(changed), "", cookies, fields[i].first);
+        else
+          PageBelow500("POST", path, FormOf(changed), cookies, fields[i].first);
+      }
+    }
   }
 
   std::string event_type_, uid_;
@@ -147,6 +184,87 @@ TEST_F(HostileInput, QueriesAndPathsNeverCause5xx) {
     }
   }
   EXPECT_EQ(requests_, (4 + 6 + 3 + 1 + 2) * 6 + 6 * 6);
+  EXPECT_EQ(Call("GET", "/v2/me", owner_key_).status, 200);
+}
+
+TEST_F(HostileInput, PagesAndFormsNeverCause5xx) {
+  server_->CreateUser("admin@example.com", "Ada Admin", "correct horse battery", /*admin=*/true);
+  const std::string owner = SignInSession(http_, server_->app(), "owner@example.com");
+  ASSERT_FALSE(owner.empty());
+  const std::string settings = "/settings/developer/oauth";
+  const std::string csrf = CsrfFieldOf(http_.Get(server_->app() + settings, {"Cookie: " + owner}).body);
+  ASSERT_FALSE(csrf.empty());
+  // A public client to authorize against, made with the same form.
+  const std::vector<std::pair<std::string, std::string>> client_form = {
+      {"csrf_token", csrf},           {"name", "Hostile app"},
+      {"kind", "public"},             {"redirect_uris", "https://app.example/callback"},
+      {"purpose", "Testing"},         {"website", "https://app.example"},
+      {"logo", "https://app.example/logo.png"}, {"scope_BOOKING_READ", "1"}};
+  HttpResult created = PageBelow500("POST", settings, FormOf(client_form), owner, "baseline");
+  ASSERT_EQ(created.status, 303) << created.body.substr(0, 300);
+  const std::string location = created.Header("location");
+  const std::string client_path = location.substr(0, location.find('?'));
+  const std::string client_id = client_path.substr(client_path.rfind('/') + 1);
+  ASSERT_FALSE(client_id.empty()) << location;
+
+  EachFieldHostile("POST", settings, client_form, owner);
+  EachFieldHostile("POST", client_path, client_form, owner);
+  EachFieldHostile("POST", client_path + "/secrets", {{"csrf_token", csrf}}, owner, "");
+  for (const std::string& value : kHostile) {
+    const std::string segment = FormEncode(value.substr(0, 2000));
+    PageBelow500("GET", settings + "/" + segment, "", owner, "client id");
+    PageBelow500("POST", settings + "/" + segment + "/secrets", FormOf({{"csrf_token", csrf}}), owner, "client id");
+    PageBelow500("POST", client_path + "/secrets/" + segment + "/revoke", FormOf({{"csrf_token", csrf}}), owner,
+                 "secret id");
+    PageBelow500("GET", "/settings/calendars/google/start?state=" + FormEncode(value), "", owner, "state");
+  }
+
+  // The authorization page and its consent form.
+  const std::vector<std::pair<std::string, std::string>> authorize = {
+      {"client_id", client_id},
+      {"redirect_uri", "https://app.example/callback"},
+      {"response_type", "code"},
+      {"scope", "BOOKING_READ"},
+      {"state", "s-123"},
+      {"code_challenge", S256Challenge("verifier-verifier-verifier-verifier-verifier-1")},
+      {"code_challenge_method", "S256"}};
+  EachFieldHostile("GET", "/auth/oauth2/authorize", authorize, owner);
+  auto consent = authorize;
+  consent.emplace_back("csrf_token", csrf);
+  consent.emplace_back("decision", "deny");
+  EachFieldHostile("POST", "/auth/oauth2/authorize", consent, owner);
+
+  // The admin's review of clients.
+  const std::string admin = SignInSession(http_, server_->app(), "admin@example.com");
+  ASSERT_FALSE(admin.empty());
+  const std::string admin_csrf =
+      CsrfFieldOf(http_.Get(server_->app() + "/admin/oauth-clients", {"Cookie: " + admin}).body);
+  ASSERT_FALSE(admin_csrf.empty());
+  EachFieldHostile("POST", "/admin/oauth-clients/" + client_id + "/review",
+                   {{"csrf_token", admin_csrf}, {"accept", "1"}, {"reason", "fine"}}, admin);
+
+  // Signing in: every field of the login form (last: the failed attempts slow further sign-ins).
+  HttpResult login = http_.Get(server_->app() + "/auth/login");
+  std::string anonymous;
+  for (auto [it, end] = login.headers.equal_range("set-cookie"); it != end; ++it)
+    anonymous += it->second.substr(0, it->second.find(';')) + "; ";
+  EachFieldHostile("POST", "/auth/login",
+                   {{"email", "owner@example.com"}, {"password", "wrong"}, {"next", "/settings/developer/oauth"},
+                    {"csrf_token", CsrfFieldOf(login.body)}},
+                   anonymous);
+  EachFieldHostile("GET", "/auth/login", {{"next", "/settings/developer/oauth"}}, "");
+
+  // Bodies that are not forms at all.
+  for (const std::string& raw : {std::string("\xff\xfe=%%%"), std::string(70000, '&'), std::string("a=%ZZ&b")}) {
+    PageBelow500("POST", "/auth/login", raw, anonymous, "raw body");
+    PageBelow500("POST", settings, raw, owner, "raw body");
+    PageBelow500("POST", "/auth/oauth2/authorize", raw, owner, "raw body");
+  }
+  // Client forms (7 fields, create and update), the secret form's token, ids and states, the
+  // authorization query (7) and consent (8), the review (2), the login form (3) and its `next`,
+  // raw bodies, and the baseline.
+  EXPECT_EQ(requests_, (7 * 2 + 1 + 4 + 7 + 8 + 2 + 3 + 1) * 6 + 3 * 3 + 1);
+  EXPECT_EQ(http_.Get(server_->app() + settings, {"Cookie: " + owner}).status, 200);  // still serving
   EXPECT_EQ(Call("GET", "/v2/me", owner_key_).status, 200);
 }
 
