@@ -1,7 +1,6 @@
 #include "ics.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cstring>
 
 #include "libical_support.hpp"
@@ -19,18 +18,6 @@ constexpr size_t kMaxZoneRules = 8;
 constexpr size_t kMaxZoneDates = 64;
 constexpr int kMinZoneYear = 1583;
 
-std::string Upper(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 // The component structure, checked before libical sees the text: libical accepts an END that
 // names another component, drops unclosed ones, and frees nested components recursively (so a
 // deep nesting would exhaust the stack). Lines end at CR or LF as libical reads them; a line
@@ -42,25 +29,26 @@ std::optional<std::string> CheckStructure(std::string_view text, size_t* events)
   auto check = [&](const std::string& l) -> std::optional<std::string> {
     const size_t colon = l.find(':');
     const size_t name_end = std::min(colon, l.find(';'));
-    const std::string name = Upper(Trim(std::string_view(l).substr(0, name_end)));
-    const bool begin = name == "BEGIN", end = name == "END";
+    const std::string name = text::AsciiLower(text::Trim(std::string_view(l).substr(0, name_end)));
+    const bool begin = name == "begin", end = name == "end";
     if (first && !begin) return "the body is not an iCalendar object (no BEGIN:VCALENDAR)";
     if (!begin && !end) {
       if (closed) return "content after END:VCALENDAR";
       return std::nullopt;
     }
     if (colon == std::string::npos) return "malformed iCalendar line";
-    const std::string what = Upper(Trim(std::string_view(l).substr(colon + 1)));
-    if (first && what != "VCALENDAR") return "the body is not an iCalendar object (no BEGIN:VCALENDAR)";
+    const std::string_view value = text::Trim(std::string_view(l).substr(colon + 1));
+    const std::string what = text::AsciiLower(value);
+    if (first && what != "vcalendar") return "the body is not an iCalendar object (no BEGIN:VCALENDAR)";
     first = false;
     if (closed) return "content after END:VCALENDAR";
     if (begin) {
       if (stack.size() >= kMaxNesting) return "components nested too deep";
       stack.push_back(what);
-      if (what == "VEVENT" && stack.size() == 2 && ++*events > kMaxIcsEvents) return "too many events";
+      if (what == "vevent" && stack.size() == 2 && ++*events > kMaxIcsEvents) return "too many events";
       return std::nullopt;
     }
-    if (stack.empty() || stack.back() != what) return "mismatched END:" + what;
+    if (stack.empty() || stack.back() != what) return "mismatched END:" + std::string(value);
     stack.pop_back();
     closed = stack.empty();
     return std::nullopt;

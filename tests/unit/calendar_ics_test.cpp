@@ -164,8 +164,8 @@ const time::Zone& Tokyo() {
 
 TEST(CalendarIcs, WeeklyRuleStopsAtItsCount) {
   const std::string feed = Calendar(
-      "BEGIN:VEVENT\nUID:w\nDTSTART;TZID=Europe/Berlin:20250303T100000\nDTEND;TZID=Europe/"
-      "Berlin:20250303T110000\n"
+      "BEGIN:VEVENT\nUID:w\nDTSTART;TZID=Europe/Berlin:20250303T100000\n"
+      "DTEND;TZID=Europe/Berlin:20250303T110000\n"
       "RRULE:FREQ=WEEKLY;COUNT=3\nEND:VEVENT\n");
   auto busy = BusyTimes(feed, "2025-03-01T00:00:00Z", "2025-04-30T00:00:00Z");
   EXPECT_EQ(Starts(busy), (Strings{"2025-03-03T09:00:00Z", "2025-03-10T09:00:00Z", "2025-03-17T09:00:00Z"}));
@@ -207,8 +207,8 @@ TEST(CalendarIcs, RdateAddsOccurrences) {
 }
 
 const char* kSeries =
-    "BEGIN:VEVENT\nUID:series@x\nDTSTART;TZID=Europe/Berlin:20250303T100000\nDTEND;TZID=Europe/"
-    "Berlin:20250303T110000\n"
+    "BEGIN:VEVENT\nUID:series@x\nDTSTART;TZID=Europe/Berlin:20250303T100000\n"
+    "DTEND;TZID=Europe/Berlin:20250303T110000\n"
     "RRULE:FREQ=WEEKLY\nEND:VEVENT\n";
 
 TEST(CalendarIcs, RecurrenceIdMovesItsOccurrence) {
@@ -231,8 +231,8 @@ TEST(CalendarIcs, CancelledRecurrenceIdRemovesItsOccurrence) {
 
 TEST(CalendarIcs, BerlinOccurrencesKeepTheirWallClockAcrossDst) {
   const std::string weekly = Calendar(
-      "BEGIN:VEVENT\nUID:w\nDTSTART;TZID=Europe/"
-      "Berlin:20250317T100000\nDURATION:PT1H\nRRULE:FREQ=WEEKLY\nEND:VEVENT\n");
+      "BEGIN:VEVENT\nUID:w\nDTSTART;TZID=Europe/Berlin:20250317T100000\nDURATION:PT1H\nRRULE:FREQ=WEEKLY\n"
+      "END:VEVENT\n");
   // Summer time from 2025-03-30 to 2025-10-26.
   EXPECT_EQ(Starts(BusyTimes(weekly, "2025-03-16T00:00:00Z", "2025-04-08T00:00:00Z")),
             (Strings{"2025-03-17T09:00:00Z", "2025-03-24T09:00:00Z", "2025-03-31T08:00:00Z",
@@ -243,8 +243,8 @@ TEST(CalendarIcs, BerlinOccurrencesKeepTheirWallClockAcrossDst) {
   // 02:30 on the change days: missing in spring (read with the offset before), twice in autumn
   // (the first one).
   const std::string night = Calendar(
-      "BEGIN:VEVENT\nUID:n\nDTSTART;TZID=Europe/"
-      "Berlin:20250323T023000\nDURATION:PT15M\nRRULE:FREQ=WEEKLY\nEND:VEVENT\n");
+      "BEGIN:VEVENT\nUID:n\nDTSTART;TZID=Europe/Berlin:20250323T023000\nDURATION:PT15M\nRRULE:FREQ=WEEKLY\n"
+      "END:VEVENT\n");
   EXPECT_EQ(Starts(BusyTimes(night, "2025-03-22T00:00:00Z", "2025-04-07T00:00:00Z")),
             (Strings{"2025-03-23T01:30:00Z", "2025-03-30T01:30:00Z", "2025-04-06T00:30:00Z"}));
   EXPECT_EQ(Starts(BusyTimes(night, "2025-10-18T00:00:00Z", "2025-11-03T00:00:00Z")),
@@ -253,8 +253,8 @@ TEST(CalendarIcs, BerlinOccurrencesKeepTheirWallClockAcrossDst) {
 
 TEST(CalendarIcs, NewYorkOccurrencesKeepTheirWallClockAcrossDst) {
   const std::string weekly = Calendar(
-      "BEGIN:VEVENT\nUID:w\nDTSTART;TZID=America/"
-      "New_York:20250306T090000\nDURATION:PT30M\nRRULE:FREQ=WEEKLY\n"
+      "BEGIN:VEVENT\nUID:w\nDTSTART;TZID=America/New_York:20250306T090000\n"
+      "DURATION:PT30M\nRRULE:FREQ=WEEKLY\n"
       "END:VEVENT\n");
   // Daylight time from 2025-03-09 to 2025-11-02.
   EXPECT_EQ(Starts(BusyTimes(weekly, "2025-03-01T00:00:00Z", "2025-03-14T00:00:00Z")),
@@ -262,8 +262,8 @@ TEST(CalendarIcs, NewYorkOccurrencesKeepTheirWallClockAcrossDst) {
   EXPECT_EQ(Starts(BusyTimes(weekly, "2025-10-28T00:00:00Z", "2025-11-07T00:00:00Z")),
             (Strings{"2025-10-30T13:00:00Z", "2025-11-06T14:00:00Z"}));
   const std::string daily = Calendar(
-      "BEGIN:VEVENT\nUID:d\nDTSTART;TZID=America/"
-      "New_York:20251101T013000\nDURATION:PT15M\nRRULE:FREQ=DAILY;COUNT=3\n"
+      "BEGIN:VEVENT\nUID:d\nDTSTART;TZID=America/New_York:20251101T013000\n"
+      "DURATION:PT15M\nRRULE:FREQ=DAILY;COUNT=3\n"
       "END:VEVENT\n");
   EXPECT_EQ(Starts(BusyTimes(daily, "2025-10-31T00:00:00Z", "2025-11-05T00:00:00Z")),
             (Strings{"2025-11-01T05:30:00Z", "2025-11-02T05:30:00Z", "2025-11-03T06:30:00Z"}));
