@@ -74,8 +74,8 @@ constexpr size_t kMaxIcsEvents = 50000;
 // Per IcsBusyTimes call: busy intervals of recurring events, per event and in all.
 constexpr size_t kMaxIcsOccurrencesPerEvent = 2000;
 constexpr size_t kMaxIcsOccurrences = 10000;
-// Per IcsBusyTimes call: recurrence iterator steps (an occurrence produced, or a month or year
-// libical passed over looking for one), per event and in all.
+// Per IcsBusyTimes call: recurrence iterator steps (a candidate produced; a monthly or yearly rule
+// is charged more for each month or year libical went through), per event and in all.
 constexpr size_t kMaxIcsStepsPerEvent = 20000;
 constexpr size_t kMaxIcsSteps = 100000;
 
