@@ -9,7 +9,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PACKAGES := build-essential cmake ninja-build pkg-config ccache \
   libpistache-dev libyaml-cpp-dev liblua5.4-dev libmysqlcppconn-dev libssl-dev prometheus-cpp-dev \
   libcurl4-openssl-dev nlohmann-json3-dev libgtest-dev libgmock-dev libkainjow-mustache-dev \
-  libhowardhinnant-date-dev tzdata \
+  libhowardhinnant-date-dev tzdata libical-dev \
   mariadb-server mariadb-client prometheus wrk curl chromium clang libclang-rt-14-dev
 E2E_DIR := tests/e2e
 

@@ -1,174 +1,250 @@
 #include "ics.hpp"
 
 #include <algorithm>
-#include <cctype>
-#include <cstdio>
+#include <cstring>
 
+#include "libical_support.hpp"
 #include "rendezvous/text.hpp"
 
 namespace rendezvous::calendar {
 namespace {
 
-struct ContentLine {
-  std::string name;                                         // upper-cased
-  std::vector<std::pair<std::string, std::string>> params;  // names upper-cased, values unquoted
-  std::string value;
+constexpr size_t kMaxNesting = 8;
+// The feed's own time zones that are kept (for TZIDs that are not IANA names), and what one may
+// hold: libical expands a zone's rules into a table of changes from each rule's start up to a few
+// decades ahead, so a zone is kept only when that table stays small.
+constexpr size_t kMaxFeedZones = 10;
+constexpr size_t kMaxZoneRules = 8;
+constexpr size_t kMaxZoneDates = 64;
+constexpr int kMinZoneYear = 1583;
 
-  std::string Param(const std::string& key) const {
-    for (const auto& [k, v] : params) {
-      if (k == key) return v;
+// The component structure, checked before libical sees the text: libical accepts an END that
+// names another component, drops unclosed ones, and frees nested components recursively (so a
+// deep nesting would exhaust the stack). Lines end at CR or LF as libical reads them; a line
+// starting with a space or tab continues the previous one. Counts the events on the way.
+std::optional<std::string> CheckStructure(std::string_view text, size_t* events) {
+  std::vector<std::string> stack;
+  bool first = true, closed = false;
+  std::string line;
+  auto check = [&](const std::string& l) -> std::optional<std::string> {
+    const size_t colon = l.find(':');
+    const size_t name_end = std::min(colon, l.find(';'));
+    const std::string name = text::AsciiLower(text::Trim(std::string_view(l).substr(0, name_end)));
+    const bool begin = name == "begin", end = name == "end";
+    if (first && !begin) return "the body is not an iCalendar object (no BEGIN:VCALENDAR)";
+    if (!begin && !end) {
+      if (closed) return "content after END:VCALENDAR";
+      return std::nullopt;
     }
-    return "";
-  }
-};
-
-std::string Upper(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
-
-// Unfolds RFC 5545 lines (CRLF or LF, continuation lines start with a space or tab).
-std::vector<std::string> Unfold(std::string_view text) {
-  std::vector<std::string> lines;
+    if (colon == std::string::npos) return "malformed iCalendar line";
+    const std::string_view value = text::Trim(std::string_view(l).substr(colon + 1));
+    const std::string what = text::AsciiLower(value);
+    if (first && what != "vcalendar") return "the body is not an iCalendar object (no BEGIN:VCALENDAR)";
+    first = false;
+    if (closed) return "content after END:VCALENDAR";
+    if (begin) {
+      if (stack.size() >= kMaxNesting) return "components nested too deep";
+      stack.push_back(what);
+      if (what == "vevent" && stack.size() == 2 && ++*events > kMaxIcsEvents) return "too many events";
+      return std::nullopt;
+    }
+    if (stack.empty() || stack.back() != what) return "mismatched END:" + std::string(value);
+    stack.pop_back();
+    closed = stack.empty();
+    return std::nullopt;
+  };
   size_t pos = 0;
   while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    std::string_view line =
-        text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
-    pos = nl == std::string_view::npos ? text.size() : nl + 1;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (!line.empty() && (line.front() == ' ' || line.front() == '\t') && !lines.empty()) {
-      lines.back().append(line.substr(1));
-    } else if (!line.empty()) {
-      lines.emplace_back(line);
+    size_t eol = text.find_first_of("\r\n", pos);
+    if (eol == std::string_view::npos) eol = text.size();
+    std::string_view l = text.substr(pos, eol - pos);
+    pos = eol + 1;
+    if (l.empty()) continue;
+    if ((l.front() == ' ' || l.front() == '\t') && !line.empty()) {
+      line.append(l.substr(1));
+      continue;
     }
+    if (!line.empty()) {
+      if (auto why = check(line)) return why;
+    }
+    line.assign(l);
   }
-  return lines;
+  if (!line.empty()) {
+    if (auto why = check(line)) return why;
+  }
+  if (first) return "the body is not an iCalendar object (no BEGIN:VCALENDAR)";
+  if (!closed) return "the iCalendar object is not closed (no END:VCALENDAR)";
+  return std::nullopt;
 }
 
-std::optional<ContentLine> ParseLine(const std::string& line) {
-  ContentLine out;
-  size_t i = 0;
-  while (i < line.size() && line[i] != ';' && line[i] != ':') ++i;
-  if (i == 0 || i == line.size()) return std::nullopt;
-  out.name = Upper(line.substr(0, i));
-  while (i < line.size() && line[i] == ';') {
-    ++i;
-    const size_t eq = line.find('=', i);
-    if (eq == std::string::npos) return std::nullopt;
-    std::string key = Upper(line.substr(i, eq - i));
-    i = eq + 1;
-    std::string value;
-    if (i < line.size() && line[i] == '"') {
-      const size_t close = line.find('"', i + 1);
-      if (close == std::string::npos) return std::nullopt;
-      value = line.substr(i + 1, close - i - 1);
-      i = close + 1;
-    } else {
-      while (i < line.size() && line[i] != ';' && line[i] != ':' && line[i] != ',') ++i;
-      value = line.substr(eq + 1, i - eq - 1);
-    }
-    while (i < line.size() && line[i] == ',') {  // multi-valued parameter: keep the first
-      ++i;
-      while (i < line.size() && line[i] != ';' && line[i] != ':') ++i;
-    }
-    out.params.emplace_back(std::move(key), std::move(value));
-  }
-  if (i >= line.size() || line[i] != ':') return std::nullopt;
-  out.value = line.substr(i + 1);
-  return out;
+std::string TzidOf(icalproperty* p) {
+  icalparameter* tz = icalproperty_get_first_parameter(p, ICAL_TZID_PARAMETER);
+  const char* id = tz ? icalparameter_get_tzid(tz) : nullptr;
+  return id ? text::TruncateUtf8(id, 255) : "";
 }
 
-bool Num(std::string_view s, size_t pos, size_t n, int* out) {
-  if (pos + n > s.size()) return false;
-  int v = 0;
-  for (size_t i = pos; i < pos + n; ++i) {
-    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
-    v = v * 10 + (s[i] - '0');
-  }
-  *out = v;
-  return true;
-}
-
-std::optional<IcsTime> ParseIcsTime(const ContentLine& l) {
+std::optional<IcsTime> ToIcsTime(const icaltimetype& v, const std::string& tzid) {
+  if (icaltime_is_null_time(v)) return std::nullopt;
   IcsTime t;
-  const std::string& v = l.value;
-  int y = 0, mo = 0, d = 0;
-  if (!Num(v, 0, 4, &y) || !Num(v, 4, 2, &mo) || !Num(v, 6, 2, &d)) return std::nullopt;
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02d", y, mo, d);
-  auto date = time::ParseDate(buf);
-  if (!date) return std::nullopt;
-  if (v.size() == 8) {
+  if (v.is_date) {
+    if (!ical::CivilDay(v, &t.date)) return std::nullopt;
     t.all_day = true;
-    t.date = *date;
     return t;
   }
-  int hh = 0, mm = 0, ss = 0;
-  if (v.size() < 15 || v[8] != 'T' || !Num(v, 9, 2, &hh) || !Num(v, 11, 2, &mm) || !Num(v, 13, 2, &ss) ||
-      hh > 23 || mm > 59 || ss > 60)
-    return std::nullopt;
-  if (v.size() == 16 && (v[15] == 'Z' || v[15] == 'z')) {
-    t.utc = true;
-  } else if (v.size() != 15) {
-    return std::nullopt;
-  }
-  t.local = time::DaysFromCivil(*date) * time::kMillisPerDay +
-            ((hh * 60 + mm) * 60 + std::min(ss, 59)) * int64_t{1000};
-  t.tzid = l.Param("TZID");
+  if (!ical::WallClock(v, &t.local)) return std::nullopt;
+  t.utc = icaltime_is_utc(v);
+  if (!t.utc) t.tzid = tzid;
   return t;
 }
 
-// RFC 5545 DURATION: [+]P[nW] or P[nD][T[nH][nM][nS]]. Negative durations are refused.
-std::optional<int64_t> ParseDuration(std::string_view v) {
-  if (!v.empty() && v.front() == '+') v.remove_prefix(1);
-  if (v.empty() || v.front() != 'P') return std::nullopt;
-  v.remove_prefix(1);
-  int64_t total = 0;
-  int64_t n = 0;
-  bool have_digits = false, in_time = false, any = false;
-  for (char c : v) {
-    if (std::isdigit(static_cast<unsigned char>(c))) {
-      if (n > 100000000) return std::nullopt;
-      n = n * 10 + (c - '0');
-      have_digits = true;
-      continue;
-    }
-    if (c == 'T') {
-      if (have_digits || in_time) return std::nullopt;
-      in_time = true;
-      continue;
-    }
-    if (!have_digits) return std::nullopt;
-    int64_t unit = 0;
-    if (!in_time && c == 'W')
-      unit = 7 * 86400;
-    else if (!in_time && c == 'D')
-      unit = 86400;
-    else if (in_time && c == 'H')
-      unit = 3600;
-    else if (in_time && c == 'M')
-      unit = 60;
-    else if (in_time && c == 'S')
-      unit = 1;
-    else
-      return std::nullopt;
-    total += n * unit;
-    n = 0;
-    have_digits = false;
-    any = true;
-  }
-  if (have_digits || !any) return std::nullopt;
-  return total;
+std::optional<int64_t> Seconds(const icaldurationtype& d) {
+  if (d.is_neg || icaldurationtype_is_bad_duration(d)) return std::nullopt;
+  return ((int64_t{d.weeks} * 7 + d.days) * 24 + d.hours) * 3600 + int64_t{d.minutes} * 60 + d.seconds;
 }
 
-time::Millis Resolve(const IcsTime& t, const time::Zone& feed_zone) {
-  if (t.all_day) return feed_zone.StartOfDay(t.date);
-  if (t.utc) return t.local;
-  if (!t.tzid.empty()) {
-    if (auto zone = time::Zone::Find(t.tzid)) return zone->FromLocal(t.local);
+// libical drops a property whose value it cannot read and leaves an X-LIC-ERROR in its place.
+// A malformed line anywhere (see MalformedLine), or an unreadable time or recurrence in an event,
+// fails the feed: a busy time read wrong would offer a time that is taken.
+std::optional<std::string> ParseError(icalcomponent* c, bool in_event) {
+  for (icalproperty* p = icalcomponent_get_first_property(c, ICAL_XLICERROR_PROPERTY); p;
+       p = icalcomponent_get_next_property(c, ICAL_XLICERROR_PROPERTY)) {
+    icalparameter* type = icalproperty_get_first_parameter(p, ICAL_XLICERRORTYPE_PARAMETER);
+    if (!type) continue;
+    const icalparameter_xlicerrortype kind = icalparameter_get_xlicerrortype(type);
+    const char* what = icalproperty_get_xlicerror(p);
+    const std::string message = what ? what : "";
+    if (kind == ICAL_XLICERRORTYPE_COMPONENTPARSEERROR) return "malformed iCalendar line";
+    if (!in_event || kind != ICAL_XLICERRORTYPE_VALUEPARSEERROR) continue;
+    for (const char* name : {"DTSTART", "DTEND", "DURATION", "RRULE", "RDATE", "EXDATE", "RECURRENCE-ID"}) {
+      if (message.find(std::string(" in ") + name + " property") != std::string::npos)
+        return std::string("a VEVENT has a malformed ") + name;
+    }
   }
-  return feed_zone.FromLocal(t.local);
+  return std::nullopt;
+}
+
+// Nesting is at most kMaxNesting deep (CheckStructure), so is this recursion.
+std::optional<std::string> MalformedLine(icalcomponent* c) {
+  if (auto why = ParseError(c, false)) return why;
+  for (icalcomponent* sub = icalcomponent_get_first_component(c, ICAL_ANY_COMPONENT); sub;
+       sub = icalcomponent_get_next_component(c, ICAL_ANY_COMPONENT)) {
+    if (auto why = MalformedLine(sub)) return why;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> ReadEvent(icalcomponent* ev, IcsEvent& e) {
+  if (auto why = ParseError(ev, true)) return why;
+  icalproperty* start = icalcomponent_get_first_property(ev, ICAL_DTSTART_PROPERTY);
+  if (!start) return "a VEVENT has no DTSTART";
+  auto s = ToIcsTime(icalproperty_get_dtstart(start), TzidOf(start));
+  if (!s) return "a VEVENT has a malformed DTSTART";
+  e.start = *s;
+  if (icalproperty* p = icalcomponent_get_first_property(ev, ICAL_DTEND_PROPERTY)) {
+    e.end = ToIcsTime(icalproperty_get_dtend(p), TzidOf(p));
+    if (!e.end) return "a VEVENT has a malformed DTEND";
+  }
+  if (icalproperty* p = icalcomponent_get_first_property(ev, ICAL_DURATION_PROPERTY)) {
+    e.duration_seconds = Seconds(icalproperty_get_duration(p));
+    if (!e.duration_seconds) return "a VEVENT has a malformed DURATION";
+  }
+  if (icalproperty* p = icalcomponent_get_first_property(ev, ICAL_UID_PROPERTY)) {
+    if (const char* v = icalproperty_get_uid(p)) e.uid = text::TruncateUtf8(v, 255);
+  }
+  if (icalproperty* p = icalcomponent_get_first_property(ev, ICAL_SUMMARY_PROPERTY)) {
+    if (const char* v = icalproperty_get_summary(p)) e.summary = text::TruncateUtf8(v, 255);
+  }
+  if (icalproperty* p = icalcomponent_get_first_property(ev, ICAL_STATUS_PROPERTY)) {
+    if (icalproperty_get_status(p) == ICAL_STATUS_CANCELLED) e.busy = false;
+  }
+  if (icalproperty* p = icalcomponent_get_first_property(ev, ICAL_TRANSP_PROPERTY)) {
+    const icalproperty_transp t = icalproperty_get_transp(p);
+    if (t == ICAL_TRANSP_TRANSPARENT || t == ICAL_TRANSP_TRANSPARENTNOCONFLICT) e.busy = false;
+  }
+  if (icalproperty* p = icalcomponent_get_first_property(ev, ICAL_RECURRENCEID_PROPERTY)) {
+    e.recurrence_id = ToIcsTime(icalproperty_get_recurrenceid(p), TzidOf(p));
+    if (!e.recurrence_id) return "a VEVENT has a malformed RECURRENCE-ID";
+  }
+  for (icalproperty* p = icalcomponent_get_first_property(ev, ICAL_RRULE_PROPERTY); p;
+       p = icalcomponent_get_next_property(ev, ICAL_RRULE_PROPERTY)) {
+    e.rrules.push_back(ical::Take(icalproperty_get_value_as_string_r(p)));
+  }
+  for (icalproperty* p = icalcomponent_get_first_property(ev, ICAL_RDATE_PROPERTY); p;
+       p = icalcomponent_get_next_property(ev, ICAL_RDATE_PROPERTY)) {
+    const icaldatetimeperiodtype v = icalproperty_get_rdate(p);
+    const std::string tzid = TzidOf(p);
+    IcsRecurrenceDate r;
+    if (!icaltime_is_null_time(v.time)) {
+      auto t = ToIcsTime(v.time, tzid);
+      if (!t) return "a VEVENT has a malformed RDATE";
+      r.start = *t;
+    } else {
+      auto t = ToIcsTime(v.period.start, tzid);
+      if (!t) return "a VEVENT has a malformed RDATE";
+      r.start = *t;
+      if (!icaltime_is_null_time(v.period.end)) {
+        r.end = ToIcsTime(v.period.end, tzid);
+        if (!r.end) return "a VEVENT has a malformed RDATE";
+      } else {
+        r.duration_seconds = Seconds(v.period.duration);
+        if (!r.duration_seconds) return "a VEVENT has a malformed RDATE";
+      }
+    }
+    e.rdates.push_back(std::move(r));
+  }
+  for (icalproperty* p = icalcomponent_get_first_property(ev, ICAL_EXDATE_PROPERTY); p;
+       p = icalcomponent_get_next_property(ev, ICAL_EXDATE_PROPERTY)) {
+    auto t = ToIcsTime(icalproperty_get_exdate(p), TzidOf(p));
+    if (!t) return "a VEVENT has a malformed EXDATE";
+    e.exdates.push_back(*t);
+  }
+  e.recurring = !e.rrules.empty() || !e.rdates.empty();
+  return std::nullopt;
+}
+
+size_t Count(const short* parts, size_t size) {
+  size_t n = 0;
+  while (n < size && parts[n] != ICAL_RECURRENCE_ARRAY_MAX) ++n;
+  return n;
+}
+
+// Real zones change offset a few times a year; anything denser is refused (see kMaxZoneRules).
+bool UsableZone(icalcomponent* zone) {
+  size_t rules = 0;
+  for (icalcomponent* c = icalcomponent_get_first_component(zone, ICAL_ANY_COMPONENT); c;
+       c = icalcomponent_get_next_component(zone, ICAL_ANY_COMPONENT)) {
+    const icalcomponent_kind kind = icalcomponent_isa(c);
+    if (kind != ICAL_XSTANDARD_COMPONENT && kind != ICAL_XDAYLIGHT_COMPONENT) continue;
+    if (++rules > kMaxZoneRules) return false;
+    icalproperty* start = icalcomponent_get_first_property(c, ICAL_DTSTART_PROPERTY);
+    if (!start || icalproperty_get_dtstart(start).year < kMinZoneYear) return false;
+    if (icalcomponent_count_properties(c, ICAL_RDATE_PROPERTY) > static_cast<int>(kMaxZoneDates))
+      return false;
+    if (icalcomponent_count_properties(c, ICAL_RRULE_PROPERTY) > 1) return false;
+    if (icalproperty* p = icalcomponent_get_first_property(c, ICAL_RRULE_PROPERTY)) {
+      const icalrecurrencetype r = icalproperty_get_rrule(p);
+      if (r.freq != ICAL_YEARLY_RECURRENCE || r.interval != 1 || r.rscale) return false;
+      if (Count(r.by_second, ICAL_BY_SECOND_SIZE) || Count(r.by_minute, ICAL_BY_MINUTE_SIZE) ||
+          Count(r.by_hour, ICAL_BY_HOUR_SIZE) || Count(r.by_year_day, ICAL_BY_YEARDAY_SIZE) ||
+          Count(r.by_week_no, ICAL_BY_WEEKNO_SIZE) || Count(r.by_set_pos, ICAL_BY_SETPOS_SIZE) ||
+          Count(r.by_month, ICAL_BY_MONTH_SIZE) > 1 || Count(r.by_day, ICAL_BY_DAY_SIZE) > 1 ||
+          Count(r.by_month_day, ICAL_BY_MONTHDAY_SIZE) > 7)
+        return false;
+    }
+  }
+  return true;
+}
+
+std::string XProperty(icalcomponent* cal, const char* name) {
+  for (icalproperty* p = icalcomponent_get_first_property(cal, ICAL_X_PROPERTY); p;
+       p = icalcomponent_get_next_property(cal, ICAL_X_PROPERTY)) {
+    const char* n = icalproperty_get_x_name(p);
+    if (n && strcasecmp(n, name) == 0) {
+      const char* v = icalproperty_get_x(p);
+      return v ? v : "";
+    }
+  }
+  return "";
 }
 
 }  // namespace
@@ -178,100 +254,39 @@ std::optional<IcsCalendar> ParseIcs(std::string_view text, std::string* error) {
     if (error) *error = std::move(why);
     return std::nullopt;
   };
-  if (text.size() >= 3 && static_cast<unsigned char>(text[0]) == 0xEF) text.remove_prefix(3);  // UTF-8 BOM
-  std::vector<std::string> lines = Unfold(text);
-  if (lines.empty() || Upper(lines.front()) != "BEGIN:VCALENDAR")
-    return fail("the body is not an iCalendar object (no BEGIN:VCALENDAR)");
-  IcsCalendar cal;
-  std::vector<std::string> stack;
-  std::optional<IcsEvent> current;
-  bool closed = false;
-  bool have_start = false;
-  for (const std::string& raw : lines) {
-    auto line = ParseLine(raw);
-    if (!line) return fail("malformed iCalendar line");
-    if (closed) return fail("content after END:VCALENDAR");
-    if (line->name == "BEGIN") {
-      const std::string what = Upper(line->value);
-      if (stack.size() >= 8) return fail("components nested too deep");
-      stack.push_back(what);
-      if (what == "VEVENT" && stack.size() == 2) {
-        if (cal.events.size() >= kMaxIcsEvents) return fail("too many events");
-        current.emplace();
-        have_start = false;
-      }
-      continue;
-    }
-    if (line->name == "END") {
-      const std::string what = Upper(line->value);
-      if (stack.empty() || stack.back() != what) return fail("mismatched END:" + what);
-      stack.pop_back();
-      if (what == "VEVENT" && current && stack.size() == 1) {
-        if (!have_start) return fail("a VEVENT has no DTSTART");
-        cal.events.push_back(std::move(*current));
-        current.reset();
-      }
-      if (stack.empty()) closed = true;
-      continue;
-    }
-    if (stack.size() == 1) {
-      if (line->name == "X-WR-CALNAME") cal.name = text::TruncateUtf8(line->value, 255);
-      if (line->name == "X-WR-TIMEZONE") cal.time_zone = text::TruncateUtf8(line->value, 64);
-      continue;
-    }
-    if (!current || stack.size() != 2) continue;  // inside VALARM, VTIMEZONE, ...
-    if (line->name == "DTSTART") {
-      auto t = ParseIcsTime(*line);
-      if (!t) return fail("a VEVENT has a malformed DTSTART");
-      current->start = *t;
-      have_start = true;
-    } else if (line->name == "DTEND") {
-      auto t = ParseIcsTime(*line);
-      if (!t) return fail("a VEVENT has a malformed DTEND");
-      current->end = *t;
-    } else if (line->name == "DURATION") {
-      auto d = ParseDuration(line->value);
-      if (!d) return fail("a VEVENT has a malformed DURATION");
-      current->duration_seconds = *d;
-    } else if (line->name == "UID") {
-      current->uid = text::TruncateUtf8(line->value, 255);
-    } else if (line->name == "SUMMARY") {
-      current->summary = text::TruncateUtf8(line->value, 255);
-    } else if (line->name == "STATUS") {
-      if (Upper(line->value) == "CANCELLED") current->busy = false;
-    } else if (line->name == "TRANSP") {
-      if (Upper(line->value) == "TRANSPARENT") current->busy = false;
-    } else if (line->name == "RRULE" || line->name == "RDATE") {
-      current->recurring = true;
-    }
-  }
-  if (!closed) return fail("the iCalendar object is not closed (no END:VCALENDAR)");
-  return cal;
-}
+  if (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // UTF-8 BOM
+  text = text.substr(0, text.find('\0'));  // libical reads a C string
+  size_t events = 0;
+  if (auto why = CheckStructure(text, &events)) return fail(std::move(*why));
 
-std::vector<BusyInterval> IcsBusyTimes(const IcsCalendar& cal, time::Millis from, time::Millis to,
-                                       const time::Zone& fallback_zone) {
-  std::optional<time::Zone> feed_zone;
-  if (!cal.time_zone.empty()) feed_zone = time::Zone::Find(cal.time_zone);
-  const time::Zone& zone = feed_zone ? *feed_zone : fallback_zone;
-  std::vector<BusyInterval> out;
-  for (const IcsEvent& e : cal.events) {
-    if (!e.busy) continue;
-    const time::Millis start = Resolve(e.start, zone);
-    time::Millis end = start;
-    if (e.end) {
-      end = Resolve(*e.end, zone);
-    } else if (e.duration_seconds) {
-      end = start + *e.duration_seconds * 1000;
-    } else if (e.start.all_day) {
-      end = zone.StartOfDay(time::CivilFromDays(time::DaysFromCivil(e.start.date) + 1));
+  ical::UseLibical();
+  const std::string copy(text);
+  ical::Component root(icalparser_parse_string(copy.c_str()));
+  if (!root || icalcomponent_isa(root.get()) != ICAL_VCALENDAR_COMPONENT)
+    return fail("the body is not an iCalendar object (no BEGIN:VCALENDAR)");
+  icalcomponent* c = root.get();
+  if (auto why = MalformedLine(c)) return fail(std::move(*why));
+
+  IcsCalendar cal;
+  cal.name = text::TruncateUtf8(XProperty(c, "X-WR-CALNAME"), 255);
+  cal.time_zone = text::TruncateUtf8(XProperty(c, "X-WR-TIMEZONE"), 64);
+  cal.events.reserve(events);
+  for (icalcomponent* sub = icalcomponent_get_first_component(c, ICAL_ANY_COMPONENT); sub;
+       sub = icalcomponent_get_next_component(c, ICAL_ANY_COMPONENT)) {
+    const icalcomponent_kind kind = icalcomponent_isa(sub);
+    if (kind == ICAL_VEVENT_COMPONENT) {
+      IcsEvent e;
+      if (auto why = ReadEvent(sub, e)) return fail(std::move(*why));
+      cal.events.push_back(std::move(e));
+    } else if (kind == ICAL_VTIMEZONE_COMPONENT) {
+      icalproperty* id = icalcomponent_get_first_property(sub, ICAL_TZID_PROPERTY);
+      const char* tzid = id ? icalproperty_get_tzid(id) : nullptr;
+      if (tzid && *tzid && cal.vtimezones.size() < kMaxFeedZones && !time::Zone::Find(tzid) &&
+          UsableZone(sub))
+        cal.vtimezones[tzid] = ical::Take(icalcomponent_as_ical_string_r(sub));
     }
-    if (end <= start || end <= from || start >= to) continue;
-    out.push_back({start, end});
   }
-  std::sort(out.begin(), out.end(),
-            [](const BusyInterval& a, const BusyInterval& b) { return a.start < b.start; });
-  return out;
+  return cal;
 }
 
 }  // namespace rendezvous::calendar

@@ -1,8 +1,11 @@
 // Busy times of a host's connected calendars keep slots and bookings away (the calendar plugin's
 // busy-time source): a Google busy period and an ICS feed event remove the slots they cover and
-// make a booking there 409. A source that cannot be read does not take the booking page down: it
-// is named in the slots answer, what it said last stands in for it, and a slow one is given up
-// on in time. Answers are cached per host until a change of the host's calendars.
+// make a booking there 409; a recurring ICS event blocks each of its occurrences, except the dates
+// it excludes. A source that cannot be read does not take the booking page down: it is named in
+// the slots answer, what it said last stands in for it, and a slow one is given up on in time.
+// Answers are cached per host until a change of the host's calendars.
+#include <algorithm>
+
 #include "calendar_fixture.hpp"
 #include "rendezvous/time.hpp"
 
@@ -212,6 +215,34 @@ TEST_F(BookingsCalendarBusy, SlotsAskTheCalendarsOnceUntilTheHostChangesThem) {
   ASSERT_EQ(Send("POST", "/v2/calendars/google/disconnect", json::object(), key_).status, 200);
   EXPECT_EQ(Starts(SlotsAnswer(id, date), date).size(), 6u);
   EXPECT_EQ(FreeBusyCalls(), before + 2);
+}
+
+TEST_F(BookingsCalendarBusy, RecurringIcsEventBlocksEachOccurrenceButItsExdate) {
+  int64_t first = time::DaysFromCivil(time::Zone::Utc().DateAt(time::Now())) + 7;
+  while (time::IsoWeekday(time::CivilFromDays(first)) != 2) ++first;  // a Tuesday
+  auto date = [&](int week) { return time::FormatDate(time::CivilFromDays(first + 7 * week)); };
+  auto compact = [](const std::string& d) { return d.substr(0, 4) + d.substr(5, 2) + d.substr(8, 2); };
+  HttpResult et = Send("POST", "/v2/event-types", {{"title", "Call"}, {"slug", "call"}, {"lengthInMinutes", 60}}, key_);
+  ASSERT_EQ(et.status, 201) << et.body;
+  const int64_t id = et.Json()["data"]["id"];
+
+  // Every Tuesday at 14:00 UTC from the first week, except the second week.
+  google_.SetIcs("weekly.ics", "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//test//EN\r\nBEGIN:VEVENT\r\nUID:weekly\r\n"
+                               "DTSTART:" + compact(date(0)) + "T140000Z\r\nDTEND:" + compact(date(0)) +
+                               "T143000Z\r\nRRULE:FREQ=WEEKLY;BYDAY=TU\r\nEXDATE:" + compact(date(1)) +
+                               "T140000Z\r\nSUMMARY:Standup\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n");
+  ASSERT_EQ(Send("POST", "/v2/calendars/ics-feed/save", {{"urls", {google_.IcsUrl("weekly.ics")}}}, key_).status, 201);
+
+  for (int week = 0; week < 4; ++week) {
+    const std::string d = date(week);
+    std::vector<std::string> starts;
+    for (const json& s : SlotsOn(id, d)) starts.push_back(s["start"]);
+    const bool offered = std::find(starts.begin(), starts.end(), d + "T14:00:00.000Z") != starts.end();
+    EXPECT_EQ(offered, week == 1) << d;
+    EXPECT_EQ(starts.size(), week == 1 ? 8u : 7u) << d;  // 09:00 .. 16:00, less the 14:00 one
+  }
+  EXPECT_EQ(Book(id, date(2) + "T14:00:00Z").status, 409);
+  EXPECT_EQ(Book(id, date(1) + "T14:00:00Z").status, 201);
 }
 
 }  // namespace
