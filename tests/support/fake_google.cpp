@@ -95,6 +95,11 @@ json FakeGoogle::Event(const std::string& calendar_id, const std::string& event_
   return ev == cal->second.end() ? json(nullptr) : ev->second;
 }
 
+void FakeGoogle::ForgetEvent(const std::string& calendar_id, const std::string& event_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  events_[calendar_id].erase(event_id);
+}
+
 size_t FakeGoogle::LiveEventCount(const std::string& calendar_id) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto cal = events_.find(calendar_id);

@@ -42,6 +42,8 @@ class FakeGoogle {
 
   // The stored event (null when none); a deleted event stays with status "cancelled", as in Google.
   nlohmann::json Event(const std::string& calendar_id, const std::string& event_id) const;
+  // Google no longer has the event (a deleted event disappears after a while): reads answer 404.
+  void ForgetEvent(const std::string& calendar_id, const std::string& event_id);
   // Events of the calendar that are not deleted.
   size_t LiveEventCount(const std::string& calendar_id) const;
   // Event writes (insert, patch, delete) answer `status` with Google's error body (0: normal), e.g.
