@@ -43,12 +43,10 @@ struct Exchange {
   double ms = 0;
 };
 
-// POSTs `body` to `url` on a reused libcurl handle (its connection kept alive) with `headers`,
-// at most 10 s.
-inline Exchange Post(CURL* c, curl_slist* headers, const std::string& url, const std::string& body) {
+// Performs the request set up on `c` (method, body) against `url` with `headers`, at most 10 s.
+inline Exchange Perform(CURL* c, curl_slist* headers, const std::string& url) {
   Exchange x;
   curl_easy_setopt(c, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.c_str());
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, &Append);
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &x.body);
@@ -58,6 +56,20 @@ inline Exchange Post(CURL* c, curl_slist* headers, const std::string& url, const
   x.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &x.status);
   return x;
+}
+
+// POSTs `body` to `url` on a reused libcurl handle (its connection kept alive) with `headers`,
+// at most 10 s.
+inline Exchange Post(CURL* c, curl_slist* headers, const std::string& url, const std::string& body) {
+  curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.c_str());
+  return Perform(c, headers, url);
+}
+
+// GETs `url` on a reused libcurl handle (its connection kept alive while the peer keeps it) with
+// `headers`, at most 10 s.
+inline Exchange Get(CURL* c, curl_slist* headers, const std::string& url) {
+  curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
+  return Perform(c, headers, url);
 }
 
 // One connection (a libcurl handle, reused) that posts application/x-www-form-urlencoded bodies to

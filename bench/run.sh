@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Load benchmarks on loopback with wrk; appends results to bench/RESULTS.md.
 #   bench/run.sh [BUILD_DIR]   (make bench)
-#   BENCH_SCENARIOS="http refresh code slots create lua webhooks_drain webhooks_latency" picks scenarios; BENCH_DURATION=10s; BENCH_PERF=1 records a
+#   BENCH_SCENARIOS="http refresh code slots create lua webhooks_drain webhooks_latency calendar_lookup" picks scenarios; BENCH_DURATION=10s; BENCH_PERF=1 records a
 #   CPU profile of the server (perf, cpu-clock) during the refresh scenario into var/bench-refresh.perf
 #   and during the webhook drain into var/bench-webhooks-drain.perf. BENCH_RESULTS names the file the
 #   results are appended to (default bench/RESULTS.md).
@@ -42,7 +42,9 @@ run() { # name, wrk args...
 cpu_ms() { awk -v hz="$(getconf CLK_TCK)" '{printf "%d", ($14 + $15) * 1000 / hz}' "/proc/$1/stat"; }
 db_pid=$(cat var/db/mysqld.pid)
 
-want() { [[ " ${BENCH_SCENARIOS:-http refresh code slots create lua webhooks_drain webhooks_latency} " == *" $1 "* ]]; }
+want() { [[ " ${BENCH_SCENARIOS:-http refresh code slots create lua webhooks_drain webhooks_latency calendar_lookup} " == *" $1 "* ]]; }
+# A port the kernel picks (free now) for a scenario's own server or peer.
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 # POST /v2/event-types as the bench user; prints the new event type's id.
 event_type() { # slug, length, extra JSON members
   curl -fs -H "Authorization: Bearer $key" -H "Content-Type: application/json" \
@@ -167,7 +169,6 @@ fi
 # loopback receiver) and database: bench/webhook_bench is the receiver (and, for latency, posts the
 # bookings). Every host gets a schedule open all day every day (UTC) and a 5-minute event type.
 if want webhooks_drain || want webhooks_latency; then
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 # One receiver is one destination: workers_per_host as large as workers (its default is 8).
 wh_workers=${BENCH_WEBHOOK_WORKERS:-32}
 wh_per_host=${BENCH_WEBHOOK_WORKERS_PER_HOST:-$wh_workers}
@@ -297,6 +298,57 @@ print("| webhooks_latency: POST /v2/bookings at %g/s for %d s over %s hosts, a B
       % (r["rate"], r["seconds"], e["HOSTS"], e["SETTINGS"], e["LOAD"], r["created"], r["post_p99_ms"], r["posts_late"], r["distinct"], r["duplicates"], r["max_ms"], r["created_per_second"], r["p50_ms"], r["p99_ms"], failed))' | tee -a "$results"
 fi
 wh_stop
+fi
+
+# Event lookup: GET /v2/calendars/google/event/{eventUid} of one user with a warm Google credential,
+# on a server of its own (ports the kernel picked, its own database) whose calendar plugin talks to
+# the tests' fake Google on loopback, hosted by bench/event_lookup_bench; then the same event read
+# straight from the fake by the same client, so the difference is what the server adds (target:
+# < 5 ms at p99). BENCH_LOOKUP_CONNECTIONS connections (default 4: server.outbound_per_user's
+# default, as many lookups as one user may have running at once).
+if want calendar_lookup; then
+lk_conns=${BENCH_LOOKUP_CONNECTIONS:-4}
+lk_cfg=var/bench-calendar.yaml
+lk_port=$(free_port)
+lk_app_port=$(free_port)
+lk_email=lookup@bench.example.com
+sed -e "s/18090/$lk_port/g" -e "s/18091/$lk_app_port/g" -e "s/name: rendezvous_bench\$/name: rendezvous_bench_calendar/" \
+  $cfg > $lk_cfg
+lk_pid=''
+coproc LOOKUP { $build/bench/event_lookup_bench var/bench-calendar-plugin.yaml "http://127.0.0.1:$lk_port" \
+  "http://127.0.0.1:$lk_app_port" "$lk_email" bench-password "${duration%s}" "$lk_conns" 2>var/bench-calendar-lookup.log; }
+lk_bench_pid=$LOOKUP_PID
+trap 'kill $pid $lk_pid $lk_bench_pid 2>/dev/null; wait $pid $lk_pid $lk_bench_pid 2>/dev/null || true' EXIT
+read -r -t 30 lk_google <&"${LOOKUP[0]}"  # {"google": URL}: the fake is up, its plugin config written
+{ echo "plugins:"; sed 's/^/  /' var/bench-calendar-plugin.yaml; } >> $lk_cfg
+mariadb --no-defaults -S var/db/mysqld.sock -uroot -e "DROP DATABASE IF EXISTS rendezvous_bench_calendar; CREATE DATABASE rendezvous_bench_calendar"
+$bin migrate --config $lk_cfg >/dev/null
+lk_uid=$($bin admin user create --config $lk_cfg --email $lk_email --name "Lookup Host" --password bench-password \
+  | sed -E 's/.*"id":([0-9]+).*/\1/')
+lk_key=$($bin admin api-key create --config $lk_cfg --user-id "$lk_uid" | sed -E 's/.*"key":"([^"]+)".*/\1/')
+$bin serve --config $lk_cfg 2>var/bench-calendar-server.log &
+lk_pid=$!
+for _ in $(seq 1 400); do curl -fs "http://127.0.0.1:$lk_port/healthz" >/dev/null && break; sleep 0.025; done
+echo "$lk_key" >&"${LOOKUP[1]}"
+lk_server=''
+lk_fake=''
+read -r -t $((2 * ${duration%s} + 60)) lk_server <&"${LOOKUP[0]}" || true
+read -r -t $((${duration%s} + 30)) lk_fake <&"${LOOKUP[0]}" || true
+wait $lk_bench_pid || true
+kill $lk_pid; wait $lk_pid 2>/dev/null || true
+lk_pid=''
+if [ -z "$lk_server" ] || [ -z "$lk_fake" ]; then
+  echo "calendar_lookup: bench/event_lookup_bench gave no result ($lk_google); see var/bench-calendar-lookup.log" >&2
+  cat var/bench-calendar-lookup.log >&2
+  exit 1
+fi
+SERVER="$lk_server" FAKE="$lk_fake" python3 -c '
+import json, os
+s = json.loads(os.environ["SERVER"]); f = json.loads(os.environ["FAKE"])
+print("| GET /v2/calendars/google/event/{eventUid} (warm Google credential, the fake Google on loopback, %d connections, bench/event_lookup_bench): adds %.2f ms at p50 and %.2f ms at p99 to the fake'"'"'s own answer (target < 5 ms at p99) | %.0f | %.2fms | %.2fms | %d failed |"
+      % (s["connections"], s["p50_ms"] - f["p50_ms"], s["p99_ms"] - f["p99_ms"], s["per_second"], s["p50_ms"], s["p99_ms"], s["failed"]))
+print("| the same event straight from the fake Google (its events.get, same client, %d connections) | %.0f | %.2fms | %.2fms | %d failed |"
+      % (f["connections"], f["per_second"], f["p50_ms"], f["p99_ms"], f["failed"]))' | tee -a "$results"
 fi
 
 # Webhook Lua hooks in process (no server): the shipped filter and Slack render per delivery, one

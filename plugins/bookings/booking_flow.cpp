@@ -17,6 +17,26 @@ namespace {
 
 constexpr Millis kIdempotencyWindow = time::kMillisPerDay;
 
+Status CheckReference(const BookingReference& reference) {
+  const bool ascii_type =
+      !reference.type.empty() && reference.type.size() <= 64 &&
+      std::all_of(reference.type.begin(), reference.type.end(), [](char c) { return c > 0x20 && c < 0x7f; });
+  if (!ascii_type) return Status::Invalid("type", "a reference's type must be 1-64 visible ASCII characters");
+  if (reference.event_uid.empty() || reference.event_uid.size() > 1024 ||
+      !text::IsValidUtf8(reference.event_uid)) {
+    return Status::Invalid("eventUid", "a reference's eventUid must be 1-1024 bytes of UTF-8");
+  }
+  if (reference.calendar_id &&
+      (reference.calendar_id->size() > 1024 || !text::IsValidUtf8(*reference.calendar_id))) {
+    return Status::Invalid("calendarId", "a reference's calendarId must be at most 1024 bytes of UTF-8");
+  }
+  return Status::Ok();
+}
+
+std::string ReferenceTime(const BookingReference& reference) {
+  return time::FormatSql(reference.created_at ? reference.created_at : time::Now());
+}
+
 Status UnknownEventType() {
   return Status::Invalid("eventTypeId", "eventTypeId names no event type");
 }
@@ -300,25 +320,44 @@ Result<Json> BookingService::ListReferences(const User& host, const std::string&
 }
 
 Status BookingService::Add(const std::string& uid, const BookingReference& reference) {
-  const bool ascii_type = !reference.type.empty() && reference.type.size() <= 64 &&
-                          std::all_of(reference.type.begin(), reference.type.end(),
-                                      [](char c) { return c > 0x20 && c < 0x7f; });
-  if (!ascii_type) return Status::Invalid("type", "a reference's type must be 1-64 visible ASCII characters");
-  if (reference.event_uid.empty() || reference.event_uid.size() > 1024 || !text::IsValidUtf8(reference.event_uid)) {
-    return Status::Invalid("eventUid", "a reference's eventUid must be 1-1024 bytes of UTF-8");
-  }
-  if (reference.calendar_id &&
-      (reference.calendar_id->size() > 1024 || !text::IsValidUtf8(*reference.calendar_id))) {
-    return Status::Invalid("calendarId", "a reference's calendarId must be at most 1024 bytes of UTF-8");
-  }
+  if (Status invalid = CheckReference(reference); !invalid.ok()) return invalid;
   const uint64_t added = db_.Run([&](DbConnection& conn) {
     return conn.Exec(
         "INSERT INTO booking_references (booking_id, type, event_uid, calendar_id, created_at)"
         " SELECT id, ?, ?, ?, ? FROM bookings WHERE uid = ?",
-        {reference.type, reference.event_uid, reference.calendar_id,
-         time::FormatSql(reference.created_at ? reference.created_at : time::Now()), uid});
+        {reference.type, reference.event_uid, reference.calendar_id, ReferenceTime(reference), uid});
   });
   return added == 0 ? Status::NotFound("booking not found") : Status::Ok();
+}
+
+Status BookingService::Move(const std::string& from_uid, const std::string& to_uid,
+                            const BookingReference& reference) {
+  if (Status invalid = CheckReference(reference); !invalid.ok()) return invalid;
+  if (from_uid == to_uid) return Status::Invalid("uid", "a reference moves between two different bookings");
+  return db_.Transaction([&](DbConnection& conn) -> Status {
+    // Both bookings locked: two moves of one reference to a booking wait for each other instead of
+    // both recording it.
+    std::optional<int64_t> from_id;
+    std::optional<int64_t> to_id;
+    for (const DbRow& row : conn.Query(
+             "SELECT id, uid FROM bookings WHERE uid IN (?, ?) ORDER BY id FOR UPDATE", {from_uid, to_uid})) {
+      (row.String(2) == from_uid ? from_id : to_id) = row.Int(1);
+    }
+    if (!from_id || !to_id) return Status::NotFound("booking not found");
+    // BINARY: the column's collation ignores case, an outside system's ids do not.
+    conn.Exec("DELETE FROM booking_references WHERE booking_id = ? AND type = ? AND BINARY event_uid = ?",
+              {*from_id, reference.type, reference.event_uid});
+    if (!conn.QueryOne(
+            "SELECT 1 FROM booking_references WHERE booking_id = ? AND type = ? AND BINARY event_uid = ?"
+            " LIMIT 1",
+            {*to_id, reference.type, reference.event_uid})) {
+      conn.Exec(
+          "INSERT INTO booking_references (booking_id, type, event_uid, calendar_id, created_at)"
+          " VALUES (?, ?, ?, ?, ?)",
+          {*to_id, reference.type, reference.event_uid, reference.calendar_id, ReferenceTime(reference)});
+    }
+    return Status::Ok();
+  });
 }
 
 std::vector<BookingReference> BookingService::List(const std::string& uid) {

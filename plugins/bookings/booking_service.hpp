@@ -97,6 +97,8 @@ class BookingService final : public BookingReferences {
   // BookingReferences, provided to other plugins as "bookings.references".
   Status Add(const std::string& uid, const BookingReference& reference) override;
   std::vector<BookingReference> List(const std::string& uid) override;
+  Status Move(const std::string& from_uid, const std::string& to_uid,
+              const BookingReference& reference) override;
 
   // `admin booking import`: no event is written (it brings history over). An accepted booking
   // that has already ended is later completed by the sweep without a BOOKING_COMPLETED event.

@@ -30,13 +30,26 @@ constexpr const char* kBookingsTopic = "bookings";
 class ReferenceRecorder {
  public:
   void Attach(std::shared_ptr<BookingReferences> references) { references_ = std::move(references); }
-  // Records the job's event as a reference of its booking, unless a repeated job did already.
+  // Records the job's event as a reference of its booking, unless a repeated job did already. A
+  // moved event's reference moves from the bookings that had it, so that one booking at a time
+  // names the event.
   void Record(const SyncJob& job, const std::string& calendar_id, Logger& logger) const {
     if (!references_) return;
-    for (const BookingReference& r : references_->List(job.booking_uid)) {
-      if (r.type == "google_calendar" && r.event_uid == job.event_id) return;
+    const BookingReference reference{"google_calendar", job.event_id, calendar_id, 0};
+    bool recorded = false;
+    for (const std::string& from : job.moved_from) {
+      Status s = references_->Move(from, job.booking_uid, reference);
+      if (s.ok())
+        recorded = true;
+      else
+        logger.Warn("calendar sync: the booking reference was not moved",
+                    {{"booking_uid", job.booking_uid}, {"from_uid", from}, {"error", s.message()}});
     }
-    Status s = references_->Add(job.booking_uid, BookingReference{"google_calendar", job.event_id, calendar_id, 0});
+    if (recorded) return;
+    for (const BookingReference& r : references_->List(job.booking_uid)) {
+      if (r.type == reference.type && r.event_uid == reference.event_uid) return;
+    }
+    Status s = references_->Add(job.booking_uid, reference);
     if (!s.ok())
       logger.Warn("calendar sync: the booking reference was not recorded",
                   {{"booking_uid", job.booking_uid}, {"error", s.message()}});

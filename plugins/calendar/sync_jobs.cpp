@@ -122,6 +122,13 @@ std::optional<SyncJob> SyncJobStore::Claim(Database& db, std::chrono::seconds le
           "SELECT calendar_id FROM calendar_booking_events WHERE event_id = ? AND calendar_id IS NOT NULL LIMIT 1",
           {job.event_id});
       if (where) job.calendar_id = where->String(1);
+      if (job.action == SyncAction::kMove) {
+        for (const DbRow& earlier : tx.Query("SELECT booking_uid FROM calendar_booking_events"
+                                             " WHERE event_id = ? AND user_id = ? AND booking_uid <> ?"
+                                             " ORDER BY created_at DESC, booking_uid",
+                                             {job.event_id, job.user_id, job.booking_uid}))
+          job.moved_from.push_back(earlier.String(1));
+      }
       return job;
     }
     return std::nullopt;

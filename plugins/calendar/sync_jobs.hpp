@@ -17,6 +17,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -36,6 +37,11 @@ struct SyncJob {
   int attempts = 0;  // this one included
   // Where the event was written before (kMove/kDelete; a kCreate that is repeated), if known.
   std::optional<std::string> calendar_id;
+  // kMove: the host's other bookings that share this event (the rescheduled booking and the rest
+  // of its chain of reschedules), newest first. Their booking references move to this booking
+  // once the event is moved (jobs of one event run in order: a later booking of the chain has no
+  // reference yet).
+  std::vector<std::string> moved_from;
 };
 
 // What became of one calendar sync job's Google write.

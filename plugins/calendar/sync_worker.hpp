@@ -39,8 +39,9 @@ struct SyncWorkerOptions {
 struct SyncWorkerHooks {
   // Performs the job's Google write (CalendarService::WriteBookingEvent).
   std::function<SyncWrite(const SyncJob&)> write;
-  // After a write that left the booking with an event: records the booking reference. May throw
-  // (the job is then retried; the write is idempotent).
+  // After a write that left the booking with an event: records the booking reference (a moved
+  // event's reference moves from the bookings that had it). May throw (the job is then retried;
+  // the write is idempotent).
   std::function<void(const SyncJob&, const std::string& calendar_id)> record_reference;
   // Each finished attempt: action ("create", "move", "delete") and outcome ("done", "retry",
   // "failed").

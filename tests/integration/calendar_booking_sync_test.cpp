@@ -1,8 +1,9 @@
 // Bookings in the host's Google Calendar, against the real server and the fake Google: a booking
 // becomes an event (with a Meet when its event type asks for one) whose id is recorded as a
-// booking reference, and the event lookup finds it from there; a reschedule moves the event, a
-// cancellation deletes it; an outage of Google's Calendar API never fails a booking and the event
-// appears, once, when Google is back; a host without Google is never written for.
+// booking reference, and the event lookup finds it from there; a reschedule moves the event and
+// its reference, a cancellation deletes it (the booking keeps its reference); an outage of Google's
+// Calendar API never fails a booking and the event appears, once, when Google is back; a host
+// without Google is never written for.
 #include <chrono>
 #include <thread>
 
@@ -166,6 +167,8 @@ TEST_F(CalendarBookingSync, RescheduleMovesTheEventAndCancelDeletesIt) {
   ASSERT_EQ(fresh_refs.size(), 1u);
   EXPECT_EQ(fresh_refs[0]["eventUid"], event_uid);  // the same event, moved
   EXPECT_EQ(fresh_refs[0]["calendarId"], kTeam);
+  // The reference went with the event: the old, cancelled booking names it no more.
+  EXPECT_EQ(References(booking["uid"]), json::array());
   ASSERT_EQ(EventWrites("PATCH").size(), 1u);
   EXPECT_EQ(EventWrites("POST").size(), 1u);
   EXPECT_EQ(google_.Event(kTeam, event_uid)["start"]["dateTime"], fresh["start"]);
@@ -181,7 +184,72 @@ TEST_F(CalendarBookingSync, RescheduleMovesTheEventAndCancelDeletesIt) {
   EXPECT_TRUE(Eventually([&] { return google_.Event(kTeam, event_uid).value("status", "") == "cancelled"; }));
   EXPECT_EQ(EventWrites("DELETE").size(), 1u);
   EXPECT_EQ(google_.LiveEventCount(kTeam), 0u);
+  // The cancelled booking keeps its reference; Google still shows the deleted event, as cancelled.
+  EXPECT_EQ(References(fresh["uid"]), fresh_refs);
   EXPECT_EQ(Get("/v2/calendars/google/event/" + event_uid, key_).Json()["data"]["status"], "cancelled");
+  // Once Google has let the deleted event go, the lookup through the reference is a plain 404.
+  google_.ForgetEvent(kTeam, event_uid);
+  HttpResult gone = Get("/v2/calendars/google/event/" + event_uid, key_);
+  EXPECT_EQ(gone.status, 404) << gone.body;
+  EXPECT_EQ(gone.Json()["status"], "error");
+  EXPECT_EQ(gone.Json()["error"]["code"], "not_found") << gone.body;
+  EXPECT_EQ(References(fresh["uid"]), fresh_refs);
+}
+
+// Along a chain of reschedules the one event moves and its reference with it, so only the last
+// booking names it; doing the last move job again writes the same times and changes no reference.
+TEST_F(CalendarBookingSync, TheReferenceFollowsTheEventAlongReschedulesAndARepeatedMoveChangesNothing) {
+  AddStandardCalendars();
+  ASSERT_EQ(ConnectAndSave().status, 200);
+  const int64_t et = EventType("chain");
+  const std::string first = Book(et, Tuesday(1, "10:00")).value("uid", "");
+  ASSERT_FALSE(first.empty());
+  const json first_refs = AwaitReferences(first);
+  ASSERT_EQ(first_refs.size(), 1u);
+  const std::string event_uid = first_refs[0]["eventUid"];
+
+  std::vector<std::string> uids{first};
+  json last;
+  for (const char* start : {"11:00", "14:00"}) {
+    HttpResult moved =
+        Send("POST", "/v2/bookings/" + uids.back() + "/reschedule", {{"start", Tuesday(2, start)}}, "");
+    ASSERT_EQ(moved.status, 201) << moved.body;
+    last = moved.Json()["data"];
+    uids.push_back(last["uid"]);
+    ASSERT_FALSE(AwaitReferences(uids.back()).empty());
+  }
+  const json last_refs = References(uids.back());
+  ASSERT_EQ(last_refs.size(), 1u) << last_refs;
+  EXPECT_EQ(last_refs[0]["type"], "google_calendar");
+  EXPECT_EQ(last_refs[0]["eventUid"], event_uid);
+  EXPECT_EQ(last_refs[0]["calendarId"], kPrimary);
+  EXPECT_EQ(References(uids[0]), json::array());
+  EXPECT_EQ(References(uids[1]), json::array());
+  EXPECT_EQ(EventWrites("PATCH").size(), 2u);
+  EXPECT_EQ(google_.LiveEventCount(kPrimary), 1u);
+  // The lookup through the last booking's reference finds the event at its time.
+  HttpResult lookup = Get("/v2/calendars/google/event/" + event_uid, key_);
+  ASSERT_EQ(lookup.status, 200) << lookup.body;
+  EXPECT_EQ(time::ParseIso(lookup.Json()["data"]["start"].value("time", "")),
+            time::ParseIso(last["start"].get<std::string>()));
+
+  // The last move job once more, as after an answer lost before the job was marked done.
+  const std::string job = "booking_uid = '" + uids.back() + "' AND action = 'move'";
+  ASSERT_EQ(db_.QueryValue("SELECT CONCAT(status, ':', attempts) FROM calendar_sync_jobs WHERE " + job),
+            "done:1");
+  db_.Exec("UPDATE calendar_sync_jobs SET status = 'pending', next_attempt_at = UTC_TIMESTAMP(3) WHERE " +
+           job);
+  ASSERT_TRUE(Eventually([&] {
+    return db_.QueryValue("SELECT CONCAT(status, ':', attempts) FROM calendar_sync_jobs WHERE " + job) ==
+           "done:2";
+  }));
+  EXPECT_EQ(EventWrites("PATCH").size(), 3u);
+  EXPECT_EQ(EventWrites("POST").size(), 1u);
+  EXPECT_EQ(google_.LiveEventCount(kPrimary), 1u);
+  EXPECT_EQ(google_.Event(kPrimary, event_uid)["start"]["dateTime"], last["start"]);
+  EXPECT_EQ(References(uids.back()), last_refs);
+  EXPECT_EQ(References(uids[0]), json::array());
+  EXPECT_EQ(References(uids[1]), json::array());
 }
 
 TEST_F(CalendarBookingSync, GoogleOutageNeverFailsABookingAndTheEventAppearsOnceWhenItIsBack) {

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "browser_session.hpp"
 #include "fake_google.hpp"
+#include "google_connect.hpp"
 #include "http_client.hpp"
 #include "oauth_support.hpp"
 #include "scratch_db.hpp"
@@ -54,26 +54,15 @@ class CalendarTest : public ::testing::Test {
 
   // Query parameter `name` of `url` (decoded).
   static std::string QueryParam(const std::string& url, const std::string& name) {
-    const size_t q = url.find('?');
-    if (q == std::string::npos) return "";
-    std::string rest = url.substr(q + 1);
-    size_t pos = 0;
-    while (pos <= rest.size()) {
-      size_t amp = rest.find('&', pos);
-      std::string pair = rest.substr(pos, amp == std::string::npos ? std::string::npos : amp - pos);
-      size_t eq = pair.find('=');
-      if (eq != std::string::npos && pair.substr(0, eq) == name) return UrlDecode(pair.substr(eq + 1));
-      if (amp == std::string::npos) break;
-      pos = amp + 1;
-    }
-    return "";
+    return QueryParameter(url, name);
   }
 
   // A browser signed in on the app listener: its session cookie ("rdv_session=..").
   std::string SignIn(const std::string& email, const std::string& password = "correct horse battery") {
-    std::string session = SignInSession(http_, server_->app(), email, password);
-    EXPECT_FALSE(session.empty()) << "signing in " << email << " failed";
-    return session;
+    std::string why;
+    std::string cookie = SignInBrowser(http_, server_->app(), email, password, &why);
+    EXPECT_FALSE(cookie.empty()) << why;
+    return cookie;
   }
   // Ada's signed-in browser (signed in once per test).
   const std::string& AdaBrowser() {
@@ -81,42 +70,11 @@ class CalendarTest : public ::testing::Test {
     return ada_session_;
   }
 
-  // What the start page gave a browser: the page, Google's consent URL it links to and the binding
-  // cookie ("name=value") it set.
-  struct StartPage {
-    HttpResult page;
-    std::string google_url;
-    std::string binding_cookie;
-    std::string set_cookie;  // the whole Set-Cookie value
-  };
+  using StartPage = ConnectStartPage;
   // `auth_url` names the configured app_url (http://127.0.0.1:8081); the request goes to the app
   // listener's real port.
   StartPage OpenStartPage(const std::string& auth_url, const std::string& session_cookie) {
-    StartPage out;
-    std::vector<std::string> h;
-    if (!session_cookie.empty()) h.push_back("Cookie: " + session_cookie);
-    const size_t path = auth_url.find('/', auth_url.find("://") + 3);
-    out.page = http_.Get(server_->app() + (path == std::string::npos ? "" : auth_url.substr(path)), h);
-    const std::string marker = "id=\"continue\" class=\"button\" href=\"";
-    const size_t at = out.page.body.find(marker);
-    if (at != std::string::npos) {
-      std::string href =
-          out.page.body.substr(at + marker.size(), out.page.body.find('"', at + marker.size()) - at - marker.size());
-      static const std::pair<std::string, std::string> kEntities[] = {
-          {"&amp;", "&"}, {"&#x2F;", "/"}, {"&#47;", "/"}, {"&#x3D;", "="}, {"&#61;", "="}};
-      for (const auto& [entity, plain] : kEntities) {
-        for (size_t at = href.find(entity); at != std::string::npos; at = href.find(entity, at + 1))
-          href.replace(at, entity.size(), plain);
-      }
-      out.google_url = href;
-    }
-    for (auto [it, end] = out.page.headers.equal_range("set-cookie"); it != end; ++it) {
-      if (it->second.rfind("rdv_gcal_", 0) == 0) {
-        out.set_cookie = it->second;
-        out.binding_cookie = it->second.substr(0, it->second.find(';'));
-      }
-    }
-    return out;
+    return OpenConnectStartPage(http_, server_->app(), auth_url, session_cookie);
   }
 
   // GET /v2/calendars/google/connect's authUrl ("" on failure).

@@ -7,6 +7,7 @@
 
 #include "bookings_fixture.hpp"
 #include "browser_session.hpp"
+#include "google_connect.hpp"
 
 namespace rendezvous::testing {
 namespace {
@@ -189,7 +190,7 @@ TEST_F(HostileInput, QueriesAndPathsNeverCause5xx) {
 
 TEST_F(HostileInput, PagesAndFormsNeverCause5xx) {
   server_->CreateUser("admin@example.com", "Ada Admin", "correct horse battery", /*admin=*/true);
-  const std::string owner = SignInSession(http_, server_->app(), "owner@example.com");
+  const std::string owner = SignInBrowser(http_, server_->app(), "owner@example.com", "correct horse battery", nullptr);
   ASSERT_FALSE(owner.empty());
   const std::string settings = "/settings/developer/oauth";
   const std::string csrf = CsrfFieldOf(http_.Get(server_->app() + settings, {"Cookie: " + owner}).body);
@@ -235,7 +236,7 @@ TEST_F(HostileInput, PagesAndFormsNeverCause5xx) {
   EachFieldHostile("POST", "/auth/oauth2/authorize", consent, owner);
 
   // The admin's review of clients.
-  const std::string admin = SignInSession(http_, server_->app(), "admin@example.com");
+  const std::string admin = SignInBrowser(http_, server_->app(), "admin@example.com", "correct horse battery", nullptr);
   ASSERT_FALSE(admin.empty());
   const std::string admin_csrf =
       CsrfFieldOf(http_.Get(server_->app() + "/admin/oauth-clients", {"Cookie: " + admin}).body);

@@ -65,6 +65,18 @@ std::string FakeGoogle::IssueCode(const std::string& account) {
   return code;
 }
 
+std::string FakeGoogle::IssueAccessToken(const std::string& account) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return MintAccessToken(account);
+}
+
+std::string FakeGoogle::MintAccessToken(const std::string& account) {
+  const std::string access = "ya29.fake-access-" + std::to_string(++counter_);
+  access_tokens_[access] = account;
+  issued_.push_back(access);
+  return access;
+}
+
 void FakeGoogle::AddCalendar(const json& entry, const std::string& account) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!calendars_.count(account)) calendars_[account] = json::array();
@@ -93,6 +105,11 @@ json FakeGoogle::Event(const std::string& calendar_id, const std::string& event_
   if (cal == events_.end()) return nullptr;
   auto ev = cal->second.find(event_id);
   return ev == cal->second.end() ? json(nullptr) : ev->second;
+}
+
+void FakeGoogle::ForgetEvent(const std::string& calendar_id, const std::string& event_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  events_[calendar_id].erase(event_id);
 }
 
 size_t FakeGoogle::LiveEventCount(const std::string& calendar_id) const {
@@ -275,7 +292,6 @@ PeerResponse FakeGoogle::Token(const std::map<std::string, std::string>& form) {
   };
   if (get("client_id") != "fake-client-id" || get("client_secret") != "fake-client-secret")
     return JsonAnswer(401, {{"error", "invalid_client"}, {"error_description", "Unauthorized"}});
-  const std::string access = "ya29.fake-access-" + std::to_string(++counter_);
   if (get("grant_type") == "authorization_code") {
     auto code = codes_.find(get("code"));
     if (code == codes_.end())
@@ -283,10 +299,9 @@ PeerResponse FakeGoogle::Token(const std::map<std::string, std::string>& form) {
     const std::string account = code->second;
     codes_.erase(code);
     ++exchanges_;
+    const std::string access = MintAccessToken(account);
     const std::string refresh = "1//fake-refresh-" + std::to_string(++counter_);
-    access_tokens_[access] = account;
     refresh_tokens_[refresh] = account;
-    issued_.push_back(access);
     issued_.push_back(refresh);
     return JsonAnswer(200, {{"access_token", access},
                             {"expires_in", 3599},
@@ -300,9 +315,9 @@ PeerResponse FakeGoogle::Token(const std::map<std::string, std::string>& form) {
       return JsonAnswer(
           400, {{"error", "invalid_grant"}, {"error_description", "Token has been expired or revoked."}});
     ++refreshes_;
-    access_tokens_[access] = refresh->second;
-    issued_.push_back(access);
-    return JsonAnswer(200, {{"access_token", access}, {"expires_in", 3599}, {"token_type", "Bearer"}});
+    return JsonAnswer(
+        200,
+        {{"access_token", MintAccessToken(refresh->second)}, {"expires_in", 3599}, {"token_type", "Bearer"}});
   }
   return JsonAnswer(400, {{"error", "unsupported_grant_type"}});
 }

@@ -32,6 +32,8 @@ class FakeGoogle {
   // A code Google would hand to the redirect for `account`; valid once. Tokens issued for it see
   // that account's calendars only (events of other accounts' calendars answer 404).
   std::string IssueCode(const std::string& account = "default");
+  // An access token for `account`, as a code exchange would give one (to call the fake directly).
+  std::string IssueAccessToken(const std::string& account = "default");
   void AddCalendar(const nlohmann::json& calendar_list_entry, const std::string& account = "default");
   void AddEvent(const std::string& calendar_id, const nlohmann::json& event);
   void AddBusy(const std::string& calendar_id, const std::string& start, const std::string& end);
@@ -42,6 +44,8 @@ class FakeGoogle {
 
   // The stored event (null when none); a deleted event stays with status "cancelled", as in Google.
   nlohmann::json Event(const std::string& calendar_id, const std::string& event_id) const;
+  // Google no longer has the event (a deleted event disappears after a while): reads answer 404.
+  void ForgetEvent(const std::string& calendar_id, const std::string& event_id);
   // Events of the calendar that are not deleted.
   size_t LiveEventCount(const std::string& calendar_id) const;
   // Event writes (insert, patch, delete) answer `status` with Google's error body (0: normal), e.g.
@@ -76,6 +80,8 @@ class FakeGoogle {
  private:
   PeerResponse Handle(const PeerRequest& req);
   PeerResponse Token(const std::map<std::string, std::string>& form);
+  // A new access token for `account` (mu_ held).
+  std::string MintAccessToken(const std::string& account);
   PeerResponse Revoke(const std::map<std::string, std::string>& form);
   // events insert (seg.size() == 5), patch and delete (seg.size() == 6) on an owned calendar.
   PeerResponse EventWrite(const PeerRequest& req, const std::vector<std::string>& seg);

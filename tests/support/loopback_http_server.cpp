@@ -86,6 +86,10 @@ std::string PeerRequest::Header(const std::string& lower_name) const {
 }
 
 std::string PeerRequest::Query(const std::string& name) const {
+  return QueryParameter(target, name);
+}
+
+std::string QueryParameter(const std::string& target, const std::string& name) {
   const auto q = target.find('?');
   if (q == std::string::npos) return "";
   const std::string query = target.substr(q + 1);

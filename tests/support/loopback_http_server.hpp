@@ -69,5 +69,7 @@ class LoopbackHttpServer {
 
 // URL-decodes a query component (`+` is a space).
 std::string UrlDecode(const std::string& s);
+// Query parameter `name` of a URL or request target, decoded ("" when absent).
+std::string QueryParameter(const std::string& target, const std::string& name);
 
 }  // namespace rendezvous::testing

@@ -1,7 +1,7 @@
 // BookingService against a real MariaDB: the completion sweep shared by concurrent sweepers (rows
 // claimed with FOR UPDATE SKIP LOCKED: every booking completed and announced exactly once),
-// bounded batches, silent completion of imported history, and a change's event committed or
-// rolled back with it.
+// bounded batches, silent completion of imported history, a change's event committed or rolled
+// back with it, and the booking references other plugins record and move.
 #include <gtest/gtest.h>
 #include <prometheus/registry.h>
 
@@ -156,6 +156,66 @@ TEST_F(BookingsServiceDb, ReferencesAreRecordedAndListedByBooking) {
   EXPECT_EQ(refs.Add(uid, BookingReference{"google_calendar", "e", std::string("\xff"), 0}).field(), "calendarId");
   EXPECT_EQ(Count("SELECT COUNT(*) FROM booking_references"), 2);
   EXPECT_TRUE(refs.List("no-such-booking").empty());
+}
+
+// A reference handed from a rescheduled booking to its successor: gone from the one, listed once by
+// the other, in one transaction; a repeated or racing move changes nothing more; only that type
+// and eventUid (compared exactly) move; unknown bookings and bad fields change nothing.
+TEST_F(BookingsServiceDb, AReferenceMovesToAnotherBookingOnceHoweverOftenItIsMoved) {
+  const std::string old_uid = Import(time::Now() + 3600000);
+  const std::string new_uid = Import(time::Now() + 7200000);
+  BookingReferences& refs = *service_;
+  const BookingReference event{"google_calendar", "rdvevent", "team@group.calendar.google.com", 0};
+  ASSERT_TRUE(refs.Add(old_uid, event).ok());
+  ASSERT_TRUE(refs.Add(old_uid, BookingReference{"google_calendar", "RDVEVENT", std::nullopt, 0}).ok());
+  ASSERT_TRUE(refs.Add(old_uid, BookingReference{"other_system", "rdvevent", std::nullopt, 0}).ok());
+
+  ASSERT_TRUE(refs.Move(old_uid, new_uid, event).ok());
+  std::vector<BookingReference> left = refs.List(old_uid);
+  ASSERT_EQ(left.size(), 2u);
+  EXPECT_EQ(left[0].event_uid, "RDVEVENT");
+  EXPECT_EQ(left[1].type, "other_system");
+  std::vector<BookingReference> moved = refs.List(new_uid);
+  ASSERT_EQ(moved.size(), 1u);
+  EXPECT_EQ(moved[0].type, "google_calendar");
+  EXPECT_EQ(moved[0].event_uid, "rdvevent");
+  EXPECT_EQ(moved[0].calendar_id, "team@group.calendar.google.com");
+  EXPECT_GT(moved[0].created_at, 0);
+
+  // Again: nothing to take, and the successor has it already.
+  ASSERT_TRUE(refs.Move(old_uid, new_uid, event).ok());
+  EXPECT_EQ(refs.List(old_uid).size(), 2u);
+  ASSERT_EQ(refs.List(new_uid).size(), 1u);
+  EXPECT_EQ(refs.List(new_uid)[0].created_at, moved[0].created_at);
+
+  EXPECT_EQ(refs.Move("no-such-booking", new_uid, event).code(), ErrorCode::kNotFound);
+  EXPECT_EQ(
+      refs.Move(old_uid, "no-such-booking", BookingReference{"google_calendar", "RDVEVENT", std::nullopt, 0})
+          .code(),
+      ErrorCode::kNotFound);
+  EXPECT_EQ(refs.Move(old_uid, new_uid, BookingReference{"", "rdvevent", std::nullopt, 0}).field(), "type");
+  EXPECT_EQ(refs.Move(old_uid, old_uid, event).field(), "uid");
+  EXPECT_EQ(refs.List(old_uid).size(), 2u);
+  EXPECT_EQ(refs.List(new_uid).size(), 1u);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM booking_references"), 3);
+}
+
+TEST_F(BookingsServiceDb, RacingMovesOfOneReferenceRecordItOnce) {
+  const std::string old_uid = Import(time::Now() + 3600000);
+  const std::string new_uid = Import(time::Now() + 7200000);
+  const BookingReference event{"google_calendar", "rdvrace", "primary", 0};
+  ASSERT_TRUE(service_->Add(old_uid, event).ok());
+  std::atomic<int> failed{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 6; ++i) {
+    threads.emplace_back([&] {
+      if (!service_->Move(old_uid, new_uid, event).ok()) ++failed;
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(failed.load(), 0);
+  EXPECT_TRUE(service_->List(old_uid).empty());
+  EXPECT_EQ(service_->List(new_uid).size(), 1u);
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // References other plugins record for a booking (DESIGN §9): what they made for it elsewhere — the
 // Google Calendar event of a booking. The bookings plugin provides this service as
 // "bookings.references" (PluginContext::Find from Start() on; absent when bookings is disabled).
+// A reference is never removed on its own: a cancelled booking keeps the reference of its deleted
+// event. It only changes hands when what it names goes on as another booking's (Move).
 #pragma once
 
 #include <optional>
@@ -28,6 +30,15 @@ class BookingReferences {
   virtual Status Add(const std::string& uid, const BookingReference& reference) = 0;
   // The booking's references, oldest first (none when there is no such booking).
   virtual std::vector<BookingReference> List(const std::string& uid) = 0;
+  // Hands the reference {reference.type, reference.event_uid} over from booking `from_uid` to
+  // booking `to_uid` in one transaction — a rescheduled booking's Google event that its successor
+  // takes over: afterwards `from_uid` lists no reference of that type and eventUid, and `to_uid`
+  // lists it (recorded with `reference`'s calendarId and createdAt when it had none, left as it was
+  // when it had it already). `from_uid` need not hold the reference, so a repeated
+  // Move changes nothing. NotFound when either booking does not exist, Invalid as for Add or when
+  // the two uids are the same; nothing is changed then.
+  virtual Status Move(const std::string& from_uid, const std::string& to_uid,
+                      const BookingReference& reference) = 0;
 };
 
 }  // namespace rendezvous
