@@ -124,6 +124,8 @@ void OutboxService::Subscribe(const std::string& consumer, const std::vector<std
   c->consumed = &consumed_.Add({{"consumer", consumer}});
   c->handler_errors = &handler_errors_.Add({{"consumer", consumer}});
   c->lag = &lag_.Add({{"consumer", consumer}});
+  // A consumed topic is exported at zero from start-up, before anything is published to it.
+  for (const std::string& topic : c->topics) published_.Add({{"topic", topic}});
   std::lock_guard<std::mutex> lk(mu_);
   if (consumers_.count(consumer)) {
     throw std::invalid_argument("outbox consumer '" + consumer + "' subscribed twice");

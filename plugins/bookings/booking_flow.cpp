@@ -3,6 +3,7 @@
 // first takes the host's lock (LockHost), so two bookings of a host never overlap however many
 // requests race; the booking's event is written in the same transaction.
 #include <algorithm>
+#include <chrono>
 #include <map>
 
 #include "booking_events.hpp"
@@ -95,6 +96,7 @@ Result<User> BookingService::HostOf(const std::string& uid) {
 }
 
 Result<Json> BookingService::Slots(const SlotsQuery& q) {
+  const auto started = std::chrono::steady_clock::now();
   // The host's version is read here, before its booked times: a change committed in between makes
   // the next list read them again.
   const HostEventTypes loaded =
@@ -125,6 +127,9 @@ Result<Json> BookingService::Slots(const SlotsQuery& q) {
     for (const BusySourceFailure& f : failures) unavailable.push_back({{"source", f.source}, {"code", f.code}});
     answer["unavailableCalendars"] = std::move(unavailable);
   }
+  if (metrics_) {
+    metrics_->SlotsComputed(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  }
   return answer;
 }
 
@@ -141,6 +146,8 @@ Result<Booking> BookingService::Book(DbConnection& conn, const User& host, const
   if (Status refused = CheckBookable(WorkingIntervals(schedule, window.start, window.end), ZoneOf(schedule),
                                      request.start, now, rules, busy);
       !refused.ok()) {
+    if (metrics_ && refused.reason() == "slot_unavailable" && Conflicts(request.start, rules, busy))
+      metrics_->OverlapRefused(replaces ? "reschedule" : "create");
     return refused;
   }
   Booking b = Draft(request);
@@ -210,7 +217,10 @@ Result<Json> BookingService::Create(const CreateRequest& request, const std::opt
     published = true;
     return BookingJson(*b, *host);
   });
-  if (published) outbox_.Notify();
+  if (published) {
+    outbox_.Notify();
+    if (metrics_ && out.ok()) metrics_->Created((*out).value("status", ""));
+  }
   return out;
 }
 
@@ -263,6 +273,7 @@ Result<Json> BookingService::Reschedule(const std::string& uid, const Reschedule
     return BookingJson(*fresh, *host);
   });
   if (published) outbox_.Notify();
+  if (metrics_ && out.ok()) metrics_->Transitioned(BookingAction::kReschedule);
   return out;
 }
 
@@ -291,6 +302,7 @@ Result<Json> BookingService::Reopen(const User& host, const std::string& uid) {
     std::vector<BusyBlock> busy = HostBusyBlocks(conn, host.id, b.start, b.start + 1, b.id);
     busy.insert(busy.end(), outside.begin(), outside.end());
     if (Conflicts(b.start, rules, busy)) {
+      if (metrics_) metrics_->OverlapRefused("reopen");
       return Status::Conflict("the booking's time is no longer free").WithReason("slot_unavailable");
     }
     b.status = et->fields.requires_confirmation ? BookingStatus::kPending : BookingStatus::kAccepted;
@@ -303,6 +315,7 @@ Result<Json> BookingService::Reopen(const User& host, const std::string& uid) {
     return BookingJson(b, host);
   });
   if (published) outbox_.Notify();
+  if (metrics_ && out.ok()) metrics_->Transitioned(BookingAction::kReopen);
   return out;
 }
 

@@ -222,6 +222,7 @@ Result<Json> BookingService::Change(const User& host, const std::string& uid, Bo
     return BookingJson(b, host);
   });
   if (published) outbox_.Notify();
+  if (metrics_ && out.ok()) metrics_->Transitioned(action);
   return out;
 }
 
@@ -307,6 +308,7 @@ size_t BookingService::CompleteEnded(Millis now, size_t batch) {
     return n;
   });
   if (published > 0) outbox_.Notify();
+  if (metrics_ && completed > 0) metrics_->Transitioned(BookingAction::kComplete, completed);
   return completed;
 }
 

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "availability.hpp"
 #include "booked_times_cache.hpp"
 #include "booking.hpp"
+#include "booking_metrics.hpp"
 #include "booking_requests.hpp"
 #include "booking_transitions.hpp"
 #include "rendezvous/busy_times.hpp"
@@ -51,6 +53,9 @@ class BookingService final : public BookingReferences {
   // Busy times beyond the host's bookings that slots and new bookings must avoid. Set before
   // the server serves; none by default.
   void SetBusySource(BusySource source) { busy_source_ = std::move(source); }
+  // Where creations, transitions, refused overlaps and slot timings are counted. Set before the
+  // server serves; none by default.
+  void SetMetrics(std::shared_ptr<BookingMetrics> metrics) { metrics_ = std::move(metrics); }
 
   static std::vector<Migration> Migrations();
 
@@ -135,6 +140,7 @@ class BookingService final : public BookingReferences {
   Identity& identity_;
   Logger& logger_;
   BusySource busy_source_;
+  std::shared_ptr<BookingMetrics> metrics_;
   BookedTimesCache booked_times_{1024, 20000};
 };
 

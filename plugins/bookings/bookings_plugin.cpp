@@ -44,6 +44,7 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
 
   auto service = std::make_shared<BookingService>(ctx.db(), ctx.outbox(), ctx.identity(), ctx.logger());
   service->SetBusySource([&ctx](int64_t host_id, Millis from, Millis to) { return ctx.BusyTimes(host_id, from, to); });
+  service->SetMetrics(std::make_shared<BookingMetrics>(ctx.metrics()));
   ctx.AddMigrations(BookingService::Migrations());
   ctx.Provide<BookingReferences>("bookings.references", service);
   RegisterBookingRoutes(ctx, service);

@@ -198,6 +198,15 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
                             {"endpoint", "outcome"});
   MetricFamily& ics_fetches =
       ctx.metrics().Counter("calendar_ics_fetches_total", "ICS feed downloads by outcome.", {"outcome"});
+  // Exported at zero from start-up, so dashboards show 0 rather than no data.
+  for (const char* endpoint : {"token", "refresh", "revoke", "calendar_list", "free_busy", "events_get",
+                               "events_insert", "events_patch", "events_delete"}) {
+    for (const char* outcome : {"ok", "unauthorized", "not_found", "client_error", "server_error", "bad_body",
+                                "timeout", "connect_failed", "too_large", "error"})
+      google_requests.With({endpoint, outcome});
+  }
+  for (const char* outcome : {"ok", "http_error", "not_calendar", "timeout", "connect_failed", "blocked", "too_large"})
+    ics_fetches.With({outcome});
   auto api = std::make_unique<GoogleApi>(
       google, [&google_requests](const std::string& endpoint, const std::string& outcome) {
         google_requests.With({endpoint, outcome}).Increment();
@@ -213,6 +222,16 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   service->SetBusyFailureObserver([&busy_failures](const std::string& source, const std::string& code) {
     busy_failures.With({source, code}).Increment();
   });
+  for (const char* source : {"google_calendar", "ics_feed"}) {
+    for (const char* code : {"bad_gateway", "gateway_timeout", "reconnect_required", "not_configured"})
+      busy_failures.With({source, code});
+  }
+  Metric& reconnects = ctx.metrics()
+                           .Counter("calendar_reconnects_required_total",
+                                    "Google connections marked invalid (Google refused the refresh token); each "
+                                    "user must connect again.")
+                           .With();
+  service->SetReconnectObserver([&reconnects] { reconnects.Increment(); });
   ctx.AddMigrations(CalendarMigrations());
   RegisterCalendarRoutes(ctx, service);
   ctx.AddBusyTimeSource(std::make_shared<CalendarBusySource>(service, ctx.identity()));
@@ -221,6 +240,9 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
       "calendar_sync_jobs_total", "Attempts of calendar sync jobs (a booking's Google event), by action and outcome.",
       {"action", "outcome"});
   Metric& sync_pending = ctx.metrics().Gauge("calendar_sync_jobs_pending", "Calendar sync jobs not yet done.").With();
+  for (const char* action : {"create", "move", "delete"}) {
+    for (const char* outcome : {"done", "retry", "failed"}) sync_jobs.With({action, outcome});
+  }
   auto references = std::make_shared<ReferenceRecorder>();
   SyncWorkerHooks hooks;
   hooks.write = [service](const SyncJob& job) { return service->WriteBookingEvent(job); };

@@ -73,6 +73,8 @@ class CalendarService {
                   IcsObserver on_ics_fetch);
 
   void SetBusyFailureObserver(BusyFailureObserver observer) { on_busy_failure_ = std::move(observer); }
+  // Told of every stored Google credential marked invalid (its user must connect again).
+  void SetReconnectObserver(std::function<void()> observer) { on_reconnect_required_ = std::move(observer); }
 
   bool google_configured() const { return !google_.config().client_id.empty(); }
   bool encryption_configured() const { return options_.encryption_key.size() == 32; }
@@ -202,6 +204,7 @@ class CalendarService {
   CalendarOptions options_;
   IcsObserver on_ics_fetch_;
   BusyFailureObserver on_busy_failure_;
+  std::function<void()> on_reconnect_required_;
   BusyCache busy_cache_;
 };
 

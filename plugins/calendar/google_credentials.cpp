@@ -59,12 +59,13 @@ void CalendarService::MarkCredentialInvalid(const Credential& cred, const std::s
                {{"user_id", cred.user_id}, {"reason", why}});
   if (cred.id == 0) return;  // not stored yet (the connect flow)
   // Only the credential this request loaded: a connect that replaced it meanwhile stays valid.
-  db_.Transaction([&](DbConnection& tx) {
-    tx.Exec(
+  const uint64_t marked = db_.Transaction([&](DbConnection& tx) {
+    return tx.Exec(
         "UPDATE calendar_google_credentials SET invalid_at = UTC_TIMESTAMP(3), updated_at = UTC_TIMESTAMP(3)"
         " WHERE id = ? AND refresh_token_enc = ? AND invalid_at IS NULL",
         {cred.id, cred.stored_refresh_enc});
   });
+  if (marked > 0 && on_reconnect_required_) on_reconnect_required_();
 }
 
 Status CalendarService::RefreshCredential(Credential& cred) {

@@ -10,6 +10,7 @@
 #include "client_service.hpp"
 #include "rendezvous/plugin.hpp"
 #include "token_endpoint.hpp"
+#include "token_metrics.hpp"
 #include "token_service.hpp"
 
 namespace rendezvous::oauth {
@@ -73,10 +74,12 @@ int RunManagedUserCommand(ClientService& clients, TokenService& tokens, Identity
 
 class OAuthPlugin final : public Plugin {
  public:
-  OAuthPlugin(std::shared_ptr<ClientService> clients, std::shared_ptr<TokenService> tokens)
-      : clients_(std::move(clients)), tokens_(std::move(tokens)) {}
+  OAuthPlugin(std::shared_ptr<ClientService> clients, std::shared_ptr<TokenService> tokens,
+              std::shared_ptr<TokenMetrics> metrics)
+      : clients_(std::move(clients)), tokens_(std::move(tokens)), metrics_(std::move(metrics)) {}
   Status Start() noexcept override {
-    tokens_->StartPurger(std::chrono::seconds(60));
+    tokens_->StartPurger(std::chrono::seconds(60),
+                         [metrics = metrics_](const ActiveGrants& grants) { metrics->SetActiveGrants(grants); });
     return Status::Ok();
   }
   void Stop() noexcept override { tokens_->StopPurger(); }
@@ -84,6 +87,7 @@ class OAuthPlugin final : public Plugin {
  private:
   std::shared_ptr<ClientService> clients_;
   std::shared_ptr<TokenService> tokens_;
+  std::shared_ptr<TokenMetrics> metrics_;
 };
 
 std::unique_ptr<Plugin> Create(PluginContext& ctx) {
@@ -121,9 +125,10 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
     return RunManagedUserCommand(*clients, *tokens, identity, args, out, err);
   });
   RegisterClientPages(ctx, *clients);
-  RegisterTokenEndpoints(ctx, *clients, *tokens);
+  auto metrics = std::make_shared<TokenMetrics>(ctx.metrics());
+  RegisterTokenEndpoints(ctx, *clients, *tokens, *metrics);
   RegisterAuthorizePages(ctx, *clients, *tokens);
-  return std::make_unique<OAuthPlugin>(std::move(clients), std::move(tokens));
+  return std::make_unique<OAuthPlugin>(std::move(clients), std::move(tokens), std::move(metrics));
 }
 
 }  // namespace

@@ -91,20 +91,28 @@ std::variant<TokenActionRequest, Response> AuthenticatedTokenAction(ClientServic
 
 }  // namespace
 
-Response HandleTokenRequest(ClientService& clients, TokenService& tokens, const Request& req) {
+Response HandleTokenRequest(ClientService& clients, TokenService& tokens, const Request& req,
+                            TokenRequestOutcome* outcome) {
+  TokenRequestOutcome ignored;
+  TokenRequestOutcome& out = outcome ? *outcome : ignored;
+  auto refuse = [&out](const TokenError& error, bool basic_auth) {
+    out.error = error.error;
+    return ErrorResponse(error, basic_auth);
+  };
   const std::optional<std::string> authorization = req.Header("authorization");
   TokenRequestResult parsed =
       ParseTokenRequest(req.Header("content-type").value_or(""), req.body, AuthorizationHeader(authorization));
-  if (auto* error = std::get_if<TokenError>(&parsed)) return ErrorResponse(*error, SentBasic(req));
+  if (auto* error = std::get_if<TokenError>(&parsed)) return refuse(*error, SentBasic(req));
   const TokenRequest& tr = std::get<TokenRequest>(parsed);
+  out.grant_type = tr.grant_type;
 
   TokenResult result;
   if (tr.grant_type == kGrantAuthorizationCode) {
     auto client = Authenticate(clients, tr.client_id, tr.client_secret);
-    if (auto* error = std::get_if<TokenError>(&client)) return ErrorResponse(*error, tr.basic_auth);
+    if (auto* error = std::get_if<TokenError>(&client)) return refuse(*error, tr.basic_auth);
     const AuthenticatedClient& c = std::get<AuthenticatedClient>(client);
     if (c.kind == ClientKind::kPublic && tr.code_verifier.empty()) {
-      return ErrorResponse(TokenError::InvalidRequest("code_verifier is required for public clients"), tr.basic_auth);
+      return refuse(TokenError::InvalidRequest("code_verifier is required for public clients"), tr.basic_auth);
     }
     result = tokens.ExchangeCode(c.client_id, tr.code, tr.redirect_uri, tr.code_verifier);
   } else {
@@ -113,7 +121,7 @@ Response HandleTokenRequest(ClientService& clients, TokenService& tokens, const 
       return AuthenticateClient(stored, tr.client_secret);
     });
   }
-  if (auto* error = std::get_if<TokenError>(&result)) return ErrorResponse(*error, tr.basic_auth);
+  if (auto* error = std::get_if<TokenError>(&result)) return refuse(*error, tr.basic_auth);
   return OAuthJson(200, ToJson(std::get<TokenResponse>(result)));
 }
 
@@ -148,13 +156,24 @@ Json AuthorizationServerMetadata(const std::string& base_url, const std::string&
           {"scopes_supported", UserLevelScopes()}};
 }
 
-void RegisterTokenEndpoints(PluginContext& ctx, ClientService& clients, TokenService& tokens) {
+void RegisterTokenEndpoints(PluginContext& ctx, ClientService& clients, TokenService& tokens, TokenMetrics& metrics) {
   auto post = [&](std::string pattern, Response (*fn)(ClientService&, TokenService&, const Request&)) {
     // The handlers authenticate clients themselves.
     ctx.AddRoute(Route::Api(Method::kPost, std::move(pattern), RouteAuth::Public(),
                             [&clients, &tokens, fn](Request& req) { return fn(clients, tokens, req); }));
   };
-  post("/v2/auth/oauth2/token", &HandleTokenRequest);
+  ctx.AddRoute(Route::Api(Method::kPost, "/v2/auth/oauth2/token", RouteAuth::Public(),
+                          [&clients, &tokens, &metrics](Request& req) {
+                            TokenRequestOutcome outcome;
+                            try {
+                              Response res = HandleTokenRequest(clients, tokens, req, &outcome);
+                              metrics.Answered(outcome);
+                              return res;
+                            } catch (...) {
+                              metrics.Failed(outcome);
+                              throw;
+                            }
+                          }));
   post("/v2/auth/oauth2/revoke", &HandleRevokeRequest);
   post("/v2/auth/oauth2/introspect", &HandleIntrospectRequest);
 

@@ -18,17 +18,22 @@
 
 #include "client_service.hpp"
 #include "rendezvous/plugin.hpp"
+#include "token_metrics.hpp"
 #include "token_service.hpp"
 
 namespace rendezvous::oauth {
 
 // Handlers, exposed for the registration below and for tests that call them directly.
-Response HandleTokenRequest(ClientService& clients, TokenService& tokens, const Request& req);
+// `outcome`, when given, is filled with what the request came to (for TokenMetrics); its grant
+// type is set as soon as it is read, so it is known even when the handler throws.
+Response HandleTokenRequest(ClientService& clients, TokenService& tokens, const Request& req,
+                            TokenRequestOutcome* outcome = nullptr);
 Response HandleRevokeRequest(ClientService& clients, TokenService& tokens, const Request& req);
 Response HandleIntrospectRequest(ClientService& clients, TokenService& tokens, const Request& req);
 // The RFC 8414 document: issuer = base_url, authorization endpoint on app_url.
 Json AuthorizationServerMetadata(const std::string& base_url, const std::string& app_url);
 
-void RegisterTokenEndpoints(PluginContext& ctx, ClientService& clients, TokenService& tokens);
+// The token endpoint counts its requests in `metrics`, which must outlive the routes.
+void RegisterTokenEndpoints(PluginContext& ctx, ClientService& clients, TokenService& tokens, TokenMetrics& metrics);
 
 }  // namespace rendezvous::oauth

@@ -27,11 +27,34 @@ uint64_t TokenService::PurgeExpired(size_t batch) {
   return total;
 }
 
-void TokenService::StartPurger(std::chrono::milliseconds interval) {
+ActiveGrants TokenService::CountActiveGrants() {
+  return db_.Run([](DbConnection& conn) {
+    ActiveGrants out;
+    for (const DbRow& row : conn.Query(
+             "SELECT g.kind, COUNT(DISTINCT g.id) FROM oauth_refresh_tokens r JOIN oauth_grants g ON g.id = r.grant_id"
+             " WHERE r.rotated_at IS NULL AND r.revoked_at IS NULL AND r.expires_at > UTC_TIMESTAMP(3)"
+             " AND g.revoked_at IS NULL GROUP BY g.kind")) {
+      (row.String(1) == "managed" ? out.managed : out.oauth) += row.Int(2);
+    }
+    return out;
+  });
+}
+
+void TokenService::StartPurger(std::chrono::milliseconds interval,
+                               std::function<void(const ActiveGrants&)> on_count) {
   std::lock_guard<std::mutex> lk(purge_mu_);
   if (purger_.joinable()) return;
   purge_stop_ = false;
-  purger_ = std::thread([this, interval] {
+  purger_ = std::thread([this, interval, on_count = std::move(on_count)] {
+    auto count = [&] {
+      if (!on_count) return;
+      try {
+        on_count(CountActiveGrants());
+      } catch (const std::exception& e) {
+        logger_.Warn("counting active oauth grants failed", {{"error", std::string(e.what())}});
+      }
+    };
+    count();
     std::unique_lock<std::mutex> lk(purge_mu_);
     while (!purge_cv_.wait_for(lk, interval, [this] { return purge_stop_; })) {
       lk.unlock();
@@ -41,6 +64,7 @@ void TokenService::StartPurger(std::chrono::milliseconds interval) {
       } catch (const std::exception& e) {
         logger_.Warn("oauth purge failed", {{"error", std::string(e.what())}});
       }
+      count();
       lk.lock();
     }
   });

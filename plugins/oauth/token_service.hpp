@@ -68,6 +68,13 @@ Json ToJson(const TokenResponse& response);
 
 using TokenResult = std::variant<TokenResponse, TokenError>;
 
+// Grants that can still be used: not revoked, with a refresh token that is neither rotated,
+// revoked nor expired. By the grant's kind: third-party apps ("oauth") and managed users.
+struct ActiveGrants {
+  int64_t oauth = 0;
+  int64_t managed = 0;
+};
+
 inline constexpr std::string_view kAccessTokenPrefix = "rdvat_";
 inline constexpr std::string_view kRefreshTokenPrefix = "rdvrt_";
 
@@ -123,9 +130,14 @@ class TokenService {
   // tokens, expired or revoked refresh tokens (rotated ones are kept until they expire, for
   // reuse detection). Grants are kept. Returns the number of rows deleted.
   uint64_t PurgeExpired(size_t batch = 1000);
-  // A background thread that calls PurgeExpired every `interval` (errors are logged, not fatal).
-  // StopPurger wakes and joins it promptly; both idempotent; the destructor stops it.
-  void StartPurger(std::chrono::milliseconds interval);
+  // Counts the active grants (one query over the live refresh tokens).
+  ActiveGrants CountActiveGrants();
+  // A background thread that calls PurgeExpired every `interval` (errors are logged, not fatal)
+  // and, when `on_count` is given, hands it CountActiveGrants() once at the start and after
+  // every purge (from that thread). StopPurger wakes and joins it promptly; both idempotent; the
+  // destructor stops it.
+  void StartPurger(std::chrono::milliseconds interval,
+                   std::function<void(const ActiveGrants&)> on_count = {});
   void StopPurger();
   ~TokenService();
 

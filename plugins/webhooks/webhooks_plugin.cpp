@@ -10,6 +10,7 @@
 #include "delivery_sender.hpp"
 #include "rendezvous/plugin.hpp"
 #include "script_hooks.hpp"
+#include "webhook_fields.hpp"
 #include "webhook_routes.hpp"
 #include "webhook_store.hpp"
 
@@ -112,6 +113,11 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   Metric& due = metrics.Gauge("webhooks_due_deliveries", "Deliveries due and not yet sent.").With();
   Metric& oldest = metrics.Gauge("webhooks_oldest_due_age_seconds", "How long the longest-waiting due delivery has waited.").With();
   Metric& created = metrics.Counter("webhooks_deliveries_created_total", "Webhook deliveries created.").With();
+  // Exported at zero from start-up, so dashboards and alerts see 0 rather than no data.
+  for (const std::string& trigger : AllTriggers()) {
+    for (const char* outcome : {"succeeded", "retry", "failed", "gone"}) attempts.With({trigger, outcome});
+  }
+  for (const char* reason : {"gone", "failing"}) disabled.With({reason});
 
   SenderOptions options;
   options.allow_private_networks = config.allow_private_networks;

@@ -1,9 +1,7 @@
 #include "test_server.hpp"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,9 +14,8 @@
 
 #include <gtest/gtest.h>
 
+#include "child_process.hpp"
 #include "scratch_db.hpp"
-
-extern char** environ;
 
 namespace rendezvous::testing {
 namespace {
@@ -28,51 +25,12 @@ std::string Env(const char* name, const char* fallback) {
   return v && *v ? v : fallback;
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 std::string Indent(const std::string& text) {
   std::string out;
   std::istringstream in(text);
   std::string line;
   while (std::getline(in, line)) out += "  " + line + "\n";
   return out;
-}
-
-pid_t Spawn(const std::vector<std::string>& argv, const std::string& out_file, const std::string& err_file) {
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&fa, 2, err_file.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = -1;
-  int rc = posix_spawn(&pid, args[0], &fa, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) throw std::runtime_error("posix_spawn failed for " + argv[0]);
-  return pid;
-}
-
-// Waits for `pid` until the deadline; returns its exit status, or -1 after killing it.
-int WaitFor(pid_t pid, std::chrono::milliseconds timeout) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  int status = 0;
-  for (;;) {
-    pid_t r = waitpid(pid, &status, WNOHANG);
-    if (r == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    if (std::chrono::steady_clock::now() > deadline) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      return -1;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
 }
 
 }  // namespace

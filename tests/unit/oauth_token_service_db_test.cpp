@@ -3,6 +3,9 @@
 // and the refusal of malformed tokens without a query.
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -288,6 +291,53 @@ TEST_F(TokenServiceDb, PurgeDeletesOnlyWhatCanNoLongerMatter) {
   // The live code still works.
   EXPECT_TRUE(
       std::holds_alternative<TokenResponse>(tokens_->ExchangeCode(client_id_, live_code, kAppRedirect, "")));
+}
+
+TEST_F(TokenServiceDb, ActiveGrantsAreThoseWithALiveRefreshToken) {
+  // "oauth managed"
+  auto active = [&] {
+    ActiveGrants a = tokens_->CountActiveGrants();
+    return std::to_string(a.oauth) + " " + std::to_string(a.managed);
+  };
+  EXPECT_EQ(active(), "0 0");
+  TokenResult first = tokens_->ExchangeCode(client_id_, Code(), kAppRedirect, "");
+  ASSERT_TRUE(std::holds_alternative<TokenResponse>(first));
+  TokenResult second = tokens_->ExchangeCode(client_id_, Code(), kAppRedirect, "");
+  ASSERT_TRUE(std::holds_alternative<TokenResponse>(second));
+  tokens_->IssueManagedUserTokens(client_id_, 1);
+  EXPECT_EQ(active(), "2 1");
+
+  // A rotation keeps the grant active; revoking its refresh token ends it.
+  TokenResult rotated = tokens_->Refresh(client_id_, std::get<TokenResponse>(first).refresh_token);
+  ASSERT_TRUE(std::holds_alternative<TokenResponse>(rotated));
+  EXPECT_EQ(active(), "2 1");
+  tokens_->Revoke(client_id_, std::get<TokenResponse>(rotated).refresh_token);
+  EXPECT_EQ(active(), "1 1");
+  // Expired refresh tokens do not count.
+  db_->Run([](DbConnection& conn) {
+    conn.ExecUnprepared("UPDATE oauth_refresh_tokens SET expires_at = UTC_TIMESTAMP(3)");
+  });
+  EXPECT_EQ(active(), "0 0");
+}
+
+TEST_F(TokenServiceDb, PurgerHandsOverTheActiveGrantsAtItsStart) {
+  ASSERT_TRUE(std::holds_alternative<TokenResponse>(tokens_->ExchangeCode(client_id_, Code(), kAppRedirect, "")));
+  std::mutex mu;
+  std::condition_variable cv;
+  std::optional<ActiveGrants> counted;
+  tokens_->StartPurger(std::chrono::hours(1), [&](const ActiveGrants& a) {
+    std::lock_guard<std::mutex> lk(mu);
+    counted = a;
+    cv.notify_all();
+  });
+  {
+    std::unique_lock<std::mutex> lk(mu);
+    EXPECT_TRUE(cv.wait_for(lk, std::chrono::seconds(10), [&] { return counted.has_value(); }));
+  }
+  tokens_->StopPurger();
+  ASSERT_TRUE(counted.has_value());
+  EXPECT_EQ(counted->oauth, 1);
+  EXPECT_EQ(counted->managed, 0);
 }
 
 TEST_F(TokenServiceDb, PurgerStopsPromptly) {
