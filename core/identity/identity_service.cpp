@@ -46,11 +46,6 @@ std::string AsciiLower(std::string s) {
   return s;
 }
 
-void AddPageHeaders(Response& res) {
-  res.With("Cache-Control", "no-store");
-  res.With("X-Frame-Options", "DENY");
-  res.With("Content-Security-Policy", "frame-ancestors 'none'");
-}
 
 Response Unauthenticated() {
   return Response::FromStatus(Status(ErrorCode::kUnauthenticated, "missing or invalid credentials"));

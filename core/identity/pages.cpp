@@ -79,6 +79,14 @@ std::string HtmlEscape(std::string_view text) {
   return out;
 }
 
+void AddPageHeaders(Response& res) {
+  res.With("Cache-Control", "no-store");
+  res.With("Pragma", "no-cache");
+  res.With("X-Frame-Options", "DENY");
+  res.With("Content-Security-Policy", "frame-ancestors 'none'");
+  res.With("Referrer-Policy", "no-referrer");
+}
+
 std::string RenderPage(const std::string& title, const std::string& body_html) {
   std::string page;
   page.reserve(body_html.size() + 1600);

@@ -13,14 +13,6 @@ constexpr const char* kStartTemplate = R"(<h1>Connect Google Calendar</h1>
 <p><a id="continue" class="button" href="{{url}}">Continue to Google</a></p>
 <p class="muted">Not your account? Sign out and sign in as the account that should hold the calendar.</p>)";
 
-void AddPageHeaders(Response& res) {
-  res.With("Cache-Control", "no-store");
-  res.With("Pragma", "no-cache");
-  res.With("X-Frame-Options", "DENY");
-  res.With("Content-Security-Policy", "frame-ancestors 'none'");
-  // The page's URL and link carry the state: keep them out of Referer headers.
-  res.With("Referrer-Policy", "no-referrer");
-}
 
 Response ErrorPage(const Status& status) {
   Response res = Response::Page(status, RenderPage(kTitle, "<h1>Connect Google Calendar</h1><p class=\"error\">" +

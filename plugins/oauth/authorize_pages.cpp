@@ -18,15 +18,6 @@ constexpr size_t kMaxClientIdBytes = 128;  // longer values cannot name a client
 constexpr const char* kFormExpired =
     "This form expired or was not sent from this site. Go back to the application and start again.";
 
-void AddPageHeaders(Response& res) {
-  res.With("Cache-Control", "no-store");
-  res.With("Pragma", "no-cache");
-  res.With("X-Frame-Options", "DENY");
-  res.With("Content-Security-Policy", "frame-ancestors 'none'");
-  // The consent form's hidden fields and the redirect carry the state and code; keep them out of
-  // Referer headers sent to other sites.
-  res.With("Referrer-Policy", "no-referrer");
-}
 
 // The page for a refused request; its HTTP status is the one core/http gives `problem`.
 Response ErrorPage(const Status& problem, const std::string& title) {

@@ -70,11 +70,6 @@ std::string PathSegment(const std::string& s) {
 
 std::string ClientPath(const std::string& client_id) { return std::string(kSettingsPath) + "/" + PathSegment(client_id); }
 
-void AddPageHeaders(Response& res) {
-  res.With("Cache-Control", "no-store");
-  res.With("X-Frame-Options", "DENY");
-  res.With("Content-Security-Policy", "frame-ancestors 'none'");
-}
 
 Response SeeOther(const std::string& location) { return Response::Redirect(location, 303); }
 

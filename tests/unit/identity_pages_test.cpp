@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 
 #include "identity/login_page.hpp"
@@ -24,6 +25,17 @@ TEST(IdentityRenderPage, IsACompleteDocumentWithEscapedTitle) {
   EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
   ExpectFragments(page, {"<meta charset=\"utf-8\">", "<title>&lt;Settings&gt;</title>", "<p>body</p>",
                          "<style>", "</html>"});
+}
+
+TEST(IdentityPageHeaders, ForbidCachingFramingAndReferrers) {
+  Response res;
+  AddPageHeaders(res);
+  std::map<std::string, std::string> got(res.headers.begin(), res.headers.end());
+  EXPECT_EQ(got["Cache-Control"], "no-store");
+  EXPECT_EQ(got["X-Frame-Options"], "DENY");
+  EXPECT_EQ(got["Content-Security-Policy"], "frame-ancestors 'none'");
+  EXPECT_EQ(got["Referrer-Policy"], "no-referrer");
+  EXPECT_EQ(got.size(), res.headers.size()) << "each header once";
 }
 
 TEST(IdentityRenderTemplate, EscapesVariablesAndIteratesLists) {

@@ -27,6 +27,10 @@ std::string RenderPage(const std::string& title, const std::string& body_html);
 // kInternal with the parser's message when the template is malformed.
 Result<std::string> RenderTemplate(const std::string& mustache_template, const Json& data);
 
+// The headers every page carries: never cached, never framed, and no Referer sent to other sites
+// (page URLs and forms carry states and codes).
+void AddPageHeaders(Response& res);
+
 struct CookieOptions {
   std::string path = "/";
   bool http_only = true;
