@@ -47,6 +47,9 @@ ServerOptions MakeServerOptions(const Config& c) {
   o.api_versions = c.api_versions;
   o.metrics_path = c.metrics.path;
   o.metrics_listen = c.metrics.listen;
+  std::vector<AddressRange> trusted;
+  for (const std::string& range : c.trusted_proxies) trusted.push_back(*ParseAddressRange(range));
+  o.trusted_proxies = TrustedProxies(std::move(trusted));
   return o;
 }
 

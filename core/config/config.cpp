@@ -13,6 +13,7 @@
 #include <yaml-cpp/eventhandler.h>
 
 #include "config/config_value.hpp"
+#include "http/client_address.hpp"
 #include "log/logger.hpp"
 
 namespace rendezvous::core {
@@ -147,6 +148,12 @@ void ReadServer(ConfigNode server, Config& c) {
   c.max_connections = server.Int("max_connections", c.max_connections, 1, 1000000);
   c.max_connections_per_ip = server.Int("max_connections_per_ip", c.max_connections_per_ip, 1, 1000000);
   c.max_buffered_bytes = server.Int("max_buffered_bytes", c.max_buffered_bytes, 1L << 20, 64L << 30);
+
+  c.trusted_proxies = server.StringList("trusted_proxies", c.trusted_proxies);
+  for (size_t i = 0; i < c.trusted_proxies.size(); ++i) {
+    if (!ParseAddressRange(c.trusted_proxies[i]))
+      server.FailItem("trusted_proxies", i, "must be an IP address or a CIDR range (10.0.0.0/8, fd00::/8)");
+  }
 
   std::string header = server.String("version_header", c.version_header);
   if (!IsToken(header)) server.Fail("version_header", "must be an HTTP header name (letters, digits, '-', ...)");

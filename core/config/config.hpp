@@ -48,6 +48,9 @@ struct Config {
   long max_connections = 10000;          // per listener, 1..1000000
   long max_connections_per_ip = 1024;    // per listener and client address, 1..1000000
   long max_buffered_bytes = 134217728;   // request bytes held across connections, 1 MiB..64 GiB
+  // Reverse proxies whose X-Forwarded-For names the client: IP addresses or CIDR ranges, each
+  // checked by ParseAddressRange (http/client_address.hpp). Empty: the TCP peer is the client.
+  std::vector<std::string> trusted_proxies;
   std::string version_header = "service-api-version";  // an HTTP token, lower-cased
   // Supported API versions (YYYY-MM-DD), in file order, no duplicates, never empty.
   std::vector<std::string> api_versions{"2024-04-15", "2024-06-11", "2024-06-14", "2024-08-13",

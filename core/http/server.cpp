@@ -328,6 +328,7 @@ void HttpServer::Impl::Dispatch(const ExchangePtr& ex, ParsedRequest& parsed) {
   Request& r = ex->request;
   ex->keep_alive = parsed.keep_alive;
   CopyHeaders(parsed, r);
+  r.remote_ip = options_.trusted_proxies.ClientAddress(r.remote_ip, r.Header("x-forwarded-for"));
   auto incoming_id = r.headers.find("x-request-id");
   r.request_id = incoming_id != r.headers.end() && IsValidRequestId(incoming_id->second) ? incoming_id->second
                                                                                          : NewRequestId();

@@ -38,6 +38,7 @@
 #include <string_view>
 #include <vector>
 
+#include "http/client_address.hpp"
 #include "rendezvous/http.hpp"
 #include "rendezvous/log.hpp"
 
@@ -70,6 +71,9 @@ struct ServerOptions {
   std::string metrics_path = "/metrics";
   // A listener of its own for the metrics path ("host:port"); "" serves it on the api listener.
   std::string metrics_listen;
+  // Peers whose X-Forwarded-For names the client (Request::remote_ip); empty = the TCP peer is
+  // the client. Connection limits (max_connections_per_ip) always count TCP peers.
+  TrustedProxies trusted_proxies;
 };
 
 class HttpServer {

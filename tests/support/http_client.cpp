@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <utility>
 
 namespace rendezvous::testing {
 namespace {
@@ -40,6 +41,7 @@ std::string HttpResult::Header(const std::string& lower_name) const {
 }
 
 HttpClient::HttpClient() : curl_(curl_easy_init()) {}
+HttpClient::HttpClient(HttpTransport transport) : transport_(std::move(transport)), curl_(curl_easy_init()) {}
 HttpClient::~HttpClient() { curl_easy_cleanup(static_cast<CURL*>(curl_)); }
 
 HttpResult HttpClient::Request(const std::string& method, const std::string& url, const std::string& body,
@@ -64,6 +66,11 @@ HttpResult HttpClient::Request(const std::string& method, const std::string& url
   curl_easy_setopt(c, CURLOPT_HEADERDATA, &r.headers);
   curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  if (!transport_.ca_file.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, transport_.ca_file.c_str());
+  struct curl_slist* connect_to = nullptr;
+  for (const auto& entry : transport_.connect_to) connect_to = curl_slist_append(connect_to, entry.c_str());
+  if (connect_to) curl_easy_setopt(c, CURLOPT_CONNECT_TO, connect_to);
+  if (!transport_.local_address.empty()) curl_easy_setopt(c, CURLOPT_INTERFACE, ("host!" + transport_.local_address).c_str());
   CURLcode rc = curl_easy_perform(c);
   if (rc == CURLE_OK) {
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r.status);
@@ -72,6 +79,7 @@ HttpResult HttpClient::Request(const std::string& method, const std::string& url
     r.error = curl_easy_strerror(rc);
   }
   curl_slist_free_all(list);
+  curl_slist_free_all(connect_to);
   return r;
 }
 

@@ -20,9 +20,17 @@ struct HttpResult {
   std::string Header(const std::string& lower_name) const;
 };
 
+// How a client reaches its servers, for tests of TLS peers (nginx in front of the server).
+struct HttpTransport {
+  std::string ca_file;                  // PEM certificates to verify https peers with ("": the system's)
+  std::vector<std::string> connect_to;  // curl's CONNECT_TO: "HOST:PORT:CONNECT-HOST:CONNECT-PORT"
+  std::string local_address;            // source address of connections ("": any)
+};
+
 class HttpClient {
  public:
   HttpClient();
+  explicit HttpClient(HttpTransport transport);
   ~HttpClient();
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
@@ -35,6 +43,7 @@ class HttpClient {
   HttpResult PostJson(const std::string& url, const nlohmann::json& body, const std::vector<std::string>& headers = {});
 
  private:
+  HttpTransport transport_;
   void* curl_;
 };
 

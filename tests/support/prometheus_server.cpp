@@ -1,9 +1,7 @@
 #include "prometheus_server.hpp"
 
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,28 +12,11 @@
 #include <thread>
 
 #include "child_process.hpp"
+#include "free_port.hpp"
 #include "oauth_support.hpp"
 
 namespace rendezvous::testing {
 namespace {
-
-// A port the kernel reports free on 127.0.0.1 (Prometheus needs it named on its command line).
-int ProbeFreePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return 0;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof(addr);
-  int port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  ::close(fd);
-  return port;
-}
 
 std::string Quoted(const std::string& s) { return nlohmann::json(s).dump(); }
 

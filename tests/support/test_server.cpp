@@ -63,8 +63,8 @@ std::string TestServer::BuildConfig() const {
   std::string socket = options_.database_socket.empty() ? TestDbSocket() : options_.database_socket;
   std::string y;
   y += "server:\n";
-  y += "  api: { listen: \"127.0.0.1:0\", base_url: \"http://127.0.0.1:8080\" }\n";
-  y += "  app: { listen: \"127.0.0.1:0\", app_url: \"http://127.0.0.1:8081\" }\n";
+  y += "  api: { listen: \"127.0.0.1:0\", base_url: \"" + options_.base_url + "\" }\n";
+  y += "  app: { listen: \"127.0.0.1:0\", app_url: \"" + options_.app_url + "\" }\n";
   y += "  io_threads: 2\n  worker_threads: 4\n";
   y += Indent(options_.server_extra);
   y += "database:\n  socket: \"" + socket + "\"\n  user: root\n  password: \"\"\n  name: " + database_name_ + "\n  pool_size: 4\n";

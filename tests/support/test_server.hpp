@@ -24,6 +24,8 @@ struct TestServerOptions {
   std::string server_extra;      // YAML lines added under `server:` (unindented; indented here)
   std::string plugins;           // YAML lines under `plugins:` (unindented; indented here)
   std::string top_extra;         // more top-level YAML
+  std::string base_url = "http://127.0.0.1:8080";  // server.api.base_url (the listener is on port 0)
+  std::string app_url = "http://127.0.0.1:8081";   // server.app.app_url
 };
 
 // Paths from the CTest environment.
@@ -60,6 +62,7 @@ class TestServer {
   std::string api() const { return "http://127.0.0.1:" + std::to_string(api_port_); }
   std::string app() const { return "http://127.0.0.1:" + std::to_string(app_port_); }
   int api_port() const { return api_port_; }
+  int app_port() const { return app_port_; }
   // The server's stderr so far.
   std::string Log() const;
   // Waits (bounded) until the log contains `needle`.

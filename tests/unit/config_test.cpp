@@ -40,6 +40,7 @@ void ExpectDesignDefaults(const Config& c) {
   EXPECT_EQ(c.body_timeout, 30);
   EXPECT_EQ(c.worker_threads, 8);
   EXPECT_EQ(c.max_body_bytes, 1048576);
+  EXPECT_TRUE(c.trusted_proxies.empty());
   EXPECT_EQ(c.version_header, "service-api-version");
   EXPECT_EQ(c.api_versions,
             (std::vector<std::string>{"2024-04-15", "2024-06-11", "2024-06-14", "2024-08-13", "2024-09-04"}));
@@ -238,6 +239,7 @@ server:
   max_body_bytes: 2048
   version_header: Cal-API-Version
   api_versions: ["2024-08-13"]
+  trusted_proxies: ["10.0.0.0/8", "::1"]
 database:
   host: db.internal
   port: 3307
@@ -264,6 +266,7 @@ plugins:
   EXPECT_EQ(c.max_body_bytes, 2048);
   EXPECT_EQ(c.version_header, "cal-api-version");
   EXPECT_EQ(c.api_versions, std::vector<std::string>{"2024-08-13"});
+  EXPECT_EQ(c.trusted_proxies, (std::vector<std::string>{"10.0.0.0/8", "::1"}));
   EXPECT_EQ(c.database.host, "db.internal");
   EXPECT_EQ(c.database.port, 3307);
   EXPECT_EQ(c.database.user, "app");
@@ -282,7 +285,7 @@ plugins:
   EXPECT_EQ(c.plugins[0].name, "webhooks");
   EXPECT_FALSE(c.plugins[0].enabled);
   EXPECT_EQ(c.plugins[0].path, "/srv/rdv/lib/custom_webhooks.so");
-  EXPECT_EQ(c.plugins[0].line, 24);
+  EXPECT_EQ(c.plugins[0].line, 25);
   EXPECT_EQ(c.plugins[0].node["timeout"].as<int>(), 3);  // the rest is left to the plugin
   EXPECT_EQ(c.plugins[1].name, "extra");
   EXPECT_EQ(c.plugins[1].path, "/opt/rdv/extra.so");
@@ -322,6 +325,10 @@ TEST(ConfigTest, BadValuesNameLineAndPath) {
       {"server:\n  api_versions:\n    - 2024-04-15\n    - 2024-02-30\n",
        "cfg.yaml:4: server.api_versions[1]: must be a date YYYY-MM-DD"},
       {"server:\n  api_versions: [2024-04-15, 2024-04-15]\n", "cfg.yaml:2: server.api_versions[1]: repeats 2024-04-15"},
+      {"server:\n  trusted_proxies:\n    - 10.0.0.0/8\n    - 10.0.0.0/33\n",
+       "cfg.yaml:4: server.trusted_proxies[1]: must be an IP address or a CIDR range (10.0.0.0/8, fd00::/8)"},
+      {"server:\n  trusted_proxies: [\"lb.internal\"]\n",
+       "cfg.yaml:2: server.trusted_proxies[0]: must be an IP address or a CIDR range (10.0.0.0/8, fd00::/8)"},
       {"database:\n  port: 0\n", "cfg.yaml:2: database.port: must be an integer between 1 and 65535"},
       {"database:\n  pool_size: 0\n", "cfg.yaml:2: database.pool_size: must be an integer between 1 and 1024"},
       {"database:\n  password: x\n  password_env: HOME\n",

@@ -1,0 +1,11 @@
+// A TCP port on 127.0.0.1 the kernel reports free, for peers that must be told their port on the
+// command line (Prometheus, nginx). Another process may take it before the peer binds it: callers
+// start the peer again on another port when it reports "address already in use".
+#pragma once
+
+namespace rendezvous::testing {
+
+// 0 when no port could be probed.
+int ProbeFreePort();
+
+}  // namespace rendezvous::testing
