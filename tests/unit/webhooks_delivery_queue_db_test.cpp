@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "delivery_queue.hpp"
+#include "rendezvous/time.hpp"
 #include "storage/migrator.hpp"
 #include "storage/mysql_database.hpp"
 #include "storage_test_util.hpp"
