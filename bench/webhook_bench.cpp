@@ -2,7 +2,8 @@
 // 200 to every request and notes, for each POST, when it arrived, the booking uid in its body and the
 // event's createdAt.
 //   webhook_bench drain PORT EXPECTED SECONDS
-//     Receives until EXPECTED distinct bookings have arrived, SECONDS have passed or SIGTERM.
+//     Receives until EXPECTED distinct bookings have arrived (then answers 2 s more), SECONDS have
+//     passed or SIGTERM.
 //   webhook_bench latency PORT BOOKINGS_URL EVENT_TYPE_IDS RATE SECONDS FIRST_START SLOT_MINUTES
 //     Also posts public bookings at RATE a second for SECONDS, round robin over the event types
 //     (comma-separated ids), each event type's bookings one after another from FIRST_START (ISO,
@@ -262,6 +263,9 @@ int main(int argc, char** argv) {
     out["complete"] = all;
     out.update(arrivals.Summary());
     status = all ? 0 : 1;
+    // A request is counted when it arrives, before its answer goes out: keep answering a little
+    // longer, so the last requests in flight are not cut off (and retried by the server).
+    if (all) WaitUntil([] { return false; }, 2.0, signals);
   } else {
     curl_global_init(CURL_GLOBAL_ALL);
     const std::string url = argv[3];

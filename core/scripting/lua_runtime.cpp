@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <map>
 
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
@@ -28,6 +29,7 @@ constexpr size_t kMaxScriptBytes = 4 * 1024 * 1024;
 constexpr size_t kMaxNameLength = 48;  // stays below LUA_IDSIZE, so Lua never shortens it
 constexpr size_t kMaxMessageBytes = 1024;
 constexpr size_t kMaxIdleStates = 32;
+constexpr size_t kMaxKnownFunctions = 64;
 
 const char* KindName(LuaOutcome outcome) {
   switch (outcome) {
@@ -151,7 +153,18 @@ class LuaScript final : public Script {
     return Status::Ok();
   }
 
+  // Answered from a state of the current source, then remembered for that source (a reload
+  // starts afresh): callers ask before every call.
   bool HasFunction(const std::string& function) override {
+    std::uint64_t generation = 0;
+    {
+      std::lock_guard lock(mu_);
+      generation = source_->generation;
+      if (functions_generation_ == generation) {
+        auto known = functions_.find(function);
+        if (known != functions_.end()) return known->second;
+      }
+    }
     Pooled pooled;
     if (Acquire(pooled).outcome != LuaOutcome::kOk) return false;
     CallRequest request{&function, nullptr, false};
@@ -162,14 +175,23 @@ class LuaScript final : public Script {
     const SandboxState::RunResult run = pooled.state->Run(1, 0);
     lua_settop(L, 0);
     const bool found = run.outcome == LuaOutcome::kOk && !request.missing;
+    const bool answered = run.outcome == LuaOutcome::kOk && pooled.generation == generation;
     Release(std::move(pooled));
+    if (answered) {
+      std::lock_guard lock(mu_);
+      if (functions_generation_ != generation) {
+        functions_.clear();
+        functions_generation_ = generation;
+      }
+      if (functions_.size() < kMaxKnownFunctions) functions_.emplace(function, found);
+    }
     return found;
   }
 
   Result<nlohmann::json> Call(const std::string& function,
                               const std::vector<nlohmann::json>& args) override {
     const auto start = std::chrono::steady_clock::now();
-    metrics_->calls.Add({{"script", name_}, {"function", function}}).Increment();
+    CallCounter(function).Increment();
     Result<nlohmann::json> result = CallUnmetered(function, args);
     duration_.Observe(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
@@ -264,6 +286,17 @@ class LuaScript final : public Script {
     // A stale or surplus state is closed here, after the lock is released.
   }
 
+  // lua_calls_total{script, function}: looked up once per function name rather than on every
+  // call (a family lookup hashes the labels under the family's lock).
+  prometheus::Counter& CallCounter(const std::string& function) {
+    std::lock_guard lock(calls_mu_);
+    auto it = calls_.find(function);
+    if (it != calls_.end()) return *it->second;
+    prometheus::Counter& counter = metrics_->calls.Add({{"script", name_}, {"function", function}});
+    calls_.emplace(function, &counter);
+    return counter;
+  }
+
   Result<nlohmann::json> Fail(const std::string& function, LuaOutcome outcome,
                               std::string message) {
     message = Truncate(std::move(message));
@@ -333,9 +366,13 @@ class LuaScript final : public Script {
   prometheus::Counter& reloads_error_;
 
   std::mutex reload_mu_;  // one Reload at a time
-  std::mutex mu_;         // source_ and idle_
+  std::mutex mu_;         // source_, idle_, functions_
   std::shared_ptr<const Source> source_;
   std::vector<Pooled> idle_;
+  std::map<std::string, bool, std::less<>> functions_;  // HasFunction's answers for functions_generation_
+  std::uint64_t functions_generation_ = 0;
+  std::mutex calls_mu_;
+  std::map<std::string, prometheus::Counter*, std::less<>> calls_;
 };
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "scripting/lua_sandbox.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -12,16 +13,20 @@ namespace {
 
 constexpr size_t kMaxPrintBytes = 1024;
 constexpr int kDefaultHookInterval = 1000;
+constexpr size_t kMaxPooledBytes = 1024 * 1024;
 
 LuaStateContext* Ctx(lua_State* L) { return *static_cast<LuaStateContext**>(lua_getextraspace(L)); }
 
-// Lua requires that shrinking never fails; growing beyond the cap answers NULL, which Lua turns
-// into a memory error after one emergency collection.
+// Counts what the state holds (requested sizes) against its cap; small blocks come from and go
+// back to the state's pool. Lua passes a block's exact size as `osize`, so the pool needs no
+// header. Lua requires that shrinking never fails; growing beyond the cap answers NULL, which Lua
+// turns into a memory error after one emergency collection.
 void* CountingAlloc(void* ud, void* ptr, size_t osize, size_t nsize) {
   auto* ctx = static_cast<LuaStateContext*>(ud);
+  LuaBlockPool& pool = *ctx->pool;
   const size_t old = ptr != nullptr ? osize : 0;  // for new blocks osize is a type tag
   if (nsize == 0) {
-    std::free(ptr);
+    if (ptr != nullptr) pool.Give(ptr, osize);
     ctx->memory_used -= old;
     return nullptr;
   }
@@ -29,7 +34,23 @@ void* CountingAlloc(void* ud, void* ptr, size_t osize, size_t nsize) {
     ctx->memory_refused = true;
     return nullptr;
   }
-  void* block = std::realloc(ptr, nsize);
+  void* block = nullptr;
+  if (ptr == nullptr) {
+    block = pool.Take(nsize);
+  } else if (!LuaBlockPool::Small(osize) && !LuaBlockPool::Small(nsize)) {
+    block = std::realloc(ptr, nsize);
+  } else if (LuaBlockPool::Small(osize) && LuaBlockPool::Small(nsize) &&
+             LuaBlockPool::Class(osize) == LuaBlockPool::Class(nsize)) {
+    block = ptr;  // the block's size class already fits
+  } else {
+    block = pool.Take(nsize);
+    if (block == nullptr && nsize < osize) {
+      block = ptr;  // a shrink must not fail: keep the larger block (Give takes it back as either size)
+    } else if (block != nullptr) {
+      std::memcpy(block, ptr, std::min(osize, nsize));
+      pool.Give(ptr, osize);
+    }
+  }
   if (block == nullptr) return nullptr;
   ctx->memory_used = ctx->memory_used - old + nsize;
   return block;
@@ -179,6 +200,41 @@ int OpenSandbox(lua_State* L) {
 
 }  // namespace
 
+LuaBlockPool::~LuaBlockPool() {
+  for (Free*& head : heads_) {
+    while (head != nullptr) {
+      Free* next = head->next;
+      std::free(head);
+      head = next;
+    }
+  }
+}
+
+void* LuaBlockPool::Take(size_t size) {
+  if (!Small(size)) return std::malloc(size);
+  const size_t c = Class(size);
+  if (Free* block = heads_[c]) {
+    heads_[c] = block->next;
+    pooled_ -= c * kGranule;
+    return block;
+  }
+  return std::malloc(c * kGranule);
+}
+
+void LuaBlockPool::Give(void* block, size_t size) {
+  // A block kept by a failed shrink is larger than `size`: as a block of size's class it is
+  // still big enough.
+  if (!Small(size) || pooled_ + Class(size) * kGranule > limit_) {
+    std::free(block);
+    return;
+  }
+  const size_t c = Class(size);
+  auto* f = static_cast<Free*>(block);
+  f->next = heads_[c];
+  heads_[c] = f;
+  pooled_ += c * kGranule;
+}
+
 SandboxState::RunResult SandboxState::Create(const std::string& script_name, Logger& logger,
                                              const LuaLimits& limits,
                                              std::unique_ptr<SandboxState>& out) {
@@ -189,6 +245,7 @@ SandboxState::RunResult SandboxState::Create(const std::string& script_name, Log
   ctx.logger = &logger;
   ctx.memory_limit = limits.memory_limit_bytes;
   ctx.instruction_limit = limits.instruction_limit;
+  ctx.pool = std::make_unique<LuaBlockPool>(std::min<size_t>(limits.memory_limit_bytes, kMaxPooledBytes));
   ctx.hook_interval = limits.instruction_limit < kDefaultHookInterval
                           ? static_cast<int>(limits.instruction_limit > 0 ? limits.instruction_limit : 1)
                           : kDefaultHookInterval;

@@ -15,6 +15,35 @@ namespace rendezvous::core {
 
 enum class LuaOutcome { kOk, kRuntime, kBudget, kMemory };
 
+// Small blocks freed by a state, kept for its next allocations of the same size class: a call's
+// converted arguments are many small tables and strings that die together, and this spares the
+// general-purpose allocator most of them. Holds at most `limit` bytes; the rest is freed.
+class LuaBlockPool {
+ public:
+  static constexpr size_t kGranule = 16;
+  static constexpr size_t kMaxBlock = 256;  // larger blocks go straight to malloc/realloc/free
+
+  explicit LuaBlockPool(size_t limit = 0) : limit_(limit) {}
+  ~LuaBlockPool();
+  LuaBlockPool(const LuaBlockPool&) = delete;
+  LuaBlockPool& operator=(const LuaBlockPool&) = delete;
+
+  static bool Small(size_t size) { return size <= kMaxBlock; }
+  static size_t Class(size_t size) { return (size + kGranule - 1) / kGranule; }  // 1..16 for small sizes
+  // A block of at least `size` bytes (size > 0), or nullptr when malloc fails.
+  void* Take(size_t size);
+  // Gives back a block Take (or malloc) returned for `size` bytes.
+  void Give(void* block, size_t size);
+
+ private:
+  struct Free {
+    Free* next;
+  };
+  Free* heads_[kMaxBlock / kGranule + 1] = {};
+  size_t limit_ = 0;
+  size_t pooled_ = 0;
+};
+
 // What the allocator, the hook and the sandbox functions of one state share. Lives at a stable
 // address owned by its SandboxState; the state's extra space points at it.
 struct LuaStateContext {
@@ -28,6 +57,7 @@ struct LuaStateContext {
   int hook_interval = 1000;
   bool budget_exhausted = false;
   int budget_line = -1;
+  std::unique_ptr<LuaBlockPool> pool;  // outlives the lua_State (destroyed after lua_close)
 };
 
 // Owns a lua_State. Not thread-safe: one thread at a time uses it (LuaRuntime pools them).

@@ -76,7 +76,7 @@ std::string IdList(const std::vector<int64_t>& ids) {
 // statement, whatever the batch). Returns the affected rows.
 uint64_t InsertInChunks(DbConnection& tx, std::string_view head, std::vector<std::vector<DbValue>>& rows,
                         std::string_view tail = {}, std::string_view row = {}) {
-  constexpr size_t kChunks[] = {32, 8, 1};
+  constexpr size_t kChunks[] = {64, 32, 16, 8, 4, 2, 1};
   uint64_t affected = 0;
   size_t at = 0;
   while (at < rows.size()) {
@@ -164,108 +164,138 @@ size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& 
 
 std::vector<ClaimedDelivery> DeliveryQueue::Claim(Database& db, size_t limit, int64_t lease_seconds,
                                                   const std::vector<int64_t>& skip_webhooks) {
-  return db.Transaction([&](DbConnection& tx) {
-    std::vector<ClaimedDelivery> out;
-    std::string sql =
-        "SELECT id, webhook_id, message_id, trigger_event, body, content_type, round_attempts,"
-        " UNIX_TIMESTAMP(COALESCE(event_at, created_at)) * 1000 AS event_ms, delivered_at IS NOT NULL AS delivered"
-        " FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= UTC_TIMESTAMP(3)";
-    std::vector<DbRow> rows;
-    if (skip_webhooks.empty()) {
-      rows = tx.Query(sql + " ORDER BY next_attempt_at LIMIT ? FOR UPDATE SKIP LOCKED", {static_cast<int64_t>(limit)});
-    } else {
-      // The skipped ids are the sender's own, never from outside; the text changes with them.
-      rows = tx.QueryUnprepared(sql + " AND webhook_id NOT IN (" + IdList(skip_webhooks) +
-                                ") ORDER BY next_attempt_at LIMIT " + std::to_string(limit) + " FOR UPDATE SKIP LOCKED");
-    }
-    if (rows.empty()) return out;
-    std::vector<int64_t> ids;
-    std::map<int64_t, std::optional<Webhook>> webhooks;
-    for (const DbRow& row : rows) {
-      ClaimedDelivery d;
-      d.id = row.Int("id");
-      d.message_id = row.String("message_id");
-      d.trigger = row.String("trigger_event");
-      d.body = row.String("body");
-      d.content_type = row.String("content_type");
-      d.round_attempts = static_cast<int>(row.Int("round_attempts"));
-      d.event_at_ms = static_cast<int64_t>(row.Double("event_ms"));
-      d.delivered_before = row.Int("delivered") != 0;
-      const int64_t webhook_id = row.Int("webhook_id");
-      auto it = webhooks.find(webhook_id);
-      if (it == webhooks.end()) it = webhooks.emplace(webhook_id, webhooks_.Load(tx, webhook_id)).first;
-      d.webhook = it->second;
-      ids.push_back(d.id);
-      out.push_back(std::move(d));
-    }
-    // The ids come from the rows just read, never from outside.
-    tx.ExecUnprepared("UPDATE webhook_deliveries SET next_attempt_at = UTC_TIMESTAMP(3) + INTERVAL " +
-                      std::to_string(lease_seconds) + " SECOND WHERE id IN (" + IdList(ids) + ")");
-    return out;
-  });
+  return db.Transaction([&](DbConnection& tx) { return ClaimIn(tx, limit, lease_seconds, skip_webhooks); });
 }
 
 std::vector<int64_t> DeliveryQueue::Record(Database& db, const std::vector<RecordedAttempt>& batch,
                                            int64_t disable_after_seconds, const DisabledHandler& on_disabled) {
   if (batch.empty()) return {};
+  return db.Transaction([&](DbConnection& tx) { return RecordIn(tx, batch, disable_after_seconds, on_disabled); });
+}
+
+RecordAndClaimResult DeliveryQueue::RecordAndClaim(Database& db, const std::vector<RecordedAttempt>& attempts,
+                                    int64_t disable_after_seconds, const DisabledHandler& on_disabled, size_t limit,
+                                    int64_t lease_seconds, const std::vector<int64_t>& skip_webhooks) {
+  if (attempts.empty() && limit == 0) return {};
   return db.Transaction([&](DbConnection& tx) {
-    std::vector<std::vector<DbValue>> attempt_rows;
-    std::vector<int64_t> succeeded;
-    std::vector<int64_t> succeeded_webhooks;
-    std::vector<int64_t> failing_webhooks;
-    std::vector<int64_t> gone_webhooks;
-    for (const RecordedAttempt& r : batch) {
-      const ClaimedDelivery& d = *r.delivery;
-      const Attempt& a = r.attempt;
-      const Outcome& outcome = r.outcome;
-      const char* status = outcome.kind == Outcome::kSucceeded ? "succeeded"
-                           : outcome.kind == Outcome::kFailed  ? "failed"
-                                                               : "pending";
-      attempt_rows.push_back({d.id, time::FormatSql(a.at_ms),
-                              a.status_code > 0 ? DbValue(static_cast<int64_t>(a.status_code)) : DbValue(),
-                              a.duration_ms, a.error.empty() ? DbValue() : DbValue(text::TruncateUtf8(a.error, 512)),
-                              a.status_code > 0 ? DbValue(a.response) : DbValue()});
-      if (outcome.kind == Outcome::kSucceeded) {
-        succeeded.push_back(d.id);
-      } else {
-        tx.Exec(
-            "UPDATE webhook_deliveries SET status = ?, round_attempts = round_attempts + 1,"
-            " next_attempt_at = UTC_TIMESTAMP(3) + INTERVAL ? MICROSECOND, updated_at = UTC_TIMESTAMP(3) WHERE id = ?",
-            {status, outcome.kind == Outcome::kRetryLater ? outcome.retry_in_ms * 1000 : int64_t{0}, d.id});
-      }
-      if (!d.webhook) continue;
-      if (outcome.disable_webhook) gone_webhooks.push_back(d.webhook->id);
-      (outcome.kind == Outcome::kSucceeded ? succeeded_webhooks : failing_webhooks).push_back(d.webhook->id);
-    }
-    InsertInChunks(tx, "INSERT INTO webhook_delivery_attempts (delivery_id, at, status_code, duration_ms, error, response)",
-                   attempt_rows);
-    // The ids come from the claimed rows, never from outside.
-    if (!succeeded.empty()) {
-      tx.ExecUnprepared(
-          "UPDATE webhook_deliveries SET status = 'succeeded', round_attempts = round_attempts + 1,"
-          " next_attempt_at = UTC_TIMESTAMP(3), updated_at = UTC_TIMESTAMP(3),"
-          " delivered_at = COALESCE(delivered_at, UTC_TIMESTAMP(3)) WHERE id IN (" + IdList(succeeded) + ")");
-    }
-    for (int64_t id : gone_webhooks) webhooks_.Deactivate(tx, id);
-    if (!succeeded_webhooks.empty()) {
-      tx.ExecUnprepared("UPDATE webhooks SET failing_since = NULL WHERE failing_since IS NOT NULL AND id IN (" +
-                        IdList(succeeded_webhooks) + ")");
-    }
-    std::vector<int64_t> disabled;
-    if (failing_webhooks.empty()) return disabled;
-    tx.ExecUnprepared("UPDATE webhooks SET failing_since = UTC_TIMESTAMP(3) WHERE failing_since IS NULL AND id IN (" +
-                      IdList(failing_webhooks) + ")");
-    for (const DbRow& row : tx.QueryUnprepared(
-             "SELECT id FROM webhooks WHERE active = 1 AND failing_since <= UTC_TIMESTAMP(3) - INTERVAL " +
-             std::to_string(disable_after_seconds) + " SECOND AND id IN (" + IdList(failing_webhooks) + ") FOR UPDATE")) {
-      std::optional<Webhook> w = webhooks_.Load(tx, row.Int("id"));
-      if (!w) continue;
-      webhooks_.Deactivate(tx, w->id);
-      if (on_disabled) on_disabled(tx, *w);
-      disabled.push_back(w->id);
-    }
-    return disabled;
+    RecordAndClaimResult round;  // built afresh on every try: a deadlock retries the whole transaction
+    if (!attempts.empty()) round.disabled = RecordIn(tx, attempts, disable_after_seconds, on_disabled);
+    if (limit > 0) round.claimed = ClaimIn(tx, limit, lease_seconds, skip_webhooks);
+    return round;
   });
+}
+
+std::vector<ClaimedDelivery> DeliveryQueue::ClaimIn(DbConnection& tx, size_t limit, int64_t lease_seconds,
+                                                    const std::vector<int64_t>& skip_webhooks) {
+  std::vector<ClaimedDelivery> out;
+  std::string sql =
+      "SELECT id, webhook_id, message_id, trigger_event, body, content_type, round_attempts,"
+      " UNIX_TIMESTAMP(COALESCE(event_at, created_at)) * 1000 AS event_ms, delivered_at IS NOT NULL AS delivered"
+      " FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= UTC_TIMESTAMP(3)";
+  std::vector<DbRow> rows;
+  if (skip_webhooks.empty()) {
+    rows = tx.Query(sql + " ORDER BY next_attempt_at LIMIT ? FOR UPDATE SKIP LOCKED", {static_cast<int64_t>(limit)});
+  } else {
+    // The skipped ids are the sender's own, never from outside; the text changes with them.
+    rows = tx.QueryUnprepared(sql + " AND webhook_id NOT IN (" + IdList(skip_webhooks) +
+                              ") ORDER BY next_attempt_at LIMIT " + std::to_string(limit) + " FOR UPDATE SKIP LOCKED");
+  }
+  if (rows.empty()) return out;
+  std::vector<int64_t> ids;
+  std::map<int64_t, std::optional<Webhook>> webhooks;
+  for (const DbRow& row : rows) {
+    ClaimedDelivery d;
+    d.id = row.Int("id");
+    d.message_id = row.String("message_id");
+    d.trigger = row.String("trigger_event");
+    d.body = row.String("body");
+    d.content_type = row.String("content_type");
+    d.round_attempts = static_cast<int>(row.Int("round_attempts"));
+    d.event_at_ms = static_cast<int64_t>(row.Double("event_ms"));
+    d.delivered_before = row.Int("delivered") != 0;
+    const int64_t webhook_id = row.Int("webhook_id");
+    auto it = webhooks.find(webhook_id);
+    if (it == webhooks.end()) it = webhooks.emplace(webhook_id, webhooks_.Load(tx, webhook_id)).first;
+    d.webhook = it->second;
+    ids.push_back(d.id);
+    out.push_back(std::move(d));
+  }
+  // The ids come from the rows just read, never from outside.
+  tx.ExecUnprepared("UPDATE webhook_deliveries SET next_attempt_at = UTC_TIMESTAMP(3) + INTERVAL " +
+                    std::to_string(lease_seconds) + " SECOND WHERE id IN (" + IdList(ids) + ")");
+  return out;
+}
+
+std::vector<int64_t> DeliveryQueue::RecordIn(DbConnection& tx, const std::vector<RecordedAttempt>& batch,
+                                             int64_t disable_after_seconds, const DisabledHandler& on_disabled) {
+  std::vector<std::vector<DbValue>> attempt_rows;
+  std::vector<int64_t> succeeded;
+  std::vector<int64_t> failed;
+  std::vector<int64_t> retried;
+  std::string retry_delays;  // "WHEN id THEN microseconds" for each of `retried`
+  std::vector<int64_t> succeeded_webhooks;
+  std::vector<int64_t> failing_webhooks;
+  std::vector<int64_t> gone_webhooks;
+  for (const RecordedAttempt& r : batch) {
+    const ClaimedDelivery& d = *r.delivery;
+    const Attempt& a = r.attempt;
+    const Outcome& outcome = r.outcome;
+    attempt_rows.push_back({d.id, time::FormatSql(a.at_ms),
+                            a.status_code > 0 ? DbValue(static_cast<int64_t>(a.status_code)) : DbValue(),
+                            a.duration_ms, a.error.empty() ? DbValue() : DbValue(text::TruncateUtf8(a.error, 512)),
+                            a.status_code > 0 ? DbValue(a.response) : DbValue()});
+    switch (outcome.kind) {
+      case Outcome::kSucceeded: succeeded.push_back(d.id); break;
+      case Outcome::kFailed: failed.push_back(d.id); break;
+      case Outcome::kRetryLater:
+        retried.push_back(d.id);
+        retry_delays += " WHEN " + std::to_string(d.id) + " THEN " + std::to_string(outcome.retry_in_ms * 1000);
+        break;
+    }
+    if (!d.webhook) continue;
+    if (outcome.disable_webhook) gone_webhooks.push_back(d.webhook->id);
+    (outcome.kind == Outcome::kSucceeded ? succeeded_webhooks : failing_webhooks).push_back(d.webhook->id);
+  }
+  InsertInChunks(tx, "INSERT INTO webhook_delivery_attempts (delivery_id, at, status_code, duration_ms, error, response)",
+                 attempt_rows);
+  // One statement per kind of outcome. The ids and delays are the sender's own (claimed rows, the
+  // retry policy), never from outside.
+  if (!succeeded.empty()) {
+    tx.ExecUnprepared(
+        "UPDATE webhook_deliveries SET status = 'succeeded', round_attempts = round_attempts + 1,"
+        " next_attempt_at = UTC_TIMESTAMP(3), updated_at = UTC_TIMESTAMP(3),"
+        " delivered_at = COALESCE(delivered_at, UTC_TIMESTAMP(3)) WHERE id IN (" + IdList(succeeded) + ")");
+  }
+  if (!failed.empty()) {
+    tx.ExecUnprepared(
+        "UPDATE webhook_deliveries SET status = 'failed', round_attempts = round_attempts + 1,"
+        " next_attempt_at = UTC_TIMESTAMP(3), updated_at = UTC_TIMESTAMP(3) WHERE id IN (" + IdList(failed) + ")");
+  }
+  if (!retried.empty()) {
+    tx.ExecUnprepared(
+        "UPDATE webhook_deliveries SET status = 'pending', round_attempts = round_attempts + 1,"
+        " next_attempt_at = UTC_TIMESTAMP(3) + INTERVAL (CASE id" + retry_delays + " END) MICROSECOND,"
+        " updated_at = UTC_TIMESTAMP(3) WHERE id IN (" + IdList(retried) + ")");
+  }
+  for (int64_t id : gone_webhooks) webhooks_.Deactivate(tx, id);
+  if (!succeeded_webhooks.empty()) {
+    tx.ExecUnprepared("UPDATE webhooks SET failing_since = NULL WHERE failing_since IS NOT NULL AND id IN (" +
+                      IdList(succeeded_webhooks) + ")");
+  }
+  std::vector<int64_t> disabled;
+  if (failing_webhooks.empty()) return disabled;
+  tx.ExecUnprepared("UPDATE webhooks SET failing_since = UTC_TIMESTAMP(3) WHERE failing_since IS NULL AND id IN (" +
+                    IdList(failing_webhooks) + ")");
+  for (const DbRow& row : tx.QueryUnprepared(
+           "SELECT id FROM webhooks WHERE active = 1 AND failing_since <= UTC_TIMESTAMP(3) - INTERVAL " +
+           std::to_string(disable_after_seconds) + " SECOND AND id IN (" + IdList(failing_webhooks) + ") FOR UPDATE")) {
+    std::optional<Webhook> w = webhooks_.Load(tx, row.Int("id"));
+    if (!w) continue;
+    webhooks_.Deactivate(tx, w->id);
+    if (on_disabled) on_disabled(tx, *w);
+    disabled.push_back(w->id);
+  }
+  return disabled;
 }
 
 size_t DeliveryQueue::Purge(Database& db, int64_t retention_seconds, size_t limit) {

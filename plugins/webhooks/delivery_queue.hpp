@@ -13,6 +13,9 @@
 //   transaction, with what they mean for their webhooks: a success clears the webhook's
 //   `failing_since`, a failure sets it if unset, and a webhook whose deliveries have all failed
 //   for `disable_after` seconds is set inactive (the caller mails its owner in that transaction).
+// - RecordAndClaim does both in one transaction, the sender's round: the finished batch is
+//   recorded and the next one leased together, or neither is (a crash or a failed commit leaves
+//   the finished rows to their leases, sent again with the same webhook-id).
 // - Purge drops finished deliveries older than the retention; Backlog measures what is due.
 //
 // Holds no mutable state: thread-safe. Calls may throw DatabaseUnavailable.
@@ -72,6 +75,12 @@ struct RecordedAttempt {
 // kept failing for `disable_after` seconds.
 using DisabledHandler = std::function<void(DbConnection& tx, const Webhook& webhook)>;
 
+// What one RecordAndClaim did.
+struct RecordAndClaimResult {
+  std::vector<int64_t> disabled;          // webhooks set inactive for failing (as Record)
+  std::vector<ClaimedDelivery> claimed;   // the next batch (as Claim)
+};
+
 struct Backlog {
   int64_t due = 0;                 // pending deliveries whose time has come
   double oldest_age_seconds = 0;  // how long the longest-waiting of them has been due
@@ -95,6 +104,11 @@ class DeliveryQueue {
   // are set inactive and handed to `on_disabled`; their ids are returned.
   std::vector<int64_t> Record(Database& db, const std::vector<RecordedAttempt>& attempts, int64_t disable_after_seconds,
                               const DisabledHandler& on_disabled);
+  // Record, then Claim, in one transaction. Either part may be empty (no attempts, `limit` 0);
+  // with both empty nothing is run.
+  RecordAndClaimResult RecordAndClaim(Database& db, const std::vector<RecordedAttempt>& attempts, int64_t disable_after_seconds,
+                       const DisabledHandler& on_disabled, size_t limit, int64_t lease_seconds,
+                       const std::vector<int64_t>& skip_webhooks = {});
   // Deletes up to `limit` succeeded or failed deliveries (with their attempts) last changed more
   // than `retention_seconds` ago. Returns how many.
   size_t Purge(Database& db, int64_t retention_seconds, size_t limit);
@@ -107,6 +121,11 @@ class DeliveryQueue {
   Result<Json> Retry(Database& db, int64_t user_id, int64_t webhook_id, int64_t delivery_id);
 
  private:
+  std::vector<ClaimedDelivery> ClaimIn(DbConnection& tx, size_t limit, int64_t lease_seconds,
+                                       const std::vector<int64_t>& skip_webhooks);
+  std::vector<int64_t> RecordIn(DbConnection& tx, const std::vector<RecordedAttempt>& attempts,
+                                int64_t disable_after_seconds, const DisabledHandler& on_disabled);
+
   WebhookStore& webhooks_;
   const ScriptHooks hooks_;
 };

@@ -25,6 +25,12 @@ constexpr std::chrono::seconds kStartMargin{2};
 constexpr size_t kMaxResponseBytes = 256 * 1024;
 constexpr std::chrono::milliseconds kWokenRetry{2};  // doubled on each of kMaxWokenRetries
 constexpr int kMaxWokenRetries = 5;
+// Finished attempts wait at most this long for the round that records them.
+constexpr std::chrono::milliseconds kMaxRecordDelay{20};
+// Round()'s answer when its transaction failed.
+constexpr size_t kRoundFailed = static_cast<size_t>(-1);
+// Easy handles kept for reuse once their transfer is done.
+constexpr size_t kMaxIdleHandles = 64;
 
 double RandomUnit() {
   thread_local std::mt19937_64 rng{std::random_device{}()};
@@ -92,10 +98,16 @@ DeliverySender::DeliverySender(Database& db, DeliveryQueue& queue, Logger& logge
   static std::once_flag curl_once;
   std::call_once(curl_once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
   multi_ = curl_multi_init();
+  // Without a fixed size the connection cache follows the number of transfers open (four per
+  // transfer), so it shrinks, closing receivers' connections, each time the transfers drain.
+  if (multi_ != nullptr) {
+    curl_multi_setopt(static_cast<CURLM*>(multi_), CURLMOPT_MAXCONNECTS, static_cast<long>(options_.max_in_flight));
+  }
 }
 
 DeliverySender::~DeliverySender() {
   Stop();
+  for (void* e : idle_handles_) curl_easy_cleanup(static_cast<CURL*>(e));
   if (multi_ != nullptr) curl_multi_cleanup(static_cast<CURLM*>(multi_));
 }
 
@@ -122,23 +134,31 @@ void DeliverySender::Wake() noexcept {
 void DeliverySender::Loop() {
   auto* multi = static_cast<CURLM*>(multi_);
   auto next_claim = std::chrono::steady_clock::now();
+  // A round (record what finished, claim more) is one transaction: with requests in flight it
+  // waits until half the slots are free, so rounds stay few and large while the other half keeps
+  // the receivers busy. A wake-up says work has arrived and claims at once; finished attempts wait
+  // at most kMaxRecordDelay for their round.
+  const size_t half = std::max<size_t>(1, options_.max_in_flight / 2);
   while (!stopping_) {
     const auto now = std::chrono::steady_clock::now();
     const bool woken = woken_.exchange(false);
+    if (woken) next_claim = std::min(next_claim, now);
     StartWaiting();
     const size_t busy = in_flight_.size() + waiting_.size();
     const size_t room = busy < options_.max_in_flight ? options_.max_in_flight - busy : 0;
-    // A claim is a transaction: with requests in flight, wait until a quarter of the slots are
-    // free rather than claim a row or two at a time — unless a wake-up says work has arrived.
-    const bool worth = room > 0 && (woken || busy == 0 || room >= std::max<size_t>(1, options_.max_in_flight / 4));
-    if (woken) next_claim = std::min(next_claim, now);
-    if (worth && now >= next_claim) {
-      try {
-        const size_t got = Claim(room);
+    const bool roomy = busy == 0 || room >= half;
+    const bool claim = room > 0 && now >= next_claim && (woken || roomy || !finished_.empty());
+    const bool record = !finished_.empty() && (roomy || woken || now - first_finished_ >= kMaxRecordDelay);
+    if ((claim && (woken || roomy)) || record) {
+      const size_t limit = claim ? room : 0;
+      const size_t got = Round(limit);
+      if (got == kRoundFailed) {
+        next_claim = now + std::chrono::seconds(3);
+      } else if (limit > 0) {
         // A full batch may mean more is due: claim again as soon as there is room. The outbox
         // consumer wakes the sender before its transaction commits, so a wake-up that finds
         // nothing looks again a few times, soon, before falling back to the poll interval.
-        if (got == room) {
+        if (got == limit) {
           next_claim = now;
           woken_retries_ = 0;
         } else if (got == 0 && (woken || woken_retries_ > 0) && woken_retries_ < kMaxWokenRetries) {
@@ -148,9 +168,6 @@ void DeliverySender::Loop() {
           next_claim = now + options_.poll_interval;
           woken_retries_ = 0;
         }
-      } catch (const std::exception& e) {
-        logger_.Warn("webhook deliveries could not be claimed", {{"error", e.what()}});
-        next_claim = now + std::chrono::seconds(3);
       }
     }
     int running = 0;
@@ -167,20 +184,24 @@ void DeliverySender::Loop() {
       const int code = msg->data.result;
       curl_multi_remove_handle(multi, done->easy);
       Finish(*done, code);
+      Recycle(*done);
     }
-    RecordFinished();
     if (std::chrono::steady_clock::now() >= next_housekeeping_) Housekeeping();
-    // Until the next claim when one can be made, else until a transfer moves (curl_multi_poll
-    // returns early on activity) or the poll interval.
+    // Until the next round is due, or a transfer moves (curl_multi_poll returns early on
+    // activity), or the poll interval.
+    const auto after = std::chrono::steady_clock::now();
     const size_t busy_after = in_flight_.size() + waiting_.size();
-    const bool can_claim = busy_after == 0 || options_.max_in_flight - std::min(busy_after, options_.max_in_flight) >=
-                                                  std::max<size_t>(1, options_.max_in_flight / 4);
-    int64_t wait = can_claim ? std::chrono::duration_cast<std::chrono::milliseconds>(
-                                   next_claim - std::chrono::steady_clock::now()).count()
-                             : options_.poll_interval.count();
+    const size_t room_after = busy_after < options_.max_in_flight ? options_.max_in_flight - busy_after : 0;
+    const bool roomy_after = busy_after == 0 || room_after >= half;
+    auto due = after + options_.poll_interval;
+    if (!finished_.empty()) due = std::min(due, roomy_after ? after : first_finished_ + kMaxRecordDelay);
+    if (room_after > 0 && roomy_after) due = std::min(due, next_claim);
+    int64_t wait = std::chrono::duration_cast<std::chrono::milliseconds>(due - after).count();
     wait = std::clamp<int64_t>(wait, 0, in_flight_.empty() ? options_.poll_interval.count() : 50);
     curl_multi_poll(multi, nullptr, 0, static_cast<int>(wait), nullptr);
   }
+  // What finished before the stop is recorded rather than sent again after the lease.
+  if (!finished_.empty()) Round(0);
 }
 
 std::vector<int64_t> DeliverySender::BusyWebhooks() const {
@@ -200,12 +221,27 @@ std::vector<int64_t> DeliverySender::BusyWebhooks() const {
   return busy;
 }
 
-size_t DeliverySender::Claim(size_t room) {
-  std::vector<ClaimedDelivery> claimed = queue_.Claim(
-      db_, room, 2 * static_cast<int64_t>(options_.timeout.count()) + kLeaseSlackSeconds, BusyWebhooks());
-  const size_t got = claimed.size();
+size_t DeliverySender::Round(size_t limit) {
+  std::vector<RecordedAttempt> batch;
+  batch.reserve(finished_.size());
+  for (const Finished& f : finished_) batch.push_back(RecordedAttempt{&f.delivery, f.attempt, f.outcome});
+  RecordAndClaimResult round;
+  bool ok = false;
+  try {
+    round = queue_.RecordAndClaim(db_, batch, options_.disable_after_seconds, hooks_.notify_owner, limit,
+                                  2 * static_cast<int64_t>(options_.timeout.count()) + kLeaseSlackSeconds,
+                                  limit > 0 ? BusyWebhooks() : std::vector<int64_t>{});
+    ok = true;
+  } catch (const std::exception& e) {
+    // The leases run out and the deliveries are sent again, with the same webhook-ids.
+    logger_.Warn("webhook deliveries could not be recorded and claimed",
+                 {{"attempts", static_cast<int64_t>(finished_.size())}, {"error", e.what()}});
+  }
+  Report(ok, round.disabled);
+  if (!ok) return kRoundFailed;
+  const size_t got = round.claimed.size();
   const auto now = std::chrono::steady_clock::now();
-  for (ClaimedDelivery& d : claimed) waiting_.emplace_back(std::move(d), now);
+  for (ClaimedDelivery& d : round.claimed) waiting_.emplace_back(std::move(d), now);
   StartWaiting();
   return got;
 }
@@ -270,7 +306,12 @@ void DeliverySender::Begin(ClaimedDelivery d) {
   auto t = std::make_unique<Transfer>();
   t->destination = url->host + ":" + std::to_string(url->port);
   t->delivery = std::move(d);
-  t->easy = curl_easy_init();
+  if (!idle_handles_.empty()) {
+    t->easy = static_cast<CURL*>(idle_handles_.back());
+    idle_handles_.pop_back();
+  } else {
+    t->easy = curl_easy_init();
+  }
   if (t->easy == nullptr) {
     logger_.Error("webhook delivery: no HTTP handle could be created");
     return;  // the lease runs out and the delivery is tried again
@@ -288,6 +329,9 @@ void DeliverySender::Begin(ClaimedDelivery d) {
   }
   t->headers = curl_slist_append(t->headers, "X-Cal-Webhook-Version: 2021-10-20");
   t->headers = curl_slist_append(t->headers, "Expect:");
+  // HTTP/1.1 keeps connections open by default, but some servers (Pistache among them) close
+  // after every answer unless the request asks for keep-alive.
+  t->headers = curl_slist_append(t->headers, "Connection: keep-alive");
   if (!ClassifyAddress(url->host)) {  // a name, not an address literal: pin it to the checked address
     const std::string pinned = address->find(':') != std::string::npos ? "[" + *address + "]" : *address;
     t->resolve = curl_slist_append(t->resolve, (url->host + ":" + std::to_string(url->port) + ":" + pinned).c_str());
@@ -371,26 +415,20 @@ void DeliverySender::Finish(Transfer& t, int curl_code) {
   Complete(std::move(t.delivery), attempt, outcome, std::move(name));
 }
 
+void DeliverySender::Recycle(Transfer& t) {
+  if (t.easy == nullptr || idle_handles_.size() >= kMaxIdleHandles) return;
+  curl_easy_reset(t.easy);  // every option is set again by Begin; the multi handle keeps the connections
+  idle_handles_.push_back(t.easy);
+  t.easy = nullptr;
+}
+
 void DeliverySender::Complete(ClaimedDelivery d, const Attempt& attempt, const Outcome& outcome,
                               std::string outcome_name) {
+  if (finished_.empty()) first_finished_ = std::chrono::steady_clock::now();
   finished_.push_back(Finished{std::move(d), attempt, outcome, std::move(outcome_name)});
 }
 
-void DeliverySender::RecordFinished() {
-  if (finished_.empty()) return;
-  std::vector<RecordedAttempt> batch;
-  batch.reserve(finished_.size());
-  for (const Finished& f : finished_) batch.push_back(RecordedAttempt{&f.delivery, f.attempt, f.outcome});
-  std::vector<int64_t> disabled;
-  bool recorded = false;
-  try {
-    disabled = queue_.Record(db_, batch, options_.disable_after_seconds, hooks_.notify_owner);
-    recorded = true;
-  } catch (const std::exception& e) {
-    // The leases run out and the deliveries are sent again, with the same webhook-ids.
-    logger_.Warn("webhook delivery attempts could not be recorded",
-                 {{"attempts", static_cast<int64_t>(finished_.size())}, {"error", e.what()}});
-  }
+void DeliverySender::Report(bool recorded, const std::vector<int64_t>& disabled) {
   const int64_t now_ms = time::Now();
   for (const Finished& f : finished_) {
     const ClaimedDelivery& d = f.delivery;

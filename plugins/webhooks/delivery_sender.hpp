@@ -5,8 +5,8 @@
 // port), so a slow or dead receiver never holds up the others: while a destination is full, its
 // webhooks' deliveries are left in the table for later claims. Each request has `timeout`,
 // follows no redirect, uses no proxy, and connects only to the address the guard checked for this
-// attempt. The outcomes of the attempts that finish together go back through one
-// DeliveryQueue::Record with the retry policy applied. The same thread purges the delivery log
+// attempt. Rounds of one transaction each (DeliveryQueue::RecordAndClaim) record the outcomes of
+// the attempts that finished, with the retry policy applied, and claim the next batch. The same thread purges the delivery log
 // past `retention` and measures the backlog.
 //
 // Start()/Stop() once each, from one thread; Wake() from any thread.
@@ -79,14 +79,19 @@ class DeliverySender {
     std::string outcome_name;
   };
   void Loop();
-  // Claims up to `room` due deliveries and starts those whose destination has room; returns how
-  // many were claimed.
-  size_t Claim(size_t room);
+  // One transaction: records the finished attempts and claims up to `limit` due deliveries, then
+  // starts those whose destination has room. Returns how many were claimed, kRoundFailed (in the
+  // source) when the transaction failed.
+  size_t Round(size_t limit);
   void StartWaiting();
   void Begin(ClaimedDelivery delivery);
   void Finish(Transfer& transfer, int curl_code);
+  // Keeps the transfer's easy handle for the next Begin.
+  void Recycle(Transfer& transfer);
   void Complete(ClaimedDelivery delivery, const Attempt& attempt, const Outcome& outcome, std::string outcome_name);
-  void RecordFinished();
+  // Metrics and logs of the finished attempts after their round (`recorded`: it committed); then
+  // forgets them.
+  void Report(bool recorded, const std::vector<int64_t>& disabled);
   void Housekeeping();
   // Destinations with max_per_host requests open; the webhooks whose deliveries go there.
   std::vector<int64_t> BusyWebhooks() const;
@@ -104,6 +109,8 @@ class DeliverySender {
   // or dropped (left for a later claim) before their lease runs out.
   std::deque<std::pair<ClaimedDelivery, std::chrono::steady_clock::time_point>> waiting_;
   std::vector<Finished> finished_;
+  std::chrono::steady_clock::time_point first_finished_{};  // when finished_ became non-empty
+  std::vector<void*> idle_handles_;  // CURL*, reset, for reuse
   int woken_retries_ = 0;
   std::chrono::steady_clock::time_point next_housekeeping_{};
   std::chrono::steady_clock::time_point next_purge_{};

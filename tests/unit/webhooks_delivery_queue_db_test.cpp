@@ -1,0 +1,190 @@
+// DeliveryQueue against a real MariaDB: a round records the finished batch and claims the next
+// one in one transaction, so a round that fails (a crash before its commit) leaves neither its
+// attempts nor its new leases behind, and the deliveries it held are claimed again with the same
+// webhook-id; the outcomes of a mixed batch land with one statement per kind.
+#include <gtest/gtest.h>
+#include <prometheus/registry.h>
+
+#include <algorithm>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "delivery_queue.hpp"
+#include "rendezvous/time.hpp"
+#include "storage/migrator.hpp"
+#include "storage/mysql_database.hpp"
+#include "storage_test_util.hpp"
+#include "webhook_store.hpp"
+
+namespace rendezvous::testing {
+namespace {
+
+using webhooks::Attempt;
+using webhooks::ClaimedDelivery;
+using webhooks::DeliveryQueue;
+using webhooks::Outcome;
+using webhooks::RecordedAttempt;
+using webhooks::WebhookStore;
+
+constexpr int64_t kLease = 3600;
+
+class WebhooksDeliveryQueueDb : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    db_ = std::make_unique<core::MysqlDatabase>(OptionsFor(scratch_, 4), registry_, QuietLogger());
+    core::Migrator m(*db_, QuietLogger());
+    m.Add("webhooks", [] {
+      std::vector<Migration> all = WebhookStore::Migrations();
+      for (Migration& x : DeliveryQueue::Migrations()) all.push_back(std::move(x));
+      return all;
+    }());
+    m.Apply();
+    store_ = std::make_unique<WebhookStore>(*db_, "");
+    queue_ = std::make_unique<DeliveryQueue>(*store_);
+    scratch_.Exec(
+        "INSERT INTO webhooks (user_id, subscriber_url, url_hash, active, triggers, created_at, updated_at)"
+        " VALUES (3, 'http://127.0.0.1:9/hook', SHA2('http://127.0.0.1:9/hook', 256), 1,"
+        " '[\"BOOKING_CREATED\"]', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))");
+    webhook_id_ = std::stoll(scratch_.QueryValue("SELECT MAX(id) FROM webhooks"));
+  }
+
+  // `n` BOOKING_CREATED events of organizer 3 turned into deliveries by the outbox handler.
+  void Enqueue(int n) {
+    std::vector<OutboxEvent> batch;
+    for (int i = 1; i <= n; ++i) {
+      OutboxEvent e;
+      e.id = i;
+      e.topic = "bookings";
+      e.type = "BOOKING_CREATED";
+      e.payload = {{"triggerEvent", "BOOKING_CREATED"},
+                   {"createdAt", "2030-01-01T09:00:00.000Z"},
+                   {"payload", {{"uid", "b" + std::to_string(i)}, {"organizer", {{"id", 3}}}}}};
+      e.created_at = std::chrono::system_clock::now();
+      batch.push_back(std::move(e));
+    }
+    const size_t created = db_->Transaction([&](DbConnection& tx) { return queue_->Enqueue(tx, batch); });
+    ASSERT_EQ(created, static_cast<size_t>(n));
+  }
+
+  static std::vector<RecordedAttempt> Outcomes(const std::vector<ClaimedDelivery>& claimed,
+                                               const std::vector<Outcome>& outcomes) {
+    std::vector<RecordedAttempt> out;
+    for (size_t i = 0; i < claimed.size(); ++i) {
+      Attempt a;
+      a.at_ms = time::Now();
+      a.status_code = outcomes[i].kind == Outcome::kSucceeded ? 200 : 503;
+      a.duration_ms = 1;
+      if (a.status_code != 200) a.error = "HTTP 503";
+      a.response = "ok";
+      out.push_back(RecordedAttempt{&claimed[i], a, outcomes[i]});
+    }
+    return out;
+  }
+
+  int64_t Count(const std::string& sql) const { return std::stoll("0" + scratch_.QueryValue(sql)); }
+  int64_t Leased() const {
+    return Count("SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at > UTC_TIMESTAMP(3)");
+  }
+
+  ScratchDatabase scratch_;
+  prometheus::Registry registry_;
+  std::unique_ptr<core::MysqlDatabase> db_;
+  std::unique_ptr<WebhookStore> store_;
+  std::unique_ptr<DeliveryQueue> queue_;
+  int64_t webhook_id_ = 0;
+};
+
+TEST_F(WebhooksDeliveryQueueDb, RoundRecordsTheFinishedBatchAndClaimsTheNext) {
+  Enqueue(10);
+  const std::vector<ClaimedDelivery> first = queue_->RecordAndClaim(*db_, {}, 60, {}, 4, kLease).claimed;
+  ASSERT_EQ(first.size(), 4u);
+  ASSERT_TRUE(first[0].webhook.has_value());
+  EXPECT_EQ(first[0].webhook->id, webhook_id_);
+  EXPECT_EQ(Leased(), 4);
+
+  const std::vector<ClaimedDelivery> second =
+      queue_->RecordAndClaim(*db_, Outcomes(first, std::vector<Outcome>(4, Outcome{Outcome::kSucceeded})), 60, {}, 4,
+                             kLease)
+          .claimed;
+  ASSERT_EQ(second.size(), 4u);
+  for (const ClaimedDelivery& d : second) {
+    EXPECT_TRUE(std::none_of(first.begin(), first.end(), [&](const ClaimedDelivery& f) { return f.id == d.id; }))
+        << d.id << " was claimed while its first attempt was being recorded";
+  }
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'succeeded' AND delivered_at IS NOT NULL"), 4);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_delivery_attempts WHERE status_code = 200"), 4);
+  EXPECT_EQ(Leased(), 4);  // the second batch; the first is finished
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= UTC_TIMESTAMP(3)"), 2);
+}
+
+TEST_F(WebhooksDeliveryQueueDb, FailedRoundLeavesNeitherItsAttemptsNorItsLeases) {
+  Enqueue(6);
+  const std::vector<ClaimedDelivery> held = queue_->RecordAndClaim(*db_, {}, 60, {}, 3, kLease).claimed;
+  ASSERT_EQ(held.size(), 3u);
+
+  // The round's last statement (the new leases) fails, as a crash before the commit would end it.
+  scratch_.Exec("CREATE TABLE refuse_leases (x INT)");
+  scratch_.Exec("INSERT INTO refuse_leases VALUES (1)");
+  scratch_.Exec(
+      "CREATE TRIGGER refuse_lease BEFORE UPDATE ON webhook_deliveries FOR EACH ROW"
+      " IF NEW.round_attempts = OLD.round_attempts AND NEW.status = 'pending'"
+      " AND EXISTS (SELECT 1 FROM refuse_leases) THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'lease refused'; END IF");
+  EXPECT_THROW(queue_->RecordAndClaim(*db_, Outcomes(held, std::vector<Outcome>(3, Outcome{Outcome::kSucceeded})), 60,
+                                      {}, 3, kLease),
+               DatabaseError);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_delivery_attempts"), 0);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE status <> 'pending' OR round_attempts <> 0"), 0);
+  EXPECT_EQ(Leased(), 3) << "only the first batch holds a lease";
+  scratch_.Exec("DELETE FROM refuse_leases");
+
+  // The leases run out: every delivery is claimed again, the held ones with their webhook-ids.
+  scratch_.Exec("UPDATE webhook_deliveries SET next_attempt_at = UTC_TIMESTAMP(3) - INTERVAL 1 SECOND");
+  const std::vector<ClaimedDelivery> again = queue_->RecordAndClaim(*db_, {}, 60, {}, 10, kLease).claimed;
+  ASSERT_EQ(again.size(), 6u);
+  for (const ClaimedDelivery& h : held) {
+    auto it = std::find_if(again.begin(), again.end(), [&](const ClaimedDelivery& d) { return d.id == h.id; });
+    ASSERT_NE(it, again.end()) << h.id;
+    EXPECT_EQ(it->message_id, h.message_id);
+    EXPECT_EQ(it->body, h.body);
+  }
+}
+
+TEST_F(WebhooksDeliveryQueueDb, MixedOutcomesLandEachWithItsNextState) {
+  Enqueue(13);  // 13 attempt rows: inserted in several multi-row statements
+  const std::vector<ClaimedDelivery> claimed = queue_->RecordAndClaim(*db_, {}, 60, {}, 13, kLease).claimed;
+  ASSERT_EQ(claimed.size(), 13u);
+  std::vector<Outcome> outcomes(13, Outcome{Outcome::kSucceeded});
+  outcomes[1] = Outcome{Outcome::kFailed};
+  outcomes[2] = Outcome{Outcome::kRetryLater, int64_t{3600} * 1000};
+  outcomes[3] = Outcome{Outcome::kRetryLater, int64_t{36000} * 1000};
+  const auto result = queue_->RecordAndClaim(*db_, Outcomes(claimed, outcomes), 60, {}, 0, kLease);
+  EXPECT_TRUE(result.claimed.empty());
+  EXPECT_TRUE(result.disabled.empty());
+
+  const auto status = [&](size_t i) {
+    return scratch_.QueryValue("SELECT status FROM webhook_deliveries WHERE id = " + std::to_string(claimed[i].id));
+  };
+  EXPECT_EQ(status(0), "succeeded");
+  EXPECT_EQ(status(1), "failed");
+  EXPECT_EQ(status(2), "pending");
+  EXPECT_EQ(status(3), "pending");
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'succeeded'"), 10);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE round_attempts = 1"), 13);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_delivery_attempts"), 13);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_delivery_attempts WHERE error = 'HTTP 503' AND status_code = 503"), 3);
+  // Each retry is due after its own delay (an hour, ten hours).
+  const auto due_in = [&](size_t i) {
+    return Count("SELECT TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(3), next_attempt_at) + 100000 FROM webhook_deliveries"
+                 " WHERE id = " + std::to_string(claimed[i].id)) - 100000;
+  };
+  EXPECT_LE(due_in(2), 3600);
+  EXPECT_GT(due_in(2), 0);
+  EXPECT_GT(due_in(3), 5 * 3600);
+  // A failed attempt marks its webhook as failing, successes beside it in the batch or not.
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhooks WHERE failing_since IS NOT NULL"), 1);
+}
+
+}  // namespace
+}  // namespace rendezvous::testing
