@@ -12,6 +12,10 @@ namespace {
 constexpr size_t kPipelineSlack = 64 * 1024;
 constexpr size_t kKeepCapacity = 64 * 1024;
 constexpr size_t kMaxUnsentBytes = 256 * 1024;
+// A connection holding at most kSmallHolding request bytes may use the budget's last
+// 1/kReserveShare; a connection holding more may not.
+constexpr size_t kSmallHolding = 64 * 1024;
+constexpr size_t kReserveShare = 16;
 
 }  // namespace
 
@@ -36,7 +40,11 @@ Connection::Items Connection::OnInput(const char* data, size_t size) {
   budget_held_ += size;
   in_.append(data, size);
   const auto& limits = context_.parser;
-  if (before + size > context_.buffer_budget) {
+  // Large uploads may fill the budget only up to its reserve, which is kept for connections
+  // holding little, so stalled uploads cannot lock ordinary requests out.
+  const size_t limit = budget_held_ > kSmallHolding ? context_.buffer_budget - context_.buffer_budget / kReserveShare
+                                                    : context_.buffer_budget;
+  if (before + size > limit) {
     items.push_back({next_seq_++, std::nullopt, 503, "the server holds too many request bytes; try again later",
                      "buffer_budget"});
     StopReadingLocked();

@@ -3,7 +3,8 @@
 // answered, in order, whichever thread finishes them first.
 //
 // Bounds: the bytes buffered for requests count against a budget shared by every connection (over
-// it: 503 and close); at most kMaxPipelined requests of one connection are in flight, later ones
+// it: 503 and close; its last sixteenth only for connections holding at most 64 KiB, so large
+// stalled uploads cannot lock ordinary requests out); at most kMaxPipelined requests of one connection are in flight, later ones
 // wait in the buffer, as they do while 256 KiB of answers wait for the client to read them; a refused request (framing error, body over the limit) is answered and the
 // connection closes without reading another byte as a request.
 //

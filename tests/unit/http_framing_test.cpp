@@ -76,6 +76,20 @@ class HttpFramingTest : public HttpServerFixture {
     return -1;
   }
 
+  double Buffered() {
+    for (const auto& family : registry_.Collect())
+      if (family.name == "http_server_buffered_request_bytes") return family.metric.at(0).gauge.value;
+    return -1;
+  }
+
+  // Waits (bounded) until the server holds at least `bytes` request bytes.
+  bool AwaitBuffered(double bytes) {
+    for (auto deadline = rdv_test::Clock::now() + 10s; rdv_test::Clock::now() < deadline;
+         std::this_thread::sleep_for(20ms))
+      if (Buffered() >= bytes) return true;
+    return false;
+  }
+
   std::atomic<int> hits_{0};
 };
 
@@ -324,6 +338,27 @@ TEST_F(HttpFramingTest, BufferedBytesStayWithinTheBudget) {
   EXPECT_GE(Rejected("buffer_budget"), 1);
   // Small requests still fit.
   EXPECT_EQ(StatusOf(Fetch(port_, "GET", "/v2/echo/1")), 200);
+}
+
+TEST_F(HttpFramingTest, StalledUploadsLeaveTheBudgetsReserveToSmallRequests) {
+  ServerOptions o = Options();
+  o.max_body_bytes = 128 * 1024;
+  o.max_buffered_bytes = 160 * 1024;  // uploads holding more than 64 KiB stop at 150 KiB
+  Start(o);
+  const std::string head = "POST /v2/json HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n";
+  // The first upload stalls at 85,000 bytes; the second would take the budget to its last byte.
+  Conn first(port_);
+  ASSERT_TRUE(first.Send(head + std::string(85000, 'a')));
+  ASSERT_TRUE(AwaitBuffered(85000)) << Buffered();
+  Conn second(port_);
+  ASSERT_TRUE(second.Send(head + std::string(o.max_buffered_bytes - 85000 - 2 * head.size(), 'b')));
+  auto refused = second.Read(false, 5s);
+  ASSERT_TRUE(refused);
+  ExpectEnvelope(*refused, 503, "service_unavailable");
+  EXPECT_TRUE(second.AwaitClose(5s));
+  // Small requests on new connections are answered while the first upload hangs.
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(StatusOf(Fetch(port_, "GET", "/v2/echo/1")), 200) << i;
+  EXPECT_GE(Buffered(), 85000);
 }
 
 TEST_F(HttpFramingTest, OutboundRoutesAreCappedPerCallerAndDoNotHoldApiWorkers) {
