@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
 
   size_t delivered = 0, bytes = 0;
   auto one = [&] {
-    ScriptHooks::Args args{ScriptHooks::EventValue(outbox_payload), ScriptHooks::WebhookValue(webhook)};
+    ScriptHooks::Args args(outbox_payload, ScriptHooks::WebhookValue(webhook));
     if (!hooks->ShouldDeliver(args)) return;
     rendezvous::webhooks::RenderedBody body = hooks->Body(webhook, outbox_payload, args);
     bytes += body.body.size();

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <span>
 
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
@@ -82,7 +83,7 @@ Result<std::string> ReadScriptFile(const std::string& path) {
 
 struct CallRequest {
   const std::string* function = nullptr;
-  const std::vector<nlohmann::json>* args = nullptr;
+  std::span<const nlohmann::json* const> args;
   bool missing = false;
 };
 
@@ -98,10 +99,10 @@ int CallTrampoline(lua_State* L) {
     request->missing = true;
     return 0;
   }
-  const std::vector<nlohmann::json>& args = *request->args;
+  const std::span<const nlohmann::json* const> args = request->args;
   luaL_checkstack(L, static_cast<int>(std::min<size_t>(args.size(), 10000)) + LUA_MINSTACK,
                   "too many arguments");
-  for (size_t i = 0; i < args.size(); ++i) PushJson(L, args[i], 0);
+  for (size_t i = 0; i < args.size(); ++i) PushJson(L, *args[i], 0);
   lua_call(L, static_cast<int>(args.size()), 1);
   return 1;
 }
@@ -167,7 +168,7 @@ class LuaScript final : public Script {
     }
     Pooled pooled;
     if (Acquire(pooled).outcome != LuaOutcome::kOk) return false;
-    CallRequest request{&function, nullptr, false};
+    CallRequest request{&function, {}, false};
     lua_State* L = pooled.state->L();
     lua_settop(L, 0);
     lua_pushcfunction(L, HasFunctionTrampoline);
@@ -190,6 +191,14 @@ class LuaScript final : public Script {
 
   Result<nlohmann::json> Call(const std::string& function,
                               const std::vector<nlohmann::json>& args) override {
+    std::vector<const nlohmann::json*> pointers;
+    pointers.reserve(args.size());
+    for (const nlohmann::json& arg : args) pointers.push_back(&arg);
+    return CallInPlace(function, pointers);
+  }
+
+  Result<nlohmann::json> CallInPlace(const std::string& function,
+                                     std::span<const nlohmann::json* const> args) override {
     const auto start = std::chrono::steady_clock::now();
     CallCounter(function).Increment();
     Result<nlohmann::json> result = CallUnmetered(function, args);
@@ -313,13 +322,13 @@ class LuaScript final : public Script {
   }
 
   Result<nlohmann::json> CallUnmetered(const std::string& function,
-                                       const std::vector<nlohmann::json>& args) {
+                                       std::span<const nlohmann::json* const> args) {
     Pooled pooled;
     SandboxState::RunResult acquired = Acquire(pooled);
     if (acquired.outcome != LuaOutcome::kOk)
       return Fail(function, acquired.outcome, std::move(acquired.message));
 
-    CallRequest request{&function, &args, false};
+    CallRequest request{&function, args, false};
     lua_State* L = pooled.state->L();
     lua_settop(L, 0);
     lua_pushcfunction(L, CallTrampoline);

@@ -143,7 +143,7 @@ size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& 
       if (!w.Subscribes(trigger)) continue;
       RenderedBody body;
       if (hooks_.has_filter() || hooks_.has_render()) {
-        if (!args) args = ScriptHooks::Args{ScriptHooks::EventValue(e.payload), Json()};
+        if (!args) args.emplace(e.payload);
         args->webhook = ScriptHooks::WebhookValue(w);
         if (!hooks_.ShouldDeliver(*args)) continue;
         body = hooks_.Body(w, e.payload, *args);

@@ -1,7 +1,7 @@
 #include "script_hooks.hpp"
 
+#include <span>
 #include <utility>
-#include <vector>
 
 namespace rendezvous::webhooks {
 namespace {
@@ -33,14 +33,34 @@ Result<ScriptHooks> ScriptHooks::Load(ScriptRuntime& runtime, Logger& logger, co
   return ScriptHooks(std::move(filter).value(), std::move(render).value(), &logger);
 }
 
+namespace {
+
+constexpr const char* kEventMembers[] = {"triggerEvent", "createdAt", "payload"};
+
+bool IsEventValue(const Json& outbox_payload) {
+  if (!outbox_payload.is_object()) return false;
+  for (auto it = outbox_payload.begin(); it != outbox_payload.end(); ++it) {
+    const std::string& key = it.key();
+    if (key != kEventMembers[0] && key != kEventMembers[1] && key != kEventMembers[2]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 Json ScriptHooks::EventValue(const Json& outbox_payload) {
   Json event = Json::object();
   if (!outbox_payload.is_object()) return event;
-  for (const char* key : {"triggerEvent", "createdAt", "payload"}) {
+  for (const char* key : kEventMembers) {
     auto it = outbox_payload.find(key);
     if (it != outbox_payload.end()) event[key] = *it;
   }
   return event;
+}
+
+ScriptHooks::Args::Args(const Json& outbox_payload, Json webhook_value)
+    : webhook(std::move(webhook_value)), outbox_(&outbox_payload) {
+  if (!IsEventValue(outbox_payload)) filtered_ = EventValue(outbox_payload);
 }
 
 Json ScriptHooks::WebhookValue(const Webhook& w) {
@@ -52,24 +72,16 @@ Json ScriptHooks::WebhookValue(const Webhook& w) {
               {"payloadTemplate", w.payload_template ? Json(*w.payload_template) : Json()}};
 }
 
-// Calls `function` with the arguments, moving the (large) event value into the call and back
-// rather than copying it.
-Result<Json> ScriptHooks::CallWith(Script& script, const char* function, std::optional<Json> first, Args& args) {
-  std::vector<Json> values;
-  values.reserve(3);
-  if (first) values.push_back(std::move(*first));
-  values.push_back(std::move(args.event));
-  values.push_back(std::move(args.webhook));
-  Result<Json> answer = script.Call(function, values);
-  args.webhook = std::move(values.back());
-  values.pop_back();
-  args.event = std::move(values.back());
-  return answer;
+// Calls `function` with the arguments read in place: the (large) event value is never copied.
+Result<Json> ScriptHooks::CallWith(Script& script, const char* function, const Json* first, const Args& args) {
+  const Json* values[] = {first, &args.event(), &args.webhook};
+  std::span<const Json* const> in_place(values);
+  return script.CallInPlace(function, first != nullptr ? in_place : in_place.subspan(1));
 }
 
-bool ScriptHooks::ShouldDeliver(Args& args) const {
+bool ScriptHooks::ShouldDeliver(const Args& args) const {
   if (!filter_ || !filter_->HasFunction(kFilterFunction)) return true;
-  Result<Json> answer = CallWith(*filter_, kFilterFunction, std::nullopt, args);
+  Result<Json> answer = CallWith(*filter_, kFilterFunction, nullptr, args);
   if (!answer.ok()) return true;  // logged and counted by the runtime
   if (answer->is_boolean()) return answer->get<bool>();
   if (logger_ != nullptr) {
@@ -79,9 +91,10 @@ bool ScriptHooks::ShouldDeliver(Args& args) const {
   return true;
 }
 
-std::optional<std::string> ScriptHooks::Render(const std::optional<std::string>& tmpl, Args& args) const {
+std::optional<std::string> ScriptHooks::Render(const std::optional<std::string>& tmpl, const Args& args) const {
   if (!render_ || !render_->HasFunction(kRenderFunction)) return std::nullopt;
-  Result<Json> answer = CallWith(*render_, kRenderFunction, tmpl ? Json(*tmpl) : Json(), args);
+  const Json template_value = tmpl ? Json(*tmpl) : Json();
+  Result<Json> answer = CallWith(*render_, kRenderFunction, &template_value, args);
   if (!answer.ok()) return std::nullopt;  // logged and counted by the runtime
   if (answer->is_string()) return std::move(answer).value().get<std::string>();
   if (!answer->is_null() && logger_ != nullptr) {
@@ -91,7 +104,7 @@ std::optional<std::string> ScriptHooks::Render(const std::optional<std::string>&
   return std::nullopt;
 }
 
-RenderedBody ScriptHooks::Body(const Webhook& webhook, const Json& outbox_payload, Args& args) const {
+RenderedBody ScriptHooks::Body(const Webhook& webhook, const Json& outbox_payload, const Args& args) const {
   if (std::optional<std::string> rendered = Render(webhook.payload_template, args)) {
     return TypedBody(std::move(*rendered));
   }

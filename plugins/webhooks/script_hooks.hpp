@@ -60,26 +60,33 @@ class ScriptHooks {
   static nlohmann::json WebhookValue(const Webhook& webhook);
 
   // The arguments of one delivery's hook calls. Built once per event and reused for each of its
-  // webhooks (only `webhook` changes), so the event is converted once; the calls borrow the
-  // values and give them back, which is why they take Args by reference.
-  struct Args {
-    nlohmann::json event;    // EventValue
+  // webhooks (only `webhook` changes). The event value is the outbox payload itself when that
+  // holds nothing but the event's members (as the bookings plugin writes it), read in place by
+  // the calls; otherwise EventValue's copy. The payload must outlive the Args.
+  class Args {
+   public:
+    explicit Args(const nlohmann::json& outbox_payload, nlohmann::json webhook_value = nlohmann::json());
+    const nlohmann::json& event() const { return filtered_ ? *filtered_ : *outbox_; }
     nlohmann::json webhook;  // WebhookValue
+
+   private:
+    const nlohmann::json* outbox_;
+    std::optional<nlohmann::json> filtered_;
   };
 
   // True without a filter.
-  bool ShouldDeliver(Args& args) const;
+  bool ShouldDeliver(const Args& args) const;
   // The script's body, or nullopt for the built-in rendering (no render script, nil, an error or
   // a result that is not a string).
-  std::optional<std::string> Render(const std::optional<std::string>& tmpl, Args& args) const;
+  std::optional<std::string> Render(const std::optional<std::string>& tmpl, const Args& args) const;
 
   // The delivery's body: the render hook's (cut at kMaxRenderedBytes, typed as templates are),
   // else RenderBody over the outbox payload.
-  RenderedBody Body(const Webhook& webhook, const nlohmann::json& outbox_payload, Args& args) const;
+  RenderedBody Body(const Webhook& webhook, const nlohmann::json& outbox_payload, const Args& args) const;
 
  private:
-  static Result<nlohmann::json> CallWith(Script& script, const char* function, std::optional<nlohmann::json> first,
-                                         Args& args);
+  static Result<nlohmann::json> CallWith(Script& script, const char* function, const nlohmann::json* first,
+                                         const Args& args);
 
   std::shared_ptr<Script> filter_;
   std::shared_ptr<Script> render_;

@@ -1,5 +1,10 @@
 #include "template_renderer.hpp"
 
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
 #include "rendezvous/text.hpp"
 
 namespace rendezvous::webhooks {
@@ -19,7 +24,177 @@ std::optional<size_t> Index(std::string_view segment) {
   return index;
 }
 
+// A cursor over a JSON text; each Scan* consumes one token and says whether it is well-formed.
+class JsonScanner {
+ public:
+  explicit JsonScanner(std::string_view text) : p_(text.data()), end_(text.data() + text.size()) {
+    if (text.size() >= 3 && std::memcmp(p_, "\xEF\xBB\xBF", 3) == 0) p_ += 3;
+  }
+
+  bool AtEnd() const { return p_ == end_; }
+  // The next byte after whitespace, or 0 at the end (NUL is never valid outside a string).
+  char Peek() {
+    while (p_ < end_ && (*p_ == ' ' || *p_ == '\t' || *p_ == '\n' || *p_ == '\r')) ++p_;
+    return p_ < end_ ? *p_ : '\0';
+  }
+  void Skip() { ++p_; }
+
+  bool ScanValueToken() {
+    switch (Peek()) {
+      case '"': return ScanString();
+      case 't': return ScanWord("true");
+      case 'f': return ScanWord("false");
+      case 'n': return ScanWord("null");
+      default: return ScanNumber();
+    }
+  }
+
+  bool ScanString() {
+    ++p_;  // the opening quote
+    const char* run = p_;
+    while (p_ < end_) {
+      const unsigned char c = static_cast<unsigned char>(*p_);
+      if (c == '"' || c == '\\') {
+        if (!text::IsValidUtf8(std::string_view(run, static_cast<size_t>(p_ - run)))) return false;
+        ++p_;
+        if (c == '"') return true;
+        if (!ScanEscape()) return false;
+        run = p_;
+      } else if (c < 0x20) {
+        return false;
+      } else {
+        ++p_;
+      }
+    }
+    return false;
+  }
+
+ private:
+  bool ScanWord(std::string_view word) {
+    if (static_cast<size_t>(end_ - p_) < word.size() || std::memcmp(p_, word.data(), word.size()) != 0) return false;
+    p_ += word.size();
+    return true;
+  }
+
+  int Hex4() {
+    if (end_ - p_ < 4) return -1;
+    int value = 0;
+    for (int i = 0; i < 4; ++i, ++p_) {
+      const char c = *p_;
+      const int digit = c >= '0' && c <= '9'   ? c - '0'
+                        : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                        : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                               : -1;
+      if (digit < 0) return -1;
+      value = value * 16 + digit;
+    }
+    return value;
+  }
+
+  // After a backslash.
+  bool ScanEscape() {
+    if (p_ >= end_) return false;
+    const char c = *p_++;
+    if (c != '\0' && std::strchr("\"\\/bfnrt", c) != nullptr) return true;
+    if (c != 'u') return false;
+    const int unit = Hex4();
+    if (unit < 0 || (unit >= 0xDC00 && unit <= 0xDFFF)) return false;
+    if (unit < 0xD800 || unit > 0xDBFF) return true;
+    // A high surrogate needs its low one.
+    if (end_ - p_ < 2 || p_[0] != '\\' || p_[1] != 'u') return false;
+    p_ += 2;
+    const int low = Hex4();
+    return low >= 0xDC00 && low <= 0xDFFF;
+  }
+
+  static bool Digit(char c) { return c >= '0' && c <= '9'; }
+
+  bool ScanNumber() {
+    const char* start = p_;
+    bool fractional = false;
+    if (p_ < end_ && *p_ == '-') ++p_;
+    if (p_ < end_ && *p_ == '0') {
+      ++p_;
+    } else if (p_ < end_ && *p_ >= '1' && *p_ <= '9') {
+      while (p_ < end_ && Digit(*p_)) ++p_;
+    } else {
+      return false;
+    }
+    if (p_ < end_ && *p_ == '.') {
+      fractional = true;
+      ++p_;
+      if (p_ >= end_ || !Digit(*p_)) return false;
+      while (p_ < end_ && Digit(*p_)) ++p_;
+    }
+    if (p_ < end_ && (*p_ == 'e' || *p_ == 'E')) {
+      fractional = true;
+      ++p_;
+      if (p_ < end_ && (*p_ == '+' || *p_ == '-')) ++p_;
+      if (p_ >= end_ || !Digit(*p_)) return false;
+      while (p_ < end_ && Digit(*p_)) ++p_;
+    }
+    // Fractions, exponents and integers too long for 64 bits are doubles, which must be finite
+    // (underflow to zero is fine).
+    if (fractional || p_ - start > 18) {
+      const std::string token(start, p_);
+      const double value = std::strtod(token.c_str(), nullptr);
+      if (!std::isfinite(value)) return false;
+    }
+    return true;
+  }
+
+  const char* p_;
+  const char* end_;
+};
+
 }  // namespace
+
+bool IsJsonText(std::string_view text) {
+  JsonScanner in(text);
+  std::vector<char> open;  // '{' or '[' for each container being read
+  enum class Next { kValue, kMember, kAfterValue };
+  Next next = Next::kValue;
+  for (;;) {
+    switch (next) {
+      case Next::kValue: {
+        const char c = in.Peek();
+        if (c == '{' || c == '[') {
+          in.Skip();
+          if (in.Peek() == (c == '{' ? '}' : ']')) {
+            in.Skip();
+            next = Next::kAfterValue;
+          } else {
+            open.push_back(c);
+            next = c == '{' ? Next::kMember : Next::kValue;
+          }
+        } else {
+          if (!in.ScanValueToken()) return false;
+          next = Next::kAfterValue;
+        }
+        break;
+      }
+      case Next::kMember:
+        if (in.Peek() != '"' || !in.ScanString() || in.Peek() != ':') return false;
+        in.Skip();
+        next = Next::kValue;
+        break;
+      case Next::kAfterValue: {
+        const char c = in.Peek();
+        if (open.empty()) return in.AtEnd();
+        if (c == ',') {
+          in.Skip();
+          next = open.back() == '{' ? Next::kMember : Next::kValue;
+        } else if (c == (open.back() == '{' ? '}' : ']')) {
+          in.Skip();
+          open.pop_back();
+        } else {
+          return false;
+        }
+        break;
+      }
+    }
+  }
+}
 
 std::optional<Json> ResolvePath(const Json& event, std::string_view path) {
   path = text::Trim(path);
@@ -86,7 +261,7 @@ RenderedBody RenderBody(const std::optional<std::string>& tmpl, const Json& even
 RenderedBody TypedBody(std::string text) {
   if (text.size() > kMaxRenderedBytes) text.resize(kMaxRenderedBytes);
   RenderedBody r;
-  r.content_type = Json::accept(text) ? "application/json" : "text/plain";
+  r.content_type = IsJsonText(text) ? "application/json" : "text/plain";
   r.body = std::move(text);
   return r;
 }

@@ -33,6 +33,14 @@ std::optional<nlohmann::json> ResolvePath(const nlohmann::json& event, std::stri
 // parses as JSON, else "text/plain".
 RenderedBody TypedBody(std::string text);
 
+// Whether `text` is one JSON text (RFC 8259), by nlohmann::json::accept's rules: surrounding
+// whitespace and a leading UTF-8 byte order mark are allowed, strings are well-formed UTF-8
+// without raw control characters and pair their \u surrogates, numbers are finite as doubles.
+// Checks without building anything, so it costs a fraction of accept; nesting depth is bounded
+// only by memory (an explicit stack, no recursion). One difference: accept takes a NUL byte for
+// the end of the input ("{}\0x" passes), here it is invalid wherever it stands.
+bool IsJsonText(std::string_view text);
+
 // The body of a delivery: the template rendered, or without one the event itself as compact JSON.
 RenderedBody RenderBody(const std::optional<std::string>& tmpl, const nlohmann::json& event);
 

@@ -1,7 +1,8 @@
 // libFuzzer target: the webhook payload template renderer. The input is the template; the event
 // is a fixed booking event whose strings hold quotes, backslashes, controls and non-ASCII text.
 // The output stays within its bound, and a template that is valid JSON with string placeholders
-// only inside quotes renders to valid JSON (strings are inserted JSON-escaped).
+// only inside quotes renders to valid JSON (strings are inserted JSON-escaped). The input is also
+// checked as a JSON text by IsJsonText, which must agree with nlohmann::json::accept.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -28,6 +29,12 @@ const nlohmann::json& Event() {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string tmpl(reinterpret_cast<const char*>(data), size);
+  // The body's JSON check agrees with nlohmann's parser on every input without a NUL byte (the
+  // parser takes NUL for the end of the input; for IsJsonText it is a byte like any other).
+  if (tmpl.find('\0') == std::string::npos &&
+      rendezvous::webhooks::IsJsonText(tmpl) != nlohmann::json::accept(tmpl)) {
+    __builtin_trap();
+  }
   const std::string out = rendezvous::webhooks::RenderTemplate(tmpl, Event());
   if (out.size() > rendezvous::webhooks::kMaxRenderedBytes) __builtin_trap();
   const rendezvous::webhooks::RenderedBody body = rendezvous::webhooks::RenderBody(tmpl, Event());

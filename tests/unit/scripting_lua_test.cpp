@@ -231,6 +231,12 @@ TEST_F(LuaRuntimeTest, CallsConvertArgumentsAndResults) {
   EXPECT_EQ(*result, json::parse(R"({"trigger":"BOOKING_CREATED","url":"http://x","n":2,
       "first":"a@example.com","null_is_sentinel":true,"count":3,"ratio":1.5})"));
   EXPECT_TRUE((*result)["count"].is_number_integer());
+  // Read in place, the same arguments give the same answer.
+  const json webhook = {{"subscriberUrl", "http://x"}};
+  const json* in_place[] = {&event, &webhook};
+  auto again = script->CallInPlace("echo", in_place);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(*again, *result);
 
   auto nothing = script->Call("nothing", {});
   ASSERT_TRUE(nothing.ok());

@@ -93,14 +93,14 @@ class WebhooksScriptHooks : public ::testing::Test {
   json event_ = ScriptHooks::EventValue(OutboxPayload());
 
   bool Deliver(const ScriptHooks& hooks, const json& webhook) {
-    ScriptHooks::Args args{event_, webhook};
-    const bool deliver = hooks.ShouldDeliver(args);
-    EXPECT_EQ(args.event, event_) << "the arguments are given back";
-    return deliver;
+    const json outbox = OutboxPayload();
+    ScriptHooks::Args args(outbox, webhook);
+    return hooks.ShouldDeliver(args);
   }
   RenderedBody BodyOf(const Webhook& w, const json& webhook) {
-    ScriptHooks::Args args{event_, webhook};
-    return hooks_.Body(w, OutboxPayload(), args);
+    const json outbox = OutboxPayload();
+    ScriptHooks::Args args(outbox, webhook);
+    return hooks_.Body(w, outbox, args);
   }
 };
 
@@ -117,6 +117,22 @@ TEST_F(WebhooksScriptHooks, ValuesAreTheDocumentedOnesWithoutTheSecret) {
                            {"payloadTemplate", "{{title}}"}}));
   EXPECT_EQ(webhook.dump().find("whsec"), std::string::npos);
   EXPECT_TRUE(ScriptHooks::WebhookValue(SecretWebhook())["payloadTemplate"].is_null());
+}
+
+TEST_F(WebhooksScriptHooks, AnOutboxPayloadHoldingOnlyTheEventIsReadInPlace) {
+  const json outbox = OutboxPayload();  // holds a member scripts must not see
+  ScriptHooks::Args filtered(outbox);
+  EXPECT_NE(&filtered.event(), &outbox);
+  EXPECT_EQ(filtered.event(), event_);
+  ScriptHooks::Args in_place(event_);
+  EXPECT_EQ(&in_place.event(), &event_);
+  // Either way the script is given the event value.
+  filter_->answers.emplace("should_deliver", json(true));
+  EXPECT_TRUE(hooks_.ShouldDeliver(filtered));
+  EXPECT_TRUE(hooks_.ShouldDeliver(in_place));
+  ASSERT_EQ(filter_->calls.size(), 2u);
+  EXPECT_EQ(filter_->calls[0].second[0], event_);
+  EXPECT_EQ(filter_->calls[1].second[0], event_);
 }
 
 TEST_F(WebhooksScriptHooks, FilterAnswerDecides) {
@@ -165,7 +181,7 @@ TEST_F(WebhooksScriptHooks, RenderedBodyIsTypedLikeTemplates) {
 
 TEST_F(WebhooksScriptHooks, TemplateIsNilWithoutOne) {
   render_->answers.emplace("render", json("x"));
-  ScriptHooks::Args args{event_, json::object()};
+  ScriptHooks::Args args(event_, json::object());
   hooks_.Render(std::nullopt, args);
   ASSERT_EQ(render_->calls.size(), 1u);
   EXPECT_TRUE(render_->calls[0].second[0].is_null());

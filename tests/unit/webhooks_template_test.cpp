@@ -1,4 +1,8 @@
 // The payloadTemplate renderer: paths, escaping, unknown paths, content type, the default body.
+#include <string>
+#include <utility>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -81,6 +85,32 @@ TEST(WebhooksTemplate, OutputIsBounded) {
   event["payload"]["attendees"] = json::array();
   for (int i = 0; i < 100; ++i) event["payload"]["attendees"].push_back(std::string(100, 'x'));
   EXPECT_LE(RenderTemplate(tmpl, event).size(), kMaxRenderedBytes);
+}
+
+TEST(WebhooksTemplate, JsonCheckAgreesWithTheParser) {
+  const std::vector<std::pair<std::string, bool>> cases = {
+      {"{}", true}, {"[]", true}, {" \t\r\n{\"a\" : [1, 2.5, -0, 1e3, 1E-3, 0.0e+1]} \n", true},
+      {"\"text\"", true}, {"true", true}, {"null", true}, {"-12", true}, {"\xEF\xBB\xBF[1]", true},
+      {"{\"a\":{\"b\":[{},[],\"\\u00e9\\ud83d\\ude00\\\\\\/\\b\\f\\n\\r\\t\\\"\"]}}", true},
+      {"\"\xc3\xa9\xe6\x97\xa5\xf0\x9f\x98\x80\"", true}, {"1e-400", true}, {"123456789012345678901234567890", true},
+      {"", false}, {" ", false}, {"{", false}, {"[1,]", false}, {"{\"a\":1,}", false}, {"{\"a\" 1}", false},
+      {"{1:2}", false}, {"[1 2]", false}, {"01", false}, {"1.", false}, {".5", false}, {"1e", false},
+      {"+1", false}, {"-", false}, {"tru", false}, {"nul", false}, {"[] []", false}, {"{}x", false},
+      {"\"\\x\"", false}, {"\"\\u12\"", false}, {"\"\\ud83d\"", false}, {"\"\\ude00\"", false},
+      {"\"\\ud83d\\u0041\"", false}, {"\"a\nb\"", false}, {std::string("\"a\0b\"", 5), false},
+      {"\"\xc3\"", false}, {"\"\xed\xa0\x80\"", false}, {"\"\xc0\xaf\"", false}, {"\xc3\xa9", false},
+      {"1e400", false}, {"-1e400", false}, {std::string(400, '9'), false}, {"\xEF\xBB[1]", false},
+      {" \xEF\xBB\xBF[1]", false}, {"[1]\x0b", false}, {"'a'", false}, {"NaN", false},
+      {std::string(100000, '[') + std::string(100000, ']'), true},
+      {std::string(100000, '[') + std::string(99999, ']'), false}};
+  for (const auto& [text, valid] : cases) {
+    EXPECT_EQ(IsJsonText(text), valid) << text.substr(0, 80);
+    EXPECT_EQ(IsJsonText(text), json::accept(text)) << text.substr(0, 80);
+  }
+  // nlohmann's parser stops at a NUL byte; a receiver would not.
+  EXPECT_FALSE(IsJsonText(std::string("{}\0x", 4)));
+  EXPECT_EQ(TypedBody("{\"text\":\"hi\"}").content_type, "application/json");
+  EXPECT_EQ(TypedBody("{\"text\":\"hi\"").content_type, "text/plain");
 }
 
 }  // namespace

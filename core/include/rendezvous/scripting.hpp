@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,16 @@ class Script {
   virtual Result<nlohmann::json> Call(const std::string& function,
                                       const std::vector<nlohmann::json>& args) = 0;
   virtual Status Reload() = 0;
+  // Call, with the arguments read where they are: nothing is copied, so a large value (an
+  // event) costs only its conversion. They must stay alive and unchanged during the call. The
+  // default copies them into Call's vector; the Lua runtime reads them in place.
+  virtual Result<nlohmann::json> CallInPlace(const std::string& function,
+                                             std::span<const nlohmann::json* const> args) {
+    std::vector<nlohmann::json> values;
+    values.reserve(args.size());
+    for (const nlohmann::json* arg : args) values.push_back(*arg);
+    return Call(function, values);
+  }
 };
 
 class ScriptRuntime {
