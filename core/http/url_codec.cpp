@@ -1,14 +1,9 @@
 #include "http/url_codec.hpp"
 
+#include "rendezvous/text.hpp"
+
 namespace rendezvous::core {
 namespace {
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 bool IsUnreserved(unsigned char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
@@ -24,8 +19,8 @@ std::optional<std::string> PercentDecode(std::string_view in, bool plus_as_space
     char c = in[i];
     if (c == '%') {
       if (i + 2 >= in.size()) return std::nullopt;
-      int hi = HexValue(in[i + 1]);
-      int lo = HexValue(in[i + 2]);
+      int hi = text::HexDigitValue(in[i + 1]);
+      int lo = text::HexDigitValue(in[i + 2]);
       if (hi < 0 || lo < 0) return std::nullopt;
       char decoded = static_cast<char>(hi * 16 + lo);
       if (decoded == '\0') return std::nullopt;

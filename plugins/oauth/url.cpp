@@ -11,13 +11,6 @@ bool IsUnreserved(unsigned char c) {
   return std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~';
 }
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 bool IsRegNameChar(unsigned char c) {
   // RFC 3986 reg-name: unreserved / pct-encoded / sub-delims. '%' is refused too: a percent-encoded
   // host name only invites confusion about which host is meant.
@@ -179,8 +172,8 @@ std::optional<std::string> FormDecode(std::string_view text) {
       out.push_back(' ');
     } else if (c == '%') {
       if (i + 2 >= text.size()) return std::nullopt;
-      const int hi = HexValue(text[i + 1]);
-      const int lo = HexValue(text[i + 2]);
+      const int hi = text::HexDigitValue(text[i + 1]);
+      const int lo = text::HexDigitValue(text[i + 2]);
       if (hi < 0 || lo < 0) return std::nullopt;
       out.push_back(char(hi * 16 + lo));
       i += 2;

@@ -80,11 +80,7 @@ class JsonScanner {
     if (end_ - p_ < 4) return -1;
     int value = 0;
     for (int i = 0; i < 4; ++i, ++p_) {
-      const char c = *p_;
-      const int digit = c >= '0' && c <= '9'   ? c - '0'
-                        : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                        : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                               : -1;
+      const int digit = text::HexDigitValue(*p_);
       if (digit < 0) return -1;
       value = value * 16 + digit;
     }

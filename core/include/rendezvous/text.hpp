@@ -15,6 +15,9 @@ std::string_view Trim(std::string_view s);
 // Equal but for ASCII case.
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 
+// The value of one hexadecimal digit, either case; -1 for any other byte.
+int HexDigitValue(char c);
+
 // Well-formed UTF-8 (RFC 3629): no overlong forms, no surrogates, nothing above U+10FFFF.
 bool IsValidUtf8(std::string_view s);
 // The longest prefix of at most max_bytes bytes that ends on a character boundary. For valid
