@@ -38,6 +38,7 @@ const char* KindName(LuaOutcome outcome) {
     case LuaOutcome::kRuntime: return "runtime";
     case LuaOutcome::kBudget: return "budget";
     case LuaOutcome::kMemory: return "memory";
+    case LuaOutcome::kTime: return "time";
   }
   return "runtime";
 }
@@ -92,7 +93,7 @@ struct CallRequest {
 int CallTrampoline(lua_State* L) {
   auto* request = static_cast<CallRequest*>(lua_touserdata(L, 1));
   lua_settop(L, 0);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
+  PushCallEnvironment(L);
   lua_pushlstring(L, request->function->data(), request->function->size());
   lua_rawget(L, -2);
   if (lua_type(L, -1) != LUA_TFUNCTION) {
@@ -109,7 +110,7 @@ int CallTrampoline(lua_State* L) {
 
 int HasFunctionTrampoline(lua_State* L) {
   auto* request = static_cast<CallRequest*>(lua_touserdata(L, 1));
-  lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
+  PushLoadedEnvironment(L);
   lua_pushlstring(L, request->function->data(), request->function->size());
   lua_rawget(L, -2);
   request->missing = lua_type(L, -1) != LUA_TFUNCTION;
@@ -131,6 +132,7 @@ class LuaScript final : public Script {
         errors_runtime_(metrics_->errors.Add({{"script", name_}, {"kind", "runtime"}})),
         errors_budget_(metrics_->errors.Add({{"script", name_}, {"kind", "budget"}})),
         errors_memory_(metrics_->errors.Add({{"script", name_}, {"kind", "memory"}})),
+        errors_time_(metrics_->errors.Add({{"script", name_}, {"kind", "time"}})),
         errors_missing_(metrics_->errors.Add({{"script", name_}, {"kind", "missing"}})),
         duration_(metrics_->duration.Add(
             {{"script", name_}},
@@ -312,6 +314,7 @@ class LuaScript final : public Script {
     switch (outcome) {
       case LuaOutcome::kBudget: errors_budget_.Increment(); break;
       case LuaOutcome::kMemory: errors_memory_.Increment(); break;
+      case LuaOutcome::kTime: errors_time_.Increment(); break;
       default: errors_runtime_.Increment(); break;
     }
     logger_.Warn("lua call failed", {{"script", name_},
@@ -369,6 +372,7 @@ class LuaScript final : public Script {
   prometheus::Counter& errors_runtime_;
   prometheus::Counter& errors_budget_;
   prometheus::Counter& errors_memory_;
+  prometheus::Counter& errors_time_;
   prometheus::Counter& errors_missing_;
   prometheus::Histogram& duration_;
   prometheus::Counter& reloads_ok_;
@@ -396,7 +400,7 @@ LuaRuntime::LuaRuntime(prometheus::Registry& registry, Logger& logger)
           prometheus::BuildCounter()
               .Name("lua_errors_total")
               .Help("Failed Lua calls by kind: runtime error, instruction budget, memory limit, "
-                    "missing function")
+                    "time limit, missing function")
               .Register(registry),
           prometheus::BuildHistogram()
               .Name("lua_call_duration_seconds")
@@ -416,9 +420,9 @@ Result<std::shared_ptr<Script>> LuaRuntime::Load(const std::string& name, const 
     return Status(ErrorCode::kInvalid, "script name '" + name.substr(0, kMaxNameLength) +
                                            "' must be 1-48 characters of [A-Za-z0-9_./-]");
   }
-  if (limits.instruction_limit <= 0 || limits.memory_limit_bytes == 0) {
+  if (limits.instruction_limit <= 0 || limits.memory_limit_bytes == 0 || limits.time_limit_ms <= 0) {
     return Status(ErrorCode::kInvalid,
-                  "script '" + name + "': instruction and memory limits must be positive");
+                  "script '" + name + "': instruction, memory and time limits must be positive");
   }
   auto script = std::make_shared<LuaScript>(name, path, limits, logger_, metrics_);
   Status initialized = script->Initialize();

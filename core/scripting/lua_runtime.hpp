@@ -8,16 +8,20 @@
 //
 // Limits (LuaLimits) apply to every call and to running a file's top level: an instruction budget
 // (a count hook; once spent, every further hook tick raises, so a script's own pcall cannot swallow
-// it, and the call is reported as a budget failure even if the script caught the error) and a
-// memory cap per Lua state (a counting allocator). A state that hit either limit is closed and the
-// next call builds a fresh one from the current source.
+// it, and the call is reported as a budget failure even if the script caught the error), a time
+// limit (the same hook reads the clock, and so do the library functions that loop in C: the
+// pattern functions string.find/match/gmatch/gsub, string.rep, table.insert/remove/move are the
+// sandbox's own, charging their steps against the deadline), and a memory cap per Lua state (a
+// counting allocator; a refusal is reported with the script's line). A state that hit a limit is
+// closed and the next call builds a fresh one from the current source.
 //
-// Known gap: the count hook only runs between Lua instructions, so a single C library call (for
-// example string.find with a pathological pattern over a long subject) is bounded by memory but
-// not by the instruction budget.
+// Nothing persists from one call to the next: each call runs the file's top level again in a new
+// environment (its globals) whose unknown names are read from the sandbox's globals, and the
+// library tables are read-only views (rawset refuses them, the strings' metatable is hidden,
+// math.randomseed is absent). A call can neither see nor leave data for another delivery or user.
 //
 // Metrics (on the registry given to LuaRuntime): lua_calls_total{script,function},
-// lua_errors_total{script,kind="runtime|budget|memory|missing"}, lua_call_duration_seconds{script},
+// lua_errors_total{script,kind="runtime|budget|memory|time|missing"}, lua_call_duration_seconds{script},
 // lua_reloads_total{script,result="ok|error"}. Failures are logged at Warn with the script, the
 // function and the message (which carries the line); arguments are never logged.
 #pragma once

@@ -1,6 +1,7 @@
 #include "scripting/lua_sandbox.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -17,6 +18,28 @@ constexpr size_t kMaxPooledBytes = 1024 * 1024;
 
 LuaStateContext* Ctx(lua_State* L) { return *static_cast<LuaStateContext**>(lua_getextraspace(L)); }
 
+// Registry keys (their addresses): the compiled chunk, the environment its load-time run filled,
+// and the metatable of every call's environment.
+char chunk_key;
+char loaded_env_key;
+char env_meta_key;
+
+std::int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// The line of the innermost Lua function running on `L`'s stack, or -1. Reads the call info only
+// (no allocation), so the allocator may call it.
+int CurrentLine(lua_State* L) {
+  lua_Debug ar;
+  for (int level = 0; level < 64 && lua_getstack(L, level, &ar) != 0; ++level) {
+    if (lua_getinfo(L, "l", &ar) != 0 && ar.currentline > 0) return ar.currentline;
+  }
+  return -1;
+}
+
 // Counts what the state holds (requested sizes) against its cap; small blocks come from and go
 // back to the state's pool. Lua passes a block's exact size as `osize`, so the pool needs no
 // header. Lua requires that shrinking never fails; growing beyond the cap answers NULL, which Lua
@@ -31,6 +54,7 @@ void* CountingAlloc(void* ud, void* ptr, size_t osize, size_t nsize) {
     return nullptr;
   }
   if (nsize > old && nsize - old > ctx->memory_limit - ctx->memory_used) {
+    if (ctx->running && ctx->memory_line < 0) ctx->memory_line = CurrentLine(ctx->L);
     ctx->memory_refused = true;
     return nullptr;
   }
@@ -56,18 +80,78 @@ void* CountingAlloc(void* ud, void* ptr, size_t osize, size_t nsize) {
   return block;
 }
 
-// Once the budget is spent the hook fires on every instruction of every coroutine it reaches, so
-// each pcall that catches the error is unwound again by its caller's next instruction.
+// Once the budget (instructions or time) is spent the hook fires on every instruction of every
+// coroutine it reaches, so each pcall that catches the error is unwound again by its caller's next
+// instruction.
 void BudgetHook(lua_State* L, lua_Debug* ar) {
   LuaStateContext* ctx = Ctx(L);
   if (!ctx->budget_exhausted) {
     ctx->instructions_used += ctx->hook_interval;
-    if (ctx->instructions_used < ctx->instruction_limit) return;
+    const bool out_of_instructions = ctx->instructions_used >= ctx->instruction_limit;
+    if (!out_of_instructions && (ctx->deadline_ns == 0 || NowNs() < ctx->deadline_ns)) return;
     ctx->budget_exhausted = true;
+    ctx->time_exhausted = !out_of_instructions;
     if (lua_getinfo(L, "l", ar) != 0) ctx->budget_line = ar->currentline;
   }
   lua_sethook(L, BudgetHook, LUA_MASKCOUNT, 1);
-  luaL_error(L, "instruction limit exceeded");
+  luaL_error(L, ctx->time_exhausted ? "time limit exceeded" : "instruction limit exceeded");
+}
+
+// A metatable's __newindex that refuses: the library tables scripts see are read-only views.
+int ReadOnlyNewIndex(lua_State* L) { return luaL_error(L, "the sandbox's library tables are read-only"); }
+
+bool IsReadOnlyView(lua_State* L, int index) {
+  if (lua_type(L, index) != LUA_TTABLE || lua_getmetatable(L, index) == 0) return false;
+  lua_pushliteral(L, "__newindex");
+  lua_rawget(L, -2);
+  const bool view = lua_tocfunction(L, -1) == ReadOnlyNewIndex;
+  lua_pop(L, 2);
+  return view;
+}
+
+// rawset, except on the read-only views.
+int SandboxRawSet(lua_State* L) {
+  if (IsReadOnlyView(L, 1)) return ReadOnlyNewIndex(L);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, 1);
+  return 1;
+}
+
+// Iterates a read-only view's table without handing the table itself to the script.
+int ViewNext(lua_State* L) {
+  lua_settop(L, 2);
+  if (lua_next(L, lua_upvalueindex(1)) != 0) return 2;
+  lua_pushnil(L);
+  return 1;
+}
+
+int ViewPairs(lua_State* L) {
+  lua_getmetatable(L, 1);
+  lua_pushliteral(L, "__index");
+  lua_rawget(L, -2);
+  lua_pushcclosure(L, ViewNext, 1);
+  lua_pushnil(L);
+  lua_pushnil(L);
+  return 3;
+}
+
+// Replaces global `name` with a read-only view of it.
+void MakeReadOnlyView(lua_State* L, const char* name) {
+  lua_getglobal(L, name);
+  lua_createtable(L, 0, 0);
+  lua_createtable(L, 0, 4);
+  lua_pushvalue(L, -3);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, ReadOnlyNewIndex);
+  lua_setfield(L, -2, "__newindex");
+  lua_pushcfunction(L, ViewPairs);
+  lua_setfield(L, -2, "__pairs");
+  lua_pushboolean(L, 0);
+  lua_setfield(L, -2, "__metatable");
+  lua_setmetatable(L, -2);
+  lua_setglobal(L, name);
+  lua_pop(L, 1);
 }
 
 int Panic(lua_State* L) {
@@ -164,6 +248,11 @@ int OpenSandbox(lua_State* L) {
     lua_pop(L, 1);
   }
 
+  lua_getglobal(L, LUA_STRLIBNAME);
+  lua_getglobal(L, LUA_TABLIBNAME);
+  OpenBoundedLibrary(L, lua_absindex(L, -2), lua_absindex(L, -1));
+  lua_pop(L, 2);
+
   for (const char* name : {"dofile", "loadfile", "load", "warn", "require"}) {
     lua_pushnil(L);
     lua_setglobal(L, name);
@@ -195,10 +284,84 @@ int OpenSandbox(lua_State* L) {
   PushJsonNull(L);
   lua_setfield(L, -2, "null");
   lua_setglobal(L, "json");
+
+  // Nothing a call does may outlast it (PushCallEnvironment): the library tables become
+  // read-only views, the strings' metatable is hidden, and the random generator cannot be seeded
+  // (a seed would carry a value into later calls).
+  lua_getglobal(L, LUA_MATHLIBNAME);
+  lua_pushnil(L);
+  lua_setfield(L, -2, "randomseed");
+  lua_pop(L, 1);
+  for (const char* name : {LUA_STRLIBNAME, LUA_TABLIBNAME, LUA_MATHLIBNAME, LUA_UTF8LIBNAME,
+                           LUA_COLIBNAME, LUA_OSLIBNAME, "json"}) {
+    MakeReadOnlyView(L, name);
+  }
+  lua_pushliteral(L, "");
+  lua_getmetatable(L, -1);
+  lua_pushboolean(L, 0);
+  lua_setfield(L, -2, "__metatable");
+  lua_pop(L, 2);
+  lua_getglobal(L, "rawset");
+  lua_pushcclosure(L, SandboxRawSet, 1);
+  lua_setglobal(L, "rawset");
+
+  // The metatable of every call's environment: unknown names are read from the globals.
+  lua_createtable(L, 0, 2);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
+  lua_setfield(L, -2, "__index");
+  lua_pushboolean(L, 0);
+  lua_setfield(L, -2, "__metatable");
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &env_meta_key);
+  return 0;
+}
+
+// Pushes a new, empty environment (its _G is itself).
+void PushEmptyEnvironment(lua_State* L) {
+  lua_createtable(L, 0, 8);
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &env_meta_key);
+  lua_setmetatable(L, -2);
+  lua_pushliteral(L, "_G");
+  lua_pushvalue(L, -2);
+  lua_rawset(L, -3);
+}
+
+// Runs the compiled chunk in the environment on top of the stack (left there).
+void RunTopLevelIn(lua_State* L) {
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &chunk_key);
+  lua_pushvalue(L, -2);
+  lua_setupvalue(L, -2, 1);  // a main chunk's only upvalue is _ENV
+  lua_call(L, 0, 0);
+}
+
+// Under Run: argument 1 is the compiled chunk. Keeps it, runs it in a fresh environment and keeps
+// that one too.
+int LoadTrampoline(lua_State* L) {
+  lua_settop(L, 1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &chunk_key);
+  PushEmptyEnvironment(L);
+  RunTopLevelIn(L);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &loaded_env_key);
   return 0;
 }
 
 }  // namespace
+
+void PushCallEnvironment(lua_State* L) {
+  PushEmptyEnvironment(L);
+  RunTopLevelIn(L);
+}
+
+void PushLoadedEnvironment(lua_State* L) { lua_rawgetp(L, LUA_REGISTRYINDEX, &loaded_env_key); }
+
+void SandboxCheckTime(lua_State* L) {
+  LuaStateContext* ctx = Ctx(L);
+  if (ctx->budget_exhausted || ctx->deadline_ns == 0 || NowNs() < ctx->deadline_ns) return;
+  ctx->budget_exhausted = true;
+  ctx->time_exhausted = true;
+  ctx->budget_line = CurrentLine(L);
+  lua_sethook(L, BudgetHook, LUA_MASKCOUNT, 1);
+  luaL_error(L, "time limit exceeded");
+}
 
 LuaBlockPool::~LuaBlockPool() {
   for (Free*& head : heads_) {
@@ -245,6 +408,7 @@ SandboxState::RunResult SandboxState::Create(const std::string& script_name, Log
   ctx.logger = &logger;
   ctx.memory_limit = limits.memory_limit_bytes;
   ctx.instruction_limit = limits.instruction_limit;
+  ctx.time_limit_ns = static_cast<std::int64_t>(limits.time_limit_ms) * 1000000;
   ctx.pool = std::make_unique<LuaBlockPool>(std::min<size_t>(limits.memory_limit_bytes, kMaxPooledBytes));
   ctx.hook_interval = limits.instruction_limit < kDefaultHookInterval
                           ? static_cast<int>(limits.instruction_limit > 0 ? limits.instruction_limit : 1)
@@ -257,6 +421,7 @@ SandboxState::RunResult SandboxState::Create(const std::string& script_name, Log
                                      " bytes is too small for a Lua state"};
   }
   state->L_ = L;
+  ctx.L = L;
   *static_cast<LuaStateContext**>(lua_getextraspace(L)) = &ctx;
   lua_atpanic(L, Panic);
 
@@ -302,14 +467,20 @@ SandboxState::RunResult SandboxState::LoadChunk(const std::string& source) {
     lua_settop(L_, 0);
     return result;
   }
-  return Run(0, 0);
+  lua_pushcfunction(L_, LoadTrampoline);
+  lua_insert(L_, -2);
+  return Run(1, 0);
 }
 
 SandboxState::RunResult SandboxState::Run(int nargs, int nresults) {
   LuaStateContext& ctx = *ctx_;
   ctx.instructions_used = 0;
   ctx.budget_exhausted = false;
+  ctx.time_exhausted = false;
   ctx.budget_line = -1;
+  ctx.memory_line = -1;
+  ctx.deadline_ns = ctx.time_limit_ns > 0 ? NowNs() + ctx.time_limit_ns : 0;
+  ctx.running = true;
   lua_sethook(L_, BudgetHook, LUA_MASKCOUNT, ctx.hook_interval);
 
   const int handler = lua_gettop(L_) - nargs;
@@ -317,17 +488,25 @@ SandboxState::RunResult SandboxState::Run(int nargs, int nresults) {
   lua_insert(L_, handler);
   const int status = lua_pcall(L_, nargs, nresults, handler);
   lua_remove(L_, handler);
+  ctx.running = false;
+  ctx.deadline_ns = 0;
 
+  auto at_line = [&ctx](int line) {
+    return ctx.script_name + (line > 0 ? ":" + std::to_string(line) : std::string());
+  };
   RunResult result;
-  if (ctx.budget_exhausted) {
+  if (ctx.budget_exhausted && ctx.time_exhausted) {
+    result.outcome = LuaOutcome::kTime;
+    result.message = at_line(ctx.budget_line) + ": time limit of " +
+                     std::to_string(ctx.time_limit_ns / 1000000) + " ms exceeded";
+  } else if (ctx.budget_exhausted) {
     result.outcome = LuaOutcome::kBudget;
-    result.message = ctx.script_name +
-                     (ctx.budget_line > 0 ? ":" + std::to_string(ctx.budget_line) : std::string()) +
-                     ": instruction limit of " + std::to_string(ctx.instruction_limit) + " exceeded";
+    result.message = at_line(ctx.budget_line) + ": instruction limit of " +
+                     std::to_string(ctx.instruction_limit) + " exceeded";
   } else if (status != LUA_OK && (status == LUA_ERRMEM || ctx.memory_refused)) {
     result.outcome = LuaOutcome::kMemory;
-    result.message = ctx.script_name + ": memory limit of " + std::to_string(ctx.memory_limit) +
-                     " bytes exceeded";
+    result.message = at_line(ctx.memory_line) + ": memory limit of " +
+                     std::to_string(ctx.memory_limit) + " bytes exceeded";
   } else if (status != LUA_OK) {
     result.outcome = LuaOutcome::kRuntime;
     size_t len = 0;

@@ -3,6 +3,7 @@
 // core/scripting (LuaRuntime builds scripts on it).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -13,7 +14,7 @@
 
 namespace rendezvous::core {
 
-enum class LuaOutcome { kOk, kRuntime, kBudget, kMemory };
+enum class LuaOutcome { kOk, kRuntime, kBudget, kMemory, kTime };
 
 // Small blocks freed by a state, kept for its next allocations of the same size class: a call's
 // converted arguments are many small tables and strings that die together, and this spares the
@@ -49,14 +50,20 @@ class LuaBlockPool {
 struct LuaStateContext {
   std::string script_name;
   Logger* logger = nullptr;
+  lua_State* L = nullptr;  // the main thread, for the line of a refused allocation
+  bool running = false;    // inside Run
   size_t memory_limit = 0;
   size_t memory_used = 0;
   bool memory_refused = false;  // the allocator refused a request since the state was created
+  int memory_line = -1;         // the script's line at the first refusal of the current run
   long instruction_limit = 0;
   long instructions_used = 0;
   int hook_interval = 1000;
-  bool budget_exhausted = false;
+  bool budget_exhausted = false;  // instructions or time ran out: every hook tick raises
+  bool time_exhausted = false;
   int budget_line = -1;
+  std::int64_t time_limit_ns = 0;
+  std::int64_t deadline_ns = 0;  // steady clock; 0 outside a run
   std::unique_ptr<LuaBlockPool> pool;  // outlives the lua_State (destroyed after lua_close)
 };
 
@@ -77,7 +84,9 @@ class SandboxState {
 
   lua_State* L() const { return L_; }
 
-  // Compiles `source` as a text chunk named "@name" and runs its top level under the limits.
+  // Compiles `source` as a text chunk named "@name" and runs its top level under the limits, in
+  // a fresh environment (see PushCallEnvironment), which HasFunction-like lookups can read with
+  // PushLoadedEnvironment. The compiled chunk is kept for PushCallEnvironment.
   RunResult LoadChunk(const std::string& source);
 
   // Calls the function below `nargs` arguments on top of the stack under lua_pcall with the
@@ -97,5 +106,23 @@ class SandboxState {
   std::unique_ptr<LuaStateContext> ctx_;
   lua_State* L_ = nullptr;
 };
+
+// Pushes a fresh environment for one call: a new table whose missing names are read from the
+// sandbox's globals (read-only: the library tables are read-only views, the base functions
+// values), with the chunk's top level run again in it, so nothing a call stores, in globals or in
+// the top level's locals, is seen by any later call. Raises Lua errors: call under Run.
+void PushCallEnvironment(lua_State* L);
+// Pushes the environment LoadChunk's run of the top level filled.
+void PushLoadedEnvironment(lua_State* L);
+
+// For C functions that loop on their own (the bounded string and table functions): raises the
+// time-limit error once the current run's deadline has passed. Cheap enough to call every few
+// thousand steps.
+void SandboxCheckTime(lua_State* L);
+
+// Replaces the string library's pattern functions (find, match, gmatch, gsub) and rep, and the
+// table library's insert, remove and move in the tables at `string_index` and `table_index` with
+// versions whose work is charged against the run's time limit (lua_patterns.cpp).
+void OpenBoundedLibrary(lua_State* L, int string_index, int table_index);
 
 }  // namespace rendezvous::core

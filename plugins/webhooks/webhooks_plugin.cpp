@@ -54,6 +54,7 @@ WebhooksConfig ReadConfig(ConfigNode& c) {
   ConfigNode lua = c.Child("lua");
   config.lua.instruction_limit = lua.Int("instruction_limit", 1000000, 1000, 1000000000);
   config.lua.memory_limit_bytes = static_cast<size_t>(lua.Int("memory_limit_bytes", 16777216, 65536, 1073741824));
+  config.lua.time_limit_ms = lua.Int("time_limit_ms", 50, 1, 60000);
   lua.RejectUnknown();
   c.RejectUnknown();
   return config;

@@ -196,6 +196,28 @@ TEST_F(WebhooksLua, MemoryBombFallsBackToTheBuiltInBody) {
   ExpectServing();
 }
 
+// A pattern that backtracks for seconds runs inside one C function, where no instruction is
+// counted: the time limit (50 ms by default) stops it, and the delivery goes out with the built-in
+// body at once instead of holding the delivery thread.
+TEST_F(WebhooksLua, PathologicalPatternFallsBackWithinTheTimeLimit) {
+  LoopbackHttpServer receiver([](const PeerRequest&) { return Ok(); });
+  StartServer(Plugins("", WriteScript("render.lua",
+                                      "function render()\n"
+                                      "  local subject = string.rep('a', 480)\n"
+                                      "  return tostring(string.find(subject, '.-.-.-b'))\n"
+                                      "end\n"),
+                      1000000000));
+  const int64_t webhook = CreateWebhook(Body(receiver.url() + "/hook"))["id"];
+  const auto start = std::chrono::steady_clock::now();
+  const std::string uid = ConfirmNewBooking();
+  AwaitDelivery(webhook, "succeeded", 1);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  ExpectBuiltInBody(webhook, uid);
+  EXPECT_EQ(Metric("lua_errors_total{kind=\"time\",script=\"webhooks.render\"}"), 1);
+  EXPECT_TRUE(server_->AwaitLog("webhooks.render:3: time limit of 50 ms exceeded")) << server_->Log();
+  ExpectServing();
+}
+
 // Each booking's attendee name picks one way out of the sandbox; every one is refused, so the
 // render fails and the built-in body is sent.
 TEST_F(WebhooksLua, SandboxEscapesAreRefused) {

@@ -622,6 +622,7 @@ TEST(ShippedConfigTest, EtcRendezvousYamlHoldsTheDefaults) {
   EXPECT_EQ(wh["scripts"]["render"].as<std::string>(), "");
   EXPECT_EQ(wh["lua"]["instruction_limit"].as<long>(), 1000000);
   EXPECT_EQ(wh["lua"]["memory_limit_bytes"].as<long>(), 16777216);
+  EXPECT_EQ(wh["lua"]["time_limit_ms"].as<long>(), 50);
   for (const char* name : {"oauth", "bookings", "calendar", "webhooks"}) EXPECT_TRUE(y[name]["enabled"].as<bool>());
 }
 

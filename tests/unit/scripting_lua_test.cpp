@@ -462,6 +462,7 @@ TEST_F(LuaRuntimeTest, LoadErrors) {
   EXPECT_FALSE(runtime_.Load("bad name:with colon", dir_.Write("n.lua", ""), {}).ok());
   EXPECT_FALSE(runtime_.Load("zero", dir_.Write("z.lua", ""), LuaLimits{0, 1024 * 1024}).ok());
   EXPECT_FALSE(runtime_.Load("tiny", dir_.Write("t.lua", ""), LuaLimits{1000, 512}).ok());
+  EXPECT_FALSE(runtime_.Load("timeless", dir_.Write("tl.lua", ""), LuaLimits{1000, 1024 * 1024, 0}).ok());
 }
 
 TEST_F(LuaRuntimeTest, ReloadKeepsOldVersionOnErrorAndSwitchesOnSuccess) {
@@ -564,6 +565,255 @@ TEST_F(LuaRuntimeTest, ResultsThatAreNotJsonFail) {
   ASSERT_FALSE(f.ok());
   EXPECT_EQ(f.status().code(), ErrorCode::kInternal);
   EXPECT_FALSE(script->Call("g", {}).ok());
+}
+
+// --- The time limit covers the library's C functions ----------------------------------------
+
+TEST_F(LuaRuntimeTest, PathologicalPatternsStopAtTheTimeLimit) {
+  // Each of these spends its time inside one C function call, where no instruction is counted.
+  auto script = MustLoad("patterns", R"(
+    local s = string.rep("a", 480)
+    function find() return string.find(s, ".-.-.-b") end
+    function method() return s:match(".-.-.-b") end
+    function gsub() return (string.gsub(s, ".-.-.-b", "")) end
+    function gmatch() for m in s:gmatch(".-.-.-b") do return m end end
+    function caught()
+      while true do pcall(string.find, s, ".-.-.-b") end
+    end
+    function plain()
+      local hay = string.rep("a", 4 * 1024 * 1024)
+      local needle = string.rep("a", 1024 * 1024) .. "b"
+      return hay:find(needle, 1, true)
+    end
+    function insert()
+      local t = setmetatable({}, {__len = function() return math.maxinteger - 1 end})
+      table.insert(t, 1, "x")
+    end
+    function move() return #table.move({}, 1, math.maxinteger // 2, 2) end
+    function spin() while true do end end
+    function ok() return "fine" end
+  )",
+                         LuaLimits{1000000000, 16 * 1024 * 1024, 50});
+  ASSERT_TRUE(script);
+  const std::vector<std::string> functions = {"find", "method", "gsub",   "gmatch", "caught",
+                                              "plain", "insert", "move", "spin"};
+  for (const std::string& fn : functions) {
+    const auto start = std::chrono::steady_clock::now();
+    auto result = script->Call(fn, {});
+    const auto elapsed = std::chrono::steady_clock::now() - start;
+    ASSERT_FALSE(result.ok()) << fn << " returned " << result->dump();
+    EXPECT_NE(result.status().message().find("time limit of 50 ms exceeded"), std::string::npos)
+        << fn << ": " << result.status().message();
+    EXPECT_NE(result.status().message().find("patterns:"), std::string::npos) << result.status().message();
+    // The limit, plus at most one clock check's worth of steps and the scheduler's noise.
+    EXPECT_LT(elapsed, std::chrono::milliseconds(500)) << fn;
+    auto after = script->Call("ok", {});
+    ASSERT_TRUE(after.ok()) << after.status().message();
+  }
+  EXPECT_EQ(MetricValue(registry_, "lua_errors_total", {{"script", "patterns"}, {"kind", "time"}}),
+            static_cast<double>(functions.size()));
+  EXPECT_EQ(MetricValue(registry_, "lua_errors_total", {{"script", "patterns"}, {"kind", "budget"}}), 0);
+}
+
+// The sandbox's own pattern functions answer as Lua 5.4's do.
+TEST_F(LuaRuntimeTest, PatternFunctionsKeepLuaSemantics) {
+  auto script = MustLoad("semantics", R"lua(
+    local function pack(...) return {n = select("#", ...), ...} end
+    local function show(t)
+      local out = {}
+      for i = 1, t.n do out[i] = tostring(t[i]) end
+      return table.concat(out, ",")
+    end
+    local function words(s, p, init)
+      local out = {}
+      for a, b in string.gmatch(s, p, init) do out[#out + 1] = b and (a .. "=" .. b) or a end
+      return table.concat(out, "|")
+    end
+    function cases()
+      return {
+        show(pack(string.find("hello world", "o w"))),
+        show(pack(string.find("hello", "l+"))),
+        show(pack(string.find("hello", "xyz"))),
+        show(pack(string.find("a.b", ".", 1, true))),
+        show(pack(string.find("abc", "b", -1))),
+        show(pack(string.find("abc", "c", -1))),
+        show(pack(string.find("abc", "", 10))),
+        show(pack(string.find("abc", "", 4))),
+        show(pack(string.find("a+b", "+", 1, true))),
+        show(pack(string.find("key = val", "(%w+) = (%w+)"))),
+        show(pack(string.match("key=value", "(%w+)=(%w+)"))),
+        show(pack(string.match("  trim me  ", "^%s*(.-)%s*$"))),
+        show(pack(string.match("hello", "()ll()"))),
+        show(pack(string.match("THE (quick) fox", "%((%a+)%)"))),
+        show(pack(string.match("f(a(b)c)d", "%b()"))),
+        show(pack(string.match("abc123", "[^%a]+"))),
+        show(pack(string.match("a-b", "[a-]+"))),
+        show(pack(string.match("a]b", "[]]"))),
+        show(pack(string.match("ab12", "%D+"))),
+        show(pack(string.match("hello", "lo$"))),
+        show(pack(string.match("hello$", "o%$"))),
+        show(pack(string.find("a$b", "a$b"))),
+        show(pack(string.match('say "hi" ok', "([\"'])(.-)%1"))),
+        show(pack(string.match("2024-01-05", "^(%d+)-(%d%d)-(%d%d)$"))),
+        show(pack(string.match("x", "^(x?)(x?)$"))),
+        show(pack(string.match("aaa", "a-b"))),
+        show(pack(string.match("aaab", "a-b"))),
+        show(pack(string.match("THE END", "%f[%a]%a+", 2))),
+        show(pack(string.gsub("hello world", "o", "0"))),
+        show(pack(string.gsub("hello world", "(%w+)", "<%1>"))),
+        show(pack(string.gsub("abc", "%w", "%0%0"))),
+        show(pack(string.gsub("hello world", "%w+", {hello = "HI"}))),
+        show(pack(string.gsub("abc", "", "-"))),
+        show(pack(string.gsub("hello", "l", function() return nil end))),
+        show(pack(string.gsub("abc def", "%f[%w]%w+", string.upper))),
+        show(pack(string.gsub("xx", "^x", "y"))),
+        show(pack(string.gsub("50", "%d+", "%0%%"))),
+        show(pack(string.gsub("abc", "%w", "-", 2))),
+        show(pack(string.gsub("a,b", ",", 1))),
+        words("one two  three", "%a+"),
+        words("k1=v1, k2=v2", "(%w+)=(%w+)"),
+        words("abc", ".", 2),
+        words("abc", "x*"),
+        string.rep("ab", 3, ","),
+        string.rep("x", 0),
+        string.rep("", math.maxinteger),
+        string.rep("", 3, "-"),
+      }
+    end
+    function errors()
+      local out = {}
+      for _, f in ipairs({
+        function() return string.gsub("abc", ".", "%2") end,
+        function() return string.find("a", "[a") end,
+        function() return string.find("a", "%") end,
+        function() return string.find("a", "(a") end,
+        function() return string.match("a", "a)") end,
+        function() return string.find("a", "%bx") end,
+        function() return string.find("a", "%fx") end,
+        function() return string.gsub("a", "a", "%") end,
+        function() return string.gsub("a", "a", true) end,
+        function() return string.gsub("a", "a", {a = true}) end,
+        function() return string.find(string.rep("a", 300), string.rep("(a?)", 300)) end,
+      }) do
+        local ok, err = pcall(f)
+        out[#out + 1] = ok and "ok" or err:gsub("^[^:]*:%d+: ", "")
+      end
+      return out
+    end
+    function tables()
+      local t = {"a", "b", "c"}
+      table.insert(t, "d")
+      table.insert(t, 1, "z")
+      local removed = table.remove(t)
+      local first = table.remove(t, 1)
+      local moved = table.move({1, 2, 3}, 1, 3, 2)
+      local into = table.move({1, 2}, 1, 2, 1, {9, 9, 9})
+      return {table.concat(t, ""), removed, first, table.concat(moved, ""), table.concat(into, ""),
+              select(2, pcall(table.insert, {}, 5, "x")):match("position out of bounds") ~= nil}
+    end
+  )lua");
+  ASSERT_TRUE(script);
+  auto cases = script->Call("cases", {});
+  ASSERT_TRUE(cases.ok()) << cases.status().message();
+  const std::vector<std::string> expected = {
+      "5,7", "3,4", "nil", "2,2", "nil", "3,3", "nil", "4,3", "2,2", "1,9,key,val", "key,value",
+      "trim me", "3,5", "quick", "(a(b)c)", "123", "a-", "]", "ab", "lo", "o$", "1,3", "\",hi",
+      "2024,01,05", "x,", "nil", "aaab", "END", "hell0 w0rld,2", "<hello> <world>,2", "aabbcc,3",
+      "HI world,2", "-a-b-c-,4", "hello,2", "ABC DEF,2", "yx,1", "50%,1", "--c,2", "a1b,1",
+      "one|two|three", "k1=v1|k2=v2", "b|c", "|||", "ab,ab,ab", "", "", "--"};
+  ASSERT_EQ(cases->size(), expected.size()) << cases->dump();
+  for (size_t i = 0; i < expected.size(); ++i) EXPECT_EQ((*cases)[i], expected[i]) << "case " << i + 1;
+
+  auto errors = script->Call("errors", {});
+  ASSERT_TRUE(errors.ok()) << errors.status().message();
+  const std::vector<std::string> messages = {
+      "invalid capture index %2",  // in the replacement
+      "malformed pattern (missing ']')",
+      "malformed pattern (ends with '%')",
+      "unfinished capture",
+      "invalid pattern capture",
+      "malformed pattern (missing arguments to '%b')",
+      "missing '[' after '%f' in pattern",
+      "invalid use of '%' in replacement string",
+      "(string/function/table expected, got boolean)",
+      "invalid replacement value (a boolean)",
+      "too many captures"};
+  ASSERT_EQ(errors->size(), messages.size()) << errors->dump();
+  for (size_t i = 0; i < messages.size(); ++i) {
+    EXPECT_NE((*errors)[i].get<std::string>().find(messages[i]), std::string::npos)
+        << "error " << i + 1 << ": " << (*errors)[i];
+  }
+
+  auto tables = script->Call("tables", {});
+  ASSERT_TRUE(tables.ok()) << tables.status().message();
+  EXPECT_EQ(*tables, json::parse(R"(["abc", "d", "z", "1123", "129", true])"));
+}
+
+// Nothing a call stores is seen by a later call: globals, the top level's locals, the library
+// tables.
+TEST_F(LuaRuntimeTest, NothingPersistsFromOneCallToTheNext) {
+  auto script = MustLoad("isolated", R"(
+    loads = (loads or 0) + 1
+    local seen = {}
+    function remember(x)
+      seen[#seen + 1] = x
+      stored = (stored or 0) + 1
+      return {seen = #seen, stored = stored, loads = loads}
+    end
+    function tamper_string() string.leak = "secret" end
+    function tamper_rawset() rawset(string, "leak", "secret") end
+    function tamper_metatable() getmetatable("").__index.leak = "secret" end
+    function tamper_table() table.insert = function() end end
+    function tamper_global() _G.string = {} end
+    function tamper_env() _ENV.string = {} end
+    function tamper_seed() math.randomseed(42) end
+    function leaked()
+      return {string.leak == nil, ("x").leak == nil, type(table.insert) == "function",
+              type(string.find) == "function", select("#", pairs(string)) == 3}
+    end
+    function library_names()
+      local n = 0
+      for name in pairs(string) do n = n + 1 end
+      return n
+    end
+  )");
+  ASSERT_TRUE(script);
+  for (const char* user : {"first", "second", "third"}) {
+    auto result = script->Call("remember", {user});
+    ASSERT_TRUE(result.ok()) << result.status().message();
+    EXPECT_EQ(*result, json::parse(R"({"seen": 1, "stored": 1, "loads": 1})")) << user;
+  }
+  for (const char* fn : {"tamper_string", "tamper_rawset", "tamper_metatable", "tamper_table", "tamper_seed"}) {
+    EXPECT_FALSE(script->Call(fn, {}).ok()) << fn << " must fail";
+  }
+  for (const char* fn : {"tamper_global", "tamper_env"}) {
+    EXPECT_TRUE(script->Call(fn, {}).ok()) << fn << " changes only its own call's environment";
+  }
+  auto leaked = script->Call("leaked", {});
+  ASSERT_TRUE(leaked.ok()) << leaked.status().message();
+  EXPECT_EQ(*leaked, json::parse("[true, true, true, true, true]"));
+  auto names = script->Call("library_names", {});
+  ASSERT_TRUE(names.ok()) << names.status().message();
+  EXPECT_GE(names->get<int>(), 15) << "pairs over a library table lists its functions";
+}
+
+TEST_F(LuaRuntimeTest, MemoryErrorsNameTheLine) {
+  auto script = MustLoad("hungry", "function big()\n  local s = 'x'\n  return #string.rep(s, 64 * 1024 * 1024)\nend\n"
+                                   "function grow()\n  local t = {}\n  for i = 1, 1e9 do\n    t[i] = i\n  end\nend\n",
+                         LuaLimits{100000000, 2 * 1024 * 1024});
+  ASSERT_TRUE(script);
+  auto big = script->Call("big", {});
+  ASSERT_FALSE(big.ok());
+  EXPECT_NE(big.status().message().find("hungry:3: memory limit of 2097152 bytes exceeded"), std::string::npos)
+      << big.status().message();
+  auto grow = script->Call("grow", {});
+  ASSERT_FALSE(grow.ok());
+  EXPECT_NE(grow.status().message().find("hungry:8: memory limit"), std::string::npos) << grow.status().message();
+  bool logged = false;
+  for (const auto& line : logger_.lines())
+    if (line.level == LogLevel::kWarn && line.fields.value("error", "").find("hungry:3: memory") != std::string::npos)
+      logged = true;
+  EXPECT_TRUE(logged);
 }
 
 }  // namespace

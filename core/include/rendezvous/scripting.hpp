@@ -12,9 +12,12 @@
 
 namespace rendezvous {
 
+// Per call (instructions, time) and per Lua state (memory). The time limit covers everything a
+// call does, the library's C functions included.
 struct LuaLimits {
   long instruction_limit = 1000000;
   size_t memory_limit_bytes = 16 * 1024 * 1024;
+  long time_limit_ms = 50;
 };
 
 // A loaded script file. Calls are thread-safe: each worker thread gets its own Lua state for the
