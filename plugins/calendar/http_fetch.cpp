@@ -5,8 +5,11 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <cstdint>
 #include <cstring>
 #include <mutex>
+
+#include "rendezvous/net.hpp"
 
 namespace rendezvous::calendar {
 namespace {
@@ -30,40 +33,33 @@ size_t Write(char* data, size_t size, size_t n, void* user) {
 
 struct SocketGuard {
   bool block = false;
-  bool blocked = false;
+  std::string blocked;  // why the address was refused
 };
 
-bool PrivateV4(uint32_t a) {
-  const uint8_t b0 = static_cast<uint8_t>(a >> 24), b1 = static_cast<uint8_t>(a >> 16);
-  return b0 == 0 || b0 == 10 || b0 == 127 || (b0 == 169 && b1 == 254) || (b0 == 172 && (b1 & 0xF0) == 16) ||
-         (b0 == 192 && b1 == 168) || (b0 == 100 && (b1 & 0xC0) == 64) || b0 >= 224;
-}
-
-bool PrivateSockaddr(const sockaddr* sa) {
+// Why the address curl is about to connect to is not public (rendezvous/net.hpp); empty if it is.
+std::string NonPublic(const sockaddr* sa) {
   if (sa->sa_family == AF_INET) {
-    return PrivateV4(ntohl(reinterpret_cast<const sockaddr_in*>(sa)->sin_addr.s_addr));
+    return net::ClassifyIpv4(ntohl(reinterpret_cast<const sockaddr_in*>(sa)->sin_addr.s_addr));
   }
   if (sa->sa_family == AF_INET6) {
-    const in6_addr& a = reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr;
-    if (IN6_IS_ADDR_LOOPBACK(&a) || IN6_IS_ADDR_UNSPECIFIED(&a) || IN6_IS_ADDR_LINKLOCAL(&a) ||
-        IN6_IS_ADDR_SITELOCAL(&a) || IN6_IS_ADDR_MULTICAST(&a) || (a.s6_addr[0] & 0xFE) == 0xFC)
-      return true;
-    if (IN6_IS_ADDR_V4MAPPED(&a)) {
-      uint32_t v4 = 0;
-      std::memcpy(&v4, a.s6_addr + 12, 4);
-      return PrivateV4(ntohl(v4));
-    }
-    return false;
+    std::uint8_t bytes[16];
+    std::memcpy(bytes, reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr.s6_addr, 16);
+    return net::ClassifyIpv6(bytes);
   }
-  return true;
+  return "not an IP address";
 }
 
+// The check is on the socket curl opens for the connection, so the address checked is the address
+// connected to, whatever a name resolved to before.
 curl_socket_t OpenSocket(void* user, curlsocktype purpose, curl_sockaddr* address) {
   auto* guard = static_cast<SocketGuard*>(user);
   if (purpose != CURLSOCKTYPE_IPCXN) return CURL_SOCKET_BAD;
-  if (guard->block && PrivateSockaddr(&address->addr)) {
-    guard->blocked = true;
-    return CURL_SOCKET_BAD;
+  if (guard->block) {
+    std::string why = NonPublic(&address->addr);
+    if (!why.empty()) {
+      guard->blocked = std::move(why);
+      return CURL_SOCKET_BAD;
+    }
   }
   return ::socket(address->family, address->socktype, address->protocol);
 }
@@ -90,20 +86,6 @@ const char* OutcomeLabel(FetchOutcome outcome) {
   return "error";
 }
 
-bool IsPrivateAddress(const std::string& host) {
-  sockaddr_in v4{};
-  sockaddr_in6 v6{};
-  if (inet_pton(AF_INET, host.c_str(), &v4.sin_addr) == 1) {
-    v4.sin_family = AF_INET;
-    return PrivateSockaddr(reinterpret_cast<const sockaddr*>(&v4));
-  }
-  if (inet_pton(AF_INET6, host.c_str(), &v6.sin6_addr) == 1) {
-    v6.sin6_family = AF_INET6;
-    return PrivateSockaddr(reinterpret_cast<const sockaddr*>(&v6));
-  }
-  return false;
-}
-
 FetchResult Fetch(const FetchRequest& request) noexcept {
   static std::once_flag curl_once;
   std::call_once(curl_once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
@@ -115,7 +97,7 @@ FetchResult Fetch(const FetchRequest& request) noexcept {
       return result;
     }
     Sink sink{&result.body, request.max_response_bytes};
-    SocketGuard guard{request.block_private_networks, false};
+    SocketGuard guard{request.block_private_networks, {}};
     curl_slist* headers = nullptr;
     for (const std::string& h : request.headers) headers = curl_slist_append(headers, h.c_str());
     curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
@@ -153,9 +135,9 @@ FetchResult Fetch(const FetchRequest& request) noexcept {
     } else if (sink.too_large || rc == CURLE_FILESIZE_EXCEEDED) {
       result.outcome = FetchOutcome::kTooLarge;
       result.error = "the response is larger than " + std::to_string(request.max_response_bytes) + " bytes";
-    } else if (guard.blocked) {
+    } else if (!guard.blocked.empty()) {
       result.outcome = FetchOutcome::kBlocked;
-      result.error = "the address is on a private, loopback or link-local network";
+      result.error = "the address is not public (" + guard.blocked + ")";
     } else if (rc == CURLE_OPERATION_TIMEDOUT) {
       result.outcome = FetchOutcome::kTimeout;
       result.error = "timed out";

@@ -1,7 +1,7 @@
 // The calendar plugin's one outbound HTTP helper (libcurl): bounded time and response size, no
 // redirects, no proxies from the environment, http/https only. Optionally refuses to connect to
-// private, loopback and link-local addresses (checked on the socket curl opens, so DNS tricks do
-// not get around it). Thread-safe: each call uses its own curl handle.
+// any address that is not public by the host's address policy (rendezvous/net.hpp), checked on the
+// socket curl opens, so DNS tricks do not get around it. Thread-safe: each call uses its own curl handle.
 #pragma once
 
 #include <chrono>
@@ -28,7 +28,7 @@ enum class FetchOutcome {
   kTimeout,
   kConnectFailed,
   kTooLarge,  // the response exceeded max_response_bytes
-  kBlocked,   // the address is private/loopback and block_private_networks was set
+  kBlocked,   // the address is not public and block_private_networks was set
   kBadUrl,
   kError,  // any other transport failure
 };
@@ -48,9 +48,5 @@ const char* OutcomeLabel(FetchOutcome outcome);
 
 // Performs one request. Never throws.
 FetchResult Fetch(const FetchRequest& request) noexcept;
-
-// True for loopback, private (RFC 1918, fc00::/7), link-local, unspecified and CGNAT addresses
-// given in numeric form.
-bool IsPrivateAddress(const std::string& numeric_host);
 
 }  // namespace rendezvous::calendar

@@ -36,6 +36,9 @@ Result<Json> CalendarService::SaveIcsFeeds(int64_t user_id, const Json& body) {
     if (parsed->scheme != "https" &&
         !(parsed->scheme == "http" && options_.ics_allow_private_networks && IsLoopbackHost(parsed->host)))
       return Status::Invalid(field, "the url must use https");
+    if (const std::string why = NonPublicLiteral(parsed->host); !why.empty() && !options_.ics_allow_private_networks)
+      return Status::Invalid(field, "the url must not point to a private or otherwise non-public address (" +
+                                        parsed->host + " is " + why + ")");
     if (!seen.insert(url).second) continue;
     const std::chrono::milliseconds timeout = IcsTimeLeft(deadline);
     if (timeout.count() == 0)

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "calendar_service.hpp"
+#include "rendezvous/net.hpp"
 #include "rendezvous/text.hpp"
 
 namespace rendezvous::calendar {
@@ -31,8 +32,10 @@ bool HasControlOrSpace(const std::string& s) {
 }
 
 bool IsLoopbackHost(const std::string& host) {
-  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+  return host == "localhost" || net::ClassifyAddress(host).value_or("") == "loopback";
 }
+
+std::string NonPublicLiteral(const std::string& host) { return net::ClassifyAddress(host).value_or(""); }
 
 bool IsAllowedRedirect(const std::string& url, const std::string& base_url, const std::string& app_url) {
   if (url.empty() || url.size() > kMaxUrlLength || HasControlOrSpace(url)) return false;

@@ -19,7 +19,12 @@ struct FeedUrl {
 // The scheme and host of an absolute http(s) URL without user info; nullopt otherwise.
 std::optional<FeedUrl> ParseFeedUrl(const std::string& url);
 
+// "localhost" or a loopback address literal.
 bool IsLoopbackHost(const std::string& host);
+
+// Why `host`, when it is an address literal, is not public (rendezvous/net.hpp); empty for a
+// public address or a name (a name's addresses are checked on the connection, see http_fetch.hpp).
+std::string NonPublicLiteral(const std::string& host);
 
 // Holds a space, a control character or DEL.
 bool HasControlOrSpace(const std::string& s);

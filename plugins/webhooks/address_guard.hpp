@@ -1,6 +1,6 @@
 // Where webhook deliveries may go (DESIGN §6): subscriber URLs are absolute http(s) URLs without
 // credentials, and unless private networks are allowed their host must resolve only to public
-// addresses. The delivery engine connects to the very address that was checked, so a name whose
+// addresses (the host's one address policy, rendezvous/net.hpp). The delivery engine connects to the very address that was checked, so a name whose
 // DNS answer changes between the check and the connection cannot reach an internal service.
 // Pure functions (Resolve* ask the system resolver, blocking); thread-safe.
 #pragma once
@@ -26,15 +26,9 @@ struct SubscriberUrl {
 // non-ASCII characters, at most kMaxUrlLength bytes. The message says what is wrong.
 Result<SubscriberUrl> ParseSubscriberUrl(std::string_view url);
 
-// Why a numeric address (IPv4 or IPv6 text) is not a public unicast address: "loopback",
-// "private", "link-local", "shared address space" (CGNAT, 100.64/10), "multicast",
-// "unspecified", "reserved", "cloud metadata", "IPv4-mapped IPv6", "unique local". Empty for a
-// public address; nullopt when `address` is not a numeric address at all.
+// Why a numeric address is not public (rendezvous/net.hpp's policy); empty for a public address,
+// nullopt when `address` is not a numeric address at all.
 std::optional<std::string> ClassifyAddress(std::string_view address);
-
-// Looks `host` up and returns its addresses as numeric text (an address literal answers itself).
-// Not found: kInvalid.
-Result<std::vector<std::string>> ResolveHost(const std::string& host);
 
 // The address to connect to for `url`: the first address `host` resolves to. Unless
 // `allow_private`, every address must be public (kInvalid naming the first one that is not and

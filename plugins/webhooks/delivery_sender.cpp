@@ -8,6 +8,7 @@
 
 #include "address_guard.hpp"
 #include "retry_policy.hpp"
+#include "rendezvous/net.hpp"
 #include "rendezvous/text.hpp"
 #include "rendezvous/time.hpp"
 #include "signature.hpp"
@@ -332,9 +333,8 @@ void DeliverySender::Begin(ClaimedDelivery d) {
   // HTTP/1.1 keeps connections open by default, but some servers (Pistache among them) close
   // after every answer unless the request asks for keep-alive.
   t->headers = curl_slist_append(t->headers, "Connection: keep-alive");
-  if (!ClassifyAddress(url->host)) {  // a name, not an address literal: pin it to the checked address
-    const std::string pinned = address->find(':') != std::string::npos ? "[" + *address + "]" : *address;
-    t->resolve = curl_slist_append(t->resolve, (url->host + ":" + std::to_string(url->port) + ":" + pinned).c_str());
+  if (!net::IsAddressLiteral(url->host)) {  // a name: pin it to the checked address
+    t->resolve = curl_slist_append(t->resolve, net::CurlResolveEntry(url->host, url->port, *address).c_str());
     curl_easy_setopt(t->easy, CURLOPT_RESOLVE, t->resolve);
   }
   CURL* e = t->easy;

@@ -1,5 +1,7 @@
 // The §5.3 calendar routes (calendars, busy times, ICS feeds, destination calendar) and the
 // §4.5 event lookup, against the real server and a fake Google / ICS host on loopback.
+#include <chrono>
+
 #include "calendar_fixture.hpp"
 
 namespace rendezvous::testing {
@@ -368,6 +370,28 @@ TEST_F(CalendarStrictIcsTest, PrivateAndPlainHttpFeedsAreRefused) {
   EXPECT_NE(priv.body.find("private"), std::string::npos) << priv.body;
   EXPECT_TRUE(google_.RequestsTo("/ics/").empty());
   EXPECT_EQ(db_.QueryValue("SELECT COUNT(*) FROM calendar_ics_feeds"), "0");
+}
+
+// Addresses that embed a private or metadata IPv4 address, and the ranges only the webhooks' table
+// used to know, are refused when saved, naming what they are, before any connection.
+TEST_F(CalendarStrictIcsTest, Nat64AndOtherNonPublicFeedAddressesAreRefused) {
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {"https://[64:ff9b::a9fe:a9fe]/feed.ics", "NAT64 of 169.254.169.254: cloud metadata"},
+      {"https://[64:ff9b::a00:1]:8443/feed.ics", "NAT64 of 10.0.0.1: private"},
+      {"https://[2002:a9fe:a9fe::1]/feed.ics", "6to4 of 169.254.169.254: cloud metadata"},
+      {"https://198.18.0.1/feed.ics", "benchmarking"},
+      {"https://192.0.0.8/feed.ics", "protocol assignments"},
+  };
+  for (const auto& [url, why] : refused) {
+    const auto start = std::chrono::steady_clock::now();
+    HttpResult saved = Send("POST", "/v2/calendars/ics-feed/save", {{"urls", {url}}}, key_);
+    EXPECT_EQ(saved.status, 400) << url << ": " << saved.body;
+    EXPECT_NE(saved.body.find(why), std::string::npos) << url << ": " << saved.body;
+    EXPECT_NE(saved.body.find("urls[0]"), std::string::npos) << saved.body;
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2)) << url << " was tried";
+  }
+  EXPECT_EQ(db_.QueryValue("SELECT COUNT(*) FROM calendar_ics_feeds"), "0");
+  EXPECT_EQ(Get("/v2/me", key_).status, 200);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "google_api.hpp"
+#include "http_fetch.hpp"
 #include "url_policy.hpp"
 
 namespace rendezvous::calendar {
@@ -42,16 +43,6 @@ TEST(CalendarGoogleApi, AuthUrlCarriesTheConnectParameters) {
   }
 }
 
-TEST(CalendarHttpFetch, PrivateAddresses) {
-  for (const char* a : {"127.0.0.1", "10.1.2.3", "172.16.0.1", "192.168.1.1", "169.254.169.254", "0.0.0.0",
-                        "::1", "fe80::1", "fd00::1", "::ffff:127.0.0.1", "100.64.0.1"}) {
-    EXPECT_TRUE(IsPrivateAddress(a)) << a;
-  }
-  for (const char* a : {"8.8.8.8", "172.32.0.1", "2001:4860:4860::8888", "example.com"}) {
-    EXPECT_FALSE(IsPrivateAddress(a)) << a;
-  }
-}
-
 TEST(CalendarHttpFetch, RefusesBlockedAndBadUrls) {
   FetchRequest req;
   req.url = "http://127.0.0.1:1/x";
@@ -64,6 +55,31 @@ TEST(CalendarHttpFetch, RefusesBlockedAndBadUrls) {
   r = Fetch(req);
   EXPECT_FALSE(r.ok());
   EXPECT_TRUE(r.body.empty());
+}
+
+// Feeds are fetched only from public addresses: the check is on the socket curl opens, so names
+// and numeric forms that reach an internal address are refused before any connection.
+TEST(CalendarFeedAddress, NonPublicAddressesAreRefusedAtFetch) {
+  for (const auto& [url, why] : std::vector<std::pair<std::string, std::string>>{
+           {"https://[64:ff9b::a9fe:a9fe]/feed.ics", "NAT64 of 169.254.169.254: cloud metadata"},
+           {"https://[2002:a00:1::1]/feed.ics", "6to4 of 10.0.0.1: private"},
+           {"https://198.18.0.1/feed.ics", "benchmarking"},
+           {"https://localhost:1/feed.ics", "loopback"},
+           {"https://2130706433:1/feed.ics", "loopback"}}) {
+    FetchRequest request;
+    request.url = url;
+    request.block_private_networks = true;
+    request.connect_timeout = std::chrono::milliseconds(1000);
+    request.timeout = std::chrono::milliseconds(2000);
+    const FetchResult result = Fetch(request);
+    EXPECT_EQ(result.outcome, FetchOutcome::kBlocked) << url << ": " << result.error;
+    EXPECT_NE(result.error.find(why), std::string::npos) << url << ": " << result.error;
+  }
+  EXPECT_EQ(NonPublicLiteral("64:ff9b::a9fe:a9fe"), "NAT64 of 169.254.169.254: cloud metadata");
+  EXPECT_EQ(NonPublicLiteral("calendar.example.com"), "");
+  EXPECT_TRUE(IsLoopbackHost("127.0.0.2"));
+  EXPECT_TRUE(IsLoopbackHost("localhost"));
+  EXPECT_FALSE(IsLoopbackHost("127.example.com"));
 }
 
 }  // namespace

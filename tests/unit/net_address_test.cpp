@@ -1,0 +1,145 @@
+// The one address policy (rendezvous/net.hpp): every range it refuses, with the addresses on both
+// sides of each boundary, the addresses other addresses embed, resolving and pinning.
+#include <gtest/gtest.h>
+
+#include "rendezvous/net.hpp"
+
+namespace rendezvous::net {
+namespace {
+
+std::string Why(const char* address) { return ClassifyAddress(address).value_or("<not an address>"); }
+
+struct Boundary {
+  const char* last_before;  // public, just below the range ("" when the range starts at 0)
+  const char* first;
+  const char* last;
+  const char* first_after;  // public, just above the range ("" when the range ends at the top)
+  const char* why;
+};
+
+void ExpectRange(const Boundary& b) {
+  if (*b.last_before != '\0') {
+    EXPECT_EQ(Why(b.last_before), "") << b.last_before << " (below " << b.first << ")";
+  }
+  EXPECT_EQ(Why(b.first), b.why) << b.first;
+  EXPECT_EQ(Why(b.last), b.why) << b.last;
+  if (*b.first_after != '\0') {
+    EXPECT_EQ(Why(b.first_after), "") << b.first_after << " (above " << b.last << ")";
+  }
+}
+
+TEST(NetAddress, Ipv4RangesAndTheirBoundaries) {
+  for (const Boundary& b : std::initializer_list<Boundary>{
+           {"", "0.0.0.0", "0.255.255.255", "1.0.0.0", "unspecified"},
+           {"9.255.255.255", "10.0.0.0", "10.255.255.255", "11.0.0.0", "private"},
+           {"100.63.255.255", "100.64.0.0", "100.127.255.255", "100.128.0.0", "shared address space"},
+           {"126.255.255.255", "127.0.0.0", "127.255.255.255", "128.0.0.0", "loopback"},
+           {"169.253.255.255", "169.254.0.0", "169.254.169.253", "", "link-local"},
+           {"", "169.254.169.255", "169.254.255.255", "169.255.0.0", "link-local"},
+           {"", "169.254.169.254", "169.254.169.254", "", "cloud metadata"},
+           {"172.15.255.255", "172.16.0.0", "172.31.255.255", "172.32.0.0", "private"},
+           {"191.255.255.255", "192.0.0.0", "192.0.0.255", "192.0.1.0", "protocol assignments"},
+           {"192.0.1.255", "192.0.2.0", "192.0.2.255", "192.0.3.0", "documentation"},
+           {"192.88.98.255", "192.88.99.0", "192.88.99.255", "192.88.100.0", "reserved"},
+           {"192.167.255.255", "192.168.0.0", "192.168.255.255", "192.169.0.0", "private"},
+           {"198.17.255.255", "198.18.0.0", "198.19.255.255", "198.20.0.0", "benchmarking"},
+           {"198.51.99.255", "198.51.100.0", "198.51.100.255", "198.51.101.0", "documentation"},
+           {"203.0.112.255", "203.0.113.0", "203.0.113.255", "203.0.114.0", "documentation"},
+           {"223.255.255.255", "224.0.0.0", "239.255.255.255", "", "multicast"},
+           {"", "240.0.0.0", "255.255.255.254", "", "reserved"},
+           {"", "255.255.255.255", "255.255.255.255", "", "broadcast"},
+       }) {
+    ExpectRange(b);
+  }
+  EXPECT_EQ(Why("8.8.8.8"), "");
+  EXPECT_EQ(Why("93.184.216.34"), "");
+}
+
+TEST(NetAddress, Ipv6RangesAndTheirBoundaries) {
+  for (const Boundary& b : std::initializer_list<Boundary>{
+           {"", "::", "::", "", "unspecified"},
+           {"", "::1", "::1", "", "loopback"},
+           {"", "::2", "::ffff:ffff", "", "IPv4-compatible IPv6"},
+           {"", "::ffff:0:0", "::ffff:ffff:ffff", "", "IPv4-mapped IPv6"},
+           {"", "100::", "100::ffff:ffff:ffff:ffff", "", "discard"},
+           {"", "2001::", "2001:0:ffff:ffff:ffff:ffff:ffff:ffff", "2001:1::", "Teredo"},
+           {"2001:1:ffff:ffff:ffff:ffff:ffff:ffff", "2001:2::", "2001:2:0:ffff:ffff:ffff:ffff:ffff", "2001:2:1::",
+            "benchmarking"},
+           {"2001:f:ffff:ffff:ffff:ffff:ffff:ffff", "2001:10::", "2001:1f:ffff:ffff:ffff:ffff:ffff:ffff", "2001:20::",
+            "reserved"},
+           {"2001:db7:ffff:ffff:ffff:ffff:ffff:ffff", "2001:db8::", "2001:db8:ffff:ffff:ffff:ffff:ffff:ffff",
+            "2001:db9::", "documentation"},
+           {"3ffe:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "3fff::", "3fff:fff:ffff:ffff:ffff:ffff:ffff:ffff", "3fff:1000::",
+            "documentation"},
+           {"", "4000::", "fbff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "", "reserved"},
+           {"", "fc00::", "fd00:ec1:ffff:ffff:ffff:ffff:ffff:ffff", "", "unique local"},
+           {"", "fd00:ec2::", "fd00:ec2:ffff:ffff:ffff:ffff:ffff:ffff", "", "cloud metadata"},
+           {"", "fd00:ec3::", "fdff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "", "unique local"},
+           {"", "fe80::", "febf:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "", "link-local"},
+           {"", "fec0::", "feff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "", "site-local"},
+           {"", "ff00::", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "", "multicast"},
+       }) {
+    ExpectRange(b);
+  }
+  EXPECT_EQ(Why("2606:2800:220:1:248:1893:25c8:1946"), "");
+  EXPECT_EQ(Why("2000::"), "");
+  EXPECT_EQ(Why("3ffe::1"), "");
+  EXPECT_EQ(Why("1fff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"), "reserved");  // outside 2000::/3
+  EXPECT_EQ(Why("fbff::1"), "reserved");
+}
+
+TEST(NetAddress, EmbeddedIpv4AddressesAreJudged) {
+  // NAT64, the well-known prefix: the last 32 bits.
+  EXPECT_EQ(Why("64:ff9b::a9fe:a9fe"), "NAT64 of 169.254.169.254: cloud metadata");
+  EXPECT_EQ(Why("64:ff9b::7f00:1"), "NAT64 of 127.0.0.1: loopback");
+  EXPECT_EQ(Why("64:ff9b::c612:1"), "NAT64 of 198.18.0.1: benchmarking");
+  EXPECT_EQ(Why("64:ff9b::c000:8"), "NAT64 of 192.0.0.8: protocol assignments");
+  EXPECT_EQ(Why("64:ff9b::808:808"), "");  // 8.8.8.8
+  // Just outside the /96: not NAT64 of anything, and outside global unicast.
+  EXPECT_EQ(Why("64:ff9b::1:a9fe:a9fe"), "reserved");
+  EXPECT_EQ(Why("64:ff9a:ffff:ffff:ffff:ffff:ffff:ffff"), "reserved");
+  // The local-use NAT64 prefix: refused whole, whatever it embeds.
+  EXPECT_EQ(Why("64:ff9b:1::a9fe:a9fe"), "local-use NAT64");
+  EXPECT_EQ(Why("64:ff9b:1::808:808"), "local-use NAT64");
+  EXPECT_EQ(Why("64:ff9b:1:ffff:ffff:ffff:ffff:ffff"), "local-use NAT64");
+  EXPECT_EQ(Why("64:ff9b:0:ffff:ffff:ffff:ffff:ffff"), "reserved");
+  EXPECT_EQ(Why("64:ff9b:2::"), "reserved");
+  // 6to4: bits 16-47.
+  EXPECT_EQ(Why("2002:a00:1::"), "6to4 of 10.0.0.1: private");
+  EXPECT_EQ(Why("2002:a9fe:a9fe::1"), "6to4 of 169.254.169.254: cloud metadata");
+  EXPECT_EQ(Why("2002:c612:1::"), "6to4 of 198.18.0.1: benchmarking");
+  EXPECT_EQ(Why("2002:808:808::1"), "");
+  EXPECT_EQ(Why("2001:ffff:ffff:ffff:ffff:ffff:ffff:ffff"), "");  // just below 2002::/16
+  EXPECT_EQ(Why("2003::1"), "");                                 // just above
+}
+
+TEST(NetAddress, NamesAreNotAddresses) {
+  EXPECT_EQ(ClassifyAddress("example.com"), std::nullopt);
+  EXPECT_EQ(ClassifyAddress("[::1]"), std::nullopt);
+  EXPECT_EQ(ClassifyAddress(""), std::nullopt);
+  EXPECT_EQ(ClassifyAddress("127.1"), std::nullopt);  // a lenient form: resolved, then judged
+  EXPECT_TRUE(IsAddressLiteral("::1"));
+  EXPECT_TRUE(IsAddressLiteral("10.0.0.1"));
+  EXPECT_FALSE(IsAddressLiteral("localhost"));
+}
+
+TEST(NetAddress, ResolvesChecksAndPins) {
+  Result<std::string> loopback = ResolveChecked("localhost", false);
+  ASSERT_FALSE(loopback.ok());
+  EXPECT_EQ(loopback.status().code(), ErrorCode::kForbidden);
+  EXPECT_NE(loopback.status().message().find("loopback"), std::string::npos) << loopback.status().message();
+  // Lenient numeric forms resolve to what they mean and are judged by it.
+  for (const char* host : {"127.1", "2130706433", "0x7f.1", "64:ff9b::a9fe:a9fe", "::ffff:7f00:1"}) {
+    EXPECT_EQ(ResolveChecked(host, false).status().code(), ErrorCode::kForbidden) << host;
+  }
+  Result<std::string> allowed = ResolveChecked("127.0.0.1", true);
+  ASSERT_TRUE(allowed.ok()) << allowed.status().message();
+  EXPECT_EQ(*allowed, "127.0.0.1");
+  EXPECT_EQ(ResolveChecked("no-such-host.invalid", true).status().code(), ErrorCode::kNotFound);
+
+  EXPECT_EQ(CurlResolveEntry("hooks.example.com", 443, "93.184.216.34"), "hooks.example.com:443:93.184.216.34");
+  EXPECT_EQ(CurlResolveEntry("hooks.example.com", 8080, "2001:db8::1"), "hooks.example.com:8080:[2001:db8::1]");
+}
+
+}  // namespace
+}  // namespace rendezvous::net
