@@ -43,12 +43,16 @@ class WebhooksLua : public WebhooksFixture {
     return path;
   }
 
-  // The test plugins' YAML with the hooks (paths; "" for none) and tight limits.
+  // The test plugins' YAML with the hooks (paths; "" for none) and tight limits. A test of the
+  // instruction or memory limit gives the time limit room (a loaded machine stretches wall time);
+  // the default time limit (50 ms) is left unwritten.
   static std::string Plugins(const std::string& filter, const std::string& render,
-                             long instruction_limit = 200000, long memory_limit = 4 * 1024 * 1024) {
+                             long instruction_limit = 200000, long memory_limit = 4 * 1024 * 1024,
+                             long time_limit_ms = 50) {
     return std::string(kTestPlugins) + "  scripts:\n    filter: \"" + filter + "\"\n    render: \"" + render +
            "\"\n  lua:\n    instruction_limit: " + std::to_string(instruction_limit) +
-           "\n    memory_limit_bytes: " + std::to_string(memory_limit) + "\n";
+           "\n    memory_limit_bytes: " + std::to_string(memory_limit) + "\n" +
+           (time_limit_ms == 50 ? "" : "    time_limit_ms: " + std::to_string(time_limit_ms) + "\n");
   }
 
   // A pending booking of the owner with this attendee, confirmed through the API: one
@@ -168,7 +172,8 @@ TEST_F(WebhooksLua, RunawayLoopsAreCutAndTheBuiltInBehaviourApplies) {
   LoopbackHttpServer receiver([](const PeerRequest&) { return Ok(); });
   const std::string loop = "function spin()\n  local n = 0\n  while true do n = n + 1 end\nend\n";
   StartServer(Plugins(WriteScript("filter.lua", loop + "function should_deliver() spin() return false end\n"),
-                      WriteScript("render.lua", loop + "function render() spin() return 'never' end\n")));
+                      WriteScript("render.lua", loop + "function render() spin() return 'never' end\n"), 200000,
+                      4 * 1024 * 1024, 10000));
   const int64_t webhook = CreateWebhook(Body(receiver.url() + "/hook"))["id"];
   const std::string uid = ConfirmNewBooking();
   AwaitDelivery(webhook, "succeeded", 1);
@@ -187,7 +192,7 @@ TEST_F(WebhooksLua, MemoryBombFallsBackToTheBuiltInBody) {
                                       "  for i = 1, 1e9 do hoard[i] = chunk .. i end\n"
                                       "  return 'never'\n"
                                       "end\n"),
-                      100000000));
+                      100000000, 4 * 1024 * 1024, 10000));
   const int64_t webhook = CreateWebhook(Body(receiver.url() + "/hook"))["id"];
   const std::string uid = ConfirmNewBooking();
   AwaitDelivery(webhook, "succeeded", 1);
