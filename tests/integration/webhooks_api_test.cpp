@@ -167,7 +167,10 @@ TEST_F(WebhooksApiTest, PrivateUrlsRefusedWithoutTheFlag) {
   StartServer("webhooks:\n  workers: 1\n");
   for (const char* url : {"http://127.0.0.1:9/hook", "http://localhost/hook", "http://10.0.0.5/hook",
                           "http://169.254.169.254/latest/meta-data", "http://[::1]/hook", "http://[::ffff:127.0.0.1]/hook",
-                          "http://100.64.1.1/hook", "http://0.0.0.0/hook", "http://127.1/hook"}) {
+                          "http://100.64.1.1/hook", "http://0.0.0.0/hook", "http://127.1/hook",
+                          // NAT64 forms of the metadata address, the local-use prefix included, and Teredo
+                          "http://[64:ff9b::a9fe:a9fe]/hook", "http://[64:ff9b:1::a9fe:a9fe]/hook",
+                          "http://[2001::a9fe:a9fe]/hook"}) {
     HttpResult r = Call("POST", "/v2/webhooks", owner_key_, Body(url));
     EXPECT_EQ(r.status, 400) << url << " -> " << r.body;
     EXPECT_EQ(r.Json()["error"]["details"]["field"], "subscriberUrl") << url;
