@@ -10,7 +10,7 @@
 // (a count hook; once spent, every further hook tick raises, so a script's own pcall cannot swallow
 // it, and the call is reported as a budget failure even if the script caught the error), a time
 // limit (the same hook reads the clock, and so do the library functions that loop in C: the
-// pattern functions string.find/match/gmatch/gsub, string.rep, table.insert/remove/move are the
+// pattern functions string.find/match/gmatch/gsub, string.rep, table.insert/remove/move/concat are the
 // sandbox's own, charging their steps against the deadline), and a memory cap per Lua state (a
 // counting allocator; a refusal is reported with the script's line). A state that hit a limit is
 // closed and the next call builds a fresh one from the current source.

@@ -121,7 +121,7 @@ void PushLoadedEnvironment(lua_State* L);
 void SandboxCheckTime(lua_State* L);
 
 // Replaces the string library's pattern functions (find, match, gmatch, gsub) and rep, and the
-// table library's insert, remove and move in the tables at `string_index` and `table_index` with
+// table library's insert, remove, move and concat in the tables at `string_index` and `table_index` with
 // versions whose work is charged against the run's time limit (lua_patterns.cpp).
 void OpenBoundedLibrary(lua_State* L, int string_index, int table_index);
 

@@ -317,7 +317,7 @@ TEST_F(LuaRuntimeTest, PrintGoesToTheLogger) {
 
 TEST_F(LuaRuntimeTest, InfiniteLoopHitsTheBudgetQuickly) {
   auto script = MustLoad("spin", "function spin() while true do end end\nfunction ok() return 1 end",
-                         LuaLimits{100000, 4 * 1024 * 1024});
+                         LuaLimits{100000, 4 * 1024 * 1024, 10000});
   ASSERT_TRUE(script);
   const auto start = std::chrono::steady_clock::now();
   auto result = script->Call("spin", {});
@@ -356,7 +356,7 @@ TEST_F(LuaRuntimeTest, PcallCannotSwallowTheBudget) {
       while true do xpcall(function() while true do end end, function(e) return e end) end
     end
   )",
-                         LuaLimits{100000, 4 * 1024 * 1024});
+                         LuaLimits{100000, 4 * 1024 * 1024, 10000});
   ASSERT_TRUE(script);
   for (const char* fn : {"swallow", "tail", "persistent", "via_coroutines", "via_xpcall"}) {
     const auto start = std::chrono::steady_clock::now();
@@ -381,7 +381,7 @@ TEST_F(LuaRuntimeTest, MemoryBombFailsAndTheNextCallWorks) {
     function poisoned() return hoard.poisoned == true end
     function ok() return "fine" end
   )",
-                         LuaLimits{50000000, 2 * 1024 * 1024});
+                         LuaLimits{50000000, 2 * 1024 * 1024, 10000});
   ASSERT_TRUE(script);
   for (const char* fn : {"rep", "grow", "fill"}) {
     auto result = script->Call(fn, {});
@@ -545,7 +545,7 @@ TEST_F(LuaRuntimeTest, DeepRecursionFailsCleanly) {
     function deep_result() local t = {} local cur = t for i = 1, 100 do cur.x = {} cur = cur.x end return t end
     function ok() return true end
   )",
-                         LuaLimits{10000000, 8 * 1024 * 1024});
+                         LuaLimits{10000000, 8 * 1024 * 1024, 10000});
   ASSERT_TRUE(script);
   EXPECT_FALSE(script->Call("lua_stack", {}).ok());
   auto c_stack = script->Call("c_stack", {});  // pcall nesting hits Lua's C-stack limit
@@ -590,13 +590,16 @@ TEST_F(LuaRuntimeTest, PathologicalPatternsStopAtTheTimeLimit) {
       table.insert(t, 1, "x")
     end
     function move() return #table.move({}, 1, math.maxinteger // 2, 2) end
+    function concat()
+      return #table.concat(setmetatable({}, {__index = table.concat}), "", 1, math.maxinteger)
+    end
     function spin() while true do end end
     function ok() return "fine" end
   )",
                          LuaLimits{1000000000, 16 * 1024 * 1024, 50});
   ASSERT_TRUE(script);
   const std::vector<std::string> functions = {"find", "method", "gsub",   "gmatch", "caught",
-                                              "plain", "insert", "move", "spin"};
+                                              "plain", "insert", "move", "concat", "spin"};
   for (const std::string& fn : functions) {
     const auto start = std::chrono::steady_clock::now();
     auto result = script->Call(fn, {});
@@ -709,7 +712,10 @@ TEST_F(LuaRuntimeTest, PatternFunctionsKeepLuaSemantics) {
       local moved = table.move({1, 2, 3}, 1, 3, 2)
       local into = table.move({1, 2}, 1, 2, 1, {9, 9, 9})
       return {table.concat(t, ""), removed, first, table.concat(moved, ""), table.concat(into, ""),
-              select(2, pcall(table.insert, {}, 5, "x")):match("position out of bounds") ~= nil}
+              select(2, pcall(table.insert, {}, 5, "x")):match("position out of bounds") ~= nil,
+              table.concat({1, 2.5, "x"}, ", "), table.concat({"a", "b", "c", "d"}, "-", 2, 3),
+              table.concat({}, "-"), table.concat({"a"}, "-", 3, 2),
+              select(2, pcall(table.concat, {1, {}, 3})):match("invalid value %(at index 2%)") ~= nil}
     end
   )lua");
   ASSERT_TRUE(script);
@@ -746,7 +752,7 @@ TEST_F(LuaRuntimeTest, PatternFunctionsKeepLuaSemantics) {
 
   auto tables = script->Call("tables", {});
   ASSERT_TRUE(tables.ok()) << tables.status().message();
-  EXPECT_EQ(*tables, json::parse(R"(["abc", "d", "z", "1123", "129", true])"));
+  EXPECT_EQ(*tables, json::parse(R"(["abc", "d", "z", "1123", "129", true, "1, 2.5, x", "b-c", "", "", true])"));
 }
 
 // Nothing a call stores is seen by a later call: globals, the top level's locals, the library
@@ -800,7 +806,7 @@ TEST_F(LuaRuntimeTest, NothingPersistsFromOneCallToTheNext) {
 TEST_F(LuaRuntimeTest, MemoryErrorsNameTheLine) {
   auto script = MustLoad("hungry", "function big()\n  local s = 'x'\n  return #string.rep(s, 64 * 1024 * 1024)\nend\n"
                                    "function grow()\n  local t = {}\n  for i = 1, 1e9 do\n    t[i] = i\n  end\nend\n",
-                         LuaLimits{100000000, 2 * 1024 * 1024});
+                         LuaLimits{100000000, 2 * 1024 * 1024, 10000});
   ASSERT_TRUE(script);
   auto big = script->Call("big", {});
   ASSERT_FALSE(big.ok());
