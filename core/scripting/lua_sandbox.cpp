@@ -54,7 +54,11 @@ void* CountingAlloc(void* ud, void* ptr, size_t osize, size_t nsize) {
     return nullptr;
   }
   if (nsize > old && nsize - old > ctx->memory_limit - ctx->memory_used) {
+#if LUA_VERSION_RELEASE_NUM <= 50404
+    // Up to Lua 5.4.4 the call stack stays readable during every allocation (a growing stack is
+    // copied, not moved in place); later releases hold offsets in it while reallocating it.
     if (ctx->running && ctx->memory_line < 0) ctx->memory_line = CurrentLine(ctx->L);
+#endif
     ctx->memory_refused = true;
     return nullptr;
   }
