@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <optional>
 #include <iostream>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -149,7 +149,8 @@ int AdminApiKey(Runtime& rt, const std::vector<std::string>& args) {
 
 // A parked event's id as typed by an operator: digits only, positive.
 std::optional<int64_t> ParkedId(const std::string& text) {
-  if (text.empty() || text.size() > 18 || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }))
+  if (text.empty() || text.size() > 18 ||
+      !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }))
     return std::nullopt;
   const int64_t id = std::stoll(text);
   if (id <= 0) return std::nullopt;
@@ -182,7 +183,8 @@ int AdminOutbox(Runtime& rt, const std::vector<std::string>& args) {
     throw std::invalid_argument(kOutboxUsage);
   const std::optional<int64_t> id = ParkedId(words[1]);
   if (!id) {
-    std::cerr << "outbox " << verb << ": '" << words[1] << "' is not a parked event id (a positive number)" << std::endl;
+    std::cerr << "outbox " << verb << ": '" << words[1] << "' is not a parked event id (a positive number)"
+              << std::endl;
     return 2;
   }
   const bool done = verb == "replay" ? rt.outbox().Replay(*id) : rt.outbox().Drop(*id);

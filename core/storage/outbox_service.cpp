@@ -1,7 +1,5 @@
 #include "storage/outbox_service.hpp"
 
-#include "rendezvous/text.hpp"
-
 #include <algorithm>
 #include <limits>
 #include <set>
@@ -12,6 +10,8 @@
 #include <prometheus/family.h>
 #include <prometheus/gauge.h>
 #include <prometheus/registry.h>
+
+#include "rendezvous/text.hpp"
 
 namespace rendezvous::core {
 namespace {
@@ -65,8 +65,8 @@ OutboxEvent EventFromRow(const DbRow& row, int first) {
   return e;
 }
 
-// Runs the handler; a throw other than a lost connection is noted in `error` (the transaction
-// still rolls back: the exception goes on).
+// Runs the handler; a throw other than a lost connection is noted in `failed` and `error` (the
+// transaction still rolls back: the exception goes on, and the caller tells it from its own).
 void CallHandler(const OutboxHandler& handler, DbConnection& tx, const std::vector<OutboxEvent>& events,
                  bool& failed, std::string& error) {
   try {
@@ -81,18 +81,6 @@ void CallHandler(const OutboxHandler& handler, DbConnection& tx, const std::vect
     failed = true;
     error = "the handler threw a value that is not an exception";
     throw;
-  }
-}
-
-// Whether an exception that left a transaction came from the handler (noted by CallHandler).
-template <class F>
-bool HandlerFailed(F&& run, const bool& failed) {
-  try {
-    run();
-    return false;
-  } catch (...) {
-    if (!failed) throw;
-    return true;
   }
 }
 
@@ -127,7 +115,7 @@ OutboxService::OutboxService(Database& db, prometheus::Registry& registry, Logge
                .Help("Outbox events of a consumer's topics past its position")
                .Register(registry)),
       handler_errors_(CounterFamily(registry, "outbox_handler_errors_total",
-                                    "Outbox batches and single events whose handler threw (rolled back, retried)")),
+                                    "Outbox batches and single events whose handler threw (rolled back)")),
       parked_total_(CounterFamily(registry, "outbox_events_parked_total",
                                   "Outbox events a consumer failed max_attempts times and set aside")),
       parked_now_(prometheus::BuildGauge()
@@ -277,7 +265,8 @@ OutboxService::Round OutboxService::RunRound(Consumer& c) {
   int64_t start_position = 0;
   std::vector<OutboxEvent> batch;
   std::string error;
-  const bool batch_failed = HandlerFailed([&] {
+  bool batch_failed = false;
+  try {
     db_.RunTransaction([&](DbConnection& tx) {
       round = Round{};
       row_missing_or_locked = false;
@@ -355,7 +344,10 @@ OutboxService::Round OutboxService::RunRound(Consumer& c) {
         lag = row ? row->Int(1) : 0;
       }
     });
-  }, round.handler_failed);
+  } catch (...) {
+    if (!round.handler_failed) throw;  // the outbox's own queries: the round fails
+    batch_failed = true;
+  }
   if (batch_failed) {
     c.handler_errors->Increment();
     logger_.Warn("outbox handler failed; batch rolled back, handling its events one by one",
@@ -381,7 +373,8 @@ void OutboxService::HandleOneByOne(Consumer& c, int64_t position, const std::vec
     bool stop = false;
     bool failed = false;
     std::string error;
-    const bool threw = HandlerFailed([&] {
+    bool threw = false;
+    try {
       db_.RunTransaction([&](DbConnection& tx) {
         stop = failed = false;
         // Claimed again for each event: another instance may have taken the consumer meanwhile.
@@ -395,7 +388,10 @@ void OutboxService::HandleOneByOne(Consumer& c, int64_t position, const std::vec
         tx.Exec("UPDATE outbox_consumers SET position = ?, updated_at = UTC_TIMESTAMP(3) WHERE consumer = ?",
                 {event.id, c.name});
       });
-    }, failed);
+    } catch (...) {
+      if (!failed) throw;
+      threw = true;
+    }
     if (stop) return;
     if (!threw) {
       ++round.handed;
@@ -435,7 +431,8 @@ void OutboxService::RetryDue(Consumer& c, Round& round) {
     bool failed = false;
     std::string error;
     OutboxEvent event;
-    const bool threw = HandlerFailed([&] {
+    bool threw = false;
+    try {
       db_.RunTransaction([&](DbConnection& tx) {
         none = failed = false;
         std::optional<DbRow> due = tx.QueryOne(due_sql, {c.name});
@@ -454,7 +451,10 @@ void OutboxService::RetryDue(Consumer& c, Round& round) {
         }
         tx.Exec("DELETE FROM outbox_retries WHERE consumer = ? AND event_id = ?", {c.name, event_id});
       });
-    }, failed);
+    } catch (...) {
+      if (!failed) throw;
+      threw = true;
+    }
     if (none) return;
     if (!threw) {
       if (event.id != 0) ++round.handed;
@@ -658,11 +658,10 @@ size_t OutboxService::PurgeOnce() {
     for (int i = 0; i < kMaxPurgeBatchesPerTopic; ++i) {
       uint64_t n = 0;
       db_.Run([&](DbConnection& conn) {
-        n = conn.Exec(
-            std::string("DELETE FROM outbox_events WHERE topic = ? AND id <= ?"
-            " AND created_at < UTC_TIMESTAMP(3) - INTERVAL ? SECOND") + kStillNeeded + " ORDER BY id LIMIT " +
-                std::to_string(kPurgeBatch),
-            {topic, passed, retention_seconds});
+        n = conn.Exec(std::string("DELETE FROM outbox_events WHERE topic = ? AND id <= ?"
+                                  " AND created_at < UTC_TIMESTAMP(3) - INTERVAL ? SECOND") +
+                          kStillNeeded + " ORDER BY id LIMIT " + std::to_string(kPurgeBatch),
+                      {topic, passed, retention_seconds});
       });
       deleted += n;
       if (n < static_cast<uint64_t>(kPurgeBatch)) break;

@@ -73,9 +73,9 @@
 #include <condition_variable>
 #include <cstdint>
 #include <map>
-#include <optional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -112,7 +112,7 @@ struct OutboxOptions {
 
 // An event a consumer parked, as `admin outbox parked` lists it.
 struct ParkedEvent {
-  int64_t id = 0;        // the parked row's own id (an event may be parked by several consumers)
+  int64_t id = 0;  // the parked row's own id (an event may be parked by several consumers)
   int64_t event_id = 0;
   std::string consumer;
   std::string topic;

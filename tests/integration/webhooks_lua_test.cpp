@@ -242,11 +242,12 @@ TEST_F(WebhooksLua, SandboxEscapesAreRefused) {
 // one is, and the events after it are not held up.
 TEST_F(WebhooksLua, RenderAnsweringInvalidUtf8FallsBackToTheBuiltInBody) {
   LoopbackHttpServer receiver([](const PeerRequest&) { return Ok(); });
-  StartServer(Plugins("", WriteScript("render.lua",
-                                      "function render(template, event)\n"
-                                      "  if event.payload.attendees[1].name == 'Fine' then return 'fine body' end\n"
-                                      "  return 'caf\\195 \\255\\254 ' .. string.rep('\\233', 3)\n"
-                                      "end\n")));
+  StartServer(
+      Plugins("", WriteScript("render.lua",
+                              "function render(template, event)\n"
+                              "  if event.payload.attendees[1].name == 'Fine' then return 'fine body' end\n"
+                              "  return 'caf\\195 \\255\\254 ' .. string.rep('\\233', 3)\n"
+                              "end\n")));
   const int64_t webhook = CreateWebhook(Body(receiver.url() + "/hook"))["id"];
   const std::string uid = ConfirmNewBooking("Broken");
   AwaitDelivery(webhook, "succeeded", 1);

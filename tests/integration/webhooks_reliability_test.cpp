@@ -98,7 +98,8 @@ class WebhooksReliability : public WebhooksFixture {
   // A pending booking of the other user (imported), confirmed through the API: one
   // BOOKING_CONFIRMED event whose organizer is the other user.
   void ConfirmOthersBooking() {
-    if (others_event_type_ == 0) others_event_type_ = CreateEventType(other_key_, "others", 30)["id"].get<int64_t>();
+    if (others_event_type_ == 0)
+      others_event_type_ = CreateEventType(other_key_, "others", 30)["id"].get<int64_t>();
     ++others_bookings_;
     char start[32];
     std::snprintf(start, sizeof start, "2030-03-%02dT10:00:00Z", others_bookings_);
@@ -116,10 +117,12 @@ class WebhooksReliability : public WebhooksFixture {
   // Waits (bounded) until `admin outbox parked` lists `n` events; returns the list.
   json AwaitParked(size_t n) {
     json parked;
-    Await([&] {
-      parked = Parked();
-      return parked.is_array() && parked.size() == n;
-    }, std::chrono::seconds(15));
+    Await(
+        [&] {
+          parked = Parked();
+          return parked.is_array() && parked.size() == n;
+        },
+        std::chrono::seconds(15));
     EXPECT_EQ(parked.size(), n) << parked.dump();
     return parked;
   }
@@ -203,10 +206,12 @@ TEST_F(WebhooksReliability, EventTheDatabaseRefusesIsParkedAndNoOneWaitsForIt) {
   CliResult replay = server_->Cli({"admin", "outbox", "replay", std::to_string(first_id)});
   ASSERT_EQ(replay.exit_code, 0) << replay.err;
   EXPECT_EQ(replay.Json(), json({{"replayed", first_id}}));
-  ASSERT_TRUE(Await([&] {
-    const json p = Parked();
-    return p.size() == 1 && p[0]["id"] != first_id;
-  }, std::chrono::seconds(15)));
+  ASSERT_TRUE(Await(
+      [&] {
+        const json p = Parked();
+        return p.size() == 1 && p[0]["id"] != first_id;
+      },
+      std::chrono::seconds(15)));
   EXPECT_EQ(Sample(*server_, "outbox_events_parked_total{consumer=\"webhooks\"}"), 2);
   EXPECT_EQ(a.Requests().size(), 0u);
 
@@ -221,8 +226,8 @@ TEST_F(WebhooksReliability, EventTheDatabaseRefusesIsParkedAndNoOneWaitsForIt) {
 
   // Dropped: forgotten, never delivered (to either of the owner's webhooks: the event failed).
   const int64_t a2_hook = CreateWebhook(Body(a.url() + "/a2"))["id"];
-  db_.Exec("ALTER TABLE webhook_deliveries ADD CONSTRAINT refuse_a2 CHECK (webhook_id <> " + std::to_string(a2_hook) +
-           ")");
+  db_.Exec("ALTER TABLE webhook_deliveries ADD CONSTRAINT refuse_a2 CHECK (webhook_id <> " +
+           std::to_string(a2_hook) + ")");
   ConfirmNewBooking();
   const int64_t third_id = AwaitParked(1)[0]["id"].get<int64_t>();
   CliResult drop = server_->Cli({"admin", "outbox", "drop", std::to_string(third_id)});
@@ -235,7 +240,8 @@ TEST_F(WebhooksReliability, EventTheDatabaseRefusesIsParkedAndNoOneWaitsForIt) {
   for (const std::string verb : {"replay", "drop"}) {
     CliResult unknown = server_->Cli({"admin", "outbox", verb, std::to_string(third_id)});
     EXPECT_NE(unknown.exit_code, 0) << verb;
-    EXPECT_NE(unknown.err.find("no parked event has id " + std::to_string(third_id)), std::string::npos) << unknown.err;
+    EXPECT_NE(unknown.err.find("no parked event has id " + std::to_string(third_id)), std::string::npos)
+        << unknown.err;
     EXPECT_TRUE(unknown.out.empty()) << unknown.out;
   }
   CliResult bad = server_->Cli({"admin", "outbox", "drop", "x1"});
