@@ -3,8 +3,10 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -23,6 +25,7 @@ constexpr const char* kUsage = R"(usage: rendezvous COMMAND [--config FILE] ...
   migrate                    apply pending database migrations
   admin user create --email E --name N --password P [--time-zone TZ] [--admin]
   admin api-key create --user-id ID [--name N]
+  admin outbox parked [--consumer NAME] | replay ID | drop ID
   admin GROUP ...            commands of the enabled plugins (oauth-client, managed-user, booking ...)
 --config defaults to etc/rendezvous.yaml.
 )";
@@ -144,12 +147,63 @@ int AdminApiKey(Runtime& rt, const std::vector<std::string>& args) {
   return 0;
 }
 
+// A parked event's id as typed by an operator: digits only, positive.
+std::optional<int64_t> ParkedId(const std::string& text) {
+  if (text.empty() || text.size() > 18 ||
+      !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  const int64_t id = std::stoll(text);
+  if (id <= 0) return std::nullopt;
+  return id;
+}
+
+int AdminOutbox(Runtime& rt, const std::vector<std::string>& args) {
+  constexpr const char* kOutboxUsage = "usage: admin outbox parked [--consumer NAME] | replay ID | drop ID";
+  CliArgs a(args, {"consumer"}, {});
+  const std::vector<std::string>& words = a.positional();
+  if (words.empty()) throw std::invalid_argument(kOutboxUsage);
+  const std::string& verb = words[0];
+  if (verb == "parked") {
+    if (words.size() != 1) throw std::invalid_argument(kOutboxUsage);
+    Json parked = Json::array();
+    for (const ParkedEvent& p : rt.outbox().ListParked(a.Get("consumer").value_or(""))) {
+      parked.push_back({{"id", p.id},
+                        {"eventId", p.event_id},
+                        {"consumer", p.consumer},
+                        {"topic", p.topic},
+                        {"type", p.type},
+                        {"attempts", p.attempts},
+                        {"lastError", p.last_error},
+                        {"parkedAt", p.parked_at}});
+    }
+    std::cout << Json{{"parked", parked}}.dump() << std::endl;
+    return 0;
+  }
+  if ((verb != "replay" && verb != "drop") || words.size() != 2 || a.Get("consumer"))
+    throw std::invalid_argument(kOutboxUsage);
+  const std::optional<int64_t> id = ParkedId(words[1]);
+  if (!id) {
+    std::cerr << "outbox " << verb << ": '" << words[1] << "' is not a parked event id (a positive number)"
+              << std::endl;
+    return 2;
+  }
+  const bool done = verb == "replay" ? rt.outbox().Replay(*id) : rt.outbox().Drop(*id);
+  if (!done) {
+    std::cerr << "outbox " << verb << ": no parked event has id " << *id
+              << " (`admin outbox parked` lists them)" << std::endl;
+    return 1;
+  }
+  std::cout << Json{{verb == "replay" ? "replayed" : "dropped", *id}}.dump() << std::endl;
+  return 0;
+}
+
 int Admin(Runtime& rt, const std::vector<std::string>& args) {
   if (args.empty()) throw std::invalid_argument(kUsage);
   const std::string group = args[0];
   std::vector<std::string> rest(args.begin() + 1, args.end());
   if (group == "user") return AdminUser(rt, rest);
   if (group == "api-key") return AdminApiKey(rt, rest);
+  if (group == "outbox") return AdminOutbox(rt, rest);
   const auto& commands = rt.plugins().admin_commands();
   auto it = commands.find(group);
   if (it == commands.end())

@@ -56,7 +56,9 @@ Runtime::Runtime(const std::string& config_path, bool quiet) : config_(LoadConfi
   dbo.name = config_.database.name;
   dbo.pool_size = config_.database.pool_size;
   db_ = std::make_unique<MysqlDatabase>(dbo, *registry_, log);
-  outbox_ = std::make_unique<OutboxService>(*db_, *registry_, log);
+  OutboxOptions oo;
+  oo.max_attempts = config_.outbox.max_attempts;
+  outbox_ = std::make_unique<OutboxService>(*db_, *registry_, log, oo);
 
   MailOptions mo;
   mo.smtp_url = config_.mail.smtp_url;

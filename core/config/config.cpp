@@ -206,6 +206,11 @@ void ReadSecurity(ConfigNode sec, Config& c) {
   sec.RejectUnknown();
 }
 
+void ReadOutbox(ConfigNode o, Config& c) {
+  c.outbox.max_attempts = static_cast<int>(o.Int("max_attempts", c.outbox.max_attempts, 1, 1000));
+  o.RejectUnknown();
+}
+
 void ReadMetrics(ConfigNode m, Config& c) {
   c.metrics.path = m.String("path", c.metrics.path);
   const std::string& p = c.metrics.path;
@@ -339,6 +344,7 @@ Config FromNode(const YAML::Node& root_yaml, const std::string& file, const std:
   ReadServer(root.Child("server"), c);
   ReadDatabase(root.Child("database"), c);
   ReadSecurity(root.Child("security"), c);
+  ReadOutbox(root.Child("outbox"), c);
   ReadMetrics(root.Child("metrics"), c);
   ReadLogging(root.Child("logging"), c);
   ReadMail(root.Child("mail"), c);

@@ -74,6 +74,10 @@ struct Config {
     int login_failures_per_ip = 50; // 1..1000000 failed sign-ins per client address per 15 minutes
   } security;
 
+  struct Outbox {
+    int max_attempts = 8;  // a consumer's attempts at one event before it is parked
+  } outbox;
+
   struct Metrics {
     std::string path = "/metrics";
     std::string listen;  // host:port of a listener of its own; "" = the api listener

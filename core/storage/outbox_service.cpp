@@ -11,6 +11,8 @@
 #include <prometheus/gauge.h>
 #include <prometheus/registry.h>
 
+#include "rendezvous/text.hpp"
+
 namespace rendezvous::core {
 namespace {
 
@@ -43,11 +45,59 @@ prometheus::Family<prometheus::Counter>& CounterFamily(prometheus::Registry& reg
   return prometheus::BuildCounter().Name(name).Help(help).Register(registry);
 }
 
-std::chrono::milliseconds Backoff(int failures) {
-  auto d = kFirstBackoff;
-  for (int i = 1; i < failures && d < kMaxBackoff; ++i) d *= 2;
-  return std::min<std::chrono::milliseconds>(d, kMaxBackoff);
+constexpr size_t kMaxErrorBytes = 512;
+constexpr auto kParkedCountInterval = std::chrono::seconds(1);
+
+// A handler's message as the tables keep it: well-formed UTF-8, cut on a character boundary.
+std::string ErrorText(std::string_view what) {
+  return text::TruncateUtf8(text::SanitizeUtf8(what), kMaxErrorBytes);
 }
+
+OutboxEvent EventFromRow(const DbRow& row, int first) {
+  OutboxEvent e;
+  e.id = row.Int(first);
+  e.topic = row.String(first + 1);
+  e.type = row.String(first + 2);
+  const std::string text = row.String(first + 3);
+  e.payload = nlohmann::json::parse(text, nullptr, false);
+  if (e.payload.is_discarded()) e.payload = text;
+  e.created_at = std::chrono::system_clock::time_point(std::chrono::milliseconds(row.Int(first + 4)));
+  return e;
+}
+
+// Runs the handler; a throw other than a lost connection is noted in `failed` and `error` (the
+// transaction still rolls back: the exception goes on, and the caller tells it from its own).
+void CallHandler(const OutboxHandler& handler, DbConnection& tx, const std::vector<OutboxEvent>& events,
+                 bool& failed, std::string& error) {
+  try {
+    handler(tx, events);
+  } catch (const DatabaseUnavailable&) {
+    throw;
+  } catch (const std::exception& e) {
+    failed = true;
+    error = ErrorText(e.what());
+    throw;
+  } catch (...) {
+    failed = true;
+    error = "the handler threw a value that is not an exception";
+    throw;
+  }
+}
+
+std::chrono::milliseconds Backoff(int failures, std::chrono::milliseconds first = kFirstBackoff,
+                                  std::chrono::milliseconds max = kMaxBackoff) {
+  auto d = first;
+  for (int i = 1; i < failures && d < max; ++i) d *= 2;
+  return std::min<std::chrono::milliseconds>(d, max);
+}
+
+// Events a consumer still retries or has parked stay until it is done with them.
+constexpr const char* kStillNeeded =
+    " AND NOT EXISTS (SELECT 1 FROM outbox_retries r WHERE r.event_id = outbox_events.id)"
+    " AND NOT EXISTS (SELECT 1 FROM outbox_parked p WHERE p.event_id = outbox_events.id)";
+
+constexpr const char* kEventColumns =
+    "id, topic, type, payload, CAST(UNIX_TIMESTAMP(created_at) * 1000 AS SIGNED)";
 
 }  // namespace
 
@@ -65,10 +115,17 @@ OutboxService::OutboxService(Database& db, prometheus::Registry& registry, Logge
                .Help("Outbox events of a consumer's topics past its position")
                .Register(registry)),
       handler_errors_(CounterFamily(registry, "outbox_handler_errors_total",
-                                    "Outbox batches whose handler threw (rolled back, retried)")) {
+                                    "Outbox batches and single events whose handler threw (rolled back)")),
+      parked_total_(CounterFamily(registry, "outbox_events_parked_total",
+                                  "Outbox events a consumer failed max_attempts times and set aside")),
+      parked_now_(prometheus::BuildGauge()
+                      .Name("outbox_parked_events")
+                      .Help("Outbox events parked for a consumer now (until replayed or dropped)")
+                      .Register(registry)) {
   if (options_.batch_size < 1 || options_.batch_size > kMaxBatchSize) {
     throw std::invalid_argument("outbox batch_size must be between 1 and 10000");
   }
+  if (options_.max_attempts < 1) throw std::invalid_argument("outbox max_attempts must be at least 1");
 }
 
 OutboxService::~OutboxService() { Stop(); }
@@ -91,6 +148,30 @@ std::vector<Migration> OutboxService::Migrations() {
        "  position BIGINT NOT NULL DEFAULT 0,\n"
        "  updated_at DATETIME(3) NOT NULL,\n"
        "  PRIMARY KEY (consumer)\n"
+       ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;\n"},
+      {2, "outbox retries and parked events",
+       "CREATE TABLE IF NOT EXISTS outbox_retries (\n"
+       "  consumer VARCHAR(128) NOT NULL,\n"
+       "  event_id BIGINT NOT NULL,\n"
+       "  attempts INT NOT NULL,\n"
+       "  last_error VARCHAR(512) NULL,\n"
+       "  next_attempt_at DATETIME(3) NOT NULL,\n"
+       "  PRIMARY KEY (consumer, event_id),\n"
+       "  KEY outbox_retries_due (consumer, next_attempt_at),\n"
+       "  KEY outbox_retries_event (event_id)\n"
+       ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;\n"
+       "CREATE TABLE IF NOT EXISTS outbox_parked (\n"
+       "  id BIGINT NOT NULL AUTO_INCREMENT,\n"
+       "  consumer VARCHAR(128) NOT NULL,\n"
+       "  event_id BIGINT NOT NULL,\n"
+       "  topic VARCHAR(64) NOT NULL,\n"
+       "  type VARCHAR(64) NOT NULL,\n"
+       "  attempts INT NOT NULL,\n"
+       "  last_error VARCHAR(512) NULL,\n"
+       "  parked_at DATETIME(3) NOT NULL,\n"
+       "  PRIMARY KEY (id),\n"
+       "  UNIQUE KEY outbox_parked_consumer_event (consumer, event_id),\n"
+       "  KEY outbox_parked_event (event_id)\n"
        ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;\n"},
   };
 }
@@ -124,6 +205,8 @@ void OutboxService::Subscribe(const std::string& consumer, const std::vector<std
   c->consumed = &consumed_.Add({{"consumer", consumer}});
   c->handler_errors = &handler_errors_.Add({{"consumer", consumer}});
   c->lag = &lag_.Add({{"consumer", consumer}});
+  c->parked_total = &parked_total_.Add({{"consumer", consumer}});
+  c->parked_now = &parked_now_.Add({{"consumer", consumer}});
   // A consumed topic is exported at zero from start-up, before anything is published to it.
   for (const std::string& topic : c->topics) published_.Add({{"topic", topic}});
   std::lock_guard<std::mutex> lk(mu_);
@@ -168,8 +251,8 @@ OutboxService::Round OutboxService::RunRound(Consumer& c) {
 
   const std::string in = Placeholders(c.topics.size());
   const std::string batch_sql =
-      "SELECT id, topic, type, payload, CAST(UNIX_TIMESTAMP(created_at) * 1000 AS SIGNED),"
-      " created_at <= UTC_TIMESTAMP(3) - INTERVAL ? MICROSECOND"
+      std::string("SELECT ") + kEventColumns +
+      ", created_at <= UTC_TIMESTAMP(3) - INTERVAL ? MICROSECOND"
       " FROM outbox_events WHERE id > ? AND topic IN (" + in + ")"
       " ORDER BY id LIMIT ? LOCK IN SHARE MODE";
   const std::string lag_sql =
@@ -179,11 +262,16 @@ OutboxService::Round OutboxService::RunRound(Consumer& c) {
   Round round;
   bool row_missing_or_locked = false;
   int64_t lag = -1;
+  int64_t start_position = 0;
+  std::vector<OutboxEvent> batch;
+  std::string error;
+  bool batch_failed = false;
   try {
     db_.RunTransaction([&](DbConnection& tx) {
       round = Round{};
       row_missing_or_locked = false;
       lag = -1;
+      batch.clear();
 
       std::optional<DbRow> claim =
           tx.QueryOne("SELECT position FROM outbox_consumers WHERE consumer = ? FOR UPDATE SKIP LOCKED", {c.name});
@@ -192,6 +280,7 @@ OutboxService::Round OutboxService::RunRound(Consumer& c) {
         return;
       }
       int64_t position = claim->Int(1);
+      start_position = position;
 
       struct Candidate {
         OutboxEvent event;
@@ -205,13 +294,7 @@ OutboxService::Round OutboxService::RunRound(Consumer& c) {
         params.emplace_back(options_.batch_size);
         for (const DbRow& row : tx.Query(batch_sql, params)) {
           Candidate cand;
-          cand.event.id = row.Int(1);
-          cand.event.topic = row.String(2);
-          cand.event.type = row.String(3);
-          const std::string text = row.String(4);
-          cand.event.payload = nlohmann::json::parse(text, nullptr, false);
-          if (cand.event.payload.is_discarded()) cand.event.payload = text;
-          cand.event.created_at = std::chrono::system_clock::time_point(std::chrono::milliseconds(row.Int(5)));
+          cand.event = EventFromRow(row, 1);
           cand.settled = row.Int(6) != 0;
           candidates.push_back(std::move(cand));
         }
@@ -237,7 +320,6 @@ OutboxService::Round OutboxService::RunRound(Consumer& c) {
           first_hole = expected;  // scan limit reached: unknown beyond, treat as a hole
         }
 
-        std::vector<OutboxEvent> batch;
         for (auto& cand : candidates) {
           if (cand.event.id >= first_hole && !cand.settled) break;
           batch.push_back(std::move(cand.event));
@@ -245,12 +327,7 @@ OutboxService::Round OutboxService::RunRound(Consumer& c) {
         round.held_back = batch.size() < candidates.size();
 
         if (!batch.empty()) {
-          try {
-            c.handler(tx, batch);
-          } catch (...) {
-            round.handler_failed = true;
-            throw;
-          }
+          CallHandler(c.handler, tx, batch, round.handler_failed, error);
           tx.Exec("UPDATE outbox_consumers SET position = ?, updated_at = UTC_TIMESTAMP(3) WHERE consumer = ?",
                   {batch.back().id, c.name});
           position = batch.back().id;
@@ -267,22 +344,248 @@ OutboxService::Round OutboxService::RunRound(Consumer& c) {
         lag = row ? row->Int(1) : 0;
       }
     });
-  } catch (const std::exception& e) {
-    if (!round.handler_failed) throw;
-    c.handler_errors->Increment();
-    logger_.Error("outbox handler failed; batch rolled back",
-                  {{"consumer", c.name}, {"error", e.what()}});
-    return round;
   } catch (...) {
-    if (!round.handler_failed) throw;
+    if (!round.handler_failed) throw;  // the outbox's own queries: the round fails
+    batch_failed = true;
+  }
+  if (batch_failed) {
     c.handler_errors->Increment();
-    logger_.Error("outbox handler failed; batch rolled back", {{"consumer", c.name}});
-    return round;
+    logger_.Warn("outbox handler failed; batch rolled back, handling its events one by one",
+                 {{"consumer", c.name}, {"events", batch.size()}, {"error", error}});
+    const bool held_back = round.held_back;
+    round = Round{};
+    round.handler_failed = true;
+    round.held_back = held_back;
+    HandleOneByOne(c, start_position, batch, round);
   }
   if (row_missing_or_locked) c.row_created = false;  // recreate it next round if it was deleted
+  RetryDue(c, round);
   if (round.handed > 0) c.consumed->Increment(static_cast<double>(round.handed));
-  if (lag >= 0) c.lag->Set(static_cast<double>(lag));
+  if (lag >= 0 && !batch_failed) c.lag->Set(static_cast<double>(lag));
+  CountParked(c, round.parked > 0);
   return round;
+}
+
+void OutboxService::HandleOneByOne(Consumer& c, int64_t position, const std::vector<OutboxEvent>& batch,
+                                   Round& round) {
+  for (const OutboxEvent& event : batch) {
+    const std::vector<OutboxEvent> one{event};
+    bool stop = false;
+    bool failed = false;
+    std::string error;
+    bool threw = false;
+    try {
+      db_.RunTransaction([&](DbConnection& tx) {
+        stop = failed = false;
+        // Claimed again for each event: another instance may have taken the consumer meanwhile.
+        std::optional<DbRow> claim =
+            tx.QueryOne("SELECT position FROM outbox_consumers WHERE consumer = ? FOR UPDATE SKIP LOCKED", {c.name});
+        if (!claim || claim->Int(1) != position) {
+          stop = true;
+          return;
+        }
+        CallHandler(c.handler, tx, one, failed, error);
+        tx.Exec("UPDATE outbox_consumers SET position = ?, updated_at = UTC_TIMESTAMP(3) WHERE consumer = ?",
+                {event.id, c.name});
+      });
+    } catch (...) {
+      if (!failed) throw;
+      threw = true;
+    }
+    if (stop) return;
+    if (!threw) {
+      ++round.handed;
+      position = event.id;
+      continue;
+    }
+    c.handler_errors->Increment();
+    bool parked = false;
+    db_.RunTransaction([&](DbConnection& tx) {
+      stop = parked = false;
+      std::optional<DbRow> claim =
+          tx.QueryOne("SELECT position FROM outbox_consumers WHERE consumer = ? FOR UPDATE SKIP LOCKED", {c.name});
+      if (!claim || claim->Int(1) != position) {
+        stop = true;
+        return;
+      }
+      parked = RecordFailure(tx, c, event, error);
+      tx.Exec("UPDATE outbox_consumers SET position = ?, updated_at = UTC_TIMESTAMP(3) WHERE consumer = ?",
+              {event.id, c.name});
+    });
+    if (stop) return;
+    position = event.id;
+    if (parked) {
+      ++round.parked;
+      c.parked_total->Increment();
+    }
+  }
+}
+
+void OutboxService::RetryDue(Consumer& c, Round& round) {
+  const std::string due_sql =
+      "SELECT event_id FROM outbox_retries WHERE consumer = ? AND next_attempt_at <= UTC_TIMESTAMP(3)"
+      " ORDER BY next_attempt_at LIMIT 1 FOR UPDATE SKIP LOCKED";
+  const std::string event_sql = std::string("SELECT ") + kEventColumns + " FROM outbox_events WHERE id = ?";
+  for (int i = 0; i < options_.batch_size; ++i) {
+    bool none = false;
+    bool failed = false;
+    std::string error;
+    OutboxEvent event;
+    bool threw = false;
+    try {
+      db_.RunTransaction([&](DbConnection& tx) {
+        none = failed = false;
+        std::optional<DbRow> due = tx.QueryOne(due_sql, {c.name});
+        if (!due) {
+          none = true;
+          return;
+        }
+        const int64_t event_id = due->Int(1);
+        std::optional<DbRow> row = tx.QueryOne(event_sql, {event_id});
+        if (row) {
+          event = EventFromRow(*row, 1);
+          CallHandler(c.handler, tx, {event}, failed, error);
+        } else {
+          logger_.Warn("outbox retry of an event no longer stored; forgotten",
+                       {{"consumer", c.name}, {"event_id", event_id}});
+        }
+        tx.Exec("DELETE FROM outbox_retries WHERE consumer = ? AND event_id = ?", {c.name, event_id});
+      });
+    } catch (...) {
+      if (!failed) throw;
+      threw = true;
+    }
+    if (none) return;
+    if (!threw) {
+      if (event.id != 0) ++round.handed;
+      continue;
+    }
+    c.handler_errors->Increment();
+    bool parked = false;
+    db_.RunTransaction([&](DbConnection& tx) {
+      parked = false;
+      // Locked by nobody else (SKIP LOCKED): another instance may have taken it meanwhile.
+      std::optional<DbRow> row = tx.QueryOne(
+          "SELECT attempts FROM outbox_retries WHERE consumer = ? AND event_id = ? FOR UPDATE SKIP LOCKED",
+          {c.name, event.id});
+      if (row) parked = RecordFailure(tx, c, event, error);
+    });
+    if (parked) {
+      ++round.parked;
+      c.parked_total->Increment();
+    }
+  }
+}
+
+bool OutboxService::RecordFailure(DbConnection& tx, Consumer& c, const OutboxEvent& event,
+                                  const std::string& error) {
+  std::optional<DbRow> row = tx.QueryOne(
+      "SELECT attempts FROM outbox_retries WHERE consumer = ? AND event_id = ? FOR UPDATE", {c.name, event.id});
+  const int attempts = static_cast<int>(row ? row->Int(1) : 0) + 1;
+  if (attempts >= options_.max_attempts) {
+    tx.Exec("DELETE FROM outbox_retries WHERE consumer = ? AND event_id = ?", {c.name, event.id});
+    tx.Exec(
+        "INSERT INTO outbox_parked (consumer, event_id, topic, type, attempts, last_error, parked_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(3)) ON DUPLICATE KEY UPDATE attempts = VALUES(attempts),"
+        " last_error = VALUES(last_error), parked_at = VALUES(parked_at)",
+        {c.name, event.id, event.topic, event.type, static_cast<int64_t>(attempts), error});
+    logger_.Error("outbox event parked: the consumer failed it max_attempts times",
+                  {{"consumer", c.name}, {"event_id", event.id}, {"type", event.type},
+                   {"attempts", attempts}, {"error", error}});
+    return true;
+  }
+  const auto delay = Backoff(attempts, options_.first_retry_delay, options_.max_retry_delay);
+  tx.Exec(
+      "INSERT INTO outbox_retries (consumer, event_id, attempts, last_error, next_attempt_at)"
+      " VALUES (?, ?, ?, ?, UTC_TIMESTAMP(3) + INTERVAL ? MICROSECOND) ON DUPLICATE KEY UPDATE"
+      " attempts = VALUES(attempts), last_error = VALUES(last_error), next_attempt_at = VALUES(next_attempt_at)",
+      {c.name, event.id, static_cast<int64_t>(attempts), error,
+       static_cast<int64_t>(std::chrono::duration_cast<std::chrono::microseconds>(delay).count())});
+  logger_.Warn("outbox event failed; retried on its own later",
+               {{"consumer", c.name}, {"event_id", event.id}, {"attempts", attempts},
+                {"retry_in_ms", delay.count()}, {"error", error}});
+  return false;
+}
+
+void OutboxService::CountParked(Consumer& c, bool now) {
+  const auto t = std::chrono::steady_clock::now().time_since_epoch().count();
+  const auto interval = std::chrono::duration_cast<std::chrono::steady_clock::duration>(kParkedCountInterval).count();
+  if (!now && t - c.parked_counted_at.load() < interval) return;
+  c.parked_counted_at = t;
+  std::optional<DbRow> row = db_.Run([&](DbConnection& conn) {
+    return conn.QueryOne("SELECT COUNT(*) FROM outbox_parked WHERE consumer = ?", {c.name});
+  });
+  c.parked_now->Set(row ? static_cast<double>(row->Int(1)) : 0.0);
+}
+
+std::vector<ParkedEvent> OutboxService::ListParked(const std::string& consumer, size_t limit) {
+  const std::string sql =
+      "SELECT id, event_id, consumer, topic, type, attempts, COALESCE(last_error, ''),"
+      " DATE_FORMAT(parked_at, '%Y-%m-%dT%H:%i:%s.%fZ') FROM outbox_parked" +
+      std::string(consumer.empty() ? "" : " WHERE consumer = ?") + " ORDER BY id LIMIT ?";
+  std::vector<DbValue> params;
+  if (!consumer.empty()) params.emplace_back(consumer);
+  params.emplace_back(static_cast<int64_t>(limit));
+  std::vector<ParkedEvent> out;
+  db_.Run([&](DbConnection& conn) {
+    for (const DbRow& row : conn.Query(sql, params)) {
+      ParkedEvent p;
+      p.id = row.Int(1);
+      p.event_id = row.Int(2);
+      p.consumer = row.String(3);
+      p.topic = row.String(4);
+      p.type = row.String(5);
+      p.attempts = static_cast<int>(row.Int(6));
+      p.last_error = row.String(7);
+      p.parked_at = row.String(8);
+      // %f gives microseconds; the API's timestamps carry milliseconds.
+      if (p.parked_at.size() == 27) p.parked_at.erase(23, 3);
+      out.push_back(std::move(p));
+    }
+  });
+  return out;
+}
+
+bool OutboxService::Replay(int64_t parked_id) {
+  bool found = false;
+  std::string consumer;
+  db_.RunTransaction([&](DbConnection& tx) {
+    found = false;
+    std::optional<DbRow> row =
+        tx.QueryOne("SELECT consumer, event_id FROM outbox_parked WHERE id = ? FOR UPDATE", {parked_id});
+    if (!row) return;
+    found = true;
+    consumer = row->String(1);
+    const int64_t event_id = row->Int(2);
+    if (!tx.QueryOne("SELECT 1 FROM outbox_events WHERE id = ?", {event_id})) {
+      throw std::runtime_error("parked event " + std::to_string(parked_id) + " (outbox event " +
+                               std::to_string(event_id) + ") is no longer stored; it can only be dropped");
+    }
+    tx.Exec(
+        "INSERT INTO outbox_retries (consumer, event_id, attempts, last_error, next_attempt_at)"
+        " VALUES (?, ?, 0, NULL, UTC_TIMESTAMP(3)) ON DUPLICATE KEY UPDATE attempts = 0, last_error = NULL,"
+        " next_attempt_at = UTC_TIMESTAMP(3)",
+        {consumer, event_id});
+    tx.Exec("DELETE FROM outbox_parked WHERE id = ?", {parked_id});
+  });
+  if (found) {
+    logger_.Info("outbox event replayed", {{"consumer", consumer}, {"parked_id", parked_id}});
+    Notify();
+  }
+  return found;
+}
+
+bool OutboxService::Drop(int64_t parked_id) {
+  std::optional<DbRow> row;
+  uint64_t n = 0;
+  db_.RunTransaction([&](DbConnection& tx) {
+    row = tx.QueryOne("SELECT consumer, event_id FROM outbox_parked WHERE id = ? FOR UPDATE", {parked_id});
+    n = row ? tx.Exec("DELETE FROM outbox_parked WHERE id = ?", {parked_id}) : 0;
+  });
+  if (n == 0) return false;
+  logger_.Info("outbox parked event dropped",
+               {{"consumer", row->String(1)}, {"parked_id", parked_id}, {"event_id", row->Int(2)}});
+  return true;
 }
 
 bool OutboxService::WaitFor(std::chrono::milliseconds d, uint64_t seen_generation,
@@ -305,8 +608,7 @@ void OutboxService::ConsumerLoop(Consumer* c) {
     Round round;
     bool failed = false;
     try {
-      round = RunRound(*c);
-      failed = round.handler_failed;
+      round = RunRound(*c);  // a failing event is retried on its own schedule, never the whole consumer
     } catch (const DatabaseUnavailable& e) {
       failed = true;
       if (c->failures == 0) {
@@ -356,11 +658,10 @@ size_t OutboxService::PurgeOnce() {
     for (int i = 0; i < kMaxPurgeBatchesPerTopic; ++i) {
       uint64_t n = 0;
       db_.Run([&](DbConnection& conn) {
-        n = conn.Exec(
-            "DELETE FROM outbox_events WHERE topic = ? AND id <= ?"
-            " AND created_at < UTC_TIMESTAMP(3) - INTERVAL ? SECOND ORDER BY id LIMIT " +
-                std::to_string(kPurgeBatch),
-            {topic, passed, retention_seconds});
+        n = conn.Exec(std::string("DELETE FROM outbox_events WHERE topic = ? AND id <= ?"
+                                  " AND created_at < UTC_TIMESTAMP(3) - INTERVAL ? SECOND") +
+                          kStillNeeded + " ORDER BY id LIMIT " + std::to_string(kPurgeBatch),
+                      {topic, passed, retention_seconds});
       });
       deleted += n;
       if (n < static_cast<uint64_t>(kPurgeBatch)) break;
@@ -368,6 +669,7 @@ size_t OutboxService::PurgeOnce() {
   }
   std::string sql = "DELETE FROM outbox_events WHERE created_at < UTC_TIMESTAMP(3) - INTERVAL ? SECOND";
   if (!topic_consumers.empty()) sql += " AND topic NOT IN (" + Placeholders(topic_consumers.size()) + ")";
+  sql += kStillNeeded;
   sql += " ORDER BY id LIMIT " + std::to_string(kPurgeBatch);
   for (int i = 0; i < kMaxPurgeBatchesPerTopic; ++i) {
     uint64_t n = 0;

@@ -13,10 +13,25 @@
 //      locking read (LOCK IN SHARE MODE);
 //   3. keep only the part that is safe to hand out (below), call the handler with it and the same
 //      connection, advance position to the last handed-out id, COMMIT.
-//   The handler throwing rolls everything back (its writes too); the batch comes again in a later
-//   round after a backoff (the loop: 0.5 s doubling to 30 s), and is logged and counted.
+//   The handler throwing rolls everything back (its writes too), and the batch is handed out again
+//   event by event, each in a transaction of its own that claims the consumer again (below).
 //   Delivery is therefore exactly once per consumer as far as the handler's database writes go,
 //   and at least once for anything it does outside the database.
+//
+// Isolation. One event the handler cannot take (a rendering that fails, a row the database
+// refuses) must not hold up the events after it, whoever they belong to:
+//   - when a batch fails, each of its events is handled alone; one that fails is recorded in
+//     outbox_retries(consumer, event_id, attempts, last_error, next_attempt_at) and the position
+//     moves past it in the same transaction, so the events after it go on at once;
+//   - each round then takes up to batch_size due retries (FOR UPDATE SKIP LOCKED on the retry
+//     row, so instances share them too), each alone in its transaction; a success deletes the
+//     row, a failure counts one more attempt and waits longer (0.5 s doubling, at most 30 s);
+//   - at `max_attempts` failed attempts (counted in the table: across restarts and instances)
+//     the event is parked: moved to outbox_parked(id, consumer, event_id, topic, type, attempts,
+//     last_error, parked_at), counted, and kept until an operator replays it (back to
+//     outbox_retries with no attempts, due at once) or drops it (ListParked, Replay, Drop).
+//   A handler that loses the database connection (DatabaseUnavailable) counts no attempt: the
+//   round fails and the loop backs off, as for the outbox's own queries.
 //
 // Ids that commit out of order. AUTO_INCREMENT ids are taken when a row is inserted, not when its
 // transaction commits: event 10 may still be uncommitted while 11 is committed, and a consumer
@@ -35,16 +50,20 @@
 //
 // Retention (PurgeOnce, every `purge_interval` from the loop): events older than `retention` are
 // deleted in batches of 1,000 when every consumer subscribed here to their topic has passed them;
-// events of topics nobody here subscribes to are deleted once older than `retention`. Consumers
+// events of topics nobody here subscribes to are deleted once older than `retention`. An event a
+// consumer retries or has parked is never deleted (the parked row names it: replay needs it). Consumers
 // present in the table but not subscribed in this process are ignored (a disabled plugin must not
 // keep events forever).
 //
 // Metrics: outbox_published_total{topic} (events written; a rolled-back transaction still
 // counts), outbox_consumed_total{consumer}, outbox_consumer_lag{consumer} (events of the
 // consumer's topics past its position, measured after each round, capped at 100,000),
-// outbox_handler_errors_total{consumer}.
+// outbox_handler_errors_total{consumer} (batches and single events whose handler threw),
+// outbox_events_parked_total{consumer} (events parked), outbox_parked_events{consumer} (events
+// parked now, by any instance: counted after a round that parked, else at most once a second).
 //
-// Thread-safety: Publish, Notify and PollOnce may be called from any thread. Subscribe before
+// Thread-safety: Publish, Notify, PollOnce, ListParked, Replay and Drop may be called from any
+// thread. Subscribe before
 // Start (a later Subscribe starts its loop at once). Start/Stop from one controlling thread. The
 // object must outlive its loops: Stop() (or the destructor) joins them.
 #pragma once
@@ -56,6 +75,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -83,6 +103,23 @@ struct OutboxOptions {
   // Events behind an id hole are handed out only once older than this (see above).
   std::chrono::milliseconds settle_window{2000};
   std::chrono::seconds purge_interval{60};
+  // A consumer's failed attempts at one event before it is parked (config outbox.max_attempts).
+  int max_attempts = 8;
+  // The wait before retrying a failed event: first_retry_delay, doubling, at most max_retry_delay.
+  std::chrono::milliseconds first_retry_delay{500};
+  std::chrono::milliseconds max_retry_delay{30000};
+};
+
+// An event a consumer parked, as `admin outbox parked` lists it.
+struct ParkedEvent {
+  int64_t id = 0;  // the parked row's own id (an event may be parked by several consumers)
+  int64_t event_id = 0;
+  std::string consumer;
+  std::string topic;
+  std::string type;
+  int attempts = 0;
+  std::string last_error;
+  std::string parked_at;  // ISO 8601, UTC
 };
 
 class OutboxService final : public Outbox {
@@ -113,14 +150,25 @@ class OutboxService final : public Outbox {
   // by the database read timeout and the handler).
   void Stop();
 
-  // Runs one claim-and-handle round for `consumer` now; returns the number of events handed to
-  // the handler and committed. Returns 0 when another instance holds the consumer, when nothing
-  // is ready, or when the handler threw (logged and counted). Throws DatabaseUnavailable and SQL
-  // errors of its own queries; std::invalid_argument for an unknown consumer.
+  // Runs one claim-and-handle round for `consumer` now (the next batch, one by one when it fails,
+  // then the due retries); returns the number of events handled and committed. Returns 0 when
+  // another instance holds the consumer or nothing is ready. Handler failures are logged and
+  // counted, never thrown. Throws DatabaseUnavailable (the handler's too) and SQL errors of its
+  // own queries; std::invalid_argument for an unknown consumer.
   size_t PollOnce(const std::string& consumer);
 
   // One retention pass; returns the number of events deleted.
   size_t PurgeOnce();
+
+  // Parked events, oldest first, of one consumer or ("") of all; at most `limit`.
+  std::vector<ParkedEvent> ListParked(const std::string& consumer = "", size_t limit = 1000);
+  // Hands a parked event back to its consumer: its attempts start again from zero and it is due
+  // at once (the consumer's loop, on any instance, takes it up within a poll interval). False
+  // when no parked event has that id. Throws std::runtime_error when the event itself is no longer
+  // in the outbox (it cannot be handled again: drop it).
+  bool Replay(int64_t parked_id);
+  // Forgets a parked event for good. False when no parked event has that id.
+  bool Drop(int64_t parked_id);
 
  private:
   struct Consumer {
@@ -132,6 +180,9 @@ class OutboxService final : public Outbox {
     prometheus::Counter* consumed = nullptr;
     prometheus::Counter* handler_errors = nullptr;
     prometheus::Gauge* lag = nullptr;
+    prometheus::Counter* parked_total = nullptr;
+    prometheus::Gauge* parked_now = nullptr;
+    std::atomic<std::chrono::steady_clock::rep> parked_counted_at{0};  // steady_clock ticks
     std::thread thread;
   };
 
@@ -139,10 +190,18 @@ class OutboxService final : public Outbox {
     size_t handed = 0;
     bool handler_failed = false;
     bool held_back = false;  // events exist that were not safe to hand out yet
+    size_t parked = 0;
   };
 
   Consumer* Find(const std::string& consumer);
   Round RunRound(Consumer& c);
+  // The failed batch again, one event per transaction, from `position`.
+  void HandleOneByOne(Consumer& c, int64_t position, const std::vector<OutboxEvent>& batch, Round& round);
+  // Up to batch_size due retries of `c`, each in its own transaction.
+  void RetryDue(Consumer& c, Round& round);
+  // Counts one more failed attempt at `event` in `tx`; parks it at max_attempts. True when parked.
+  bool RecordFailure(DbConnection& tx, Consumer& c, const OutboxEvent& event, const std::string& error);
+  void CountParked(Consumer& c, bool now);
   void ConsumerLoop(Consumer* c);
   void PurgeLoop();
   void StartLoopLocked(Consumer* c);
@@ -158,6 +217,8 @@ class OutboxService final : public Outbox {
   prometheus::Family<prometheus::Counter>& consumed_;
   prometheus::Family<prometheus::Gauge>& lag_;
   prometheus::Family<prometheus::Counter>& handler_errors_;
+  prometheus::Family<prometheus::Counter>& parked_total_;
+  prometheus::Family<prometheus::Gauge>& parked_now_;
 
   std::mutex mu_;  // consumers_ (the map, not the rounds), generation_, running_, stopping_
   std::condition_variable cv_;

@@ -240,10 +240,11 @@ std::vector<int64_t> DeliveryQueue::RecordIn(DbConnection& tx, const std::vector
     const ClaimedDelivery& d = *r.delivery;
     const Attempt& a = r.attempt;
     const Outcome& outcome = r.outcome;
-    attempt_rows.push_back({d.id, time::FormatSql(a.at_ms),
-                            a.status_code > 0 ? DbValue(static_cast<int64_t>(a.status_code)) : DbValue(),
-                            a.duration_ms, a.error.empty() ? DbValue() : DbValue(text::TruncateUtf8(a.error, 512)),
-                            a.status_code > 0 ? DbValue(a.response) : DbValue()});
+    attempt_rows.push_back(
+        {d.id, time::FormatSql(a.at_ms),
+         a.status_code > 0 ? DbValue(static_cast<int64_t>(a.status_code)) : DbValue(), a.duration_ms,
+         a.error.empty() ? DbValue() : DbValue(text::TruncateUtf8(text::SanitizeUtf8(a.error), 512)),
+         a.status_code > 0 ? DbValue(a.response) : DbValue()});
     switch (outcome.kind) {
       case Outcome::kSucceeded: succeeded.push_back(d.id); break;
       case Outcome::kFailed: failed.push_back(d.id); break;

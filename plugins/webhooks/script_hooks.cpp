@@ -3,6 +3,8 @@
 #include <span>
 #include <utility>
 
+#include "rendezvous/text.hpp"
+
 namespace rendezvous::webhooks {
 namespace {
 
@@ -96,7 +98,16 @@ std::optional<std::string> ScriptHooks::Render(const std::optional<std::string>&
   const Json template_value = tmpl ? Json(*tmpl) : Json();
   Result<Json> answer = CallWith(*render_, kRenderFunction, &template_value, args);
   if (!answer.ok()) return std::nullopt;  // logged and counted by the runtime
-  if (answer->is_string()) return std::move(answer).value().get<std::string>();
+  if (answer->is_string()) {
+    std::string body = std::move(answer).value().get<std::string>();
+    if (text::IsValidUtf8(body)) return body;
+    // A body the database cannot store and a receiver cannot read: the built-in one instead.
+    if (logger_ != nullptr) {
+      logger_->Warn("lua hook answered text that is not valid UTF-8; using the built-in rendering",
+                    {{"script", render_->name()}, {"function", kRenderFunction}});
+    }
+    return std::nullopt;
+  }
   if (!answer->is_null() && logger_ != nullptr) {
     logger_->Warn("lua hook answered a value that is not a string; using the built-in rendering",
                   {{"script", render_->name()}, {"function", kRenderFunction}, {"type", answer->type_name()}});

@@ -11,8 +11,8 @@
 // Every failure falls back to the built-in behaviour: deliver, and render the template (or the
 // event) as TemplateRenderer does. An error or a limit overrun is logged with the script's line
 // and counted by the runtime (lua_errors_total); a result of the wrong type (a filter answering
-// something other than a boolean, a render answering something other than a string or nil) is
-// logged here at Warn. A script without the function is not an error: that hook is simply off.
+// something other than a boolean, a render answering something other than a string or nil, or a
+// string that is not well-formed UTF-8) is logged here at Warn. A script without the function is not an error: that hook is simply off.
 //
 // The scripts are owned by the core runtime, which reloads them on SIGHUP (a script that no
 // longer compiles leaves the previous version in force), so a ScriptHooks object never changes.
@@ -77,10 +77,11 @@ class ScriptHooks {
   // True without a filter.
   bool ShouldDeliver(const Args& args) const;
   // The script's body, or nullopt for the built-in rendering (no render script, nil, an error or
-  // a result that is not a string).
+  // a result that is not a string or not well-formed UTF-8).
   std::optional<std::string> Render(const std::optional<std::string>& tmpl, const Args& args) const;
 
-  // The delivery's body: the render hook's (cut at kMaxRenderedBytes, typed as templates are),
+  // The delivery's body: the render hook's (cut at kMaxRenderedBytes on a character boundary,
+  // typed as templates are),
   // else RenderBody over the outbox payload.
   RenderedBody Body(const Webhook& webhook, const nlohmann::json& outbox_payload, const Args& args) const;
 

@@ -1,5 +1,6 @@
 #include "template_renderer.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -223,11 +224,11 @@ std::optional<Json> ResolvePath(const Json& event, std::string_view path) {
   return *cur;
 }
 
-std::string RenderTemplate(std::string_view tmpl, const Json& event) {
+std::string RenderTemplate(std::string_view tmpl, const Json& event, size_t max_bytes) {
   std::string out;
-  out.reserve(tmpl.size());
+  out.reserve(std::min(tmpl.size(), max_bytes));
   size_t pos = 0;
-  while (pos < tmpl.size() && out.size() < kMaxRenderedBytes) {
+  while (pos < tmpl.size() && out.size() < max_bytes) {
     const size_t open = tmpl.find("{{", pos);
     const size_t close = open == std::string_view::npos ? open : tmpl.find("}}", open + 2);
     if (close == std::string_view::npos) {
@@ -245,7 +246,7 @@ std::string RenderTemplate(std::string_view tmpl, const Json& event) {
     }
     pos = close + 2;
   }
-  if (out.size() > kMaxRenderedBytes) out.resize(kMaxRenderedBytes);
+  if (out.size() > max_bytes) out = text::TruncateUtf8(out, max_bytes);
   return out;
 }
 
@@ -254,8 +255,8 @@ RenderedBody RenderBody(const std::optional<std::string>& tmpl, const Json& even
   return TypedBody(RenderTemplate(*tmpl, event));
 }
 
-RenderedBody TypedBody(std::string text) {
-  if (text.size() > kMaxRenderedBytes) text.resize(kMaxRenderedBytes);
+RenderedBody TypedBody(std::string text, size_t max_bytes) {
+  if (text.size() > max_bytes) text = text::TruncateUtf8(text, max_bytes);
   RenderedBody r;
   r.content_type = IsJsonText(text) ? "application/json" : "text/plain";
   r.body = std::move(text);

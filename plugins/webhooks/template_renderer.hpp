@@ -23,15 +23,19 @@ struct RenderedBody {
   std::string content_type;  // "application/json" when the body parses as JSON, else "text/plain"
 };
 
-// `event` = {"triggerEvent", "createdAt", "payload"}. The output stops at kMaxRenderedBytes.
-std::string RenderTemplate(std::string_view tmpl, const nlohmann::json& event);
+// `event` = {"triggerEvent", "createdAt", "payload"}. The output stops at `max_bytes`, cut on a
+// UTF-8 character boundary: a well-formed template renders to well-formed UTF-8 (the inserted
+// values are, ill-formed strings in the event being replaced).
+std::string RenderTemplate(std::string_view tmpl, const nlohmann::json& event,
+                           size_t max_bytes = kMaxRenderedBytes);
 
 // The value a placeholder path names, nullopt when unknown.
 std::optional<nlohmann::json> ResolvePath(const nlohmann::json& event, std::string_view path);
 
-// A rendered text as a delivery's body: cut at kMaxRenderedBytes, "application/json" when it
-// parses as JSON, else "text/plain".
-RenderedBody TypedBody(std::string text);
+// A rendered text as a delivery's body: cut at `max_bytes` on a UTF-8 character boundary,
+// "application/json" when it parses as JSON, else "text/plain". `text` must be well-formed UTF-8
+// (a render script's answer is checked before it comes here).
+RenderedBody TypedBody(std::string text, size_t max_bytes = kMaxRenderedBytes);
 
 // Whether `text` is one JSON text (RFC 8259), by nlohmann::json::accept's rules: surrounding
 // whitespace and a leading UTF-8 byte order mark are allowed, strings are well-formed UTF-8

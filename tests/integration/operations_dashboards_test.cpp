@@ -279,7 +279,7 @@ TEST_F(DashboardsOnPrometheus, EveryPanelAndAlertQueryIsValidAndEveryPanelAnswer
   const std::vector<PanelQuery> panels = PanelQueries();
   const std::vector<AlertRule> alerts = AlertRules();
   ASSERT_FALSE(panels.empty());
-  ASSERT_EQ(alerts.size(), 8u);
+  ASSERT_EQ(alerts.size(), 9u);
   StartPrometheus();
 
   // Start-up, before any request but Prometheus's own scrapes: every metric a panel or an alert

@@ -1,7 +1,8 @@
 // The webhook Lua hooks with the real server, MariaDB and a receiver on loopback: the shipped
 // filter and Slack scripts, scripts that run away, eat memory or try to leave the sandbox (each
 // falls back to the built-in behaviour, counted, and the server keeps serving), reloading on
-// SIGHUP (a changed script takes effect, a broken one leaves the previous in force), and a start
+// SIGHUP (a changed script takes effect, a broken one leaves the previous in force), a render
+// answering text that is not UTF-8 (the built-in body is sent), and a start
 // refused for a script that is missing or does not compile.
 #include <signal.h>
 
@@ -261,6 +262,28 @@ TEST_F(WebhooksLua, SandboxEscapesAreRefused) {
   EXPECT_TRUE(server_->AwaitLog("webhooks.render:3:")) << "the failing line is logged";
   EXPECT_EQ(server_->Log().find("escaped by"), std::string::npos);
   ASSERT_TRUE(receiver.AwaitRequests(escapes.size()));
+  ExpectServing();
+}
+
+// A body the database could not store (and a receiver could not read) is not sent: the built-in
+// one is, and the events after it are not held up.
+TEST_F(WebhooksLua, RenderAnsweringInvalidUtf8FallsBackToTheBuiltInBody) {
+  LoopbackHttpServer receiver([](const PeerRequest&) { return Ok(); });
+  StartServer(
+      Plugins("", WriteScript("render.lua",
+                              "function render(template, event)\n"
+                              "  if event.payload.attendees[1].name == 'Fine' then return 'fine body' end\n"
+                              "  return 'caf\\195 \\255\\254 ' .. string.rep('\\233', 3)\n"
+                              "end\n")));
+  const int64_t webhook = CreateWebhook(Body(receiver.url() + "/hook"))["id"];
+  const std::string uid = ConfirmNewBooking("Broken");
+  AwaitDelivery(webhook, "succeeded", 1);
+  ExpectBuiltInBody(webhook, uid);
+  EXPECT_TRUE(server_->AwaitLog("not valid UTF-8")) << server_->Log();
+  ConfirmNewBooking("Fine");
+  AwaitDeliveryCount(webhook, 2);
+  EXPECT_EQ(NewestBody(webhook), std::make_pair(std::string("fine body"), std::string("text/plain")));
+  ASSERT_TRUE(receiver.AwaitRequests(2));
   ExpectServing();
 }
 

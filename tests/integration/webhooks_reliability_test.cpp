@@ -1,13 +1,15 @@
 // The delivery engine under stress, against the real server, database and receivers on loopback:
 // a slow receiver does not hold up another's deliveries, a webhook that keeps failing is turned
 // off and its owner mailed, the delivery log is purged after its retention, `kill -9` in the
-// middle of a burst loses nothing, and two instances on one database share the work without
-// sending anything twice.
+// middle of a burst loses nothing, two instances on one database share the work without sending
+// anything twice, and one user's event that cannot be handled (a body past the size limit, a row
+// the database refuses) holds up no one: cut on a character, or parked for the operator.
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 
+#include "rendezvous/text.hpp"
 #include "webhooks_fixture.hpp"
 
 namespace rendezvous::testing {
@@ -92,6 +94,41 @@ class WebhooksReliability : public WebhooksFixture {
     HttpResult r = Call("GET", "/v2/webhooks/" + std::to_string(webhook_id), owner_key_);
     return r.status == 200 && r.Json()["data"]["active"] == true;
   }
+
+  // A pending booking of the other user (imported), confirmed through the API: one
+  // BOOKING_CONFIRMED event whose organizer is the other user.
+  void ConfirmOthersBooking() {
+    if (others_event_type_ == 0)
+      others_event_type_ = CreateEventType(other_key_, "others", 30)["id"].get<int64_t>();
+    ++others_bookings_;
+    char start[32];
+    std::snprintf(start, sizeof start, "2030-03-%02dT10:00:00Z", others_bookings_);
+    const std::string uid = Import(other_, others_event_type_, start, "pending").value("uid", "");
+    EXPECT_EQ(Call("POST", "/v2/bookings/" + uid + "/confirm", other_key_, std::string("{}")).status, 200);
+  }
+
+  // `admin outbox parked` (fails the test unless it exits 0): the parked array.
+  json Parked() {
+    CliResult r = server_->Cli({"admin", "outbox", "parked", "--consumer", "webhooks"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.Json()["parked"];
+  }
+
+  // Waits (bounded) until `admin outbox parked` lists `n` events; returns the list.
+  json AwaitParked(size_t n) {
+    json parked;
+    Await(
+        [&] {
+          parked = Parked();
+          return parked.is_array() && parked.size() == n;
+        },
+        std::chrono::seconds(15));
+    EXPECT_EQ(parked.size(), n) << parked.dump();
+    return parked;
+  }
+
+  int64_t others_event_type_ = 0;
+  int others_bookings_ = 0;
 };
 
 TEST_F(WebhooksReliability, SlowReceiverDoesNotHoldUpAnother) {
@@ -107,6 +144,111 @@ TEST_F(WebhooksReliability, SlowReceiverDoesNotHoldUpAnother) {
   // fast one's last deliveries would wait for the slow answers.
   ASSERT_TRUE(fast.AwaitRequests(6, std::chrono::seconds(20)));
   EXPECT_LE(slow.Requests().size(), 1u) << "the fast receiver waited for the slow one";
+}
+
+// A template that renders past the body limit, with a multi-byte character at the cut: the body is
+// cut before that character (the database takes it), and another user's delivery is not held up.
+TEST_F(WebhooksReliability, OversizedTemplateIsCutOnACharacterAndHoldsUpNoOne) {
+  LoopbackHttpServer a([](const PeerRequest&) { return Ok(); });
+  LoopbackHttpServer b([](const PeerRequest&) { return Ok(); });
+  StartServer(Plugins(), "outbox: { max_attempts: 2 }\n");
+  json poisoned = Body(a.url() + "/a");
+  std::string tmpl = "X";
+  for (int i = 0; i < 2100; ++i) tmpl += "{{attendees.0.name}}";
+  poisoned["payloadTemplate"] = tmpl;
+  CreateWebhook(poisoned);
+  CreateWebhook(Body(b.url() + "/b"), other_key_);
+
+  std::string name;
+  for (int i = 0; i < 255; ++i) name += "\xC3\xA9";  // é: 510 bytes, 2,100 times past 1 MiB
+  ConfirmNewBooking(name);
+  ConfirmOthersBooking();
+  ASSERT_TRUE(b.AwaitRequests(1, std::chrono::seconds(15))) << "the other user's delivery was held up";
+  ASSERT_TRUE(a.AwaitRequests(1, std::chrono::seconds(15)));
+  const std::string body = a.Requests()[0].body;
+  EXPECT_EQ(body.size(), 1048575u);  // 1 MiB less the half character
+  EXPECT_TRUE(text::IsValidUtf8(body));
+  EXPECT_EQ(body.compare(0, 1 + name.size(), "X" + name), 0);
+  EXPECT_EQ(a.Requests()[0].Header("content-type"), "text/plain");
+  EXPECT_TRUE(Parked().empty());
+}
+
+// A delivery the database refuses (a CHECK constraint added by the test stands for any row it
+// will not take): the event is retried on its own and parked after outbox.max_attempts, the other
+// user's delivery arrives meanwhile, and the operator lists, replays and drops it.
+TEST_F(WebhooksReliability, EventTheDatabaseRefusesIsParkedAndNoOneWaitsForIt) {
+  LoopbackHttpServer a([](const PeerRequest&) { return Ok(); });
+  LoopbackHttpServer b([](const PeerRequest&) { return Ok(); });
+  StartServer(Plugins(), "outbox: { max_attempts: 2 }\n");
+  const int64_t a_hook = CreateWebhook(Body(a.url() + "/a"))["id"];
+  CreateWebhook(Body(b.url() + "/b"), other_key_);
+  const std::string refuse = "ALTER TABLE webhook_deliveries ADD CONSTRAINT refuse_a CHECK (webhook_id <> " +
+                             std::to_string(a_hook) + ")";
+  db_.Exec(refuse);
+
+  const std::string uid = ConfirmNewBooking();
+  ConfirmOthersBooking();
+  ASSERT_TRUE(b.AwaitRequests(1, std::chrono::seconds(15))) << "the other user's delivery was held up";
+  json parked = AwaitParked(1);
+  ASSERT_EQ(parked.size(), 1u);
+  const int64_t first_id = parked[0]["id"].get<int64_t>();
+  EXPECT_EQ(parked[0]["consumer"], "webhooks");
+  EXPECT_EQ(parked[0]["topic"], "bookings");
+  EXPECT_EQ(parked[0]["type"], "BOOKING_CONFIRMED");
+  EXPECT_EQ(parked[0]["attempts"], 2);
+  EXPECT_NE(parked[0]["lastError"].get<std::string>().find("refuse_a"), std::string::npos) << parked[0];
+  EXPECT_EQ(parked[0]["parkedAt"].get<std::string>().size(), 24u) << parked[0];
+  EXPECT_TRUE(Await([&] { return Sample(*server_, "outbox_parked_events{consumer=\"webhooks\"}") == 1; }));
+  EXPECT_EQ(Sample(*server_, "outbox_events_parked_total{consumer=\"webhooks\"}"), 1);
+  EXPECT_EQ(Sample(*server_, "outbox_parked_events{consumer=\"calendar\"}"), 0);
+
+  // Replayed while the database still refuses it: tried again from zero, parked again.
+  CliResult replay = server_->Cli({"admin", "outbox", "replay", std::to_string(first_id)});
+  ASSERT_EQ(replay.exit_code, 0) << replay.err;
+  EXPECT_EQ(replay.Json(), json({{"replayed", first_id}}));
+  ASSERT_TRUE(Await(
+      [&] {
+        const json p = Parked();
+        return p.size() == 1 && p[0]["id"] != first_id;
+      },
+      std::chrono::seconds(15)));
+  EXPECT_EQ(Sample(*server_, "outbox_events_parked_total{consumer=\"webhooks\"}"), 2);
+  EXPECT_EQ(a.Requests().size(), 0u);
+
+  // Replayed once the database takes it: delivered.
+  db_.Exec("ALTER TABLE webhook_deliveries DROP CONSTRAINT refuse_a");
+  const int64_t second_id = Parked()[0]["id"].get<int64_t>();
+  ASSERT_EQ(server_->Cli({"admin", "outbox", "replay", std::to_string(second_id)}).exit_code, 0);
+  ASSERT_TRUE(a.AwaitRequests(1, std::chrono::seconds(15)));
+  EXPECT_EQ(json::parse(a.Requests()[0].body)["payload"]["uid"], uid);
+  AwaitParked(0);
+  EXPECT_TRUE(Await([&] { return Sample(*server_, "outbox_parked_events{consumer=\"webhooks\"}") == 0; }));
+
+  // Dropped: forgotten, never delivered (to either of the owner's webhooks: the event failed).
+  const int64_t a2_hook = CreateWebhook(Body(a.url() + "/a2"))["id"];
+  db_.Exec("ALTER TABLE webhook_deliveries ADD CONSTRAINT refuse_a2 CHECK (webhook_id <> " +
+           std::to_string(a2_hook) + ")");
+  ConfirmNewBooking();
+  const int64_t third_id = AwaitParked(1)[0]["id"].get<int64_t>();
+  CliResult drop = server_->Cli({"admin", "outbox", "drop", std::to_string(third_id)});
+  ASSERT_EQ(drop.exit_code, 0) << drop.err;
+  EXPECT_EQ(drop.Json(), json({{"dropped", third_id}}));
+  EXPECT_TRUE(Parked().empty());
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM outbox_retries"), 0);
+
+  // Unknown ids: a clear message and a failing exit, nothing printed on stdout.
+  for (const std::string verb : {"replay", "drop"}) {
+    CliResult unknown = server_->Cli({"admin", "outbox", verb, std::to_string(third_id)});
+    EXPECT_NE(unknown.exit_code, 0) << verb;
+    EXPECT_NE(unknown.err.find("no parked event has id " + std::to_string(third_id)), std::string::npos)
+        << unknown.err;
+    EXPECT_TRUE(unknown.out.empty()) << unknown.out;
+  }
+  CliResult bad = server_->Cli({"admin", "outbox", "drop", "x1"});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("not a parked event id"), std::string::npos) << bad.err;
+  EXPECT_EQ(a.Requests().size(), 1u);
+  EXPECT_TRUE(server_->running());
 }
 
 TEST_F(WebhooksReliability, WebhookFailingForDisableAfterIsTurnedOffAndItsOwnerMailed) {

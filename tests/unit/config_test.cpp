@@ -206,6 +206,7 @@ TEST(ConfigNodeTest, Secret) {
 TEST(ConfigTest, ClassDefaultsAreTheDesignDefaults) {
   Config c;
   ExpectDesignDefaults(c);
+  EXPECT_EQ(c.outbox.max_attempts, 8);
   EXPECT_EQ(c.database.host, "127.0.0.1");
   EXPECT_EQ(c.database.socket, "");
   EXPECT_EQ(c.database.user, "rendezvous");
@@ -303,6 +304,7 @@ struct BadCase {
 TEST(ConfigTest, BadValuesNameLineAndPath) {
   const BadCase cases[] = {
       {"server:\n  io_threads: 0\n", "cfg.yaml:2: server.io_threads: must be an integer between 1 and 64"},
+      {"outbox:\n  max_attempts: 0\n", "cfg.yaml:2: outbox.max_attempts: must be an integer between 1 and 1000"},
       {"server:\n  worker_threads: 2000\n", "cfg.yaml:2: server.worker_threads: must be an integer between 1 and 1024"},
       {"server:\n  idle_timeout: 0\n", "cfg.yaml:2: server.idle_timeout: must be an integer between 1 and 86400"},
       {"server:\n  header_timeout: 86401\n", "cfg.yaml:2: server.header_timeout: must be an integer between 1 and 86400"},
@@ -368,7 +370,7 @@ TEST(ConfigTest, BadValuesNameLineAndPath) {
 
 TEST(ConfigTest, UnknownKeysStopWithTheirLine) {
   EXPECT_EQ(ErrorOf("logging: {level: info}\n\nserverr:\n  io_threads: 2\n"),
-            "cfg.yaml:3: serverr: unknown key (expected one of: database logging mail metrics plugins security server sms)");
+            "cfg.yaml:3: serverr: unknown key (expected one of: database logging mail metrics outbox plugins security server sms)");
   EXPECT_EQ(ErrorOf("server:\n  io_threads: 2\n  io_thread: 3\n").substr(0, 48),
             "cfg.yaml:3: server.io_thread: unknown key (expec");
   EXPECT_EQ(ErrorOf("server:\n  api:\n    listen: \"127.0.0.1:1\"\n    base-url: http://x\n"),

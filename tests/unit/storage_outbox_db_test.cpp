@@ -3,6 +3,7 @@
 #include <future>
 #include <map>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -197,28 +198,147 @@ TEST_F(OutboxTest, EventsBehindAnIdHoleWaitForTheSettleWindow) {
   EXPECT_EQ(sink.Ids(), (std::vector<int64_t>{first, after}));
 }
 
-TEST_F(OutboxTest, HandlerFailureRollsBackItsWritesAndTheBatchComesAgain) {
+TEST_F(OutboxTest, HandlerFailureRollsBackItsWritesAndTheEventsComeAgainOneByOne) {
   scratch_.Exec("CREATE TABLE work (event_id BIGINT PRIMARY KEY)");
   OutboxService outbox(*db_, registry_, QuietLogger());
-  int calls = 0;
+  std::vector<size_t> calls;
   outbox.Subscribe("c", {"things"}, [&](DbConnection& tx, const std::vector<OutboxEvent>& batch) {
-    ++calls;
+    calls.push_back(batch.size());
     for (const auto& e : batch) {
       tx.Exec("INSERT INTO work (event_id) VALUES (?)", {e.id});
     }
-    if (calls == 1) throw std::runtime_error("handler broke");
+    if (calls.size() == 1) throw std::runtime_error("handler broke");
   });
   PublishOne(outbox, "things", 1);
   PublishOne(outbox, "things", 2);
-  ASSERT_TRUE(WaitUntil([&] {
-    outbox.PollOnce("c");
-    return calls >= 1;
-  }));
-  EXPECT_EQ(MetricValue(registry_, "outbox_handler_errors_total", {{"consumer", "c"}}), 1);
-  EXPECT_EQ(scratch_.QueryValue("SELECT COUNT(*) FROM work"), "0");
   ASSERT_TRUE(WaitUntil([&] { return outbox.PollOnce("c") == 2; }));
+  // The batch's writes were rolled back (else the primary key would refuse the second inserts).
+  EXPECT_EQ(calls, (std::vector<size_t>{2, 1, 1}));
+  EXPECT_EQ(MetricValue(registry_, "outbox_handler_errors_total", {{"consumer", "c"}}), 1);
   EXPECT_EQ(scratch_.QueryValue("SELECT COUNT(*) FROM work"), "2");
+  EXPECT_EQ(scratch_.QueryValue("SELECT COUNT(*) FROM outbox_retries"), "0");
   EXPECT_EQ(outbox.PollOnce("c"), 0u);
+}
+
+// Handles every event but those whose "n" is in `poisoned`, which throw; counts the calls per n.
+struct PickyHandler {
+  std::mutex mu;
+  std::set<int> poisoned;
+  std::map<int, int> calls;
+  std::string message = "poisoned event";
+  OutboxHandler Handler() {
+    return [this](DbConnection&, const std::vector<OutboxEvent>& batch) {
+      std::lock_guard<std::mutex> lk(mu);
+      for (const auto& e : batch) {
+        const int n = e.payload.value("n", 0);
+        ++calls[n];
+        if (poisoned.count(n)) throw std::runtime_error(message);
+      }
+    };
+  }
+  int Calls(int n) {
+    std::lock_guard<std::mutex> lk(mu);
+    return calls[n];
+  }
+};
+
+OutboxOptions FastRetries(int max_attempts) {
+  OutboxOptions options;
+  options.max_attempts = max_attempts;
+  options.first_retry_delay = std::chrono::milliseconds(200);
+  options.max_retry_delay = std::chrono::milliseconds(200);
+  return options;
+}
+
+TEST_F(OutboxTest, PoisonedEventIsParkedAfterMaxAttemptsWithoutHoldingUpTheOthers) {
+  PickyHandler picky;
+  picky.poisoned = {2};
+  int64_t poisoned_id = 0;
+  {
+    OutboxService first(*db_, registry_, QuietLogger(), FastRetries(3));
+    first.Subscribe("c", {"things"}, picky.Handler());
+    EXPECT_EQ(MetricValue(registry_, "outbox_parked_events", {{"consumer", "c"}}), 0);
+    EXPECT_EQ(MetricValue(registry_, "outbox_events_parked_total", {{"consumer", "c"}}), 0);
+    PublishOne(first, "things", 1);
+    poisoned_id = PublishOne(first, "things", 2);
+    PublishOne(first, "things", 3);
+    // One round: the batch fails, 1 and 3 are handled alone, 2 waits for its retry.
+    EXPECT_EQ(first.PollOnce("c"), 2u);
+    EXPECT_EQ(picky.Calls(3), 1);
+    EXPECT_EQ(scratch_.QueryValue("SELECT attempts FROM outbox_retries WHERE consumer = 'c'"), "1");
+  }
+  // Attempts are counted in the database: another instance (or a restart) goes on from there.
+  prometheus::Registry registry2;
+  OutboxService second(*db_, registry2, QuietLogger(), FastRetries(3));
+  second.Subscribe("c", {"things"}, picky.Handler());
+  ASSERT_TRUE(WaitUntil([&] {
+    second.PollOnce("c");
+    return scratch_.QueryValue("SELECT COUNT(*) FROM outbox_parked") == "1";
+  }));
+  EXPECT_EQ(picky.Calls(2), 4);  // once in the batch, three times alone
+  EXPECT_EQ(scratch_.QueryValue("SELECT COUNT(*) FROM outbox_retries"), "0");
+  const std::vector<core::ParkedEvent> parked = second.ListParked("c");
+  ASSERT_EQ(parked.size(), 1u);
+  EXPECT_EQ(parked[0].event_id, poisoned_id);
+  EXPECT_EQ(parked[0].consumer, "c");
+  EXPECT_EQ(parked[0].topic, "things");
+  EXPECT_EQ(parked[0].type, "THING_HAPPENED");
+  EXPECT_EQ(parked[0].attempts, 3);
+  EXPECT_EQ(parked[0].last_error, "poisoned event");
+  EXPECT_EQ(parked[0].parked_at.size(), 24u) << parked[0].parked_at;
+  EXPECT_TRUE(second.ListParked("other").empty());
+  EXPECT_EQ(MetricValue(registry2, "outbox_events_parked_total", {{"consumer", "c"}}), 1);
+  EXPECT_EQ(MetricValue(registry2, "outbox_parked_events", {{"consumer", "c"}}), 1);
+
+  // Later events flow; the parked one is not tried again.
+  PublishOne(second, "things", 4);
+  EXPECT_EQ(second.PollOnce("c"), 1u);
+  EXPECT_EQ(picky.Calls(2), 4);
+
+  // Replayed: attempts start again, the consumer takes it up and, fixed, handles it.
+  {
+    std::lock_guard<std::mutex> lk(picky.mu);
+    picky.poisoned.clear();
+  }
+  EXPECT_FALSE(second.Replay(parked[0].id + 1000));
+  EXPECT_TRUE(second.Replay(parked[0].id));
+  EXPECT_FALSE(second.Replay(parked[0].id));
+  EXPECT_EQ(second.PollOnce("c"), 1u);
+  EXPECT_EQ(picky.Calls(2), 5);
+  EXPECT_TRUE(second.ListParked().empty());
+  EXPECT_EQ(scratch_.QueryValue("SELECT COUNT(*) FROM outbox_retries"), "0");
+}
+
+TEST_F(OutboxTest, ParkedEventsOutliveRetentionUntilDroppedAndKeepTheirErrorWellFormed) {
+  PickyHandler picky;
+  picky.poisoned = {1};
+  picky.message.clear();
+  for (int i = 0; i < 300; ++i) picky.message += "\xC3\xA9";  // 600 bytes
+  picky.message += "\xFF";
+  OutboxService outbox(*db_, registry_, QuietLogger(), FastRetries(1));
+  outbox.Subscribe("c", {"things"}, picky.Handler());
+  const int64_t poisoned = PublishOne(outbox, "things", 1);
+  const int64_t fine = PublishOne(outbox, "things", 2);
+  EXPECT_EQ(outbox.PollOnce("c"), 1u);
+  const std::vector<core::ParkedEvent> parked = outbox.ListParked();
+  ASSERT_EQ(parked.size(), 1u);
+  EXPECT_EQ(parked[0].attempts, 1);
+  // Cut to 512 bytes on a character boundary.
+  EXPECT_EQ(parked[0].last_error, picky.message.substr(0, 512));
+  EXPECT_EQ(MetricValue(registry_, "outbox_events_parked_total", {{"consumer", "c"}}), 1);
+
+  scratch_.Exec("UPDATE outbox_events SET created_at = UTC_TIMESTAMP(3) - INTERVAL 30 DAY");
+  EXPECT_EQ(outbox.PurgeOnce(), 1u);  // the handled one; the parked one stays for a replay
+  EXPECT_EQ(scratch_.QueryValue("SELECT GROUP_CONCAT(id) FROM outbox_events"), std::to_string(poisoned));
+  EXPECT_FALSE(outbox.Drop(parked[0].id + 1000));
+  EXPECT_TRUE(outbox.Drop(parked[0].id));
+  EXPECT_FALSE(outbox.Drop(parked[0].id));
+  EXPECT_TRUE(outbox.ListParked().empty());
+  EXPECT_EQ(outbox.PurgeOnce(), 1u);
+  EXPECT_EQ(picky.Calls(1), 2);  // in the batch, then alone: never again once dropped
+  EXPECT_EQ(outbox.PollOnce("c"), 0u);
+  EXPECT_EQ(picky.Calls(1), 2);
+  (void)fine;
 }
 
 TEST_F(OutboxTest, TwoInstancesShareOneConsumerWithoutDuplicates) {

@@ -177,6 +177,24 @@ TEST_F(WebhooksScriptHooks, RenderedBodyIsTypedLikeTemplates) {
 
   render_->answers.insert_or_assign("render", json(std::string(kMaxRenderedBytes + 10, 'x')));
   EXPECT_EQ(BodyOf(w, webhook).body.size(), kMaxRenderedBytes);
+
+  // Cut before a character that does not fit whole.
+  render_->answers.insert_or_assign("render", json(std::string(kMaxRenderedBytes - 1, 'x') + "\xC3\xA9"));
+  EXPECT_EQ(BodyOf(w, webhook).body, std::string(kMaxRenderedBytes - 1, 'x'));
+}
+
+TEST_F(WebhooksScriptHooks, RenderAnsweringTextThatIsNotUtf8GivesTheBuiltInBody) {
+  const Webhook w = SecretWebhook();
+  const json webhook = ScriptHooks::WebhookValue(w);
+  const json outbox = OutboxPayload();
+  for (const std::string bad : {"caf\xC3", "\xFF\xFE", "\xED\xA0\x80 surrogate", "over\xC0\xAFlong"}) {
+    render_->answers.insert_or_assign("render", json(bad));
+    ScriptHooks::Args args(outbox, webhook);
+    EXPECT_EQ(hooks_.Render(w.payload_template, args), std::nullopt) << bad;
+    const RenderedBody body = BodyOf(w, webhook);
+    EXPECT_EQ(body.content_type, "application/json") << bad;
+    EXPECT_EQ(json::parse(body.body), outbox) << bad;
+  }
 }
 
 TEST_F(WebhooksScriptHooks, TemplateIsNilWithoutOne) {

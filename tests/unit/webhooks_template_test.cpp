@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rendezvous/text.hpp"
 #include "template_renderer.hpp"
 
 namespace rendezvous::webhooks {
@@ -85,6 +86,27 @@ TEST(WebhooksTemplate, OutputIsBounded) {
   event["payload"]["attendees"] = json::array();
   for (int i = 0; i < 100; ++i) event["payload"]["attendees"].push_back(std::string(100, 'x'));
   EXPECT_LE(RenderTemplate(tmpl, event).size(), kMaxRenderedBytes);
+}
+
+// A name of 255 two-byte characters inserted 2,100 times: the cut falls inside a character, which
+// is left out whole, so the body stays UTF-8 the database takes.
+TEST(WebhooksTemplate, OutputIsCutOnACharacterBoundary) {
+  std::string name;
+  for (int i = 0; i < 255; ++i) name += "\xC3\xA9";
+  json event = Event();
+  event["payload"]["attendees"][0]["name"] = name;
+  std::string tmpl = "X";
+  for (int i = 0; i < 2100; ++i) tmpl += "{{attendees.0.name}}";
+  const std::string out = RenderTemplate(tmpl, event);
+  EXPECT_EQ(out.size(), kMaxRenderedBytes - 1);
+  EXPECT_TRUE(text::IsValidUtf8(out));
+  EXPECT_EQ(out.compare(0, 1 + name.size(), "X" + name), 0);
+  const RenderedBody body = RenderBody(tmpl, event);
+  EXPECT_EQ(body.body, out);
+  EXPECT_EQ(body.content_type, "text/plain");
+  // A four-byte character at the limit of a smaller bound.
+  EXPECT_EQ(RenderTemplate("ab{{title}}", json{{"payload", {{"title", "\xF0\x9F\x98\x80"}}}}, 5), "ab");
+  EXPECT_EQ(TypedBody("ab\xF0\x9F\x98\x80", 6).body, "ab\xF0\x9F\x98\x80");
 }
 
 TEST(WebhooksTemplate, JsonCheckAgreesWithTheParser) {

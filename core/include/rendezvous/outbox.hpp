@@ -24,7 +24,12 @@ struct OutboxEvent {
 
 // Called with a batch of events, inside the transaction that advances the consumer's position:
 // whatever the handler writes with `tx` commits together with the progress (so work rows the
-// handler inserts are created exactly once). Throwing rolls both back; the batch is retried.
+// handler inserts are created exactly once). Throwing rolls both back; the batch's events are
+// then handed out again one per call, and one that keeps failing is retried on its own (later
+// events do not wait for it) until `outbox.max_attempts` failures park it for the operator
+// (`rendezvous admin outbox parked|replay|drop`). So a handler may see an event again, alone,
+// after later ones, and must treat each event on its own. Throw only for what another attempt
+// may fix or an operator must see; never for input it can judge bad itself (skip that).
 using OutboxHandler = std::function<void(DbConnection& tx, const std::vector<OutboxEvent>& batch)>;
 
 class Outbox {
