@@ -55,7 +55,7 @@ std::string BusyFailureCode(const Status& s) {
   return s.code() == ErrorCode::kUpstreamTimeout ? "gateway_timeout" : "bad_gateway";
 }
 
-Result<Json> CalendarService::BusyTimes(int64_t user_id, const std::optional<std::string>& date_from,
+Result<std::string> CalendarService::BusyTimes(int64_t user_id, const std::optional<std::string>& date_from,
                                         const std::optional<std::string>& date_to,
                                         const std::optional<std::string>& time_zone) {
   std::optional<time::Zone> zone = time::Zone::Utc();
@@ -76,16 +76,28 @@ Result<Json> CalendarService::BusyTimes(int64_t user_id, const std::optional<std
   const CollectedBusy busy = CollectBusy(user_id, *from, *to, *zone, kRequestBudget);
   // With nothing answered there is nothing to show: the (first) failure is the answer.
   if (!busy.failures.empty() && busy.failures.size() == busy.sources) return busy.failures.front().status;
-  Json data = Json::array();
+  // Written straight out: an answer may hold tens of thousands of periods, and a JSON value per
+  // period would take several times the text's memory.
+  std::string body = "{\"status\":\"success\",\"data\":[";
+  body.reserve(body.size() + busy.periods.size() * 96);
+  bool first = true;
   for (const BusyPeriod& b : busy.periods) {
-    Json item = {{"start", time::FormatIsoSeconds(std::max(b.start, *from))},
-                 {"end", time::FormatIsoSeconds(std::min(b.end, *to))},
-                 {"source", b.source},
-                 {"credentialId", b.source_id}};
-    if (!b.external_id.empty()) item["externalId"] = b.external_id;
-    data.push_back(std::move(item));
+    body += first ? "{\"start\":\"" : ",{\"start\":\"";
+    first = false;
+    body += time::FormatIsoSeconds(std::max(b.start, *from));
+    body += "\",\"end\":\"";
+    body += time::FormatIsoSeconds(std::min(b.end, *to));
+    body += "\",\"source\":";
+    body += Json(b.source).dump();
+    body += ",\"credentialId\":";
+    body += std::to_string(b.source_id);
+    if (!b.external_id.empty()) {
+      body += ",\"externalId\":";
+      body += Json(b.external_id).dump(-1, ' ', false, Json::error_handler_t::replace);
+    }
+    body += '}';
   }
-  Json out = {{"data", std::move(data)}};
+  body += ']';
   if (!busy.failures.empty()) {
     Json failed = Json::array();
     for (const BusySourceError& f : busy.failures) {
@@ -94,9 +106,10 @@ Result<Json> CalendarService::BusyTimes(int64_t user_id, const std::optional<std
                         {"code", BusyFailureCode(f.status)},
                         {"message", f.status.message()}});
     }
-    out["failedSources"] = std::move(failed);
+    body += ",\"failedSources\":" + failed.dump(-1, ' ', false, Json::error_handler_t::replace);
   }
-  return out;
+  body += '}';
+  return body;
 }
 
 CollectedBusy CalendarService::SlotBusy(int64_t user_id, time::Millis from, time::Millis to,
@@ -337,8 +350,13 @@ void CalendarService::CollectIcsBusy(int64_t user_id, time::Millis from, time::M
     const std::string key = crypto::Sha256Hex(*url);
     const size_t bytes = feed_cache_.KnownBytes(key).value_or(kMaxIcsBytes);
     if (bytes > user_bytes_left) {
-      failed(Status(ErrorCode::kUpstreamFailed, feed + " was left out: this user's feeds together are larger than " +
-                                                    std::to_string(kMaxIcsBytesPerUser >> 20) + " MiB"));
+      Status over(ErrorCode::kUpstreamFailed, feed + " was left out: this user's feeds together are larger than " +
+                                                  std::to_string(kMaxIcsBytesPerUser >> 20) + " MiB");
+      // Logged when the user asks; a public page asking again and again only names it.
+      if (w.stand_ins)
+        out.failures.push_back({"ics_feed", f.id, std::move(over).WithDetails(Json{{"credentialId", f.id}})});
+      else
+        failed(std::move(over));
       continue;
     }
     user_bytes_left -= bytes;
@@ -365,8 +383,15 @@ void CalendarService::CollectIcsBusy(int64_t user_id, time::Millis from, time::M
     // Asked directly, a feed answers live or not at all: what it said before stands in for slots only.
     if (!w.stand_ins && (a.failure || a.pending)) a.calendar.reset();
     if (a.calendar) {
-      for (const BusyInterval& b : IcsBusyTimes(*a.calendar, from, to, zone))
+      // Sorted by start; overlapping intervals of the feed are one busy period.
+      const size_t first = out.periods.size();
+      for (const BusyInterval& b : IcsBusyTimes(*a.calendar, from, to, zone)) {
+        if (out.periods.size() > first && b.start < out.periods.back().end) {
+          out.periods.back().end = std::max(out.periods.back().end, b.end);
+          continue;
+        }
         out.periods.push_back(BusyPeriod{b.start, b.end, "ics_feed", f.id, ""});
+      }
     }
     if (a.failure) {
       Status why(a.failure->code(), feed + " " + a.failure->message());

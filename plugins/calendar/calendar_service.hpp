@@ -135,10 +135,10 @@ class CalendarService {
                           const std::optional<std::string>& binding_cookie);
 
   Result<Json> ListCalendars(int64_t user_id);
-  // GET /v2/calendars/busy-times: the envelope's fields, data = [periods] and, when some sources
-  // could not be read, failedSources = [{source, credentialId, code, message}]. When every source
-  // failed, the first failure.
-  Result<Json> BusyTimes(int64_t user_id, const std::optional<std::string>& date_from,
+  // GET /v2/calendars/busy-times: the whole answer (JSON text), data = [periods] and, when some
+  // sources could not be read, failedSources = [{source, credentialId, code, message}]. When every
+  // source failed, the first failure.
+  Result<std::string> BusyTimes(int64_t user_id, const std::optional<std::string>& date_from,
                          const std::optional<std::string>& date_to, const std::optional<std::string>& time_zone);
   // The user's busy periods in [from, to) for the slots of their event types, within
   // busy_timeout, through the cache (busy_cache.hpp): a source that fails stands in with what it
