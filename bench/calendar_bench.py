@@ -208,8 +208,8 @@ def ics_memory(api, pid, keys):
     base = "http://127.0.0.1:%d" % srv.server_address[1]
     rss_boot = rss_kb(pid, "VmRSS")
     for u, key in enumerate(keys):
-        for batch in range(5):
-            urls = ["%s/u%d/feed%02d.ics" % (base, u, batch * 10 + i) for i in range(10)]
+        for batch in range(10):
+            urls = ["%s/u%d/feed%02d.ics" % (base, u, batch * 5 + i) for i in range(5)]
             status, answer = call("POST", api + "/v2/calendars/ics-feed/save", key, {"urls": urls}, timeout=120)
             assert status == 201, (status, answer)
     time.sleep(2)
