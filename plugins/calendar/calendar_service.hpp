@@ -82,7 +82,7 @@ constexpr size_t kTrimAfterBytes = 4 << 20;
 // the refresh started (and never beyond plugins.calendar.busy_times.timeout_ms), and at most this
 // many such requests wait at once; the others answer at once with what is known.
 constexpr std::chrono::milliseconds kSlotWait{1000};
-constexpr int kMaxSlotWaiters = 4;
+constexpr int kMaxSlotWaiters = 2;
 constexpr size_t kMaxUrlLength = 2048;
 constexpr size_t kMaxEventUidLength = 1024;
 // Calendar and feed names are stored in VARCHAR(255) columns, cut to this many bytes.
