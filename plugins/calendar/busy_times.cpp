@@ -296,7 +296,7 @@ IcsFeedCache::Download CalendarService::RefreshFeed(int64_t user_id, int64_t fee
     }
     if (d.calendar) {
       out.kind = IcsFeedCache::Download::Kind::kParsed;
-      out.calendar = std::make_shared<const IcsCalendar>(std::move(*d.calendar));
+      out.calendar = std::make_shared<const CompactIcs>(CompactIcsCalendar(std::move(*d.calendar)));
       out.bytes = d.bytes;
       out.validators = {r.etag, r.last_modified};
       return out;

@@ -90,7 +90,7 @@ IcsFeedCache::Answer IcsFeedCache::Await(const Ticket& t, Clock::time_point dead
 }
 
 void IcsFeedCache::Finish(const std::string& key, const std::shared_ptr<Flight>& flight, Download d) {
-  std::shared_ptr<const IcsCalendar> dropped;  // freed outside the lock
+  std::shared_ptr<const CompactIcs> dropped;  // freed outside the lock
   {
     std::lock_guard<std::mutex> lock(mu_);
     const Clock::time_point now = Clock::now();

@@ -1,5 +1,5 @@
 // ICS feeds as last read, per URL, shared by every user and request that names the URL: the parsed
-// calendar, its size, its ETag / Last-Modified (the next download asks with If-None-Match /
+// calendar (compacted: ics.hpp's CompactIcs), its size, its ETag / Last-Modified (the next download asks with If-None-Match /
 // If-Modified-Since, and a 304 reuses the parse), and whether the last attempt failed.
 //
 // One refresh per URL at a time (single flight): a caller that finds one running joins it. A
@@ -41,7 +41,7 @@ class IcsFeedCache {
   };
   struct Download {
     enum class Kind { kParsed, kNotModified, kFailed } kind = Kind::kFailed;
-    std::shared_ptr<const IcsCalendar> calendar;  // kParsed
+    std::shared_ptr<const CompactIcs> calendar;  // kParsed
     size_t bytes = 0;                             // kParsed: the feed text's size
     Validators validators;                        // kParsed
     Status failure;                               // kFailed
@@ -50,7 +50,7 @@ class IcsFeedCache {
   using Downloader = std::function<Download(const std::optional<Validators>& validators, Clock::time_point deadline)>;
 
   struct Answer {
-    std::shared_ptr<const IcsCalendar> calendar;  // the parse to use, fresh or stale; null: none
+    std::shared_ptr<const CompactIcs> calendar;  // the parse to use, fresh or stale; null: none
     size_t bytes = 0;
     std::optional<Status> failure;  // the feed cannot be read now: name it failed
     bool pending = false;           // a refresh is still running: the answer is not final
@@ -84,7 +84,7 @@ class IcsFeedCache {
 
  private:
   struct Entry {
-    std::shared_ptr<const IcsCalendar> calendar;
+    std::shared_ptr<const CompactIcs> calendar;
     size_t bytes = 0;
     Validators validators;
     Clock::time_point good_at;  // when the parse was last confirmed (200 or 304)

@@ -162,7 +162,7 @@ class Gate {
 IcsFeedCache::Download Parsed(size_t bytes, std::string etag = "") {
   IcsFeedCache::Download d;
   d.kind = IcsFeedCache::Download::Kind::kParsed;
-  d.calendar = std::make_shared<const IcsCalendar>();
+  d.calendar = std::make_shared<const CompactIcs>();
   d.bytes = bytes;
   d.validators.etag = std::move(etag);
   return d;
