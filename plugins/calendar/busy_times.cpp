@@ -109,6 +109,8 @@ Result<std::string> CalendarService::BusyTimes(int64_t user_id, const std::optio
     body += ",\"failedSources\":" + failed.dump(-1, ' ', false, Json::error_handler_t::replace);
   }
   body += '}';
+  // The periods and this answer (freed once sent) are large work too.
+  trimmer_.Note(body.size() + busy.periods.size() * sizeof(BusyPeriod));
   return body;
 }
 

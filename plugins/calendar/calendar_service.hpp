@@ -76,8 +76,10 @@ constexpr size_t kIcsParseBytesAtOnce = 8 << 20;
 constexpr size_t kMaxIcsBytesPerUser = 32 << 20;
 // Parsed feeds kept (per URL, for every user naming it), by the size of their feed text.
 constexpr size_t kIcsCacheBytes = 64 << 20;
-// After this much feed text was parsed, free memory goes back to the system once no parse runs.
+// After this much large work (feed text parsed, busy-times answers written) and a second without
+// any, free memory goes back to the system.
 constexpr size_t kTrimAfterBytes = 4 << 20;
+constexpr std::chrono::milliseconds kTrimWhenQuiet{1000};
 // A slots answer (slots, create, reschedule, reopen) waits for a refresh at most this long after
 // the refresh started (and never beyond plugins.calendar.busy_times.timeout_ms), and at most this
 // many such requests wait at once; the others answer at once with what is known.
@@ -254,7 +256,7 @@ class CalendarService {
   std::function<void()> on_reconnect_required_;
   BusyCache busy_cache_;
   ByteBudget parse_budget_{kIcsParseBytesAtOnce};
-  std::atomic<size_t> parsed_since_trim_{0};
+  MemoryTrimmer trimmer_{kTrimAfterBytes, kTrimWhenQuiet};
   std::atomic<int> slot_waiters_{0};
   // Google refreshes of slots: one per user at a time.
   struct GoogleFlight {

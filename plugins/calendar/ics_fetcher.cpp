@@ -43,12 +43,8 @@ CalendarService::IcsDownload CalendarService::FetchIcs(const std::string& url, s
     } else {
       download.calendar = ParseIcs(r.body, &download.why);
       std::string().swap(r.body);
-      const bool idle = parse_budget_.Release(download.bytes);
-      const size_t parsed = parsed_since_trim_.fetch_add(download.bytes) + download.bytes;
-      if (idle && parsed >= kTrimAfterBytes) {
-        parsed_since_trim_ = 0;
-        ReleaseFreedMemory();
-      }
+      parse_budget_.Release(download.bytes);
+      trimmer_.Note(download.bytes);
     }
   }
   if (on_ics_fetch_) {

@@ -76,4 +76,38 @@ void ReleaseFreedMemory() {
 #endif
 }
 
+MemoryTrimmer::MemoryTrimmer(size_t threshold, std::chrono::milliseconds quiet)
+    : threshold_(threshold), quiet_(quiet), thread_([this] {
+        std::unique_lock<std::mutex> lock(mu_);
+        while (!stopping_) {
+          cv_.wait_for(lock, quiet_ / 2);
+          if (stopping_ || noted_ < threshold_ || std::chrono::steady_clock::now() - last_ < quiet_) continue;
+          noted_ = 0;
+          ++trims_;
+          lock.unlock();
+          ReleaseFreedMemory();
+          lock.lock();
+        }
+      }) {}
+
+MemoryTrimmer::~MemoryTrimmer() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void MemoryTrimmer::Note(size_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  noted_ += bytes;
+  last_ = std::chrono::steady_clock::now();
+}
+
+size_t MemoryTrimmer::trims() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return trims_;
+}
+
 }  // namespace rendezvous::calendar

@@ -7,8 +7,8 @@
 //
 // ByteBudget: a counting semaphore of bytes (feed text being parsed at once, process-wide).
 //
-// ReleaseFreedMemory: hands the allocator's free memory back to the system (after a burst of large
-// parses, glibc keeps it in its arenas otherwise).
+// MemoryTrimmer: hands the allocator's free memory back to the system once a burst of large work
+// (parses, long answers) is over: glibc keeps it in its per-thread arenas otherwise.
 #pragma once
 
 #include <chrono>
@@ -64,5 +64,30 @@ class ByteBudget {
 
 // Returns free heap memory to the system (malloc_trim on glibc; nothing elsewhere).
 void ReleaseFreedMemory();
+
+// A thread that calls ReleaseFreedMemory once at least `threshold` bytes of large work were noted
+// and none for `quiet` (checked every quiet / 2).
+class MemoryTrimmer {
+ public:
+  MemoryTrimmer(size_t threshold, std::chrono::milliseconds quiet);
+  ~MemoryTrimmer();
+  MemoryTrimmer(const MemoryTrimmer&) = delete;
+  MemoryTrimmer& operator=(const MemoryTrimmer&) = delete;
+
+  // Large work of about `bytes` just ended (its memory freed or about to be).
+  void Note(size_t bytes);
+  size_t trims() const;
+
+ private:
+  const size_t threshold_;
+  const std::chrono::milliseconds quiet_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  size_t noted_ = 0;
+  size_t trims_ = 0;
+  std::chrono::steady_clock::time_point last_;
+  std::thread thread_;
+};
 
 }  // namespace rendezvous::calendar

@@ -1,7 +1,8 @@
 // The busy-times cache in front of a host's calendars: fresh answers for windows it holds, the
 // last answer of a source standing in while it fails, forgetting, and its bounds. The ICS feed
 // cache beneath it: one refresh per feed however many callers, bounded waits, conditional
-// refreshes reusing the parse, stand-ins, and its byte bound; the parse byte budget.
+// refreshes reusing the parse, stand-ins, and its byte bound; the parse byte budget; the memory
+// trimmer.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -308,6 +309,17 @@ TEST(ByteBudgetTest, TakesWhatIsFreeAndWaitsBoundedForTheRest) {
   EXPECT_TRUE(budget.Acquire(500, ByteBudget::Clock::now() + milliseconds(50)) == false);  // 100 at most, 30 held
   EXPECT_TRUE(budget.Release(30));
   EXPECT_TRUE(budget.Acquire(500, ByteBudget::Clock::now() + milliseconds(50)));  // a larger take is the whole budget
+}
+
+TEST(MemoryTrimmerTest, TrimsOnceEnoughWorkIsOverAndQuiet) {
+  MemoryTrimmer trimmer(100, milliseconds(40));
+  trimmer.Note(60);
+  std::this_thread::sleep_for(milliseconds(150));  // below the threshold: nothing to hand back
+  EXPECT_EQ(trimmer.trims(), 0u);
+  trimmer.Note(60);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (trimmer.trims() == 0 && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(milliseconds(10));
+  EXPECT_EQ(trimmer.trims(), 1u);
 }
 
 }  // namespace
