@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Load benchmarks on loopback with wrk; appends results to bench/RESULTS.md.
 #   bench/run.sh [BUILD_DIR]   (make bench)
-#   BENCH_SCENARIOS="http refresh code slots create lua webhooks_drain webhooks_latency calendar_lookup" picks scenarios; BENCH_DURATION=10s; BENCH_PERF=1 records a
+#   BENCH_SCENARIOS="http refresh code slots create lua webhooks_drain webhooks_latency calendar_lookup me_under_slots ics_memory" picks scenarios; BENCH_DURATION=10s; BENCH_PERF=1 records a
 #   CPU profile of the server (perf, cpu-clock) during the refresh scenario into var/bench-refresh.perf
 #   and during the webhook drain into var/bench-webhooks-drain.perf. BENCH_RESULTS names the file the
 #   results are appended to (default bench/RESULTS.md).
@@ -42,7 +42,7 @@ run() { # name, wrk args...
 cpu_ms() { awk -v hz="$(getconf CLK_TCK)" '{printf "%d", ($14 + $15) * 1000 / hz}' "/proc/$1/stat"; }
 db_pid=$(cat var/db/mysqld.pid)
 
-want() { [[ " ${BENCH_SCENARIOS:-http refresh code slots create lua webhooks_drain webhooks_latency calendar_lookup} " == *" $1 "* ]]; }
+want() { [[ " ${BENCH_SCENARIOS:-http refresh code slots create lua webhooks_drain webhooks_latency calendar_lookup me_under_slots ics_memory} " == *" $1 "* ]]; }
 # A port the kernel picks (free now) for a scenario's own server or peer.
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 # POST /v2/event-types as the bench user; prints the new event type's id.
@@ -349,6 +349,48 @@ print("| GET /v2/calendars/google/event/{eventUid} (warm Google credential, the 
       % (s["connections"], s["p50_ms"] - f["p50_ms"], s["p99_ms"] - f["p99_ms"], s["per_second"], s["p50_ms"], s["p99_ms"], s["failed"]))
 print("| the same event straight from the fake Google (its events.get, same client, %d connections) | %.0f | %.2fms | %.2fms | %d failed |"
       % (f["connections"], f["per_second"], f["p50_ms"], f["p99_ms"], f["failed"]))' | tee -a "$results"
+fi
+
+# Calendar isolation (bench/calendar_bench.py), each on a server of its own (ports the kernel picked,
+# 8 API workers as by default, ICS feeds on loopback allowed, its own database):
+# me_under_slots: GET /v2/me of one user alone and while 16 connections ask for the slots of a host
+# whose ICS feed hangs (target: p99 within 2x of alone); ics_memory: 2 users x 50 feeds of 1.9 MB,
+# 8 concurrent busy-times over 90 days: the server's RSS before, at its peak and after (targets:
+# peak < 600 MB, after within 100 MB of before).
+if want me_under_slots || want ics_memory; then
+ci_cfg=var/bench-calendar-isolation.yaml
+ci_port=$(free_port)
+sed -e "s/18090/$ci_port/g" -e "s/18091/$(free_port)/g" -e "s/worker_threads: 16/worker_threads: 8/" \
+  -e "s/name: rendezvous_bench\$/name: rendezvous_bench_isolation/" $cfg > $ci_cfg
+printf 'plugins:\n  calendar: { ics_allow_private_networks: true }\n' >> $ci_cfg
+ci_url=http://127.0.0.1:$ci_port
+ci_pid=''
+trap 'kill $pid $ci_pid 2>/dev/null; wait $pid $ci_pid 2>/dev/null || true' EXIT
+ci_user() { # EMAIL: prints an API key of a new user
+  local u
+  u=$($bin admin user create --config $ci_cfg --email "$1" --name "Bench $1" --password bench-password \
+    | sed -E 's/.*"id":([0-9]+).*/\1/')
+  $bin admin api-key create --config $ci_cfg --user-id "$u" | sed -E 's/.*"key":"([^"]+)".*/\1/'
+}
+ci_server() { # SCENARIO ARGS...: a fresh database and server, then bench/calendar_bench.py against it
+  mariadb --no-defaults -S var/db/mysqld.sock -uroot -e "DROP DATABASE IF EXISTS rendezvous_bench_isolation; CREATE DATABASE rendezvous_bench_isolation"
+  $bin migrate --config $ci_cfg >/dev/null
+  local k1 k2
+  k1=$(ci_user one@bench.example.com)
+  k2=$(ci_user two@bench.example.com)
+  $bin serve --config $ci_cfg 2>>var/bench-calendar-isolation-server.log &
+  ci_pid=$!
+  for _ in $(seq 1 400); do curl -fs $ci_url/healthz >/dev/null && break; sleep 0.025; done
+  if [ "$1" = me_under_slots ]; then
+    python3 bench/calendar_bench.py me_under_slots $ci_url "$k1" "$k2" "${duration%s}" || echo "calendar_bench.py $1 failed" >&2
+  else
+    python3 bench/calendar_bench.py ics_memory $ci_url $ci_pid "$k1" "$k2" || echo "calendar_bench.py $1 failed" >&2
+  fi
+  kill $ci_pid; wait $ci_pid 2>/dev/null || true
+  ci_pid=''
+}
+if want me_under_slots; then ci_server me_under_slots | tee -a "$results"; fi
+if want ics_memory; then ci_server ics_memory | tee -a "$results"; fi
 fi
 
 # Webhook Lua hooks in process (no server): the shipped filter and Slack render per delivery, one

@@ -35,6 +35,7 @@ struct BusySourceError {
   std::string source;
   int64_t source_id = 0;
   Status status;
+  bool stood_in = false;  // what the source said last is in the periods already
 };
 
 // Every source of a user asked for one range: the periods of those that answered, sorted, and
@@ -43,6 +44,7 @@ struct CollectedBusy {
   std::vector<BusyPeriod> periods;
   std::vector<BusySourceError> failures;
   size_t sources = 0;
+  bool pending = false;  // a source's refresh was still running: not an answer to keep
 };
 
 class BusyCache {

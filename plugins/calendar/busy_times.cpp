@@ -55,7 +55,7 @@ std::string BusyFailureCode(const Status& s) {
   return s.code() == ErrorCode::kUpstreamTimeout ? "gateway_timeout" : "bad_gateway";
 }
 
-Result<Json> CalendarService::BusyTimes(int64_t user_id, const std::optional<std::string>& date_from,
+Result<std::string> CalendarService::BusyTimes(int64_t user_id, const std::optional<std::string>& date_from,
                                         const std::optional<std::string>& date_to,
                                         const std::optional<std::string>& time_zone) {
   std::optional<time::Zone> zone = time::Zone::Utc();
@@ -76,16 +76,28 @@ Result<Json> CalendarService::BusyTimes(int64_t user_id, const std::optional<std
   const CollectedBusy busy = CollectBusy(user_id, *from, *to, *zone, kRequestBudget);
   // With nothing answered there is nothing to show: the (first) failure is the answer.
   if (!busy.failures.empty() && busy.failures.size() == busy.sources) return busy.failures.front().status;
-  Json data = Json::array();
+  // Written straight out: an answer may hold tens of thousands of periods, and a JSON value per
+  // period would take several times the text's memory.
+  std::string body = "{\"status\":\"success\",\"data\":[";
+  body.reserve(body.size() + busy.periods.size() * 96);
+  bool first = true;
   for (const BusyPeriod& b : busy.periods) {
-    Json item = {{"start", time::FormatIsoSeconds(std::max(b.start, *from))},
-                 {"end", time::FormatIsoSeconds(std::min(b.end, *to))},
-                 {"source", b.source},
-                 {"credentialId", b.source_id}};
-    if (!b.external_id.empty()) item["externalId"] = b.external_id;
-    data.push_back(std::move(item));
+    body += first ? "{\"start\":\"" : ",{\"start\":\"";
+    first = false;
+    body += time::FormatIsoSeconds(std::max(b.start, *from));
+    body += "\",\"end\":\"";
+    body += time::FormatIsoSeconds(std::min(b.end, *to));
+    body += "\",\"source\":";
+    body += Json(b.source).dump();
+    body += ",\"credentialId\":";
+    body += std::to_string(b.source_id);
+    if (!b.external_id.empty()) {
+      body += ",\"externalId\":";
+      body += Json(b.external_id).dump(-1, ' ', false, Json::error_handler_t::replace);
+    }
+    body += '}';
   }
-  Json out = {{"data", std::move(data)}};
+  body += ']';
   if (!busy.failures.empty()) {
     Json failed = Json::array();
     for (const BusySourceError& f : busy.failures) {
@@ -94,26 +106,47 @@ Result<Json> CalendarService::BusyTimes(int64_t user_id, const std::optional<std
                         {"code", BusyFailureCode(f.status)},
                         {"message", f.status.message()}});
     }
-    out["failedSources"] = std::move(failed);
+    body += ",\"failedSources\":" + failed.dump(-1, ' ', false, Json::error_handler_t::replace);
   }
-  return out;
+  body += '}';
+  // The periods and this answer (freed once sent) are large work too.
+  trimmer_.Note(body.size() + busy.periods.size() * sizeof(BusyPeriod));
+  return body;
 }
 
 CollectedBusy CalendarService::SlotBusy(int64_t user_id, time::Millis from, time::Millis to,
                                         const time::Zone& zone) {
   const auto now = BusyCache::Clock::now();
   if (std::optional<CollectedBusy> cached = busy_cache_.Fresh(user_id, from, to, now)) return *cached;
-  CollectedBusy busy = CollectBusy(user_id, from, to, zone, options_.busy_timeout);
+  // Called on the API's request threads: the refreshes run on the plugin's own pool, and only a
+  // few requests at once wait for them (briefly); the others answer with what is known.
+  struct WaitSlot {
+    std::atomic<int>& waiters;
+    const bool held;
+    explicit WaitSlot(std::atomic<int>& w) : waiters(w), held(w.fetch_add(1) < kMaxSlotWaiters) {}
+    ~WaitSlot() { waiters.fetch_sub(1); }
+  } slot(slot_waiters_);
+  Waits w;
+  w.max_wait = std::min(std::chrono::milliseconds(options_.busy_timeout), kSlotWait);
+  w.deadline = now + (slot.held ? w.max_wait : std::chrono::milliseconds(0));
+  w.fresh = options_.busy_cache_fresh;
+  w.refresh_budget = options_.busy_timeout;
+  w.expand_by = now + options_.busy_timeout;
+  w.shared_google = true;
+  w.stand_ins = true;
+  CollectedBusy busy = Collect(user_id, from, to, zone, w);
   // What a failing source said last stands in for it; it stays named as failed.
   std::map<std::pair<std::string, int64_t>, BusyCache::Clock::time_point> stand_ins;
   for (const BusySourceError& f : busy.failures) {
+    if (f.stood_in) continue;
     std::optional<BusyCache::Known> last = busy_cache_.LastKnown(user_id, f.source, f.source_id, from, to, now);
     if (!last) continue;
     busy.periods.insert(busy.periods.end(), last->periods.begin(), last->periods.end());
     stand_ins[{f.source, f.source_id}] = last->said_at;
   }
   if (!stand_ins.empty()) SortPeriods(busy.periods);
-  busy_cache_.Put(user_id, from, to, busy, now, stand_ins);
+  // An answer made while a refresh still runs is not kept: the next request gets the refresh's.
+  if (!busy.pending) busy_cache_.Put(user_id, from, to, busy, now, stand_ins);
   return busy;
 }
 
@@ -131,14 +164,90 @@ void CalendarService::Failed(int64_t user_id, BusySourceError failure, Collected
 
 CollectedBusy CalendarService::CollectBusy(int64_t user_id, time::Millis from, time::Millis to,
                                            const time::Zone& zone, std::chrono::milliseconds budget) {
-  const Deadline deadline = std::chrono::steady_clock::now() + budget;
+  Waits w;
+  w.deadline = std::chrono::steady_clock::now() + budget;
+  w.max_wait = budget;
+  w.fresh = std::chrono::seconds(0);  // asked directly: every feed is asked again (conditionally)
+  w.refresh_budget = budget;
+  w.expand_by = w.deadline;
+  return Collect(user_id, from, to, zone, w);
+}
+
+CollectedBusy CalendarService::Collect(int64_t user_id, time::Millis from, time::Millis to, const time::Zone& zone,
+                                       const Waits& w) {
   CollectedBusy out;
-  CollectGoogleBusy(user_id, from, to, deadline, out);
-  CollectIcsBusy(user_id, from, to, zone, deadline, out);
+  if (w.shared_google)
+    CollectSharedGoogleBusy(user_id, from, to, w, out);
+  else
+    CollectGoogleBusy(user_id, from, to, w.deadline, out);
+  CollectIcsBusy(user_id, from, to, zone, w, out);
   SortPeriods(out.periods);
   return out;
 }
 
+void CalendarService::CollectSharedGoogleBusy(int64_t user_id, time::Millis from, time::Millis to, const Waits& w,
+                                              CollectedBusy& out) {
+  const std::vector<GoogleCalendar> calendars = LoadCalendars(user_id);
+  if (calendars.empty()) return;
+  ++out.sources;
+  const int64_t credential_id = calendars.front().credential_id;
+  auto not_yet = [&](const std::string& why) {
+    out.failures.push_back({"google_calendar", credential_id, Status(ErrorCode::kUpstreamTimeout, why)});
+    out.pending = true;
+  };
+  std::unique_lock<std::mutex> lock(google_mu_);
+  // Bounded: each round waits for a refresh of another window or starts this window's own.
+  for (int round = 0; round < 4; ++round) {
+    std::shared_ptr<GoogleFlight>& running = google_flights_[user_id];
+    std::shared_ptr<GoogleFlight> f = running;
+    if (!f) {
+      f = std::make_shared<GoogleFlight>();
+      f->started = std::chrono::steady_clock::now();
+      f->from = from;
+      f->to = to;
+      running = f;
+      lock.unlock();
+      const bool started = refresh_pool_.Submit([this, user_id, f] {
+        CollectedBusy got;
+        try {
+          CollectGoogleBusy(user_id, f->from, f->to, f->started + options_.busy_timeout, got);
+        } catch (const std::exception& e) {
+          got.failures.push_back(
+              {"google_calendar", 0, Status(ErrorCode::kUpstreamFailed, std::string("Google was not asked: ") + e.what())});
+        }
+        {
+          std::lock_guard<std::mutex> done_lock(google_mu_);
+          f->busy = std::move(got);
+          f->done = true;
+          auto it = google_flights_.find(user_id);
+          if (it != google_flights_.end() && it->second == f) google_flights_.erase(it);
+        }
+        google_cv_.notify_all();
+      });
+      lock.lock();
+      if (!started) {
+        auto it = google_flights_.find(user_id);
+        if (it != google_flights_.end() && it->second == f) google_flights_.erase(it);
+        return not_yet("Google was not asked: too many calendars are being read at once");
+      }
+    }
+    const Deadline until = std::min(w.deadline, f->started + w.max_wait);
+    google_cv_.wait_until(lock, until, [&] { return f->done; });
+    if (!f->done) return not_yet("Google did not answer in time");
+    if (f->from <= from && to <= f->to) {
+      for (const BusyPeriod& p : f->busy.periods) {
+        if (p.start < to && p.end > from) out.periods.push_back(p);
+      }
+      for (BusySourceError e : f->busy.failures) {
+        if (e.source_id == 0) e.source_id = credential_id;
+        out.failures.push_back(std::move(e));
+      }
+      return;
+    }
+    if (std::chrono::steady_clock::now() >= until) break;
+  }
+  not_yet("Google did not answer in time");
+}
 void CalendarService::CollectGoogleBusy(int64_t user_id, time::Millis from, time::Millis to, Deadline deadline,
                                         CollectedBusy& out) {
   const std::vector<GoogleCalendar> calendars = LoadCalendars(user_id);
@@ -173,8 +282,43 @@ void CalendarService::CollectGoogleBusy(int64_t user_id, time::Millis from, time
   AddGoogleBusy(call->body, cred->id, out.periods);
 }
 
+IcsFeedCache::Download CalendarService::RefreshFeed(int64_t user_id, int64_t feed_id, const std::string& url,
+                                                    const std::optional<IcsFeedCache::Validators>& validators,
+                                                    Deadline deadline) {
+  IcsFeedCache::Download out;
+  const std::chrono::milliseconds timeout = IcsTimeLeft(deadline);
+  if (timeout.count() == 0) {
+    out.failure = Status(ErrorCode::kUpstreamTimeout, "was not asked: no time was left");
+  } else {
+    IcsDownload d = FetchIcs(url, timeout, validators ? &*validators : nullptr);
+    const FetchResult& r = d.fetch;
+    if (d.not_modified) {
+      out.kind = IcsFeedCache::Download::Kind::kNotModified;
+      return out;
+    }
+    if (d.calendar) {
+      out.kind = IcsFeedCache::Download::Kind::kParsed;
+      out.calendar = std::make_shared<const CompactIcs>(CompactIcsCalendar(std::move(*d.calendar)));
+      out.bytes = d.bytes;
+      out.validators = {r.etag, r.last_modified};
+      return out;
+    }
+    out.failure = r.outcome == FetchOutcome::kTimeout || d.parse_timed_out
+                      ? Status(ErrorCode::kUpstreamTimeout, "did not answer in time")
+                      : Status(ErrorCode::kUpstreamFailed,
+                               "could not be read: " +
+                                   (!r.ok() ? r.error : r.status != 200 ? "HTTP " + std::to_string(r.status) : d.why));
+  }
+  // Logged and counted once per attempt, whoever waits for it.
+  CollectedBusy scratch;
+  Failed(user_id,
+         {"ics_feed", feed_id, Status(out.failure.code(), "the ICS feed " + std::to_string(feed_id) + " " + out.failure.message())},
+         scratch);
+  return out;
+}
+
 void CalendarService::CollectIcsBusy(int64_t user_id, time::Millis from, time::Millis to, const time::Zone& zone,
-                                     Deadline deadline, CollectedBusy& out) {
+                                     const Waits& w, CollectedBusy& out) {
   struct Feed {
     int64_t id;
     std::string url_enc;
@@ -185,37 +329,77 @@ void CalendarService::CollectIcsBusy(int64_t user_id, time::Millis from, time::M
       found.push_back(Feed{r.Int(1), r.String(2)});
     return found;
   });
+  // Every refresh needed is started first, so that they run side by side; then each is waited for.
+  struct Wanted {
+    int64_t id;
+    IcsFeedCache::Ticket ticket;
+  };
+  std::vector<Wanted> wanted;
+  size_t user_bytes_left = kMaxIcsBytesPerUser;
   for (const Feed& f : feeds) {
     ++out.sources;
+    auto failed = [&](Status s) { Failed(user_id, {"ics_feed", f.id, s.WithDetails(Json{{"credentialId", f.id}})}, out); };
     const std::string feed = "the ICS feed " + std::to_string(f.id);
     if (Status s = RequireEncryption(); !s.ok()) {
-      Failed(user_id, {"ics_feed", f.id, s}, out);
-      continue;
-    }
-    const std::chrono::milliseconds timeout = IcsTimeLeft(deadline);
-    if (timeout.count() == 0) {
-      Failed(user_id, {"ics_feed", f.id, Status(ErrorCode::kUpstreamTimeout, feed + " was not asked: no time was left")},
-             out);
+      failed(s);
       continue;
     }
     auto url = crypto::Decrypt(options_.encryption_key, f.url_enc);
     if (!url.ok()) {
-      Failed(user_id, {"ics_feed", f.id, ReconnectRequired(feed + " cannot be read any more; save it again")}, out);
+      failed(ReconnectRequired(feed + " cannot be read any more; save it again"));
       continue;
     }
-    const IcsDownload d = FetchIcs(*url, timeout);
-    if (!d.calendar) {
-      const FetchResult& r = d.fetch;
-      Status why = r.outcome == FetchOutcome::kTimeout
-                       ? Status(ErrorCode::kUpstreamTimeout, feed + " did not answer in time")
-                       : Status(ErrorCode::kUpstreamFailed,
-                                feed + " could not be read: " +
-                                    (!r.ok() ? r.error : r.status != 200 ? "HTTP " + std::to_string(r.status) : d.why));
-      Failed(user_id, {"ics_feed", f.id, why.WithDetails(Json{{"credentialId", f.id}})}, out);
+    const std::string key = crypto::Sha256Hex(*url);
+    const size_t bytes = feed_cache_.KnownBytes(key).value_or(kMaxIcsBytes);
+    if (bytes > user_bytes_left) {
+      Status over(ErrorCode::kUpstreamFailed, feed + " was left out: this user's feeds together are larger than " +
+                                                  std::to_string(kMaxIcsBytesPerUser >> 20) + " MiB");
+      // Logged when the user asks; a public page asking again and again only names it.
+      if (w.stand_ins)
+        out.failures.push_back({"ics_feed", f.id, std::move(over).WithDetails(Json{{"credentialId", f.id}})});
+      else
+        failed(std::move(over));
       continue;
     }
-    for (const BusyInterval& b : IcsBusyTimes(*d.calendar, from, to, zone))
-      out.periods.push_back(BusyPeriod{b.start, b.end, "ics_feed", f.id, ""});
+    user_bytes_left -= bytes;
+    const int64_t feed_id = f.id;
+    wanted.push_back(Wanted{
+        f.id, feed_cache_.Start(key, w.fresh, w.refresh_budget,
+                                [this, user_id, feed_id, u = *url](const std::optional<IcsFeedCache::Validators>& v,
+                                                                    Deadline deadline) {
+                                  return RefreshFeed(user_id, feed_id, u, v, deadline);
+                                })});
+  }
+  for (const Wanted& f : wanted) {
+    IcsFeedCache::Answer a = feed_cache_.Await(f.ticket, w.deadline, w.max_wait);
+    out.pending = out.pending || a.pending;
+    const std::string feed = "the ICS feed " + std::to_string(f.id);
+    // The deadline covers the expansion too: none starts after it.
+    if (a.calendar && std::chrono::steady_clock::now() > w.expand_by) {
+      out.failures.push_back({"ics_feed", f.id,
+                              Status(ErrorCode::kUpstreamTimeout, feed + " was not read: no time was left")
+                                  .WithDetails(Json{{"credentialId", f.id}})});
+      out.pending = true;
+      continue;
+    }
+    // Asked directly, a feed answers live or not at all: what it said before stands in for slots only.
+    if (!w.stand_ins && (a.failure || a.pending)) a.calendar.reset();
+    if (a.calendar) {
+      // Sorted by start; overlapping intervals of the feed are one busy period.
+      const size_t first = out.periods.size();
+      for (const BusyInterval& b : IcsBusyTimes(*a.calendar, from, to, zone)) {
+        if (out.periods.size() > first && b.start < out.periods.back().end) {
+          out.periods.back().end = std::max(out.periods.back().end, b.end);
+          continue;
+        }
+        out.periods.push_back(BusyPeriod{b.start, b.end, "ics_feed", f.id, ""});
+      }
+    }
+    if (a.failure) {
+      Status why(a.failure->code(), feed + " " + a.failure->message());
+      out.failures.push_back(
+          {"ics_feed", f.id, std::move(why).WithDetails(Json{{"credentialId", f.id}}), a.calendar != nullptr});
+    }
   }
 }
 

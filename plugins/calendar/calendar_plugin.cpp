@@ -205,7 +205,8 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
                                 "timeout", "connect_failed", "too_large", "error"})
       google_requests.With({endpoint, outcome});
   }
-  for (const char* outcome : {"ok", "http_error", "not_calendar", "timeout", "connect_failed", "blocked", "too_large"})
+  for (const char* outcome : {"ok", "not_modified", "http_error", "not_calendar", "timeout", "connect_failed", "blocked",
+                              "too_large"})
     ics_fetches.With({outcome});
   auto api = std::make_unique<GoogleApi>(
       google, [&google_requests](const std::string& endpoint, const std::string& outcome) {

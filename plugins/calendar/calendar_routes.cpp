@@ -58,10 +58,13 @@ void RegisterCalendarRoutes(PluginContext& ctx, std::shared_ptr<CalendarService>
 
   ctx.AddRoute(Route::Api(Method::kGet, "/v2/calendars/busy-times", RouteAuth::Bearer("APPS_READ", kScoped),
                           [service](Request& req) {
-                            Result<Json> busy = service->BusyTimes(req.principal->user_id, req.Query("dateFrom"),
-                                                                   req.Query("dateTo"), req.Query("timeZone"));
+                            Result<std::string> busy = service->BusyTimes(
+                                req.principal->user_id, req.Query("dateFrom"), req.Query("dateTo"),
+                                req.Query("timeZone"));
                             if (!busy.ok()) return Response::FromStatus(busy.status());
-                            return Response::SuccessWith(*busy);
+                            Response res = Response::SuccessWith(Json::object());
+                            res.body = std::move(*busy);
+                            return res;
                           })
                    .Outbound());
 

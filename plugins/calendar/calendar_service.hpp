@@ -12,9 +12,14 @@
 // event_lookup.cpp and event_writer.cpp (a booking's event in the host's Google Calendar).
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +27,8 @@
 #include "busy_cache.hpp"
 #include "google_api.hpp"
 #include "ics.hpp"
+#include "ics_feed_cache.hpp"
+#include "refresh_pool.hpp"
 #include "rendezvous/database.hpp"
 #include "rendezvous/http.hpp"
 #include "rendezvous/log.hpp"
@@ -42,7 +49,7 @@ struct CalendarOptions {
   std::chrono::seconds busy_cache_stale{3600};
 };
 
-// Limits (documented in docs/calendar.md).
+// Limits (documented in docs/calendar.md and, for the ceilings, docs/operations.md).
 
 // 409 reconnect_required: the stored Google credential cannot be used any more (Google refused
 // its refresh token, or it cannot be decrypted); only connecting again helps.
@@ -58,6 +65,26 @@ constexpr int64_t kMaxBusyRangeSeconds = 93LL * 86400;
 constexpr size_t kMaxIcsUrlsPerRequest = 10;
 constexpr size_t kMaxIcsFeedsPerUser = 50;
 constexpr size_t kMaxIcsBytes = 2 << 20;
+// Busy-time refreshes (ICS downloads and parses, Google free/busy queries) run on the plugin's own
+// threads, never on the API's: this many, with this many refreshes waiting at most.
+constexpr size_t kRefreshThreads = 8;
+constexpr size_t kRefreshQueue = 1024;
+// Feed text being parsed at once, process-wide (a parse takes several times its text in memory).
+constexpr size_t kIcsParseBytesAtOnce = 8 << 20;
+// A user's feeds count together up to this many bytes of feed text; feeds beyond it are left out
+// (named failed). A feed not read yet counts as kMaxIcsBytes until it is.
+constexpr size_t kMaxIcsBytesPerUser = 32 << 20;
+// Parsed feeds kept (per URL, for every user naming it), by the size of their feed text.
+constexpr size_t kIcsCacheBytes = 64 << 20;
+// After this much large work (feed text parsed, busy-times answers written) and a second without
+// any, free memory goes back to the system.
+constexpr size_t kTrimAfterBytes = 4 << 20;
+constexpr std::chrono::milliseconds kTrimWhenQuiet{1000};
+// A slots answer (slots, create, reschedule, reopen) waits for a refresh at most this long after
+// the refresh started (and never beyond plugins.calendar.busy_times.timeout_ms), and at most this
+// many such requests wait at once; the others answer at once with what is known.
+constexpr std::chrono::milliseconds kSlotWait{1000};
+constexpr int kMaxSlotWaiters = 2;
 constexpr size_t kMaxUrlLength = 2048;
 constexpr size_t kMaxEventUidLength = 1024;
 // Calendar and feed names are stored in VARCHAR(255) columns, cut to this many bytes.
@@ -110,10 +137,10 @@ class CalendarService {
                           const std::optional<std::string>& binding_cookie);
 
   Result<Json> ListCalendars(int64_t user_id);
-  // GET /v2/calendars/busy-times: the envelope's fields, data = [periods] and, when some sources
-  // could not be read, failedSources = [{source, credentialId, code, message}]. When every source
-  // failed, the first failure.
-  Result<Json> BusyTimes(int64_t user_id, const std::optional<std::string>& date_from,
+  // GET /v2/calendars/busy-times: the whole answer (JSON text), data = [periods] and, when some
+  // sources could not be read, failedSources = [{source, credentialId, code, message}]. When every
+  // source failed, the first failure.
+  Result<std::string> BusyTimes(int64_t user_id, const std::optional<std::string>& date_from,
                          const std::optional<std::string>& date_to, const std::optional<std::string>& time_zone);
   // The user's busy periods in [from, to) for the slots of their event types, within
   // busy_timeout, through the cache (busy_cache.hpp): a source that fails stands in with what it
@@ -124,6 +151,8 @@ class CalendarService {
   // `budget`; each failure is logged and counted.
   CollectedBusy CollectBusy(int64_t user_id, time::Millis from, time::Millis to, const time::Zone& zone,
                             std::chrono::milliseconds budget);
+  // Feed text parsed and kept (tests).
+  size_t ics_cache_bytes() { return feed_cache_.kept_bytes(); }
   Result<Json> SaveIcsFeeds(int64_t user_id, const Json& body);
   Result<Json> SetDestination(int64_t user_id, const Json& body);
   Result<Json> GetEvent(int64_t user_id, const std::string& calendar, const std::string& event_uid);
@@ -161,9 +190,22 @@ class CalendarService {
   struct IcsDownload {
     FetchResult fetch;
     std::optional<IcsCalendar> calendar;
-    std::string why;  // why the body is not a calendar
+    std::string why;             // why the body is not a calendar
+    bool not_modified = false;   // 304 to a conditional request
+    bool parse_timed_out = false;  // no share of the parse budget before the deadline
+    size_t bytes = 0;            // the feed text's size
   };
   using Deadline = std::chrono::steady_clock::time_point;
+  // How a collection of busy times waits for the refreshes it needs.
+  struct Waits {
+    Deadline deadline;                       // waits end by then
+    Deadline expand_by;                      // feeds are expanded only until then
+    std::chrono::milliseconds max_wait{0};   // and at most this long after a refresh started
+    std::chrono::seconds fresh{0};           // a feed parse this recent is used without asking
+    std::chrono::milliseconds refresh_budget{0};  // a refresh started now has this long
+    bool shared_google = false;              // Google through a refresh (slots) rather than inline
+    bool stand_ins = false;                  // a feed's last parse may stand in while it fails or refreshes
+  };
 
   // google_credentials.cpp
   Result<std::optional<Credential>> LoadCredential(int64_t user_id);
@@ -189,14 +231,21 @@ class CalendarService {
   // busy_times.cpp
   // The Google calendars to check, as one free/busy query.
   void CollectGoogleBusy(int64_t user_id, time::Millis from, time::Millis to, Deadline deadline, CollectedBusy& out);
-  void CollectIcsBusy(int64_t user_id, time::Millis from, time::Millis to, const time::Zone& zone, Deadline deadline,
+  // Google through one refresh per user at a time (slots): waits as `w` says.
+  void CollectSharedGoogleBusy(int64_t user_id, time::Millis from, time::Millis to, const Waits& w, CollectedBusy& out);
+  void CollectIcsBusy(int64_t user_id, time::Millis from, time::Millis to, const time::Zone& zone, const Waits& w,
                       CollectedBusy& out);
+  CollectedBusy Collect(int64_t user_id, time::Millis from, time::Millis to, const time::Zone& zone, const Waits& w);
+  // One refresh of a feed (on the refresh pool): download, conditional when `validators` is set.
+  IcsFeedCache::Download RefreshFeed(int64_t user_id, int64_t feed_id, const std::string& url,
+                                     const std::optional<IcsFeedCache::Validators>& validators, Deadline deadline);
   void Failed(int64_t user_id, BusySourceError failure, CollectedBusy& out);
 
   // ics_fetcher.cpp
   // The time left for one download (at most the per-feed timeout; zero when the budget is spent).
   static std::chrono::milliseconds IcsTimeLeft(Deadline deadline);
-  IcsDownload FetchIcs(const std::string& url, std::chrono::milliseconds timeout) const;
+  IcsDownload FetchIcs(const std::string& url, std::chrono::milliseconds timeout,
+                       const IcsFeedCache::Validators* validators = nullptr);
 
   Database& db_;
   Logger& logger_;
@@ -206,6 +255,22 @@ class CalendarService {
   BusyFailureObserver on_busy_failure_;
   std::function<void()> on_reconnect_required_;
   BusyCache busy_cache_;
+  ByteBudget parse_budget_{kIcsParseBytesAtOnce};
+  MemoryTrimmer trimmer_{kTrimAfterBytes, kTrimWhenQuiet};
+  std::atomic<int> slot_waiters_{0};
+  // Google refreshes of slots: one per user at a time.
+  struct GoogleFlight {
+    Deadline started;
+    time::Millis from = 0, to = 0;
+    bool done = false;
+    CollectedBusy busy;
+  };
+  std::mutex google_mu_;
+  std::condition_variable google_cv_;
+  std::map<int64_t, std::shared_ptr<GoogleFlight>> google_flights_;
+  IcsFeedCache feed_cache_{refresh_pool_, options_.busy_cache_stale, kIcsCacheBytes};  // holds a reference only
+  // Last: destroyed first, so that no refresh runs once the members it uses are gone.
+  RefreshPool refresh_pool_{kRefreshThreads, kRefreshQueue};
 };
 
 }  // namespace rendezvous::calendar

@@ -5,8 +5,10 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <cctype>
 #include <cstdint>
 #include <cstring>
+#include <string_view>
 #include <mutex>
 
 #include "rendezvous/net.hpp"
@@ -29,6 +31,24 @@ size_t Write(char* data, size_t size, size_t n, void* user) {
   }
   sink->body->append(data, bytes);
   return bytes;
+}
+
+// Keeps the ETag and Last-Modified headers of the final response (bounded: 1 KiB each).
+size_t Header(char* data, size_t size, size_t n, void* user) {
+  auto* result = static_cast<FetchResult*>(user);
+  const std::string_view line(data, size * n);
+  const size_t colon = line.find(':');
+  if (line.rfind("HTTP/", 0) == 0) result->etag.clear(), result->last_modified.clear();
+  if (colon == std::string_view::npos) return size * n;
+  std::string name(line.substr(0, colon));
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string_view value = line.substr(colon + 1);
+  while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+  while (!value.empty() && std::isspace(static_cast<unsigned char>(value.back()))) value.remove_suffix(1);
+  if (value.size() > 1024) return size * n;
+  if (name == "etag") result->etag.assign(value);
+  if (name == "last-modified") result->last_modified.assign(value);
+  return size * n;
 }
 
 struct SocketGuard {
@@ -112,6 +132,8 @@ FetchResult Fetch(const FetchRequest& request) noexcept {
     curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(request.max_response_bytes));
     curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &Write);
     curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
+    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, &Header);
+    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &result);
     curl_easy_setopt(curl, CURLOPT_OPENSOCKETFUNCTION, &OpenSocket);
     curl_easy_setopt(curl, CURLOPT_OPENSOCKETDATA, &guard);
     curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");

@@ -38,6 +38,8 @@ struct FetchResult {
   long status = 0;
   std::string body;
   std::string content_type;
+  std::string etag;           // the ETag and Last-Modified response headers ("" when absent), for
+  std::string last_modified;  // conditional requests (If-None-Match / If-Modified-Since)
   std::string error;  // transport error text (never contains the URL's query)
 
   bool ok() const { return outcome == FetchOutcome::kOk; }

@@ -103,4 +103,18 @@ struct IcsExpansionReport {
 std::vector<BusyInterval> IcsBusyTimes(const IcsCalendar& cal, time::Millis from, time::Millis to,
                                        const time::Zone& fallback_zone, IcsExpansionReport* report = nullptr);
 
+// A feed as kept between requests: the events whose busy interval is the same whatever the range
+// and zone asked (not recurring and not overridden, times in UTC or an IANA TZID) as plain
+// intervals (16 bytes each instead of a parsed event), the other events as parsed. Free events
+// that override nothing are dropped.
+struct CompactIcs {
+  IcsCalendar rest;
+  std::vector<BusyInterval> fixed;  // sorted by start
+  time::Millis longest = 0;         // the longest of `fixed`
+};
+CompactIcs CompactIcsCalendar(IcsCalendar cal);
+// IcsBusyTimes of the feed `feed` was made from.
+std::vector<BusyInterval> IcsBusyTimes(const CompactIcs& feed, time::Millis from, time::Millis to,
+                                       const time::Zone& fallback_zone, IcsExpansionReport* report = nullptr);
+
 }  // namespace rendezvous::calendar

@@ -404,4 +404,62 @@ std::vector<BusyInterval> IcsBusyTimes(const IcsCalendar& cal, time::Millis from
   return out;
 }
 
+CompactIcs CompactIcsCalendar(IcsCalendar cal) {
+  CompactIcs out;
+  std::set<std::string> overridden;
+  for (const IcsEvent& e : cal.events) {
+    if (e.recurrence_id) overridden.insert(e.uid);
+  }
+  std::map<std::string, std::optional<time::Zone>> zones;
+  // The instant of a UTC or IANA-zoned time; nullopt for one that depends on the asked zone.
+  auto fixed_instant = [&](const IcsTime& t) -> std::optional<time::Millis> {
+    if (t.all_day) return std::nullopt;
+    if (t.utc) return t.local;
+    if (t.tzid.empty()) return std::nullopt;
+    auto it = zones.find(t.tzid);
+    if (it == zones.end()) it = zones.emplace(t.tzid, time::Zone::Find(t.tzid)).first;
+    if (!it->second) return std::nullopt;
+    return it->second->FromLocal(t.local);
+  };
+  std::vector<IcsEvent> rest;
+  for (IcsEvent& e : cal.events) {
+    if (!e.busy && !e.recurrence_id) continue;  // free, and overriding nothing: never busy
+    if (e.busy && !e.recurring && !e.recurrence_id && overridden.count(e.uid) == 0) {
+      const std::optional<time::Millis> start = fixed_instant(e.start);
+      const std::optional<time::Millis> end = e.end ? fixed_instant(*e.end) : std::nullopt;
+      if (start && (end || !e.end)) {
+        const time::Millis stop = end ? *end : *start + e.duration_seconds.value_or(0) * 1000;
+        if (stop > *start) {
+          out.fixed.push_back({*start, stop});
+          out.longest = std::max(out.longest, stop - *start);
+        }
+        continue;
+      }
+    }
+    rest.push_back(std::move(e));
+  }
+  std::sort(out.fixed.begin(), out.fixed.end(), [](const BusyInterval& a, const BusyInterval& b) {
+    return a.start != b.start ? a.start < b.start : a.end < b.end;
+  });
+  out.fixed.shrink_to_fit();
+  rest.shrink_to_fit();
+  cal.events = std::move(rest);
+  out.rest = std::move(cal);
+  return out;
+}
+
+std::vector<BusyInterval> IcsBusyTimes(const CompactIcs& feed, time::Millis from, time::Millis to,
+                                       const time::Zone& fallback_zone, IcsExpansionReport* report) {
+  std::vector<BusyInterval> out = IcsBusyTimes(feed.rest, from, to, fallback_zone, report);
+  auto it = std::lower_bound(feed.fixed.begin(), feed.fixed.end(), from - feed.longest,
+                             [](const BusyInterval& b, time::Millis t) { return b.start < t; });
+  for (; it != feed.fixed.end() && it->start < to; ++it) {
+    if (it->end > from) out.push_back(*it);
+  }
+  std::sort(out.begin(), out.end(), [](const BusyInterval& a, const BusyInterval& b) {
+    return a.start != b.start ? a.start < b.start : a.end < b.end;
+  });
+  return out;
+}
+
 }  // namespace rendezvous::calendar

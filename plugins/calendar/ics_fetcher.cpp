@@ -17,22 +17,43 @@ std::chrono::milliseconds CalendarService::IcsTimeLeft(Deadline deadline) {
   return std::min(left, kIcsTimeout);
 }
 
-CalendarService::IcsDownload CalendarService::FetchIcs(const std::string& url,
-                                                       std::chrono::milliseconds timeout) const {
+CalendarService::IcsDownload CalendarService::FetchIcs(const std::string& url, std::chrono::milliseconds timeout,
+                                                       const IcsFeedCache::Validators* validators) {
+  const Deadline deadline = std::chrono::steady_clock::now() + timeout;
   FetchRequest req;
   req.url = url;
   req.timeout = timeout;
   req.max_response_bytes = kMaxIcsBytes;
   req.block_private_networks = !options_.ics_allow_private_networks;
+  if (validators && !validators->etag.empty()) req.headers.push_back("If-None-Match: " + validators->etag);
+  if (validators && !validators->last_modified.empty())
+    req.headers.push_back("If-Modified-Since: " + validators->last_modified);
   IcsDownload download;
   download.fetch = Fetch(req);
-  const FetchResult& r = download.fetch;
-  if (r.ok() && r.status == 200) download.calendar = ParseIcs(r.body, &download.why);
+  FetchResult& r = download.fetch;
+  if (r.ok() && r.status == 304 && validators) {
+    download.not_modified = true;
+  } else if (r.ok() && r.status == 200) {
+    // The deadline covers the parse too: it starts only once its bytes fit in the process-wide
+    // parse budget, before the deadline.
+    download.bytes = r.body.size();
+    if (!parse_budget_.Acquire(download.bytes, deadline)) {
+      download.parse_timed_out = true;
+      download.why = "no time was left to read it";
+    } else {
+      download.calendar = ParseIcs(r.body, &download.why);
+      std::string().swap(r.body);
+      parse_budget_.Release(download.bytes);
+      trimmer_.Note(download.bytes);
+    }
+  }
   if (on_ics_fetch_) {
-    on_ics_fetch_(!r.ok()                       ? OutcomeLabel(r.outcome)
-                  : r.status != 200             ? "http_error"
+    on_ics_fetch_(!r.ok()                         ? OutcomeLabel(r.outcome)
+                  : download.not_modified         ? "not_modified"
+                  : r.status != 200               ? "http_error"
+                  : download.parse_timed_out      ? "timeout"
                   : download.calendar.has_value() ? "ok"
-                                                : "not_calendar");
+                                                  : "not_calendar");
   }
   return download;
 }

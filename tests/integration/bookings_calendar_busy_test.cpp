@@ -3,14 +3,87 @@
 // make a booking there 409; a recurring ICS event blocks each of its occurrences, except the dates
 // it excludes. A source that cannot be read does not take the booking page down: it is named in
 // the slots answer, what it said last stands in for it, and a slow one is given up on in time.
-// Answers are cached per host until a change of the host's calendars.
+// Answers are cached per host until a change of the host's calendars. A calendar that hangs never
+// holds the API's request threads: another user's requests are answered as usual meanwhile.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
 
 #include "calendar_fixture.hpp"
 #include "rendezvous/time.hpp"
 
 namespace rendezvous::testing {
 namespace {
+
+// An ICS feed host on 127.0.0.1 that serves `ics` until Hang(); from then on it accepts connections
+// and never answers them (until it is destroyed, which closes them).
+class HangingFeedHost {
+ public:
+  explicit HangingFeedHost(std::string ics) : ics_(std::move(ics)) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(a);
+    if (::bind(fd_, reinterpret_cast<sockaddr*>(&a), len) != 0 || ::listen(fd_, 256) != 0 ||
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0)
+      ADD_FAILURE() << "the feed host could not listen";
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this] { Loop(); });
+  }
+  ~HangingFeedHost() {
+    stop_ = true;
+    thread_.join();
+    for (int fd : held_) ::close(fd);
+    ::close(fd_);
+  }
+  std::string Url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/feed.ics"; }
+  void Hang() { hang_ = true; }
+  size_t held() const { return held_count_; }
+
+ private:
+  void Loop() {
+    while (!stop_) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 50) <= 0) continue;
+      const int c = ::accept(fd_, nullptr, nullptr);
+      if (c < 0) continue;
+      if (hang_) {
+        held_.push_back(c);  // read nothing, answer nothing
+        ++held_count_;
+        continue;
+      }
+      std::string head;
+      char buf[4096];
+      for (int i = 0; i < 100 && head.find("\r\n\r\n") == std::string::npos; ++i) {
+        pollfd r{c, POLLIN, 0};
+        if (::poll(&r, 1, 100) <= 0) continue;
+        const ssize_t n = ::recv(c, buf, sizeof buf, 0);
+        if (n <= 0) break;
+        head.append(buf, static_cast<size_t>(n));
+      }
+      const std::string answer = "HTTP/1.1 200 OK\r\nContent-Type: text/calendar\r\nConnection: close\r\nContent-Length: " +
+                                 std::to_string(ics_.size()) + "\r\n\r\n" + ics_;
+      (void)!::send(c, answer.data(), answer.size(), MSG_NOSIGNAL);
+      ::close(c);
+    }
+  }
+
+  std::string ics_;
+  int fd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stop_{false}, hang_{false};
+  std::atomic<size_t> held_count_{0};
+  std::vector<int> held_;  // the accepting thread's only
+  std::thread thread_;
+};
 
 class BookingsCalendarBusy : public CalendarTest {
  protected:
@@ -243,6 +316,64 @@ TEST_F(BookingsCalendarBusy, RecurringIcsEventBlocksEachOccurrenceButItsExdate) 
   }
   EXPECT_EQ(Book(id, date(2) + "T14:00:00Z").status, 409);
   EXPECT_EQ(Book(id, date(1) + "T14:00:00Z").status, 201);
+}
+
+// 16 anonymous visitors ask for the slots of a host whose ICS feed hangs, each for other weeks:
+// another user's own requests are answered as usual all the while (p99 under 1 s), and the
+// visitors get their slots in time, the feed named as not answering.
+TEST_F(BookingsCalendarBusy, AHangingFeedNeverHoldsOtherUsersRequests) {
+  int64_t first = time::DaysFromCivil(time::Zone::Utc().DateAt(time::Now())) + 7;
+  while (time::IsoWeekday(time::CivilFromDays(first)) != 2) ++first;  // a Tuesday
+  const int64_t id = CreateEventType();
+  HangingFeedHost feed(IcsEvent(time::FormatDate(time::CivilFromDays(first)), "140000", "143000"));
+  ASSERT_EQ(Send("POST", "/v2/calendars/ics-feed/save", {{"urls", {feed.Url()}}}, key_).status, 201);
+  feed.Hang();
+  const std::string bob_key = server_->CreateApiKey(server_->CreateUser("bob@example.com", "Bob"));
+
+  constexpr int kVisitors = 16;
+  std::atomic<bool> stop{false};
+  std::atomic<int> answered{0}, named{0}, bad{0};
+  std::vector<std::thread> visitors;
+  for (int v = 0; v < kVisitors; ++v) {
+    visitors.emplace_back([&, v] {
+      HttpClient client;
+      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+      for (int k = 0; k < 200 && !stop && std::chrono::steady_clock::now() < give_up; ++k) {
+        const std::string day = time::FormatDate(time::CivilFromDays(first + 7 * (v + kVisitors * (k % 5))));
+        HttpResult r = client.Request(
+            "GET", Api("/v2/slots?eventTypeId=" + std::to_string(id) + "&start=" + day + "&end=" + day), "", {}, 20000);
+        if (r.status == 200) {
+          ++answered;
+          const json failed = r.Json().value("unavailableCalendars", json::array());
+          if (failed == json::array({{{"source", "ics_feed"}, {"code", "gateway_timeout"}}})) ++named;
+        } else if (r.status != 429) {  // a rate limit may refuse some: never anything else
+          ++bad;
+        }
+      }
+    });
+  }
+  // The visitors are at it once the feed holds connections.
+  const auto started = std::chrono::steady_clock::now();
+  while (feed.held() == 0 && std::chrono::steady_clock::now() - started < std::chrono::seconds(10))
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_GT(feed.held(), 0u) << "no visitor reached the feed";
+
+  std::vector<double> ms;
+  const auto measuring = std::chrono::steady_clock::now();
+  for (int i = 0; i < 80 && std::chrono::steady_clock::now() - measuring < std::chrono::seconds(20); ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    HttpResult me = http_.Request("GET", Api("/v2/me"), "", Auth(bob_key), 20000);
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    EXPECT_EQ(me.status, 200) << me.body << me.error;
+  }
+  stop = true;
+  for (std::thread& t : visitors) t.join();
+  std::sort(ms.begin(), ms.end());
+  const double p50 = ms[ms.size() / 2], p99 = ms[(ms.size() * 99 + 99) / 100 - 1];
+  EXPECT_LT(p99, 1000.0) << "GET /v2/me p50 " << p50 << " ms, p99 " << p99 << " ms";
+  EXPECT_GE(answered.load(), kVisitors) << "slots answers";
+  EXPECT_GT(named.load(), 0) << "no slots answer named the hanging feed";
+  EXPECT_EQ(bad.load(), 0);
 }
 
 }  // namespace

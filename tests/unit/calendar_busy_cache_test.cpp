@@ -1,8 +1,18 @@
 // The busy-times cache in front of a host's calendars: fresh answers for windows it holds, the
-// last answer of a source standing in while it fails, forgetting, and its bounds.
+// last answer of a source standing in while it fails, forgetting, and its bounds. The ICS feed
+// cache beneath it: one refresh per feed however many callers, bounded waits, conditional
+// refreshes reusing the parse, stand-ins, and its byte bound; the parse byte budget; the memory
+// trimmer.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
 #include "busy_cache.hpp"
+#include "ics_feed_cache.hpp"
+#include "refresh_pool.hpp"
 
 namespace rendezvous::calendar {
 namespace {
@@ -110,6 +120,206 @@ TEST_F(BusyCacheTest, ZeroKeepsNothing) {
   cache.Put(1, 0, 24 * kHour, Answer({google_}), t0_);
   EXPECT_FALSE(cache.Fresh(1, 0, 24 * kHour, t0_));
   EXPECT_FALSE(cache.LastKnown(1, "google_calendar", 1, 0, 24 * kHour, t0_));
+}
+
+// A downloader the test releases: counts its calls and what it was told.
+class Gate {
+ public:
+  IcsFeedCache::Downloader Downloader(IcsFeedCache::Download answer) {
+    return [this, answer](const std::optional<IcsFeedCache::Validators>& v, IcsFeedCache::Clock::time_point) {
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        ++calls_;
+        told_ = v;
+        cv_.wait_for(lock, std::chrono::seconds(10), [&] { return open_; });
+      }
+      return answer;
+    };
+  }
+  void Open() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      open_ = true;
+    }
+    cv_.notify_all();
+  }
+  int calls() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return calls_;
+  }
+  std::optional<IcsFeedCache::Validators> told() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return told_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = false;
+  int calls_ = 0;
+  std::optional<IcsFeedCache::Validators> told_;
+};
+
+IcsFeedCache::Download Parsed(size_t bytes, std::string etag = "") {
+  IcsFeedCache::Download d;
+  d.kind = IcsFeedCache::Download::Kind::kParsed;
+  d.calendar = std::make_shared<const CompactIcs>();
+  d.bytes = bytes;
+  d.validators.etag = std::move(etag);
+  return d;
+}
+
+IcsFeedCache::Download Failure(ErrorCode code) {
+  IcsFeedCache::Download d;
+  d.failure = Status(code, "could not be read");
+  return d;
+}
+
+using std::chrono::milliseconds;
+const auto kLong = std::chrono::seconds(10);
+
+// (Each test lets every refresh finish before its pool and cache go.)
+TEST(IcsFeedCacheTest, ManyCallersShareOneRefresh) {
+  Gate gate;
+  RefreshPool pool(4, 16);
+  IcsFeedCache cache(pool, seconds(3600), 1 << 20);
+  const auto download = gate.Downloader(Parsed(100, "\"v1\""));
+  std::vector<std::thread> callers;
+  std::atomic<int> got{0};
+  for (int i = 0; i < 8; ++i) {
+    callers.emplace_back([&] {
+      auto t = cache.Start("feed", seconds(60), kLong, download);
+      auto a = cache.Await(t, IcsFeedCache::Clock::now() + kLong, kLong);
+      if (a.calendar && !a.failure && !a.pending) ++got;
+    });
+  }
+  while (gate.calls() == 0) std::this_thread::yield();
+  gate.Open();
+  for (std::thread& t : callers) t.join();
+  EXPECT_EQ(got.load(), 8);
+  EXPECT_EQ(gate.calls(), 1);
+  // Fresh: answered at once, nothing asked.
+  auto again = cache.Start("feed", seconds(60), kLong, download);
+  ASSERT_TRUE(again.ready);
+  EXPECT_EQ(gate.calls(), 1);
+  EXPECT_EQ(cache.KnownBytes("feed"), 100u);
+}
+
+TEST(IcsFeedCacheTest, AWaitEndsAtMostMaxWaitAfterTheRefreshStarted) {
+  Gate gate;
+  RefreshPool pool(2, 16);
+  IcsFeedCache cache(pool, seconds(0), 1 << 20);
+  const auto download = gate.Downloader(Parsed(10));
+  const auto t0 = IcsFeedCache::Clock::now();
+  auto first = cache.Start("slow", seconds(60), kLong, download);
+  auto a = cache.Await(first, t0 + kLong, milliseconds(200));
+  const auto waited = IcsFeedCache::Clock::now() - t0;
+  EXPECT_TRUE(a.pending);
+  ASSERT_TRUE(a.failure);
+  EXPECT_EQ(a.failure->code(), ErrorCode::kUpstreamTimeout);
+  EXPECT_GE(waited, milliseconds(200));
+  EXPECT_LT(waited, milliseconds(2000));
+  // A caller joining the same refresh later does not wait again.
+  const auto t1 = IcsFeedCache::Clock::now();
+  auto late = cache.Start("slow", seconds(60), kLong, download);
+  EXPECT_FALSE(late.ready);
+  EXPECT_TRUE(cache.Await(late, t1 + kLong, milliseconds(200)).pending);
+  EXPECT_LT(IcsFeedCache::Clock::now() - t1, milliseconds(100));
+  gate.Open();
+  EXPECT_TRUE(cache.Await(first, IcsFeedCache::Clock::now() + kLong, kLong).calendar);  // done before the end
+  EXPECT_EQ(gate.calls(), 1);
+}
+
+TEST(IcsFeedCacheTest, ARefreshIsConditionalAndANotModifiedKeepsTheParse) {
+  RefreshPool pool(1, 16);
+  IcsFeedCache cache(pool, seconds(3600), 1 << 20);
+  Gate first_gate;
+  first_gate.Open();
+  auto t = cache.Start("feed", seconds(0), kLong, first_gate.Downloader(Parsed(50, "\"abc\"")));
+  const auto parsed = cache.Await(t, IcsFeedCache::Clock::now() + kLong, kLong).calendar;
+  ASSERT_TRUE(parsed);
+  EXPECT_FALSE(first_gate.told());  // nothing kept yet: an unconditional download
+
+  Gate second;
+  second.Open();
+  IcsFeedCache::Download not_modified;
+  not_modified.kind = IcsFeedCache::Download::Kind::kNotModified;
+  auto t2 = cache.Start("feed", seconds(0), kLong, second.Downloader(not_modified));
+  auto a = cache.Await(t2, IcsFeedCache::Clock::now() + kLong, kLong);
+  ASSERT_TRUE(second.told());
+  EXPECT_EQ(second.told()->etag, "\"abc\"");
+  EXPECT_EQ(a.calendar, parsed);  // the same parse, not read again
+  EXPECT_FALSE(a.failure);
+}
+
+TEST(IcsFeedCacheTest, AFailingFeedsLastParseStandsInWithinStale) {
+  RefreshPool pool(1, 16);
+  for (int stale : {3600, 0}) {
+    IcsFeedCache cache(pool, seconds(stale), 1 << 20);
+    Gate ok, bad;
+    ok.Open();
+    bad.Open();
+    auto t = cache.Start("feed", seconds(0), kLong, ok.Downloader(Parsed(50)));
+    cache.Await(t, IcsFeedCache::Clock::now() + kLong, kLong);
+    auto t2 = cache.Start("feed", seconds(0), kLong, bad.Downloader(Failure(ErrorCode::kUpstreamFailed)));
+    auto a = cache.Await(t2, IcsFeedCache::Clock::now() + kLong, kLong);
+    ASSERT_TRUE(a.failure) << stale;
+    EXPECT_EQ(a.calendar != nullptr, stale > 0) << stale;
+  }
+}
+
+TEST(IcsFeedCacheTest, ParsesKeptAreBoundedByBytes) {
+  RefreshPool pool(1, 16);
+  IcsFeedCache cache(pool, seconds(3600), 100);
+  Gate open;
+  open.Open();
+  for (const char* key : {"a", "b"}) {
+    auto t = cache.Start(key, seconds(60), kLong, open.Downloader(Parsed(60)));
+    ASSERT_TRUE(cache.Await(t, IcsFeedCache::Clock::now() + kLong, kLong).calendar);
+  }
+  EXPECT_FALSE(cache.KnownBytes("a"));  // the least recently used went
+  EXPECT_EQ(cache.KnownBytes("b"), 60u);
+  EXPECT_EQ(cache.kept_bytes(), 60u);
+}
+
+TEST(IcsFeedCacheTest, AFullPoolAnswersAtOnce) {
+  Gate gate;
+  RefreshPool pool(1, 1);
+  IcsFeedCache cache(pool, seconds(3600), 1 << 20);
+  auto busy = cache.Start("one", seconds(60), kLong, gate.Downloader(Parsed(1)));  // runs
+  while (gate.calls() == 0) std::this_thread::yield();
+  auto queued = cache.Start("two", seconds(60), kLong, gate.Downloader(Parsed(1)));  // waits in the queue
+  auto refused = cache.Start("three", seconds(60), kLong, gate.Downloader(Parsed(1)));
+  ASSERT_TRUE(refused.ready);
+  EXPECT_TRUE(refused.ready->pending);
+  ASSERT_TRUE(refused.ready->failure);
+  EXPECT_EQ(refused.ready->failure->code(), ErrorCode::kUpstreamTimeout);
+  gate.Open();
+  EXPECT_TRUE(cache.Await(busy, IcsFeedCache::Clock::now() + kLong, kLong).calendar);
+  EXPECT_TRUE(cache.Await(queued, IcsFeedCache::Clock::now() + kLong, kLong).calendar);
+}
+
+TEST(ByteBudgetTest, TakesWhatIsFreeAndWaitsBoundedForTheRest) {
+  ByteBudget budget(100);
+  const auto soon = ByteBudget::Clock::now() + milliseconds(50);
+  EXPECT_TRUE(budget.Acquire(70, soon));
+  EXPECT_FALSE(budget.Acquire(40, soon));  // would pass the limit: gives up at the deadline
+  EXPECT_TRUE(budget.Acquire(30, soon));
+  EXPECT_FALSE(budget.Release(70));
+  EXPECT_TRUE(budget.Acquire(500, ByteBudget::Clock::now() + milliseconds(50)) == false);  // 100 at most, 30 held
+  EXPECT_TRUE(budget.Release(30));
+  EXPECT_TRUE(budget.Acquire(500, ByteBudget::Clock::now() + milliseconds(50)));  // a larger take is the whole budget
+}
+
+TEST(MemoryTrimmerTest, TrimsOnceEnoughWorkIsOverAndQuiet) {
+  MemoryTrimmer trimmer(100, milliseconds(40));
+  trimmer.Note(60);
+  std::this_thread::sleep_for(milliseconds(150));  // below the threshold: nothing to hand back
+  EXPECT_EQ(trimmer.trims(), 0u);
+  trimmer.Note(60);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (trimmer.trims() == 0 && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(milliseconds(10));
+  EXPECT_EQ(trimmer.trims(), 1u);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The iCalendar reader used for ICS feeds: validation and busy intervals.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <thread>
 
 #include "ics.hpp"
@@ -476,6 +477,45 @@ TEST(CalendarIcs, ConcurrentCallsAgree) {
   }
   for (std::thread& th : threads) th.join();
   EXPECT_EQ(agree, (std::vector<int>{10, 10, 10, 10}));
+}
+
+// A feed kept compact answers exactly as the parsed feed: fixed intervals for the events that do
+// not depend on the asked zone, the rest (all-day, floating, recurring, overridden) expanded.
+TEST(CalendarIcs, CompactFeedsAnswerAsTheParsedFeed) {
+  const std::string feed = std::string(kFeed, std::strlen(kFeed) - std::strlen("END:VCALENDAR\r\n")) +
+                           "BEGIN:VEVENT\r\nUID:float@x\r\nDTSTART:20250312T180000\r\nDTEND:20250312T190000\r\n"
+                           "END:VEVENT\r\n"
+                           "BEGIN:VEVENT\r\nUID:moved@x\r\nDTSTART:20250313T080000Z\r\nDTEND:20250313T090000Z\r\n"
+                           "END:VEVENT\r\n"
+                           "BEGIN:VEVENT\r\nUID:moved@x\r\nRECURRENCE-ID:20250313T080000Z\r\n"
+                           "DTSTART:20250313T110000Z\r\nDTEND:20250313T120000Z\r\nEND:VEVENT\r\n"
+                           "BEGIN:VEVENT\r\nUID:rec@x\r\nRECURRENCE-ID:20250311T080000Z\r\nSTATUS:CANCELLED\r\n"
+                           "DTSTART:20250311T080000Z\r\nDTEND:20250311T083000Z\r\nEND:VEVENT\r\n"
+                           "BEGIN:VEVENT\r\nUID:long@x\r\nDTSTART:20250301T000000Z\r\nDTEND:20250320T000000Z\r\n"
+                           "END:VEVENT\r\n"
+                           "BEGIN:VEVENT\r\nUID:empty@x\r\nDTSTART:20250312T200000Z\r\nEND:VEVENT\r\n"
+                           "END:VCALENDAR\r\n";
+  auto cal = ParseIcs(feed, nullptr);
+  ASSERT_TRUE(cal);
+  const CompactIcs compact = CompactIcsCalendar(*cal);
+  EXPECT_GE(compact.fixed.size(), 3u);  // utc, tz, dur, long ...
+  EXPECT_LT(compact.rest.events.size(), cal->events.size());
+  const auto berlin = time::Zone::Find("Europe/Berlin");
+  const auto tokyo = time::Zone::Find("Asia/Tokyo");
+  for (const time::Zone& zone : {time::Zone::Utc(), *berlin, *tokyo}) {
+    for (auto [from, to] : {std::pair{"2025-03-09T00:00:00Z", "2025-03-16T00:00:00Z"},
+                            std::pair{"2025-03-12T12:30:00Z", "2025-03-12T19:00:00Z"},
+                            std::pair{"2025-03-19T23:00:00Z", "2025-03-21T00:00:00Z"},
+                            std::pair{"2025-02-01T00:00:00Z", "2025-02-02T00:00:00Z"}}) {
+      const auto full = IcsBusyTimes(*cal, At(from), At(to), zone);
+      const auto kept = IcsBusyTimes(compact, At(from), At(to), zone);
+      ASSERT_EQ(kept.size(), full.size()) << from;
+      for (size_t i = 0; i < full.size(); ++i) {
+        EXPECT_EQ(kept[i].start, full[i].start) << from << " " << i;
+        EXPECT_EQ(kept[i].end, full[i].end) << from << " " << i;
+      }
+    }
+  }
 }
 
 }  // namespace
