@@ -24,11 +24,13 @@ using nlohmann::json;
 class BookingsFixture : public ::testing::Test {
  protected:
   // Migrates, creates owner_ and other_ (with API keys) and starts the server with `plugins` (and
-  // `top_extra`: more top-level YAML).
-  void StartServer(const std::string& plugins = "", const std::string& top_extra = "") {
+  // `top_extra`: more top-level YAML; `server_extra`: more YAML under server:).
+  void StartServer(const std::string& plugins = "", const std::string& top_extra = "",
+                   const std::string& server_extra = "") {
     TestServerOptions o;
     o.plugins = plugins;
     o.top_extra = top_extra;
+    o.server_extra = server_extra;
     server_ = std::make_unique<TestServer>(db_.name(), o);
     server_->Migrate();
     owner_ = server_->CreateUser("owner@example.com", "Olga Owner");
