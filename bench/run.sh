@@ -177,7 +177,7 @@ wh_cfg=var/bench-webhooks.yaml
 wh_port=$(free_port)
 sed -e "s/18090/$wh_port/g" -e "s/18091/$(free_port)/g" -e "s/name: rendezvous_bench\$/name: rendezvous_bench_webhooks/" \
   $cfg > $wh_cfg
-printf 'plugins:\n  webhooks: { allow_private_networks: true, workers: %s, workers_per_host: %s }\n' \
+printf '  webhooks: { allow_private_networks: true, workers: %s, workers_per_host: %s }\n' \
   "$wh_workers" "$wh_per_host" >> $wh_cfg
 wh_url=http://127.0.0.1:$wh_port
 sql() { mariadb --no-defaults -S var/db/mysqld.sock -uroot -N rendezvous_bench_webhooks -e "$1"; }
@@ -320,7 +320,7 @@ coproc LOOKUP { $build/bench/event_lookup_bench var/bench-calendar-plugin.yaml "
 lk_bench_pid=$LOOKUP_PID
 trap 'kill $pid $lk_pid $lk_bench_pid 2>/dev/null; wait $pid $lk_pid $lk_bench_pid 2>/dev/null || true' EXIT
 read -r -t 30 lk_google <&"${LOOKUP[0]}"  # {"google": URL}: the fake is up, its plugin config written
-{ echo "plugins:"; sed 's/^/  /' var/bench-calendar-plugin.yaml; } >> $lk_cfg
+sed 's/^/  /' var/bench-calendar-plugin.yaml >> $lk_cfg  # under bench.yaml's plugins:
 mariadb --no-defaults -S var/db/mysqld.sock -uroot -e "DROP DATABASE IF EXISTS rendezvous_bench_calendar; CREATE DATABASE rendezvous_bench_calendar"
 $bin migrate --config $lk_cfg >/dev/null
 lk_uid=$($bin admin user create --config $lk_cfg --email $lk_email --name "Lookup Host" --password bench-password \

@@ -53,6 +53,7 @@ ServerOptions MakeServerOptions(const Config& c) {
   std::vector<AddressRange> trusted;
   for (const std::string& range : c.trusted_proxies) trusted.push_back(*ParseAddressRange(range));
   o.trusted_proxies = TrustedProxies(std::move(trusted));
+  o.rate_limit_per_credential = c.rate_limit_per_credential;
   return o;
 }
 

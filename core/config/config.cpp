@@ -148,6 +148,11 @@ void ReadServer(ConfigNode server, Config& c) {
   c.max_connections = server.Int("max_connections", c.max_connections, 1, 1000000);
   c.max_connections_per_ip = server.Int("max_connections_per_ip", c.max_connections_per_ip, 1, 1000000);
   c.max_buffered_bytes = server.Int("max_buffered_bytes", c.max_buffered_bytes, 1L << 20, 64L << 30);
+  {
+    ConfigNode limit = server.Child("rate_limit");
+    c.rate_limit_per_credential = limit.Int("per_credential", c.rate_limit_per_credential, 0, 10000000);
+    limit.RejectUnknown();
+  }
 
   c.trusted_proxies = server.StringList("trusted_proxies", c.trusted_proxies);
   for (size_t i = 0; i < c.trusted_proxies.size(); ++i) {

@@ -48,6 +48,9 @@ struct Config {
   long max_connections = 10000;          // per listener, 1..1000000
   long max_connections_per_ip = 1024;    // per listener and client address, 1..1000000
   long max_buffered_bytes = 134217728;   // request bytes held across connections, 1 MiB..64 GiB
+  // server.rate_limit.per_credential: requests a minute per API key or token (burst the same),
+  // 0..10000000; 0 = no limit.
+  long rate_limit_per_credential = 0;
   // Reverse proxies whose X-Forwarded-For names the client: IP addresses or CIDR ranges, each
   // checked by ParseAddressRange (http/client_address.hpp). Empty: the TCP peer is the client.
   std::vector<std::string> trusted_proxies;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <map>
 #include <mutex>
 #include <random>
 #include <stdexcept>
@@ -17,6 +18,7 @@
 #include "http/connection_manager.hpp"
 #include "http/envelope.hpp"
 #include "http/incoming_request.hpp"
+#include "http/rate_limiter.hpp"
 #include "http/response_wire.hpp"
 #include "http/route_auth.hpp"
 #include "http/router.hpp"
@@ -79,6 +81,15 @@ Response ErrorResponse(int status, std::string message, const Json& details = nu
   return Response::Error(status, "", std::move(message), details);
 }
 
+constexpr const char* kCredentialGroup = "credential";
+
+std::string CredentialKey(const Principal& principal) {
+  std::string key(1 + sizeof principal.credential_id, static_cast<char>(principal.kind));
+  for (size_t i = 0; i < sizeof principal.credential_id; ++i)
+    key[1 + i] = static_cast<char>(static_cast<uint64_t>(principal.credential_id) >> (8 * i));
+  return key;
+}
+
 }  // namespace
 
 class HttpServer::Impl {
@@ -88,6 +99,7 @@ class HttpServer::Impl {
 
   void AddRoute(rendezvous::Route route) {
     if (started_) throw std::logic_error("HttpServer::AddRoute after Start: " + route.pattern);
+    if (route.per_address.per_minute != 0) AddRateLimitGroup(route.per_address, route.pattern);
     router_.Add(std::move(route));
   }
   void Start();
@@ -123,6 +135,8 @@ class HttpServer::Impl {
     bool head = false;
     bool keep_alive = true;
     bool finished = false;
+    // The rate limit that applies to this request (its X-RateLimit-* headers), once taken.
+    std::optional<RateLimiter::Decision> rate_limit;
   };
   using ExchangePtr = std::shared_ptr<Exchange>;
 
@@ -130,6 +144,14 @@ class HttpServer::Impl {
   void Dispatch(const ExchangePtr& ex, ParsedRequest& parsed);
   void Execute(Exchange& ex);
   Response RunHandler(Exchange& ex);
+  // A token bucket table and its refusals counter.
+  struct Limited {
+    std::unique_ptr<RateLimiter> limiter;
+    prometheus::Counter* refused = nullptr;
+  };
+  void AddRateLimitGroup(const RateLimit& limit, const std::string& pattern);
+  // nullopt: go on (ex.rate_limit is set); else the 429 to answer.
+  std::optional<Response> TakeToken(Exchange& ex, Limited& limited, std::string_view key);
   bool AcquireOutbound(const std::string& key);
   void ReleaseOutbound(const std::string& key);
   void Finish(Exchange& ex, Response response);
@@ -145,6 +167,9 @@ class HttpServer::Impl {
 
   prometheus::Family<prometheus::Histogram>* duration_;
   prometheus::Family<prometheus::Counter>* rejected_;
+  prometheus::Family<prometheus::Counter>* rate_limited_;
+  std::map<std::string, Limited, std::less<>> address_limits_;  // by group; filled before Start
+  Limited credential_limit_;  // limiter null without server.rate_limit.per_credential
   prometheus::Gauge* queue_depth_;
   prometheus::Gauge* active_[3];
   prometheus::Gauge* connections_[3];
@@ -202,6 +227,16 @@ HttpServer::Impl::Impl(ServerOptions options, Logger& logger, prometheus::Regist
                    .Name("http_server_rejected_requests_total")
                    .Help("HTTP requests and connections refused before reaching a handler, by reason.")
                    .Register(registry_);
+  rate_limited_ = &prometheus::BuildCounter()
+                       .Name("http_rate_limited_total")
+                       .Help("Requests refused by a rate limit (429 rate_limited), by route group; "
+                             "\"credential\" for the per-credential limit.")
+                       .Register(registry_);
+  if (options_.rate_limit_per_credential > 0) {
+    credential_limit_.limiter =
+        std::make_unique<RateLimiter>(options_.rate_limit_per_credential, options_.rate_limit_per_credential);
+    credential_limit_.refused = &rate_limited_->Add({{"group", kCredentialGroup}});
+  }
   queue_depth_ = &prometheus::BuildGauge()
                       .Name("http_server_worker_queue_depth")
                       .Help("HTTP requests waiting for a worker thread.")
@@ -398,6 +433,12 @@ void HttpServer::Impl::Dispatch(const ExchangePtr& ex, ParsedRequest& parsed) {
     return Finish(*ex, ErrorResponse(503, "the server is shutting down"));
   }
 
+  if (ex->route->per_address.per_minute != 0) {
+    // Before any work is queued: a refused request costs a hash and a lock.
+    Limited& limited = address_limits_.find(ex->route->per_address.group)->second;
+    if (auto refused = TakeToken(*ex, limited, AddressKey(r.remote_ip))) return Finish(*ex, std::move(*refused));
+  }
+
   if (ex->route->inline_handler) return Execute(*ex);
 
   WorkerPool* pool = ex->route->outbound              ? outbound_pool_.get()
@@ -409,6 +450,30 @@ void HttpServer::Impl::Dispatch(const ExchangePtr& ex, ParsedRequest& parsed) {
     return Finish(*ex, ErrorResponse(503, "the server is busy, try again later"));
   }
   queue_depth_->Set(static_cast<double>(api_pool_->queued() + app_pool_->queued() + outbound_pool_->queued()));
+}
+
+void HttpServer::Impl::AddRateLimitGroup(const RateLimit& limit, const std::string& pattern) {
+  if (limit.group.empty() || limit.group == kCredentialGroup || limit.per_minute < 1 || limit.burst < 1)
+    throw std::logic_error("bad rate limit on " + pattern + ": a group name and per_minute, burst >= 1");
+  auto it = address_limits_.find(limit.group);
+  if (it != address_limits_.end()) {
+    if (it->second.limiter->per_minute() != limit.per_minute || it->second.limiter->burst() != limit.burst)
+      throw std::logic_error("rate limit group " + limit.group + " given other numbers on " + pattern);
+    return;
+  }
+  Limited& limited = address_limits_[limit.group];
+  limited.limiter = std::make_unique<RateLimiter>(limit.per_minute, limit.burst);
+  limited.refused = &rate_limited_->Add({{"group", limit.group}});
+}
+
+std::optional<Response> HttpServer::Impl::TakeToken(Exchange& ex, Limited& limited, std::string_view key) {
+  RateLimiter::Decision d = limited.limiter->Take(key, std::chrono::steady_clock::now());
+  // Under two limits, the headers describe the one nearer to refusing.
+  if (!ex.rate_limit || !d.allowed || d.remaining < ex.rate_limit->remaining) ex.rate_limit = d;
+  if (d.allowed) return std::nullopt;
+  limited.refused->Increment();
+  return Response::FromStatus(Status::RateLimited(
+      "too many requests; try again in " + std::to_string(d.retry_after_seconds) + " s", d.retry_after_seconds));
 }
 
 bool HttpServer::Impl::AcquireOutbound(const std::string& key) {
@@ -427,6 +492,9 @@ void HttpServer::Impl::ReleaseOutbound(const std::string& key) {
 
 Response HttpServer::Impl::RunHandler(Exchange& ex) {
   if (auto denied = CheckRouteAuth(ex.route->auth, ex.request, ex.raw_target, bearer_, session_)) return *denied;
+  if (credential_limit_.limiter && ex.route->auth.bearer_required && ex.request.principal) {
+    if (auto refused = TakeToken(ex, credential_limit_, CredentialKey(*ex.request.principal))) return *refused;
+  }
   if (!ex.route->outbound) return ex.route->handler(ex.request);
   const Request& r = ex.request;
   std::string key = r.principal ? "user:" + std::to_string(r.principal->user_id) : "ip:" + r.remote_ip;
@@ -468,6 +536,11 @@ void HttpServer::Impl::Finish(Exchange& ex, Response response) {
   if (response.status < 200 || response.status > 599) {
     logger_.Error("handler returned a bad status", {{"request_id", ex.request.request_id}, {"status", response.status}});
     response = ErrorResponse(500, "internal error");
+  }
+  if (ex.rate_limit) {
+    response.headers.emplace_back("X-RateLimit-Limit", std::to_string(ex.rate_limit->limit));
+    response.headers.emplace_back("X-RateLimit-Remaining", std::to_string(ex.rate_limit->remaining));
+    response.headers.emplace_back("X-RateLimit-Reset", std::to_string(ex.rate_limit->reset_seconds));
   }
   const bool keep_alive = ex.keep_alive && !draining_;
   std::string dropped;

@@ -74,21 +74,25 @@ struct ServerOptions {
   // Peers whose X-Forwarded-For names the client (Request::remote_ip); empty = the TCP peer is
   // the client. Connection limits (max_connections_per_ip) always count TCP peers.
   TrustedProxies trusted_proxies;
+  // Requests a minute per credential (API key or token) on routes that need one, burst the same;
+  // 0 = no limit. Routes may also limit per client address (Route::per_address).
+  long rate_limit_per_credential = 0;
 };
 
 class HttpServer {
  public:
   // logger and registry must outlive the server. The server registers its metrics on registry
   // (http_server_request_duration_seconds, http_server_active_requests,
-  // http_server_rejected_requests_total, http_server_worker_queue_depth) and serves registry's
+  // http_server_rejected_requests_total, http_server_worker_queue_depth, http_rate_limited_total
+  // by rate-limit group, "credential" for the per-credential limit) and serves registry's
   // Collect() at options.metrics_path.
   HttpServer(ServerOptions options, Logger& logger, prometheus::Registry& registry);
   ~HttpServer();  // Shutdown(0) when still running
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  // Before Start. Throws std::logic_error for a duplicate method + pattern + listener or a bad
-  // pattern. The built-in routes (/healthz, /readyz, metrics path) are added by the constructor.
+  // Before Start. Throws std::logic_error for a duplicate method + pattern + listener, a bad
+  // pattern, or a rate-limit group given other numbers than before (or a bad limit). The built-in routes (/healthz, /readyz, metrics path) are added by the constructor.
   void AddRoute(Route route);
 
   // Resolves `Authorization: Bearer <token>` for routes with auth.bearer_required; nullopt -> 401.

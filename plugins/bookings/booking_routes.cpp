@@ -12,8 +12,8 @@ Response EventTypeNotFound() {
 
 class Routes {
  public:
-  Routes(PluginContext& ctx, std::shared_ptr<BookingService> service)
-      : ctx_(ctx), service_(std::move(service)), identity_(ctx.identity()) {}
+  Routes(PluginContext& ctx, std::shared_ptr<BookingService> service, RateLimit public_limit)
+      : ctx_(ctx), service_(std::move(service)), identity_(ctx.identity()), public_limit_(std::move(public_limit)) {}
 
   void Register() {
     Add(Method::kGet, "/v2/event-types", "EVENT_TYPE_READ", [](BookingService& s, Request& req) {
@@ -138,10 +138,12 @@ class Routes {
                              [service = service_, fn](Request& req) { return fn(*service, req); }));
   }
 
-  // The public booking flow: no credential needed (one given is not looked at).
+  // The public booking flow: no credential needed (one given is not looked at); limited per
+  // client address.
   void AddPublic(Method method, const char* pattern, Fn fn) {
     ctx_.AddRoute(Route::Api(method, pattern, RouteAuth::Public(),
-                             [service = service_, fn](Request& req) { return fn(*service, req); }));
+                             [service = service_, fn](Request& req) { return fn(*service, req); })
+                      .LimitedPerAddress(public_limit_));
   }
 
   // Routes over bookings need the caller as a user (the host shown in each booking).
@@ -160,12 +162,13 @@ class Routes {
   PluginContext& ctx_;
   std::shared_ptr<BookingService> service_;
   Identity& identity_;
+  RateLimit public_limit_;
 };
 
 }  // namespace
 
-void RegisterBookingRoutes(PluginContext& ctx, std::shared_ptr<BookingService> service) {
-  Routes(ctx, std::move(service)).Register();
+void RegisterBookingRoutes(PluginContext& ctx, std::shared_ptr<BookingService> service, RateLimit public_limit) {
+  Routes(ctx, std::move(service), std::move(public_limit)).Register();
 }
 
 }  // namespace rendezvous::bookings

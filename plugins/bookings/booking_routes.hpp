@@ -4,6 +4,8 @@
 //   DELETE /v2/event-types/:id       EVENT_TYPE_WRITE
 //   GET    /v2/bookings              BOOKING_READ       GET    /v2/bookings/:uid      BOOKING_READ
 //   POST   /v2/bookings/:uid/confirm | /decline | /mark-absent                        BOOKING_WRITE
+// The public booking flow (GET /v2/slots, POST /v2/bookings, /:uid/cancel, /:uid/reschedule)
+// is limited per client address by `public_limit` (plugins.bookings.public_rate_limit).
 // The service must outlive the routes (the plugin owns both).
 #pragma once
 
@@ -14,6 +16,6 @@
 
 namespace rendezvous::bookings {
 
-void RegisterBookingRoutes(PluginContext& ctx, std::shared_ptr<BookingService> service);
+void RegisterBookingRoutes(PluginContext& ctx, std::shared_ptr<BookingService> service, RateLimit public_limit);
 
 }  // namespace rendezvous::bookings

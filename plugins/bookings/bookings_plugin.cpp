@@ -15,6 +15,7 @@ namespace {
 
 struct BookingsConfig {
   long completion_sweep_interval = 60;
+  RateLimit public_rate_limit{"bookings_public", 120, 60};  // per_minute 0: none
 };
 
 class BookingsPlugin final : public Plugin {
@@ -40,6 +41,12 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   ConfigNode& c = ctx.config();
   BookingsConfig config;
   config.completion_sweep_interval = c.Int("completion_sweep_interval", 60, 1, 86400);
+  {
+    ConfigNode limit = c.Child("public_rate_limit");
+    config.public_rate_limit.per_minute = limit.Int("per_minute", 120, 0, 10000000);
+    config.public_rate_limit.burst = limit.Int("burst", 60, 1, 10000000);
+    limit.RejectUnknown();
+  }
   c.RejectUnknown();
 
   auto service = std::make_shared<BookingService>(ctx.db(), ctx.outbox(), ctx.identity(), ctx.logger());
@@ -47,7 +54,7 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   service->SetMetrics(std::make_shared<BookingMetrics>(ctx.metrics()));
   ctx.AddMigrations(BookingService::Migrations());
   ctx.Provide<BookingReferences>("bookings.references", service);
-  RegisterBookingRoutes(ctx, service);
+  RegisterBookingRoutes(ctx, service, config.public_rate_limit);
   RegisterScheduleRoutes(ctx, std::make_shared<ScheduleService>(ctx.db()));
   ctx.AddAdminCommand("booking",
                       [service](const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {

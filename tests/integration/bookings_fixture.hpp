@@ -23,12 +23,18 @@ using nlohmann::json;
 
 class BookingsFixture : public ::testing::Test {
  protected:
+  // A `plugins:` entry turning off the public routes' rate limit per client address, for tests
+  // that send many public requests from 127.0.0.1 and are not about the limit.
+  static constexpr const char* kUnlimitedPublicRoutes = "bookings: { public_rate_limit: { per_minute: 0 } }\n";
+
   // Migrates, creates owner_ and other_ (with API keys) and starts the server with `plugins` (and
-  // `top_extra`: more top-level YAML).
-  void StartServer(const std::string& plugins = "", const std::string& top_extra = "") {
+  // `top_extra`: more top-level YAML; `server_extra`: more YAML under server:).
+  void StartServer(const std::string& plugins = "", const std::string& top_extra = "",
+                   const std::string& server_extra = "") {
     TestServerOptions o;
     o.plugins = plugins;
     o.top_extra = top_extra;
+    o.server_extra = server_extra;
     server_ = std::make_unique<TestServer>(db_.name(), o);
     server_->Migrate();
     owner_ = server_->CreateUser("owner@example.com", "Olga Owner");

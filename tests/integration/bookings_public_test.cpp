@@ -1,7 +1,8 @@
 // The public booking flow against the real server and database: slots of the implicit working
 // hours, create (pending when confirmation is required), the 409 of a taken or too-soon time, bad
 // input (400 naming the field, nothing written), idempotency keys, cancel, reschedule, reopen,
-// buffers, references, and the events each operation writes.
+// buffers, references, the events each operation writes, and the rate limits per client address
+// and per credential.
 #include <atomic>
 #include <thread>
 
@@ -413,6 +414,149 @@ TEST_F(BookingsPublic, ReferencesBelongToTheOwner) {
                                                   "createdAt":"2026-05-01T10:00:00.000Z"}])"));
   EXPECT_EQ(Call("GET", "/v2/bookings/" + uid + "/references", other_key_).status, 404);
   EXPECT_EQ(Call("GET", "/v2/bookings/" + uid + "/references", "").status, 401);
+}
+
+// The public routes behind a trusted proxy (127.0.0.1, which the test connects from), limited to
+// a burst of 5 refilled one token per 10 s: slow enough that no refill lands mid-test.
+class BookingsRateLimit : public BookingsPublic {
+ protected:
+  void SetUp() override {
+    StartServer("bookings: { public_rate_limit: { per_minute: 6, burst: 5 } }\n", "",
+                "trusted_proxies: [\"127.0.0.1\"]\n");
+    event_type_ = CreateEventType(owner_key_, "intro", 30)["id"].get<int64_t>();
+  }
+  // A public request from `client` (the address the trusted proxy names in X-Forwarded-For).
+  HttpResult From(const std::string& client, const std::string& method, const std::string& path,
+                  const json& body = nullptr) {
+    std::vector<std::string> headers = {"X-Forwarded-For: " + client};
+    if (!body.is_null()) headers.push_back("Content-Type: application/json");
+    return http_.Request(method, server_->api() + path, body.is_null() ? "" : body.dump(), headers);
+  }
+  std::string SlotsPath(const std::string& day) const {
+    return "/v2/slots?eventTypeId=" + std::to_string(event_type_) + "&start=" + day + "&end=" + day;
+  }
+  static void ExpectRefused(const HttpResult& r) {
+    EXPECT_EQ(r.status, 429) << r.body;
+    EXPECT_EQ(r.Json()["error"]["code"], "rate_limited") << r.body;
+    const int retry = std::atoi(r.Header("retry-after").c_str());
+    EXPECT_GE(retry, 1) << r.Header("retry-after");
+    EXPECT_LE(retry, 10) << r.Header("retry-after");
+    EXPECT_EQ(r.Header("x-ratelimit-limit"), "5");
+    EXPECT_EQ(r.Header("x-ratelimit-remaining"), "0");
+    EXPECT_GE(std::atoi(r.Header("x-ratelimit-reset").c_str()), 1);
+  }
+  double RefusedMetric() {
+    const std::string text = http_.Get(server_->api() + "/metrics").body;
+    const std::string series = "http_rate_limited_total{group=\"bookings_public\"} ";
+    const size_t at = text.find(series);
+    return at == std::string::npos ? -1 : std::atof(text.c_str() + at + series.size());
+  }
+};
+
+TEST_F(BookingsRateLimit, OneAddressGetsItsBurstThen429WhileOthersAreServed) {
+  const std::string monday = Monday();
+  EXPECT_EQ(RefusedMetric(), 0);  // seeded before any refusal
+  // Allowed answers carry the headers, counting down.
+  for (int i = 0; i < 4; ++i) {
+    HttpResult r = From("198.51.100.7", "GET", SlotsPath(monday));
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(r.Header("x-ratelimit-limit"), "5");
+    EXPECT_EQ(r.Header("x-ratelimit-remaining"), std::to_string(4 - i));
+    EXPECT_GE(std::atoi(r.Header("x-ratelimit-reset").c_str()), 10 * (i + 1) - 1);
+  }
+  // The routes share the address's bucket: the fifth request is a create.
+  HttpResult created = From("198.51.100.7", "POST", "/v2/bookings", Body(At(monday, "09:00")));
+  ASSERT_EQ(created.status, 201) << created.body;
+  EXPECT_EQ(created.Header("x-ratelimit-remaining"), "0");
+  const std::string uid = created.Json()["data"]["uid"];
+
+  // Over the limit: refused before any work, nothing written.
+  ExpectRefused(From("198.51.100.7", "GET", SlotsPath(monday)));
+  ExpectRefused(From("198.51.100.7", "POST", "/v2/bookings", Body(At(monday, "10:00"))));
+  ExpectRefused(From("198.51.100.7", "POST", "/v2/bookings/" + uid + "/cancel", json::object()));
+  ExpectRefused(From("198.51.100.7", "POST", "/v2/bookings/" + uid + "/reschedule",
+                     json{{"start", At(monday, "11:00")}}));
+  EXPECT_EQ(Bookings(), 1);
+  EXPECT_EQ(OutboxCount("BOOKING_CREATED"), 1);
+  EXPECT_EQ(RefusedMetric(), 4);
+
+  // Another client, and the proxy itself, have buckets of their own.
+  HttpResult other = From("198.51.100.8", "POST", "/v2/bookings", Body(At(monday, "10:00")));
+  ASSERT_EQ(other.status, 201) << other.body;
+  EXPECT_EQ(other.Header("x-ratelimit-remaining"), "4");
+  EXPECT_EQ(Call("GET", SlotsPath(monday), "").status, 200);
+  // A client cannot pick a fresh bucket by forging the left of X-Forwarded-For: the proxy's
+  // entry (the right-most untrusted one) names it.
+  ExpectRefused(From("203.0.113.99, 198.51.100.7", "GET", SlotsPath(monday)));
+  // Routes without a limit carry no headers, and credentials are not limited by default.
+  HttpResult owner = Call("GET", "/v2/bookings", owner_key_);
+  ASSERT_EQ(owner.status, 200) << owner.body;
+  EXPECT_EQ(owner.Header("x-ratelimit-limit"), "");
+}
+
+TEST_F(BookingsRateLimit, NoCredentialLimitByDefault) {
+  for (int i = 0; i < 80; ++i) {
+    HttpResult r = Call("GET", "/v2/me", other_key_);
+    ASSERT_EQ(r.status, 200) << i << " " << r.body;
+    ASSERT_EQ(r.Header("x-ratelimit-limit"), "");
+  }
+}
+
+// server.rate_limit.per_credential: 30 a minute (burst 30), one token per 2 s.
+class BookingsCredentialLimit : public BookingsPublic {
+ protected:
+  void SetUp() override {
+    StartServer("", "", "rate_limit: { per_credential: 30 }\n");
+    event_type_ = CreateEventType(owner_key_, "intro", 30)["id"].get<int64_t>();
+  }
+};
+
+TEST_F(BookingsCredentialLimit, AnApiKeyGetsItsBurstThen429) {
+  int allowed = 0;
+  HttpResult last;
+  for (int i = 0; i < 60; ++i) {
+    last = Call("GET", "/v2/me", other_key_);
+    if (last.status != 200) break;
+    ++allowed;
+    EXPECT_EQ(last.Header("x-ratelimit-limit"), "30");
+  }
+  // 30, plus a token for each 2 s the loop took.
+  EXPECT_GE(allowed, 30);
+  EXPECT_LE(allowed, 33);
+  EXPECT_EQ(last.status, 429) << last.body;
+  EXPECT_EQ(last.Json()["error"]["code"], "rate_limited");
+  EXPECT_GE(std::atoi(last.Header("retry-after").c_str()), 1);
+  EXPECT_EQ(last.Header("x-ratelimit-remaining"), "0");
+  // Another key is not affected; a wrong key is 401, not a token taken.
+  HttpResult owner = Call("GET", "/v2/me", owner_key_);
+  EXPECT_EQ(owner.status, 200) << owner.body;
+  // One token went on the event type; a second may have come back since.
+  const int remaining = std::atoi(owner.Header("x-ratelimit-remaining").c_str());
+  EXPECT_GE(remaining, 28);
+  EXPECT_LE(remaining, 29);
+  EXPECT_EQ(Call("GET", "/v2/me", "rdv_not_a_key").status, 401);
+  const std::string text = http_.Get(server_->api() + "/metrics").body;
+  EXPECT_NE(text.find("http_rate_limited_total{group=\"credential\"} 1"), std::string::npos);
+}
+
+TEST(BookingsRateLimitConfig, BadValuesStopStartUpWithTheirLine) {
+  ScratchDatabase db;
+  TestServer server(db.name());
+  struct Case {
+    std::string yaml;
+    std::string error;
+  };
+  const std::vector<Case> cases = {
+      {"    public_rate_limit: { per_minute: 120, burst: 0 }\n", ":3: plugins.bookings.public_rate_limit.burst"},
+      {"    public_rate_limit:\n      per_minute: -1\n", ":4: plugins.bookings.public_rate_limit.per_minute"},
+      {"    public_rate_limit: { per_second: 2 }\n", ":3: plugins.bookings.public_rate_limit.per_second"},
+  };
+  for (const Case& c : cases) {
+    server.WriteConfig("plugins:\n  bookings:\n" + c.yaml);
+    CliResult r = server.Cli({"serve"}, std::chrono::seconds(20));
+    EXPECT_EQ(r.exit_code, 78) << c.yaml << r.err;
+    EXPECT_NE(r.err.find(server.config_path() + c.error), std::string::npos) << r.err;
+  }
 }
 
 }  // namespace

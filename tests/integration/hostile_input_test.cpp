@@ -48,7 +48,8 @@ class HostileInput : public BookingsFixture {
  protected:
   void SetUp() override {
     // Google configured (never called: no state here is ever valid), so its routes run their checks.
-    StartServer("calendar: { google: { client_id: hostile-test, client_secret: not-used } }\n");
+    StartServer(std::string(kUnlimitedPublicRoutes) +
+                "calendar: { google: { client_id: hostile-test, client_secret: not-used } }\n");
     event_type_ = std::to_string(CreateEventType(owner_key_, "intro")["id"].get<int64_t>());
     uid_ = Import(owner_, std::stoll(event_type_), In(60 * 24 * 9), "pending")["uid"];
   }

@@ -38,7 +38,7 @@ class WebhooksReliability : public WebhooksFixture {
  protected:
   static std::string Plugins(const std::string& extra = "") {
     return std::string("webhooks:\n  allow_private_networks: true\n  retry_schedule: [1, 1, 1, 1, 1, 1]\n") +
-           (extra.find("timeout") == std::string::npos ? "  timeout: 5\n" : "") + extra;
+           (extra.find("timeout") == std::string::npos ? "  timeout: 5\n" : "") + extra + kUnlimitedPublicRoutes;
   }
 
   // Books `n` free 15-minute slots of a new event type of the owner through the public API, from

@@ -41,6 +41,7 @@ void ExpectDesignDefaults(const Config& c) {
   EXPECT_EQ(c.worker_threads, 8);
   EXPECT_EQ(c.max_body_bytes, 1048576);
   EXPECT_TRUE(c.trusted_proxies.empty());
+  EXPECT_EQ(c.rate_limit_per_credential, 0);
   EXPECT_EQ(c.version_header, "service-api-version");
   EXPECT_EQ(c.api_versions,
             (std::vector<std::string>{"2024-04-15", "2024-06-11", "2024-06-14", "2024-08-13", "2024-09-04"}));
@@ -241,6 +242,7 @@ server:
   version_header: Cal-API-Version
   api_versions: ["2024-08-13"]
   trusted_proxies: ["10.0.0.0/8", "::1"]
+  rate_limit: { per_credential: 600 }
 database:
   host: db.internal
   port: 3307
@@ -268,6 +270,7 @@ plugins:
   EXPECT_EQ(c.version_header, "cal-api-version");
   EXPECT_EQ(c.api_versions, std::vector<std::string>{"2024-08-13"});
   EXPECT_EQ(c.trusted_proxies, (std::vector<std::string>{"10.0.0.0/8", "::1"}));
+  EXPECT_EQ(c.rate_limit_per_credential, 600);
   EXPECT_EQ(c.database.host, "db.internal");
   EXPECT_EQ(c.database.port, 3307);
   EXPECT_EQ(c.database.user, "app");
@@ -286,7 +289,7 @@ plugins:
   EXPECT_EQ(c.plugins[0].name, "webhooks");
   EXPECT_FALSE(c.plugins[0].enabled);
   EXPECT_EQ(c.plugins[0].path, "/srv/rdv/lib/custom_webhooks.so");
-  EXPECT_EQ(c.plugins[0].line, 25);
+  EXPECT_EQ(c.plugins[0].line, 26);
   EXPECT_EQ(c.plugins[0].node["timeout"].as<int>(), 3);  // the rest is left to the plugin
   EXPECT_EQ(c.plugins[1].name, "extra");
   EXPECT_EQ(c.plugins[1].path, "/opt/rdv/extra.so");
@@ -331,6 +334,11 @@ TEST(ConfigTest, BadValuesNameLineAndPath) {
        "cfg.yaml:4: server.trusted_proxies[1]: must be an IP address or a CIDR range (10.0.0.0/8, fd00::/8)"},
       {"server:\n  trusted_proxies: [\"lb.internal\"]\n",
        "cfg.yaml:2: server.trusted_proxies[0]: must be an IP address or a CIDR range (10.0.0.0/8, fd00::/8)"},
+      {"server:\n  rate_limit:\n    per_credential: -1\n",
+       "cfg.yaml:3: server.rate_limit.per_credential: must be an integer between 0 and 10000000"},
+      {"server:\n  rate_limit: { per_credential: lots }\n",
+       "cfg.yaml:2: server.rate_limit.per_credential: must be an integer between 0 and 10000000"},
+      {"server:\n  rate_limit: { per_minute: 5 }\n", "cfg.yaml:2: server.rate_limit.per_minute: unknown key (expected one of: per_credential)"},
       {"database:\n  port: 0\n", "cfg.yaml:2: database.port: must be an integer between 1 and 65535"},
       {"database:\n  pool_size: 0\n", "cfg.yaml:2: database.pool_size: must be an integer between 1 and 1024"},
       {"database:\n  password: x\n  password_env: HOME\n",
@@ -609,6 +617,8 @@ TEST(ShippedConfigTest, EtcRendezvousYamlHoldsTheDefaults) {
   EXPECT_EQ(y["oauth"]["refresh_token_ttl"].as<long>(), 2592000);
   EXPECT_EQ(y["oauth"]["code_ttl"].as<long>(), 600);
   EXPECT_EQ(y["bookings"]["completion_sweep_interval"].as<long>(), 60);
+  EXPECT_EQ(y["bookings"]["public_rate_limit"]["per_minute"].as<long>(), 120);
+  EXPECT_EQ(y["bookings"]["public_rate_limit"]["burst"].as<long>(), 60);
   YAML::Node google = y["calendar"]["google"];
   EXPECT_EQ(google["client_id"].as<std::string>(), "");
   EXPECT_EQ(google["client_secret"].as<std::string>(), "");

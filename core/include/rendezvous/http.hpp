@@ -125,6 +125,17 @@ struct RouteAuth {
   }
 };
 
+// How often one client address may call a route (DESIGN §4): a token bucket of `burst` requests
+// refilled by `per_minute` a minute, checked by the core before the handler runs (over it: 429
+// rate_limited with Retry-After; every answer carries X-RateLimit-Limit, -Remaining, -Reset).
+// Routes naming the same `group` share each address's bucket; the group labels the refusals in
+// http_rate_limited_total. per_minute 0: no limit.
+struct RateLimit {
+  std::string group;
+  long per_minute = 0;
+  long burst = 0;
+};
+
 struct Route {
   Listener listener = Listener::kApi;
   Method method = Method::kGet;
@@ -137,6 +148,8 @@ struct Route {
   // at most server.outbound_per_user at once per caller (more: 429), so a slow upstream delays
   // only the caller who asked for it.
   bool outbound = false;
+  // Limits callers by client address (server.trusted_proxies decides the address).
+  RateLimit per_address;
 
   // A JSON route on the api listener ({base_url}) and a page on the app listener ({app_url}).
   static Route Api(Method method, std::string pattern, RouteAuth auth, Handler handler) {
@@ -148,6 +161,11 @@ struct Route {
   // Marks the route as calling outside hosts (see `outbound`).
   Route&& Outbound() && {
     outbound = true;
+    return std::move(*this);
+  }
+  // Limits the route per client address (see RateLimit).
+  Route&& LimitedPerAddress(RateLimit limit) && {
+    per_address = std::move(limit);
     return std::move(*this);
   }
 
