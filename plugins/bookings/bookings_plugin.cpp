@@ -40,11 +40,13 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   ConfigNode& c = ctx.config();
   BookingsConfig config;
   config.completion_sweep_interval = c.Int("completion_sweep_interval", 60, 1, 86400);
+  const int max_days_ahead = static_cast<int>(c.Int("max_days_ahead", 730, 1, 36500));
   c.RejectUnknown();
 
   auto service = std::make_shared<BookingService>(ctx.db(), ctx.outbox(), ctx.identity(), ctx.logger());
   service->SetBusySource([&ctx](int64_t host_id, Millis from, Millis to) { return ctx.BusyTimes(host_id, from, to); });
   service->SetMetrics(std::make_shared<BookingMetrics>(ctx.metrics()));
+  service->SetMaxDaysAhead(max_days_ahead);
   ctx.AddMigrations(BookingService::Migrations());
   ctx.Provide<BookingReferences>("bookings.references", service);
   RegisterBookingRoutes(ctx, service);
