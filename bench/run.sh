@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Load benchmarks on loopback with wrk; appends results to bench/RESULTS.md.
 #   bench/run.sh [BUILD_DIR]   (make bench)
-#   BENCH_SCENARIOS="http refresh code slots create lua webhooks_drain webhooks_latency calendar_lookup me_under_slots ics_memory" picks scenarios; BENCH_DURATION=10s; BENCH_PERF=1 records a
+#   BENCH_SCENARIOS="http refresh code slots slots_cold create lua webhooks_drain webhooks_latency calendar_lookup me_under_slots ics_memory" picks scenarios; BENCH_DURATION=10s; BENCH_PERF=1 records a
 #   CPU profile of the server (perf, cpu-clock) during the refresh scenario into var/bench-refresh.perf
 #   and during the webhook drain into var/bench-webhooks-drain.perf. BENCH_RESULTS names the file the
 #   results are appended to (default bench/RESULTS.md).
@@ -42,7 +42,7 @@ run() { # name, wrk args...
 cpu_ms() { awk -v hz="$(getconf CLK_TCK)" '{printf "%d", ($14 + $15) * 1000 / hz}' "/proc/$1/stat"; }
 db_pid=$(cat var/db/mysqld.pid)
 
-want() { [[ " ${BENCH_SCENARIOS:-http refresh code slots create lua webhooks_drain webhooks_latency calendar_lookup me_under_slots ics_memory} " == *" $1 "* ]]; }
+want() { [[ " ${BENCH_SCENARIOS:-http refresh code slots slots_cold create lua webhooks_drain webhooks_latency calendar_lookup me_under_slots ics_memory} " == *" $1 "* ]]; }
 # A port the kernel picks (free now) for a scenario's own server or peer.
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 # POST /v2/event-types as the bench user; prints the new event type's id.
@@ -150,6 +150,42 @@ print("INSERT INTO bookings (uid, event_type_id, host_id, title, description, st
 PY
 conns=32 run "GET /v2/slots (30 days, 500 bookings in them, 32 connections)" -H "Connection: keep-alive" \
   "http://127.0.0.1:18090/v2/slots?eventTypeId=$slots_et&start=$first&end=$last" | tee -a "$results"
+fi
+
+# Slots of a host with 5,000 bookings in each of 8 consecutive 30-day windows (40,000 five-minute
+# bookings of another event type, all day every day; more than the booked-times cache keeps for a
+# host), asked for a 15-minute event type on the implicit working hours: 8 rotating windows, then
+# 8 windows shifted by an hour each over the first 5,000 bookings (one range of the cache).
+if want slots_cold; then
+cold_uid=$($bin admin user create --config $cfg --email cold@example.com --name Cold --password bench-password | sed -E 's/.*"id":([0-9]+).*/\1/')
+cold_key=$($bin admin api-key create --config $cfg --user-id "$cold_uid" | sed -E 's/.*"key":"([^"]+)".*/\1/')
+cold_et() { curl -fs -H "Authorization: Bearer $cold_key" -H "Content-Type: application/json" \
+  -d "{\"title\":\"Cold $1\",\"slug\":\"$1\",\"lengthInMinutes\":$2}" http://127.0.0.1:18090/v2/event-types \
+  | python3 -c 'import json,sys; print(json.load(sys.stdin)["data"]["id"])'; }
+cold_slots=$(cold_et cold-slots 15)
+cold_busy=$(cold_et cold-busy 5)
+first=$(date -u -d "+2 days" +%F)
+python3 - "$first" "$cold_busy" "$cold_uid" <<'PY' | mariadb --no-defaults -S var/db/mysqld.sock -uroot rendezvous_bench
+import datetime, sys
+first = datetime.datetime.fromisoformat(sys.argv[1]); et = sys.argv[2]; host = sys.argv[3]
+for w in range(8):
+    base = first + datetime.timedelta(days=30 * w)
+    starts = [base + datetime.timedelta(seconds=round(i * 30 * 86400 / 5000)) for i in range(5000)]
+    print("INSERT INTO bookings (uid, event_type_id, host_id, title, description, status, start_at, end_at, duration,"
+          " location, metadata, created_at, updated_at) VALUES " + ",".join(
+        "('bench-cold-%d-%d', %s, %s, 'Bench', '', 'accepted', '%s', '%s', 5, NULL, '{}', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))"
+        % (w, i, et, host, s, s + datetime.timedelta(minutes=5)) for i, s in enumerate(starts)) + ";")
+PY
+windows() { # step (hours)
+  for w in $(seq 0 7); do
+    from=$(date -u -d "$first +$(( w * $1 )) hours" +%FT%TZ); to=$(date -u -d "$first +$(( w * $1 + 720 )) hours" +%FT%TZ)
+    printf '/v2/slots?eventTypeId=%s&start=%s&end=%s ' "$cold_slots" "$from" "$to"
+  done
+}
+BENCH_PATHS=$(windows 720) conns=32 run "GET /v2/slots cold (8 rotating 30-day windows, 5,000 bookings in each, 40,000 in all, 32 connections, bench/slots_windows.lua)" \
+  -H "Connection: keep-alive" -s bench/slots_windows.lua http://127.0.0.1:18090 | tee -a "$results"
+BENCH_PATHS=$(windows 1) conns=32 run "GET /v2/slots (8 rotating 30-day windows an hour apart, 5,000 bookings in each, 32 connections, bench/slots_windows.lua)" \
+  -H "Connection: keep-alive" -s bench/slots_windows.lua http://127.0.0.1:18090 | tee -a "$results"
 fi
 
 # Racing creates: 32 connections over 50 overlapping starts a day (an hour long, every 5 minutes),

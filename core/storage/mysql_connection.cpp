@@ -203,6 +203,21 @@ uint64_t MysqlConnection::Run(std::string_view sql, DbParams params, Mode mode, 
   }
 }
 
+void MysqlConnection::RunInts(std::string_view sql, DbParams params, std::vector<int64_t>& out) {
+  try {
+    Cached& st = Prepare(sql);
+    Bind(*st.ps, params);
+    std::unique_ptr<sql::ResultSet> rs(st.ps->executeQuery());
+    const unsigned n = rs->getMetaData()->getColumnCount();
+    out.reserve(out.size() + rs->rowsCount() * n);
+    while (rs->next()) {
+      for (unsigned col = 1; col <= n; ++col) out.push_back(static_cast<int64_t>(rs->getInt64(col)));
+    }
+  } catch (const sql::SQLException& e) {
+    Translate(e);
+  }
+}
+
 int64_t MysqlConnection::LastInsertId() {
   std::optional<DbRow> row = QueryOne("SELECT LAST_INSERT_ID()");
   return row ? row->Int(1) : 0;

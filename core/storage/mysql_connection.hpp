@@ -58,6 +58,7 @@ class MysqlConnection final : public DbConnection {
  protected:
   uint64_t Run(std::string_view sql, DbParams params, Mode mode, std::vector<DbRow>* rows,
                size_t max_rows) override;
+  void RunInts(std::string_view sql, DbParams params, std::vector<int64_t>& out) override;
 
  private:
   struct Cached;

@@ -21,6 +21,10 @@ enum class BookingStatus { kAccepted, kPending, kCancelled, kRejected, kComplete
 
 std::string_view StatusName(BookingStatus status);
 std::optional<BookingStatus> ParseStatus(std::string_view name);
+// Accepted and pending bookings hold their time: no other booking of the host may overlap them.
+inline bool BlocksTime(BookingStatus status) {
+  return status == BookingStatus::kAccepted || status == BookingStatus::kPending;
+}
 
 struct Attendee {
   std::string name;

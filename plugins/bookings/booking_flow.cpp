@@ -7,6 +7,7 @@
 #include <map>
 
 #include "booking_events.hpp"
+#include "booking_limits.hpp"
 #include "booking_rows.hpp"
 #include "booking_service.hpp"
 #include "rendezvous/crypto.hpp"
@@ -36,6 +37,16 @@ Status CheckReference(const BookingReference& reference) {
 
 std::string ReferenceTime(const BookingReference& reference) {
   return time::FormatSql(reference.created_at ? reference.created_at : time::Now());
+}
+
+// Counted under the host's lock, so racing bookings of the event type are counted one by one.
+Status CheckLimits(DbConnection& conn, const User& host, const EventType& et, Millis start, int64_t except_id) {
+  const BookingLimits& limits = et.fields.booking_limits;
+  if (!limits.any()) return Status::Ok();
+  const HostCalendar calendar = HostCalendarOf(host.time_zone, host.week_start);
+  const std::vector<Millis> booked =
+      EventTypeBookedStarts(conn, et.id, LimitedSpan(limits, start, start + 1, calendar), except_id);
+  return CheckBookingLimits(limits, start, booked, calendar);
 }
 
 Status UnknownEventType() {
@@ -104,24 +115,34 @@ Result<Json> BookingService::Slots(const SlotsQuery& q) {
   const std::optional<EventType>& et = loaded.event_type;
   std::optional<User> host = et ? identity_.FindUser(et->owner_id) : std::nullopt;
   if (!host) return UnknownEventType();
+  // No start is offered further ahead than a booking may be made.
+  const Millis from = q.from;
+  const Millis to = std::min(q.to, time::Now() + static_cast<Millis>(max_days_ahead_) * time::kMillisPerDay + 1);
+  if (to <= from) return Json{{"data", Json::object()}};
   const SlotRules rules = RulesOf(*et);
+  const BookingLimits& limits = et->fields.booking_limits;
+  const HostCalendar calendar = limits.any() ? HostCalendarOf(host->time_zone, host->week_start) : HostCalendar{};
   std::vector<BusySourceFailure> failures;
-  std::vector<BusyBlock> busy = OutsideBusy(host->id, q.from, q.to + rules.length * time::kMillisPerMinute, &failures);
-  const TimeRange window = GridWindow(q.from, q.to, rules);
+  std::vector<BusyBlock> busy = OutsideBusy(host->id, from, to + rules.length * time::kMillisPerMinute, &failures);
+  const TimeRange window = GridWindow(from, to, rules);
+  std::vector<Millis> limited;  // the event type's booked starts in its limited periods
   Schedule schedule = db_.Run([&](DbConnection& conn) {
-    std::optional<std::vector<BookedTime>> times = booked_times_.Find(host->id, loaded.version, q.from, q.to);
+    const TimeRange starts = BookedStartRange(from, to);
+    std::optional<std::vector<BookedTime>> times = booked_times_.Find(host->id, loaded.version, starts.start, starts.end);
     if (!times) {
-      times = HostBookedTimes(conn, host->id, q.from, q.to);
-      booked_times_.Put(host->id, loaded.version, q.from, q.to, *times);
+      times = HostBookedTimes(conn, host->id, starts);
+      booked_times_.Put(host->id, loaded.version, starts.start, starts.end, *times);
     }
     std::vector<BusyBlock> own = WithBuffers(*times, loaded.buffers);
     busy.insert(busy.end(), own.begin(), own.end());
+    if (limits.any()) limited = EventTypeBookedStarts(conn, et->id, LimitedSpan(limits, from, to, calendar));
     return ScheduleForEventType(conn, *host, et->fields.schedule_id);
   });
   const time::Zone zone = ZoneOf(schedule);
-  const std::vector<Millis> starts = FreeSlots(WorkingIntervals(schedule, window.start, window.end), zone, q.from,
-                                               q.to, time::Now(), rules, busy);
-  Json answer = {{"data", SlotsByDate(starts, q.zone)}};
+  std::vector<Millis> free = FreeSlots(WorkingIntervals(schedule, window.start, window.end), zone, from, to,
+                                       time::Now(), rules, busy);
+  if (limits.any()) free = WithinBookingLimits(limits, std::move(free), limited, calendar);
+  Json answer = {{"data", SlotsByDate(free, q.zone)}};
   if (!failures.empty()) {
     Json unavailable = Json::array();
     for (const BusySourceFailure& f : failures) unavailable.push_back({{"source", f.source}, {"code", f.code}});
@@ -150,6 +171,7 @@ Result<Booking> BookingService::Book(DbConnection& conn, const User& host, const
       metrics_->OverlapRefused(replaces ? "reschedule" : "create");
     return refused;
   }
+  if (Status full = CheckLimits(conn, host, et, request.start, replaces ? replaces->id : 0); !full.ok()) return full;
   Booking b = Draft(request);
   if (replaces) {
     b.attendees = replaces->attendees;
@@ -178,13 +200,16 @@ Result<Json> BookingService::Create(const CreateRequest& request, const std::opt
       db_.Run([&](DbConnection& conn) { return FindEventType(conn, request.event_type_id); });
   std::optional<User> host = first ? identity_.FindUser(first->owner_id) : std::nullopt;
   if (!host) return UnknownEventType();
+  if (Status far = CheckHorizon(request.start); !far.ok()) return far;
   const std::vector<BusyBlock> outside =
       OutsideBusy(host->id, request.start, request.start + first->fields.length_minutes * time::kMillisPerMinute);
   const std::string key_hash = idempotency_key ? crypto::Sha256Hex(*idempotency_key) : "";
   bool published = false;
+  BookedChange change;
   Result<Json> out = db_.Transaction([&](DbConnection& conn) -> Result<Json> {
     published = false;
-    LockHost(conn, host->id);
+    change = {};
+    change.version = LockHost(conn, host->id);
     std::optional<EventType> et = FindEventType(conn, request.event_type_id);
     if (!et || et->owner_id != host->id) return UnknownEventType();
     const Millis now = time::Now();
@@ -206,6 +231,7 @@ Result<Json> BookingService::Create(const CreateRequest& request, const std::opt
     }
     Result<Booking> b = Book(conn, *host, *et, request, outside, nullptr);
     if (!b.ok()) return b.status();
+    change.added = BookedTime{b->start, b->end, b->event_type_id, b->id};
     if (idempotency_key) {
       conn.Exec(
           "INSERT INTO booking_idempotency_keys (event_type_id, key_hash, body_hash, booking_id, created_at)"
@@ -217,6 +243,7 @@ Result<Json> BookingService::Create(const CreateRequest& request, const std::opt
     published = true;
     return BookingJson(*b, *host);
   });
+  Applied(host->id, change);
   if (published) {
     outbox_.Notify();
     if (metrics_ && out.ok()) metrics_->Created((*out).value("status", ""));
@@ -240,14 +267,17 @@ Result<Json> BookingService::Cancel(const std::string& uid, const std::optional<
 Result<Json> BookingService::Reschedule(const std::string& uid, const RescheduleRequest& request) {
   Result<User> host = HostOf(uid);
   if (!host.ok()) return host.status();
+  if (Status far = CheckHorizon(request.start); !far.ok()) return far;
   std::optional<Booking> before = PeekBooking(host->id, uid);
   if (!before) return Status::NotFound("booking not found");
   const std::vector<BusyBlock> outside =
       OutsideBusy(host->id, request.start, request.start + before->duration * time::kMillisPerMinute);
   bool published = false;
+  BookedChange change;
   Result<Json> out = db_.Transaction([&](DbConnection& conn) -> Result<Json> {
     published = false;
-    LockHost(conn, host->id);
+    change = {};
+    change.version = LockHost(conn, host->id);
     auto row = LoadBooking(conn, host->id, uid, true);
     if (!row) return Status::NotFound("booking not found");
     Booking& old = row->booking;
@@ -262,6 +292,8 @@ Result<Json> BookingService::Reschedule(const std::string& uid, const Reschedule
     draft.start = request.start;
     Result<Booking> fresh = Book(conn, *host, *et, draft, outside, &old);
     if (!fresh.ok()) return fresh.status();
+    change.added = BookedTime{fresh->start, fresh->end, fresh->event_type_id, fresh->id};
+    change.removed = old.id;
     old.status = StatusAfter(old.status, BookingAction::kReschedule);
     old.rescheduled_to_uid = fresh->uid;
     old.cancellation_reason = request.reason;
@@ -272,6 +304,7 @@ Result<Json> BookingService::Reschedule(const std::string& uid, const Reschedule
     published = true;
     return BookingJson(*fresh, *host);
   });
+  Applied(host->id, change);
   if (published) outbox_.Notify();
   if (metrics_ && out.ok()) metrics_->Transitioned(BookingAction::kReschedule);
   return out;
@@ -282,9 +315,11 @@ Result<Json> BookingService::Reopen(const User& host, const std::string& uid) {
   if (!before) return Status::NotFound("booking not found");
   const std::vector<BusyBlock> outside = OutsideBusy(host.id, before->start, before->end);
   bool published = false;
+  BookedChange change;
   Result<Json> out = db_.Transaction([&](DbConnection& conn) -> Result<Json> {
     published = false;
-    LockHost(conn, host.id);
+    change = {};
+    change.version = LockHost(conn, host.id);
     auto row = LoadBooking(conn, host.id, uid, true);
     if (!row) return Status::NotFound("booking not found");
     Booking& b = row->booking;
@@ -295,6 +330,7 @@ Result<Json> BookingService::Reopen(const User& host, const std::string& uid) {
     if (b.rescheduled_to_uid) {
       return Status::Conflict("the booking was rescheduled to " + *b.rescheduled_to_uid + "; it cannot be reopened");
     }
+    if (Status far = CheckHorizon(b.start); !far.ok()) return far;
     std::optional<EventType> et = FindEventType(conn, b.event_type_id);
     if (!et) return Status(ErrorCode::kInternal, "the booking's event type is missing");
     SlotRules rules = RulesOf(*et);
@@ -305,8 +341,10 @@ Result<Json> BookingService::Reopen(const User& host, const std::string& uid) {
       if (metrics_) metrics_->OverlapRefused("reopen");
       return Status::Conflict("the booking's time is no longer free").WithReason("slot_unavailable");
     }
+    if (Status full = CheckLimits(conn, host, *et, b.start, b.id); !full.ok()) return full;
     b.status = et->fields.requires_confirmation ? BookingStatus::kPending : BookingStatus::kAccepted;
     b.cancellation_reason.reset();
+    change.added = BookedTime{b.start, b.end, b.event_type_id, b.id};
     conn.Exec("UPDATE bookings SET status = ?, cancellation_reason = NULL, updated_at = ? WHERE id = ?",
               {StatusName(b.status), time::FormatSql(now), b.id});
     outbox_.Publish(conn, kOutboxTopic, "BOOKING_REOPENED",
@@ -314,6 +352,7 @@ Result<Json> BookingService::Reopen(const User& host, const std::string& uid) {
     published = true;
     return BookingJson(b, host);
   });
+  Applied(host.id, change);
   if (published) outbox_.Notify();
   if (metrics_ && out.ok()) metrics_->Transitioned(BookingAction::kReopen);
   return out;

@@ -99,6 +99,25 @@ CREATE TABLE IF NOT EXISTS booking_references (
   CONSTRAINT fk_booking_references_booking FOREIGN KEY (booking_id) REFERENCES bookings (id) ON DELETE CASCADE
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci)sql";
 
+// A booking's start and end as epoch milliseconds, kept by the server on every write (so the busy
+// read compares and returns plain integers from its index, no date arithmetic per row), and the
+// rule that a booking ends after it starts. Rows written before that rule (an end that overflowed
+// past the year 9999) get the latest end a DATETIME holds and, while they still block time, are
+// cancelled saying why. Event types gain their booking limits per period (NULL: none).
+constexpr const char* kTimesMigration = R"sql(UPDATE bookings SET end_at = '9999-12-31 23:59:59.999',
+  cancellation_reason = IF(status IN ('accepted', 'pending'), 'its end was not after its start', cancellation_reason),
+  status = IF(status IN ('accepted', 'pending'), 'cancelled', status) WHERE end_at <= start_at;
+ALTER TABLE bookings
+  ADD COLUMN start_ms BIGINT AS (TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', start_at) DIV 1000) PERSISTENT,
+  ADD COLUMN end_ms BIGINT AS (TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', end_at) DIV 1000) PERSISTENT,
+  ADD CONSTRAINT ck_bookings_end_after_start CHECK (end_at > start_at),
+  DROP KEY ix_bookings_host_busy,
+  ADD KEY ix_bookings_host_busy (host_id, status, start_ms, end_ms, event_type_id),
+  ADD KEY ix_bookings_event_type_limits (event_type_id, status, start_ms);
+ALTER TABLE event_types
+  ADD COLUMN limit_day INT NULL, ADD COLUMN limit_week INT NULL, ADD COLUMN limit_month INT NULL,
+  ADD COLUMN limit_year INT NULL)sql";
+
 Millis TimeColumn(const DbRow& row, int col) {
   return time::ParseSql(row.String(col)).value_or(0);
 }
@@ -120,7 +139,9 @@ std::vector<Migration> BookingMigrations() {
           Migration{2, "booking_host_locks, booking_idempotency_keys, booking_references", kPublicFlowMigration},
           ScheduleMigration(),
           Migration{4, "bookings busy-time index",
-                    "ALTER TABLE bookings ADD KEY ix_bookings_host_busy (host_id, status, start_at, end_at, event_type_id)"}};
+                    "ALTER TABLE bookings ADD KEY ix_bookings_host_busy (host_id, status, start_at, end_at, event_type_id)"},
+          Migration{5, "bookings times in epoch milliseconds, end after start; event type booking limits",
+                    kTimesMigration}};
 }
 
 EventType EventTypeFromRow(const DbRow& row) {
@@ -140,6 +161,10 @@ EventType EventTypeFromRow(const DbRow& row) {
   f.after_event_buffer = static_cast<int>(row.Int(11));
   if (!row.IsNull(12)) f.slot_interval = static_cast<int>(row.Int(12));
   if (!row.IsNull(13)) f.schedule_id = row.Int(13);
+  for (auto [col, limit] : {std::pair{14, &f.booking_limits.day}, std::pair{15, &f.booking_limits.week},
+                            std::pair{16, &f.booking_limits.month}, std::pair{17, &f.booking_limits.year}}) {
+    if (!row.IsNull(col)) *limit = static_cast<int>(row.Int(col));
+  }
   return et;
 }
 
@@ -241,10 +266,13 @@ void InsertBooking(DbConnection& conn, Booking& b, bool emit_completion) {
   conn.InsertRows("INSERT INTO booking_attendees (booking_id, position, name, email, time_zone, absent)", attendees);
 }
 
-void LockHost(DbConnection& conn, int64_t host_id) {
+int64_t LockHost(DbConnection& conn, int64_t host_id) {
+  // LAST_INSERT_ID(expr) hands the new count back without another read.
   conn.Exec(
-      "INSERT INTO booking_host_locks (host_id, changes) VALUES (?, 1) ON DUPLICATE KEY UPDATE changes = changes + 1",
+      "INSERT INTO booking_host_locks (host_id, changes) VALUES (?, LAST_INSERT_ID(1))"
+      " ON DUPLICATE KEY UPDATE changes = LAST_INSERT_ID(changes + 1)",
       {host_id});
+  return conn.LastInsertId();
 }
 
 EventTypeBuffers HostBuffers(DbConnection& conn, int64_t host_id) {
@@ -271,22 +299,27 @@ HostEventTypes LoadEventTypeWithBuffers(DbConnection& conn, int64_t id) {
   return out;
 }
 
-std::vector<BookedTime> HostBookedTimes(DbConnection& conn, int64_t host_id, Millis from, Millis to,
-                                        int64_t except_id) {
-  const Millis day = time::kMillisPerDay;
+std::vector<BookedTime> HostBookedTimes(DbConnection& conn, int64_t host_id, TimeRange starts, int64_t except_id) {
+  // Served by ix_bookings_host_busy alone, integers only, read without a row object each.
+  std::vector<int64_t> cells;
+  conn.QueryInts(
+      "SELECT start_ms, end_ms, event_type_id, id FROM bookings"
+      " WHERE host_id = ? AND status IN ('accepted', 'pending') AND start_ms >= ? AND start_ms < ? AND id <> ?",
+      {host_id, starts.start, starts.end, except_id}, cells);
   std::vector<BookedTime> out;
-  // Served by ix_bookings_host_busy alone; times as epoch milliseconds, so no DATETIME text is
-  // formatted and parsed for each of many rows.
-  for (const DbRow& row : conn.Query(
-           "SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01', start_at) DIV 1000,"
-           " TIMESTAMPDIFF(MICROSECOND, '1970-01-01', end_at) DIV 1000, event_type_id FROM bookings"
-           " WHERE host_id = ? AND status IN ('accepted', 'pending') AND start_at >= ? AND start_at < ?"
-           " AND end_at > ? AND id <> ?",
-           {host_id, time::FormatSql(from - 3 * day), time::FormatSql(to + 2 * day), time::FormatSql(from - day),
-            except_id})) {
-    out.push_back({row.Int(1), row.Int(2), row.Int(3)});
-  }
+  out.reserve(cells.size() / 4);
+  for (size_t i = 0; i + 4 <= cells.size(); i += 4) out.push_back({cells[i], cells[i + 1], cells[i + 2], cells[i + 3]});
   return out;
+}
+
+std::vector<Millis> EventTypeBookedStarts(DbConnection& conn, int64_t event_type_id, TimeRange range,
+                                          int64_t except_id) {
+  std::vector<int64_t> starts;
+  conn.QueryInts(
+      "SELECT start_ms FROM bookings WHERE event_type_id = ? AND status IN ('accepted', 'pending')"
+      " AND start_ms >= ? AND start_ms < ? AND id <> ? ORDER BY start_ms",
+      {event_type_id, range.start, range.end, except_id}, starts);
+  return starts;
 }
 
 // A host's bookings are all of the host's own event types (an event type never changes owner), so
@@ -313,7 +346,11 @@ std::vector<DbValue> FieldValues(const EventTypeFields& f, std::initializer_list
                          f.before_event_buffer,
                          f.after_event_buffer,
                          f.slot_interval,
-                         f.schedule_id};
+                         f.schedule_id,
+                         f.booking_limits.day,
+                         f.booking_limits.week,
+                         f.booking_limits.month,
+                         f.booking_limits.year};
   v.insert(v.end(), tail.begin(), tail.end());
   return v;
 }

@@ -23,8 +23,9 @@ namespace rendezvous::bookings {
 // Column lists for SELECT, in the order EventTypeFromRow and BookingFromRow read them.
 inline constexpr const char* kEventTypeColumns =
     "id, owner_id, title, slug, length_minutes, description, locations, requires_confirmation, "
-    "minimum_booking_notice, before_event_buffer, after_event_buffer, slot_interval, schedule_id";
-inline constexpr int kEventTypeColumnCount = 13;
+    "minimum_booking_notice, before_event_buffer, after_event_buffer, slot_interval, schedule_id, limit_day, "
+    "limit_week, limit_month, limit_year";
+inline constexpr int kEventTypeColumnCount = 17;
 inline constexpr const char* kBookingColumns =
     "id, uid, event_type_id, host_id, title, description, status, start_at, end_at, duration, location, "
     "metadata, cancellation_reason, rescheduled_from_uid, rescheduled_to_uid, host_absent, created_at, "
@@ -57,8 +58,9 @@ std::optional<int64_t> BookingHost(DbConnection& conn, const std::string& uid);
 void InsertBooking(DbConnection& conn, Booking& booking, bool emit_completion);
 // Takes the host's booking lock for the rest of the transaction: changes that may make two of a
 // host's bookings overlap run one at a time per host. Must be the transaction's first statement,
-// so every read after it sees what the previous holder committed.
-void LockHost(DbConnection& conn, int64_t host_id);
+// so every read after it sees what the previous holder committed. Answers the host's version this
+// transaction makes (see LoadEventTypeWithBuffers).
+int64_t LockHost(DbConnection& conn, int64_t host_id);
 // The buffers (before, after; minutes) of each of the host's event types, by id.
 using EventTypeBuffers = std::map<int64_t, std::pair<int, int>>;
 EventTypeBuffers HostBuffers(DbConnection& conn, int64_t host_id);
@@ -72,10 +74,22 @@ struct HostEventTypes {
   int64_t version = 0;
 };
 HostEventTypes LoadEventTypeWithBuffers(DbConnection& conn, int64_t id);
-// The host's accepted and pending bookings that may conflict with starts in [from, to) (bookings
-// and buffers are at most a day long each); the booking `except_id` is left out.
-std::vector<BookedTime> HostBookedTimes(DbConnection& conn, int64_t host_id, Millis from, Millis to,
-                                        int64_t except_id = 0);
+// The starts of the bookings that may conflict with starts in [from, to): bookings and buffers are
+// at most a day long each.
+inline TimeRange BookedStartRange(Millis from, Millis to) {
+  return {from - 3 * time::kMillisPerDay, to + 2 * time::kMillisPerDay};
+}
+// The host's accepted and pending bookings starting in `starts`; the booking `except_id` is left out.
+std::vector<BookedTime> HostBookedTimes(DbConnection& conn, int64_t host_id, TimeRange starts, int64_t except_id = 0);
+// Those that may conflict with starts in [from, to).
+inline std::vector<BookedTime> HostBookedTimes(DbConnection& conn, int64_t host_id, Millis from, Millis to,
+                                               int64_t except_id = 0) {
+  return HostBookedTimes(conn, host_id, BookedStartRange(from, to), except_id);
+}
+// The starts of the accepted and pending bookings of the event type `event_type_id` in `range`,
+// ascending; the booking `except_id` is left out.
+std::vector<Millis> EventTypeBookedStarts(DbConnection& conn, int64_t event_type_id, TimeRange range,
+                                          int64_t except_id = 0);
 // Booked times as busy blocks, each with its event type's buffers.
 std::vector<BusyBlock> WithBuffers(const std::vector<BookedTime>& times, const EventTypeBuffers& buffers);
 inline std::vector<BusyBlock> HostBusyBlocks(DbConnection& conn, int64_t host_id, Millis from, Millis to,
@@ -83,7 +97,7 @@ inline std::vector<BusyBlock> HostBusyBlocks(DbConnection& conn, int64_t host_id
   return WithBuffers(HostBookedTimes(conn, host_id, from, to, except_id), HostBuffers(conn, host_id));
 }
 
-// The event type's fields in column order (title ... slot_interval, schedule_id), followed by `tail`.
+// The event type's fields in column order (title ... schedule_id, limit_day ... limit_year), followed by `tail`.
 std::vector<DbValue> FieldValues(const EventTypeFields& fields, std::initializer_list<DbValue> tail);
 
 }  // namespace rendezvous::bookings

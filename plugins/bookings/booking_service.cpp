@@ -79,8 +79,8 @@ Result<Json> BookingService::CreateEventType(int64_t owner_id, const EventTypeFi
       conn.Exec(
           "INSERT INTO event_types (owner_id, title, slug, length_minutes, description, locations,"
           " requires_confirmation, minimum_booking_notice, before_event_buffer, after_event_buffer, "
-          "slot_interval, schedule_id,"
-          " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+          "slot_interval, schedule_id, limit_day, limit_week, limit_month, limit_year,"
+          " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
           values);
     } catch (const DuplicateKey&) {
       return DuplicateSlug(fields.slug);
@@ -104,7 +104,8 @@ Result<Json> BookingService::UpdateEventType(int64_t owner_id, int64_t id, const
           " requires_confirmation = ?, minimum_booking_notice = ?, before_event_buffer = ?, "
           "after_event_buffer "
           "= ?,"
-          " slot_interval = ?, schedule_id = ?, updated_at = ? WHERE id = ?",
+          " slot_interval = ?, schedule_id = ?, limit_day = ?, limit_week = ?, limit_month = ?, limit_year = ?,"
+          " updated_at = ? WHERE id = ?",
           FieldValues(et->fields, {time::FormatSql(time::Now()), id}));
     } catch (const DuplicateKey&) {
       return DuplicateSlug(et->fields.slug);
@@ -186,9 +187,11 @@ Result<Json> BookingService::MarkAbsent(const User& host, const std::string& uid
 Result<Json> BookingService::Change(const User& host, const std::string& uid, BookingAction action,
                                     const std::optional<std::string>& reason, const AbsentMarks* marks) {
   bool published = false;
+  BookedChange change;
   Result<Json> out = db_.Transaction([&](DbConnection& conn) -> Result<Json> {
     published = false;
-    LockHost(conn, host.id);  // the host's booked times may change (a slots list reads them again)
+    change = {};
+    change.version = LockHost(conn, host.id);  // the host's booked times may change
     auto row = LoadBooking(conn, host.id, uid, true);
     if (!row) return NotFoundBooking();
     Booking& b = row->booking;
@@ -208,6 +211,7 @@ Result<Json> BookingService::Change(const User& host, const std::string& uid, Bo
     }
     if (action == BookingAction::kDecline || action == BookingAction::kCancel) b.cancellation_reason = reason;
     b.status = StatusAfter(b.status, action);
+    if (!BlocksTime(b.status)) change.removed = b.id;
     conn.Exec(
         "UPDATE bookings SET status = ?, cancellation_reason = ?, host_absent = ?, updated_at = ? WHERE id = "
         "?",
@@ -221,16 +225,30 @@ Result<Json> BookingService::Change(const User& host, const std::string& uid, Bo
     }
     return BookingJson(b, host);
   });
+  Applied(host.id, change);
   if (published) outbox_.Notify();
   if (metrics_ && out.ok()) metrics_->Transitioned(action);
   return out;
 }
 
+Status BookingService::CheckHorizon(Millis start) const {
+  if (start <= time::Now() + static_cast<Millis>(max_days_ahead_) * time::kMillisPerDay) return Status::Ok();
+  return Status::Invalid("start", "start is more than " + std::to_string(max_days_ahead_) +
+                                      " days ahead; bookings can be made at most that far in advance");
+}
+
+void BookingService::Applied(int64_t host_id, const BookedChange& change) {
+  if (change.version != 0) booked_times_.Apply(host_id, change.version, change.added, change.removed);
+}
+
 Result<Json> BookingService::Import(const ImportRequest& r) {
   std::optional<User> user = identity_.FindUser(r.user_id);
   if (!user) return Status::NotFound("user " + std::to_string(r.user_id) + " not found");
-  return db_.Transaction([&](DbConnection& conn) -> Result<Json> {
-    LockHost(conn, r.user_id);
+  if (Status far = CheckHorizon(r.start); !far.ok()) return Status::Invalid("start", "--" + far.message());
+  BookedChange change;
+  Result<Json> out = db_.Transaction([&](DbConnection& conn) -> Result<Json> {
+    change = {};
+    change.version = LockHost(conn, r.user_id);
     auto et = LoadEventType(conn, r.user_id, r.event_type_id, true);
     if (!et) {
       return Status::NotFound("event type " + std::to_string(r.event_type_id) +
@@ -251,8 +269,11 @@ Result<Json> BookingService::Import(const ImportRequest& r) {
     b.created_at = now;
     const bool emit_completion = !(b.status == BookingStatus::kAccepted && b.end <= now);
     InsertBooking(conn, b, emit_completion);
+    if (BlocksTime(b.status)) change.added = BookedTime{b.start, b.end, b.event_type_id, b.id};
     return BookingJson(b, *user);
   });
+  Applied(r.user_id, change);
+  return out;
 }
 
 size_t BookingService::CompleteEnded(Millis now, size_t batch) {

@@ -56,6 +56,10 @@ class BookingService final : public BookingReferences {
   // Where creations, transitions, refused overlaps and slot timings are counted. Set before the
   // server serves; none by default.
   void SetMetrics(std::shared_ptr<BookingMetrics> metrics) { metrics_ = std::move(metrics); }
+  // plugins.bookings.max_days_ahead: a booking may start at most this many days from now (create,
+  // reschedule, reopen, import: 400 naming start; slots end there). Set before the server serves;
+  // 730 by default.
+  void SetMaxDaysAhead(int days) { max_days_ahead_ = days; }
 
   static std::vector<Migration> Migrations();
 
@@ -134,6 +138,16 @@ class BookingService final : public BookingReferences {
   // lock: checks the start, then inserts. `replaces` is the booking a reschedule cancels.
   Result<Booking> Book(DbConnection& conn, const User& host, const EventType& et, const CreateRequest& request,
                        const std::vector<BusyBlock>& outside, const Booking* replaces);
+  // A 400 naming start when `start` is further ahead than max_days_ahead.
+  Status CheckHorizon(Millis start) const;
+  // What a transaction holding a host's lock changed in the host's booked times, for the cache:
+  // the version it made (0: it did not commit), a booking now booked, one no longer (0: none).
+  struct BookedChange {
+    int64_t version = 0;
+    std::optional<BookedTime> added;
+    int64_t removed = 0;
+  };
+  void Applied(int64_t host_id, const BookedChange& change);
 
   Database& db_;
   Outbox& outbox_;
@@ -141,6 +155,7 @@ class BookingService final : public BookingReferences {
   Logger& logger_;
   BusySource busy_source_;
   std::shared_ptr<BookingMetrics> metrics_;
+  int max_days_ahead_ = 730;
   BookedTimesCache booked_times_{1024, 20000};
 };
 

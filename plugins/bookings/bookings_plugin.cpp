@@ -47,11 +47,13 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
     config.public_rate_limit.burst = limit.Int("burst", 60, 1, 10000000);
     limit.RejectUnknown();
   }
+  const int max_days_ahead = static_cast<int>(c.Int("max_days_ahead", 730, 1, 36500));
   c.RejectUnknown();
 
   auto service = std::make_shared<BookingService>(ctx.db(), ctx.outbox(), ctx.identity(), ctx.logger());
   service->SetBusySource([&ctx](int64_t host_id, Millis from, Millis to) { return ctx.BusyTimes(host_id, from, to); });
   service->SetMetrics(std::make_shared<BookingMetrics>(ctx.metrics()));
+  service->SetMaxDaysAhead(max_days_ahead);
   ctx.AddMigrations(BookingService::Migrations());
   ctx.Provide<BookingReferences>("bookings.references", service);
   RegisterBookingRoutes(ctx, service, config.public_rate_limit);

@@ -21,7 +21,8 @@ const std::set<std::string>& KnownMembers() {
                                                  "beforeEventBuffer",
                                                  "afterEventBuffer",
                                                  "slotInterval",
-                                                 "scheduleId"};
+                                                 "scheduleId",
+                                                 "bookingLimitsCount"};
   return kMembers;
 }
 
@@ -54,6 +55,30 @@ Status ReadInt(const Json& v, const char* field, int min, int max, int& out) {
     return FieldInvalid(field, "must be between " + std::to_string(min) + " and " + std::to_string(max));
   }
   out = static_cast<int>(n);
+  return Status::Ok();
+}
+
+// null or {} clears every limit; an object replaces them all.
+Status ReadBookingLimits(const Json& v, BookingLimits& out) {
+  constexpr const char* kField = "bookingLimitsCount";
+  BookingLimits limits;
+  if (!v.is_null()) {
+    if (!v.is_object()) return FieldInvalid(kField, "must be an object {day?, week?, month?, year?} or null");
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      std::optional<int>* slot = it.key() == "day"     ? &limits.day
+                                 : it.key() == "week"  ? &limits.week
+                                 : it.key() == "month" ? &limits.month
+                                 : it.key() == "year"  ? &limits.year
+                                                       : nullptr;
+      const std::string field = std::string(kField) + "." + it.key();
+      if (slot == nullptr) return FieldInvalid(field, "is not a period; use day, week, month or year");
+      if (it->is_null()) continue;
+      int n = 0;
+      if (Status e = ReadInt(*it, field.c_str(), 1, kMaxBookingLimit, n); !e.ok()) return e;
+      *slot = n;
+    }
+  }
+  out = limits;
   return Status::Ok();
 }
 
@@ -169,6 +194,9 @@ Status Apply(const Json& body, EventTypeFields& f, bool create) {
       f.slot_interval = v;
     }
   }
+  if (has("bookingLimitsCount")) {
+    if (Status e = ReadBookingLimits(body["bookingLimitsCount"], f.booking_limits); !e.ok()) return e;
+  }
   // Whether the schedule is the owner's is checked where the schedules are (BookingService).
   if (has("scheduleId")) {
     const Json& v = body["scheduleId"];
@@ -181,6 +209,16 @@ Status Apply(const Json& body, EventTypeFields& f, bool create) {
     }
   }
   return Status::Ok();
+}
+
+Json BookingLimitsJson(const BookingLimits& limits) {
+  if (!limits.any()) return nullptr;
+  Json out = Json::object();
+  if (limits.day) out["day"] = *limits.day;
+  if (limits.week) out["week"] = *limits.week;
+  if (limits.month) out["month"] = *limits.month;
+  if (limits.year) out["year"] = *limits.year;
+  return out;
 }
 
 }  // namespace
@@ -261,6 +299,7 @@ Json EventTypeJson(const EventType& et) {
               {"afterEventBuffer", f.after_event_buffer},
               {"slotInterval", f.slot_interval ? Json(*f.slot_interval) : Json(nullptr)},
               {"scheduleId", f.schedule_id ? Json(*f.schedule_id) : Json(nullptr)},
+              {"bookingLimitsCount", BookingLimitsJson(f.booking_limits)},
               {"ownerId", et.owner_id}};
 }
 

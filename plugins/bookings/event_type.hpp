@@ -22,6 +22,19 @@ constexpr int kMaxLengthMinutes = 1440;
 constexpr int kMaxBookingNoticeMinutes = 525600;  // a year
 constexpr int kMaxBufferMinutes = 1440;
 
+constexpr int kMaxBookingLimit = 1000;
+
+// `bookingLimitsCount`: at most this many accepted or pending bookings of the event type start in
+// one day, week, month or year of the host's time zone (weeks begin on the host's weekStart);
+// nullopt: no limit for that period.
+struct BookingLimits {
+  std::optional<int> day;
+  std::optional<int> week;
+  std::optional<int> month;
+  std::optional<int> year;
+  bool any() const { return day || week || month || year; }
+};
+
 struct EventTypeFields {
   std::string title;
   std::string slug;
@@ -35,6 +48,7 @@ struct EventTypeFields {
   std::optional<int> slot_interval;  // minutes; nullopt: the event's length
   // One of the owner's schedules; nullopt: the owner's default.
   std::optional<int64_t> schedule_id;
+  BookingLimits booking_limits;
 };
 
 struct EventType {
@@ -47,7 +61,7 @@ struct EventType {
 // FieldInvalid statuses naming the member.
 Result<EventTypeFields> ParseEventTypeCreate(const Json& body);
 // Applies a PATCH body to `fields`; members absent are kept, `null` resets optional ones
-// (description, locations, slotInterval, scheduleId). On error `fields` may be partly changed.
+// (description, locations, slotInterval, scheduleId, bookingLimitsCount). On error `fields` may be partly changed.
 Status ApplyEventTypePatch(const Json& body, EventTypeFields& fields);
 // Checks a `locations` array and answers the normalized objects:
 //   {"type":"integration","integration":"google-meet"}
@@ -55,7 +69,9 @@ Status ApplyEventTypePatch(const Json& body, EventTypeFields& fields);
 //   {"type":"phone","phone":"+E164","public":bool}
 Result<Json> ParseLocations(const Json& value);
 // `{id, title, slug, lengthInMinutes, description, locations, requiresConfirmation,
-//  minimumBookingNotice, beforeEventBuffer, afterEventBuffer, slotInterval, scheduleId, ownerId}`.
+//  minimumBookingNotice, beforeEventBuffer, afterEventBuffer, slotInterval, scheduleId,
+//  bookingLimitsCount, ownerId}`; bookingLimitsCount is {day?, week?, month?, year?} with the limits
+//  set, or null when none is.
 Json EventTypeJson(const EventType& event_type);
 // A booking's `location` from its event type's first location ("integrations:google:meet" for
 // Google Meet, else the address, link or phone); nullopt when the event type has none.

@@ -1,6 +1,6 @@
 // Event type routes with API keys against the real binary and MariaDB: create, list, get, patch,
 // delete; another user's event type is 404; duplicate slugs 409; validation 400s store nothing;
-// an event type with bookings cannot be deleted (409).
+// an event type with bookings cannot be deleted (409); booking limits are checked, stored, patched.
 #include "bookings_fixture.hpp"
 
 namespace rendezvous::testing {
@@ -30,7 +30,8 @@ TEST_F(BookingsEventTypes, CreateListGetPatchDelete) {
   EXPECT_EQ(et["ownerId"], owner_);
   for (auto it = body.begin(); it != body.end(); ++it) EXPECT_EQ(et[it.key()], it.value()) << it.key();
   EXPECT_TRUE(et["scheduleId"].is_null());
-  EXPECT_EQ(et.size(), 13u) << et.dump();
+  EXPECT_TRUE(et["bookingLimitsCount"].is_null());
+  EXPECT_EQ(et.size(), 14u) << et.dump();
   const std::string path = "/v2/event-types/" + std::to_string(et["id"].get<int64_t>());
 
   CreateEventType(owner_key_, "second");
@@ -132,6 +133,43 @@ TEST_F(BookingsEventTypes, ValidationNamesTheFieldAndStoresNothing) {
   EXPECT_EQ(bad_patch.status, 400);
   EXPECT_EQ(bad_patch.Json()["error"]["details"]["field"], "lengthInMinutes");
   EXPECT_EQ(Call("GET", path, owner_key_).Json()["data"], et);
+}
+
+TEST_F(BookingsEventTypes, BookingLimitsAreCheckedStoredAndPatched) {
+  const std::vector<std::pair<json, std::string>> bad = {
+      {json{{"day", 0}}, "bookingLimitsCount.day"},
+      {json{{"week", 1001}}, "bookingLimitsCount.week"},
+      {json{{"month", "5"}}, "bookingLimitsCount.month"},
+      {json{{"year", 2.5}}, "bookingLimitsCount.year"},
+      {json{{"hour", 1}}, "bookingLimitsCount.hour"},
+      {json::array({1}), "bookingLimitsCount"},
+      {json(3), "bookingLimitsCount"},
+  };
+  for (const auto& [limits, field] : bad) {
+    HttpResult r = Call("POST", "/v2/event-types", owner_key_,
+                        json{{"title", "T"}, {"slug", "limited"}, {"lengthInMinutes", 30}, {"bookingLimitsCount", limits}});
+    EXPECT_EQ(r.status, 400) << limits.dump() << " " << r.body;
+    EXPECT_EQ(r.Json()["error"]["details"]["field"], field) << r.body;
+  }
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM event_types"), 0);
+
+  const json limits = {{"day", 1}, {"week", 5}, {"month", 20}, {"year", 1000}};
+  json et = CreateEventType(owner_key_, "limited", 30, {{"bookingLimitsCount", limits}});
+  EXPECT_EQ(et["bookingLimitsCount"], limits);
+  const std::string path = "/v2/event-types/" + std::to_string(et["id"].get<int64_t>());
+  EXPECT_EQ(Call("GET", path, owner_key_).Json()["data"]["bookingLimitsCount"], limits);
+  // A PATCH replaces the limits whole; a bad one changes nothing; null (or {}) clears them.
+  HttpResult patched = Call("PATCH", path, owner_key_, json{{"bookingLimitsCount", {{"week", 3}}}});
+  ASSERT_EQ(patched.status, 200) << patched.body;
+  EXPECT_EQ(patched.Json()["data"]["bookingLimitsCount"], json({{"week", 3}}));
+  EXPECT_EQ(Call("PATCH", path, owner_key_, json{{"bookingLimitsCount", {{"week", 0}}}}).status, 400);
+  EXPECT_EQ(Call("GET", path, owner_key_).Json()["data"]["bookingLimitsCount"], json({{"week", 3}}));
+  EXPECT_EQ(Call("PATCH", path, owner_key_, json{{"title", "Renamed"}}).Json()["data"]["bookingLimitsCount"],
+            json({{"week", 3}}));
+  HttpResult cleared = Call("PATCH", path, owner_key_, json{{"bookingLimitsCount", nullptr}});
+  ASSERT_EQ(cleared.status, 200) << cleared.body;
+  EXPECT_TRUE(cleared.Json()["data"]["bookingLimitsCount"].is_null());
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM event_types WHERE limit_week IS NOT NULL"), 0);
 }
 
 TEST_F(BookingsEventTypes, EventTypeWithBookingsCannotBeDeleted) {

@@ -1,8 +1,8 @@
 // The public booking flow against the real server and database: slots of the implicit working
 // hours, create (pending when confirmation is required), the 409 of a taken or too-soon time, bad
 // input (400 naming the field, nothing written), idempotency keys, cancel, reschedule, reopen,
-// buffers, references, the events each operation writes, and the rate limits per client address
-// and per credential.
+// buffers, references, the events each operation writes, the rate limits per client address
+// and per credential, starts past max_days_ahead and the event types' booking limits per period.
 #include <atomic>
 #include <thread>
 
@@ -397,6 +397,164 @@ TEST_F(BookingsPublic, ReopenWhenTheTimeIsStillFree) {
   // A past booking cannot be reopened.
   const std::string past = Import(owner_, event_type_, In(-60 * 24), "cancelled")["uid"];
   EXPECT_EQ(Call("POST", "/v2/bookings/" + past + "/reopen", owner_key_, "{}").status, 409);
+}
+
+// "YYYY-MM-DD" of the first Monday at least `days` days ahead (UTC).
+std::string MondayAfter(int64_t days) {
+  int64_t day = time::DaysFromCivil(time::Zone::Utc().DateAt(time::Now())) + days;
+  while (time::IsoWeekday(time::CivilFromDays(day)) != 1) ++day;
+  return time::FormatDate(time::CivilFromDays(day));
+}
+std::string DayAfter(const std::string& date, int days) {
+  return time::FormatDate(time::CivilFromDays(time::DaysFromCivil(*time::ParseDate(date)) + days));
+}
+
+// A start further ahead than plugins.bookings.max_days_ahead (730 days by default), year 9999
+// included, is a 400 naming start wherever a booking is made, and nothing is stored; slots end
+// there; the database itself refuses a booking that does not end after it starts.
+TEST_F(BookingsPublic, StartsTooFarAheadAreRefusedAndNothingIsStored) {
+  // Open around the clock, so 23:45 on the last day of the year 9999 is on the grid.
+  HttpResult schedule = Call("POST", "/v2/schedules", owner_key_,
+                             json{{"name", "Always"}, {"timeZone", "UTC"},
+                                  {"availability", json::array({{{"days", {"Monday", "Tuesday", "Wednesday", "Thursday",
+                                                                           "Friday", "Saturday", "Sunday"}},
+                                                                 {"startTime", "00:00"}, {"endTime", "24:00"}}})}});
+  ASSERT_EQ(schedule.status, 201) << schedule.body;
+  const int64_t always =
+      CreateEventType(owner_key_, "always", 15, {{"scheduleId", schedule.Json()["data"]["id"]}})["id"].get<int64_t>();
+  const std::string year_9999 = "9999-12-31T23:45:00Z";
+  const std::string beyond = At(MondayAfter(731), "09:00");  // a working-hours slot but for the horizon
+  for (const std::string& start : {year_9999, year_9999, beyond}) {
+    HttpResult r = Book(start, always);
+    EXPECT_EQ(r.status, 400) << start << " " << r.body;
+    EXPECT_EQ(r.Json()["error"]["details"]["field"], "start") << r.body;
+  }
+  EXPECT_EQ(Bookings(), 0);
+  EXPECT_EQ(Events(), 0);
+
+  const std::string uid = Book(At(Monday(), "09:00")).Json()["data"]["uid"];
+  for (const std::string& start : {year_9999, beyond}) {
+    HttpResult r = Call("POST", "/v2/bookings/" + uid + "/reschedule", "", json{{"start", start}});
+    EXPECT_EQ(r.status, 400) << start << " " << r.body;
+    EXPECT_EQ(r.Json()["error"]["details"]["field"], "start") << r.body;
+  }
+  CliResult imported = RunImport(owner_, event_type_, year_9999, "ann@example.com", "Ann Attendee");
+  EXPECT_NE(imported.exit_code, 0) << imported.out;
+  EXPECT_NE(imported.err.find("days ahead"), std::string::npos) << imported.err;
+  EXPECT_EQ(Bookings(), 1);
+  EXPECT_EQ(Events(), 1);
+  EXPECT_EQ(Call("GET", "/v2/bookings/" + uid, owner_key_).Json()["data"]["status"], "accepted");
+
+  // Slots stop at the horizon: none on the Monday past it, the week before still has its own.
+  const std::string last_monday = DayAfter(MondayAfter(731), -7);
+  HttpResult slots = Slots(event_type_, last_monday, DayAfter(MondayAfter(731), 4));
+  ASSERT_EQ(slots.status, 200) << slots.body;
+  const json data = slots.Json()["data"];
+  EXPECT_TRUE(data.contains(last_monday)) << data.dump();
+  const time::Millis horizon = time::Now() + 730 * time::kMillisPerDay;
+  for (auto it = data.begin(); it != data.end(); ++it) {
+    for (const json& s : it.value()) EXPECT_LE(*time::ParseIso(s["start"].get<std::string>()), horizon) << s;
+  }
+  HttpResult far_slots = Slots(event_type_, "9999-12-01", "9999-12-31");
+  ASSERT_EQ(far_slots.status, 200) << far_slots.body;
+  EXPECT_EQ(far_slots.Json()["data"], json::object());
+
+  EXPECT_ANY_THROW(db_.Exec("UPDATE bookings SET end_at = start_at WHERE uid = '" + uid + "'"));
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM bookings WHERE end_at > start_at"), 1);
+}
+
+// bookingLimitsCount: a full day offers no more slots there and refuses creates, reschedules and
+// reopens into it with 409 booking_limit_reached; other days are untouched.
+TEST_F(BookingsPublic, ADayLimitStopsSlotsAndRefusesBookingsIntoTheFullDay) {
+  const int64_t limited =
+      CreateEventType(owner_key_, "limited", 30, {{"bookingLimitsCount", {{"day", 2}}}})["id"].get<int64_t>();
+  const std::string monday = Monday();
+  const std::string tuesday = DayAfter(monday, 1);
+  ASSERT_EQ(StartsOn(Slots(limited, monday, monday).Json()["data"], monday).size(), 16u);
+  const std::string first = Book(At(monday, "09:00"), limited).Json()["data"]["uid"];
+  ASSERT_EQ(Book(At(monday, "10:00"), limited).status, 201);
+  ASSERT_EQ(Book(At(monday, "11:00")).status, 201);  // another event type does not count
+
+  const json slots = Slots(limited, monday, tuesday).Json()["data"];
+  EXPECT_TRUE(StartsOn(slots, monday).empty()) << slots.dump();
+  EXPECT_EQ(StartsOn(slots, tuesday).size(), 16u) << slots.dump();
+
+  HttpResult full = Book(At(monday, "14:00"), limited);
+  EXPECT_EQ(full.status, 409) << full.body;
+  EXPECT_EQ(full.Json()["error"]["code"], "booking_limit_reached") << full.body;
+  const int64_t created = OutboxCount("BOOKING_CREATED");
+
+  // Moving a booking within its own full day is fine (it does not count itself); onto another
+  // full day it is not.
+  HttpResult moved = Call("POST", "/v2/bookings/" + first + "/reschedule", "", json{{"start", At(monday, "15:00")}});
+  ASSERT_EQ(moved.status, 201) << moved.body;
+  const std::string on_tuesday = Book(At(tuesday, "09:00"), limited).Json()["data"]["uid"];
+  HttpResult into_full =
+      Call("POST", "/v2/bookings/" + on_tuesday + "/reschedule", "", json{{"start", At(monday, "16:00")}});
+  EXPECT_EQ(into_full.status, 409) << into_full.body;
+  EXPECT_EQ(into_full.Json()["error"]["code"], "booking_limit_reached");
+
+  // A cancelled booking frees its place; reopening it once the day is full again is refused.
+  const std::string moved_uid = moved.Json()["data"]["uid"];
+  ASSERT_EQ(Call("POST", "/v2/bookings/" + moved_uid + "/cancel", "", "{}").status, 200);
+  EXPECT_EQ(StartsOn(Slots(limited, monday, monday).Json()["data"], monday).size(), 14u);  // 10:00 and 11:00 taken
+  ASSERT_EQ(Book(At(monday, "13:00"), limited).status, 201);
+  HttpResult reopened = Call("POST", "/v2/bookings/" + moved_uid + "/reopen", owner_key_, "{}");
+  EXPECT_EQ(reopened.status, 409) << reopened.body;
+  EXPECT_EQ(reopened.Json()["error"]["code"], "booking_limit_reached");
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM bookings WHERE event_type_id = " + std::to_string(limited) +
+                  " AND status IN ('accepted', 'pending') AND DATE(start_at) = '" + monday + "'"),
+            2);
+  EXPECT_EQ(OutboxCount("BOOKING_CREATED"), created + 2);
+  EXPECT_EQ(OutboxCount("BOOKING_REOPENED"), 0);
+}
+
+// Weeks begin on the host's weekStart; a full week offers nothing in it, the next week is open.
+TEST_F(BookingsPublic, AWeekLimitCountsTheHostsWeek) {
+  ASSERT_EQ(Call("PATCH", "/v2/me", owner_key_, json{{"weekStart", "Wednesday"}}).status, 200);
+  const int64_t limited =
+      CreateEventType(owner_key_, "weekly", 30, {{"bookingLimitsCount", {{"week", 2}}}})["id"].get<int64_t>();
+  const std::string monday = Monday();
+  // The host's week: Wednesday to Tuesday. Monday and Tuesday close the week begun the Wednesday
+  // before; Wednesday opens the next.
+  ASSERT_EQ(Book(At(monday, "09:00"), limited).status, 201);
+  ASSERT_EQ(Book(At(DayAfter(monday, 1), "09:00"), limited).status, 201);
+  const json slots = Slots(limited, monday, DayAfter(monday, 4)).Json()["data"];
+  EXPECT_FALSE(slots.contains(monday)) << slots.dump();
+  EXPECT_FALSE(slots.contains(DayAfter(monday, 1))) << slots.dump();
+  EXPECT_EQ(StartsOn(slots, DayAfter(monday, 2)).size(), 16u) << slots.dump();
+  HttpResult full = Book(At(DayAfter(monday, 1), "10:00"), limited);
+  EXPECT_EQ(full.status, 409) << full.body;
+  EXPECT_EQ(full.Json()["error"]["code"], "booking_limit_reached");
+  EXPECT_EQ(Book(At(DayAfter(monday, 2), "09:00"), limited).status, 201);
+}
+
+// The limit holds however many creates race into one day (they are counted under the host's lock).
+TEST_F(BookingsPublic, ADayLimitHoldsUnderRacingCreates) {
+  const int64_t limited =
+      CreateEventType(owner_key_, "racy", 15, {{"bookingLimitsCount", {{"day", 3}, {"month", 1000}}}})["id"].get<int64_t>();
+  const std::string monday = Monday();
+  std::atomic<int> created{0}, limited_out{0}, others{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 16; ++i) {
+    threads.emplace_back([&, i] {
+      HttpClient client;
+      const int minutes = 9 * 60 + i * 15;  // 16 distinct, non-overlapping starts
+      char clock[16];
+      std::snprintf(clock, sizeof clock, "%02d:%02d", minutes / 60, minutes % 60);
+      json body = Body(At(monday, clock), limited);
+      body["attendee"]["email"] = "racer" + std::to_string(i) + "@example.com";
+      HttpResult r = client.Request("POST", server_->api() + "/v2/bookings", body.dump(),
+                                    {"Content-Type: application/json"});
+      const bool limit = r.status == 409 && r.Json()["error"]["code"] == "booking_limit_reached";
+      (r.status == 201 ? created : limit ? limited_out : others)++;
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(others.load(), 0);
+  EXPECT_EQ(created.load(), 3);
+  EXPECT_EQ(limited_out.load(), 13);
+  EXPECT_EQ(Bookings(), 3);
 }
 
 TEST_F(BookingsPublic, ReferencesBelongToTheOwner) {

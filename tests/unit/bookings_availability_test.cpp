@@ -1,13 +1,15 @@
 // Free times: the slot grid over working ranges (anchored at each range's start and each local
 // midnight, across daylight-saving days), the buffer rule between bookings, the minimum notice,
-// the 400/409 of a start that cannot be booked, slots grouped by the viewer's dates, and the slots
-// query.
+// the 400/409 of a start that cannot be booked, slots grouped by the viewer's dates, the slots
+// query, and the periods of booking limits (the host's days, weeks from its weekStart, months and
+// years, daylight-saving days included).
 #include "availability.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cctype>
 
+#include "booking_limits.hpp"
 #include "public_requests.hpp"
 
 namespace rendezvous::bookings {
@@ -174,6 +176,49 @@ TEST(BookingsSlotsQuery, BareDatesAreWholeDaysInTheZone) {
                 .status()
                 .field(),
             "eventTypeId");
+}
+
+TEST(BookingsLimits, PeriodsAreTheHostsDaysWeeksMonthsAndYears) {
+  const HostCalendar berlin = HostCalendarOf("Europe/Berlin", "Sunday");
+  // 2026-03-29 is a Sunday, the day Berlin moves to summer time (23 hours long).
+  const Millis t = T("2026-03-29T12:00:00Z");
+  EXPECT_EQ(PeriodOf(LimitPeriod::kDay, t, berlin), (TimeRange{T("2026-03-28T23:00:00Z"), T("2026-03-29T22:00:00Z")}));
+  EXPECT_EQ(PeriodOf(LimitPeriod::kWeek, t, berlin), (TimeRange{T("2026-03-28T23:00:00Z"), T("2026-04-04T22:00:00Z")}));
+  EXPECT_EQ(PeriodOf(LimitPeriod::kMonth, t, berlin), (TimeRange{T("2026-02-28T23:00:00Z"), T("2026-03-31T22:00:00Z")}));
+  EXPECT_EQ(PeriodOf(LimitPeriod::kYear, t, berlin), (TimeRange{T("2025-12-31T23:00:00Z"), T("2026-12-31T23:00:00Z")}));
+  // Weeks from Monday (and from an unknown weekStart); December's month ends at the new year.
+  const HostCalendar utc = HostCalendarOf("UTC", "Monday");
+  EXPECT_EQ(PeriodOf(LimitPeriod::kWeek, t, utc), (TimeRange{T("2026-03-23T00:00:00Z"), T("2026-03-30T00:00:00Z")}));
+  EXPECT_EQ(PeriodOf(LimitPeriod::kWeek, t, HostCalendarOf("Nowhere/Else", "Someday")),
+            PeriodOf(LimitPeriod::kWeek, t, utc));
+  EXPECT_EQ(PeriodOf(LimitPeriod::kMonth, T("2026-12-31T23:59:00Z"), utc),
+            (TimeRange{T("2026-12-01T00:00:00Z"), T("2027-01-01T00:00:00Z")}));
+}
+
+TEST(BookingsLimits, AFullPeriodRefusesAndDropsItsStarts) {
+  const HostCalendar utc = HostCalendarOf("UTC", "Monday");
+  BookingLimits limits;
+  limits.day = 2;
+  limits.week = 3;
+  // Monday 2026-03-23: two bookings, so the day is full; one more on Tuesday fills the week.
+  const std::vector<Millis> booked = {T("2026-03-23T09:00:00Z"), T("2026-03-23T10:00:00Z")};
+  const Status full = CheckBookingLimits(limits, T("2026-03-23T15:00:00Z"), booked, utc);
+  EXPECT_EQ(full.code(), ErrorCode::kConflict);
+  EXPECT_EQ(full.reason(), "booking_limit_reached");
+  EXPECT_TRUE(CheckBookingLimits(limits, T("2026-03-24T09:00:00Z"), booked, utc).ok());
+  std::vector<Millis> with_tuesday = booked;
+  with_tuesday.push_back(T("2026-03-24T09:00:00Z"));
+  EXPECT_FALSE(CheckBookingLimits(limits, T("2026-03-25T09:00:00Z"), with_tuesday, utc).ok());
+  EXPECT_TRUE(CheckBookingLimits(limits, T("2026-03-30T09:00:00Z"), with_tuesday, utc).ok());  // next week
+
+  const std::vector<Millis> starts = {T("2026-03-23T11:00:00Z"), T("2026-03-24T11:00:00Z"), T("2026-03-25T11:00:00Z"),
+                                      T("2026-03-30T11:00:00Z")};
+  EXPECT_EQ(WithinBookingLimits(limits, starts, booked, utc), (std::vector<Millis>(starts.begin() + 1, starts.end())));
+  EXPECT_EQ(WithinBookingLimits(limits, starts, with_tuesday, utc), (std::vector<Millis>{starts[3]}));
+  EXPECT_EQ(WithinBookingLimits(BookingLimits{}, starts, with_tuesday, utc), starts);
+  // What must be counted for a range: the whole periods it touches.
+  EXPECT_EQ(LimitedSpan(limits, T("2026-03-25T11:00:00Z"), T("2026-03-31T00:00:00Z"), utc),
+            (TimeRange{T("2026-03-23T00:00:00Z"), T("2026-04-06T00:00:00Z")}));
 }
 
 }  // namespace

@@ -134,6 +134,7 @@ TEST(BookingsEventType, JsonShape) {
   for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
   std::vector<std::string> want = {"afterEventBuffer",
                                    "beforeEventBuffer",
+                                   "bookingLimitsCount",
                                    "description",
                                    "id",
                                    "lengthInMinutes",
@@ -149,6 +150,7 @@ TEST(BookingsEventType, JsonShape) {
   EXPECT_EQ(j["ownerId"], 9);
   EXPECT_TRUE(j["slotInterval"].is_null());
   EXPECT_TRUE(j["scheduleId"].is_null());
+  EXPECT_TRUE(j["bookingLimitsCount"].is_null());
 }
 
 TEST(BookingsEventType, ScheduleIdIsAPositiveIdOrNull) {

@@ -189,6 +189,10 @@ class DbConnection {
     return std::move(rows.front());
   }
 
+  // A query whose columns are all integers (NULL reads as 0): appends its values to `out`, row
+  // after row, with no object per row (for reads of thousands of rows).
+  void QueryInts(std::string_view sql, DbParams params, std::vector<int64_t>& out) { RunInts(sql, params, out); }
+
   // Inserts several rows in one statement: `insert` is the head ("INSERT INTO t (a, b)"), each
   // row binds one value per placeholder, `tail` may add e.g. " ON DUPLICATE KEY UPDATE b =
   // VALUES(b)". Builds "INSERT INTO t (a, b) VALUES (?, ?), (?, ?)" for the number of rows (cached
@@ -220,6 +224,14 @@ class DbConnection {
   // Returns the affected rows (0 for a query).
   virtual uint64_t Run(std::string_view sql, DbParams params, Mode mode, std::vector<DbRow>* rows,
                        size_t max_rows) = 0;
+  // QueryInts; a host may read the driver's values straight into `out`.
+  virtual void RunInts(std::string_view sql, DbParams params, std::vector<int64_t>& out) {
+    std::vector<DbRow> rows;
+    Run(sql, params, Mode::kPrepared, &rows, kAllRows);
+    for (const DbRow& row : rows) {
+      for (size_t i = 1; i <= row.size(); ++i) out.push_back(row.Int(static_cast<int>(i)));
+    }
+  }
 };
 
 class Database {
