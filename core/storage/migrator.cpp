@@ -2,12 +2,17 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <map>
 #include <memory>
+#include <random>
 #include <regex>
 #include <set>
 #include <stdexcept>
+#include <thread>
 #include <utility>
+
+#include <unistd.h>
 
 #include <openssl/evp.h>
 
@@ -48,6 +53,76 @@ void CreateTable(DbConnection& c) {
       " applied_at DATETIME(3) NOT NULL,"
       " PRIMARY KEY (owner, version)"
       ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci");
+}
+
+// The cluster-wide half of the migration lock: one row, taken by an INSERT of its primary key.
+// Named locks (GET_LOCK) hold on one server only; on a Galera cluster two nodes would both grant
+// them. Two INSERTs of the same key on different nodes cannot both commit: certification aborts
+// one (error 1213), or it finds the other's row (1062). DDL commits implicitly, so the lock is a
+// row that outlives transactions, not a row lock; a holder that died leaves it behind, and it is
+// taken over once its heartbeat (refreshed before each migration) is older than kLockStale, or
+// at once by a migrator on the same server: that one holds the server's GET_LOCK, so the row's
+// holder has lost its session there (on a single server a crashed `migrate` blocks nothing).
+constexpr auto kLockWait = std::chrono::seconds(60);
+constexpr int kLockStaleSeconds = 600;
+
+void CreateLockTable(DbConnection& c) {
+  c.ExecUnprepared(
+      "CREATE TABLE IF NOT EXISTS schema_migrations_lock ("
+      " id TINYINT UNSIGNED NOT NULL,"
+      " holder VARCHAR(128) NOT NULL,"
+      " node VARCHAR(128) NOT NULL,"
+      " heartbeat_at DATETIME(3) NOT NULL,"
+      " PRIMARY KEY (id)"
+      ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci");
+}
+
+std::string LockHolder() {
+  char host[64] = {0};
+  if (gethostname(host, sizeof host - 1) != 0) host[0] = 0;
+  std::random_device rd;
+  return std::string(host) + ":" + std::to_string(getpid()) + ":" + std::to_string(rd());
+}
+
+void TakeClusterLock(DbConnection& c, const std::string& holder) {
+  const auto deadline = std::chrono::steady_clock::now() + kLockWait;
+  std::mt19937 rng{std::random_device{}()};
+  std::uniform_int_distribution<int> pause_ms(50, 250);
+  for (;;) {
+    try {
+      c.Exec("INSERT INTO schema_migrations_lock (id, holder, node, heartbeat_at)"
+             " VALUES (1, ?, CONCAT(@@hostname, ':', @@port), UTC_TIMESTAMP(3))",
+             {holder});
+      return;
+    } catch (const DatabaseError& e) {
+      if (!IsRetryableTransactionError(e) && e.code() != kDbErrorDuplicateKey) throw;
+    }
+    c.Exec("DELETE FROM schema_migrations_lock WHERE id = 1"
+           " AND (node = CONCAT(@@hostname, ':', @@port)"
+           " OR heartbeat_at < UTC_TIMESTAMP(3) - INTERVAL " + std::to_string(kLockStaleSeconds) + " SECOND)");
+    if (std::chrono::steady_clock::now() >= deadline) {
+      std::string who;
+      if (auto row = c.QueryOne("SELECT holder, heartbeat_at FROM schema_migrations_lock WHERE id = 1")) {
+        who = " (held by " + row->String(1) + " since " + row->String(2) + " UTC)";
+      }
+      throw std::runtime_error("could not take the migration lock within 60 s" + who +
+                               "; another instance is migrating, or one died while migrating:"
+                               " its lock expires " + std::to_string(kLockStaleSeconds / 60) +
+                               " minutes after its last heartbeat");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms(rng)));
+  }
+}
+
+void HeartbeatClusterLock(DbConnection& c, const std::string& holder) {
+  if (c.Exec("UPDATE schema_migrations_lock SET heartbeat_at = UTC_TIMESTAMP(3) WHERE id = 1 AND holder = ?",
+             {holder}) == 0) {
+    // MariaDB reports changed rows: a heartbeat within the same millisecond changes nothing.
+    if (!c.QueryOne("SELECT 1 FROM schema_migrations_lock WHERE id = 1 AND holder = ?", {holder})) {
+      throw std::runtime_error("the migration lock was taken over (this migration stalled for over " +
+                               std::to_string(kLockStaleSeconds / 60) + " minutes)");
+    }
+  }
 }
 
 using Applied = std::map<std::pair<std::string, int>, std::string>;  // (owner, version) -> checksum
@@ -214,13 +289,22 @@ nlohmann::json Migrator::Apply() {
       }
     }
     // The lock is per session: released explicitly, or by the server when the connection dies.
-    auto release = [&c]() noexcept {
+    const std::string holder = LockHolder();
+    bool cluster_locked = false;
+    auto release = [&]() noexcept {
+      try {
+        if (cluster_locked) c.Exec("DELETE FROM schema_migrations_lock WHERE id = 1 AND holder = ?", {holder});
+      } catch (...) {
+      }
       try {
         c.QueryOne("SELECT RELEASE_LOCK(CONCAT('rendezvous.migrate.', MD5(DATABASE())))");
       } catch (...) {
       }
     };
     try {
+      CreateLockTable(c);
+      TakeClusterLock(c, holder);
+      cluster_locked = true;
       CreateTable(c);
       const Applied applied = ReadApplied(c);
       for (const auto& owner : owners_) {
@@ -243,6 +327,7 @@ nlohmann::json Migrator::Apply() {
             logger_.Warn("applying a migration older than the newest applied one",
                          {{"owner", owner.name}, {"version", m.version}});
           }
+          HeartbeatClusterLock(c, holder);
           const auto statements = SplitStatements(m.sql);
           for (size_t i = 0; i < statements.size(); ++i) {
             try {
