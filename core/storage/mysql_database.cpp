@@ -119,6 +119,11 @@ MysqlDatabase::MysqlDatabase(DatabaseOptions options, prometheus::Registry& regi
                         .Name("db_cluster_node")
                         .Help("1 for the Galera node (wsrep_node_name) this instance last connected to")
                         .Register(registry)),
+      ready_(prometheus::BuildGauge()
+                 .Name("db_ready")
+                 .Help("1 while the database answers, 0 from a connection error to the next success")
+                 .Register(registry)
+                 .Add({})),
       tx_commit_(prometheus::BuildCounter()
                      .Name("db_transactions_total")
                      .Help("Database transactions by result")
@@ -131,6 +136,8 @@ MysqlDatabase::MysqlDatabase(DatabaseOptions options, prometheus::Registry& regi
                        .Add({{"result", "rollback"}})) {
   if (options_.pool_size < 1) throw std::invalid_argument("database pool_size must be at least 1");
   size_gauge_.Set(options_.pool_size);
+  // Off a cluster the family shows one series, wsrep_node_name="" at 0.
+  cluster_node_.Add({{"wsrep_node_name", ""}}).Set(0);
   std::lock_guard<std::mutex> lk(mu_);
   UpdateGaugesLocked();
 }
@@ -152,6 +159,7 @@ void MysqlDatabase::UpdateGaugesLocked() {
 
 void MysqlDatabase::NoteConnectionError(int code, const char* message) noexcept {
   errors_connection_.Increment();
+  ready_.Set(0);
   {
     std::lock_guard<std::mutex> lk(mu_);
     ++error_epoch_;
@@ -212,7 +220,7 @@ void MysqlDatabase::NoteClusterNode(MysqlConnection& conn) noexcept {
   }
   std::lock_guard<std::mutex> lk(mu_);
   if (name == cluster_node_name_) return;
-  if (!cluster_node_name_.empty()) cluster_node_.Add({{"wsrep_node_name", cluster_node_name_}}).Set(0);
+  cluster_node_.Add({{"wsrep_node_name", cluster_node_name_}}).Set(0);
   cluster_node_.Add({{"wsrep_node_name", name}}).Set(1);
   cluster_node_name_ = name;
 }
@@ -287,6 +295,7 @@ MysqlDatabase::Lease MysqlDatabase::Acquire() {
 
 void MysqlDatabase::Release(std::unique_ptr<MysqlConnection> conn, bool reusable) {
   if (reusable) {
+    ready_.Set(1);
     conn->last_used = std::chrono::steady_clock::now();
     conn->TrimStatementCache();
   }

@@ -117,6 +117,7 @@ class MysqlDatabase final : public Database {
   prometheus::Counter& retries_exhausted_;   // db_errors_total{kind="retries_exhausted"}
   prometheus::Family<prometheus::Gauge>& cluster_node_;  // db_cluster_node{wsrep_node_name}
   std::string cluster_node_name_;  // guarded by mu_
+  prometheus::Gauge& ready_;       // db_ready: 1 after a success, 0 after a connection error
   prometheus::Counter& tx_commit_;
   prometheus::Counter& tx_rollback_;
 };

@@ -197,6 +197,17 @@ class ClusterTest : public ::testing::Test {
     }
     return false;
   }
+  // The value of `series` on the instance's /metrics (-1 when absent).
+  double Sample(const TestServer& s, const std::string& series) {
+    HttpResult r = http_.Get(s.api() + "/metrics");
+    std::istringstream lines(r.body);
+    std::string line;
+    while (std::getline(lines, line)) {
+      if (line.size() > series.size() && line.compare(0, series.size(), series) == 0 && line[series.size()] == ' ')
+        return std::stod(line.substr(series.size() + 1));
+    }
+    return -1;
+  }
   long Ready(const TestServer& s) { return http_.Get(s.api() + "/readyz").status; }
   bool AwaitReady(const TestServer& s, long status, std::chrono::seconds bound) {
     const auto deadline = Clock::now() + bound;
@@ -265,6 +276,15 @@ TEST_F(ClusterTest, RacingCreatesOverThreeWritersNeverOverlapAndNeverFail) {
   EXPECT_GE(statuses[201], 1) << seen.str();
   EXPECT_EQ(Overlaps(), 0);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM bookings"), statuses[201]);
+  double retries = 0;
+  for (int n = 0; n < 3; ++n) {
+    // Each instance names its node, and no transaction ran out of retries.
+    EXPECT_EQ(Sample(*servers_[n], "db_cluster_node{wsrep_node_name=\"node" + std::to_string(n + 1) + "\"}"), 1);
+    EXPECT_EQ(Sample(*servers_[n], "db_errors_total{kind=\"retries_exhausted\"}"), 0);
+    retries += Sample(*servers_[n], "db_transaction_retries_total{cause=\"deadlock\"}") +
+               Sample(*servers_[n], "db_transaction_retries_total{cause=\"lock_wait_timeout\"}");
+  }
+  std::printf("[ measured ] %d racing creates: %s; %.0f transactions retried\n", kRacers, seen.str().c_str(), retries);
 }
 
 TEST_F(ClusterTest, EveryBookingThroughThreeWritersIsDelivered) {
@@ -335,6 +355,8 @@ TEST_F(ClusterTest, KillingANodeMidBurstLosesNothingAnswered2xxAndAnswers503) {
   // Its instance says so quickly.
   EXPECT_TRUE(AwaitReady(*servers_[2], 503, std::chrono::seconds(5)));
   const double unready_after = std::chrono::duration<double>(Clock::now() - killed_at).count();
+  EXPECT_EQ(Sample(*servers_[2], "db_ready"), 0);
+  EXPECT_EQ(Sample(*servers_[0], "db_ready"), 1);
   for (auto& t : threads) t.join();
   std::ostringstream seen;
   for (auto [status, n] : statuses) seen << status << ": " << n << "  ";
