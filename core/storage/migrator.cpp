@@ -66,7 +66,27 @@ void CreateTable(DbConnection& c) {
 constexpr auto kLockWait = std::chrono::seconds(60);
 constexpr int kLockStaleSeconds = 600;
 
+// On Galera a statement can be aborted by another node's replicated DDL (1213, brute-force
+// abort); an aborted autocommit statement did nothing, so it runs again (bounded).
+template <class F>
+auto UnlessAborted(F&& fn) -> decltype(fn()) {
+  for (int attempt = 1;; ++attempt) {
+    try {
+      return fn();
+    } catch (const DatabaseError& e) {
+      if (!IsRetryableTransactionError(e) || attempt >= 10) throw;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20 * attempt));
+  }
+}
+
 void CreateLockTable(DbConnection& c) {
+  // Only when missing: on Galera even a no-op DDL runs cluster-wide and aborts the statements
+  // of the migrator holding the lock that touch the table.
+  std::optional<DbRow> row = c.QueryOne(
+      "SELECT COUNT(*) FROM information_schema.tables"
+      " WHERE table_schema = DATABASE() AND table_name = 'schema_migrations_lock'");
+  if (row && row->Int(1) > 0) return;
   c.ExecUnprepared(
       "CREATE TABLE IF NOT EXISTS schema_migrations_lock ("
       " id TINYINT UNSIGNED NOT NULL,"
@@ -97,9 +117,11 @@ void TakeClusterLock(DbConnection& c, const std::string& holder) {
     } catch (const DatabaseError& e) {
       if (!IsRetryableTransactionError(e) && e.code() != kDbErrorDuplicateKey) throw;
     }
-    c.Exec("DELETE FROM schema_migrations_lock WHERE id = 1"
+    UnlessAborted([&] {
+      return c.Exec("DELETE FROM schema_migrations_lock WHERE id = 1"
            " AND (node = CONCAT(@@hostname, ':', @@port)"
            " OR heartbeat_at < UTC_TIMESTAMP(3) - INTERVAL " + std::to_string(kLockStaleSeconds) + " SECOND)");
+    });
     if (std::chrono::steady_clock::now() >= deadline) {
       std::string who;
       if (auto row = c.QueryOne("SELECT holder, heartbeat_at FROM schema_migrations_lock WHERE id = 1")) {
@@ -115,8 +137,10 @@ void TakeClusterLock(DbConnection& c, const std::string& holder) {
 }
 
 void HeartbeatClusterLock(DbConnection& c, const std::string& holder) {
-  if (c.Exec("UPDATE schema_migrations_lock SET heartbeat_at = UTC_TIMESTAMP(3) WHERE id = 1 AND holder = ?",
-             {holder}) == 0) {
+  if (UnlessAborted([&] {
+        return c.Exec("UPDATE schema_migrations_lock SET heartbeat_at = UTC_TIMESTAMP(3) WHERE id = 1 AND holder = ?",
+                      {holder});
+      }) == 0) {
     // MariaDB reports changed rows: a heartbeat within the same millisecond changes nothing.
     if (!c.QueryOne("SELECT 1 FROM schema_migrations_lock WHERE id = 1 AND holder = ?", {holder})) {
       throw std::runtime_error("the migration lock was taken over (this migration stalled for over " +
@@ -293,7 +317,9 @@ nlohmann::json Migrator::Apply() {
     bool cluster_locked = false;
     auto release = [&]() noexcept {
       try {
-        if (cluster_locked) c.Exec("DELETE FROM schema_migrations_lock WHERE id = 1 AND holder = ?", {holder});
+        if (cluster_locked) {
+          UnlessAborted([&] { return c.Exec("DELETE FROM schema_migrations_lock WHERE id = 1 AND holder = ?", {holder}); });
+        }
       } catch (...) {
       }
       try {
@@ -331,17 +357,19 @@ nlohmann::json Migrator::Apply() {
           const auto statements = SplitStatements(m.sql);
           for (size_t i = 0; i < statements.size(); ++i) {
             try {
-              c.ExecUnprepared(statements[i]);
+              UnlessAborted([&] { return c.ExecUnprepared(statements[i]); });
             } catch (const DatabaseError& e) {
               throw std::runtime_error(Describe(owner.name, m) + ", statement " +
                                        std::to_string(i + 1) + " failed: " + e.what() +
                                        " (error " + std::to_string(e.code()) + ")");
             }
           }
-          c.Exec(
-              "INSERT INTO schema_migrations (owner, version, name, checksum, applied_at)"
-              " VALUES (?, ?, ?, ?, UTC_TIMESTAMP(3))",
-              {owner.name, m.version, m.name, checksum});
+          UnlessAborted([&] {
+            return c.Exec(
+                "INSERT INTO schema_migrations (owner, version, name, checksum, applied_at)"
+                " VALUES (?, ?, ?, ?, UTC_TIMESTAMP(3))",
+                {owner.name, m.version, m.name, checksum});
+          });
           logger_.Info("migration applied",
                        {{"owner", owner.name}, {"version", m.version}, {"name", m.name}});
           applied_now.push_back(Entry(owner.name, m));
