@@ -215,6 +215,10 @@ void MysqlDatabase::NoteClusterNode(MysqlConnection& conn) noexcept {
     const auto row = conn.QueryOne("SELECT @@wsrep_on, @@wsrep_node_name");
     if (!row || row->Int(1) != 1) return;
     name = row->String(2);
+    // Causal reads: a read waits until this node applied every write the cluster committed
+    // before it, so what one instance wrote (an event type, a token) is seen by the next request
+    // whatever node its instance is attached to.
+    conn.ExecUnprepared("SET SESSION wsrep_sync_wait = 1");
   } catch (...) {
     return;
   }

@@ -90,7 +90,8 @@ class MysqlDatabase final : public Database {
   void NoteConnectionError(int code, const char* message) noexcept;
   // ROLLBACK after a failed callback; false when the connection must be discarded.
   bool ResetAfterError(MysqlConnection& conn) noexcept;
-  // On a Galera node, the node a new connection reached becomes db_cluster_node's 1.
+  // On a Galera node, the node a new connection reached becomes db_cluster_node's 1, and the
+  // session reads causally (wsrep_sync_wait = 1).
   void NoteClusterNode(MysqlConnection& conn) noexcept;
   void UpdateGaugesLocked();
 
