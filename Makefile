@@ -12,7 +12,7 @@ PACKAGES := build-essential cmake ninja-build pkg-config ccache \
   libpistache-dev libyaml-cpp-dev liblua5.4-dev libmysqlcppconn-dev libssl-dev prometheus-cpp-dev \
   libcurl4-openssl-dev nlohmann-json3-dev libgtest-dev libgmock-dev libkainjow-mustache-dev \
   libhowardhinnant-date-dev tzdata libical-dev \
-  mariadb-server mariadb-client prometheus nginx wrk curl chromium clang libclang-rt-14-dev
+  mariadb-server mariadb-client prometheus nginx galera-4 haproxy rsync wrk curl chromium clang libclang-rt-14-dev
 E2E_DIR := tests/e2e
 
 .PHONY: all deps configure build run stop test test-asan bench clean db

@@ -2,12 +2,17 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <map>
 #include <memory>
+#include <random>
 #include <regex>
 #include <set>
 #include <stdexcept>
+#include <thread>
 #include <utility>
+
+#include <unistd.h>
 
 #include <openssl/evp.h>
 
@@ -48,6 +53,100 @@ void CreateTable(DbConnection& c) {
       " applied_at DATETIME(3) NOT NULL,"
       " PRIMARY KEY (owner, version)"
       ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci");
+}
+
+// The cluster-wide half of the migration lock: one row, taken by an INSERT of its primary key.
+// Named locks (GET_LOCK) hold on one server only; on a Galera cluster two nodes would both grant
+// them. Two INSERTs of the same key on different nodes cannot both commit: certification aborts
+// one (error 1213), or it finds the other's row (1062). DDL commits implicitly, so the lock is a
+// row that outlives transactions, not a row lock; a holder that died leaves it behind, and it is
+// taken over once its heartbeat (refreshed before each migration) is older than kLockStale, or
+// at once by a migrator on the same server: that one holds the server's GET_LOCK, so the row's
+// holder has lost its session there (on a single server a crashed `migrate` blocks nothing).
+constexpr auto kLockWait = std::chrono::seconds(60);
+constexpr int kLockStaleSeconds = 600;
+
+// On Galera a statement can be aborted by another node's replicated DDL (1213, brute-force
+// abort); an aborted autocommit statement did nothing, so it runs again (bounded).
+template <class F>
+auto UnlessAborted(F&& fn) -> decltype(fn()) {
+  for (int attempt = 1;; ++attempt) {
+    try {
+      return fn();
+    } catch (const DatabaseError& e) {
+      if (!IsRetryableTransactionError(e) || attempt >= 10) throw;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20 * attempt));
+  }
+}
+
+void CreateLockTable(DbConnection& c) {
+  // Only when missing: on Galera even a no-op DDL runs cluster-wide and aborts the statements
+  // of the migrator holding the lock that touch the table.
+  std::optional<DbRow> row = c.QueryOne(
+      "SELECT COUNT(*) FROM information_schema.tables"
+      " WHERE table_schema = DATABASE() AND table_name = 'schema_migrations_lock'");
+  if (row && row->Int(1) > 0) return;
+  c.ExecUnprepared(
+      "CREATE TABLE IF NOT EXISTS schema_migrations_lock ("
+      " id TINYINT UNSIGNED NOT NULL,"
+      " holder VARCHAR(128) NOT NULL,"
+      " node VARCHAR(128) NOT NULL,"
+      " heartbeat_at DATETIME(3) NOT NULL,"
+      " PRIMARY KEY (id)"
+      ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci");
+}
+
+std::string LockHolder() {
+  char host[64] = {0};
+  if (gethostname(host, sizeof host - 1) != 0) host[0] = 0;
+  std::random_device rd;
+  return std::string(host) + ":" + std::to_string(getpid()) + ":" + std::to_string(rd());
+}
+
+void TakeClusterLock(DbConnection& c, const std::string& holder) {
+  const auto deadline = std::chrono::steady_clock::now() + kLockWait;
+  std::mt19937 rng{std::random_device{}()};
+  std::uniform_int_distribution<int> pause_ms(50, 250);
+  for (;;) {
+    try {
+      c.Exec("INSERT INTO schema_migrations_lock (id, holder, node, heartbeat_at)"
+             " VALUES (1, ?, CONCAT(@@hostname, ':', @@port), UTC_TIMESTAMP(3))",
+             {holder});
+      return;
+    } catch (const DatabaseError& e) {
+      if (!IsRetryableTransactionError(e) && e.code() != kDbErrorDuplicateKey) throw;
+    }
+    UnlessAborted([&] {
+      return c.Exec("DELETE FROM schema_migrations_lock WHERE id = 1"
+           " AND (node = CONCAT(@@hostname, ':', @@port)"
+           " OR heartbeat_at < UTC_TIMESTAMP(3) - INTERVAL " + std::to_string(kLockStaleSeconds) + " SECOND)");
+    });
+    if (std::chrono::steady_clock::now() >= deadline) {
+      std::string who;
+      if (auto row = c.QueryOne("SELECT holder, heartbeat_at FROM schema_migrations_lock WHERE id = 1")) {
+        who = " (held by " + row->String(1) + " since " + row->String(2) + " UTC)";
+      }
+      throw std::runtime_error("could not take the migration lock within 60 s" + who +
+                               "; another instance is migrating, or one died while migrating:"
+                               " its lock expires " + std::to_string(kLockStaleSeconds / 60) +
+                               " minutes after its last heartbeat");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms(rng)));
+  }
+}
+
+void HeartbeatClusterLock(DbConnection& c, const std::string& holder) {
+  if (UnlessAborted([&] {
+        return c.Exec("UPDATE schema_migrations_lock SET heartbeat_at = UTC_TIMESTAMP(3) WHERE id = 1 AND holder = ?",
+                      {holder});
+      }) == 0) {
+    // MariaDB reports changed rows: a heartbeat within the same millisecond changes nothing.
+    if (!c.QueryOne("SELECT 1 FROM schema_migrations_lock WHERE id = 1 AND holder = ?", {holder})) {
+      throw std::runtime_error("the migration lock was taken over (this migration stalled for over " +
+                               std::to_string(kLockStaleSeconds / 60) + " minutes)");
+    }
+  }
 }
 
 using Applied = std::map<std::pair<std::string, int>, std::string>;  // (owner, version) -> checksum
@@ -214,13 +313,24 @@ nlohmann::json Migrator::Apply() {
       }
     }
     // The lock is per session: released explicitly, or by the server when the connection dies.
-    auto release = [&c]() noexcept {
+    const std::string holder = LockHolder();
+    bool cluster_locked = false;
+    auto release = [&]() noexcept {
+      try {
+        if (cluster_locked) {
+          UnlessAborted([&] { return c.Exec("DELETE FROM schema_migrations_lock WHERE id = 1 AND holder = ?", {holder}); });
+        }
+      } catch (...) {
+      }
       try {
         c.QueryOne("SELECT RELEASE_LOCK(CONCAT('rendezvous.migrate.', MD5(DATABASE())))");
       } catch (...) {
       }
     };
     try {
+      CreateLockTable(c);
+      TakeClusterLock(c, holder);
+      cluster_locked = true;
       CreateTable(c);
       const Applied applied = ReadApplied(c);
       for (const auto& owner : owners_) {
@@ -243,20 +353,23 @@ nlohmann::json Migrator::Apply() {
             logger_.Warn("applying a migration older than the newest applied one",
                          {{"owner", owner.name}, {"version", m.version}});
           }
+          HeartbeatClusterLock(c, holder);
           const auto statements = SplitStatements(m.sql);
           for (size_t i = 0; i < statements.size(); ++i) {
             try {
-              c.ExecUnprepared(statements[i]);
+              UnlessAborted([&] { return c.ExecUnprepared(statements[i]); });
             } catch (const DatabaseError& e) {
               throw std::runtime_error(Describe(owner.name, m) + ", statement " +
                                        std::to_string(i + 1) + " failed: " + e.what() +
                                        " (error " + std::to_string(e.code()) + ")");
             }
           }
-          c.Exec(
-              "INSERT INTO schema_migrations (owner, version, name, checksum, applied_at)"
-              " VALUES (?, ?, ?, ?, UTC_TIMESTAMP(3))",
-              {owner.name, m.version, m.name, checksum});
+          UnlessAborted([&] {
+            return c.Exec(
+                "INSERT INTO schema_migrations (owner, version, name, checksum, applied_at)"
+                " VALUES (?, ?, ?, ?, UTC_TIMESTAMP(3))",
+                {owner.name, m.version, m.name, checksum});
+          });
           logger_.Info("migration applied",
                        {{"owner", owner.name}, {"version", m.version}, {"name", m.name}});
           applied_now.push_back(Entry(owner.name, m));

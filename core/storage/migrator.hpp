@@ -2,8 +2,11 @@
 // table schema_migrations(owner, version, name, checksum, applied_at).
 //
 // - Apply() runs under the named lock 'rendezvous.migrate.<MD5 of the database name>' (GET_LOCK,
-//   60 s; per database, and within MySQL's 64-character limit), so several instances
-//   migrating at once are safe: the second waits, then finds nothing left to do.
+//   60 s; per database, and within MySQL's 64-character limit) and, because named locks hold on
+//   one server only, under the row of schema_migrations_lock (taken by INSERT, so on a Galera
+//   cluster one node's migrator wins certification), so several instances migrating at once,
+//   through the same server or different cluster nodes, are safe: the others wait, then find
+//   nothing left to do.
 // - Owners are applied in the order they were added, each owner's migrations in version order.
 //   A pending version lower than one already applied is still applied (and logged).
 // - A migration's SQL is split into statements at lines ending with ';' (see SplitStatements);

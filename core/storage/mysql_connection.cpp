@@ -115,6 +115,7 @@ bool IsConnectionErrorCode(int code) noexcept {
   switch (code) {
     case 1040:  // ER_CON_COUNT_ERROR
     case 1043:  // ER_HANDSHAKE_ERROR
+    case 1047:  // WSREP not ready: a Galera node outside the primary component serves no query
     case 1053:  // ER_SERVER_SHUTDOWN
     case 1081:  // ER_IPSOCK_ERROR
     case 1152:  // ER_ABORTING_CONNECTION

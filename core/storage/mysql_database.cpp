@@ -18,7 +18,9 @@ namespace rendezvous::core {
 namespace {
 
 constexpr auto kValidateAfterIdle = std::chrono::seconds(3);
-constexpr int kMaxTransactionRetries = 3;
+// Galera aborts a conflicting transaction at commit: with several writers a hot row (a host's
+// booking lock) sees bursts of aborts, so the budget is wide and the back-off grows.
+constexpr int kMaxTransactionRetries = 10;
 
 sql::mysql::MySQL_Driver& Driver() {
   // get_mysql_driver_instance() looks the driver up in an unguarded map: call it once only.
@@ -26,10 +28,12 @@ sql::mysql::MySQL_Driver& Driver() {
   return *driver;
 }
 
+// Full jitter over an exponentially growing window: 10, 20, 40 ... 320 ms (in all at most ~2 s).
 std::chrono::milliseconds RetryBackoff(int attempt) {
   thread_local std::mt19937 rng{std::random_device{}()};
-  std::uniform_int_distribution<int> jitter(5, 25);
-  return std::chrono::milliseconds(jitter(rng) * attempt);
+  const int window = 10 << std::min(attempt - 1, 5);
+  std::uniform_int_distribution<int> jitter(window / 4, window);
+  return std::chrono::milliseconds(jitter(rng));
 }
 
 }  // namespace
@@ -96,6 +100,30 @@ MysqlDatabase::MysqlDatabase(DatabaseOptions options, prometheus::Registry& regi
                         .Help("Database errors by kind")
                         .Register(registry)
                         .Add({{"kind", "other"}})),
+      retry_deadlock_(prometheus::BuildCounter()
+                          .Name("db_transaction_retries_total")
+                          .Help("Transactions the server aborted and the pool ran again, by cause")
+                          .Register(registry)
+                          .Add({{"cause", "deadlock"}})),
+      retry_lock_wait_(prometheus::BuildCounter()
+                           .Name("db_transaction_retries_total")
+                           .Help("Transactions the server aborted and the pool ran again, by cause")
+                           .Register(registry)
+                           .Add({{"cause", "lock_wait_timeout"}})),
+      retries_exhausted_(prometheus::BuildCounter()
+                             .Name("db_errors_total")
+                             .Help("Database errors by kind")
+                             .Register(registry)
+                             .Add({{"kind", "retries_exhausted"}})),
+      cluster_node_(prometheus::BuildGauge()
+                        .Name("db_cluster_node")
+                        .Help("1 for the Galera node (wsrep_node_name) this instance last connected to")
+                        .Register(registry)),
+      ready_(prometheus::BuildGauge()
+                 .Name("db_ready")
+                 .Help("1 while the database answers, 0 from a connection error to the next success")
+                 .Register(registry)
+                 .Add({})),
       tx_commit_(prometheus::BuildCounter()
                      .Name("db_transactions_total")
                      .Help("Database transactions by result")
@@ -108,6 +136,8 @@ MysqlDatabase::MysqlDatabase(DatabaseOptions options, prometheus::Registry& regi
                        .Add({{"result", "rollback"}})) {
   if (options_.pool_size < 1) throw std::invalid_argument("database pool_size must be at least 1");
   size_gauge_.Set(options_.pool_size);
+  // Off a cluster the family shows one series, wsrep_node_name="" at 0.
+  cluster_node_.Add({{"wsrep_node_name", ""}}).Set(0);
   std::lock_guard<std::mutex> lk(mu_);
   UpdateGaugesLocked();
 }
@@ -129,6 +159,7 @@ void MysqlDatabase::UpdateGaugesLocked() {
 
 void MysqlDatabase::NoteConnectionError(int code, const char* message) noexcept {
   errors_connection_.Increment();
+  ready_.Set(0);
   {
     std::lock_guard<std::mutex> lk(mu_);
     ++error_epoch_;
@@ -166,6 +197,7 @@ std::unique_ptr<MysqlConnection> MysqlDatabase::Connect() {
         "SET SESSION time_zone = '+00:00', "
         "SESSION sql_mode = CONCAT_WS(',', NULLIF(@@SESSION.sql_mode, ''), 'STRICT_ALL_TABLES')");
     conn->ExecUnprepared("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
+    NoteClusterNode(*conn);
     return conn;
   } catch (const sql::SQLException& e) {
     throw fail(e.getErrorCode(), e.what());
@@ -174,6 +206,27 @@ std::unique_ptr<MysqlConnection> MysqlDatabase::Connect() {
   } catch (const DatabaseError& e) {
     throw fail(e.code(), e.what());
   }
+}
+
+void MysqlDatabase::NoteClusterNode(MysqlConnection& conn) noexcept {
+  std::string name;
+  try {
+    // MariaDB always has these variables (wsrep_on is OFF off a cluster); MySQL has none (1193).
+    const auto row = conn.QueryOne("SELECT @@wsrep_on, @@wsrep_node_name");
+    if (!row || row->Int(1) != 1) return;
+    name = row->String(2);
+    // Causal reads: a read waits until this node applied every write the cluster committed
+    // before it, so what one instance wrote (an event type, a token) is seen by the next request
+    // whatever node its instance is attached to.
+    conn.ExecUnprepared("SET SESSION wsrep_sync_wait = 1");
+  } catch (...) {
+    return;
+  }
+  std::lock_guard<std::mutex> lk(mu_);
+  if (name == cluster_node_name_) return;
+  cluster_node_.Add({{"wsrep_node_name", cluster_node_name_}}).Set(0);
+  cluster_node_.Add({{"wsrep_node_name", name}}).Set(1);
+  cluster_node_name_ = name;
 }
 
 MysqlDatabase::Lease MysqlDatabase::Acquire() {
@@ -246,6 +299,7 @@ MysqlDatabase::Lease MysqlDatabase::Acquire() {
 
 void MysqlDatabase::Release(std::unique_ptr<MysqlConnection> conn, bool reusable) {
   if (reusable) {
+    ready_.Set(1);
     conn->last_used = std::chrono::steady_clock::now();
     conn->TrimStatementCache();
   }
@@ -291,9 +345,12 @@ void MysqlDatabase::RunAutocommit(const std::function<void(DbConnection&)>& fn) 
     NoteConnectionError(e.code(), e.what());
     lease.Return(false);
     throw DatabaseUnavailable(std::string("database connection lost: ") + e.what());
-  } catch (const DatabaseError&) {
+  } catch (const DatabaseError& e) {
     errors_other_.Increment();
     lease.Return(ResetAfterError(*lease.conn));
+    // An aborted statement outside a transaction is not re-run (its callback may have done
+    // more): the client may try again.
+    if (IsRetryableTransactionError(e)) throw DatabaseUnavailable(std::string("database busy: ") + e.what());
     throw;
   } catch (...) {
     lease.Return(ResetAfterError(*lease.conn));
@@ -347,9 +404,14 @@ void MysqlDatabase::RunTransaction(const std::function<void(DbConnection&)>& fn)
       lease.Return(clean);
       if (IsRetryableTransactionError(e) && attempt <= kMaxTransactionRetries) {
         errors_deadlock_retry_.Increment();
+        (e.code() == kDbErrorDeadlock ? retry_deadlock_ : retry_lock_wait_).Increment();
         logger_.Debug("transaction retried",
                       {{"code", e.code()}, {"attempt", attempt}});
         retry = true;
+      } else if (IsRetryableTransactionError(e)) {
+        retries_exhausted_.Increment();
+        logger_.Warn("transaction aborted on every retry", {{"code", e.code()}, {"attempts", attempt}});
+        throw DatabaseUnavailable(std::string("database busy: ") + e.what());
       } else {
         errors_other_.Increment();
         throw;

@@ -1,6 +1,9 @@
 // The host's Database: a bounded pool of MySQL Connector/C++ 1.1 connections (MariaDB 10.6+ or
 // MySQL 8), with transactions that retry deadlocks and turn connection loss into
-// DatabaseUnavailable.
+// DatabaseUnavailable. A transaction the server aborts (deadlock, lock wait timeout, and on a
+// Galera cluster a certification conflict or a brute-force abort, all reported as deadlocks) is
+// retried up to kMaxTransactionRetries times with jittered exponential back-off; when that budget
+// runs out the caller gets DatabaseUnavailable (503), never the driver's error (500).
 //
 // Pool behaviour:
 // - At most `pool_size` connections, opened lazily on demand. A caller waits at most
@@ -39,6 +42,8 @@
 #include "storage/mysql_connection.hpp"
 
 namespace prometheus {
+template <typename T>
+class Family;
 class Registry;
 class Counter;
 class Gauge;
@@ -85,6 +90,9 @@ class MysqlDatabase final : public Database {
   void NoteConnectionError(int code, const char* message) noexcept;
   // ROLLBACK after a failed callback; false when the connection must be discarded.
   bool ResetAfterError(MysqlConnection& conn) noexcept;
+  // On a Galera node, the node a new connection reached becomes db_cluster_node's 1, and the
+  // session reads causally (wsrep_sync_wait = 1).
+  void NoteClusterNode(MysqlConnection& conn) noexcept;
   void UpdateGaugesLocked();
 
   const DatabaseOptions options_;
@@ -105,6 +113,12 @@ class MysqlDatabase final : public Database {
   prometheus::Counter& errors_connection_;
   prometheus::Counter& errors_deadlock_retry_;
   prometheus::Counter& errors_other_;
+  prometheus::Counter& retry_deadlock_;      // db_transaction_retries_total{cause="deadlock"}
+  prometheus::Counter& retry_lock_wait_;     // ...{cause="lock_wait_timeout"}
+  prometheus::Counter& retries_exhausted_;   // db_errors_total{kind="retries_exhausted"}
+  prometheus::Family<prometheus::Gauge>& cluster_node_;  // db_cluster_node{wsrep_node_name}
+  std::string cluster_node_name_;  // guarded by mu_
+  prometheus::Gauge& ready_;       // db_ready: 1 after a success, 0 after a connection error
   prometheus::Counter& tx_commit_;
   prometheus::Counter& tx_rollback_;
 };

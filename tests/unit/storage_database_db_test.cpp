@@ -153,6 +153,25 @@ TEST_F(DatabaseTest, DeadlockIsRetriedUntilBothCommit) {
   EXPECT_EQ(MetricValue(registry_, "db_transactions_total", {{"result", "commit"}}), 2);
 }
 
+TEST_F(DatabaseTest, TransactionAbortedOnEveryRetryIsUnavailableNotAnError) {
+  MysqlDatabase db(OptionsFor(scratch_), registry_, QuietLogger());
+  int attempts = 0;
+  const auto start = std::chrono::steady_clock::now();
+  // What a Galera node answers to a transaction that loses certification, every time.
+  EXPECT_THROW(db.Transaction([&](DbConnection& c) {
+    ++attempts;
+    c.ExecUnprepared("BEGIN NOT ATOMIC SIGNAL SQLSTATE '40001' SET MYSQL_ERRNO = 1213; END");
+  }),
+               DatabaseUnavailable);
+  EXPECT_EQ(attempts, 11);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(4));  // bounded back-off
+  EXPECT_EQ(MetricValue(registry_, "db_transaction_retries_total", {{"cause", "deadlock"}}), 10);
+  EXPECT_EQ(MetricValue(registry_, "db_errors_total", {{"kind", "retries_exhausted"}}), 1);
+  // Off a cluster the node gauge shows its one empty series; the database answered.
+  EXPECT_EQ(MetricValue(registry_, "db_cluster_node", {{"wsrep_node_name", ""}}), 0);
+  EXPECT_EQ(MetricValue(registry_, "db_ready", {}), 1);
+}
+
 TEST_F(DatabaseTest, ExhaustedPoolThrowsAfterAcquireTimeout) {
   auto options = OptionsFor(scratch_, 2);
   options.acquire_timeout = std::chrono::milliseconds(300);
