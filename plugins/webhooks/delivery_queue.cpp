@@ -49,6 +49,9 @@ constexpr const char* kDeliveryTracking = R"sql(ALTER TABLE webhooks ADD COLUMN 
 ALTER TABLE webhook_deliveries ADD COLUMN event_at DATETIME(3) NULL, ADD COLUMN delivered_at DATETIME(3) NULL,
   ADD KEY ix_webhook_deliveries_finished (status, updated_at))sql";
 
+// A ping is logged without an event.
+constexpr const char* kEventless = "ALTER TABLE webhook_deliveries MODIFY event_id BIGINT NULL";
+
 // The organizer of the booking an event is about: payload.organizer.id, else payload.hosts[0].id.
 std::optional<int64_t> OrganizerId(const Json& event) {
   auto payload = event.find("payload");
@@ -110,7 +113,8 @@ Json AttemptJson(const DbRow& row) {
 std::vector<Migration> DeliveryQueue::Migrations() {
   return {{2, "webhook_deliveries", kCreateDeliveries},
           {3, "webhook_delivery_attempts", kCreateAttempts},
-          {4, "webhook_delivery_tracking", kDeliveryTracking}};
+          {4, "webhook_delivery_tracking", kDeliveryTracking},
+          {5, "webhook_deliveries_eventless", kEventless}};
 }
 
 size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& batch) {
@@ -375,6 +379,26 @@ Result<Json> DeliveryQueue::Retry(Database& db, int64_t user_id, int64_t webhook
                 {"triggerEvent", row->String("trigger_event")},
                 {"status", "pending"},
                 {"webhookId", row->String("message_id")}};
+  });
+}
+
+void DeliveryQueue::RecordPing(Database& db, int64_t webhook_id, const std::string& message_id, const std::string& body,
+                               const Attempt& a) {
+  const bool ok = a.error.empty();
+  db.Transaction([&](DbConnection& tx) {
+    tx.Exec(
+        "INSERT INTO webhook_deliveries (webhook_id, event_id, trigger_event, message_id, body, content_type,"
+        " status, round_attempts, next_attempt_at, created_at, updated_at, delivered_at)"
+        " VALUES (?, NULL, 'PING', ?, ?, 'application/json', ?, 1, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3),"
+        " UTC_TIMESTAMP(3), IF(?, UTC_TIMESTAMP(3), NULL))",
+        {webhook_id, message_id, body, std::string(ok ? "succeeded" : "failed"), ok});
+    const int64_t id = tx.LastInsertId();
+    tx.Exec(
+        "INSERT INTO webhook_delivery_attempts (delivery_id, at, status_code, duration_ms, error, response)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        {id, time::FormatSql(a.at_ms), a.status_code > 0 ? DbValue(static_cast<int64_t>(a.status_code)) : DbValue(),
+         a.duration_ms, a.error.empty() ? DbValue() : DbValue(text::TruncateUtf8(text::SanitizeUtf8(a.error), 512)),
+         a.status_code > 0 ? DbValue(a.response) : DbValue()});
   });
 }
 

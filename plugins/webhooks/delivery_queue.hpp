@@ -119,6 +119,9 @@ class DeliveryQueue {
   // POST .../deliveries/:deliveryId/retry: a finished delivery is due again now, same webhook-id,
   // a fresh schedule. 404 unknown; 409 while pending or when the webhook is inactive.
   Result<Json> Retry(Database& db, int64_t user_id, int64_t webhook_id, int64_t delivery_id);
+  // A ping sent already (SendNow): logged as a finished delivery of trigger PING with its attempt.
+  void RecordPing(Database& db, int64_t webhook_id, const std::string& message_id, const std::string& body,
+                  const Attempt& attempt);
 
  private:
   std::vector<ClaimedDelivery> ClaimIn(DbConnection& tx, size_t limit, int64_t lease_seconds,

@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "address_guard.hpp"
+#include "rendezvous/crypto.hpp"
+#include "rendezvous/time.hpp"
 
 namespace rendezvous::webhooks {
 namespace {
@@ -78,6 +80,24 @@ Route ApiKeyRoute(Method method, std::string pattern, Handler handler) {
   return r;
 }
 
+// The ping's body (DESIGN §6): a test booking an hour from now, organized by the webhook's owner.
+std::string PingBody(const std::optional<User>& owner) {
+  const int64_t now = time::Now();
+  const int64_t start = (now / 60000 + 60) * 60000;
+  Json organizer = owner ? Json{{"name", owner->name}, {"email", owner->email}, {"timeZone", owner->time_zone}}
+                         : Json::object();
+  return Json{{"triggerEvent", "PING"},
+              {"createdAt", time::FormatIso(now)},
+              {"payload",
+               {{"type", "Test"},
+                {"title", "Test trigger event"},
+                {"startTime", time::FormatIso(start)},
+                {"endTime", time::FormatIso(start + 30 * 60000)},
+                {"organizer", std::move(organizer)},
+                {"attendees", Json::array()}}}}
+      .dump();
+}
+
 }  // namespace
 
 void RegisterWebhookRoutes(PluginContext& ctx, std::shared_ptr<WebhookStore> webhooks,
@@ -142,6 +162,24 @@ void RegisterWebhookRoutes(PluginContext& ctx, std::shared_ptr<WebhookStore> web
                              if (wake) wake();
                              return Response::Success(*out);
                            }));
+
+  // The ping waits for the receiver: outbound work, on its own pool.
+  ctx.AddRoute(ApiKeyRoute(Method::kPost, "/v2/webhooks/:id/ping",
+                           [webhooks, deliveries, &db, &identity = ctx.identity(), send = options.send](Request& req) {
+                             auto id = PathId(req, "id");
+                             if (!id) return WebhookNotFound();
+                             Result<Webhook> w = webhooks->Get(req.principal->user_id, *id);
+                             if (!w.ok()) return Response::FromStatus(w.status());
+                             const std::string body = PingBody(identity.FindUser(w->user_id));
+                             const std::string message_id = "msg_" + crypto::RandomToken(18);
+                             const Attempt a = SendNow(*w, message_id, body, "application/json", send);
+                             deliveries->RecordPing(db, w->id, message_id, body, a);
+                             return Response::Success(
+                                 Json{{"ok", a.error.empty()},
+                                      {"statusCode", a.status_code > 0 ? Json(a.status_code) : Json()},
+                                      {"durationMs", a.duration_ms},
+                                      {"error", a.error.empty() ? Json() : Json(a.error)}});
+                           }).Outbound());
 }
 
 }  // namespace rendezvous::webhooks

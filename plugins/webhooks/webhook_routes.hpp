@@ -1,12 +1,14 @@
 // The webhook API (spec §4.6, §4.7, §5.1; DESIGN §9): create, update, list, get and delete
 // subscriptions, the delivery log and a manual retry. API keys only; a caller sees only their own
-// webhooks (another user's id answers 404).
+// webhooks (another user's id answers 404). A ping (DESIGN §6) is sent at once, signed like a
+// delivery, and logged with trigger PING.
 #pragma once
 
 #include <functional>
 #include <memory>
 
 #include "delivery_queue.hpp"
+#include "delivery_sender.hpp"
 #include "rendezvous/plugin.hpp"
 #include "webhook_store.hpp"
 
@@ -15,6 +17,7 @@ namespace rendezvous::webhooks {
 struct RouteOptions {
   bool allow_private_networks = false;
   std::function<void()> wake_sender;  // a manual retry made a delivery due
+  SenderOptions send;                 // how a ping is sent: the deliveries' rules
 };
 
 void RegisterWebhookRoutes(PluginContext& ctx, std::shared_ptr<WebhookStore> webhooks,

@@ -31,6 +31,7 @@ struct Webhook {
   std::vector<std::string> triggers;
   std::optional<std::string> payload_template;
   std::optional<std::string> secret;  // decrypted
+  std::optional<std::string> previous_secret;  // decrypted; signs too until a rotation's grace ends
   bool secret_unreadable = false;     // stored, but the current key cannot decrypt it
 
   bool Subscribes(const std::string& trigger) const;

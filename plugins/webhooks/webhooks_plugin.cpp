@@ -167,6 +167,7 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
                          });
   RouteOptions route_options;
   route_options.allow_private_networks = config.allow_private_networks;
+  route_options.send = options;
   route_options.wake_sender = [weak = std::weak_ptr<DeliverySender>(sender)] {
     if (auto s = weak.lock()) s->Wake();
   };

@@ -256,7 +256,71 @@ TEST_F(WebhooksDelivery, AddressRuleIsCheckedAgainAtSendTime) {
   EXPECT_TRUE(delivery["attempts"][0]["statusCode"].is_null());
   EXPECT_NE(delivery["attempts"][0]["error"].get<std::string>().find("loopback"), std::string::npos)
       << delivery.dump();
+  // A ping follows the same rule.
+  HttpResult ping = Call("POST", "/v2/webhooks/" + std::to_string(webhook) + "/ping", owner_key_, std::string("{}"));
+  ASSERT_EQ(ping.status, 200) << ping.body;
+  EXPECT_EQ(ping.Json()["data"]["ok"], false);
+  EXPECT_TRUE(ping.Json()["data"]["statusCode"].is_null());
+  EXPECT_NE(ping.Json()["data"]["error"].get<std::string>().find("loopback"), std::string::npos) << ping.body;
   EXPECT_TRUE(receiver.Requests().empty());
+}
+
+TEST_F(WebhooksDelivery, PingIsSentAtOnceSignedAndLogged) {
+  LoopbackHttpServer receiver([](const PeerRequest&) { return Answer(200, "pong"); });
+  StartServer();
+  json body = Body(receiver.url() + "/ping");
+  body["secret"] = "whsec_ping";
+  const int64_t webhook = CreateWebhook(body)["id"];
+  const std::string path = "/v2/webhooks/" + std::to_string(webhook) + "/ping";
+  EXPECT_EQ(Call("POST", path, other_key_, std::string("{}")).status, 404);
+  EXPECT_EQ(Call("POST", "/v2/webhooks/999999/ping", owner_key_, std::string("{}")).status, 404);
+  EXPECT_TRUE(receiver.Requests().empty());
+
+  const int64_t before = rendezvous::time::Now() / 1000;
+  HttpResult r = Call("POST", path, owner_key_, std::string("{}"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json data = r.Json()["data"];
+  EXPECT_EQ(data["ok"], true);
+  EXPECT_EQ(data["statusCode"], 200);
+  EXPECT_TRUE(data["durationMs"].is_number_integer());
+  EXPECT_TRUE(data["error"].is_null());
+  // Sent before the answer, not queued.
+  ASSERT_EQ(receiver.Requests().size(), 1u);
+  const PeerRequest got = receiver.Requests()[0];
+  ExpectSignedDelivery(got, "whsec_ping", before);
+  const json event = json::parse(got.body);
+  EXPECT_EQ(event["triggerEvent"], "PING");
+  EXPECT_TRUE(rendezvous::time::ParseIso(event["createdAt"].get<std::string>()).has_value());
+  EXPECT_EQ(event["payload"]["type"], "Test");
+  EXPECT_EQ(event["payload"]["title"], "Test trigger event");
+  EXPECT_TRUE(rendezvous::time::ParseIso(event["payload"]["startTime"].get<std::string>()).has_value());
+  EXPECT_TRUE(rendezvous::time::ParseIso(event["payload"]["endTime"].get<std::string>()).has_value());
+  EXPECT_EQ(event["payload"]["organizer"]["name"], "Olga Owner");
+  EXPECT_EQ(event["payload"]["organizer"]["email"], "owner@example.com");
+  EXPECT_TRUE(event["payload"]["organizer"]["timeZone"].is_string());
+  EXPECT_EQ(event["payload"]["attendees"], json::array());
+
+  // The delivery log shows it with trigger PING and its webhook-id.
+  json log = Deliveries(webhook);
+  ASSERT_EQ(log.size(), 1u) << log.dump();
+  EXPECT_EQ(log[0]["triggerEvent"], "PING");
+  EXPECT_EQ(log[0]["status"], "succeeded");
+  EXPECT_EQ(log[0]["webhookId"], got.Header("webhook-id"));
+  ASSERT_EQ(log[0]["attempts"].size(), 1u);
+  EXPECT_EQ(log[0]["attempts"][0]["statusCode"], 200);
+
+  // A failing receiver: still 200, ok false with its status, and logged as failed (no retries).
+  receiver.SetHandler([](const PeerRequest&) { return Answer(500, "down"); });
+  HttpResult failing = Call("POST", path, owner_key_, std::string("{}"));
+  ASSERT_EQ(failing.status, 200) << failing.body;
+  EXPECT_EQ(failing.Json()["data"]["ok"], false);
+  EXPECT_EQ(failing.Json()["data"]["statusCode"], 500);
+  EXPECT_EQ(failing.Json()["data"]["error"], "HTTP 500");
+  log = Deliveries(webhook);
+  ASSERT_EQ(log.size(), 2u) << log.dump();
+  EXPECT_EQ(log[0]["triggerEvent"], "PING");
+  EXPECT_EQ(log[0]["status"], "failed");
+  EXPECT_EQ(receiver.Requests().size(), 2u);
 }
 
 }  // namespace
