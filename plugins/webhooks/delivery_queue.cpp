@@ -313,6 +313,10 @@ size_t DeliveryQueue::Purge(Database& db, int64_t retention_seconds, size_t limi
   });
 }
 
+size_t DeliveryQueue::ForgetExpiredSecrets(Database& db) {
+  return db.Run([&](DbConnection& conn) { return webhooks_.ForgetExpiredSecrets(conn); });
+}
+
 Backlog DeliveryQueue::MeasureBacklog(Database& db) {
   return db.Run([&](DbConnection& conn) {
     Backlog b;

@@ -113,6 +113,8 @@ class DeliveryQueue {
   // than `retention_seconds` ago. Returns how many.
   size_t Purge(Database& db, int64_t retention_seconds, size_t limit);
   Backlog MeasureBacklog(Database& db);
+  // Old secrets past their rotation's grace are erased (WebhookStore::ForgetExpiredSecrets).
+  size_t ForgetExpiredSecrets(Database& db);
 
   // GET /v2/webhooks/:id/deliveries: newest first, with the total; 404 for another user's webhook.
   Result<std::pair<Json, int64_t>> List(Database& db, int64_t user_id, int64_t webhook_id, int64_t skip, int64_t take);

@@ -491,6 +491,7 @@ void DeliverySender::Housekeeping() {
         if (n < kPurgeBatch) break;
       }
       if (purged > 0) logger_.Info("webhook delivery log purged", {{"deliveries", static_cast<int64_t>(purged)}});
+      queue_.ForgetExpiredSecrets(db_);
     }
   } catch (const std::exception& e) {
     logger_.Warn("webhook delivery housekeeping failed", {{"error", e.what()}});

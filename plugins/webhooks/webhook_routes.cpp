@@ -12,6 +12,7 @@ namespace {
 constexpr int64_t kDefaultTake = 100;
 constexpr int64_t kMaxTake = 250;
 constexpr int64_t kMaxSkip = 1000000;
+constexpr int64_t kMaxGraceSeconds = 604800;
 
 std::optional<int64_t> Digits(const std::string& s, int64_t min, int64_t max) {
   if (s.empty() || s.size() > 18 || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) {
@@ -161,6 +162,24 @@ void RegisterWebhookRoutes(PluginContext& ctx, std::shared_ptr<WebhookStore> web
                              if (!out.ok()) return Response::FromStatus(out.status());
                              if (wake) wake();
                              return Response::Success(*out);
+                           }));
+
+  ctx.AddRoute(ApiKeyRoute(Method::kPost, "/v2/webhooks/:id/secret/rotate",
+                           [webhooks, grace = options.secret_rotation_grace](Request& req) {
+                             auto id = PathId(req, "id");
+                             if (!id) return WebhookNotFound();
+                             Result<Json> body = req.JsonBody();
+                             if (!body.ok()) return Response::FromStatus(body.status());
+                             if (!body->is_object()) return Response::FromStatus(Status::Invalid("body", "body must be an object"));
+                             int64_t seconds = grace;
+                             if (auto g = body->find("graceSeconds"); g != body->end()) {
+                               if (!g->is_number_integer() || g->get<int64_t>() < 0 || g->get<int64_t>() > kMaxGraceSeconds) {
+                                 return Response::FromStatus(Status::Invalid(
+                                     "graceSeconds", "graceSeconds must be an integer from 0 to " + std::to_string(kMaxGraceSeconds)));
+                               }
+                               seconds = g->get<int64_t>();
+                             }
+                             return Answer(webhooks->RotateSecret(req.principal->user_id, *id, seconds));
                            }));
 
   // The ping waits for the receiver: outbound work, on its own pool.

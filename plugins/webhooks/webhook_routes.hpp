@@ -18,6 +18,7 @@ struct RouteOptions {
   bool allow_private_networks = false;
   std::function<void()> wake_sender;  // a manual retry made a delivery due
   SenderOptions send;                 // how a ping is sent: the deliveries' rules
+  int64_t secret_rotation_grace = 86400;  // seconds, when a rotation names none
 };
 
 void RegisterWebhookRoutes(PluginContext& ctx, std::shared_ptr<WebhookStore> webhooks,

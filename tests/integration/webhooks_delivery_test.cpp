@@ -323,5 +323,72 @@ TEST_F(WebhooksDelivery, PingIsSentAtOnceSignedAndLogged) {
   EXPECT_EQ(receiver.Requests().size(), 2u);
 }
 
+// The Standard Webhooks signature of a request with `secret`'s bytes as the key.
+std::string Signature(const PeerRequest& r, const std::string& secret) {
+  return "v1," + crypto::Base64Encode(crypto::HmacSha256(
+                     secret, r.Header("webhook-id") + "." + r.Header("webhook-timestamp") + "." + r.body));
+}
+
+TEST_F(WebhooksDelivery, RotatedSecretSignsBesideTheOldOneUntilTheGraceEnds) {
+  LoopbackHttpServer receiver([](const PeerRequest&) { return Answer(200); });
+  StartServer();
+  json body = Body(receiver.url() + "/rotated");
+  body["secret"] = "whsec_old";
+  const int64_t webhook = CreateWebhook(body)["id"];
+  const std::string base = "/v2/webhooks/" + std::to_string(webhook);
+  auto ping = [&]() -> PeerRequest {
+    const size_t before = receiver.Requests().size();
+    HttpResult r = Call("POST", base + "/ping", owner_key_, std::string("{}"));
+    EXPECT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(receiver.Requests().size(), before + 1);
+    return receiver.Requests().back();
+  };
+
+  EXPECT_EQ(Call("POST", base + "/secret/rotate", other_key_, std::string("{}")).status, 404);
+  for (const json& bad : {json{{"graceSeconds", 604801}}, json{{"graceSeconds", -1}}, json{{"graceSeconds", "60"}}}) {
+    HttpResult r = Call("POST", base + "/secret/rotate", owner_key_, bad);
+    EXPECT_EQ(r.status, 400) << bad.dump() << " " << r.body;
+  }
+  ExpectSignedDelivery(ping(), "whsec_old", time::Now() / 1000);  // nothing rotated by the refusals
+
+  // The default grace (a day): both signatures, new first; X-Cal-Signature-256 with the new one.
+  HttpResult rotated = Call("POST", base + "/secret/rotate", owner_key_, std::string("{}"));
+  ASSERT_EQ(rotated.status, 200) << rotated.body;
+  const std::string fresh = rotated.Json()["data"]["secret"];
+  EXPECT_EQ(fresh.rfind("whsec_", 0), 0u) << fresh;
+  EXPECT_EQ(rotated.Json()["data"]["id"], webhook);
+  EXPECT_EQ(Call("GET", base, owner_key_).Json()["data"]["secret"], fresh);
+  PeerRequest both = ping();
+  EXPECT_EQ(both.Header("webhook-signature"), Signature(both, fresh) + " " + Signature(both, "whsec_old"));
+  EXPECT_EQ(both.Header("x-cal-signature-256"), crypto::ToHex(crypto::HmacSha256(fresh, both.body)));
+
+  // Grace 0: the new secret alone, at once.
+  rotated = Call("POST", base + "/secret/rotate", owner_key_, json{{"graceSeconds", 0}});
+  ASSERT_EQ(rotated.status, 200) << rotated.body;
+  const std::string third = rotated.Json()["data"]["secret"];
+  EXPECT_NE(third, fresh);
+  ExpectSignedDelivery(ping(), third, time::Now() / 1000);
+
+  // A one-second grace ends: the old signature goes.
+  rotated = Call("POST", base + "/secret/rotate", owner_key_, json{{"graceSeconds", 1}});
+  ASSERT_EQ(rotated.status, 200) << rotated.body;
+  const std::string fourth = rotated.Json()["data"]["secret"];
+  PeerRequest during = ping();
+  EXPECT_EQ(during.Header("webhook-signature"), Signature(during, fourth) + " " + Signature(during, third));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  PeerRequest last = during;
+  while (std::chrono::steady_clock::now() < deadline) {
+    last = ping();
+    if (last.Header("webhook-signature").find(' ') == std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  ExpectSignedDelivery(last, fourth, time::Now() / 1000 - 10);
+
+  // A PATCH of the secret replaces it at once, and any old one with it.
+  ASSERT_EQ(Call("POST", base + "/secret/rotate", owner_key_, std::string("{}")).status, 200);
+  ASSERT_EQ(Call("PATCH", base, owner_key_, json{{"secret", "whsec_patched"}}).status, 200);
+  ExpectSignedDelivery(ping(), "whsec_patched", time::Now() / 1000);
+}
+
 }  // namespace
 }  // namespace rendezvous::testing
