@@ -386,6 +386,29 @@ Result<Json> DeliveryQueue::Retry(Database& db, int64_t user_id, int64_t webhook
   });
 }
 
+Result<int64_t> DeliveryQueue::Recover(Database& db, int64_t user_id, int64_t webhook_id, int64_t since_ms,
+                                       int64_t until_ms, int64_t batch) {
+  Result<Webhook> w = webhooks_.Get(user_id, webhook_id);
+  if (!w.ok()) return w.status();
+  if (!w->active) return Status::Conflict("the webhook is inactive: activate it first");
+  // A queued row is no longer 'failed', so each batch takes the next ones; the rows within the
+  // retention bound the number of batches, and so does kMaxBatches.
+  constexpr int kMaxBatches = 100000;
+  int64_t queued = 0;
+  for (int i = 0; i < kMaxBatches; ++i) {
+    const auto n = static_cast<int64_t>(db.Run([&](DbConnection& conn) {
+      return conn.Exec(
+          "UPDATE webhook_deliveries SET status = 'pending', round_attempts = 0, next_attempt_at = UTC_TIMESTAMP(3),"
+          " updated_at = UTC_TIMESTAMP(3) WHERE webhook_id = ? AND status = 'failed' AND created_at >= ?"
+          " AND created_at < ? ORDER BY id LIMIT ?",
+          {webhook_id, time::FormatSql(since_ms), time::FormatSql(until_ms), batch});
+    }));
+    queued += n;
+    if (n < batch) break;
+  }
+  return queued;
+}
+
 void DeliveryQueue::RecordPing(Database& db, int64_t webhook_id, const std::string& message_id, const std::string& body,
                                const Attempt& a) {
   const bool ok = a.error.empty();

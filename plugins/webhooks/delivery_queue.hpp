@@ -121,6 +121,11 @@ class DeliveryQueue {
   // POST .../deliveries/:deliveryId/retry: a finished delivery is due again now, same webhook-id,
   // a fresh schedule. 404 unknown; 409 while pending or when the webhook is inactive.
   Result<Json> Retry(Database& db, int64_t user_id, int64_t webhook_id, int64_t delivery_id);
+  // POST .../recover: every failed delivery of the webhook created in [since_ms, until_ms) due
+  // again now, same webhook-id, a fresh schedule; in transactions of at most `batch` rows, so the
+  // table is never held long. Returns how many. 404 for another user's webhook; 409 when inactive.
+  Result<int64_t> Recover(Database& db, int64_t user_id, int64_t webhook_id, int64_t since_ms, int64_t until_ms,
+                          int64_t batch = 500);
   // A ping sent already (SendNow): logged as a finished delivery of trigger PING with its attempt.
   void RecordPing(Database& db, int64_t webhook_id, const std::string& message_id, const std::string& body,
                   const Attempt& attempt);

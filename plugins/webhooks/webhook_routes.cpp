@@ -182,6 +182,37 @@ void RegisterWebhookRoutes(PluginContext& ctx, std::shared_ptr<WebhookStore> web
                              return Answer(webhooks->RotateSecret(req.principal->user_id, *id, seconds));
                            }));
 
+  ctx.AddRoute(ApiKeyRoute(Method::kPost, "/v2/webhooks/:id/recover",
+                           [deliveries, &db, wake = options.wake_sender,
+                            retention = options.send.retention_seconds](Request& req) {
+                             auto id = PathId(req, "id");
+                             if (!id) return WebhookNotFound();
+                             Result<Json> body = req.JsonBody();
+                             if (!body.ok()) return Response::FromStatus(body.status());
+                             const int64_t now = time::Now();
+                             auto instant = [&](const char* name) -> std::optional<int64_t> {
+                               auto v = body->is_object() ? body->find(name) : body->end();
+                               if (v == body->end() || !v->is_string()) return std::nullopt;
+                               return time::ParseIso(v->get<std::string>());
+                             };
+                             std::optional<int64_t> since = instant("since");
+                             if (!since) return Response::FromStatus(Status::Invalid("since", "since must be an ISO 8601 date-time"));
+                             std::optional<int64_t> until = now;
+                             if (body->contains("until")) {
+                               until = instant("until");
+                               if (!until) return Response::FromStatus(Status::Invalid("until", "until must be an ISO 8601 date-time"));
+                             }
+                             if (*until <= *since) return Response::FromStatus(Status::Invalid("until", "until must be after since"));
+                             if (*since < now - retention * 1000) {
+                               return Response::FromStatus(Status::Invalid(
+                                   "since", "since reaches past the delivery retention (" + std::to_string(retention) + " seconds)"));
+                             }
+                             Result<int64_t> queued = deliveries->Recover(db, req.principal->user_id, *id, *since, *until);
+                             if (!queued.ok()) return Response::FromStatus(queued.status());
+                             if (*queued > 0 && wake) wake();
+                             return Response::Success(Json{{"queued", *queued}}, 202);
+                           }));
+
   // The ping waits for the receiver: outbound work, on its own pool.
   ctx.AddRoute(ApiKeyRoute(Method::kPost, "/v2/webhooks/:id/ping",
                            [webhooks, deliveries, &db, &identity = ctx.identity(), send = options.send](Request& req) {

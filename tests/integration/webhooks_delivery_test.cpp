@@ -7,6 +7,8 @@
 #include <mutex>
 #include <fstream>
 #include <sstream>
+#include <set>
+#include <algorithm>
 
 #include "rendezvous/crypto.hpp"
 #include "rendezvous/time.hpp"
@@ -388,6 +390,75 @@ TEST_F(WebhooksDelivery, RotatedSecretSignsBesideTheOldOneUntilTheGraceEnds) {
   ASSERT_EQ(Call("POST", base + "/secret/rotate", owner_key_, std::string("{}")).status, 200);
   ASSERT_EQ(Call("PATCH", base, owner_key_, json{{"secret", "whsec_patched"}}).status, 200);
   ExpectSignedDelivery(ping(), "whsec_patched", time::Now() / 1000);
+}
+
+TEST_F(WebhooksDelivery, RecoverQueuesExactlyTheFailedDeliveriesAgainWithTheirIds) {
+  std::atomic<bool> refuse{true};
+  LoopbackHttpServer receiver([&](const PeerRequest&) { return Answer(refuse ? 400 : 200); });
+  StartServer();
+  const int64_t webhook = CreateWebhook(Body(receiver.url() + "/recover"))["id"];
+  const std::string base = "/v2/webhooks/" + std::to_string(webhook);
+  const std::string since = time::FormatIso(time::Now() - 60000);
+  // Two deliveries fail (400 is not retried), then one succeeds.
+  // Until the log holds `n` deliveries, the newest with `status` (bounded).
+  auto await_log = [&](size_t n, const std::string& status) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    json log;
+    while (std::chrono::steady_clock::now() < deadline) {
+      log = Deliveries(webhook);
+      if (log.size() == n && log[0]["status"] == status) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ADD_FAILURE() << "no " << n << " deliveries, the newest " << status << ": " << log.dump();
+  };
+  ConfirmNewBooking();
+  await_log(1, "failed");
+  ConfirmNewBooking();
+  await_log(2, "failed");
+  refuse = false;
+  ConfirmNewBooking();
+  await_log(3, "succeeded");
+  json log = Deliveries(webhook);
+  ASSERT_EQ(log.size(), 3u) << log.dump();
+  std::set<std::string> failed_ids;
+  for (const json& d : log) {
+    if (d["status"] == "failed") failed_ids.insert(d["webhookId"].get<std::string>());
+  }
+  ASSERT_EQ(failed_ids.size(), 2u) << log.dump();
+  ASSERT_EQ(receiver.Requests().size(), 3u);
+
+  // Refused: another user's webhook, bad or missing times, a window past the retention.
+  EXPECT_EQ(Call("POST", base + "/recover", other_key_, json{{"since", since}}).status, 404);
+  EXPECT_EQ(Call("POST", base + "/recover", owner_key_, json::object()).status, 400);
+  EXPECT_EQ(Call("POST", base + "/recover", owner_key_, json{{"since", "yesterday"}}).status, 400);
+  EXPECT_EQ(Call("POST", base + "/recover", owner_key_, json{{"since", since}, {"until", "2000-01-01T00:00:00Z"}}).status, 400);
+  HttpResult past = Call("POST", base + "/recover", owner_key_, json{{"since", "2000-01-01T00:00:00Z"}});
+  EXPECT_EQ(past.status, 400) << past.body;
+  EXPECT_NE(past.body.find("retention"), std::string::npos) << past.body;
+  // A window before the deliveries finds none.
+  HttpResult none = Call("POST", base + "/recover", owner_key_,
+                         json{{"since", time::FormatIso(time::Now() - 120000)}, {"until", since}});
+  ASSERT_EQ(none.status, 202) << none.body;
+  EXPECT_EQ(none.Json()["data"]["queued"], 0);
+
+  HttpResult r = Call("POST", base + "/recover", owner_key_, json{{"since", since}});
+  ASSERT_EQ(r.status, 202) << r.body;
+  EXPECT_EQ(r.Json()["status"], "success");
+  EXPECT_EQ(r.Json()["data"]["queued"], 2);
+  ASSERT_TRUE(receiver.AwaitRequests(5, std::chrono::seconds(20)));
+  std::set<std::string> resent;
+  const std::vector<PeerRequest> got = receiver.Requests();
+  for (size_t i = 3; i < got.size(); ++i) resent.insert(got[i].Header("webhook-id"));
+  EXPECT_EQ(resent, failed_ids);
+  // Both succeeded now; nothing else was sent.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    log = Deliveries(webhook);
+    if (std::all_of(log.begin(), log.end(), [](const json& d) { return d["status"] == "succeeded"; })) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  for (const json& d : log) EXPECT_EQ(d["status"], "succeeded") << log.dump();
+  EXPECT_EQ(receiver.Requests().size(), 5u);
 }
 
 }  // namespace
