@@ -333,7 +333,8 @@ std::string Signature(const PeerRequest& r, const std::string& secret) {
 
 TEST_F(WebhooksDelivery, RotatedSecretSignsBesideTheOldOneUntilTheGraceEnds) {
   LoopbackHttpServer receiver([](const PeerRequest&) { return Answer(200); });
-  StartServer();
+  // A short retention makes the housekeeping that erases ended graces run every second.
+  StartServer(std::string(kTestPlugins) + "  delivery_retention: 2\n");
   json body = Body(receiver.url() + "/rotated");
   body["secret"] = "whsec_old";
   const int64_t webhook = CreateWebhook(body)["id"];
@@ -363,6 +364,12 @@ TEST_F(WebhooksDelivery, RotatedSecretSignsBesideTheOldOneUntilTheGraceEnds) {
   PeerRequest both = ping();
   EXPECT_EQ(both.Header("webhook-signature"), Signature(both, fresh) + " " + Signature(both, "whsec_old"));
   EXPECT_EQ(both.Header("x-cal-signature-256"), crypto::ToHex(crypto::HmacSha256(fresh, both.body)));
+  // Both kept encrypted.
+  const std::string where = " FROM webhooks WHERE id = " + std::to_string(webhook);
+  const std::string old_stored = db_.QueryValue("SELECT COALESCE(previous_secret_encrypted, '')" + where);
+  EXPECT_FALSE(old_stored.empty());
+  EXPECT_EQ(old_stored.find("whsec_old"), std::string::npos);
+  EXPECT_EQ(db_.QueryValue("SELECT secret_encrypted" + where).find(fresh), std::string::npos);
 
   // Grace 0: the new secret alone, at once.
   rotated = Call("POST", base + "/secret/rotate", owner_key_, json{{"graceSeconds", 0}});
@@ -385,10 +392,19 @@ TEST_F(WebhooksDelivery, RotatedSecretSignsBesideTheOldOneUntilTheGraceEnds) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   ExpectSignedDelivery(last, fourth, time::Now() / 1000 - 10);
+  // And the housekeeping forgets it (bounded wait).
+  auto kept = [&] { return db_.QueryValue("SELECT previous_secret_encrypted IS NOT NULL" + where); };
+  const auto erase_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (kept() != "0" && std::chrono::steady_clock::now() < erase_deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(kept(), "0");
 
   // A PATCH of the secret replaces it at once, and any old one with it.
   ASSERT_EQ(Call("POST", base + "/secret/rotate", owner_key_, std::string("{}")).status, 200);
+  ASSERT_EQ(kept(), "1");
   ASSERT_EQ(Call("PATCH", base, owner_key_, json{{"secret", "whsec_patched"}}).status, 200);
+  EXPECT_EQ(kept(), "0");
   ExpectSignedDelivery(ping(), "whsec_patched", time::Now() / 1000);
 }
 
