@@ -453,4 +453,58 @@ void LuaRuntime::ReloadAll() {
   }
 }
 
+LuaCheckResult CheckLuaCall(const std::string& name, const std::string& path, const LuaLimits& limits,
+                            const std::string& function, const std::vector<nlohmann::json>& args, Logger& logger) {
+  LuaCheckResult out;
+  auto failed = [&](LuaOutcome outcome, const std::string& message) {
+    out.status = Status(ErrorCode::kInvalid, std::string(KindName(outcome)) + ": " + message);
+    return out;
+  };
+  Result<std::string> text = ReadScriptFile(path);
+  if (!text.ok()) {
+    out.status = text.status();
+    return out;
+  }
+  std::unique_ptr<SandboxState> state;
+  SandboxState::RunResult created = SandboxState::Create(name, logger, limits, state);
+  if (created.outcome != LuaOutcome::kOk) return failed(created.outcome, created.message);
+  SandboxState::RunResult loaded = state->LoadChunk(*text);
+  if (loaded.outcome != LuaOutcome::kOk) return failed(loaded.outcome, loaded.message);
+
+  std::vector<const nlohmann::json*> pointers;
+  for (const nlohmann::json& arg : args) pointers.push_back(&arg);
+  CallRequest request{&function, pointers, false};
+  lua_State* L = state->L();
+  auto call = [&] {
+    lua_settop(L, 0);
+    lua_pushcfunction(L, CallTrampoline);
+    lua_pushlightuserdata(L, &request);
+    return state->Run(1, 1);
+  };
+  // The call as production makes it (its time, memory and outcome), then once more counting every
+  // instruction: production counts them in steps of the hook's interval.
+  const auto started = std::chrono::steady_clock::now();
+  SandboxState::RunResult run = call();
+  out.duration_micros =
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started).count();
+  out.instructions = state->InstructionsUsed();
+  out.memory_bytes = state->MemoryUsed();
+  if (run.outcome != LuaOutcome::kOk) return failed(run.outcome, run.message);
+  if (request.missing) {
+    out.status = Status(ErrorCode::kNotFound, "script '" + name + "' has no function '" + function + "'");
+    return out;
+  }
+  Result<nlohmann::json> converted = ToJson(L, -1);
+  lua_settop(L, 0);
+  if (!converted.ok()) {
+    return failed(LuaOutcome::kRuntime,
+                  name + ": " + function + " returned a value that is not JSON: " + converted.status().message());
+  }
+  out.result = std::move(converted.value());
+  state->CountEveryInstruction();
+  if (call().outcome == LuaOutcome::kOk) out.instructions = state->InstructionsUsed();
+  lua_settop(L, 0);
+  return out;
+}
+
 }  // namespace rendezvous::core

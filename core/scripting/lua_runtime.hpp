@@ -87,6 +87,19 @@ void PushJson(lua_State* L, const nlohmann::json& value, int depth = 0);
 // lua_pcall. Leaves the stack as it found it.
 Result<nlohmann::json> ToJson(lua_State* L, int index, int depth = 0);
 
+// One call of a script's function as a delivery makes it, measured (`rendezvous lua check`): the
+// file compiled and its top level run in a fresh sandbox state under `limits`, then `function`
+// called with `args`. No metrics, no pool, nothing logged but the script's own print.
+struct LuaCheckResult {
+  Status status;                 // failures: the kind and "name:line: ..." where the line is known
+  nlohmann::json result;         // on success
+  long instructions = 0;         // the call's VM instructions (counted in a second, exact run)
+  size_t memory_bytes = 0;       // the state's memory after the call
+  int64_t duration_micros = 0;   // the call's wall-clock time
+};
+LuaCheckResult CheckLuaCall(const std::string& name, const std::string& path, const LuaLimits& limits,
+                            const std::string& function, const std::vector<nlohmann::json>& args, Logger& logger);
+
 // Pushes the `json.null` sentinel (a light userdata), for code that builds Lua values itself.
 void PushJsonNull(lua_State* L);
 

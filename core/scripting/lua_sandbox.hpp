@@ -99,6 +99,10 @@ class SandboxState {
   // The state hit the budget or the memory cap: its globals are not to be trusted any more.
   bool Tainted() const { return ctx_->budget_exhausted || ctx_->memory_refused; }
   size_t MemoryUsed() const { return ctx_->memory_used; }
+  // Instructions the last Run counted, in steps of the hook's interval.
+  long InstructionsUsed() const { return ctx_->instructions_used; }
+  // Makes the instruction hook run at every instruction (exact counts, slower runs).
+  void CountEveryInstruction() { ctx_->hook_interval = 1; }
 
  private:
   SandboxState() = default;

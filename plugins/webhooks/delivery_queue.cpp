@@ -49,6 +49,14 @@ constexpr const char* kDeliveryTracking = R"sql(ALTER TABLE webhooks ADD COLUMN 
 ALTER TABLE webhook_deliveries ADD COLUMN event_at DATETIME(3) NULL, ADD COLUMN delivered_at DATETIME(3) NULL,
   ADD KEY ix_webhook_deliveries_finished (status, updated_at))sql";
 
+// A ping is logged without an event.
+constexpr const char* kEventless = "ALTER TABLE webhook_deliveries MODIFY event_id BIGINT NULL";
+
+// Recover's walk through one webhook's deliveries by creation time. Both columns are written once,
+// so the sender's updates never touch this index.
+constexpr const char* kByWebhook =
+    "ALTER TABLE webhook_deliveries ADD KEY ix_webhook_deliveries_webhook_created (webhook_id, created_at)";
+
 // The organizer of the booking an event is about: payload.organizer.id, else payload.hosts[0].id.
 std::optional<int64_t> OrganizerId(const Json& event) {
   auto payload = event.find("payload");
@@ -110,7 +118,9 @@ Json AttemptJson(const DbRow& row) {
 std::vector<Migration> DeliveryQueue::Migrations() {
   return {{2, "webhook_deliveries", kCreateDeliveries},
           {3, "webhook_delivery_attempts", kCreateAttempts},
-          {4, "webhook_delivery_tracking", kDeliveryTracking}};
+          {4, "webhook_delivery_tracking", kDeliveryTracking},
+          {5, "webhook_deliveries_eventless", kEventless},
+          {7, "webhook_deliveries_by_webhook", kByWebhook}};
 }
 
 size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& batch) {
@@ -309,6 +319,10 @@ size_t DeliveryQueue::Purge(Database& db, int64_t retention_seconds, size_t limi
   });
 }
 
+size_t DeliveryQueue::ForgetExpiredSecrets(Database& db) {
+  return db.Run([&](DbConnection& conn) { return webhooks_.ForgetExpiredSecrets(conn); });
+}
+
 Backlog DeliveryQueue::MeasureBacklog(Database& db) {
   return db.Run([&](DbConnection& conn) {
     Backlog b;
@@ -375,6 +389,70 @@ Result<Json> DeliveryQueue::Retry(Database& db, int64_t user_id, int64_t webhook
                 {"triggerEvent", row->String("trigger_event")},
                 {"status", "pending"},
                 {"webhookId", row->String("message_id")}};
+  });
+}
+
+Result<int64_t> DeliveryQueue::Recover(Database& db, int64_t user_id, int64_t webhook_id, int64_t since_ms,
+                                       int64_t until_ms, int64_t batch) {
+  Result<Webhook> w = webhooks_.Get(user_id, webhook_id);
+  if (!w.ok()) return w.status();
+  if (!w->active) return Status::Conflict("the webhook is inactive: activate it first");
+  // A walk through the webhook's deliveries of the window in (created_at, id) order on
+  // ix_webhook_deliveries_webhook_created, each batch one short transaction that locks only the
+  // rows it queues: the work is the window's rows once, however many batches. kMaxBatches bounds
+  // the walk should rows keep arriving in it.
+  constexpr int kMaxBatches = 100000;
+  const std::string until = time::FormatSql(until_ms);
+  std::string after_at = time::FormatSql(since_ms);
+  int64_t after_id = -1;  // with after_at: the position reached (-1: from after_at on, inclusive)
+  int64_t queued = 0;
+  struct Batch {
+    size_t n = 0;
+    std::string last_at;
+    int64_t last_id = 0;
+  };
+  for (int i = 0; i < kMaxBatches; ++i) {
+    // The position moves only once a batch has committed (a retried transaction starts again).
+    const Batch done = db.Transaction([&](DbConnection& tx) {
+      std::vector<DbRow> rows = tx.Query(
+          "SELECT id, created_at FROM webhook_deliveries WHERE webhook_id = ? AND status = 'failed'"
+          " AND (created_at > ? OR (created_at = ? AND id > ?)) AND created_at < ?"
+          " ORDER BY created_at, id LIMIT ? FOR UPDATE",
+          {webhook_id, after_at, after_at, after_id, until, batch});
+      if (rows.empty()) return Batch{};
+      std::vector<int64_t> ids;
+      for (const DbRow& row : rows) ids.push_back(row.Int("id"));
+      // The ids come from the rows just read, never from outside.
+      tx.ExecUnprepared(
+          "UPDATE webhook_deliveries SET status = 'pending', round_attempts = 0, next_attempt_at = UTC_TIMESTAMP(3),"
+          " updated_at = UTC_TIMESTAMP(3) WHERE id IN (" + IdList(ids) + ")");
+      return Batch{rows.size(), rows.back().String("created_at"), rows.back().Int("id")};
+    });
+    queued += static_cast<int64_t>(done.n);
+    if (done.n < static_cast<size_t>(batch)) break;
+    after_at = done.last_at;
+    after_id = done.last_id;
+  }
+  return queued;
+}
+
+void DeliveryQueue::RecordPing(Database& db, int64_t webhook_id, const std::string& message_id, const std::string& body,
+                               const Attempt& a) {
+  const bool ok = a.error.empty();
+  db.Transaction([&](DbConnection& tx) {
+    tx.Exec(
+        "INSERT INTO webhook_deliveries (webhook_id, event_id, trigger_event, message_id, body, content_type,"
+        " status, round_attempts, next_attempt_at, created_at, updated_at, delivered_at)"
+        " VALUES (?, NULL, 'PING', ?, ?, 'application/json', ?, 1, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3),"
+        " UTC_TIMESTAMP(3), IF(?, UTC_TIMESTAMP(3), NULL))",
+        {webhook_id, message_id, body, std::string(ok ? "succeeded" : "failed"), ok});
+    const int64_t id = tx.LastInsertId();
+    tx.Exec(
+        "INSERT INTO webhook_delivery_attempts (delivery_id, at, status_code, duration_ms, error, response)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        {id, time::FormatSql(a.at_ms), a.status_code > 0 ? DbValue(static_cast<int64_t>(a.status_code)) : DbValue(),
+         a.duration_ms, a.error.empty() ? DbValue() : DbValue(text::TruncateUtf8(text::SanitizeUtf8(a.error), 512)),
+         a.status_code > 0 ? DbValue(a.response) : DbValue()});
   });
 }
 

@@ -113,12 +113,22 @@ class DeliveryQueue {
   // than `retention_seconds` ago. Returns how many.
   size_t Purge(Database& db, int64_t retention_seconds, size_t limit);
   Backlog MeasureBacklog(Database& db);
+  // Old secrets past their rotation's grace are erased (WebhookStore::ForgetExpiredSecrets).
+  size_t ForgetExpiredSecrets(Database& db);
 
   // GET /v2/webhooks/:id/deliveries: newest first, with the total; 404 for another user's webhook.
   Result<std::pair<Json, int64_t>> List(Database& db, int64_t user_id, int64_t webhook_id, int64_t skip, int64_t take);
   // POST .../deliveries/:deliveryId/retry: a finished delivery is due again now, same webhook-id,
   // a fresh schedule. 404 unknown; 409 while pending or when the webhook is inactive.
   Result<Json> Retry(Database& db, int64_t user_id, int64_t webhook_id, int64_t delivery_id);
+  // POST .../recover: every failed delivery of the webhook created in [since_ms, until_ms) due
+  // again now, same webhook-id, a fresh schedule; in transactions of at most `batch` rows, so the
+  // table is never held long. Returns how many. 404 for another user's webhook; 409 when inactive.
+  Result<int64_t> Recover(Database& db, int64_t user_id, int64_t webhook_id, int64_t since_ms, int64_t until_ms,
+                          int64_t batch = 500);
+  // A ping sent already (SendNow): logged as a finished delivery of trigger PING with its attempt.
+  void RecordPing(Database& db, int64_t webhook_id, const std::string& message_id, const std::string& body,
+                  const Attempt& attempt);
 
  private:
   std::vector<ClaimedDelivery> ClaimIn(DbConnection& tx, size_t limit, int64_t lease_seconds,

@@ -51,6 +51,49 @@ std::string Destination(const ClaimedDelivery& d) {
   return url.ok() ? url->host + ":" + std::to_string(url->port) : "";
 }
 
+// Everything a delivery request carries (DESIGN §6) but its answer's callbacks: the signature
+// headers, the checked address pinned for a host name, no redirects, no proxy, the timeout.
+void SetUpRequest(CURL* e, const Webhook& hook, const std::string& message_id, const std::string& body,
+                  const std::string& content_type, const SubscriberUrl& url, const std::string& address,
+                  const SenderOptions& options, curl_slist*& headers, curl_slist*& resolve) {
+  const int64_t timestamp = UnixSeconds();
+  headers = curl_slist_append(headers, ("Content-Type: " + content_type).c_str());
+  headers = curl_slist_append(headers, ("webhook-id: " + message_id).c_str());
+  headers = curl_slist_append(headers, ("webhook-timestamp: " + std::to_string(timestamp)).c_str());
+  if (hook.secret) {
+    // During a rotation's grace the old secret signs too: Standard Webhooks receivers accept any
+    // one of several space-separated signatures.
+    std::string signature = StandardWebhookSignature(*hook.secret, message_id, timestamp, body);
+    if (hook.previous_secret) {
+      signature += " " + StandardWebhookSignature(*hook.previous_secret, message_id, timestamp, body);
+    }
+    headers = curl_slist_append(headers, ("webhook-signature: " + signature).c_str());
+    headers = curl_slist_append(headers, ("X-Cal-Signature-256: " + CalSignature(*hook.secret, body)).c_str());
+  }
+  headers = curl_slist_append(headers, "X-Cal-Webhook-Version: 2021-10-20");
+  headers = curl_slist_append(headers, "Expect:");
+  // HTTP/1.1 keeps connections open by default, but some servers (Pistache among them) close
+  // after every answer unless the request asks for keep-alive.
+  headers = curl_slist_append(headers, "Connection: keep-alive");
+  if (!net::IsAddressLiteral(url.host)) {  // a name: pin it to the checked address
+    resolve = curl_slist_append(resolve, net::CurlResolveEntry(url.host, url.port, address).c_str());
+    curl_easy_setopt(e, CURLOPT_RESOLVE, resolve);
+  }
+  curl_easy_setopt(e, CURLOPT_URL, hook.subscriber_url.c_str());
+  curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(e, CURLOPT_USERAGENT, options.user_agent.c_str());
+  curl_easy_setopt(e, CURLOPT_POST, 1L);
+  curl_easy_setopt(e, CURLOPT_POSTFIELDS, body.c_str());
+  curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+  curl_easy_setopt(e, CURLOPT_PROXY, "");
+  curl_easy_setopt(e, CURLOPT_NOPROXY, "*");
+  curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(options.timeout.count() * 1000));
+  curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options.timeout.count() * 1000));
+}
+
 }  // namespace
 
 struct DeliverySender::Transfer {
@@ -318,39 +361,9 @@ void DeliverySender::Begin(ClaimedDelivery d) {
     return;  // the lease runs out and the delivery is tried again
   }
   const ClaimedDelivery& cd = t->delivery;
-  const Webhook& hook = *cd.webhook;  // `d` was moved from
-  const int64_t timestamp = UnixSeconds();
-  t->headers = curl_slist_append(t->headers, ("Content-Type: " + cd.content_type).c_str());
-  t->headers = curl_slist_append(t->headers, ("webhook-id: " + cd.message_id).c_str());
-  t->headers = curl_slist_append(t->headers, ("webhook-timestamp: " + std::to_string(timestamp)).c_str());
-  if (hook.secret) {
-    t->headers = curl_slist_append(
-        t->headers, ("webhook-signature: " + StandardWebhookSignature(*hook.secret, cd.message_id, timestamp, cd.body)).c_str());
-    t->headers = curl_slist_append(t->headers, ("X-Cal-Signature-256: " + CalSignature(*hook.secret, cd.body)).c_str());
-  }
-  t->headers = curl_slist_append(t->headers, "X-Cal-Webhook-Version: 2021-10-20");
-  t->headers = curl_slist_append(t->headers, "Expect:");
-  // HTTP/1.1 keeps connections open by default, but some servers (Pistache among them) close
-  // after every answer unless the request asks for keep-alive.
-  t->headers = curl_slist_append(t->headers, "Connection: keep-alive");
-  if (!net::IsAddressLiteral(url->host)) {  // a name: pin it to the checked address
-    t->resolve = curl_slist_append(t->resolve, net::CurlResolveEntry(url->host, url->port, *address).c_str());
-    curl_easy_setopt(t->easy, CURLOPT_RESOLVE, t->resolve);
-  }
+  SetUpRequest(t->easy, *cd.webhook, cd.message_id, cd.body, cd.content_type, *url, *address, options_, t->headers,
+               t->resolve);
   CURL* e = t->easy;
-  curl_easy_setopt(e, CURLOPT_URL, hook.subscriber_url.c_str());
-  curl_easy_setopt(e, CURLOPT_HTTPHEADER, t->headers);
-  curl_easy_setopt(e, CURLOPT_USERAGENT, options_.user_agent.c_str());
-  curl_easy_setopt(e, CURLOPT_POST, 1L);
-  curl_easy_setopt(e, CURLOPT_POSTFIELDS, cd.body.c_str());
-  curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(cd.body.size()));
-  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
-  curl_easy_setopt(e, CURLOPT_PROXY, "");
-  curl_easy_setopt(e, CURLOPT_NOPROXY, "*");
-  curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.timeout.count() * 1000));
-  curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.timeout.count() * 1000));
   curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &Transfer::OnBody);
   curl_easy_setopt(e, CURLOPT_WRITEDATA, t.get());
   curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &Transfer::OnHeader);
@@ -478,10 +491,82 @@ void DeliverySender::Housekeeping() {
         if (n < kPurgeBatch) break;
       }
       if (purged > 0) logger_.Info("webhook delivery log purged", {{"deliveries", static_cast<int64_t>(purged)}});
+      queue_.ForgetExpiredSecrets(db_);
     }
   } catch (const std::exception& e) {
     logger_.Warn("webhook delivery housekeeping failed", {{"error", e.what()}});
   }
+}
+
+namespace {
+struct Answer {
+  std::string excerpt;
+  size_t received = 0;
+  static size_t OnBody(char* data, size_t size, size_t n, void* user) {
+    auto* a = static_cast<Answer*>(user);
+    const size_t len = size * n;
+    a->received += len;
+    if (a->received > kMaxResponseBytes) return 0;
+    if (a->excerpt.size() < kMaxResponseExcerpt) {
+      a->excerpt.append(data, std::min(len, kMaxResponseExcerpt - a->excerpt.size()));
+    }
+    return len;
+  }
+};
+}  // namespace
+
+Attempt SendNow(const Webhook& w, const std::string& message_id, const std::string& body,
+                const std::string& content_type, const SenderOptions& options) {
+  static std::once_flag curl_once;
+  std::call_once(curl_once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  Attempt attempt;
+  attempt.at_ms = time::Now();
+  if (w.secret_unreadable) {
+    attempt.error = "the webhook's secret cannot be decrypted with the server's current key";
+    return attempt;
+  }
+  Result<SubscriberUrl> url = ParseSubscriberUrl(w.subscriber_url);
+  if (!url.ok()) {
+    attempt.error = url.status().message();
+    return attempt;
+  }
+  Result<std::string> address = CheckedAddress(*url, options.allow_private_networks);
+  if (!address.ok()) {
+    attempt.error = address.status().message();
+    return attempt;
+  }
+  CURL* e = curl_easy_init();
+  if (e == nullptr) {
+    attempt.error = "no HTTP handle could be created";
+    return attempt;
+  }
+  curl_slist* headers = nullptr;
+  curl_slist* resolve = nullptr;
+  Answer answer;
+  char error[CURL_ERROR_SIZE] = {0};
+  SetUpRequest(e, w, message_id, body, content_type, *url, *address, options, headers, resolve);
+  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &Answer::OnBody);
+  curl_easy_setopt(e, CURLOPT_WRITEDATA, &answer);
+  curl_easy_setopt(e, CURLOPT_ERRORBUFFER, error);
+  const auto started = std::chrono::steady_clock::now();
+  const CURLcode code = curl_easy_perform(e);
+  attempt.duration_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
+  long status = 0;
+  curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+  if (code == CURLE_OK || (code == CURLE_WRITE_ERROR && status > 0)) {
+    attempt.status_code = status;
+    attempt.response = text::SanitizeUtf8(answer.excerpt);
+    if (status < 200 || status >= 300) attempt.error = "HTTP " + std::to_string(status);
+  } else {
+    attempt.error = code == CURLE_OPERATION_TIMEDOUT ? "timed out"
+                    : error[0] != '\0'              ? std::string(error)
+                                                     : curl_easy_strerror(code);
+  }
+  curl_easy_cleanup(e);
+  curl_slist_free_all(headers);
+  curl_slist_free_all(resolve);
+  return attempt;
 }
 
 }  // namespace rendezvous::webhooks

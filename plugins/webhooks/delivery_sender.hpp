@@ -119,4 +119,9 @@ class DeliverySender {
   std::thread thread_;
 };
 
+// One request now, on the calling thread, with every rule of a delivery (the address checked and
+// pinned, the signatures, no redirect, the timeout): a ping. Nothing is recorded. Thread-safe.
+Attempt SendNow(const Webhook& webhook, const std::string& message_id, const std::string& body,
+                const std::string& content_type, const SenderOptions& options);
+
 }  // namespace rendezvous::webhooks

@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "address_guard.hpp"
+#include "rendezvous/crypto.hpp"
+#include "rendezvous/time.hpp"
 
 namespace rendezvous::webhooks {
 namespace {
@@ -10,6 +12,7 @@ namespace {
 constexpr int64_t kDefaultTake = 100;
 constexpr int64_t kMaxTake = 250;
 constexpr int64_t kMaxSkip = 1000000;
+constexpr int64_t kMaxGraceSeconds = 604800;
 
 std::optional<int64_t> Digits(const std::string& s, int64_t min, int64_t max) {
   if (s.empty() || s.size() > 18 || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) {
@@ -78,6 +81,24 @@ Route ApiKeyRoute(Method method, std::string pattern, Handler handler) {
   return r;
 }
 
+// The ping's body (DESIGN §6): a test booking an hour from now, organized by the webhook's owner.
+std::string PingBody(const std::optional<User>& owner) {
+  const int64_t now = time::Now();
+  const int64_t start = (now / 60000 + 60) * 60000;
+  Json organizer = owner ? Json{{"name", owner->name}, {"email", owner->email}, {"timeZone", owner->time_zone}}
+                         : Json::object();
+  return Json{{"triggerEvent", "PING"},
+              {"createdAt", time::FormatIso(now)},
+              {"payload",
+               {{"type", "Test"},
+                {"title", "Test trigger event"},
+                {"startTime", time::FormatIso(start)},
+                {"endTime", time::FormatIso(start + 30 * 60000)},
+                {"organizer", std::move(organizer)},
+                {"attendees", Json::array()}}}}
+      .dump();
+}
+
 }  // namespace
 
 void RegisterWebhookRoutes(PluginContext& ctx, std::shared_ptr<WebhookStore> webhooks,
@@ -142,6 +163,73 @@ void RegisterWebhookRoutes(PluginContext& ctx, std::shared_ptr<WebhookStore> web
                              if (wake) wake();
                              return Response::Success(*out);
                            }));
+
+  ctx.AddRoute(ApiKeyRoute(Method::kPost, "/v2/webhooks/:id/secret/rotate",
+                           [webhooks, grace = options.secret_rotation_grace](Request& req) {
+                             auto id = PathId(req, "id");
+                             if (!id) return WebhookNotFound();
+                             Result<Json> body = req.JsonBody();
+                             if (!body.ok()) return Response::FromStatus(body.status());
+                             if (!body->is_object()) return Response::FromStatus(Status::Invalid("body", "body must be an object"));
+                             int64_t seconds = grace;
+                             if (auto g = body->find("graceSeconds"); g != body->end()) {
+                               if (!g->is_number_integer() || g->get<int64_t>() < 0 || g->get<int64_t>() > kMaxGraceSeconds) {
+                                 return Response::FromStatus(Status::Invalid(
+                                     "graceSeconds", "graceSeconds must be an integer from 0 to " + std::to_string(kMaxGraceSeconds)));
+                               }
+                               seconds = g->get<int64_t>();
+                             }
+                             return Answer(webhooks->RotateSecret(req.principal->user_id, *id, seconds));
+                           }));
+
+  ctx.AddRoute(ApiKeyRoute(Method::kPost, "/v2/webhooks/:id/recover",
+                           [deliveries, &db, wake = options.wake_sender,
+                            retention = options.send.retention_seconds](Request& req) {
+                             auto id = PathId(req, "id");
+                             if (!id) return WebhookNotFound();
+                             Result<Json> body = req.JsonBody();
+                             if (!body.ok()) return Response::FromStatus(body.status());
+                             const int64_t now = time::Now();
+                             auto instant = [&](const char* name) -> std::optional<int64_t> {
+                               auto v = body->is_object() ? body->find(name) : body->end();
+                               if (v == body->end() || !v->is_string()) return std::nullopt;
+                               return time::ParseIso(v->get<std::string>());
+                             };
+                             std::optional<int64_t> since = instant("since");
+                             if (!since) return Response::FromStatus(Status::Invalid("since", "since must be an ISO 8601 date-time"));
+                             std::optional<int64_t> until = now;
+                             if (body->contains("until")) {
+                               until = instant("until");
+                               if (!until) return Response::FromStatus(Status::Invalid("until", "until must be an ISO 8601 date-time"));
+                             }
+                             if (*until <= *since) return Response::FromStatus(Status::Invalid("until", "until must be after since"));
+                             if (*since < now - retention * 1000) {
+                               return Response::FromStatus(Status::Invalid(
+                                   "since", "since reaches past the delivery retention (" + std::to_string(retention) + " seconds)"));
+                             }
+                             Result<int64_t> queued = deliveries->Recover(db, req.principal->user_id, *id, *since, *until);
+                             if (!queued.ok()) return Response::FromStatus(queued.status());
+                             if (*queued > 0 && wake) wake();
+                             return Response::Success(Json{{"queued", *queued}}, 202);
+                           }));
+
+  // The ping waits for the receiver: outbound work, on its own pool.
+  ctx.AddRoute(ApiKeyRoute(Method::kPost, "/v2/webhooks/:id/ping",
+                           [webhooks, deliveries, &db, &identity = ctx.identity(), send = options.send](Request& req) {
+                             auto id = PathId(req, "id");
+                             if (!id) return WebhookNotFound();
+                             Result<Webhook> w = webhooks->Get(req.principal->user_id, *id);
+                             if (!w.ok()) return Response::FromStatus(w.status());
+                             const std::string body = PingBody(identity.FindUser(w->user_id));
+                             const std::string message_id = "msg_" + crypto::RandomToken(18);
+                             const Attempt a = SendNow(*w, message_id, body, "application/json", send);
+                             deliveries->RecordPing(db, w->id, message_id, body, a);
+                             return Response::Success(
+                                 Json{{"ok", a.error.empty()},
+                                      {"statusCode", a.status_code > 0 ? Json(a.status_code) : Json()},
+                                      {"durationMs", a.duration_ms},
+                                      {"error", a.error.empty() ? Json() : Json(a.error)}});
+                           }).Outbound());
 }
 
 }  // namespace rendezvous::webhooks

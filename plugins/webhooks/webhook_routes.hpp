@@ -1,12 +1,15 @@
 // The webhook API (spec §4.6, §4.7, §5.1; DESIGN §9): create, update, list, get and delete
 // subscriptions, the delivery log and a manual retry. API keys only; a caller sees only their own
-// webhooks (another user's id answers 404).
+// webhooks (another user's id answers 404). DESIGN §6 adds: a ping, sent at once, signed like a
+// delivery and logged with trigger PING; a secret rotation with a grace period; and the recovery
+// of a window's failed deliveries.
 #pragma once
 
 #include <functional>
 #include <memory>
 
 #include "delivery_queue.hpp"
+#include "delivery_sender.hpp"
 #include "rendezvous/plugin.hpp"
 #include "webhook_store.hpp"
 
@@ -14,7 +17,9 @@ namespace rendezvous::webhooks {
 
 struct RouteOptions {
   bool allow_private_networks = false;
-  std::function<void()> wake_sender;  // a manual retry made a delivery due
+  std::function<void()> wake_sender;  // a manual retry or a recovery made deliveries due
+  SenderOptions send;                 // how a ping is sent: the deliveries' rules
+  int64_t secret_rotation_grace = 86400;  // seconds, when a rotation names none
 };
 
 void RegisterWebhookRoutes(PluginContext& ctx, std::shared_ptr<WebhookStore> webhooks,

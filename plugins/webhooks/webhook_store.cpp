@@ -23,8 +23,16 @@ constexpr const char* kCreateTable = R"sql(CREATE TABLE webhooks (
   KEY ix_webhooks_user_active (user_id, active)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci)sql";
 
+// The secret a rotation replaced, and until when it still signs.
+constexpr const char* kPreviousSecret = R"sql(ALTER TABLE webhooks ADD COLUMN previous_secret_encrypted TEXT NULL,
+  ADD COLUMN previous_secret_expires_at DATETIME(3) NULL, ADD KEY ix_webhooks_previous_secret (previous_secret_expires_at))sql";
+
 constexpr const char* kSelect =
-    "SELECT id, user_id, subscriber_url, active, triggers, payload_template, secret_encrypted FROM webhooks ";
+    "SELECT id, user_id, subscriber_url, active, triggers, payload_template, secret_encrypted,"
+    " IF(previous_secret_expires_at > UTC_TIMESTAMP(3), previous_secret_encrypted, NULL) AS previous_secret"
+    " FROM webhooks ";
+
+constexpr size_t kSecretBytes = 24;
 
 Status NotFound() { return Status::NotFound("webhook not found"); }
 Status Duplicate() { return Status::Conflict("you already have a webhook with this subscriberUrl"); }
@@ -57,7 +65,9 @@ Json WebhookJson(const Webhook& w) {
 
 WebhookStore::WebhookStore(Database& db, std::string encryption_key) : db_(db), key_(std::move(encryption_key)) {}
 
-std::vector<Migration> WebhookStore::Migrations() { return {{1, "webhooks", kCreateTable}}; }
+std::vector<Migration> WebhookStore::Migrations() {
+  return {{1, "webhooks", kCreateTable}, {6, "webhooks_previous_secret", kPreviousSecret}};
+}
 
 Webhook WebhookStore::FromRow(const DbRow& row) const {
   Webhook w;
@@ -75,6 +85,10 @@ Webhook WebhookStore::FromRow(const DbRow& row) const {
     } else {
       w.secret_unreadable = true;
     }
+  }
+  if (std::optional<std::string> encrypted = row.OptString("previous_secret"); encrypted && !key_.empty()) {
+    Result<std::string> plain = crypto::Decrypt(key_, *encrypted);
+    if (plain.ok()) w.previous_secret = std::move(plain.value());  // unreadable: it just stops signing
   }
   return w;
 }
@@ -144,10 +158,12 @@ Result<Webhook> WebhookStore::Update(int64_t user_id, int64_t id, const WebhookF
       // Reactivating starts the failure clock afresh (disable_after).
       tx.Exec(
           "UPDATE webhooks SET subscriber_url = ?, url_hash = ?, active = ?, triggers = ?, payload_template = ?,"
-          " secret_encrypted = COALESCE(?, IF(?, NULL, secret_encrypted)), failing_since = IF(?, NULL, failing_since),"
+          " secret_encrypted = COALESCE(?, IF(?, NULL, secret_encrypted)),"
+          " previous_secret_encrypted = IF(?, NULL, previous_secret_encrypted),"
+          " previous_secret_expires_at = IF(?, NULL, previous_secret_expires_at), failing_since = IF(?, NULL, failing_since),"
           " updated_at = UTC_TIMESTAMP(3) WHERE id = ?",
           {url, crypto::Sha256Hex(url), active, Json(fields.triggers.value_or(w.triggers)).dump(), tmpl, encrypted,
-           clear_secret, active && !w.active, id});
+           clear_secret, fields.secret.has_value(), fields.secret.has_value(), active && !w.active, id});
       return *Load(tx, id);
     });
   } catch (const DuplicateKey&) {
@@ -181,6 +197,31 @@ Result<Webhook> WebhookStore::Delete(int64_t user_id, int64_t id) {
     tx.Exec("DELETE FROM webhooks WHERE id = ?", {id});  // the delivery log goes with it (ON DELETE CASCADE)
     return std::move(*current);
   });
+}
+
+Result<Webhook> WebhookStore::RotateSecret(int64_t user_id, int64_t id, int64_t grace_seconds) {
+  const std::string secret = "whsec_" + crypto::RandomToken(kSecretBytes);
+  Result<std::optional<std::string>> encrypted = Encrypt(secret);
+  if (!encrypted.ok()) return encrypted.status();
+  return db_.Transaction([&](DbConnection& tx) -> Result<Webhook> {
+    std::optional<DbRow> row =
+        tx.QueryOne("SELECT user_id, secret_encrypted FROM webhooks WHERE id = ? FOR UPDATE", {id});
+    if (!row || row->Int("user_id") != user_id) return NotFound();
+    // The old secret is kept as stored (still encrypted); without one, or without a grace, none is.
+    const bool keep = grace_seconds > 0 && !row->IsNull("secret_encrypted");
+    tx.Exec(
+        "UPDATE webhooks SET previous_secret_encrypted = IF(?, secret_encrypted, NULL),"
+        " previous_secret_expires_at = IF(?, UTC_TIMESTAMP(3) + INTERVAL ? SECOND, NULL),"
+        " secret_encrypted = ?, updated_at = UTC_TIMESTAMP(3) WHERE id = ?",
+        {keep, keep, grace_seconds, **encrypted, id});
+    return *Load(tx, id);
+  });
+}
+
+size_t WebhookStore::ForgetExpiredSecrets(DbConnection& conn) {
+  return static_cast<size_t>(conn.Exec(
+      "UPDATE webhooks SET previous_secret_encrypted = NULL, previous_secret_expires_at = NULL"
+      " WHERE previous_secret_expires_at <= UTC_TIMESTAMP(3)"));
 }
 
 std::vector<Webhook> WebhookStore::Active(DbConnection& conn, int64_t user_id) {

@@ -6,10 +6,13 @@
 // Table `webhooks` (owned by this plugin), one row per subscription. The secret is answered in
 // responses (spec §6 rule 3), so it is kept encrypted (AES-256-GCM with the server's encryption
 // key), not hashed. One user cannot hold two webhooks with the same subscriberUrl: a unique key
-// on (user, SHA-256 of the URL) makes racing creates answer 409 too.
+// on (user, SHA-256 of the URL) makes racing creates answer 409 too. A rotation keeps the old
+// secret, encrypted the same way, beside the new one until its grace ends; read after that it is
+// absent, and the sender's housekeeping erases it (ForgetExpiredSecrets).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -31,6 +34,7 @@ struct Webhook {
   std::vector<std::string> triggers;
   std::optional<std::string> payload_template;
   std::optional<std::string> secret;  // decrypted
+  std::optional<std::string> previous_secret;  // decrypted; signs too until a rotation's grace ends
   bool secret_unreadable = false;     // stored, but the current key cannot decrypt it
 
   bool Subscribes(const std::string& trigger) const;
@@ -54,6 +58,11 @@ class WebhookStore {
   std::pair<std::vector<Webhook>, int64_t> List(int64_t user_id, int64_t skip, int64_t take);
   // Deletes the webhook and its delivery log; answers it as it was.
   Result<Webhook> Delete(int64_t user_id, int64_t id);
+  // A new random secret; the current one keeps signing for `grace_seconds` more (0: not at all).
+  // Another user's webhook, or none: 404.
+  Result<Webhook> RotateSecret(int64_t user_id, int64_t id, int64_t grace_seconds);
+  // Erases the old secrets whose grace has ended. Returns how many.
+  size_t ForgetExpiredSecrets(DbConnection& conn);
 
   // For the delivery engine, on the caller's connection: the active webhooks of `user_id`; one
   // webhook by id whoever owns it; and 410's effect.

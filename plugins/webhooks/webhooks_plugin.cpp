@@ -32,6 +32,7 @@ struct WebhooksConfig {
   long delivery_retention = 2592000;
   long workers = 16;
   long workers_per_host = 8;
+  long secret_rotation_grace = 86400;
   std::string filter_script;
   std::string render_script;
   LuaLimits lua;
@@ -47,6 +48,7 @@ WebhooksConfig ReadConfig(ConfigNode& c) {
   config.delivery_retention = c.Int("delivery_retention", 2592000, 1, 3650L * 86400);
   config.workers = c.Int("workers", 16, 1, 1024);
   config.workers_per_host = c.Int("workers_per_host", 8, 1, 1024);
+  config.secret_rotation_grace = c.Int("secret_rotation_grace", 86400, 0, 604800);
   ConfigNode scripts = c.Child("scripts");
   config.filter_script = scripts.String("filter", "");
   config.render_script = scripts.String("render", "");
@@ -167,6 +169,8 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
                          });
   RouteOptions route_options;
   route_options.allow_private_networks = config.allow_private_networks;
+  route_options.send = options;
+  route_options.secret_rotation_grace = config.secret_rotation_grace;
   route_options.wake_sender = [weak = std::weak_ptr<DeliverySender>(sender)] {
     if (auto s = weak.lock()) s->Wake();
   };

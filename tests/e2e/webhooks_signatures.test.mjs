@@ -3,7 +3,9 @@
 // booking, then its cancellation) and verifies each with `new Webhook(key).verify(body, headers)`.
 // Our HMAC key is the secret's UTF-8 bytes as given (DESIGN §6), never base64-decoded, so the
 // library is handed exactly those bytes: as a raw key, and as the `whsec_<base64>` spelling that
-// decodes to them. A tampered body, id or timestamp, and a wrong key, fail verification.
+// decodes to them. A tampered body, id or timestamp, and a wrong key, fail verification. After a
+// secret rotation, pings verify with the old and the new secret during the grace, and with the
+// new one alone after a rotation without grace.
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import http from 'node:http';
@@ -165,4 +167,36 @@ test('every delivery verifies with the standardwebhooks library; tampering does 
     assertRefused(new Webhook(kWhsecLike), d.body, d.headers, 'the base64-decoded spelling');
     assert.equal(d.headers['x-cal-signature-256'], hmacHex(kWhsecLike, d.body));
   }
+});
+
+test('after a rotation both secrets verify during the grace; with grace 0 only the new one', { timeout: kTestTimeoutMs }, async () => {
+  const hook = await createWebhook({ subscriberUrl: `${receiver.url}/rotated`, secret: kSecret });
+  const raw = (key) => new Webhook(new TextEncoder().encode(key), { format: 'raw' });
+  let pings = 0;
+  const ping = async () => {
+    const r = await api('POST', `/v2/webhooks/${hook.id}/ping`, {});
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.json.data.ok, true, r.text);
+    pings += 1;
+    const got = await awaitDeliveries('/rotated', pings);
+    return got[pings - 1];
+  };
+
+  const rotated = await api('POST', `/v2/webhooks/${hook.id}/secret/rotate`, {});
+  assert.equal(rotated.status, 200, rotated.text);
+  const fresh = rotated.json.data.secret;
+  assert.notEqual(fresh, kSecret);
+  const during = await ping();
+  assert.equal(during.headers['webhook-signature'].split(' ').length, 2, during.headers['webhook-signature']);
+  for (const key of [fresh, kSecret]) assert.equal(raw(key).verify(during.body, during.headers).triggerEvent, 'PING');
+  assert.equal(during.headers['x-cal-signature-256'], hmacHex(fresh, during.body));
+  assertRefused(raw('not-the-secret'), during.body, during.headers, 'another key');
+
+  const again = await api('POST', `/v2/webhooks/${hook.id}/secret/rotate`, { graceSeconds: 0 });
+  assert.equal(again.status, 200, again.text);
+  const newest = again.json.data.secret;
+  const after = await ping();
+  assert.equal(raw(newest).verify(after.body, after.headers).triggerEvent, 'PING');
+  assertRefused(raw(fresh), after.body, after.headers, 'the secret replaced without grace');
+  assertRefused(raw(kSecret), after.body, after.headers, 'the first secret');
 });

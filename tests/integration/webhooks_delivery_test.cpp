@@ -7,6 +7,8 @@
 #include <mutex>
 #include <fstream>
 #include <sstream>
+#include <set>
+#include <algorithm>
 
 #include "rendezvous/crypto.hpp"
 #include "rendezvous/time.hpp"
@@ -256,7 +258,223 @@ TEST_F(WebhooksDelivery, AddressRuleIsCheckedAgainAtSendTime) {
   EXPECT_TRUE(delivery["attempts"][0]["statusCode"].is_null());
   EXPECT_NE(delivery["attempts"][0]["error"].get<std::string>().find("loopback"), std::string::npos)
       << delivery.dump();
+  // A ping follows the same rule.
+  HttpResult ping = Call("POST", "/v2/webhooks/" + std::to_string(webhook) + "/ping", owner_key_, std::string("{}"));
+  ASSERT_EQ(ping.status, 200) << ping.body;
+  EXPECT_EQ(ping.Json()["data"]["ok"], false);
+  EXPECT_TRUE(ping.Json()["data"]["statusCode"].is_null());
+  EXPECT_NE(ping.Json()["data"]["error"].get<std::string>().find("loopback"), std::string::npos) << ping.body;
   EXPECT_TRUE(receiver.Requests().empty());
+}
+
+TEST_F(WebhooksDelivery, PingIsSentAtOnceSignedAndLogged) {
+  LoopbackHttpServer receiver([](const PeerRequest&) { return Answer(200, "pong"); });
+  StartServer();
+  json body = Body(receiver.url() + "/ping");
+  body["secret"] = "whsec_ping";
+  const int64_t webhook = CreateWebhook(body)["id"];
+  const std::string path = "/v2/webhooks/" + std::to_string(webhook) + "/ping";
+  EXPECT_EQ(Call("POST", path, other_key_, std::string("{}")).status, 404);
+  EXPECT_EQ(Call("POST", "/v2/webhooks/999999/ping", owner_key_, std::string("{}")).status, 404);
+  EXPECT_TRUE(receiver.Requests().empty());
+
+  const int64_t before = rendezvous::time::Now() / 1000;
+  HttpResult r = Call("POST", path, owner_key_, std::string("{}"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json data = r.Json()["data"];
+  EXPECT_EQ(data["ok"], true);
+  EXPECT_EQ(data["statusCode"], 200);
+  EXPECT_TRUE(data["durationMs"].is_number_integer());
+  EXPECT_TRUE(data["error"].is_null());
+  // Sent before the answer, not queued.
+  ASSERT_EQ(receiver.Requests().size(), 1u);
+  const PeerRequest got = receiver.Requests()[0];
+  ExpectSignedDelivery(got, "whsec_ping", before);
+  const json event = json::parse(got.body);
+  EXPECT_EQ(event["triggerEvent"], "PING");
+  EXPECT_TRUE(rendezvous::time::ParseIso(event["createdAt"].get<std::string>()).has_value());
+  EXPECT_EQ(event["payload"]["type"], "Test");
+  EXPECT_EQ(event["payload"]["title"], "Test trigger event");
+  EXPECT_TRUE(rendezvous::time::ParseIso(event["payload"]["startTime"].get<std::string>()).has_value());
+  EXPECT_TRUE(rendezvous::time::ParseIso(event["payload"]["endTime"].get<std::string>()).has_value());
+  EXPECT_EQ(event["payload"]["organizer"]["name"], "Olga Owner");
+  EXPECT_EQ(event["payload"]["organizer"]["email"], "owner@example.com");
+  EXPECT_TRUE(event["payload"]["organizer"]["timeZone"].is_string());
+  EXPECT_EQ(event["payload"]["attendees"], json::array());
+
+  // The delivery log shows it with trigger PING and its webhook-id.
+  json log = Deliveries(webhook);
+  ASSERT_EQ(log.size(), 1u) << log.dump();
+  EXPECT_EQ(log[0]["triggerEvent"], "PING");
+  EXPECT_EQ(log[0]["status"], "succeeded");
+  EXPECT_EQ(log[0]["webhookId"], got.Header("webhook-id"));
+  ASSERT_EQ(log[0]["attempts"].size(), 1u);
+  EXPECT_EQ(log[0]["attempts"][0]["statusCode"], 200);
+
+  // A failing receiver: still 200, ok false with its status, and logged as failed (no retries).
+  receiver.SetHandler([](const PeerRequest&) { return Answer(500, "down"); });
+  HttpResult failing = Call("POST", path, owner_key_, std::string("{}"));
+  ASSERT_EQ(failing.status, 200) << failing.body;
+  EXPECT_EQ(failing.Json()["data"]["ok"], false);
+  EXPECT_EQ(failing.Json()["data"]["statusCode"], 500);
+  EXPECT_EQ(failing.Json()["data"]["error"], "HTTP 500");
+  log = Deliveries(webhook);
+  ASSERT_EQ(log.size(), 2u) << log.dump();
+  EXPECT_EQ(log[0]["triggerEvent"], "PING");
+  EXPECT_EQ(log[0]["status"], "failed");
+  EXPECT_EQ(receiver.Requests().size(), 2u);
+}
+
+// The Standard Webhooks signature of a request with `secret`'s bytes as the key.
+std::string Signature(const PeerRequest& r, const std::string& secret) {
+  return "v1," + crypto::Base64Encode(crypto::HmacSha256(
+                     secret, r.Header("webhook-id") + "." + r.Header("webhook-timestamp") + "." + r.body));
+}
+
+TEST_F(WebhooksDelivery, RotatedSecretSignsBesideTheOldOneUntilTheGraceEnds) {
+  LoopbackHttpServer receiver([](const PeerRequest&) { return Answer(200); });
+  // A short retention makes the housekeeping that erases ended graces run every second.
+  StartServer(std::string(kTestPlugins) + "  delivery_retention: 2\n");
+  json body = Body(receiver.url() + "/rotated");
+  body["secret"] = "whsec_old";
+  const int64_t webhook = CreateWebhook(body)["id"];
+  const std::string base = "/v2/webhooks/" + std::to_string(webhook);
+  auto ping = [&]() -> PeerRequest {
+    const size_t before = receiver.Requests().size();
+    HttpResult r = Call("POST", base + "/ping", owner_key_, std::string("{}"));
+    EXPECT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(receiver.Requests().size(), before + 1);
+    return receiver.Requests().back();
+  };
+
+  EXPECT_EQ(Call("POST", base + "/secret/rotate", other_key_, std::string("{}")).status, 404);
+  for (const json& bad : {json{{"graceSeconds", 604801}}, json{{"graceSeconds", -1}}, json{{"graceSeconds", "60"}}}) {
+    HttpResult r = Call("POST", base + "/secret/rotate", owner_key_, bad);
+    EXPECT_EQ(r.status, 400) << bad.dump() << " " << r.body;
+  }
+  ExpectSignedDelivery(ping(), "whsec_old", time::Now() / 1000);  // nothing rotated by the refusals
+
+  // The default grace (a day): both signatures, new first; X-Cal-Signature-256 with the new one.
+  HttpResult rotated = Call("POST", base + "/secret/rotate", owner_key_, std::string("{}"));
+  ASSERT_EQ(rotated.status, 200) << rotated.body;
+  const std::string fresh = rotated.Json()["data"]["secret"];
+  EXPECT_EQ(fresh.rfind("whsec_", 0), 0u) << fresh;
+  EXPECT_EQ(rotated.Json()["data"]["id"], webhook);
+  EXPECT_EQ(Call("GET", base, owner_key_).Json()["data"]["secret"], fresh);
+  PeerRequest both = ping();
+  EXPECT_EQ(both.Header("webhook-signature"), Signature(both, fresh) + " " + Signature(both, "whsec_old"));
+  EXPECT_EQ(both.Header("x-cal-signature-256"), crypto::ToHex(crypto::HmacSha256(fresh, both.body)));
+  // Both kept encrypted.
+  const std::string where = " FROM webhooks WHERE id = " + std::to_string(webhook);
+  const std::string old_stored = db_.QueryValue("SELECT COALESCE(previous_secret_encrypted, '')" + where);
+  EXPECT_FALSE(old_stored.empty());
+  EXPECT_EQ(old_stored.find("whsec_old"), std::string::npos);
+  EXPECT_EQ(db_.QueryValue("SELECT secret_encrypted" + where).find(fresh), std::string::npos);
+
+  // Grace 0: the new secret alone, at once.
+  rotated = Call("POST", base + "/secret/rotate", owner_key_, json{{"graceSeconds", 0}});
+  ASSERT_EQ(rotated.status, 200) << rotated.body;
+  const std::string third = rotated.Json()["data"]["secret"];
+  EXPECT_NE(third, fresh);
+  ExpectSignedDelivery(ping(), third, time::Now() / 1000);
+
+  // A one-second grace ends: the old signature goes.
+  rotated = Call("POST", base + "/secret/rotate", owner_key_, json{{"graceSeconds", 1}});
+  ASSERT_EQ(rotated.status, 200) << rotated.body;
+  const std::string fourth = rotated.Json()["data"]["secret"];
+  PeerRequest during = ping();
+  EXPECT_EQ(during.Header("webhook-signature"), Signature(during, fourth) + " " + Signature(during, third));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  PeerRequest last = during;
+  while (std::chrono::steady_clock::now() < deadline) {
+    last = ping();
+    if (last.Header("webhook-signature").find(' ') == std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  ExpectSignedDelivery(last, fourth, time::Now() / 1000 - 10);
+  // And the housekeeping forgets it (bounded wait).
+  auto kept = [&] { return db_.QueryValue("SELECT previous_secret_encrypted IS NOT NULL" + where); };
+  const auto erase_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (kept() != "0" && std::chrono::steady_clock::now() < erase_deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(kept(), "0");
+
+  // A PATCH of the secret replaces it at once, and any old one with it.
+  ASSERT_EQ(Call("POST", base + "/secret/rotate", owner_key_, std::string("{}")).status, 200);
+  ASSERT_EQ(kept(), "1");
+  ASSERT_EQ(Call("PATCH", base, owner_key_, json{{"secret", "whsec_patched"}}).status, 200);
+  EXPECT_EQ(kept(), "0");
+  ExpectSignedDelivery(ping(), "whsec_patched", time::Now() / 1000);
+}
+
+TEST_F(WebhooksDelivery, RecoverQueuesExactlyTheFailedDeliveriesAgainWithTheirIds) {
+  std::atomic<bool> refuse{true};
+  LoopbackHttpServer receiver([&](const PeerRequest&) { return Answer(refuse ? 400 : 200); });
+  StartServer();
+  const int64_t webhook = CreateWebhook(Body(receiver.url() + "/recover"))["id"];
+  const std::string base = "/v2/webhooks/" + std::to_string(webhook);
+  const std::string since = time::FormatIso(time::Now() - 60000);
+  // Two deliveries fail (400 is not retried), then one succeeds.
+  // Until the log holds `n` deliveries, the newest with `status` (bounded).
+  auto await_log = [&](size_t n, const std::string& status) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    json log;
+    while (std::chrono::steady_clock::now() < deadline) {
+      log = Deliveries(webhook);
+      if (log.size() == n && log[0]["status"] == status) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ADD_FAILURE() << "no " << n << " deliveries, the newest " << status << ": " << log.dump();
+  };
+  ConfirmNewBooking();
+  await_log(1, "failed");
+  ConfirmNewBooking();
+  await_log(2, "failed");
+  refuse = false;
+  ConfirmNewBooking();
+  await_log(3, "succeeded");
+  json log = Deliveries(webhook);
+  ASSERT_EQ(log.size(), 3u) << log.dump();
+  std::set<std::string> failed_ids;
+  for (const json& d : log) {
+    if (d["status"] == "failed") failed_ids.insert(d["webhookId"].get<std::string>());
+  }
+  ASSERT_EQ(failed_ids.size(), 2u) << log.dump();
+  ASSERT_EQ(receiver.Requests().size(), 3u);
+
+  // Refused: another user's webhook, bad or missing times, a window past the retention.
+  EXPECT_EQ(Call("POST", base + "/recover", other_key_, json{{"since", since}}).status, 404);
+  EXPECT_EQ(Call("POST", base + "/recover", owner_key_, json::object()).status, 400);
+  EXPECT_EQ(Call("POST", base + "/recover", owner_key_, json{{"since", "yesterday"}}).status, 400);
+  EXPECT_EQ(Call("POST", base + "/recover", owner_key_, json{{"since", since}, {"until", "2000-01-01T00:00:00Z"}}).status, 400);
+  HttpResult past = Call("POST", base + "/recover", owner_key_, json{{"since", "2000-01-01T00:00:00Z"}});
+  EXPECT_EQ(past.status, 400) << past.body;
+  EXPECT_NE(past.body.find("retention"), std::string::npos) << past.body;
+  // A window before the deliveries finds none.
+  HttpResult none = Call("POST", base + "/recover", owner_key_,
+                         json{{"since", time::FormatIso(time::Now() - 120000)}, {"until", since}});
+  ASSERT_EQ(none.status, 202) << none.body;
+  EXPECT_EQ(none.Json()["data"]["queued"], 0);
+
+  HttpResult r = Call("POST", base + "/recover", owner_key_, json{{"since", since}});
+  ASSERT_EQ(r.status, 202) << r.body;
+  EXPECT_EQ(r.Json()["status"], "success");
+  EXPECT_EQ(r.Json()["data"]["queued"], 2);
+  ASSERT_TRUE(receiver.AwaitRequests(5, std::chrono::seconds(20)));
+  std::set<std::string> resent;
+  const std::vector<PeerRequest> got = receiver.Requests();
+  for (size_t i = 3; i < got.size(); ++i) resent.insert(got[i].Header("webhook-id"));
+  EXPECT_EQ(resent, failed_ids);
+  // Both succeeded now; nothing else was sent.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    log = Deliveries(webhook);
+    if (std::all_of(log.begin(), log.end(), [](const json& d) { return d["status"] == "succeeded"; })) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  for (const json& d : log) EXPECT_EQ(d["status"], "succeeded") << log.dump();
+  EXPECT_EQ(receiver.Requests().size(), 5u);
 }
 
 }  // namespace

@@ -337,5 +337,57 @@ TEST_F(WebhooksLua, ScriptThatIsMissingOrDoesNotCompileStopsTheStart) {
   EXPECT_NE(why.find("plugins.webhooks.scripts"), std::string::npos) << why;
 }
 
+TEST_F(WebhooksLua, LuaCheckRunsOneHookUnderTheConfiguredLimits) {
+  // A generous instruction budget, so that the runaway loop meets the time limit.
+  TestServerOptions o;
+  o.plugins = Plugins("", "", 1000000000, 4 * 1024 * 1024, 200);
+  server_ = std::make_unique<TestServer>(db_.name(), o);
+
+  // The shipped Slack render on the sample event, and on a given one.
+  CliResult r = server_->Cli({"lua", "check", "--hook", "render", "--script", SourceDir() + "/scripts/webhooks/slack.lua"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json out = r.Json();
+  EXPECT_EQ(out["ok"], true) << r.out;
+  ASSERT_TRUE(out["result"].is_string()) << r.out;
+  EXPECT_TRUE(json::parse(out["result"].get<std::string>(), nullptr, false).is_object()) << r.out;
+  EXPECT_GT(out["instructions"].get<int64_t>(), 0) << r.out;
+  EXPECT_GT(out["memoryBytes"].get<int64_t>(), 0) << r.out;
+  EXPECT_GE(out["durationMicros"].get<int64_t>(), 0) << r.out;
+
+  const std::string filter = WriteScript(
+      "check_filter.lua", "function should_deliver(event, webhook)\n"
+                          "  return event.payload.attendees[1].name == 'Zed' and webhook.id == 7\nend\n");
+  const std::string event = WriteScript(
+      "event.json", R"({"triggerEvent":"BOOKING_CREATED","createdAt":"2030-01-01T00:00:00Z","payload":{"attendees":[{"name":"Zed"}]}})");
+  const std::string webhook = WriteScript("webhook.json", R"({"id":7,"userId":1,"triggers":[]})");
+  r = server_->Cli({"lua", "check", "--hook", "filter", "--script", filter});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.Json()["result"], false) << r.out;
+  r = server_->Cli({"lua", "check", "--hook", "filter", "--script", filter, "--event", event, "--webhook", webhook});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.Json()["result"], true) << r.out;
+
+  // A runaway loop: cut at the configured time limit, named with its line.
+  const std::string loop = WriteScript("loop.lua", "function should_deliver()\n  while true do end\nend\n");
+  const auto started = std::chrono::steady_clock::now();
+  r = server_->Cli({"lua", "check", "--hook", "filter", "--script", loop});
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(20));
+  EXPECT_NE(r.err.find("time limit of 200 ms exceeded"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("webhooks.filter:2:"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+
+  // A syntax error: its line.
+  const std::string broken = WriteScript("broken.lua", "function render()\n  return = 1\nend\n");
+  r = server_->Cli({"lua", "check", "--hook", "render", "--script", broken});
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.err.find("webhooks.render:2:"), std::string::npos) << r.err;
+
+  // Bad invocations.
+  EXPECT_EQ(server_->Cli({"lua", "check", "--hook", "other", "--script", filter}).exit_code, 2);
+  EXPECT_EQ(server_->Cli({"lua", "check", "--hook", "filter"}).exit_code, 2);
+  EXPECT_EQ(server_->Cli({"lua", "check", "--hook", "filter", "--script", filter, "--event", broken}).exit_code, 2);
+}
+
 }  // namespace
 }  // namespace rendezvous::testing

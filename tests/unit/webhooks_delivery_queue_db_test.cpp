@@ -1,7 +1,8 @@
 // DeliveryQueue against a real MariaDB: a round records the finished batch and claims the next
 // one in one transaction, so a round that fails (a crash before its commit) leaves neither its
 // attempts nor its new leases behind, and the deliveries it held are claimed again with the same
-// webhook-id; the outcomes of a mixed batch land with one statement per kind.
+// webhook-id; the outcomes of a mixed batch land with one statement per kind; a recovery walks
+// its window in small batches and queues exactly the failed deliveries in it.
 #include <gtest/gtest.h>
 #include <prometheus/registry.h>
 
@@ -184,6 +185,33 @@ TEST_F(WebhooksDeliveryQueueDb, MixedOutcomesLandEachWithItsNextState) {
   EXPECT_GT(due_in(3), 5 * 3600);
   // A failed attempt marks its webhook as failing, successes beside it in the batch or not.
   EXPECT_EQ(Count("SELECT COUNT(*) FROM webhooks WHERE failing_since IS NOT NULL"), 1);
+}
+
+TEST_F(WebhooksDeliveryQueueDb, RecoverQueuesTheWindowsFailedDeliveriesInBatches) {
+  Enqueue(7);
+  std::vector<std::string> ids;
+  for (int i = 1; i <= 7; ++i) {
+    ids.push_back(scratch_.QueryValue("SELECT id FROM webhook_deliveries ORDER BY id LIMIT 1 OFFSET " + std::to_string(i - 1)));
+  }
+  // d1 before the window, d7 at its end (excluded), d2..d6 at one instant (ties for the walk);
+  // all failed but d5.
+  scratch_.Exec("UPDATE webhook_deliveries SET status = 'failed', created_at = '2030-01-01 10:00:00.000'");
+  scratch_.Exec("UPDATE webhook_deliveries SET created_at = '2030-01-01 09:59:59.999' WHERE id = " + ids[0]);
+  scratch_.Exec("UPDATE webhook_deliveries SET created_at = '2030-01-01 11:00:00.000' WHERE id = " + ids[6]);
+  scratch_.Exec("UPDATE webhook_deliveries SET status = 'succeeded' WHERE id = " + ids[4]);
+  const int64_t since = *time::ParseIso("2030-01-01T10:00:00Z");
+  const int64_t until = *time::ParseIso("2030-01-01T11:00:00Z");
+
+  EXPECT_EQ(queue_->Recover(*db_, 4, webhook_id_, since, until, 2).status().code(), ErrorCode::kNotFound);
+  Result<int64_t> queued = queue_->Recover(*db_, 3, webhook_id_, since, until, 2);
+  ASSERT_TRUE(queued.ok()) << queued.status().message();
+  EXPECT_EQ(*queued, 4);
+  EXPECT_EQ(scratch_.QueryValue("SELECT GROUP_CONCAT(id ORDER BY id) FROM webhook_deliveries WHERE status = 'pending'"),
+            ids[1] + "," + ids[2] + "," + ids[3] + "," + ids[5]);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'pending' AND"
+                  " (round_attempts <> 0 OR next_attempt_at > UTC_TIMESTAMP(3))"), 0);
+  // Nothing left to queue in the window.
+  EXPECT_EQ(*queue_->Recover(*db_, 3, webhook_id_, since, until, 2), 0);
 }
 
 }  // namespace
