@@ -398,7 +398,7 @@ ci_cfg=var/bench-calendar-isolation.yaml
 ci_port=$(free_port)
 sed -e "s/18090/$ci_port/g" -e "s/18091/$(free_port)/g" -e "s/worker_threads: 16/worker_threads: 8/" \
   -e "s/name: rendezvous_bench\$/name: rendezvous_bench_isolation/" $cfg > $ci_cfg
-printf 'plugins:\n  calendar: { ics_allow_private_networks: true }\n' >> $ci_cfg
+printf '  calendar: { ics_allow_private_networks: true }\n' >> $ci_cfg  # under bench.yaml's plugins:
 ci_url=http://127.0.0.1:$ci_port
 ci_pid=''
 trap 'kill $pid $ci_pid 2>/dev/null; wait $pid $ci_pid 2>/dev/null || true' EXIT
