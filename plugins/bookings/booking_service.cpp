@@ -231,6 +231,10 @@ Result<Json> BookingService::Change(const User& host, const std::string& uid, Bo
   return out;
 }
 
+namespace {
+constexpr Millis kLatestImportStart = 253370764800000;  // 9999-01-01T00:00:00Z
+}  // namespace
+
 Status BookingService::CheckHorizon(Millis start) const {
   if (start <= time::Now() + static_cast<Millis>(max_days_ahead_) * time::kMillisPerDay) return Status::Ok();
   return Status::Invalid("start", "start is more than " + std::to_string(max_days_ahead_) +
@@ -244,7 +248,11 @@ void BookingService::Applied(int64_t host_id, const BookedChange& change) {
 Result<Json> BookingService::Import(const ImportRequest& r) {
   std::optional<User> user = identity_.FindUser(r.user_id);
   if (!user) return Status::NotFound("user " + std::to_string(r.user_id) + " not found");
-  if (Status far = CheckHorizon(r.start); !far.ok()) return Status::Invalid("start", "--" + far.message());
+  // Imports bring over what another system holds, far-future bookings included: max_days_ahead is
+  // the public API's rule. Only a start whose booking could end past the year 9999 is refused.
+  if (r.start >= kLatestImportStart) {
+    return Status::Invalid("start", "--start must be before 9999-01-01T00:00:00Z");
+  }
   BookedChange change;
   Result<Json> out = db_.Transaction([&](DbConnection& conn) -> Result<Json> {
     change = {};
