@@ -446,10 +446,10 @@ void DeliverySender::Report(bool recorded, const std::vector<int64_t>& disabled)
   for (const Finished& f : finished_) {
     const ClaimedDelivery& d = f.delivery;
     const Attempt& a = f.attempt;
-    if (hooks_.attempt) hooks_.attempt(d.trigger, f.outcome_name, static_cast<double>(a.duration_ms) / 1000.0);
+    if (hooks_.metrics) hooks_.metrics->Attempted(d.trigger, f.outcome_name, static_cast<double>(a.duration_ms) / 1000.0);
     if (recorded && f.outcome.kind == Outcome::kSucceeded && !d.delivered_before && d.event_at_ms > 0 &&
-        hooks_.delivered) {
-      hooks_.delivered(static_cast<double>(std::max<int64_t>(0, now_ms - d.event_at_ms)) / 1000.0);
+        hooks_.metrics) {
+      hooks_.metrics->Delivered(static_cast<double>(std::max<int64_t>(0, now_ms - d.event_at_ms)) / 1000.0);
     }
     // Successes are the common case: logged at debug level; every other outcome at info.
     const LogLevel level = f.outcome.kind == Outcome::kSucceeded ? LogLevel::kDebug : LogLevel::kInfo;
@@ -465,13 +465,13 @@ void DeliverySender::Report(bool recorded, const std::vector<int64_t>& disabled)
     }
     if (recorded && f.outcome.disable_webhook && d.webhook) {
       logger_.Warn("webhook disabled: the receiver answered 410 Gone", {{"webhook_id", d.webhook->id}});
-      if (hooks_.disabled) hooks_.disabled("gone");
+      if (hooks_.metrics) hooks_.metrics->Disabled("gone");
     }
   }
   for (int64_t id : disabled) {
     logger_.Warn("webhook disabled: its deliveries kept failing", {{"webhook_id", id},
                                                                    {"disable_after_seconds", options_.disable_after_seconds}});
-    if (hooks_.disabled) hooks_.disabled("failing");
+    if (hooks_.metrics) hooks_.metrics->Disabled("failing");
   }
   finished_.clear();
 }
@@ -480,7 +480,7 @@ void DeliverySender::Housekeeping() {
   const auto now = std::chrono::steady_clock::now();
   next_housekeeping_ = now + kHousekeepingInterval;
   try {
-    if (hooks_.backlog) hooks_.backlog(queue_.MeasureBacklog(db_));
+    if (hooks_.metrics) hooks_.metrics->SetBacklog(queue_.MeasureBacklog(db_));
     if (now >= next_purge_) {
       next_purge_ = now + std::clamp<std::chrono::seconds>(std::chrono::seconds(options_.retention_seconds / 2),
                                                           std::chrono::seconds(1), std::chrono::seconds(60));

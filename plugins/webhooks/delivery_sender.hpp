@@ -26,6 +26,7 @@
 #include "delivery_queue.hpp"
 #include "rendezvous/database.hpp"
 #include "rendezvous/log.hpp"
+#include "webhook_metrics.hpp"
 
 namespace rendezvous::webhooks {
 
@@ -41,19 +42,12 @@ struct SenderOptions {
   std::string user_agent = "Rendezvous-Webhooks";
 };
 
-// What the sender reports (metrics) and what it asks of its owner. Every member may be empty.
+// Where the sender reports (metrics) and what it asks of its owner. Every member may be empty.
 struct SenderHooks {
-  // Once per finished attempt: its trigger, outcome ("succeeded", "retry", "failed", "gone") and
-  // duration in seconds.
-  std::function<void(const std::string& trigger, const std::string& outcome, double seconds)> attempt;
-  // A delivery's first success: seconds from its booking event's commit.
-  std::function<void(double seconds)> delivered;
-  // A webhook set inactive; `reason` is "gone" (410) or "failing" (disable_after).
-  std::function<void(const std::string& reason)> disabled;
+  // Attempts, first successes, webhooks set inactive and, about once a second, the backlog.
+  WebhookMetrics* metrics = nullptr;
   // Inside the transaction that sets a failing webhook inactive (the owner's mail).
   DisabledHandler notify_owner;
-  // About once a second.
-  std::function<void(const Backlog& backlog)> backlog;
 };
 
 class DeliverySender {

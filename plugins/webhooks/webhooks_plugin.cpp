@@ -1,5 +1,5 @@
 // The webhooks plugin's wiring (DESIGN §6, §8): config, the subscription store and its routes,
-// the delivery queue fed by an outbox consumer on topic "bookings", and the sender. Booking
+// the delivery queue fed by an outbox consumer on topic "bookings", the sender and its metrics. Booking
 // events reach it only through the outbox, so it starts whether or not the bookings plugin is
 // enabled.
 #include <memory>
@@ -11,6 +11,7 @@
 #include "rendezvous/plugin.hpp"
 #include "script_hooks.hpp"
 #include "webhook_fields.hpp"
+#include "webhook_metrics.hpp"
 #include "webhook_routes.hpp"
 #include "webhook_store.hpp"
 
@@ -74,9 +75,12 @@ ScriptHooks LoadHooks(PluginContext& ctx, const WebhooksConfig& config) {
 
 class WebhooksPlugin final : public Plugin {
  public:
-  WebhooksPlugin(std::shared_ptr<WebhookStore> webhooks, std::shared_ptr<DeliveryQueue> queue,
-                 std::shared_ptr<DeliverySender> sender)
-      : webhooks_(std::move(webhooks)), queue_(std::move(queue)), sender_(std::move(sender)) {}
+  WebhooksPlugin(std::shared_ptr<WebhookMetrics> metrics, std::shared_ptr<WebhookStore> webhooks,
+                 std::shared_ptr<DeliveryQueue> queue, std::shared_ptr<DeliverySender> sender)
+      : metrics_(std::move(metrics)),
+        webhooks_(std::move(webhooks)),
+        queue_(std::move(queue)),
+        sender_(std::move(sender)) {}
 
   Status Start() noexcept override {
     try {
@@ -89,6 +93,8 @@ class WebhooksPlugin final : public Plugin {
   void Stop() noexcept override { sender_->Stop(); }
 
  private:
+  // Before the sender, which reports to it until it is gone.
+  std::shared_ptr<WebhookMetrics> metrics_;
   std::shared_ptr<WebhookStore> webhooks_;
   std::shared_ptr<DeliveryQueue> queue_;
   std::shared_ptr<DeliverySender> sender_;
@@ -100,27 +106,7 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   auto webhooks = std::make_shared<WebhookStore>(ctx.db(), ctx.encryption_key());
   auto queue = std::make_shared<DeliveryQueue>(*webhooks, LoadHooks(ctx, config));
 
-  Metrics& metrics = ctx.metrics();
-  MetricFamily& attempts = metrics.Counter("webhooks_delivery_attempts_total",
-                                           "Webhook delivery attempts by trigger and outcome.", {"trigger", "outcome"});
-  Metric& duration = metrics
-                         .Histogram("webhooks_delivery_attempt_duration_seconds", "Duration of webhook delivery attempts.",
-                                    {}, {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30})
-                         .With();
-  Metric& latency = metrics
-                        .Histogram("webhooks_delivery_latency_seconds",
-                                   "From a booking event's commit to its delivery's first success.", {},
-                                   {0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600})
-                        .With();
-  MetricFamily& disabled = metrics.Counter("webhooks_disabled_total", "Webhooks set inactive by the sender.", {"reason"});
-  Metric& due = metrics.Gauge("webhooks_due_deliveries", "Deliveries due and not yet sent.").With();
-  Metric& oldest = metrics.Gauge("webhooks_oldest_due_age_seconds", "How long the longest-waiting due delivery has waited.").With();
-  Metric& created = metrics.Counter("webhooks_deliveries_created_total", "Webhook deliveries created.").With();
-  // Exported at zero from start-up, so dashboards and alerts see 0 rather than no data.
-  for (const std::string& trigger : AllTriggers()) {
-    for (const char* outcome : {"succeeded", "retry", "failed", "gone"}) attempts.With({trigger, outcome});
-  }
-  for (const char* reason : {"gone", "failing"}) disabled.With({reason});
+  auto metrics = std::make_shared<WebhookMetrics>(ctx.metrics());
 
   SenderOptions options;
   options.allow_private_networks = config.allow_private_networks;
@@ -132,16 +118,7 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   options.retention_seconds = config.delivery_retention;
   options.user_agent = std::string("Rendezvous-Webhooks/") + RDV_VERSION;
   SenderHooks hooks;
-  hooks.attempt = [&attempts, &duration](const std::string& trigger, const std::string& outcome, double seconds) {
-    attempts.With({trigger, outcome}).Increment();
-    duration.Observe(seconds);
-  };
-  hooks.delivered = [&latency](double seconds) { latency.Observe(seconds); };
-  hooks.disabled = [&disabled](const std::string& reason) { disabled.With({reason}).Increment(); };
-  hooks.backlog = [&due, &oldest](const Backlog& b) {
-    due.Set(static_cast<double>(b.due));
-    oldest.Set(b.oldest_age_seconds);
-  };
+  hooks.metrics = metrics.get();
   hooks.notify_owner = [&identity = ctx.identity(), &mailer = ctx.mailer(), disable_after = config.disable_after](
                            DbConnection& tx, const Webhook& w) {
     std::optional<User> owner = identity.FindUser(w.user_id);
@@ -160,10 +137,10 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   ctx.AddMigrations(std::move(migrations));
 
   ctx.outbox().Subscribe(kConsumer, {kTopic},
-                         [queue, sender, &created](DbConnection& tx, const std::vector<OutboxEvent>& batch) {
+                         [queue, sender, metrics](DbConnection& tx, const std::vector<OutboxEvent>& batch) {
                            const size_t n = queue->Enqueue(tx, batch);
                            if (n > 0) {
-                             created.Add(static_cast<double>(n));
+                             metrics->DeliveriesCreated(n);
                              sender->Wake();
                            }
                          });
@@ -175,7 +152,7 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
     if (auto s = weak.lock()) s->Wake();
   };
   RegisterWebhookRoutes(ctx, webhooks, queue, route_options);
-  return std::make_unique<WebhooksPlugin>(std::move(webhooks), std::move(queue), std::move(sender));
+  return std::make_unique<WebhooksPlugin>(std::move(metrics), std::move(webhooks), std::move(queue), std::move(sender));
 }
 
 }  // namespace

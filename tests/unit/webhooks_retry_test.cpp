@@ -1,7 +1,12 @@
-// The retry policy: which outcomes retry, the schedule with jitter, Retry-After.
+// The retry policy: which outcomes retry, the schedule with jitter, Retry-After; and the metrics
+// the sender reports attempts, deliveries and disabled webhooks to.
 #include <gtest/gtest.h>
 
+#include "metrics/metrics_registry.hpp"
+#include "metrics/prometheus_metrics.hpp"
 #include "retry_policy.hpp"
+#include "storage_test_util.hpp"
+#include "webhook_metrics.hpp"
 
 namespace rendezvous::webhooks {
 namespace {
@@ -47,6 +52,33 @@ TEST(WebhooksRetry, ParsesRetryAfter) {
   EXPECT_EQ(ParseRetryAfter("soon", 0), std::nullopt);
   EXPECT_EQ(ParseRetryAfter("", 0), std::nullopt);
   EXPECT_EQ(ParseRetryAfter("-5", 0), std::nullopt);
+}
+
+TEST(WebhooksMetrics, EveryTriggerOutcomeAndReasonIsExportedFromTheStart) {
+  core::MetricsRegistry registry;
+  core::PrometheusMetrics facade(registry);
+  WebhookMetrics metrics(facade);
+  auto value = [&](const std::string& name, const std::map<std::string, std::string>& labels = {}) {
+    return testing::MetricValue(registry, name, labels);
+  };
+  EXPECT_EQ(value("webhooks_delivery_attempts_total", {{"trigger", "BOOKING_CREATED"}, {"outcome", "gone"}}), 0);
+  EXPECT_EQ(value("webhooks_delivery_attempts_total", {{"trigger", "BOOKING_REOPENED"}, {"outcome", "retry"}}), 0);
+  EXPECT_EQ(value("webhooks_disabled_total", {{"reason", "failing"}}), 0);
+  EXPECT_EQ(value("webhooks_deliveries_created_total"), 0);
+
+  metrics.Attempted("BOOKING_CREATED", "succeeded", 0.2);
+  metrics.Attempted("BOOKING_CREATED", "succeeded", 0.3);
+  metrics.Delivered(1.5);
+  metrics.Disabled("gone");
+  metrics.SetBacklog(Backlog{4, 12.5});
+  metrics.DeliveriesCreated(3);
+  EXPECT_EQ(value("webhooks_delivery_attempts_total", {{"trigger", "BOOKING_CREATED"}, {"outcome", "succeeded"}}), 2);
+  EXPECT_EQ(value("webhooks_delivery_attempt_duration_seconds"), 2);
+  EXPECT_EQ(value("webhooks_delivery_latency_seconds"), 1);
+  EXPECT_EQ(value("webhooks_disabled_total", {{"reason", "gone"}}), 1);
+  EXPECT_EQ(value("webhooks_due_deliveries"), 4);
+  EXPECT_EQ(value("webhooks_oldest_due_age_seconds"), 12.5);
+  EXPECT_EQ(value("webhooks_deliveries_created_total"), 3);
 }
 
 }  // namespace
