@@ -20,6 +20,8 @@ enum class SyncAction {
   kDelete,  // the booking was cancelled or rejected: delete its event
 };
 
+constexpr SyncAction kSyncActions[] = {SyncAction::kCreate, SyncAction::kMove, SyncAction::kDelete};
+
 const char* SyncActionName(SyncAction action);
 std::optional<SyncAction> SyncActionFromName(const std::string& name);
 

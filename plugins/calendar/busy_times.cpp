@@ -158,7 +158,7 @@ void CalendarService::Failed(int64_t user_id, BusySourceError failure, Collected
                 {"source_id", failure.source_id},
                 {"code", code},
                 {"error", failure.status.message()}});
-  if (on_busy_failure_) on_busy_failure_(failure.source, code);
+  metrics_.BusySourceFailed(failure.source, code);
   out.failures.push_back(std::move(failure));
 }
 

@@ -1,5 +1,5 @@
 // The calendar plugin's wiring: config (DESIGN §8 plus the documented `ics_allow_private_networks`),
-// migrations, the Google API client with its request metric, the service and its routes, and the
+// migrations, the metrics, the Google API client, the service and its routes, and the
 // booking events' way into Google Calendar (an outbox consumer writing sync jobs, the sync worker
 // performing them, the booking references it records).
 
@@ -8,6 +8,7 @@
 #include <string>
 
 #include "booking_sync_plan.hpp"
+#include "calendar_metrics.hpp"
 #include "calendar_migrations.hpp"
 #include "calendar_routes.hpp"
 #include "calendar_service.hpp"
@@ -61,9 +62,11 @@ class ReferenceRecorder {
 
 class CalendarPlugin final : public Plugin {
  public:
-  CalendarPlugin(PluginContext& ctx, std::unique_ptr<GoogleApi> google, std::shared_ptr<CalendarService> service,
-                 std::shared_ptr<ReferenceRecorder> references, std::shared_ptr<SyncWorker> worker)
+  CalendarPlugin(PluginContext& ctx, std::unique_ptr<CalendarMetrics> metrics, std::unique_ptr<GoogleApi> google,
+                 std::shared_ptr<CalendarService> service, std::shared_ptr<ReferenceRecorder> references,
+                 std::shared_ptr<SyncWorker> worker)
       : ctx_(ctx),
+        metrics_(std::move(metrics)),
         google_(std::move(google)),
         service_(std::move(service)),
         references_(std::move(references)),
@@ -81,6 +84,8 @@ class CalendarPlugin final : public Plugin {
 
  private:
   PluginContext& ctx_;
+  // Before everything that reports to it.
+  std::unique_ptr<CalendarMetrics> metrics_;
   std::unique_ptr<GoogleApi> google_;
   std::shared_ptr<CalendarService> service_;
   std::shared_ptr<ReferenceRecorder> references_;
@@ -192,69 +197,21 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
     logger.Info("calendar: plugins.calendar.google.client_id is empty; the Google connect flow answers 503");
   }
 
-  MetricFamily& google_requests =
-      ctx.metrics().Counter("calendar_google_requests_total",
-                            "Requests the calendar plugin made to Google, by endpoint and outcome.",
-                            {"endpoint", "outcome"});
-  MetricFamily& ics_fetches =
-      ctx.metrics().Counter("calendar_ics_fetches_total", "ICS feed downloads by outcome.", {"outcome"});
-  // Exported at zero from start-up, so dashboards show 0 rather than no data.
-  for (const char* endpoint : {"token", "refresh", "revoke", "calendar_list", "free_busy", "events_get",
-                               "events_insert", "events_patch", "events_delete"}) {
-    for (const char* outcome : {"ok", "unauthorized", "not_found", "client_error", "server_error", "bad_body",
-                                "timeout", "connect_failed", "too_large", "error"})
-      google_requests.With({endpoint, outcome});
-  }
-  for (const char* outcome : {"ok", "not_modified", "http_error", "not_calendar", "timeout", "connect_failed", "blocked",
-                              "too_large"})
-    ics_fetches.With({outcome});
+  auto metrics = std::make_unique<CalendarMetrics>(ctx.metrics());
   auto api = std::make_unique<GoogleApi>(
-      google, [&google_requests](const std::string& endpoint, const std::string& outcome) {
-        google_requests.With({endpoint, outcome}).Increment();
-      });
-  auto service = std::make_shared<CalendarService>(ctx.db(), logger, *api, options,
-                                                   [&ics_fetches](const std::string& outcome) {
-                                                     ics_fetches.With({outcome}).Increment();
-                                                   });
-  MetricFamily& busy_failures = ctx.metrics().Counter(
-      "calendar_busy_source_failures_total",
-      "Busy-time sources (a Google connection, an ICS feed) that could not be read, by source and error code.",
-      {"source", "code"});
-  service->SetBusyFailureObserver([&busy_failures](const std::string& source, const std::string& code) {
-    busy_failures.With({source, code}).Increment();
-  });
-  for (const char* source : {"google_calendar", "ics_feed"}) {
-    for (const char* code : {"bad_gateway", "gateway_timeout", "reconnect_required", "not_configured"})
-      busy_failures.With({source, code});
-  }
-  Metric& reconnects = ctx.metrics()
-                           .Counter("calendar_reconnects_required_total",
-                                    "Google connections marked invalid (Google refused the refresh token); each "
-                                    "user must connect again.")
-                           .With();
-  service->SetReconnectObserver([&reconnects] { reconnects.Increment(); });
+      google, [&m = *metrics](const std::string& endpoint, const std::string& outcome) { m.GoogleCalled(endpoint, outcome); });
+  auto service = std::make_shared<CalendarService>(ctx.db(), logger, *api, options, *metrics);
   ctx.AddMigrations(CalendarMigrations());
   RegisterCalendarRoutes(ctx, service);
   ctx.AddBusyTimeSource(std::make_shared<CalendarBusySource>(service, ctx.identity()));
 
-  MetricFamily& sync_jobs = ctx.metrics().Counter(
-      "calendar_sync_jobs_total", "Attempts of calendar sync jobs (a booking's Google event), by action and outcome.",
-      {"action", "outcome"});
-  Metric& sync_pending = ctx.metrics().Gauge("calendar_sync_jobs_pending", "Calendar sync jobs not yet done.").With();
-  for (const char* action : {"create", "move", "delete"}) {
-    for (const char* outcome : {"done", "retry", "failed"}) sync_jobs.With({action, outcome});
-  }
   auto references = std::make_shared<ReferenceRecorder>();
   SyncWorkerHooks hooks;
   hooks.write = [service](const SyncJob& job) { return service->WriteBookingEvent(job); };
   hooks.record_reference = [references, &logger](const SyncJob& job, const std::string& calendar_id) {
     references->Record(job, calendar_id, logger);
   };
-  hooks.attempt = [&sync_jobs](const std::string& action, const std::string& outcome) {
-    sync_jobs.With({action, outcome}).Increment();
-  };
-  hooks.backlog = [&sync_pending](int64_t pending) { sync_pending.Set(static_cast<double>(pending)); };
-  auto worker = std::make_shared<SyncWorker>(ctx.db(), logger, sync_options, std::move(hooks));
+  auto worker = std::make_shared<SyncWorker>(ctx.db(), logger, sync_options, std::move(hooks), *metrics);
   // Runs inside the transaction that advances the consumer: the jobs commit with its progress, and
   // Google is never called here.
   ctx.outbox().Subscribe(kSyncConsumer, {kBookingsTopic},
@@ -276,8 +233,8 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
                            }
                            if (queued) worker->Wake();
                          });
-  return std::make_unique<CalendarPlugin>(ctx, std::move(api), std::move(service), std::move(references),
-                                          std::move(worker));
+  return std::make_unique<CalendarPlugin>(ctx, std::move(metrics), std::move(api), std::move(service),
+                                          std::move(references), std::move(worker));
 }
 
 }  // namespace

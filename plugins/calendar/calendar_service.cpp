@@ -3,12 +3,12 @@
 namespace rendezvous::calendar {
 
 CalendarService::CalendarService(Database& db, Logger& logger, const GoogleApi& google,
-                                 CalendarOptions options, IcsObserver on_ics_fetch)
+                                 CalendarOptions options, CalendarMetrics& metrics)
     : db_(db),
       logger_(logger),
       google_(google),
       options_(std::move(options)),
-      on_ics_fetch_(std::move(on_ics_fetch)),
+      metrics_(metrics),
       busy_cache_(options_.busy_cache_fresh, options_.busy_cache_stale) {}
 
 Status CalendarService::RequireEncryption() const {

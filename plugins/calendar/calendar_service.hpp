@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "busy_cache.hpp"
+#include "calendar_metrics.hpp"
 #include "google_api.hpp"
 #include "ics.hpp"
 #include "ics_feed_cache.hpp"
@@ -57,6 +58,14 @@ Status ReconnectRequired(const std::string& message);
 // The API's error code of a busy-time source's failure (reconnect_required, bad_gateway,
 // gateway_timeout, not_configured).
 std::string BusyFailureCode(const Status& failure);
+// The busy-time sources, and the error codes BusyFailureCode gives their failures.
+constexpr const char* kBusySources[] = {"google_calendar", "ics_feed"};
+constexpr const char* kBusyFailureCodes[] = {"bad_gateway", "gateway_timeout", "reconnect_required", "not_configured"};
+// What became of an ICS download: "ok", "not_modified", "http_error", "not_calendar" (the answer
+// is no calendar), "timeout" (the transfer or, waiting for the parse budget, the parse), or the
+// transport's failure (OutcomeLabel).
+constexpr const char* kIcsFetchOutcomes[] = {"ok",      "not_modified",   "http_error", "not_calendar",
+                                             "timeout", "connect_failed", "blocked",    "too_large"};
 
 constexpr int kStateTtlSeconds = 600;
 // The time the outside calls of one API request (feeds saved, busy times asked) may take together.
@@ -92,16 +101,10 @@ constexpr size_t kMaxNameBytes = 255;
 
 class CalendarService {
  public:
-  using IcsObserver = std::function<void(const std::string& outcome)>;
-  // Told of every busy-time source that could not be read (source, error code).
-  using BusyFailureObserver = std::function<void(const std::string& source, const std::string& code)>;
-
+  // ICS downloads, busy-time sources that could not be read and credentials marked invalid are
+  // counted in `metrics`, which must outlive the service.
   CalendarService(Database& db, Logger& logger, const GoogleApi& google, CalendarOptions options,
-                  IcsObserver on_ics_fetch);
-
-  void SetBusyFailureObserver(BusyFailureObserver observer) { on_busy_failure_ = std::move(observer); }
-  // Told of every stored Google credential marked invalid (its user must connect again).
-  void SetReconnectObserver(std::function<void()> observer) { on_reconnect_required_ = std::move(observer); }
+                  CalendarMetrics& metrics);
 
   bool google_configured() const { return !google_.config().client_id.empty(); }
   bool encryption_configured() const { return options_.encryption_key.size() == 32; }
@@ -251,9 +254,7 @@ class CalendarService {
   Logger& logger_;
   const GoogleApi& google_;
   CalendarOptions options_;
-  IcsObserver on_ics_fetch_;
-  BusyFailureObserver on_busy_failure_;
-  std::function<void()> on_reconnect_required_;
+  CalendarMetrics& metrics_;
   BusyCache busy_cache_;
   ByteBudget parse_budget_{kIcsParseBytesAtOnce};
   MemoryTrimmer trimmer_{kTrimAfterBytes, kTrimWhenQuiet};

@@ -65,7 +65,7 @@ void CalendarService::MarkCredentialInvalid(const Credential& cred, const std::s
         " WHERE id = ? AND refresh_token_enc = ? AND invalid_at IS NULL",
         {cred.id, cred.stored_refresh_enc});
   });
-  if (marked > 0 && on_reconnect_required_) on_reconnect_required_();
+  if (marked > 0) metrics_.CredentialInvalidated();
 }
 
 Status CalendarService::RefreshCredential(Credential& cred) {

@@ -47,14 +47,12 @@ CalendarService::IcsDownload CalendarService::FetchIcs(const std::string& url, s
       trimmer_.Note(download.bytes);
     }
   }
-  if (on_ics_fetch_) {
-    on_ics_fetch_(!r.ok()                         ? OutcomeLabel(r.outcome)
-                  : download.not_modified         ? "not_modified"
-                  : r.status != 200               ? "http_error"
-                  : download.parse_timed_out      ? "timeout"
-                  : download.calendar.has_value() ? "ok"
-                                                  : "not_calendar");
-  }
+  metrics_.IcsFetched(!r.ok()                         ? OutcomeLabel(r.outcome)
+                     : download.not_modified         ? "not_modified"
+                     : r.status != 200               ? "http_error"
+                     : download.parse_timed_out      ? "timeout"
+                     : download.calendar.has_value() ? "ok"
+                                                     : "not_calendar");
   return download;
 }
 

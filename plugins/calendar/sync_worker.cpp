@@ -15,8 +15,9 @@ double Jitter() {
 
 }  // namespace
 
-SyncWorker::SyncWorker(Database& db, Logger& logger, SyncWorkerOptions options, SyncWorkerHooks hooks)
-    : db_(db), logger_(logger), options_(std::move(options)), hooks_(std::move(hooks)) {
+SyncWorker::SyncWorker(Database& db, Logger& logger, SyncWorkerOptions options, SyncWorkerHooks hooks,
+                       CalendarMetrics& metrics)
+    : db_(db), logger_(logger), options_(std::move(options)), hooks_(std::move(hooks)), metrics_(metrics) {
   options_.workers = std::max<size_t>(1, options_.workers);
   if (options_.retry_schedule.empty()) options_.retry_schedule = {5};
 }
@@ -72,8 +73,8 @@ void SyncWorker::Loop(size_t index) {
         Maintain();
         next_maintenance = std::chrono::steady_clock::now() + options_.maintenance_interval;
       }
-      if (index == 0 && hooks_.backlog && std::chrono::steady_clock::now() >= next_backlog) {
-        hooks_.backlog(SyncJobStore::PendingCount(db_));
+      if (index == 0 && std::chrono::steady_clock::now() >= next_backlog) {
+        metrics_.SetSyncPending(SyncJobStore::PendingCount(db_));
         next_backlog = std::chrono::steady_clock::now() + options_.backlog_interval;
       }
       ran = RunOne();
@@ -111,7 +112,7 @@ bool SyncWorker::RunOne() {
                  {{"booking_uid", job->booking_uid}, {"user_id", job->user_id}, {"action", action},
                   {"attempts", job->attempts}, {"error", w.error}});
   }
-  if (hooks_.attempt) hooks_.attempt(action, outcome);
+  metrics_.SyncAttempted(action, outcome);
   return true;
 }
 

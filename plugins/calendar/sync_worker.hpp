@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "calendar_metrics.hpp"
 #include "rendezvous/database.hpp"
 #include "rendezvous/log.hpp"
 #include "sync_jobs.hpp"
@@ -36,23 +37,24 @@ struct SyncWorkerOptions {
   std::chrono::seconds retention{7 * 86400};
 };
 
+// What becomes of a job's attempt: done, tried again later, or given up.
+constexpr const char* kSyncOutcomes[] = {"done", "retry", "failed"};
+
 struct SyncWorkerHooks {
-  // Performs the job's Google write (CalendarService::WriteBookingEvent).
+  // Performs the job's Google write (EventWriter::Write).
   std::function<SyncWrite(const SyncJob&)> write;
   // After a write that left the booking with an event: records the booking reference (a moved
   // event's reference moves from the bookings that had it). May throw (the job is then retried;
   // the write is idempotent).
   std::function<void(const SyncJob&, const std::string& calendar_id)> record_reference;
-  // Each finished attempt: action ("create", "move", "delete") and outcome ("done", "retry",
-  // "failed").
-  std::function<void(const std::string& action, const std::string& outcome)> attempt;
-  // The number of pending jobs, about once per backlog interval.
-  std::function<void(int64_t pending)> backlog;
 };
 
 class SyncWorker {
  public:
-  SyncWorker(Database& db, Logger& logger, SyncWorkerOptions options, SyncWorkerHooks hooks);
+  // Each attempt is counted in `metrics` (its action and outcome), and the pending jobs about once
+  // per backlog interval. `metrics` must outlive the worker.
+  SyncWorker(Database& db, Logger& logger, SyncWorkerOptions options, SyncWorkerHooks hooks,
+             CalendarMetrics& metrics);
   ~SyncWorker();
   SyncWorker(const SyncWorker&) = delete;
   SyncWorker& operator=(const SyncWorker&) = delete;
@@ -76,6 +78,7 @@ class SyncWorker {
   Logger& logger_;
   SyncWorkerOptions options_;
   SyncWorkerHooks hooks_;
+  CalendarMetrics& metrics_;
   std::mutex mu_;
   std::condition_variable cv_;
   uint64_t wakes_ = 0;
