@@ -1,7 +1,9 @@
+#include "busy_times.hpp"
+
 #include <algorithm>
 #include <map>
+#include <vector>
 
-#include "calendar_service.hpp"
 #include "json_fields.hpp"
 #include "rendezvous/crypto.hpp"
 #include "rendezvous/time.hpp"
@@ -55,9 +57,23 @@ std::string BusyFailureCode(const Status& s) {
   return s.code() == ErrorCode::kUpstreamTimeout ? "gateway_timeout" : "bad_gateway";
 }
 
-Result<std::string> CalendarService::BusyTimes(int64_t user_id, const std::optional<std::string>& date_from,
-                                        const std::optional<std::string>& date_to,
-                                        const std::optional<std::string>& time_zone) {
+BusyTimes::BusyTimes(Database& db, Logger& logger, const GoogleApi& google, const CalendarOptions& options,
+                     GoogleCredentials& credentials, CalendarList& calendars, IcsFetcher& fetcher,
+                     BusyCache& busy_cache, MemoryTrimmer& trimmer, CalendarMetrics& metrics)
+    : db_(db),
+      logger_(logger),
+      google_(google),
+      options_(options),
+      credentials_(credentials),
+      calendars_(calendars),
+      fetcher_(fetcher),
+      busy_cache_(busy_cache),
+      trimmer_(trimmer),
+      metrics_(metrics) {}
+
+Result<std::string> BusyTimes::Answer(int64_t user_id, const std::optional<std::string>& date_from,
+                                      const std::optional<std::string>& date_to,
+                                      const std::optional<std::string>& time_zone) {
   std::optional<time::Zone> zone = time::Zone::Utc();
   if (time_zone && !time_zone->empty()) {
     zone = time::Zone::Find(*time_zone);
@@ -114,8 +130,7 @@ Result<std::string> CalendarService::BusyTimes(int64_t user_id, const std::optio
   return body;
 }
 
-CollectedBusy CalendarService::SlotBusy(int64_t user_id, time::Millis from, time::Millis to,
-                                        const time::Zone& zone) {
+CollectedBusy BusyTimes::SlotBusy(int64_t user_id, time::Millis from, time::Millis to, const time::Zone& zone) {
   const auto now = BusyCache::Clock::now();
   if (std::optional<CollectedBusy> cached = busy_cache_.Fresh(user_id, from, to, now)) return *cached;
   // Called on the API's request threads: the refreshes run on the plugin's own pool, and only a
@@ -150,7 +165,7 @@ CollectedBusy CalendarService::SlotBusy(int64_t user_id, time::Millis from, time
   return busy;
 }
 
-void CalendarService::Failed(int64_t user_id, BusySourceError failure, CollectedBusy& out) {
+void BusyTimes::Failed(int64_t user_id, BusySourceError failure, CollectedBusy& out) {
   const std::string code = BusyFailureCode(failure.status);
   logger_.Warn("a busy-time source could not be read; its busy times are left out",
                {{"user_id", user_id},
@@ -162,8 +177,8 @@ void CalendarService::Failed(int64_t user_id, BusySourceError failure, Collected
   out.failures.push_back(std::move(failure));
 }
 
-CollectedBusy CalendarService::CollectBusy(int64_t user_id, time::Millis from, time::Millis to,
-                                           const time::Zone& zone, std::chrono::milliseconds budget) {
+CollectedBusy BusyTimes::CollectBusy(int64_t user_id, time::Millis from, time::Millis to, const time::Zone& zone,
+                                     std::chrono::milliseconds budget) {
   Waits w;
   w.deadline = std::chrono::steady_clock::now() + budget;
   w.max_wait = budget;
@@ -173,8 +188,8 @@ CollectedBusy CalendarService::CollectBusy(int64_t user_id, time::Millis from, t
   return Collect(user_id, from, to, zone, w);
 }
 
-CollectedBusy CalendarService::Collect(int64_t user_id, time::Millis from, time::Millis to, const time::Zone& zone,
-                                       const Waits& w) {
+CollectedBusy BusyTimes::Collect(int64_t user_id, time::Millis from, time::Millis to, const time::Zone& zone,
+                                 const Waits& w) {
   CollectedBusy out;
   if (w.shared_google)
     CollectSharedGoogleBusy(user_id, from, to, w, out);
@@ -185,9 +200,9 @@ CollectedBusy CalendarService::Collect(int64_t user_id, time::Millis from, time:
   return out;
 }
 
-void CalendarService::CollectSharedGoogleBusy(int64_t user_id, time::Millis from, time::Millis to, const Waits& w,
-                                              CollectedBusy& out) {
-  const std::vector<GoogleCalendar> calendars = LoadCalendars(user_id);
+void BusyTimes::CollectSharedGoogleBusy(int64_t user_id, time::Millis from, time::Millis to, const Waits& w,
+                                        CollectedBusy& out) {
+  const std::vector<GoogleCalendar> calendars = calendars_.LoadCalendars(user_id);
   if (calendars.empty()) return;
   ++out.sources;
   const int64_t credential_id = calendars.front().credential_id;
@@ -248,15 +263,16 @@ void CalendarService::CollectSharedGoogleBusy(int64_t user_id, time::Millis from
   }
   not_yet("Google did not answer in time");
 }
-void CalendarService::CollectGoogleBusy(int64_t user_id, time::Millis from, time::Millis to, Deadline deadline,
-                                        CollectedBusy& out) {
-  const std::vector<GoogleCalendar> calendars = LoadCalendars(user_id);
+
+void BusyTimes::CollectGoogleBusy(int64_t user_id, time::Millis from, time::Millis to, Deadline deadline,
+                                  CollectedBusy& out) {
+  const std::vector<GoogleCalendar> calendars = calendars_.LoadCalendars(user_id);
   if (calendars.empty()) return;
   ++out.sources;
   const int64_t credential_id = calendars.front().credential_id;
-  auto loaded = LoadCredential(user_id);
+  auto loaded = credentials_.Load(user_id);
   if (!loaded.ok()) return Failed(user_id, {"google_calendar", credential_id, loaded.status()}, out);
-  std::optional<Credential>& cred = *loaded;
+  std::optional<GoogleCredential>& cred = *loaded;
   if (!cred) return;  // disconnected meanwhile
   Json items = Json::array();
   for (const GoogleCalendar& c : calendars) {
@@ -267,8 +283,8 @@ void CalendarService::CollectGoogleBusy(int64_t user_id, time::Millis from, time
                      {"timeMax", time::FormatIsoSeconds(to)},
                      {"timeZone", "UTC"},
                      {"items", items}};
-  auto call = WithGoogle(*cred, [&](const std::string& token) {
-    const std::chrono::milliseconds left = IcsTimeLeft(deadline);
+  auto call = credentials_.WithGoogle(*cred, [&](const std::string& token) {
+    const std::chrono::milliseconds left = IcsFetcher::TimeLeft(deadline);
     if (left.count() == 0) {
       GoogleCall none;
       none.transport = FetchOutcome::kTimeout;
@@ -282,15 +298,15 @@ void CalendarService::CollectGoogleBusy(int64_t user_id, time::Millis from, time
   AddGoogleBusy(call->body, cred->id, out.periods);
 }
 
-IcsFeedCache::Download CalendarService::RefreshFeed(int64_t user_id, int64_t feed_id, const std::string& url,
-                                                    const std::optional<IcsFeedCache::Validators>& validators,
-                                                    Deadline deadline) {
+IcsFeedCache::Download BusyTimes::RefreshFeed(int64_t user_id, int64_t feed_id, const std::string& url,
+                                              const std::optional<IcsFeedCache::Validators>& validators,
+                                              Deadline deadline) {
   IcsFeedCache::Download out;
-  const std::chrono::milliseconds timeout = IcsTimeLeft(deadline);
+  const std::chrono::milliseconds timeout = IcsFetcher::TimeLeft(deadline);
   if (timeout.count() == 0) {
     out.failure = Status(ErrorCode::kUpstreamTimeout, "was not asked: no time was left");
   } else {
-    IcsDownload d = FetchIcs(url, timeout, validators ? &*validators : nullptr);
+    IcsDownload d = fetcher_.FetchFeed(url, timeout, validators ? &*validators : nullptr);
     const FetchResult& r = d.fetch;
     if (d.not_modified) {
       out.kind = IcsFeedCache::Download::Kind::kNotModified;
@@ -317,8 +333,8 @@ IcsFeedCache::Download CalendarService::RefreshFeed(int64_t user_id, int64_t fee
   return out;
 }
 
-void CalendarService::CollectIcsBusy(int64_t user_id, time::Millis from, time::Millis to, const time::Zone& zone,
-                                     const Waits& w, CollectedBusy& out) {
+void BusyTimes::CollectIcsBusy(int64_t user_id, time::Millis from, time::Millis to, const time::Zone& zone,
+                               const Waits& w, CollectedBusy& out) {
   struct Feed {
     int64_t id;
     std::string url_enc;
@@ -340,7 +356,7 @@ void CalendarService::CollectIcsBusy(int64_t user_id, time::Millis from, time::M
     ++out.sources;
     auto failed = [&](Status s) { Failed(user_id, {"ics_feed", f.id, s.WithDetails(Json{{"credentialId", f.id}})}, out); };
     const std::string feed = "the ICS feed " + std::to_string(f.id);
-    if (Status s = RequireEncryption(); !s.ok()) {
+    if (Status s = RequireEncryption(options_.encryption_key); !s.ok()) {
       failed(s);
       continue;
     }

@@ -1,9 +1,14 @@
-#include "calendar_service.hpp"
+#include "calendar_list.hpp"
+
+#include "calendar_options.hpp"
 #include "rendezvous/crypto.hpp"
 
 namespace rendezvous::calendar {
 
-std::vector<CalendarService::GoogleCalendar> CalendarService::LoadCalendars(int64_t user_id) {
+CalendarList::CalendarList(Database& db, std::string encryption_key)
+    : db_(db), encryption_key_(std::move(encryption_key)) {}
+
+std::vector<GoogleCalendar> CalendarList::LoadCalendars(int64_t user_id) {
   return db_.Run([&](DbConnection& c) {
     std::vector<GoogleCalendar> out;
     for (const DbRow& r : c.Query("SELECT credential_id, external_id, name, is_primary, read_only, time_zone FROM "
@@ -15,7 +20,7 @@ std::vector<CalendarService::GoogleCalendar> CalendarService::LoadCalendars(int6
   });
 }
 
-std::optional<std::string> CalendarService::LoadDestination(int64_t user_id) {
+std::optional<std::string> CalendarList::LoadDestination(int64_t user_id) {
   return db_.Run([&](DbConnection& c) -> std::optional<std::string> {
     std::optional<DbRow> row = c.QueryOne(
         "SELECT external_id FROM calendar_destinations WHERE user_id = ? AND integration = 'google_calendar'",
@@ -25,7 +30,15 @@ std::optional<std::string> CalendarService::LoadDestination(int64_t user_id) {
   });
 }
 
-Json CalendarService::CalendarJson(const GoogleCalendar& c, const std::optional<std::string>& destination) const {
+std::string CalendarList::TargetCalendar(int64_t user_id) {
+  if (std::optional<std::string> destination = LoadDestination(user_id)) return *destination;
+  for (const GoogleCalendar& c : LoadCalendars(user_id)) {
+    if (c.primary) return c.external_id;
+  }
+  return "primary";
+}
+
+Json CalendarList::CalendarJson(const GoogleCalendar& c, const std::optional<std::string>& destination) {
   return {{"credentialId", c.credential_id},
           {"integration", "google_calendar"},
           {"externalId", c.external_id},
@@ -37,7 +50,7 @@ Json CalendarService::CalendarJson(const GoogleCalendar& c, const std::optional<
           {"timeZone", c.time_zone.empty() ? Json(nullptr) : Json(c.time_zone)}};
 }
 
-Result<Json> CalendarService::ListCalendars(int64_t user_id) {
+Result<Json> CalendarList::ListCalendars(int64_t user_id) {
   const std::vector<GoogleCalendar> calendars = LoadCalendars(user_id);
   const std::optional<std::string> destination = LoadDestination(user_id);
   struct Feed {
@@ -65,8 +78,8 @@ Result<Json> CalendarService::ListCalendars(int64_t user_id) {
   }
   for (const Feed& f : feeds) {
     std::string url;
-    if (encryption_configured()) {
-      auto plain = crypto::Decrypt(options_.encryption_key, f.url_enc);
+    if (EncryptionConfigured(encryption_key_)) {
+      auto plain = crypto::Decrypt(encryption_key_, f.url_enc);
       if (plain.ok()) url = *plain;
     }
     list.push_back({{"credentialId", f.id},
@@ -82,7 +95,7 @@ Result<Json> CalendarService::ListCalendars(int64_t user_id) {
   return Json{{"calendars", list}, {"destinationCalendar", dest}};
 }
 
-Result<Json> CalendarService::SetDestination(int64_t user_id, const Json& body) {
+Result<Json> CalendarList::SetDestination(int64_t user_id, const Json& body) {
   if (!body.contains("integration") || !body["integration"].is_string())
     return Status::Invalid("integration", "integration is required (google_calendar)");
   if (body["integration"].get<std::string>() != "google_calendar")

@@ -1,37 +1,42 @@
 #include "calendar_metrics.hpp"
 
 #include "booking_sync_plan.hpp"
-#include "calendar_service.hpp"
+#include "busy_times.hpp"
+#include "ics_fetcher.hpp"
 #include "sync_worker.hpp"
 
 namespace rendezvous::calendar {
 namespace {
 
 // The endpoints and outcomes GoogleApi names its requests by.
-constexpr const char* kGoogleEndpoints[] = {"token",      "refresh",       "revoke",       "calendar_list", "free_busy",
-                                            "events_get", "events_insert", "events_patch", "events_delete"};
-constexpr const char* kGoogleOutcomes[] = {"ok",      "unauthorized",   "not_found", "client_error", "server_error",
-                                           "bad_body", "timeout", "connect_failed", "too_large",    "error"};
+constexpr const char* kGoogleEndpoints[] = {"token",         "refresh",      "revoke",
+                                            "calendar_list", "free_busy",    "events_get",
+                                            "events_insert", "events_patch", "events_delete"};
+constexpr const char* kGoogleOutcomes[] = {"ok",           "unauthorized", "not_found", "client_error",
+                                           "server_error", "bad_body",     "timeout",   "connect_failed",
+                                           "too_large",    "error"};
 
 }  // namespace
 
 CalendarMetrics::CalendarMetrics(Metrics& metrics)
-    : google_requests_(metrics.Counter("calendar_google_requests_total",
-                                       "Requests the calendar plugin made to Google, by endpoint and outcome.",
-                                       {"endpoint", "outcome"})),
-      ics_fetches_(metrics.Counter("calendar_ics_fetches_total", "ICS feed downloads by outcome.", {"outcome"})),
-      busy_failures_(metrics.Counter(
-          "calendar_busy_source_failures_total",
-          "Busy-time sources (a Google connection, an ICS feed) that could not be read, by source and error code.",
-          {"source", "code"})),
+    : google_requests_(metrics.Counter(
+          "calendar_google_requests_total",
+          "Requests the calendar plugin made to Google, by endpoint and outcome.", {"endpoint", "outcome"})),
+      ics_fetches_(
+          metrics.Counter("calendar_ics_fetches_total", "ICS feed downloads by outcome.", {"outcome"})),
+      busy_failures_(metrics.Counter("calendar_busy_source_failures_total",
+                                     "Busy-time sources (a Google connection, an ICS feed) that could not be "
+                                     "read, by source and error code.",
+                                     {"source", "code"})),
       reconnects_(metrics
                       .Counter("calendar_reconnects_required_total",
                                "Google connections marked invalid (Google refused the refresh token); each "
                                "user must connect again.")
                       .With()),
-      sync_jobs_(metrics.Counter("calendar_sync_jobs_total",
-                                 "Attempts of calendar sync jobs (a booking's Google event), by action and outcome.",
-                                 {"action", "outcome"})),
+      sync_jobs_(
+          metrics.Counter("calendar_sync_jobs_total",
+                          "Attempts of calendar sync jobs (a booking's Google event), by action and outcome.",
+                          {"action", "outcome"})),
       sync_pending_(metrics.Gauge("calendar_sync_jobs_pending", "Calendar sync jobs not yet done.").With()) {
   for (const char* endpoint : kGoogleEndpoints) {
     for (const char* outcome : kGoogleOutcomes) google_requests_.With({endpoint, outcome});
@@ -49,18 +54,24 @@ void CalendarMetrics::GoogleCalled(const std::string& endpoint, const std::strin
   google_requests_.With({endpoint, outcome}).Increment();
 }
 
-void CalendarMetrics::IcsFetched(const std::string& outcome) { ics_fetches_.With({outcome}).Increment(); }
+void CalendarMetrics::IcsFetched(const std::string& outcome) {
+  ics_fetches_.With({outcome}).Increment();
+}
 
 void CalendarMetrics::BusySourceFailed(const std::string& source, const std::string& code) {
   busy_failures_.With({source, code}).Increment();
 }
 
-void CalendarMetrics::CredentialInvalidated() { reconnects_.Increment(); }
+void CalendarMetrics::CredentialInvalidated() {
+  reconnects_.Increment();
+}
 
 void CalendarMetrics::SyncAttempted(const std::string& action, const std::string& outcome) {
   sync_jobs_.With({action, outcome}).Increment();
 }
 
-void CalendarMetrics::SetSyncPending(int64_t pending) { sync_pending_.Set(static_cast<double>(pending)); }
+void CalendarMetrics::SetSyncPending(int64_t pending) {
+  sync_pending_.Set(static_cast<double>(pending));
+}
 
 }  // namespace rendezvous::calendar

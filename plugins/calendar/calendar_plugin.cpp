@@ -1,21 +1,21 @@
 // The calendar plugin's wiring: config (DESIGN §8 plus the documented `ics_allow_private_networks`),
-// migrations, the metrics, the Google API client, the service and its routes, and the
+// migrations, the metrics, the Google API client, the logic classes and their routes, and the
 // booking events' way into Google Calendar (an outbox consumer writing sync jobs, the sync worker
 // performing them, the booking references it records).
 
 #include <memory>
-#include <set>
 #include <string>
+#include <vector>
 
-#include "booking_sync_plan.hpp"
 #include "calendar_metrics.hpp"
 #include "calendar_migrations.hpp"
+#include "calendar_parts.hpp"
 #include "calendar_routes.hpp"
-#include "calendar_service.hpp"
 #include "google_api.hpp"
-#include "rendezvous/booking_references.hpp"
+#include "reference_recorder.hpp"
 #include "rendezvous/outbox.hpp"
 #include "rendezvous/plugin.hpp"
+#include "rendezvous/time.hpp"
 #include "sync_jobs.hpp"
 #include "sync_worker.hpp"
 
@@ -25,50 +25,15 @@ namespace {
 constexpr const char* kSyncConsumer = "calendar";
 constexpr const char* kBookingsTopic = "bookings";
 
-// The booking references the sync worker records, through the bookings plugin's host service once
-// it is found (absent when the bookings plugin is disabled: then there are no booking events
-// either). Thread-safe after Start().
-class ReferenceRecorder {
- public:
-  void Attach(std::shared_ptr<BookingReferences> references) { references_ = std::move(references); }
-  // Records the job's event as a reference of its booking, unless a repeated job did already. A
-  // moved event's reference moves from the bookings that had it, so that one booking at a time
-  // names the event.
-  void Record(const SyncJob& job, const std::string& calendar_id, Logger& logger) const {
-    if (!references_) return;
-    const BookingReference reference{"google_calendar", job.event_id, calendar_id, 0};
-    bool recorded = false;
-    for (const std::string& from : job.moved_from) {
-      Status s = references_->Move(from, job.booking_uid, reference);
-      if (s.ok())
-        recorded = true;
-      else
-        logger.Warn("calendar sync: the booking reference was not moved",
-                    {{"booking_uid", job.booking_uid}, {"from_uid", from}, {"error", s.message()}});
-    }
-    if (recorded) return;
-    for (const BookingReference& r : references_->List(job.booking_uid)) {
-      if (r.type == reference.type && r.event_uid == reference.event_uid) return;
-    }
-    Status s = references_->Add(job.booking_uid, reference);
-    if (!s.ok())
-      logger.Warn("calendar sync: the booking reference was not recorded",
-                  {{"booking_uid", job.booking_uid}, {"error", s.message()}});
-  }
-
- private:
-  std::shared_ptr<BookingReferences> references_;
-};
-
 class CalendarPlugin final : public Plugin {
  public:
   CalendarPlugin(PluginContext& ctx, std::unique_ptr<CalendarMetrics> metrics, std::unique_ptr<GoogleApi> google,
-                 std::shared_ptr<CalendarService> service, std::shared_ptr<ReferenceRecorder> references,
+                 std::shared_ptr<CalendarParts> parts, std::shared_ptr<ReferenceRecorder> references,
                  std::shared_ptr<SyncWorker> worker)
       : ctx_(ctx),
         metrics_(std::move(metrics)),
         google_(std::move(google)),
-        service_(std::move(service)),
+        parts_(std::move(parts)),
         references_(std::move(references)),
         worker_(std::move(worker)) {}
   Status Start() noexcept override {
@@ -87,7 +52,7 @@ class CalendarPlugin final : public Plugin {
   // Before everything that reports to it.
   std::unique_ptr<CalendarMetrics> metrics_;
   std::unique_ptr<GoogleApi> google_;
-  std::shared_ptr<CalendarService> service_;
+  std::shared_ptr<CalendarParts> parts_;
   std::shared_ptr<ReferenceRecorder> references_;
   std::shared_ptr<SyncWorker> worker_;
 };
@@ -124,17 +89,17 @@ std::string RevokeUrl(const std::string& token_url) {
 }
 
 // The busy times of a user's Google calendars to check and ICS feeds, for the slots of the user's
-// event types (CalendarService::SlotBusy: cached, bounded in time, failures reported). All-day
+// event types (BusyTimes::SlotBusy: cached, bounded in time, failures reported). All-day
 // events of feeds are placed in the user's time zone.
 class CalendarBusySource final : public BusyTimeSource {
  public:
-  CalendarBusySource(std::shared_ptr<CalendarService> service, Identity& identity)
-      : service_(std::move(service)), identity_(identity) {}
+  CalendarBusySource(std::shared_ptr<CalendarParts> parts, Identity& identity)
+      : parts_(std::move(parts)), identity_(identity) {}
   BusyReport BusyTimes(int64_t user_id, time::Millis from, time::Millis to) override {
     std::optional<User> user = identity_.FindUser(user_id);
     const time::Zone zone =
         (user ? time::Zone::Find(user->time_zone) : std::nullopt).value_or(time::Zone::Utc());
-    const CollectedBusy busy = service_->SlotBusy(user_id, from, to, zone);
+    const CollectedBusy busy = parts_->busy.SlotBusy(user_id, from, to, zone);
     BusyReport out;
     out.times.reserve(busy.periods.size());
     for (const BusyPeriod& p : busy.periods) out.times.push_back({p.start, p.end});
@@ -143,7 +108,7 @@ class CalendarBusySource final : public BusyTimeSource {
   }
 
  private:
-  std::shared_ptr<CalendarService> service_;
+  std::shared_ptr<CalendarParts> parts_;
   Identity& identity_;
 };
 
@@ -198,16 +163,18 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   }
 
   auto metrics = std::make_unique<CalendarMetrics>(ctx.metrics());
-  auto api = std::make_unique<GoogleApi>(
-      google, [&m = *metrics](const std::string& endpoint, const std::string& outcome) { m.GoogleCalled(endpoint, outcome); });
-  auto service = std::make_shared<CalendarService>(ctx.db(), logger, *api, options, *metrics);
+  auto api = std::make_unique<GoogleApi>(google, [&m = *metrics](const std::string& endpoint,
+                                                                   const std::string& outcome) {
+    m.GoogleCalled(endpoint, outcome);
+  });
+  auto parts = std::make_shared<CalendarParts>(ctx.db(), logger, *api, options, *metrics);
   ctx.AddMigrations(CalendarMigrations());
-  RegisterCalendarRoutes(ctx, service);
-  ctx.AddBusyTimeSource(std::make_shared<CalendarBusySource>(service, ctx.identity()));
+  RegisterCalendarRoutes(ctx, parts);
+  ctx.AddBusyTimeSource(std::make_shared<CalendarBusySource>(parts, ctx.identity()));
 
   auto references = std::make_shared<ReferenceRecorder>();
   SyncWorkerHooks hooks;
-  hooks.write = [service](const SyncJob& job) { return service->WriteBookingEvent(job); };
+  hooks.write = [parts](const SyncJob& job) { return parts->writer.Write(job); };
   hooks.record_reference = [references, &logger](const SyncJob& job, const std::string& calendar_id) {
     references->Record(job, calendar_id, logger);
   };
@@ -216,24 +183,9 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   // Google is never called here.
   ctx.outbox().Subscribe(kSyncConsumer, {kBookingsTopic},
                          [worker](DbConnection& tx, const std::vector<OutboxEvent>& batch) {
-                           // Most hosts have no Google calendar: one query for the batch
-                           // finds those that do, and only their events are planned.
-                           std::set<int64_t> hosts;
-                           for (const OutboxEvent& e : batch) {
-                             if (std::optional<int64_t> host = BookingEventHost(e.payload)) hosts.insert(*host);
-                           }
-                           const std::set<int64_t> connected = SyncJobStore::WithCredential(tx, hosts);
-                           bool queued = false;
-                           const time::Millis now = time::Now();
-                           for (const OutboxEvent& e : batch) {
-                             std::optional<int64_t> host = BookingEventHost(e.payload);
-                             if (!host || connected.count(*host) == 0) continue;
-                             if (std::optional<SyncPlan> plan = PlanBookingSync(e.type, e.payload, now))
-                               queued = SyncJobStore::Enqueue(tx, *plan) || queued;
-                           }
-                           if (queued) worker->Wake();
+                           if (QueueBookingSyncJobs(tx, batch, time::Now())) worker->Wake();
                          });
-  return std::make_unique<CalendarPlugin>(ctx, std::move(metrics), std::move(api), std::move(service),
+  return std::make_unique<CalendarPlugin>(ctx, std::move(metrics), std::move(api), std::move(parts),
                                           std::move(references), std::move(worker));
 }
 

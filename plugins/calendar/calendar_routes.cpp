@@ -1,5 +1,7 @@
 #include "calendar_routes.hpp"
 
+#include "rendezvous/pages.hpp"
+
 namespace rendezvous::calendar {
 namespace {
 
@@ -10,13 +12,23 @@ Response ToResponse(const Result<Json>& result, int success_status = 200) {
 
 }  // namespace
 
-void RegisterCalendarRoutes(PluginContext& ctx, std::shared_ptr<CalendarService> service) {
+std::string BindingCookieHeader(const std::string& app_url, const std::string& state, const std::string& value) {
+  CookieOptions o;
+  o.path = "/v2/calendars/google/save";
+  o.http_only = true;
+  o.same_site = "Lax";  // sent on Google's top-level redirect back to /save
+  o.secure = app_url.rfind("https://", 0) == 0;
+  o.max_age = std::chrono::seconds(value.empty() ? 0 : kStateTtlSeconds);
+  return SetCookieHeader(GoogleConnection::BindingCookieName(state), value, o);
+}
+
+void RegisterCalendarRoutes(PluginContext& ctx, std::shared_ptr<CalendarParts> parts) {
   const unsigned kScoped = kApiKey | kOAuthToken;
 
   // Connect only writes a state row; every other route calls Google or an ICS host (outbound).
   ctx.AddRoute(Route::Api(Method::kGet, "/v2/calendars/google/connect", RouteAuth::Bearer("APPS_WRITE", kScoped),
-                          [service](Request& req) {
-                            auto url = service->Connect(req.principal->user_id, req.Query("redir"));
+                          [parts](Request& req) {
+                            auto url = parts->connect.Connect(req.principal->user_id, req.Query("redir"));
                             if (!url.ok()) return Response::FromStatus(url.status());
                             return Response::Success(Json{{"authUrl", *url}});
                           }));
@@ -24,41 +36,41 @@ void RegisterCalendarRoutes(PluginContext& ctx, std::shared_ptr<CalendarService>
   // Public: Google's browser redirect carries no bearer token. The state names the user and the
   // binding cookie the start page set proves this is the browser that user started in.
   ctx.AddRoute(Route::Api(Method::kGet, "/v2/calendars/google/save", RouteAuth::Public(),
-                          [service](Request& req) {
+                          [parts, app_url = ctx.app_url()](Request& req) {
                             const std::string state = req.Query("state").value_or("");
-                            auto saved = service->Save(req.Query("code").value_or(""), state,
-                                                       req.Query("error").value_or(""),
-                                                       req.Cookie(CalendarService::BindingCookieName(state)));
+                            auto saved = parts->connect.Save(req.Query("code").value_or(""), state,
+                                                             req.Query("error").value_or(""),
+                                                             req.Cookie(GoogleConnection::BindingCookieName(state)));
                             if (!saved.ok()) return Response::FromStatus(saved.status());
                             Response res = saved->redirect.empty() ? Response::Success(saved->calendars)
                                                                    : Response::Redirect(saved->redirect, 302);
-                            res.With("Set-Cookie", service->BindingCookieHeader(state, ""));
+                            res.With("Set-Cookie", BindingCookieHeader(app_url, state, ""));
                             return res;
                           })
                    .Outbound());
 
-  RegisterConnectStartPage(ctx, service);
+  RegisterConnectStartPage(ctx, parts);
 
   ctx.AddRoute(Route::Api(Method::kGet, "/v2/calendars/google/check", RouteAuth::Bearer("APPS_READ", kScoped),
-                          [service](Request& req) { return ToResponse(service->CheckGoogle(req.principal->user_id)); })
+                          [parts](Request& req) { return ToResponse(parts->connect.Check(req.principal->user_id)); })
                    .Outbound());
 
   // Spec §5.3: APPS_WRITE is "connect and disconnect apps".
   ctx.AddRoute(Route::Api(Method::kPost, "/v2/calendars/google/disconnect", RouteAuth::Bearer("APPS_WRITE", kScoped),
-                          [service](Request& req) {
-                            return ToResponse(service->DisconnectGoogle(req.principal->user_id));
+                          [parts](Request& req) {
+                            return ToResponse(parts->connect.Disconnect(req.principal->user_id));
                           })
                    .Outbound());
 
   ctx.AddRoute(Route::Api(Method::kGet, "/v2/calendars", RouteAuth::Bearer("APPS_READ", kScoped),
-                          [service](Request& req) {
-                            return ToResponse(service->ListCalendars(req.principal->user_id));
+                          [parts](Request& req) {
+                            return ToResponse(parts->calendars.ListCalendars(req.principal->user_id));
                           })
                    .Outbound());
 
   ctx.AddRoute(Route::Api(Method::kGet, "/v2/calendars/busy-times", RouteAuth::Bearer("APPS_READ", kScoped),
-                          [service](Request& req) {
-                            Result<std::string> busy = service->BusyTimes(
+                          [parts](Request& req) {
+                            Result<std::string> busy = parts->busy.Answer(
                                 req.principal->user_id, req.Query("dateFrom"), req.Query("dateTo"),
                                 req.Query("timeZone"));
                             if (!busy.ok()) return Response::FromStatus(busy.status());
@@ -69,27 +81,27 @@ void RegisterCalendarRoutes(PluginContext& ctx, std::shared_ptr<CalendarService>
                    .Outbound());
 
   ctx.AddRoute(Route::Api(Method::kPost, "/v2/calendars/ics-feed/save", RouteAuth::Bearer("APPS_WRITE", kScoped),
-                          [service](Request& req) {
+                          [parts](Request& req) {
                             auto body = req.JsonBody();
                             if (!body.ok()) return Response::FromStatus(body.status());
-                            return ToResponse(service->SaveIcsFeeds(req.principal->user_id, *body), 201);
+                            return ToResponse(parts->feeds.Save(req.principal->user_id, *body), 201);
                           })
                    .Outbound());
 
   ctx.AddRoute(Route::Api(Method::kPut, "/v2/destination-calendars", RouteAuth::Bearer("APPS_WRITE", kScoped),
-                          [service](Request& req) {
+                          [parts](Request& req) {
                             auto body = req.JsonBody();
                             if (!body.ok()) return Response::FromStatus(body.status());
-                            return ToResponse(service->SetDestination(req.principal->user_id, *body));
+                            return ToResponse(parts->calendars.SetDestination(req.principal->user_id, *body));
                           })
                    .Outbound());
 
   // Spec §4.5/§5.1: API keys and managed-user tokens only; OAuth tokens answer 401.
   ctx.AddRoute(Route::Api(Method::kGet, "/v2/calendars/:calendar/event/:eventUid",
                           RouteAuth::Bearer("", kApiKey | kManagedUserToken),
-                          [service](Request& req) {
-                            return ToResponse(service->GetEvent(req.principal->user_id, req.params["calendar"],
-                                                                req.params["eventUid"]));
+                          [parts](Request& req) {
+                            return ToResponse(parts->events.GetEvent(req.principal->user_id, req.params["calendar"],
+                                                                     req.params["eventUid"]));
                           })
                    .Outbound());
 }

@@ -23,20 +23,20 @@ Response ErrorPage(const Status& status) {
 
 }  // namespace
 
-void RegisterConnectStartPage(PluginContext& ctx, std::shared_ptr<CalendarService> service) {
+void RegisterConnectStartPage(PluginContext& ctx, std::shared_ptr<CalendarParts> parts) {
   Identity& identity = ctx.identity();
   ctx.AddRoute(Route::Page(
-      Method::kGet, "/settings/calendars/google/start", RouteAuth::Session(), [service, &identity](Request& req) {
+      Method::kGet, "/settings/calendars/google/start", RouteAuth::Session(), [parts, &identity, app_url = ctx.app_url()](Request& req) {
         std::optional<User> user = identity.SessionUser(req);
         if (!user) return ErrorPage(Status(ErrorCode::kUnauthenticated, "sign in first"));
         const std::string state = req.Query("state").value_or("");
-        auto started = service->StartConnect(user->id, state);
+        auto started = parts->connect.StartConnect(user->id, state);
         if (!started.ok()) return ErrorPage(started.status());
         auto html = RenderTemplate(kStartTemplate,
                                    Json{{"email", user->email}, {"name", user->name}, {"url", started->google_url}});
         if (!html.ok()) return ErrorPage(html.status());
         Response res = Response::Html(200, RenderPage(kTitle, *html));
-        res.With("Set-Cookie", service->BindingCookieHeader(state, started->cookie_value));
+        res.With("Set-Cookie", BindingCookieHeader(app_url, state, started->cookie_value));
         AddPageHeaders(res);
         return res;
       }));

@@ -1,17 +1,23 @@
+#include "event_lookup.hpp"
+
 #include <algorithm>
 
-#include "calendar_service.hpp"
+#include "calendar_options.hpp"
 #include "event_mapping.hpp"
+#include "sync_jobs.hpp"
 #include "url_policy.hpp"
 
 namespace rendezvous::calendar {
 
-Result<Json> CalendarService::GetEvent(int64_t user_id, const std::string& calendar, const std::string& event_uid) {
+EventLookup::EventLookup(Database& db, const GoogleApi& google, GoogleCredentials& credentials, CalendarList& calendars)
+    : db_(db), google_(google), credentials_(credentials), calendars_(calendars) {}
+
+Result<Json> EventLookup::GetEvent(int64_t user_id, const std::string& calendar, const std::string& event_uid) {
   if (calendar != "google") return Status::Invalid("calendar", "calendar must be google");
   if (event_uid.empty() || event_uid.size() > kMaxEventUidLength || HasControlOrSpace(event_uid))
     return Status::Invalid("eventUid", "eventUid is empty, too long or has spaces");
   const Status not_found = Status::NotFound("no event with this eventUid in your calendars");
-  std::vector<GoogleCalendar> calendars = LoadCalendars(user_id);
+  std::vector<GoogleCalendar> calendars = calendars_.LoadCalendars(user_id);
   if (calendars.empty()) return not_found;
 
   // Search order (DESIGN §7): the calendar holding the event of one of the caller's bookings (its
@@ -26,7 +32,7 @@ Result<Json> CalendarService::GetEvent(int64_t user_id, const std::string& calen
                      [&](const GoogleCalendar& c) { return c.external_id == *booking_calendar; }))
       calendars.push_back(GoogleCalendar{0, *booking_calendar, "", false, false, ""});
   }
-  if (std::optional<std::string> destination = LoadDestination(user_id)) order.push_back(*destination);
+  if (std::optional<std::string> destination = calendars_.LoadDestination(user_id)) order.push_back(*destination);
   for (const GoogleCalendar& c : calendars) {
     if (c.primary) order.push_back(c.external_id);
   }
@@ -39,12 +45,12 @@ Result<Json> CalendarService::GetEvent(int64_t user_id, const std::string& calen
   }
   if (search.empty()) return not_found;
 
-  auto loaded = LoadCredential(user_id);
+  auto loaded = credentials_.Load(user_id);
   if (!loaded.ok()) return loaded.status();
-  std::optional<Credential>& cred = *loaded;
+  std::optional<GoogleCredential>& cred = *loaded;
   if (!cred) return not_found;
   for (const GoogleCalendar* c : search) {
-    auto call = WithGoogle(
+    auto call = credentials_.WithGoogle(
         *cred, [&](const std::string& token) { return google_.GetEvent(token, c->external_id, event_uid); });
     if (!call.ok()) return call.status();
     const GoogleCall& r = *call;

@@ -1,4 +1,4 @@
-#include "calendar_service.hpp"
+#include "event_writer.hpp"
 
 namespace rendezvous::calendar {
 namespace {
@@ -57,22 +57,17 @@ json EventBody(const SyncJob& job) {
 
 }  // namespace
 
-std::string CalendarService::TargetCalendar(int64_t user_id) {
-  if (std::optional<std::string> destination = LoadDestination(user_id)) return *destination;
-  for (const GoogleCalendar& c : LoadCalendars(user_id)) {
-    if (c.primary) return c.external_id;
-  }
-  return "primary";
-}
+EventWriter::EventWriter(const GoogleApi& google, GoogleCredentials& credentials, CalendarList& calendars)
+    : google_(google), credentials_(credentials), calendars_(calendars) {}
 
-SyncWrite CalendarService::WriteBookingEvent(const SyncJob& job) {
-  auto loaded = LoadCredential(job.user_id);
+SyncWrite EventWriter::Write(const SyncJob& job) {
+  auto loaded = credentials_.Load(job.user_id);
   if (!loaded.ok()) return FromStatus(loaded.status());
   // The host disconnected Google since: there is nothing to write to.
   if (!*loaded) return Done("", false);
-  Credential& cred = **loaded;
+  GoogleCredential& cred = **loaded;
   auto with_google = [&](const std::function<GoogleCall(const std::string&)>& call) {
-    return WithGoogle(cred, call);
+    return credentials_.WithGoogle(cred, call);
   };
 
   if (job.action == SyncAction::kDelete) {
@@ -87,7 +82,7 @@ SyncWrite CalendarService::WriteBookingEvent(const SyncJob& job) {
   }
 
   const json body = EventBody(job);
-  const std::string calendar = job.calendar_id.value_or(TargetCalendar(job.user_id));
+  const std::string calendar = job.calendar_id.value_or(calendars_.TargetCalendar(job.user_id));
   auto insert = [&]() -> SyncWrite {
     json with_id = body;
     with_id["id"] = job.event_id;

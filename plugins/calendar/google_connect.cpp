@@ -1,7 +1,9 @@
-#include "calendar_service.hpp"
-#include "json_fields.hpp"
+#include "google_connection.hpp"
+
+#include <vector>
+
+#include "calendar_list.hpp"
 #include "rendezvous/crypto.hpp"
-#include "rendezvous/pages.hpp"
 #include "rendezvous/text.hpp"
 #include "rendezvous/time.hpp"
 #include "url_policy.hpp"
@@ -33,9 +35,14 @@ std::string WithErrorParameter(const std::string& redir, const std::string& erro
 
 }  // namespace
 
-Result<std::string> CalendarService::Connect(int64_t user_id, const std::optional<std::string>& redir) {
-  if (Status s = RequireGoogle(); !s.ok()) return s;
-  if (Status s = RequireEncryption(); !s.ok()) return s;
+GoogleConnection::GoogleConnection(Database& db, Logger& logger, const GoogleApi& google,
+                                   GoogleCredentials& credentials, BusyCache& busy_cache,
+                                   const CalendarOptions& options)
+    : db_(db), logger_(logger), google_(google), credentials_(credentials), busy_cache_(busy_cache), options_(options) {}
+
+Result<std::string> GoogleConnection::Connect(int64_t user_id, const std::optional<std::string>& redir) {
+  if (Status s = credentials_.RequireGoogle(); !s.ok()) return s;
+  if (Status s = RequireEncryption(options_.encryption_key); !s.ok()) return s;
   std::string target = redir.value_or("");
   if (!target.empty() && !IsAllowedRedirect(target, options_.base_url, options_.app_url))
     return Status::Invalid("redir", "redir must be a URL on " + options_.app_url + " or " + options_.base_url);
@@ -50,23 +57,13 @@ Result<std::string> CalendarService::Connect(int64_t user_id, const std::optiona
   return options_.app_url + kStartPath + "?state=" + PercentEncode(state);
 }
 
-std::string CalendarService::BindingCookieName(const std::string& state) {
+std::string GoogleConnection::BindingCookieName(const std::string& state) {
   return "rdv_gcal_" + crypto::Sha256Hex(state).substr(0, 16);
 }
 
-std::string CalendarService::BindingCookieHeader(const std::string& state, const std::string& value) const {
-  CookieOptions o;
-  o.path = kSavePath;
-  o.http_only = true;
-  o.same_site = "Lax";  // sent on Google's top-level redirect back to /save
-  o.secure = options_.app_url.rfind("https://", 0) == 0;
-  o.max_age = std::chrono::seconds(value.empty() ? 0 : kStateTtlSeconds);
-  return SetCookieHeader(BindingCookieName(state), value, o);
-}
-
-Result<CalendarService::StartResult> CalendarService::StartConnect(int64_t session_user_id,
-                                                                   const std::string& state) {
-  if (Status s = RequireGoogle(); !s.ok()) return s;
+Result<GoogleConnection::StartResult> GoogleConnection::StartConnect(int64_t session_user_id,
+                                                                     const std::string& state) {
+  if (Status s = credentials_.RequireGoogle(); !s.ok()) return s;
   if (state.empty() || state.size() > kMaxStateLength) return InvalidState();
   const std::string secret = crypto::RandomToken(32);
   const std::string state_hash = crypto::Sha256Hex(state);
@@ -89,11 +86,11 @@ Result<CalendarService::StartResult> CalendarService::StartConnect(int64_t sessi
   return StartResult{google_.AuthUrl(options_.base_url + kSavePath, state), BindingCookieName(state), secret};
 }
 
-Result<CalendarService::SaveResult> CalendarService::Save(const std::string& code, const std::string& state,
-                                                          const std::string& google_error,
-                                                          const std::optional<std::string>& binding_cookie) {
-  if (Status s = RequireGoogle(); !s.ok()) return s;
-  if (Status s = RequireEncryption(); !s.ok()) return s;
+Result<GoogleConnection::SaveResult> GoogleConnection::Save(const std::string& code, const std::string& state,
+                                                            const std::string& google_error,
+                                                            const std::optional<std::string>& binding_cookie) {
+  if (Status s = credentials_.RequireGoogle(); !s.ok()) return s;
+  if (Status s = RequireEncryption(options_.encryption_key); !s.ok()) return s;
   if (state.empty() || state.size() > kMaxStateLength) return Status::Invalid("state", "state is missing or invalid");
   if (google_error.empty() && (code.empty() || code.size() > kMaxCodeLength))
     return Status::Invalid("code", "code is missing or invalid");
@@ -140,7 +137,7 @@ Result<CalendarService::SaveResult> CalendarService::Save(const std::string& cod
 
   const GoogleCall token = google_.ExchangeCode(code, options_.base_url + kSavePath);
   if (!token.ok()) return GoogleFailure(token, "the code exchange");
-  Credential cred;
+  GoogleCredential cred;
   cred.access_token = StringField(token.body, "access_token");
   cred.refresh_token = StringField(token.body, "refresh_token");
   if (cred.access_token.empty())
@@ -150,7 +147,7 @@ Result<CalendarService::SaveResult> CalendarService::Save(const std::string& cod
 
   cred.user_id = row->user_id;
   // A token Google just issued may still be refused (401): refreshed once like any other.
-  auto list_call = WithGoogle(cred, [&](const std::string& access) { return google_.CalendarList(access); });
+  auto list_call = credentials_.WithGoogle(cred, [&](const std::string& access) { return google_.CalendarList(access); });
   if (!list_call.ok()) return list_call.status();
   const GoogleCall& list = *list_call;
   if (!list.ok()) return GoogleFailure(list, "the calendar list");
@@ -229,7 +226,7 @@ Result<CalendarService::SaveResult> CalendarService::Save(const std::string& cod
 
   if (!row->redir.empty()) return SaveResult{row->redir, nullptr};
   Json out = Json::array();
-  for (const GoogleCalendar& c : calendars) out.push_back(CalendarJson(c, std::nullopt));
+  for (const GoogleCalendar& c : calendars) out.push_back(CalendarList::CalendarJson(c, std::nullopt));
   return SaveResult{"", Json{{"calendars", out}}};
 }
 

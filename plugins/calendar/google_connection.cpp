@@ -1,20 +1,20 @@
-#include "calendar_service.hpp"
-#include "json_fields.hpp"
+#include "google_connection.hpp"
+
 #include "rendezvous/crypto.hpp"
 
 namespace rendezvous::calendar {
 
-Result<Json> CalendarService::CheckGoogle(int64_t user_id) {
+Result<Json> GoogleConnection::Check(int64_t user_id) {
   const Json reconnect = {{"connected", true}, {"valid", false}, {"reconnectRequired", true}};
-  auto loaded = LoadCredential(user_id);
+  auto loaded = credentials_.Load(user_id);
   if (!loaded.ok()) {
     if (loaded.status().reason() == "reconnect_required") return reconnect;
     return loaded.status();
   }
-  std::optional<Credential>& cred = *loaded;
+  std::optional<GoogleCredential>& cred = *loaded;
   if (!cred) return Json{{"connected", false}, {"valid", false}, {"reconnectRequired", false}};
-  if (Status s = RequireGoogle(); !s.ok()) return s;
-  auto call = WithGoogle(*cred, [&](const std::string& token) { return google_.CalendarList(token); });
+  if (Status s = credentials_.RequireGoogle(); !s.ok()) return s;
+  auto call = credentials_.WithGoogle(*cred, [&](const std::string& token) { return google_.CalendarList(token); });
   if (!call.ok()) {
     if (call.status().reason() == "reconnect_required") return reconnect;
     return call.status();
@@ -23,7 +23,7 @@ Result<Json> CalendarService::CheckGoogle(int64_t user_id) {
   return Json{{"connected", true}, {"valid", true}, {"reconnectRequired", false}};
 }
 
-Result<Json> CalendarService::DisconnectGoogle(int64_t user_id) {
+Result<Json> GoogleConnection::Disconnect(int64_t user_id) {
   struct Row {
     int64_t id;
     std::string access_enc, refresh_enc;
@@ -40,7 +40,7 @@ Result<Json> CalendarService::DisconnectGoogle(int64_t user_id) {
   // Revoking the refresh token ends the whole grant at Google. Best effort: the user asked for the
   // connection to go, so it goes from here even when Google cannot be reached (the answer says so).
   bool revoked = false;
-  if (google_configured() && encryption_configured()) {
+  if (credentials_.google_configured() && EncryptionConfigured(options_.encryption_key)) {
     auto refresh = crypto::Decrypt(options_.encryption_key, row->refresh_enc);
     auto access = crypto::Decrypt(options_.encryption_key, row->access_enc);
     const std::string token = refresh.ok() && !refresh->empty() ? *refresh : access.ok() ? *access : "";

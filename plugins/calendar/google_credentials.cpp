@@ -1,4 +1,6 @@
-#include "calendar_service.hpp"
+#include "google_credentials.hpp"
+
+#include "calendar_options.hpp"
 #include "json_fields.hpp"
 #include "rendezvous/crypto.hpp"
 #include "rendezvous/time.hpp"
@@ -21,11 +23,18 @@ bool RefreshTokenRefused(const GoogleCall& r) {
 
 }  // namespace
 
-Status ReconnectRequired(const std::string& message) {
-  return Status::Conflict(message).WithReason("reconnect_required");
+GoogleCredentials::GoogleCredentials(Database& db, Logger& logger, const GoogleApi& google, std::string encryption_key,
+                                     CalendarMetrics& metrics)
+    : db_(db), logger_(logger), google_(google), encryption_key_(std::move(encryption_key)), metrics_(metrics) {}
+
+Status GoogleCredentials::RequireGoogle() const {
+  if (google_configured()) return Status::Ok();
+  return Status(ErrorCode::kUnavailable,
+                "Google Calendar is not configured on this server (plugins.calendar.google.client_id)")
+      .WithReason("not_configured");
 }
 
-Result<std::optional<CalendarService::Credential>> CalendarService::LoadCredential(int64_t user_id) {
+Result<std::optional<GoogleCredential>> GoogleCredentials::Load(int64_t user_id) {
   struct Row {
     int64_t id;
     std::string access, refresh;
@@ -40,21 +49,21 @@ Result<std::optional<CalendarService::Credential>> CalendarService::LoadCredenti
     if (!r) return std::nullopt;
     return Row{r->Int(1), r->String(2), r->String(3), r->Int(4), r->Bool(5)};
   });
-  if (!row) return std::optional<Credential>();
+  if (!row) return std::optional<GoogleCredential>();
   if (row->invalid)
     return ReconnectRequired("Google no longer accepts this calendar connection; connect the calendar again");
-  if (Status s = RequireEncryption(); !s.ok()) return s;
-  auto access = crypto::Decrypt(options_.encryption_key, row->access);
-  auto refresh = crypto::Decrypt(options_.encryption_key, row->refresh);
+  if (Status s = RequireEncryption(encryption_key_); !s.ok()) return s;
+  auto access = crypto::Decrypt(encryption_key_, row->access);
+  auto refresh = crypto::Decrypt(encryption_key_, row->refresh);
   if (!access.ok() || !refresh.ok()) {
     logger_.Error("a stored Google credential cannot be decrypted (was the encryption key changed?)",
                   {{"user_id", user_id}});
     return ReconnectRequired("the stored Google credential cannot be used; connect the calendar again");
   }
-  return std::optional<Credential>(Credential{row->id, user_id, *access, *refresh, row->expires, row->refresh});
+  return std::optional<GoogleCredential>(GoogleCredential{row->id, user_id, *access, *refresh, row->expires, row->refresh});
 }
 
-void CalendarService::MarkCredentialInvalid(const Credential& cred, const std::string& why) {
+void GoogleCredentials::MarkInvalid(const GoogleCredential& cred, const std::string& why) {
   logger_.Warn("google refused the calendar credential; the user must connect again",
                {{"user_id", cred.user_id}, {"reason", why}});
   if (cred.id == 0) return;  // not stored yet (the connect flow)
@@ -68,14 +77,14 @@ void CalendarService::MarkCredentialInvalid(const Credential& cred, const std::s
   if (marked > 0) metrics_.CredentialInvalidated();
 }
 
-Status CalendarService::RefreshCredential(Credential& cred) {
+Status GoogleCredentials::Refresh(GoogleCredential& cred) {
   if (cred.refresh_token.empty()) {
-    MarkCredentialInvalid(cred, "no refresh token");
+    MarkInvalid(cred, "no refresh token");
     return ReconnectRequired("Google gave no refresh token for this calendar; connect it again");
   }
   const GoogleCall r = google_.Refresh(cred.refresh_token);
   if (RefreshTokenRefused(r)) {
-    MarkCredentialInvalid(cred, r.GoogleMessage());
+    MarkInvalid(cred, r.GoogleMessage());
     return ReconnectRequired("Google refused to renew access to this calendar (" + r.GoogleMessage() +
                              "); connect the calendar again");
   }
@@ -87,8 +96,8 @@ Status CalendarService::RefreshCredential(Credential& cred) {
   const std::string rotated = StringField(r.body, "refresh_token");
   if (!rotated.empty()) cred.refresh_token = rotated;
   if (cred.id == 0) return Status::Ok();  // the connect flow stores it with the rest
-  auto access_enc = crypto::Encrypt(options_.encryption_key, cred.access_token);
-  auto refresh_enc = crypto::Encrypt(options_.encryption_key, cred.refresh_token);
+  auto access_enc = crypto::Encrypt(encryption_key_, cred.access_token);
+  auto refresh_enc = crypto::Encrypt(encryption_key_, cred.refresh_token);
   if (!access_enc.ok() || !refresh_enc.ok())
     return Status(ErrorCode::kUnavailable, "credential encryption failed").WithReason("not_configured");
   db_.Transaction([&](DbConnection& tx) {
@@ -102,16 +111,16 @@ Status CalendarService::RefreshCredential(Credential& cred) {
   return Status::Ok();
 }
 
-Result<GoogleCall> CalendarService::WithGoogle(Credential& cred,
-                                               const std::function<GoogleCall(const std::string&)>& call) {
+Result<GoogleCall> GoogleCredentials::WithGoogle(GoogleCredential& cred,
+                                                 const std::function<GoogleCall(const std::string&)>& call) {
   bool refreshed = false;
   if (cred.expires_at > 0 && NowSeconds() + kExpirySlackSeconds >= cred.expires_at) {
-    if (Status s = RefreshCredential(cred); !s.ok()) return s;
+    if (Status s = Refresh(cred); !s.ok()) return s;
     refreshed = true;
   }
   GoogleCall r = call(cred.access_token);
   if (r.unauthorized() && !refreshed) {
-    if (Status s = RefreshCredential(cred); !s.ok()) return s;
+    if (Status s = Refresh(cred); !s.ok()) return s;
     r = call(cred.access_token);
   }
   return r;

@@ -1,6 +1,7 @@
+#include "ics_feeds.hpp"
+
 #include <set>
 
-#include "calendar_service.hpp"
 #include "rendezvous/crypto.hpp"
 #include "rendezvous/text.hpp"
 #include "rendezvous/time.hpp"
@@ -8,8 +9,17 @@
 
 namespace rendezvous::calendar {
 
-Result<Json> CalendarService::SaveIcsFeeds(int64_t user_id, const Json& body) {
-  if (Status s = RequireEncryption(); !s.ok()) return s;
+IcsFeeds::IcsFeeds(Database& db, const CalendarOptions& options, IcsFetcher& fetcher, CalendarList& calendars,
+                   BusyCache& busy_cache)
+    : db_(db),
+      encryption_key_(options.encryption_key),
+      allow_private_networks_(options.ics_allow_private_networks),
+      fetcher_(fetcher),
+      calendars_(calendars),
+      busy_cache_(busy_cache) {}
+
+Result<Json> IcsFeeds::Save(int64_t user_id, const Json& body) {
+  if (Status s = RequireEncryption(encryption_key_); !s.ok()) return s;
   if (!body.contains("urls") || !body["urls"].is_array() || body["urls"].empty())
     return Status::Invalid("urls", "urls must be a non-empty list of https URLs");
   const Json& urls = body["urls"];
@@ -34,16 +44,16 @@ Result<Json> CalendarService::SaveIcsFeeds(int64_t user_id, const Json& body) {
     auto parsed = ParseFeedUrl(url);
     if (!parsed) return Status::Invalid(field, "the url must be an absolute https URL without credentials");
     if (parsed->scheme != "https" &&
-        !(parsed->scheme == "http" && options_.ics_allow_private_networks && IsLoopbackHost(parsed->host)))
+        !(parsed->scheme == "http" && allow_private_networks_ && IsLoopbackHost(parsed->host)))
       return Status::Invalid(field, "the url must use https");
-    if (const std::string why = NonPublicLiteral(parsed->host); !why.empty() && !options_.ics_allow_private_networks)
+    if (const std::string why = NonPublicLiteral(parsed->host); !why.empty() && !allow_private_networks_)
       return Status::Invalid(field, "the url must not point to a private or otherwise non-public address (" +
                                         parsed->host + " is " + why + ")");
     if (!seen.insert(url).second) continue;
-    const std::chrono::milliseconds timeout = IcsTimeLeft(deadline);
+    const std::chrono::milliseconds timeout = IcsFetcher::TimeLeft(deadline);
     if (timeout.count() == 0)
       return Status::Invalid(field, "the feeds took too long to download; save fewer at once");
-    const IcsDownload d = FetchIcs(url, timeout);
+    const IcsDownload d = fetcher_.FetchFeed(url, timeout);
     if (!d.fetch.ok()) return Status::Invalid(field, "the feed could not be fetched: " + d.fetch.error);
     if (d.fetch.status != 200)
       return Status::Invalid(field, "the feed answered HTTP " + std::to_string(d.fetch.status));
@@ -57,7 +67,7 @@ Result<Json> CalendarService::SaveIcsFeeds(int64_t user_id, const Json& body) {
 
   std::vector<std::string> encrypted;
   for (const Fetched& f : fetched) {
-    auto enc = crypto::Encrypt(options_.encryption_key, f.url);
+    auto enc = crypto::Encrypt(encryption_key_, f.url);
     if (!enc.ok())
       return Status(ErrorCode::kUnavailable, "credential encryption failed").WithReason("not_configured");
     encrypted.push_back(*enc);
@@ -87,7 +97,7 @@ Result<Json> CalendarService::SaveIcsFeeds(int64_t user_id, const Json& body) {
   busy_cache_.Forget(user_id);
 
   // Answer the saved feeds as calendar objects.
-  Result<Json> all = ListCalendars(user_id);
+  Result<Json> all = calendars_.ListCalendars(user_id);
   const Json listed = all.ok() ? *all : Json::object();
   Json out = Json::array();
   for (const Fetched& f : fetched) {

@@ -1,6 +1,6 @@
-#include <algorithm>
+#include "ics_fetcher.hpp"
 
-#include "calendar_service.hpp"
+#include <algorithm>
 
 namespace rendezvous::calendar {
 namespace {
@@ -10,21 +10,24 @@ constexpr std::chrono::milliseconds kMinUsefulTimeout{500};
 
 }  // namespace
 
-std::chrono::milliseconds CalendarService::IcsTimeLeft(Deadline deadline) {
+IcsFetcher::IcsFetcher(bool allow_private_networks, MemoryTrimmer& trimmer, CalendarMetrics& metrics)
+    : allow_private_networks_(allow_private_networks), trimmer_(trimmer), metrics_(metrics) {}
+
+std::chrono::milliseconds IcsFetcher::TimeLeft(Deadline deadline) {
   const auto left =
       std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
   if (left < kMinUsefulTimeout) return std::chrono::milliseconds(0);
   return std::min(left, kIcsTimeout);
 }
 
-CalendarService::IcsDownload CalendarService::FetchIcs(const std::string& url, std::chrono::milliseconds timeout,
-                                                       const IcsFeedCache::Validators* validators) {
+IcsDownload IcsFetcher::FetchFeed(const std::string& url, std::chrono::milliseconds timeout,
+                                  const IcsFeedCache::Validators* validators) {
   const Deadline deadline = std::chrono::steady_clock::now() + timeout;
   FetchRequest req;
   req.url = url;
   req.timeout = timeout;
   req.max_response_bytes = kMaxIcsBytes;
-  req.block_private_networks = !options_.ics_allow_private_networks;
+  req.block_private_networks = !allow_private_networks_;
   if (validators && !validators->etag.empty()) req.headers.push_back("If-None-Match: " + validators->etag);
   if (validators && !validators->last_modified.empty())
     req.headers.push_back("If-Modified-Since: " + validators->last_modified);

@@ -23,6 +23,8 @@
 
 #include "booking_sync_plan.hpp"
 #include "rendezvous/database.hpp"
+#include "rendezvous/outbox.hpp"
+#include "rendezvous/time.hpp"
 
 namespace rendezvous::calendar {
 
@@ -84,5 +86,10 @@ class SyncJobStore {
   // The calendar holding `event_id` when it is the event of one of `user_id`'s bookings.
   static std::optional<std::string> BookingEventCalendar(DbConnection& c, int64_t user_id, const std::string& event_id);
 };
+
+// Inside the outbox consumer's transaction: the sync jobs a batch of booking events asks for, for
+// the hosts that have a Google credential (one query finds them: most hosts have none). Google is
+// never called here. Returns whether a job was written.
+bool QueueBookingSyncJobs(DbConnection& tx, const std::vector<OutboxEvent>& batch, time::Millis now);
 
 }  // namespace rendezvous::calendar

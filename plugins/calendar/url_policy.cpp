@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "calendar_service.hpp"
+#include "calendar_options.hpp"
 #include "rendezvous/net.hpp"
 #include "rendezvous/text.hpp"
 
