@@ -294,7 +294,8 @@ void HttpServer::Impl::Start() {
     app_.reset();
     metrics_.reset();
     manager_.Stop();
-    for (auto* pool : {api_pool_.get(), app_pool_.get(), outbound_pool_.get(), public_pool_.get()}) pool->Stop();
+    for (auto* pool : {api_pool_.get(), app_pool_.get(), outbound_pool_.get(), public_pool_.get()})
+      pool->Stop();
     throw;
   }
   started_ = true;
@@ -323,7 +324,8 @@ void HttpServer::Impl::Shutdown(std::chrono::milliseconds grace) {
     connection->Abort();
     connection->OnClosed();
   }
-  for (auto* pool : {api_pool_.get(), app_pool_.get(), outbound_pool_.get(), public_pool_.get()}) pool->Stop();
+  for (auto* pool : {api_pool_.get(), app_pool_.get(), outbound_pool_.get(), public_pool_.get()})
+    pool->Stop();
   manager_.Stop();
   api_.reset();
   app_.reset();

@@ -19,9 +19,9 @@
 // starve the other, one for routes that call hosts outside (outbound_threads, with at most
 // outbound_per_user requests of one caller at once), and one for anonymous routes (those that need
 // no credential and are limited per client address, Route::per_address: the public booking flow;
-// public_worker_threads, whose threads run at a CPU priority lowered by public_worker_nice), so a flood of anonymous requests holds only those threads and the CPU the
-// others leave, and credentialed API calls neither queue nor compete for CPU behind it. A full
-// queue answers 503 at once.
+// public_worker_threads, whose threads run at a CPU priority lowered by public_worker_nice), so a
+// flood of anonymous requests holds only those threads and the CPU the others leave, and
+// credentialed API calls never queue behind it. A full queue answers 503 at once.
 //
 // Bounds under abuse: connections per listener and per client address (beyond: 503 and close),
 // request bytes buffered across all connections (max_buffered_bytes; beyond: 503 and close), at

@@ -24,8 +24,8 @@ void BookedTimesCache::Erase(std::unordered_map<int64_t, Entry>::iterator it) {
   entries_.erase(it);
 }
 
-std::optional<std::vector<BookedTime>> BookedTimesCache::FindLocked(int64_t host, int64_t version, time::Millis lo,
-                                                                   time::Millis hi) {
+std::optional<std::vector<BookedTime>> BookedTimesCache::FindLocked(int64_t host, int64_t version,
+                                                                    time::Millis lo, time::Millis hi) {
   auto it = entries_.find(host);
   if (it == entries_.end() || it->second.version != version) return std::nullopt;
   for (const Range& r : it->second.ranges) {
@@ -37,7 +37,7 @@ std::optional<std::vector<BookedTime>> BookedTimesCache::FindLocked(int64_t host
 }
 
 std::optional<std::vector<BookedTime>> BookedTimesCache::Find(int64_t host, int64_t version, time::Millis lo,
-                                                             time::Millis hi) {
+                                                              time::Millis hi) {
   std::lock_guard lock(mu_);
   return FindLocked(host, version, lo, hi);
 }

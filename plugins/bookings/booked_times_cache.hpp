@@ -100,7 +100,8 @@ class BookedTimesCache {
     std::shared_ptr<const std::vector<BookedTime>> times;  // by start
   };
 
-  std::optional<std::vector<BookedTime>> FindLocked(int64_t host, int64_t version, time::Millis lo, time::Millis hi);
+  std::optional<std::vector<BookedTime>> FindLocked(int64_t host, int64_t version, time::Millis lo,
+                                                    time::Millis hi);
   void Erase(std::unordered_map<int64_t, Entry>::iterator it);
 
   const size_t max_hosts_;

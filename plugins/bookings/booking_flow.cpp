@@ -128,9 +128,9 @@ Result<Json> BookingService::Slots(const SlotsQuery& q) {
   std::vector<Millis> limited;  // the event type's booked starts in its limited periods
   // Outside a database connection: a request may wait for another's read of the same range.
   const TimeRange starts = BookedStartRange(from, to);
-  const std::vector<BookedTime> times = booked_times_.Get(host->id, loaded.version, starts.start, starts.end, [&] {
-    return db_.Run([&](DbConnection& conn) { return HostBookedTimes(conn, host->id, starts); });
-  });
+  const std::vector<BookedTime> times = booked_times_.Get(
+      host->id, loaded.version, starts.start, starts.end,
+      [&] { return db_.Run([&](DbConnection& conn) { return HostBookedTimes(conn, host->id, starts); }); });
   std::vector<BusyBlock> own = WithBuffers(times, loaded.buffers);
   busy.insert(busy.end(), own.begin(), own.end());
   Schedule schedule = db_.Run([&](DbConnection& conn) {

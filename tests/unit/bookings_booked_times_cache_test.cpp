@@ -125,7 +125,8 @@ TEST(BookingsBookedTimesCache, KeepsSeveralWindowsOfAHostInRotation) {
         }
         return out;
       });
-      const time::Millis first = std::max<time::Millis>(lo, 0), last = std::min<time::Millis>(hi, 40000 * 1000);
+      const time::Millis first = std::max<time::Millis>(lo, 0);
+      const time::Millis last = std::min<time::Millis>(hi, 40000 * 1000);
       EXPECT_EQ(got.size(), static_cast<size_t>((last - first + 999) / 1000)) << "window " << w;
     }
   }
@@ -175,7 +176,8 @@ TEST(BookingsBookedTimesCache, ConcurrentReadsOfOneRangeRunOnce) {
     });
     if (i == 0) {
       // The first read is under way before the others ask.
-      for (int spin = 0; spin < 5000 && loads == 0; ++spin) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      for (int spin = 0; spin < 5000 && loads == 0; ++spin)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
   }
   for (std::thread& t : threads) t.join();
@@ -186,8 +188,8 @@ TEST(BookingsBookedTimesCache, ConcurrentReadsOfOneRangeRunOnce) {
   EXPECT_THROW(cache.Get(2, 1, 0, 10, []() -> std::vector<BookedTime> { throw std::runtime_error("down"); }),
                std::runtime_error);
   EXPECT_EQ(cache.Get(2, 1, 0, 10, [] { return Times(1); }).size(), 1u);
-  EXPECT_EQ(cache.Get(2, 1, 0, 10, []() -> std::vector<BookedTime> { throw std::runtime_error("not asked"); }).size(),
-            1u);
+  auto not_asked = []() -> std::vector<BookedTime> { throw std::runtime_error("not asked"); };
+  EXPECT_EQ(cache.Get(2, 1, 0, 10, not_asked).size(), 1u);
 }
 
 }  // namespace
