@@ -45,6 +45,8 @@ ServerOptions MakeServerOptions(const Config& c) {
   o.app_worker_threads = c.app_worker_threads;
   o.outbound_threads = c.outbound_threads;
   o.outbound_per_user = c.outbound_per_user;
+  o.public_worker_threads = c.public_worker_threads;
+  o.public_worker_nice = c.public_worker_nice;
   o.max_connections = static_cast<size_t>(c.max_connections);
   o.max_connections_per_ip = static_cast<size_t>(c.max_connections_per_ip);
   o.max_buffered_bytes = static_cast<size_t>(c.max_buffered_bytes);

@@ -145,6 +145,9 @@ void ReadServer(ConfigNode server, Config& c) {
   c.app_worker_threads = static_cast<int>(server.Int("app_worker_threads", c.app_worker_threads, 1, 1024));
   c.outbound_threads = static_cast<int>(server.Int("outbound_threads", c.outbound_threads, 1, 1024));
   c.outbound_per_user = static_cast<int>(server.Int("outbound_per_user", c.outbound_per_user, 1, 1024));
+  c.public_worker_threads =
+      static_cast<int>(server.Int("public_worker_threads", c.public_worker_threads, 1, 1024));
+  c.public_worker_nice = static_cast<int>(server.Int("public_worker_nice", c.public_worker_nice, 0, 19));
   c.max_connections = server.Int("max_connections", c.max_connections, 1, 1000000);
   c.max_connections_per_ip = server.Int("max_connections_per_ip", c.max_connections_per_ip, 1, 1000000);
   c.max_buffered_bytes = server.Int("max_buffered_bytes", c.max_buffered_bytes, 1L << 20, 64L << 30);

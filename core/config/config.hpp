@@ -43,6 +43,8 @@ struct Config {
   int worker_threads = 8;    // 1..1024, the api listener's handlers
   int app_worker_threads = 4;     // 1..1024, the app listener's handlers (pages)
   int outbound_threads = 16;      // 1..1024, routes that call outside hosts
+  int public_worker_threads = 4;  // 1..1024, anonymous routes (the public booking flow)
+  int public_worker_nice = 10;    // 0..19, how much lower those threads' CPU priority is
   int outbound_per_user = 4;      // 1..1024, such requests of one caller at once
   long max_body_bytes = 1048576;  // 1 KiB..1 GiB
   long max_connections = 10000;          // per listener, 1..1000000

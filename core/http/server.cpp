@@ -83,6 +83,12 @@ Response ErrorResponse(int status, std::string message, const Json& details = nu
 
 constexpr const char* kCredentialGroup = "credential";
 
+// Anonymous traffic, for the public pool: routes that need no credential and are limited per
+// client address (they name a group, whether or not its limit is on): the public booking flow.
+bool IsAnonymous(const rendezvous::Route& route) {
+  return !route.auth.bearer_required && !route.auth.session_required && !route.per_address.group.empty();
+}
+
 std::string CredentialKey(const Principal& principal) {
   std::string key(1 + sizeof principal.credential_id, static_cast<char>(principal.kind));
   for (size_t i = 0; i < sizeof principal.credential_id; ++i)
@@ -195,6 +201,7 @@ class HttpServer::Impl {
   std::unique_ptr<WorkerPool> api_pool_;
   std::unique_ptr<WorkerPool> app_pool_;
   std::unique_ptr<WorkerPool> outbound_pool_;
+  std::unique_ptr<WorkerPool> public_pool_;
 };
 
 HttpServer::Impl::Impl(ServerOptions options, Logger& logger, prometheus::Registry& registry)
@@ -266,6 +273,8 @@ void HttpServer::Impl::Start() {
   api_pool_ = std::make_unique<WorkerPool>(options_.worker_threads, options_.worker_queue_limit);
   app_pool_ = std::make_unique<WorkerPool>(options_.app_worker_threads, options_.worker_queue_limit);
   outbound_pool_ = std::make_unique<WorkerPool>(options_.outbound_threads, options_.worker_queue_limit);
+  public_pool_ = std::make_unique<WorkerPool>(options_.public_worker_threads, options_.worker_queue_limit,
+                                              options_.public_worker_nice);
   manager_.Start([this] { UpdateGauges(); });
   ListenerLimits limits{options_.max_connections, options_.max_connections_per_ip};
   try {
@@ -285,7 +294,8 @@ void HttpServer::Impl::Start() {
     app_.reset();
     metrics_.reset();
     manager_.Stop();
-    for (auto* pool : {api_pool_.get(), app_pool_.get(), outbound_pool_.get()}) pool->Stop();
+    for (auto* pool : {api_pool_.get(), app_pool_.get(), outbound_pool_.get(), public_pool_.get()})
+      pool->Stop();
     throw;
   }
   started_ = true;
@@ -301,7 +311,8 @@ void HttpServer::Impl::Shutdown(std::chrono::milliseconds grace) {
   draining_ = true;
   for (const auto& connection : manager_.All()) connection->CloseIfIdle();
   auto deadline = std::chrono::steady_clock::now() + grace;
-  for (auto* pool : {api_pool_.get(), app_pool_.get(), outbound_pool_.get()}) pool->WaitIdle(deadline);
+  for (auto* pool : {api_pool_.get(), app_pool_.get(), outbound_pool_.get(), public_pool_.get()})
+    pool->WaitIdle(deadline);
   {
     std::unique_lock active_lock(active_mu_);
     active_cv_.wait_until(active_lock, deadline, [this] { return active_count_ == 0; });
@@ -313,7 +324,8 @@ void HttpServer::Impl::Shutdown(std::chrono::milliseconds grace) {
     connection->Abort();
     connection->OnClosed();
   }
-  for (auto* pool : {api_pool_.get(), app_pool_.get(), outbound_pool_.get()}) pool->Stop();
+  for (auto* pool : {api_pool_.get(), app_pool_.get(), outbound_pool_.get(), public_pool_.get()})
+    pool->Stop();
   manager_.Stop();
   api_.reset();
   app_.reset();
@@ -443,13 +455,15 @@ void HttpServer::Impl::Dispatch(const ExchangePtr& ex, ParsedRequest& parsed) {
 
   WorkerPool* pool = ex->route->outbound              ? outbound_pool_.get()
                      : ex->listener == Listener::kApp ? app_pool_.get()
+                     : IsAnonymous(*ex->route)        ? public_pool_.get()
                                                       : api_pool_.get();
   WorkerPool::Task task = [ex] { ex->impl.Execute(*ex); };
   if (!pool->TrySubmit(task)) {
     Reject("queue_full");
     return Finish(*ex, ErrorResponse(503, "the server is busy, try again later"));
   }
-  queue_depth_->Set(static_cast<double>(api_pool_->queued() + app_pool_->queued() + outbound_pool_->queued()));
+  queue_depth_->Set(static_cast<double>(api_pool_->queued() + app_pool_->queued() + outbound_pool_->queued() +
+                                        public_pool_->queued()));
 }
 
 void HttpServer::Impl::AddRateLimitGroup(const RateLimit& limit, const std::string& pattern) {

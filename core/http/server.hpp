@@ -16,8 +16,12 @@
 // Threads and isolation: the reactor threads frame requests, route them and run inline handlers.
 // Other routes (auth included: bearer resolution is database work) run on a bounded pool: one for
 // the api listener (worker_threads), one for the app listener (app_worker_threads), so neither can
-// starve the other, and one for routes that call hosts outside (outbound_threads, with at most
-// outbound_per_user requests of one caller at once). A full queue answers 503 at once.
+// starve the other, one for routes that call hosts outside (outbound_threads, with at most
+// outbound_per_user requests of one caller at once), and one for anonymous routes (those that need
+// no credential and are limited per client address, Route::per_address: the public booking flow;
+// public_worker_threads, whose threads run at a CPU priority lowered by public_worker_nice), so a
+// flood of anonymous requests holds only those threads and the CPU the others leave, and
+// credentialed API calls never queue behind it. A full queue answers 503 at once.
 //
 // Bounds under abuse: connections per listener and per client address (beyond: 503 and close),
 // request bytes buffered across all connections (max_buffered_bytes; beyond: 503 and close), at
@@ -56,6 +60,8 @@ struct ServerOptions {
   int app_worker_threads = 4;     // the app listener's handlers (pages): a pool of their own
   int outbound_threads = 16;      // routes marked outbound (Route::outbound)
   int outbound_per_user = 4;      // outbound requests of one caller at once; more answer 429
+  int public_worker_threads = 4;  // anonymous routes (no credential, per_address): a pool of their own
+  int public_worker_nice = 10;    // how much lower their threads' CPU priority is (0-19)
   size_t worker_queue_limit = 4096;  // requests waiting for a worker, per pool; beyond it 503
   size_t max_connections = 10000;        // per listener; more are answered 503 and closed
   size_t max_connections_per_ip = 1024;  // per listener and client address

@@ -1,5 +1,12 @@
 #include "http/worker_pool.hpp"
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
 namespace rendezvous::core {
 namespace {
 
@@ -7,11 +14,23 @@ constexpr int kSpins = 64;
 
 }  // namespace
 
-WorkerPool::WorkerPool(int threads, size_t queue_limit) : queue_limit_(queue_limit) {
+WorkerPool::WorkerPool(int threads, size_t queue_limit, int nice) : queue_limit_(queue_limit) {
   if (threads < 1) threads = 1;
   threads_count_ = static_cast<size_t>(threads);
   threads_.reserve(static_cast<size_t>(threads));
-  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Run(); });
+  for (int i = 0; i < threads; ++i) {
+    threads_.emplace_back([this, nice] {
+      // Linux keeps a nice value per thread; raising it needs no privilege. Should it fail, the
+      // thread runs at the process's priority.
+      if (nice > 0) {
+        const auto tid = static_cast<id_t>(syscall(SYS_gettid));
+        errno = 0;
+        const int base = getpriority(PRIO_PROCESS, tid);
+        if (errno == 0) (void)setpriority(PRIO_PROCESS, tid, std::min(19, base + nice));
+      }
+      Run();
+    });
+  }
 }
 
 WorkerPool::~WorkerPool() { Stop(); }

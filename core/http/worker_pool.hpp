@@ -20,7 +20,9 @@ class WorkerPool {
   using Task = std::function<void()>;
 
   // Starts `threads` threads (at least one). The queue holds at most `queue_limit` waiting tasks.
-  WorkerPool(int threads, size_t queue_limit);
+  // `nice` above 0 lowers the threads' CPU priority by that much below the process's (Linux nice
+  // per thread, at most 19): they get the CPU the process's other threads leave.
+  WorkerPool(int threads, size_t queue_limit, int nice = 0);
   ~WorkerPool();  // Stop()
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;

@@ -9,6 +9,13 @@ bool ByStart(const BookedTime& a, const BookedTime& b) {
   return a.start < b.start;
 }
 
+// The times of `sorted` starting in [lo, hi).
+std::vector<BookedTime> Slice(const std::vector<BookedTime>& sorted, time::Millis lo, time::Millis hi) {
+  auto first = std::lower_bound(sorted.begin(), sorted.end(), BookedTime{lo}, ByStart);
+  auto last = std::lower_bound(first, sorted.end(), BookedTime{hi}, ByStart);
+  return std::vector<BookedTime>(first, last);
+}
+
 }  // namespace
 
 void BookedTimesCache::Erase(std::unordered_map<int64_t, Entry>::iterator it) {
@@ -17,27 +24,78 @@ void BookedTimesCache::Erase(std::unordered_map<int64_t, Entry>::iterator it) {
   entries_.erase(it);
 }
 
-std::optional<std::vector<BookedTime>> BookedTimesCache::Find(int64_t host, int64_t version, time::Millis lo,
-                                                             time::Millis hi) {
-  std::lock_guard lock(mu_);
+std::optional<std::vector<BookedTime>> BookedTimesCache::FindLocked(int64_t host, int64_t version,
+                                                                    time::Millis lo, time::Millis hi) {
   auto it = entries_.find(host);
   if (it == entries_.end() || it->second.version != version) return std::nullopt;
   for (const Range& r : it->second.ranges) {
     if (r.lo > lo || r.hi < hi) continue;
     recent_.splice(recent_.begin(), recent_, it->second.age);
-    auto first = std::lower_bound(r.times.begin(), r.times.end(), BookedTime{lo}, ByStart);
-    auto last = std::lower_bound(first, r.times.end(), BookedTime{hi}, ByStart);
-    return std::vector<BookedTime>(first, last);
+    return Slice(r.times, lo, hi);
   }
   return std::nullopt;
+}
+
+std::optional<std::vector<BookedTime>> BookedTimesCache::Find(int64_t host, int64_t version, time::Millis lo,
+                                                              time::Millis hi) {
+  std::lock_guard lock(mu_);
+  return FindLocked(host, version, lo, hi);
+}
+
+size_t BookedTimesCache::waiting() const {
+  std::lock_guard lock(mu_);
+  return waiting_;
+}
+
+std::vector<BookedTime> BookedTimesCache::Get(int64_t host, int64_t version, time::Millis lo, time::Millis hi,
+                                              const std::function<std::vector<BookedTime>()>& load) {
+  std::shared_ptr<Load> mine = std::make_shared<Load>();
+  *mine = Load{host, version, lo, hi, false, nullptr};
+  {
+    std::unique_lock lock(mu_);
+    if (auto hit = FindLocked(host, version, lo, hi)) return std::move(*hit);
+    auto covering = std::find_if(loads_.begin(), loads_.end(), [&](const std::shared_ptr<Load>& l) {
+      return l->host == host && l->version == version && l->lo <= lo && l->hi >= hi;
+    });
+    if (covering != loads_.end()) {
+      std::shared_ptr<Load> other = *covering;
+      ++waiting_;
+      load_done_.wait_until(lock, std::chrono::steady_clock::now() + kLoadWait, [&] { return other->done; });
+      --waiting_;
+      if (other->done && other->times) return Slice(*other->times, lo, hi);
+      // It failed or is slow: this request reads for itself (and waits for no one again).
+    }
+    loads_.push_back(mine);
+  }
+  // Whatever happens, the read is over for the requests waiting on it.
+  struct Finish {
+    BookedTimesCache& cache;
+    const std::shared_ptr<Load>& load;
+    ~Finish() {
+      {
+        std::lock_guard lock(cache.mu_);
+        load->done = true;
+        cache.loads_.remove(load);
+      }
+      cache.load_done_.notify_all();
+    }
+  } finish{*this, mine};
+  std::vector<BookedTime> times = load();
+  std::sort(times.begin(), times.end(), ByStart);
+  auto shared = std::make_shared<const std::vector<BookedTime>>(std::move(times));
+  Put(host, version, lo, hi, *shared);
+  {
+    std::lock_guard lock(mu_);
+    mine->times = shared;
+  }
+  return *shared;
 }
 
 void BookedTimesCache::Put(int64_t host, int64_t version, time::Millis lo, time::Millis hi,
                            std::vector<BookedTime> times) {
   if (times.size() > max_times_ || times.size() > max_total_ || max_hosts_ == 0 || hi <= lo) return;
-  std::sort(times.begin(), times.end(), ByStart);
+  if (!std::is_sorted(times.begin(), times.end(), ByStart)) std::sort(times.begin(), times.end(), ByStart);
   std::lock_guard lock(mu_);
-  Range fresh{lo, hi, std::move(times)};
   std::vector<Range> ranges;
   auto it = entries_.find(host);
   if (it != entries_.end()) {
@@ -45,38 +103,74 @@ void BookedTimesCache::Put(int64_t host, int64_t version, time::Millis lo, time:
     if (it->second.version == version) ranges = std::move(it->second.ranges);
     Erase(it);
   }
-  // The kept ranges that overlap or touch the new one join it, keeping their times outside it.
-  std::vector<Range> kept;
+  // The kept ranges that overlap or touch the new one join it, keeping their times outside it:
+  // the ranges are disjoint and by lo, so those before lo, the new read and those from hi on are
+  // in order as they come.
+  Range joined{lo, hi, {}};
+  std::vector<Range> apart;
+  std::vector<Range> joining;
+  size_t joining_count = times.size();
   for (Range& r : ranges) {
     if (r.hi < lo || r.lo > hi) {
-      kept.push_back(std::move(r));
+      apart.push_back(std::move(r));
       continue;
     }
+    joining_count += r.times.size();
+    joined.lo = std::min(joined.lo, r.lo);
+    joined.hi = std::max(joined.hi, r.hi);
+    joining.push_back(std::move(r));
+  }
+  joined.times.reserve(joining_count);
+  for (const Range& r : joining) {
     for (const BookedTime& t : r.times) {
-      if (t.start < lo || t.start >= hi) fresh.times.push_back(t);
+      if (t.start >= lo) break;
+      joined.times.push_back(t);
     }
-    fresh.lo = std::min(fresh.lo, r.lo);
-    fresh.hi = std::max(fresh.hi, r.hi);
   }
-  std::sort(fresh.times.begin(), fresh.times.end(), ByStart);
-  size_t count = fresh.times.size();
-  if (count > max_times_) {  // the joined range is too long: the new read alone
-    fresh.lo = lo;
-    fresh.hi = hi;
-    std::erase_if(fresh.times, [&](const BookedTime& t) { return t.start < lo || t.start >= hi; });
-    count = fresh.times.size();
-    kept.clear();
+  const size_t first_new = joined.times.size();
+  joined.times.insert(joined.times.end(), times.begin(), times.end());
+  const size_t end_new = joined.times.size();
+  for (const Range& r : joining) {
+    auto from = std::lower_bound(r.times.begin(), r.times.end(), BookedTime{hi}, ByStart);
+    joined.times.insert(joined.times.end(), from, r.times.end());
   }
-  // The other ranges stay while the host's total allows, the nearest first.
-  std::sort(kept.begin(), kept.end(), [&](const Range& a, const Range& b) {
+  if (joined.times.size() > max_times_) {
+    // Too long: cut back to the new read and as much on either side of it as the budget allows
+    // (half each, the rest to the side that has more). A cut falls between two starts, so every
+    // time starting in the range kept is in it.
+    const size_t budget = max_times_ - times.size();
+    const size_t left_avail = first_new;
+    const size_t right_avail = joined.times.size() - end_new;
+    size_t left = std::min(left_avail, budget / 2);
+    const size_t right = std::min(right_avail, budget - left);
+    left = std::min(left_avail, budget - right);
+    const std::vector<BookedTime>& all = joined.times;
+    auto first = all.begin() + static_cast<std::ptrdiff_t>(first_new - left);
+    auto last = all.begin() + static_cast<std::ptrdiff_t>(end_new + right);
+    time::Millis cut_lo = joined.lo;
+    time::Millis cut_hi = joined.hi;
+    if (first != all.begin()) {
+      cut_lo = (first - 1)->start + 1;  // <= lo: that time starts before lo
+      first = std::upper_bound(first - 1, all.end(), *(first - 1), ByStart);
+    }
+    if (last != all.end()) {
+      cut_hi = last->start;  // >= hi: that time starts from hi on
+      last = std::lower_bound(all.begin(), last, *last, ByStart);
+    }
+    Range cut{cut_lo, cut_hi, std::vector<BookedTime>(first, last)};
+    joined = std::move(cut);
+  }
+  size_t count = joined.times.size();
+  // The other ranges stay while the host's budget allows, the nearest first.
+  std::sort(apart.begin(), apart.end(), [&](const Range& a, const Range& b) {
     auto gap = [&](const Range& r) { return r.hi <= lo ? lo - r.hi : r.lo - hi; };
     return gap(a) < gap(b);
   });
   Entry entry;
   entry.version = version;
-  entry.ranges.push_back(std::move(fresh));
-  for (Range& r : kept) {
-    if (count + r.times.size() > max_times_) break;
+  entry.ranges.push_back(std::move(joined));
+  for (Range& r : apart) {
+    if (entry.ranges.size() >= kMaxRanges || count + r.times.size() > max_times_) break;
     count += r.times.size();
     entry.ranges.push_back(std::move(r));
   }

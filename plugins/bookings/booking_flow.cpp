@@ -126,15 +126,14 @@ Result<Json> BookingService::Slots(const SlotsQuery& q) {
   std::vector<BusyBlock> busy = OutsideBusy(host->id, from, to + rules.length * time::kMillisPerMinute, &failures);
   const TimeRange window = GridWindow(from, to, rules);
   std::vector<Millis> limited;  // the event type's booked starts in its limited periods
+  // Outside a database connection: a request may wait for another's read of the same range.
+  const TimeRange starts = BookedStartRange(from, to);
+  const std::vector<BookedTime> times = booked_times_.Get(
+      host->id, loaded.version, starts.start, starts.end,
+      [&] { return db_.Run([&](DbConnection& conn) { return HostBookedTimes(conn, host->id, starts); }); });
+  std::vector<BusyBlock> own = WithBuffers(times, loaded.buffers);
+  busy.insert(busy.end(), own.begin(), own.end());
   Schedule schedule = db_.Run([&](DbConnection& conn) {
-    const TimeRange starts = BookedStartRange(from, to);
-    std::optional<std::vector<BookedTime>> times = booked_times_.Find(host->id, loaded.version, starts.start, starts.end);
-    if (!times) {
-      times = HostBookedTimes(conn, host->id, starts);
-      booked_times_.Put(host->id, loaded.version, starts.start, starts.end, *times);
-    }
-    std::vector<BusyBlock> own = WithBuffers(*times, loaded.buffers);
-    busy.insert(busy.end(), own.begin(), own.end());
     if (limits.any()) limited = EventTypeBookedStarts(conn, et->id, LimitedSpan(limits, from, to, calendar));
     return ScheduleForEventType(conn, *host, et->fields.schedule_id);
   });

@@ -156,7 +156,7 @@ class BookingService final : public BookingReferences {
   BusySource busy_source_;
   std::shared_ptr<BookingMetrics> metrics_;
   int max_days_ahead_ = 730;
-  BookedTimesCache booked_times_{1024, 20000};
+  BookedTimesCache booked_times_;
 };
 
 }  // namespace rendezvous::bookings

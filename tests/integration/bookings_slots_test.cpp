@@ -165,5 +165,66 @@ TEST_F(BookingsSlots, OverridesReplaceADaysHours) {
             400);
 }
 
+// Three disjoint two-week windows with 7,000 bookings each (21,000 in all; at night, outside the
+// working hours): asked in turn, each is read once and then served from memory. A booking written
+// straight into the table (no change of the host's version: not the way the server writes) shows
+// which answers come from memory; a booking made through this instance updates the kept times; a change from
+// elsewhere (the version moved) makes the next answer read the table again.
+TEST_F(BookingsSlots, SeveralBusyWindowsStayInMemoryAndFollowThisInstancesBookings) {
+  static constexpr const char* kInsertBooking =
+      "INSERT INTO bookings (uid, event_type_id, host_id, title, description, status, start_at, end_at,"
+      " duration, location, metadata, created_at, updated_at)";
+  const int64_t et = CreateEventType(owner_key_, "seen", 60)["id"];
+  const int64_t filler = CreateEventType(owner_key_, "filler", 5)["id"];
+  const std::vector<std::string> mondays = {Monday(2), Monday(6), Monday(10)};
+  for (size_t w = 0; w < mondays.size(); ++w) {
+    // 14 nights, 7,000 five-minute bookings between 00:00 and 08:00.
+    const std::string start =
+        "TIMESTAMP('" + mondays[w] + "') + INTERVAL (seq % 14) DAY + INTERVAL (seq DIV 14) * 50 SECOND";
+    db_.Exec(kInsertBooking + std::string(" SELECT CONCAT('night-") + std::to_string(w) + "-', seq), " +
+             std::to_string(filler) + ", " + std::to_string(owner_) + ", 'Night', '', 'accepted', " + start +
+             ", " + start + " + INTERVAL 5 MINUTE, 5, NULL, '{}', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3)" +
+             " FROM seq_1_to_7000");
+  }
+  auto offered = [&](const std::string& monday, const std::string& at) {
+    const Millis day = *time::ParseIso(monday + "T00:00:00Z");
+    const std::string end = time::FormatDate(time::Zone::Utc().DateAt(day + 11 * time::kMillisPerDay));
+    HttpResult r =
+        Call("GET", "/v2/slots?eventTypeId=" + std::to_string(et) + "&start=" + monday + "&end=" + end, "");
+    EXPECT_EQ(r.status, 200) << r.body;
+    const Millis start = *time::ParseIso(at);
+    const json day_slots = r.Json()["data"][at.substr(0, 10)];
+    for (const json& s : day_slots) {
+      if (time::ParseIso(s["start"].get<std::string>()) == start) return true;
+    }
+    return false;
+  };
+  auto tuesday = [](const std::string& monday, const std::string& clock) {
+    const Millis day = *time::ParseIso(monday + "T00:00:00Z") + time::kMillisPerDay;
+    return time::FormatDate(time::Zone::Utc().DateAt(day)) + "T" + clock + ":00Z";
+  };
+  for (const std::string& m : mondays) EXPECT_TRUE(offered(m, tuesday(m, "10:00"))) << m;
+  for (size_t w = 0; w < mondays.size(); ++w) {
+    const std::string at = tuesday(mondays[w], "10:00");
+    const std::string day = at.substr(0, 10);
+    db_.Exec(kInsertBooking + std::string(" VALUES ('aside-") + std::to_string(w) + "', " +
+             std::to_string(et) + ", " + std::to_string(owner_) + ", 'Aside', '', 'accepted', '" + day +
+             " 10:00:00', '" + day + " 11:00:00', 60, NULL, '{}', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))");
+  }
+  for (int round = 0; round < 2; ++round) {
+    for (const std::string& m : mondays) EXPECT_TRUE(offered(m, tuesday(m, "10:00"))) << "from memory: " << m;
+  }
+  // A booking through this instance: gone from the list at once, the rest still from memory.
+  const std::string booked = tuesday(mondays[0], "13:00");
+  ASSERT_EQ(Call("POST", "/v2/bookings", "", BookingAt(et, *time::ParseIso(booked))).status, 201);
+  EXPECT_FALSE(offered(mondays[0], booked));
+  EXPECT_TRUE(offered(mondays[0], tuesday(mondays[0], "10:00")));
+  EXPECT_TRUE(offered(mondays[2], tuesday(mondays[2], "10:00")));
+  // A change made elsewhere moves the host's version: the table is read again.
+  db_.Exec("UPDATE booking_host_locks SET changes = changes + 1 WHERE host_id = " + std::to_string(owner_));
+  for (const std::string& m : mondays) EXPECT_FALSE(offered(m, tuesday(m, "10:00"))) << m;
+  EXPECT_FALSE(offered(mondays[0], booked));
+}
+
 }  // namespace
 }  // namespace rendezvous::testing

@@ -1,7 +1,13 @@
 // The booked-times cache of the slots lists: an entry serves only its host's version and ranges it
 // holds whole, joins ranges read at one version, follows this instance's own changes to the next
-// version, the least recently used host goes first, and long lists are not kept.
+// version, the least recently used host goes first, and long lists are not kept; several disjoint
+// windows of a host are kept side by side, a joined range past the host's budget is cut back around
+// the latest read, and concurrent reads of one range run once.
 #include "booked_times_cache.hpp"
+
+#include <atomic>
+#include <stdexcept>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -97,6 +103,93 @@ TEST(BookingsBookedTimesCache, EvictsTheLeastRecentlyUsedAndSkipsLongLists) {
   total.Put(2, 1, 0, 10000, Times(8));
   EXPECT_FALSE(total.Find(1, 1, 0, 10000).has_value());
   EXPECT_TRUE(total.Find(2, 1, 0, 10000).has_value());
+}
+
+TEST(BookingsBookedTimesCache, KeepsSeveralWindowsOfAHostInRotation) {
+  // With the default bounds: 8 windows of 5,000 times each (40,000 in all), asked in turn with a
+  // margin on either side (as the slots lists ask), are kept together, so after one round every
+  // request is served from memory.
+  BookedTimesCache cache;
+  constexpr time::Millis kWindow = 5000 * 1000;
+  const std::vector<BookedTime> all = Times(40000);
+  int loads = 0;
+  for (int round = 0; round < 3; ++round) {
+    for (int w = 0; w < 8; ++w) {
+      const time::Millis lo = w * kWindow - 150000;
+      const time::Millis hi = (w + 1) * kWindow + 100000;
+      std::vector<BookedTime> got = cache.Get(1, 5, lo, hi, [&] {
+        ++loads;
+        std::vector<BookedTime> out;
+        for (const BookedTime& t : all) {
+          if (t.start >= lo && t.start < hi) out.push_back(t);
+        }
+        return out;
+      });
+      const time::Millis first = std::max<time::Millis>(lo, 0);
+      const time::Millis last = std::min<time::Millis>(hi, 40000 * 1000);
+      EXPECT_EQ(got.size(), static_cast<size_t>((last - first + 999) / 1000)) << "window " << w;
+    }
+  }
+  EXPECT_EQ(loads, 8);
+}
+
+TEST(BookingsBookedTimesCache, CutsAJoinedRangeBackAroundTheLatestRead) {
+  BookedTimesCache cache(4, 10);
+  cache.Put(1, 5, 0, 8000, Times(8, 0, 1));          // starts 0 .. 7000
+  cache.Put(1, 5, 8000, 14000, Times(6, 8000, 20));  // touches: 14 joined, past the budget of 10
+  // The new read whole, and 4 of the earlier ones nearest to it: [4000, 14000).
+  EXPECT_EQ(Ids(cache.Find(1, 5, 8000, 14000)), (std::vector<int64_t>{20, 21, 22, 23, 24, 25}));
+  EXPECT_EQ(Ids(cache.Find(1, 5, 3001, 8000)), (std::vector<int64_t>{5, 6, 7, 8}));
+  EXPECT_FALSE(cache.Find(1, 5, 3000, 8000).has_value());  // the start at 3000 was cut off
+  // Disjoint ranges beyond kMaxRanges are not kept, even empty ones.
+  BookedTimesCache many(4, 100);
+  for (size_t i = 0; i < BookedTimesCache::kMaxRanges + 4; ++i) {
+    const time::Millis lo = static_cast<time::Millis>(i) * 10000;
+    many.Put(1, 5, lo, lo + 100, {});
+  }
+  size_t kept = 0;
+  for (size_t i = 0; i < BookedTimesCache::kMaxRanges + 4; ++i) {
+    const time::Millis lo = static_cast<time::Millis>(i) * 10000;
+    if (many.Find(1, 5, lo, lo + 100)) ++kept;
+  }
+  EXPECT_EQ(kept, BookedTimesCache::kMaxRanges);
+}
+
+TEST(BookingsBookedTimesCache, ConcurrentReadsOfOneRangeRunOnce) {
+  BookedTimesCache cache(4, 100);
+  std::atomic<int> loads{0};
+  std::vector<std::thread> threads;
+  std::vector<size_t> sizes(6);
+  for (int i = 0; i < 6; ++i) {
+    threads.emplace_back([&, i] {
+      // The first asks for the whole range, the others for parts of it.
+      const time::Millis lo = i == 0 ? 0 : 1000, hi = i == 0 ? 10000 : 5000;
+      sizes[static_cast<size_t>(i)] = cache.Get(1, 5, lo, hi, [&] {
+        ++loads;
+        // The read lasts until the 5 others wait for it.
+        for (int spin = 0; spin < 5000 && cache.waiting() < 5; ++spin)
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        std::vector<BookedTime> out = Times(10);
+        std::erase_if(out, [&](const BookedTime& t) { return t.start < lo || t.start >= hi; });
+        return out;
+      }).size();
+    });
+    if (i == 0) {
+      // The first read is under way before the others ask.
+      for (int spin = 0; spin < 5000 && loads == 0; ++spin)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(loads, 1);
+  EXPECT_EQ(sizes[0], 10u);
+  for (int i = 1; i < 6; ++i) EXPECT_EQ(sizes[static_cast<size_t>(i)], 4u) << i;
+  // A read that fails passes its error on, and the next request reads for itself.
+  EXPECT_THROW(cache.Get(2, 1, 0, 10, []() -> std::vector<BookedTime> { throw std::runtime_error("down"); }),
+               std::runtime_error);
+  EXPECT_EQ(cache.Get(2, 1, 0, 10, [] { return Times(1); }).size(), 1u);
+  auto not_asked = []() -> std::vector<BookedTime> { throw std::runtime_error("not asked"); };
+  EXPECT_EQ(cache.Get(2, 1, 0, 10, not_asked).size(), 1u);
 }
 
 }  // namespace

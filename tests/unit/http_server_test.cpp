@@ -1,5 +1,7 @@
 // The HTTP layer over real sockets: envelopes, limits, auth, keep-alive, timeouts, worker pool.
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <condition_variable>
@@ -98,10 +100,23 @@ class HttpServerTest : public HttpServerFixture {
       gate_.Wait();
       return Response::Success("slow");
     }));
+    // The nice value of the thread a handler runs on.
+    server_->AddRoute(MakeRoute(Method::kGet, "/v2/thread-nice", [](Request&) {
+      return Response::Success(ThreadNice());
+    }, RouteAuth::Bearer()));
+    // No credential, limited per client address (here with the limit off): anonymous traffic.
+    Route anonymous = MakeRoute(Method::kGet, "/v2/anonymous-slow", [this](Request&) {
+      entered_.Open();
+      gate_.Wait();
+      return Response::Success(ThreadNice());
+    });
+    server_->AddRoute(std::move(anonymous).LimitedPerAddress({"anonymous", 0, 1}));
     server_->AddRoute(MakeRoute(Method::kGet, "/settings", [](Request&) {
       return Response::Html(200, "<p>settings</p>");
     }, RouteAuth::Session(), Listener::kApp));
   }
+
+  static int ThreadNice() { return getpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid))); }
 
   // Opens the slow handler's gate once the server stopped taking requests (503 or refused).
   std::future<void> ReleaseSlowOnceDraining() {
@@ -496,6 +511,35 @@ TEST_F(HttpServerTest, FullWorkerQueueAnswers503) {
   ASSERT_TRUE(q);
   EXPECT_EQ(q->status, 200);
   ASSERT_TRUE(slow.get());
+}
+
+TEST_F(HttpServerTest, AnonymousRoutesRunOnTheirOwnPoolAtALowerPriority) {
+  ServerOptions o = TestOptions();
+  o.worker_threads = 1;
+  o.public_worker_threads = 1;
+  o.public_worker_nice = 7;
+  StartServer(o);
+  auto slow = std::async(std::launch::async, [this] { return Fetch(port_, "GET", "/v2/anonymous-slow"); });
+  ASSERT_TRUE(entered_.Wait());
+  // The public pool's one thread is held and another anonymous request waits behind it; calls
+  // with a credential (and public routes not marked anonymous) are answered meanwhile.
+  Conn queued(port_);
+  ASSERT_TRUE(queued.Send(RequestText("GET", "/v2/anonymous-slow")));
+  auto api = Fetch(port_, "GET", "/v2/thread-nice", {"Authorization: Bearer key"});
+  ASSERT_TRUE(api);
+  ASSERT_EQ(api->status, 200) << api->body;
+  const int api_nice = Json::parse(api->body)["data"].get<int>();
+  EXPECT_EQ(StatusOf(Fetch(port_, "GET", "/v2/echo/1")), 200);
+  gate_.Open();
+  auto first = slow.get();
+  auto second = queued.Read();
+  ASSERT_TRUE(first);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(first->status, 200);
+  EXPECT_EQ(second->status, 200);
+  // Their thread's CPU priority is 7 below the others' (nice is per thread on Linux).
+  EXPECT_EQ(Json::parse(first->body)["data"].get<int>(), std::min(19, api_nice + 7));
+  EXPECT_EQ(Json::parse(second->body)["data"].get<int>(), std::min(19, api_nice + 7));
 }
 
 TEST_F(HttpServerTest, ThousandIdleConnectionsDoNotBlockOthersAndAreClosedWhenIdle) {
