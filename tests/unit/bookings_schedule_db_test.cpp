@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "booking_service.hpp"
+#include "booking_rows.hpp"
 #include "schedule_rows.hpp"
 #include "schedule_service.hpp"
 #include "storage/migrator.hpp"
@@ -28,7 +28,7 @@ class BookingsScheduleDb : public ::testing::Test {
     db_ = std::make_unique<core::MysqlDatabase>(OptionsFor(scratch_, 8), registry_, QuietLogger());
     core::Migrator m(*db_, QuietLogger());
     m.Add("outbox", core::OutboxService::Migrations());
-    m.Add("bookings", bookings::BookingService::Migrations());
+    m.Add("bookings", bookings::BookingMigrations());
     m.Apply();
     service_ = std::make_unique<ScheduleService>(*db_);
     owner_.id = 1;
