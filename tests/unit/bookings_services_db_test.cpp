@@ -16,9 +16,8 @@
 #include "booking_flow.hpp"
 #include "booking_import.hpp"
 #include "booking_reference_store.hpp"
-#include "booking_rows.hpp"
+#include "bookings_test_db.hpp"
 #include "event_type_service.hpp"
-#include "storage/migrator.hpp"
 #include "storage/mysql_database.hpp"
 #include "storage/outbox_service.hpp"
 #include "static_identity.hpp"
@@ -32,11 +31,7 @@ using time::Millis;
 class BookingsDb : public ::testing::Test {
  protected:
   void SetUp() override {
-    db_ = std::make_unique<core::MysqlDatabase>(OptionsFor(scratch_, 8), registry_, QuietLogger());
-    core::Migrator m(*db_, QuietLogger());
-    m.Add("outbox", core::OutboxService::Migrations());
-    m.Add("bookings", bookings::BookingMigrations());
-    m.Apply();
+    db_ = OpenBookingsDatabase(scratch_, registry_);
     outbox_ = std::make_unique<core::OutboxService>(*db_, registry_, QuietLogger());
     event_types_ = std::make_unique<bookings::EventTypeService>(*db_);
     flow_ = std::make_unique<bookings::BookingFlow>(*db_, *outbox_, identity_, QuietLogger());
@@ -150,11 +145,6 @@ TEST_F(BookingsFlowDb, ChangeAndEventCommitTogether) {
   EXPECT_EQ(scratch_.QueryValue("SELECT status FROM bookings WHERE uid = '" + uid + "'"), "accepted");
 }
 
-}  // namespace
-}  // namespace rendezvous::testing
-
-namespace rendezvous::testing {
-namespace {
 
 // The references service other plugins use (as "bookings.references"): records and lists by
 // booking uid, refuses unknown bookings and malformed fields, and writes nothing then.
@@ -240,11 +230,6 @@ TEST_F(BookingsReferencesDb, RacingMovesOfOneReferenceRecordItOnce) {
   EXPECT_EQ(references_->List(new_uid).size(), 1u);
 }
 
-}  // namespace
-}  // namespace rendezvous::testing
-
-namespace rendezvous::testing {
-namespace {
 
 // Every start the slots offer over [from, to), as instants.
 std::vector<Millis> SlotStarts(bookings::BookingFlow& flow, int64_t event_type, Millis from, Millis to) {

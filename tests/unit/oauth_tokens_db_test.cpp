@@ -273,11 +273,6 @@ TEST_F(OAuthIssuedTokensDb, IntrospectAndRevokeAreScopedToTheClient) {
   EXPECT_EQ(issued_->Introspect(client_id_, t.access_token), Json({{"active", false}}));
 }
 
-}  // namespace
-}  // namespace rendezvous::oauth
-
-namespace rendezvous::oauth {
-namespace {
 
 TEST_F(OAuthTokenPurgerDb, PurgeDeletesOnlyWhatCanNoLongerMatter) {
   const std::string live_code = Code();
@@ -391,12 +386,6 @@ TEST_F(OAuthTokenPurgerDb, PurgerSweepsInTheBackground) {
   EXPECT_EQ(left, 0);
 }
 
-}  // namespace
-}  // namespace rendezvous::oauth
-
-
-namespace rendezvous::oauth {
-namespace {
 
 TEST_F(OAuthCodeExchangeDb, ExchangeAuthenticatesTheClientBeforeTheCode) {
   const std::string code = Code();
