@@ -111,7 +111,7 @@ echo "$refresh" | CPU_MS=$((cpu1 - cpu0)) python3 -c 'import json,os,sys; r=json
 fi
 
 # Code exchanges: codes pre-created in oauth_codes (code_hash = SHA-256 hex of the code, as
-# TokenService stores it), then exchanged once each by 32 connections.
+# CodeExchange stores it), then exchanged once each by 32 connections.
 if want code; then
 code_conns=${BENCH_CODE_CONNECTIONS:-32}
 code_count=${BENCH_CODES:-40000}

@@ -6,6 +6,7 @@
 #include "identity/login_page.hpp"
 #include "identity/migrations.hpp"
 #include "identity/validation.hpp"
+#include "identity/verified_resource_routes.hpp"
 #include "rendezvous/crypto.hpp"
 #include "rendezvous/pages.hpp"
 
@@ -179,7 +180,7 @@ void IdentityService::RegisterRoutes(const std::function<void(Route)>& add) {
   route(Listener::kApp, Method::kPost, "/auth/login", RouteAuth::Public(), &IdentityService::SubmitLogin);
   route(Listener::kApp, Method::kPost, "/auth/logout", RouteAuth::Public(), &IdentityService::Logout);
   route(Listener::kApp, Method::kGet, "/", RouteAuth::Public(), &IdentityService::ShowHome);
-  if (verified_) verified_->RegisterRoutes(add);
+  if (verified_) RegisterVerifiedResourceRoutes(*verified_, add);
 }
 
 Response IdentityService::GetMe(Request& req) {

@@ -84,7 +84,7 @@ class IdentityService final : public Identity {
   Result<User> UpdateProfile(int64_t user_id, const Json& patch);
 
   // Turns on the verified e-mails and phone numbers (/v2/verified-resources/..., see
-  // verified_resources.hpp): codes go out through `mailer` and `sms`, which must outlive the
+  // verified_resource_routes.hpp): codes go out through `mailer` and `sms`, which must outlive the
   // service. Call once, before RegisterRoutes.
   void EnableVerifiedResources(Mailer& mailer, SmsSender& sms);
 

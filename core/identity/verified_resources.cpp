@@ -1,7 +1,6 @@
 #include "identity/verified_resources.hpp"
 
-
-#include <memory>
+#include <algorithm>
 #include <utility>
 
 #include "identity/user_store.hpp"
@@ -9,8 +8,7 @@
 namespace rendezvous::core {
 namespace {
 
-constexpr unsigned kAccepts = kApiKey | kOAuthToken;  // managed-user tokens serve the calendar lookup only
-constexpr const char* kScope = "VERIFIED_RESOURCES_WRITE";
+using Json = nlohmann::json;
 
 // Table and column of a kind's verified resources (constants, never request input).
 struct KindSql {
@@ -24,12 +22,8 @@ KindSql SqlOf(VerifiedKind kind) {
                                       : KindSql{"verified_phones", "phone", "phone number"};
 }
 
-Response Invalid(const std::string& field, const std::string& message) {
-  return Response::Error(400, "", message, Json{{"field", field}});
-}
-
-Response Unauthenticated() {
-  return Response::FromStatus(Status(ErrorCode::kUnauthenticated, "missing or invalid credentials"));
+Status Unauthenticated() {
+  return Status(ErrorCode::kUnauthenticated, "missing or invalid credentials");
 }
 
 // A verified resource as the API shows it: {id, email|phone, userId, createdAt}.
@@ -52,9 +46,7 @@ std::optional<Json> FindResource(DbConnection& conn, VerifiedKind kind, int64_t 
 }
 
 // A non-negative decimal query parameter within [min, max]; `def` when absent.
-std::optional<int64_t> QueryInt(const Request& req, const std::string& name, int64_t def, int64_t min,
-                                int64_t max) {
-  auto value = req.Query(name);
+std::optional<int64_t> QueryInt(const std::optional<std::string>& value, int64_t def, int64_t min, int64_t max) {
   if (!value) return def;
   if (value->empty() || value->size() > 9) return std::nullopt;
   for (char c : *value) {
@@ -96,35 +88,10 @@ struct VerifyOutcome {
 VerifiedResourceService::VerifiedResourceService(Database& db, Mailer& mailer, SmsSender& sms, Logger& logger)
     : db_(db), mailer_(mailer), sms_(sms), logger_(logger) {}
 
-void VerifiedResourceService::RegisterRoutes(const std::function<void(Route)>& add) {
-  auto route = [&](Method method, std::string pattern, VerifiedKind kind,
-                   Response (VerifiedResourceService::*fn)(VerifiedKind, Request&)) {
-    Route r;
-    r.listener = Listener::kApi;
-    r.method = method;
-    r.pattern = std::move(pattern);
-    r.auth = RouteAuth::Bearer(kScope, kAccepts);
-    r.handler = [this, fn, kind](Request& req) { return (this->*fn)(kind, req); };
-    add(std::move(r));
-  };
-  for (auto [kind, base] : {std::pair{VerifiedKind::kEmail, "/v2/verified-resources/emails"},
-                            std::pair{VerifiedKind::kPhone, "/v2/verified-resources/phones"}}) {
-    const std::string b = base;
-    route(Method::kPost, b + "/verification-code/request", kind, &VerifiedResourceService::RequestCode);
-    route(Method::kPost, b + "/verification-code/verify", kind, &VerifiedResourceService::VerifyCode);
-    route(Method::kGet, b, kind, &VerifiedResourceService::List);
-    route(Method::kGet, b + "/:id", kind, &VerifiedResourceService::Get);
-  }
-}
-
-Response VerifiedResourceService::RequestCode(VerifiedKind kind, Request& req) {
-  if (!req.principal) return Unauthenticated();
-  const int64_t user_id = req.principal->user_id;
-  auto body = req.JsonBody();
-  if (!body.ok()) return Response::FromStatus(body.status());
+Result<Json> VerifiedResourceService::RequestCode(VerifiedKind kind, int64_t user_id, const Json& body) {
   const char* field = SqlOf(kind).column;
-  auto target = BodyTarget(kind, *body);
-  if (!target.ok()) return Invalid(field, target.status().message());
+  auto target = BodyTarget(kind, body);
+  if (!target.ok()) return Status::Invalid(field, target.status().message());
 
   const std::string kind_name(VerifiedKindName(kind));
   const std::string code = GenerateVerificationCode();
@@ -196,27 +163,21 @@ Response VerifiedResourceService::RequestCode(VerifiedKind kind, Request& req) {
             ? "too many verification codes requested in the last hour; try again in " + seconds + " seconds"
             : "too many verification codes requested for this " + std::string(SqlOf(kind).noun) +
                   " in the last hour; try again in " + seconds + " seconds";
-    Response res =
-        Response::Error(429, "rate_limited", message, Json{{"retryAfter", outcome.retry_after.count()}});
-    res.With("Retry-After", seconds);
-    return res;
+    return Status::RateLimited(message, static_cast<int>(outcome.retry_after.count()))
+        .WithDetails(Json{{"retryAfter", outcome.retry_after.count()}});
   }
   logger_.Info("verification code requested", {{"user_id", user_id}, {"kind", kind_name}});
-  return Response::Success(Json{{field, *target}, {"expiresIn", kVerificationCodeTtl.count()}});
+  return Json{{field, *target}, {"expiresIn", kVerificationCodeTtl.count()}};
 }
 
-Response VerifiedResourceService::VerifyCode(VerifiedKind kind, Request& req) {
-  if (!req.principal) return Unauthenticated();
-  const int64_t user_id = req.principal->user_id;
-  auto body = req.JsonBody();
-  if (!body.ok()) return Response::FromStatus(body.status());
+Result<Json> VerifiedResourceService::VerifyCode(VerifiedKind kind, int64_t user_id, const Json& body) {
   const KindSql k = SqlOf(kind);
-  auto target = BodyTarget(kind, *body);
-  if (!target.ok()) return Invalid(k.column, target.status().message());
-  auto code_it = body->find("code");
-  if (code_it == body->end() || !code_it->is_string() ||
+  auto target = BodyTarget(kind, body);
+  if (!target.ok()) return Status::Invalid(k.column, target.status().message());
+  auto code_it = body.find("code");
+  if (code_it == body.end() || !code_it->is_string() ||
       !IsWellFormedVerificationCode(code_it->get_ref<const std::string&>())) {
-    return Invalid("code", "code is required: the six digits sent to the " + std::string(k.noun));
+    return Status::Invalid("code", "code is required: the six digits sent to the " + std::string(k.noun));
   }
   const std::string kind_name(VerifiedKindName(kind));
   const std::string presented = HashVerificationCode(kind, user_id, *target, code_it->get<std::string>());
@@ -265,27 +226,28 @@ Response VerifiedResourceService::VerifyCode(VerifiedKind kind, Request& req) {
   });
 
   const std::string noun = k.noun;
+  auto refused = [](std::string reason, std::string message) {
+    return Status::Invalid("code", std::move(message)).WithReason(std::move(reason));
+  };
   switch (outcome.result) {
     case VerifyResult::kVerified:
       logger_.Info("verified resource confirmed", {{"user_id", user_id}, {"kind", kind_name}});
-      return Response::Success(outcome.resource);
+      return outcome.resource;
     case VerifyResult::kNoCode:
-      return Response::Error(400, "invalid_verification_code",
-                             "no verification code was requested for this " + noun + "; request one first",
-                             Json{{"field", "code"}});
+      return refused("invalid_verification_code",
+                     "no verification code was requested for this " + noun + "; request one first");
     case VerifyResult::kUsed:
-      return Response::Error(400, "invalid_verification_code",
-                             "the verification code is wrong or was already used; request a new one",
-                             Json{{"field", "code"}});
+      return refused("invalid_verification_code",
+                     "the verification code is wrong or was already used; request a new one");
     case VerifyResult::kLocked:
-      return Response::Error(
-          429, "verification_code_locked",
-          "too many wrong codes were entered; this code no longer works, request a new one",
-          Json{{"field", "code"}, {"attemptsLeft", 0}});
+      // Too many tries: a rate limit with no time to wait (only a new code helps), so no retry_after.
+      return Status(ErrorCode::kRateLimited,
+                    "too many wrong codes were entered; this code no longer works, request a new one")
+          .WithReason("verification_code_locked")
+          .WithDetails(Json{{"field", "code"}, {"attemptsLeft", 0}});
     case VerifyResult::kExpired:
-      return Response::Error(400, "verification_code_expired",
-                             "the verification code expired (codes live 10 minutes); request a new one",
-                             Json{{"field", "code"}});
+      return refused("verification_code_expired",
+                     "the verification code expired (codes live 10 minutes); request a new one");
     case VerifyResult::kWrong:
       break;
   }
@@ -293,18 +255,16 @@ Response VerifiedResourceService::VerifyCode(VerifiedKind kind, Request& req) {
       outcome.attempts_left > 0
           ? "the verification code is wrong; " + std::to_string(outcome.attempts_left) + " attempt(s) left"
           : "the verification code is wrong; no attempts left, this code no longer works: request a new one";
-  return Response::Error(400, "invalid_verification_code", message,
-                         Json{{"field", "code"}, {"attemptsLeft", outcome.attempts_left}});
+  return refused("invalid_verification_code", message).WithDetails(Json{{"attemptsLeft", outcome.attempts_left}});
 }
 
-Response VerifiedResourceService::List(VerifiedKind kind, Request& req) {
-  if (!req.principal) return Unauthenticated();
-  const int64_t user_id = req.principal->user_id;
-  auto skip = QueryInt(req, "skip", 0, 0, kMaxVerifiedSkip);
-  if (!skip) return Invalid("skip", "skip must be an integer from 0 to " + std::to_string(kMaxVerifiedSkip));
-  auto take = QueryInt(req, "take", kDefaultVerifiedPageSize, 1, kMaxVerifiedPageSize);
+Result<Json> VerifiedResourceService::List(VerifiedKind kind, int64_t user_id, const std::optional<std::string>& skip_text,
+                                           const std::optional<std::string>& take_text) {
+  auto skip = QueryInt(skip_text, 0, 0, kMaxVerifiedSkip);
+  if (!skip) return Status::Invalid("skip", "skip must be an integer from 0 to " + std::to_string(kMaxVerifiedSkip));
+  auto take = QueryInt(take_text, kDefaultVerifiedPageSize, 1, kMaxVerifiedPageSize);
   if (!take)
-    return Invalid("take", "take must be an integer from 1 to " + std::to_string(kMaxVerifiedPageSize));
+    return Status::Invalid("take", "take must be an integer from 1 to " + std::to_string(kMaxVerifiedPageSize));
   const KindSql k = SqlOf(kind);
   auto [total, items] = db_.Run([&](DbConnection& conn) {
     std::optional<DbRow> count = conn.QueryOne(std::string("SELECT COUNT(*) FROM ") + k.table + " WHERE user_id = ?", {user_id});
@@ -317,28 +277,21 @@ Response VerifiedResourceService::List(VerifiedKind kind, Request& req) {
     }
     return std::pair{n, list};
   });
-  return Response::SuccessWith(
-      Json{{"data", items}, {"pagination", Json{{"total", total}, {"skip", *skip}, {"take", *take}}}});
+  return Json{{"data", items}, {"pagination", Json{{"total", total}, {"skip", *skip}, {"take", *take}}}};
 }
 
-Response VerifiedResourceService::Get(VerifiedKind kind, Request& req) {
-  if (!req.principal) return Unauthenticated();
-  const int64_t user_id = req.principal->user_id;
-  const std::string noun = SqlOf(kind).noun;
-  auto not_found = [&] {
-    return Response::FromStatus(Status(ErrorCode::kNotFound, "verified " + noun + " not found"));
-  };
-  auto it = req.params.find("id");
-  if (it == req.params.end() || it->second.empty() || it->second.size() > 18) return not_found();
-  for (char c : it->second) {
-    if (c < '0' || c > '9') return not_found();
+Result<Json> VerifiedResourceService::Get(VerifiedKind kind, int64_t user_id, const std::string& id_text) {
+  const Status not_found = Status::NotFound("verified " + std::string(SqlOf(kind).noun) + " not found");
+  if (id_text.empty() || id_text.size() > 18) return not_found;
+  for (char c : id_text) {
+    if (c < '0' || c > '9') return not_found;
   }
-  const int64_t id = std::stoll(it->second);
+  const int64_t id = std::stoll(id_text);
   auto resource = db_.Run([&](DbConnection& conn) {
     return FindResource(conn, kind, user_id, "id = ?", id);
   });
-  if (!resource) return not_found();
-  return Response::Success(*resource);
+  if (!resource) return not_found;
+  return *resource;
 }
 
 }  // namespace rendezvous::core

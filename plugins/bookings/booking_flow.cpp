@@ -1,7 +1,9 @@
-// The public booking flow of BookingService: slots, create (with idempotency keys), cancel,
-// reschedule; the owner's reopen; booking references. Every write runs in one transaction that
-// first takes the host's lock (LockHost), so two bookings of a host never overlap however many
-// requests race; the booking's event is written in the same transaction.
+// The public booking flow of BookingFlow: slots, create (with idempotency keys), cancel,
+// reschedule; the owner's reopen. Every write runs in one transaction that first takes the host's
+// lock (LockHost), so two bookings of a host never overlap however many requests race; the
+// booking's event is written in the same transaction.
+#include "booking_flow.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -9,35 +11,13 @@
 #include "booking_events.hpp"
 #include "booking_limits.hpp"
 #include "booking_rows.hpp"
-#include "booking_service.hpp"
 #include "rendezvous/crypto.hpp"
-#include "rendezvous/text.hpp"
 #include "schedule_rows.hpp"
 
 namespace rendezvous::bookings {
 namespace {
 
 constexpr Millis kIdempotencyWindow = time::kMillisPerDay;
-
-Status CheckReference(const BookingReference& reference) {
-  const bool ascii_type =
-      !reference.type.empty() && reference.type.size() <= 64 &&
-      std::all_of(reference.type.begin(), reference.type.end(), [](char c) { return c > 0x20 && c < 0x7f; });
-  if (!ascii_type) return Status::Invalid("type", "a reference's type must be 1-64 visible ASCII characters");
-  if (reference.event_uid.empty() || reference.event_uid.size() > 1024 ||
-      !text::IsValidUtf8(reference.event_uid)) {
-    return Status::Invalid("eventUid", "a reference's eventUid must be 1-1024 bytes of UTF-8");
-  }
-  if (reference.calendar_id &&
-      (reference.calendar_id->size() > 1024 || !text::IsValidUtf8(*reference.calendar_id))) {
-    return Status::Invalid("calendarId", "a reference's calendarId must be at most 1024 bytes of UTF-8");
-  }
-  return Status::Ok();
-}
-
-std::string ReferenceTime(const BookingReference& reference) {
-  return time::FormatSql(reference.created_at ? reference.created_at : time::Now());
-}
 
 // Counted under the host's lock, so racing bookings of the event type are counted one by one.
 Status CheckLimits(DbConnection& conn, const User& host, const EventType& et, Millis start, int64_t except_id) {
@@ -80,7 +60,7 @@ Booking Draft(const CreateRequest& r) {
 
 }  // namespace
 
-std::vector<BusyBlock> BookingService::OutsideBusy(int64_t host_id, Millis from, Millis to,
+std::vector<BusyBlock> BookingFlow::OutsideBusy(int64_t host_id, Millis from, Millis to,
                                                    std::vector<BusySourceFailure>* failures) {
   if (!busy_source_) return {};
   BusyReport report = busy_source_(host_id, from, to);
@@ -91,7 +71,7 @@ std::vector<BusyBlock> BookingService::OutsideBusy(int64_t host_id, Millis from,
   return blocks;
 }
 
-std::optional<Booking> BookingService::PeekBooking(int64_t host_id, const std::string& uid) {
+std::optional<Booking> BookingFlow::PeekBooking(int64_t host_id, const std::string& uid) {
   return db_.Run([&](DbConnection& conn) -> std::optional<Booking> {
     auto row = LoadBooking(conn, host_id, uid, false);
     if (!row) return std::nullopt;
@@ -99,14 +79,14 @@ std::optional<Booking> BookingService::PeekBooking(int64_t host_id, const std::s
   });
 }
 
-Result<User> BookingService::HostOf(const std::string& uid) {
+Result<User> BookingFlow::HostOf(const std::string& uid) {
   std::optional<int64_t> host_id = db_.Run([&](DbConnection& conn) { return BookingHost(conn, uid); });
   std::optional<User> host = host_id ? identity_.FindUser(*host_id) : std::nullopt;
   if (!host) return Status::NotFound("booking not found");
   return *host;
 }
 
-Result<Json> BookingService::Slots(const SlotsQuery& q) {
+Result<Json> BookingFlow::Slots(const SlotsQuery& q) {
   const auto started = std::chrono::steady_clock::now();
   // The host's version is read here, before its booked times: a change committed in between makes
   // the next list read them again.
@@ -153,7 +133,7 @@ Result<Json> BookingService::Slots(const SlotsQuery& q) {
   return answer;
 }
 
-Result<Booking> BookingService::Book(DbConnection& conn, const User& host, const EventType& et,
+Result<Booking> BookingFlow::Book(DbConnection& conn, const User& host, const EventType& et,
                                      const CreateRequest& request, const std::vector<BusyBlock>& outside,
                                      const Booking* replaces) {
   const SlotRules rules = RulesOf(et);
@@ -193,7 +173,7 @@ Result<Booking> BookingService::Book(DbConnection& conn, const User& host, const
   return b;
 }
 
-Result<Json> BookingService::Create(const CreateRequest& request, const std::optional<std::string>& idempotency_key,
+Result<Json> BookingFlow::Create(const CreateRequest& request, const std::optional<std::string>& idempotency_key,
                                     const std::string& body_hash) {
   std::optional<EventType> first =
       db_.Run([&](DbConnection& conn) { return FindEventType(conn, request.event_type_id); });
@@ -250,20 +230,20 @@ Result<Json> BookingService::Create(const CreateRequest& request, const std::opt
   return out;
 }
 
-size_t BookingService::ForgetIdempotencyKeys(Millis now, size_t limit) {
+size_t BookingFlow::ForgetIdempotencyKeys(Millis now, size_t limit) {
   return db_.Run([&](DbConnection& conn) {
     return static_cast<size_t>(conn.Exec("DELETE FROM booking_idempotency_keys WHERE created_at <= ? LIMIT ?",
                                          {time::FormatSql(now - kIdempotencyWindow), limit}));
   });
 }
 
-Result<Json> BookingService::Cancel(const std::string& uid, const std::optional<std::string>& reason) {
+Result<Json> BookingFlow::Cancel(const std::string& uid, const std::optional<std::string>& reason) {
   Result<User> host = HostOf(uid);
   if (!host.ok()) return host.status();
   return Change(*host, uid, BookingAction::kCancel, reason, nullptr);
 }
 
-Result<Json> BookingService::Reschedule(const std::string& uid, const RescheduleRequest& request) {
+Result<Json> BookingFlow::Reschedule(const std::string& uid, const RescheduleRequest& request) {
   Result<User> host = HostOf(uid);
   if (!host.ok()) return host.status();
   if (Status far = CheckHorizon(request.start); !far.ok()) return far;
@@ -309,7 +289,7 @@ Result<Json> BookingService::Reschedule(const std::string& uid, const Reschedule
   return out;
 }
 
-Result<Json> BookingService::Reopen(const User& host, const std::string& uid) {
+Result<Json> BookingFlow::Reopen(const User& host, const std::string& uid) {
   std::optional<Booking> before = PeekBooking(host.id, uid);
   if (!before) return Status::NotFound("booking not found");
   const std::vector<BusyBlock> outside = OutsideBusy(host.id, before->start, before->end);
@@ -355,73 +335,6 @@ Result<Json> BookingService::Reopen(const User& host, const std::string& uid) {
   if (published) outbox_.Notify();
   if (metrics_ && out.ok()) metrics_->Transitioned(BookingAction::kReopen);
   return out;
-}
-
-Result<Json> BookingService::ListReferences(const User& host, const std::string& uid) {
-  std::optional<int64_t> host_id = db_.Run([&](DbConnection& conn) { return BookingHost(conn, uid); });
-  if (!host_id || *host_id != host.id) return Status::NotFound("booking not found");
-  Json data = Json::array();
-  for (const BookingReference& r : List(uid)) {
-    data.push_back({{"type", r.type},
-                    {"eventUid", r.event_uid},
-                    {"calendarId", r.calendar_id ? Json(*r.calendar_id) : Json(nullptr)},
-                    {"createdAt", time::FormatIso(r.created_at)}});
-  }
-  return data;
-}
-
-Status BookingService::Add(const std::string& uid, const BookingReference& reference) {
-  if (Status invalid = CheckReference(reference); !invalid.ok()) return invalid;
-  const uint64_t added = db_.Run([&](DbConnection& conn) {
-    return conn.Exec(
-        "INSERT INTO booking_references (booking_id, type, event_uid, calendar_id, created_at)"
-        " SELECT id, ?, ?, ?, ? FROM bookings WHERE uid = ?",
-        {reference.type, reference.event_uid, reference.calendar_id, ReferenceTime(reference), uid});
-  });
-  return added == 0 ? Status::NotFound("booking not found") : Status::Ok();
-}
-
-Status BookingService::Move(const std::string& from_uid, const std::string& to_uid,
-                            const BookingReference& reference) {
-  if (Status invalid = CheckReference(reference); !invalid.ok()) return invalid;
-  if (from_uid == to_uid) return Status::Invalid("uid", "a reference moves between two different bookings");
-  return db_.Transaction([&](DbConnection& conn) -> Status {
-    // Both bookings locked: two moves of one reference to a booking wait for each other instead of
-    // both recording it.
-    std::optional<int64_t> from_id;
-    std::optional<int64_t> to_id;
-    for (const DbRow& row : conn.Query(
-             "SELECT id, uid FROM bookings WHERE uid IN (?, ?) ORDER BY id FOR UPDATE", {from_uid, to_uid})) {
-      (row.String(2) == from_uid ? from_id : to_id) = row.Int(1);
-    }
-    if (!from_id || !to_id) return Status::NotFound("booking not found");
-    // BINARY: the column's collation ignores case, an outside system's ids do not.
-    conn.Exec("DELETE FROM booking_references WHERE booking_id = ? AND type = ? AND BINARY event_uid = ?",
-              {*from_id, reference.type, reference.event_uid});
-    if (!conn.QueryOne(
-            "SELECT 1 FROM booking_references WHERE booking_id = ? AND type = ? AND BINARY event_uid = ?"
-            " LIMIT 1",
-            {*to_id, reference.type, reference.event_uid})) {
-      conn.Exec(
-          "INSERT INTO booking_references (booking_id, type, event_uid, calendar_id, created_at)"
-          " VALUES (?, ?, ?, ?, ?)",
-          {*to_id, reference.type, reference.event_uid, reference.calendar_id, ReferenceTime(reference)});
-    }
-    return Status::Ok();
-  });
-}
-
-std::vector<BookingReference> BookingService::List(const std::string& uid) {
-  return db_.Run([&](DbConnection& conn) {
-    std::vector<BookingReference> out;
-    for (const DbRow& row : conn.Query(
-             "SELECT r.type, r.event_uid, r.calendar_id, r.created_at FROM booking_references r"
-             " JOIN bookings b ON b.id = r.booking_id WHERE b.uid = ? ORDER BY r.id",
-             {uid})) {
-      out.push_back({row.String(1), row.String(2), row.OptString(3), time::ParseSql(row.String(4)).value_or(0)});
-    }
-    return out;
-  });
 }
 
 }  // namespace rendezvous::bookings

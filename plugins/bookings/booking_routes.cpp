@@ -12,26 +12,29 @@ Response EventTypeNotFound() {
 
 class Routes {
  public:
-  Routes(PluginContext& ctx, std::shared_ptr<BookingService> service, RateLimit public_limit)
-      : ctx_(ctx), service_(std::move(service)), identity_(ctx.identity()), public_limit_(std::move(public_limit)) {}
+  Routes(PluginContext& ctx, BookingServices services, RateLimit public_limit)
+      : ctx_(ctx),
+        services_(std::make_shared<BookingServices>(std::move(services))),
+        identity_(ctx.identity()),
+        public_limit_(std::move(public_limit)) {}
 
   void Register() {
-    Add(Method::kGet, "/v2/event-types", "EVENT_TYPE_READ", [](BookingService& s, Request& req) {
-      return Response::Success(s.ListEventTypes(req.principal->user_id));
+    Add(Method::kGet, "/v2/event-types", "EVENT_TYPE_READ", [](BookingServices& s, Request& req) {
+      return Response::Success(s.event_types->List(req.principal->user_id));
     });
-    Add(Method::kPost, "/v2/event-types", "EVENT_TYPE_WRITE", [](BookingService& s, Request& req) {
+    Add(Method::kPost, "/v2/event-types", "EVENT_TYPE_WRITE", [](BookingServices& s, Request& req) {
       auto body = req.JsonBody();
       if (!body.ok()) return Response::FromStatus(body.status());
       Result<EventTypeFields> fields = ParseEventTypeCreate(*body);
       if (!fields.ok()) return Response::FromStatus(fields.status());
-      return Answer(s.CreateEventType(req.principal->user_id, *fields), 201);
+      return Answer(s.event_types->Create(req.principal->user_id, *fields), 201);
     });
-    Add(Method::kGet, "/v2/event-types/:id", "EVENT_TYPE_READ", [](BookingService& s, Request& req) {
+    Add(Method::kGet, "/v2/event-types/:id", "EVENT_TYPE_READ", [](BookingServices& s, Request& req) {
       auto id = PathId(req);
       if (!id) return EventTypeNotFound();
-      return Answer(s.GetEventType(req.principal->user_id, *id));
+      return Answer(s.event_types->Get(req.principal->user_id, *id));
     });
-    Add(Method::kPatch, "/v2/event-types/:id", "EVENT_TYPE_WRITE", [](BookingService& s, Request& req) {
+    Add(Method::kPatch, "/v2/event-types/:id", "EVENT_TYPE_WRITE", [](BookingServices& s, Request& req) {
       auto id = PathId(req);
       if (!id) return EventTypeNotFound();
       auto body = req.JsonBody();
@@ -42,28 +45,28 @@ class Routes {
       scratch.slug = "x";
       scratch.length_minutes = 1;
       if (Status e = ApplyEventTypePatch(*body, scratch); !e.ok()) return Response::FromStatus(e);
-      return Answer(s.UpdateEventType(req.principal->user_id, *id, *body));
+      return Answer(s.event_types->Update(req.principal->user_id, *id, *body));
     });
-    Add(Method::kDelete, "/v2/event-types/:id", "EVENT_TYPE_WRITE", [](BookingService& s, Request& req) {
+    Add(Method::kDelete, "/v2/event-types/:id", "EVENT_TYPE_WRITE", [](BookingServices& s, Request& req) {
       auto id = PathId(req);
       if (!id) return EventTypeNotFound();
-      return Answer(s.DeleteEventType(req.principal->user_id, *id));
+      return Answer(s.event_types->Delete(req.principal->user_id, *id));
     });
 
     AddHosted(Method::kGet, "/v2/bookings", "BOOKING_READ",
-              [](BookingService& s, const User& host, Request& req) {
+              [](BookingServices& s, const User& host, Request& req) {
                 Result<ListQuery> query = ParseListQuery(req.query);
                 if (!query.ok()) return Response::FromStatus(query.status());
-                return Response::SuccessWith(s.ListBookings(host, *query));
+                return Response::SuccessWith(s.flow->ListBookings(host, *query));
               });
-    AddPublic(Method::kGet, "/v2/slots", [](BookingService& s, Request& req) {
+    AddPublic(Method::kGet, "/v2/slots", [](BookingServices& s, Request& req) {
       Result<SlotsQuery> query = ParseSlotsQuery(req.query);
       if (!query.ok()) return Response::FromStatus(query.status());
-      Result<Json> slots = s.Slots(*query);
+      Result<Json> slots = s.flow->Slots(*query);
       if (!slots.ok()) return Response::FromStatus(slots.status());
       return Response::SuccessWith(*slots);
     });
-    AddPublic(Method::kPost, "/v2/bookings", [](BookingService& s, Request& req) {
+    AddPublic(Method::kPost, "/v2/bookings", [](BookingServices& s, Request& req) {
       std::optional<std::string> key = req.Header("idempotency-key");
       if (key) {
         if (Status e = CheckIdempotencyKey(*key); !e.ok()) return Response::FromStatus(e);
@@ -72,103 +75,103 @@ class Routes {
       if (!body.ok()) return Response::FromStatus(body.status());
       Result<CreateRequest> create = ParseCreateBody(*body);
       if (!create.ok()) return Response::FromStatus(create.status());
-      return Answer(s.Create(*create, key, crypto::Sha256Hex(body->dump())), 201);
+      return Answer(s.flow->Create(*create, key, crypto::Sha256Hex(body->dump())), 201);
     });
-    AddPublic(Method::kPost, "/v2/bookings/:uid/cancel", [](BookingService& s, Request& req) {
+    AddPublic(Method::kPost, "/v2/bookings/:uid/cancel", [](BookingServices& s, Request& req) {
       auto body = req.JsonBody();
       if (!body.ok()) return Response::FromStatus(body.status());
       Result<std::optional<std::string>> reason = ParseCancelBody(*body);
       if (!reason.ok()) return Response::FromStatus(reason.status());
-      return Answer(s.Cancel(PathUid(req), *reason));
+      return Answer(s.flow->Cancel(PathUid(req), *reason));
     });
-    AddPublic(Method::kPost, "/v2/bookings/:uid/reschedule", [](BookingService& s, Request& req) {
+    AddPublic(Method::kPost, "/v2/bookings/:uid/reschedule", [](BookingServices& s, Request& req) {
       auto body = req.JsonBody();
       if (!body.ok()) return Response::FromStatus(body.status());
       Result<RescheduleRequest> reschedule = ParseRescheduleBody(*body);
       if (!reschedule.ok()) return Response::FromStatus(reschedule.status());
-      return Answer(s.Reschedule(PathUid(req), *reschedule), 201);
+      return Answer(s.flow->Reschedule(PathUid(req), *reschedule), 201);
     });
 
     AddHosted(Method::kGet, "/v2/bookings/:uid", "BOOKING_READ",
-              [](BookingService& s, const User& host, Request& req) {
-                return Answer(s.GetBooking(host, PathUid(req)));
+              [](BookingServices& s, const User& host, Request& req) {
+                return Answer(s.flow->GetBooking(host, PathUid(req)));
               });
     AddHosted(Method::kPost, "/v2/bookings/:uid/confirm", "BOOKING_WRITE",
-              [](BookingService& s, const User& host, Request& req) {
+              [](BookingServices& s, const User& host, Request& req) {
                 auto body = req.JsonBody();
                 if (!body.ok()) return Response::FromStatus(body.status());
                 if (Status e = ParseConfirmBody(*body); !e.ok()) return Response::FromStatus(e);
-                return Answer(s.Confirm(host, PathUid(req)));
+                return Answer(s.flow->Confirm(host, PathUid(req)));
               });
     AddHosted(Method::kPost, "/v2/bookings/:uid/decline", "BOOKING_WRITE",
-              [](BookingService& s, const User& host, Request& req) {
+              [](BookingServices& s, const User& host, Request& req) {
                 auto body = req.JsonBody();
                 if (!body.ok()) return Response::FromStatus(body.status());
                 Result<std::optional<std::string>> reason = ParseDeclineBody(*body);
                 if (!reason.ok()) return Response::FromStatus(reason.status());
-                return Answer(s.Decline(host, PathUid(req), *reason));
+                return Answer(s.flow->Decline(host, PathUid(req), *reason));
               });
     AddHosted(Method::kPost, "/v2/bookings/:uid/mark-absent", "BOOKING_WRITE",
-              [](BookingService& s, const User& host, Request& req) {
+              [](BookingServices& s, const User& host, Request& req) {
                 auto body = req.JsonBody();
                 if (!body.ok()) return Response::FromStatus(body.status());
                 Result<AbsentMarks> marks = ParseMarkAbsentBody(*body);
                 if (!marks.ok()) return Response::FromStatus(marks.status());
-                return Answer(s.MarkAbsent(host, PathUid(req), *marks));
+                return Answer(s.flow->MarkAbsent(host, PathUid(req), *marks));
               });
     AddHosted(Method::kPost, "/v2/bookings/:uid/reopen", "BOOKING_WRITE",
-              [](BookingService& s, const User& host, Request& req) {
+              [](BookingServices& s, const User& host, Request& req) {
                 auto body = req.JsonBody();
                 if (!body.ok()) return Response::FromStatus(body.status());
                 if (Status e = ParseConfirmBody(*body); !e.ok()) return Response::FromStatus(e);
-                return Answer(s.Reopen(host, PathUid(req)));
+                return Answer(s.flow->Reopen(host, PathUid(req)));
               });
     AddHosted(Method::kGet, "/v2/bookings/:uid/references", "BOOKING_READ",
-              [](BookingService& s, const User& host, Request& req) {
-                return Answer(s.ListReferences(host, PathUid(req)));
+              [](BookingServices& s, const User& host, Request& req) {
+                return Answer(s.references->ListReferences(host, PathUid(req)));
               });
   }
 
  private:
-  using Fn = Response (*)(BookingService&, Request&);
-  using HostedFn = Response (*)(BookingService&, const User&, Request&);
+  using Fn = Response (*)(BookingServices&, Request&);
+  using HostedFn = Response (*)(BookingServices&, const User&, Request&);
 
   void Add(Method method, const char* pattern, const char* scope, Fn fn) {
     ctx_.AddRoute(Route::Api(method, pattern, RouteAuth::Bearer(scope, kOwnerCredentials),
-                             [service = service_, fn](Request& req) { return fn(*service, req); }));
+                             [services = services_, fn](Request& req) { return fn(*services, req); }));
   }
 
   // The public booking flow: no credential needed (one given is not looked at); limited per
   // client address.
   void AddPublic(Method method, const char* pattern, Fn fn) {
     ctx_.AddRoute(Route::Api(method, pattern, RouteAuth::Public(),
-                             [service = service_, fn](Request& req) { return fn(*service, req); })
+                             [services = services_, fn](Request& req) { return fn(*services, req); })
                       .LimitedPerAddress(public_limit_));
   }
 
   // Routes over bookings need the caller as a user (the host shown in each booking).
   void AddHosted(Method method, const char* pattern, const char* scope, HostedFn fn) {
     ctx_.AddRoute(Route::Api(method, pattern, RouteAuth::Bearer(scope, kOwnerCredentials),
-                             [service = service_, &identity = identity_, fn](Request& req) {
+                             [services = services_, &identity = identity_, fn](Request& req) {
                                std::optional<User> host = identity.FindUser(req.principal->user_id);
                                if (!host) {
                                  return Response::FromStatus(Status(
                                      ErrorCode::kUnauthenticated, "the credential's user no longer exists"));
                                }
-                               return fn(*service, *host, req);
+                               return fn(*services, *host, req);
                              }));
   }
 
   PluginContext& ctx_;
-  std::shared_ptr<BookingService> service_;
+  std::shared_ptr<BookingServices> services_;
   Identity& identity_;
   RateLimit public_limit_;
 };
 
 }  // namespace
 
-void RegisterBookingRoutes(PluginContext& ctx, std::shared_ptr<BookingService> service, RateLimit public_limit) {
-  Routes(ctx, std::move(service), std::move(public_limit)).Register();
+void RegisterBookingRoutes(PluginContext& ctx, BookingServices services, RateLimit public_limit) {
+  Routes(ctx, std::move(services), std::move(public_limit)).Register();
 }
 
 }  // namespace rendezvous::bookings

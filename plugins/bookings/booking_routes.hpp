@@ -6,16 +6,25 @@
 //   POST   /v2/bookings/:uid/confirm | /decline | /mark-absent                        BOOKING_WRITE
 // The public booking flow (GET /v2/slots, POST /v2/bookings, /:uid/cancel, /:uid/reschedule)
 // is limited per client address by `public_limit` (plugins.bookings.public_rate_limit).
-// The service must outlive the routes (the plugin owns both).
+// The routes share the ownership of the services.
 #pragma once
 
 #include <memory>
 
-#include "booking_service.hpp"
+#include "booking_flow.hpp"
+#include "booking_reference_store.hpp"
+#include "event_type_service.hpp"
 #include "rendezvous/plugin.hpp"
 
 namespace rendezvous::bookings {
 
-void RegisterBookingRoutes(PluginContext& ctx, std::shared_ptr<BookingService> service, RateLimit public_limit);
+// What the routes answer with.
+struct BookingServices {
+  std::shared_ptr<EventTypeService> event_types;
+  std::shared_ptr<BookingFlow> flow;
+  std::shared_ptr<BookingReferenceStore> references;
+};
+
+void RegisterBookingRoutes(PluginContext& ctx, BookingServices services, RateLimit public_limit);
 
 }  // namespace rendezvous::bookings

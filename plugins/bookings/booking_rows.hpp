@@ -1,7 +1,7 @@
 // The bookings plugin's tables (owner "bookings": event_types, bookings, booking_attendees): their
 // schema, and their rows read into event types and bookings and written from them. For
-// BookingService; every call works on a connection it is lent (and may throw what DbConnection
-// throws).
+// EventTypeService, BookingFlow, BookingImport and BookingReferenceStore; every call works on a
+// connection it is lent (and may throw what DbConnection throws).
 #pragma once
 
 #include <cstdint>

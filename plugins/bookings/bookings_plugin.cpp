@@ -1,11 +1,16 @@
-// The bookings plugin's wiring: config, the booking service (tables, "bookings" outbox events),
-// the scoped event type, booking and schedule routes, `admin booking import` and the completion sweep.
+// The bookings plugin's wiring: config, the event types, the booking flow (tables, "bookings"
+// outbox events), the booking references other plugins record, the scoped event type, booking and
+// schedule routes, `admin booking import` and the completion sweep.
 #include <chrono>
 #include <memory>
 
+#include "booking_flow.hpp"
+#include "booking_import.hpp"
+#include "booking_reference_store.hpp"
 #include "booking_routes.hpp"
-#include "booking_service.hpp"
+#include "booking_rows.hpp"
 #include "completion_sweeper.hpp"
+#include "event_type_service.hpp"
 #include "import_command.hpp"
 #include "rendezvous/plugin.hpp"
 #include "schedule_routes.hpp"
@@ -20,8 +25,8 @@ struct BookingsConfig {
 
 class BookingsPlugin final : public Plugin {
  public:
-  BookingsPlugin(std::shared_ptr<BookingService> service, std::unique_ptr<CompletionSweeper> sweeper)
-      : service_(std::move(service)), sweeper_(std::move(sweeper)) {}
+  BookingsPlugin(std::shared_ptr<BookingFlow> flow, std::unique_ptr<CompletionSweeper> sweeper)
+      : flow_(std::move(flow)), sweeper_(std::move(sweeper)) {}
   Status Start() noexcept override {
     try {
       sweeper_->Start();
@@ -33,7 +38,7 @@ class BookingsPlugin final : public Plugin {
   void Stop() noexcept override { sweeper_->Stop(); }
 
  private:
-  std::shared_ptr<BookingService> service_;
+  std::shared_ptr<BookingFlow> flow_;
   std::unique_ptr<CompletionSweeper> sweeper_;
 };
 
@@ -50,21 +55,23 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   const int max_days_ahead = static_cast<int>(c.Int("max_days_ahead", 730, 1, 36500));
   c.RejectUnknown();
 
-  auto service = std::make_shared<BookingService>(ctx.db(), ctx.outbox(), ctx.identity(), ctx.logger());
-  service->SetBusySource([&ctx](int64_t host_id, Millis from, Millis to) { return ctx.BusyTimes(host_id, from, to); });
-  service->SetMetrics(std::make_shared<BookingMetrics>(ctx.metrics()));
-  service->SetMaxDaysAhead(max_days_ahead);
-  ctx.AddMigrations(BookingService::Migrations());
-  ctx.Provide<BookingReferences>("bookings.references", service);
-  RegisterBookingRoutes(ctx, service, config.public_rate_limit);
+  auto flow = std::make_shared<BookingFlow>(ctx.db(), ctx.outbox(), ctx.identity(), ctx.logger());
+  flow->SetBusySource([&ctx](int64_t host_id, Millis from, Millis to) { return ctx.BusyTimes(host_id, from, to); });
+  flow->SetMetrics(std::make_shared<BookingMetrics>(ctx.metrics()));
+  flow->SetMaxDaysAhead(max_days_ahead);
+  auto references = std::make_shared<BookingReferenceStore>(ctx.db());
+  ctx.AddMigrations(BookingMigrations());
+  ctx.Provide<BookingReferences>("bookings.references", references);
+  RegisterBookingRoutes(ctx, BookingServices{std::make_shared<EventTypeService>(ctx.db()), flow, references},
+                        config.public_rate_limit);
   RegisterScheduleRoutes(ctx, std::make_shared<ScheduleService>(ctx.db()));
-  ctx.AddAdminCommand("booking",
-                      [service](const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-                        return RunBookingCommand(*service, args, out, err);
-                      });
-  auto sweeper = std::make_unique<CompletionSweeper>(*service, ctx.logger(),
+  // The import shares the flow's cache of booked times: the flow outlives the command.
+  auto import = std::make_shared<BookingImport>(ctx.db(), ctx.identity(), flow->booked_times());
+  ctx.AddAdminCommand("booking", [import, flow](const std::vector<std::string>& args, std::ostream& out,
+                                                std::ostream& err) { return RunBookingCommand(*import, args, out, err); });
+  auto sweeper = std::make_unique<CompletionSweeper>(*flow, ctx.logger(),
                                                      std::chrono::seconds(config.completion_sweep_interval));
-  return std::make_unique<BookingsPlugin>(std::move(service), std::move(sweeper));
+  return std::make_unique<BookingsPlugin>(std::move(flow), std::move(sweeper));
 }
 
 }  // namespace

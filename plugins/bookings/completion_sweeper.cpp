@@ -4,8 +4,8 @@
 
 namespace rendezvous::bookings {
 
-CompletionSweeper::CompletionSweeper(BookingService& service, Logger& logger, std::chrono::seconds interval)
-    : service_(service), logger_(logger), interval_(interval) {}
+CompletionSweeper::CompletionSweeper(BookingFlow& flow, Logger& logger, std::chrono::seconds interval)
+    : flow_(flow), logger_(logger), interval_(interval) {}
 
 CompletionSweeper::~CompletionSweeper() {
   Stop();
@@ -36,11 +36,11 @@ size_t CompletionSweeper::SweepOnce() {
       std::lock_guard<std::mutex> lock(mu_);
       if (stopping_) break;
     }
-    const size_t n = service_.CompleteEnded(time::Now(), kBatch);
+    const size_t n = flow_.CompleteEnded(time::Now(), kBatch);
     total += n;
     if (n < kBatch) break;
   }
-  service_.ForgetIdempotencyKeys(time::Now(), kBatch * kMaxBatchesPerPass);
+  flow_.ForgetIdempotencyKeys(time::Now(), kBatch * kMaxBatchesPerPass);
   return total;
 }
 

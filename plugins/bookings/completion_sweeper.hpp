@@ -10,7 +10,7 @@
 #include <mutex>
 #include <thread>
 
-#include "booking_service.hpp"
+#include "booking_flow.hpp"
 
 namespace rendezvous::bookings {
 
@@ -19,7 +19,7 @@ class CompletionSweeper {
   static constexpr size_t kBatch = 100;
   static constexpr size_t kMaxBatchesPerPass = 20;
 
-  CompletionSweeper(BookingService& service, Logger& logger, std::chrono::seconds interval);
+  CompletionSweeper(BookingFlow& flow, Logger& logger, std::chrono::seconds interval);
   ~CompletionSweeper();
   CompletionSweeper(const CompletionSweeper&) = delete;
   CompletionSweeper& operator=(const CompletionSweeper&) = delete;
@@ -32,7 +32,7 @@ class CompletionSweeper {
  private:
   void Loop();
 
-  BookingService& service_;
+  BookingFlow& flow_;
   Logger& logger_;
   const std::chrono::seconds interval_;
   std::mutex mu_;

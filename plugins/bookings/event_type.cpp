@@ -197,7 +197,7 @@ Status Apply(const Json& body, EventTypeFields& f, bool create) {
   if (has("bookingLimitsCount")) {
     if (Status e = ReadBookingLimits(body["bookingLimitsCount"], f.booking_limits); !e.ok()) return e;
   }
-  // Whether the schedule is the owner's is checked where the schedules are (BookingService).
+  // Whether the schedule is the owner's is checked where the schedules are (EventTypeService).
   if (has("scheduleId")) {
     const Json& v = body["scheduleId"];
     if (v.is_null()) {

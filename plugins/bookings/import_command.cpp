@@ -3,6 +3,8 @@
 #include <ostream>
 #include <stdexcept>
 
+#include "booking_requests.hpp"
+#include "field_checks.hpp"
 #include "rendezvous/cli_args.hpp"
 #include "rendezvous/text.hpp"
 #include "rendezvous/time.hpp"
@@ -26,7 +28,7 @@ int Refuse(std::ostream& err, const std::string& message) {
 
 }  // namespace
 
-int RunBookingCommand(BookingService& service, const std::vector<std::string>& args, std::ostream& out,
+int RunBookingCommand(BookingImport& import, const std::vector<std::string>& args, std::ostream& out,
                       std::ostream& err) {
   if (args.empty() || args[0] != "import") {
     err << (args.empty() ? "" : "unknown booking command '" + args[0] + "'\n") << kUsage << std::endl;
@@ -69,7 +71,7 @@ int RunBookingCommand(BookingService& service, const std::vector<std::string>& a
   } catch (const std::invalid_argument& e) {
     return Usage(err, e.what());
   }
-  Result<Json> result = service.Import(req);
+  Result<Json> result = import.Import(req);
   if (!result.ok()) return Refuse(err, result.status().message());
   out << result->dump() << std::endl;
   return 0;

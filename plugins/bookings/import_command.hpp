@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "booking_service.hpp"
+#include "booking_import.hpp"
 
 namespace rendezvous::bookings {
 
 // `args`: the words after "booking".
-int RunBookingCommand(BookingService& service, const std::vector<std::string>& args, std::ostream& out,
+int RunBookingCommand(BookingImport& import, const std::vector<std::string>& args, std::ostream& out,
                       std::ostream& err);
 
 }  // namespace rendezvous::bookings

@@ -45,8 +45,8 @@ AuthorizeClientView ViewOf(const OAuthClient& client) {
 
 class AuthorizePages {
  public:
-  AuthorizePages(Identity& identity, ClientService& clients, TokenService& tokens, Logger& logger)
-      : identity_(identity), clients_(clients), tokens_(tokens), logger_(logger) {}
+  AuthorizePages(Identity& identity, ClientService& clients, CodeExchange& codes, Logger& logger)
+      : identity_(identity), clients_(clients), codes_(codes), logger_(logger) {}
 
   Response Show(Request& req) {
     auto user = identity_.SessionUser(req);
@@ -107,7 +107,7 @@ class AuthorizePages {
     code_grant.scopes = grant.all_scopes ? std::vector<std::string>{} : grant.scopes;
     code_grant.all_scopes = grant.all_scopes;
     code_grant.code_challenge = grant.code_challenge;
-    std::string code = tokens_.IssueCode(code_grant);
+    std::string code = codes_.IssueCode(code_grant);
     logger_.Info("oauth authorization allowed", {{"client_id", grant.client_id}, {"user_id", user->id}});
     return RedirectTo(SuccessRedirectUrl(grant.redirect_uri, code, grant.state));
   }
@@ -166,15 +166,15 @@ class AuthorizePages {
 
   Identity& identity_;
   ClientService& clients_;
-  TokenService& tokens_;
+  CodeExchange& codes_;
   Logger& logger_;
 };
 
 }  // namespace
 
 void RegisterAuthorizePages(rendezvous::PluginContext& ctx, rendezvous::oauth::ClientService& clients,
-                            rendezvous::oauth::TokenService& tokens) {
-  auto pages = std::make_shared<AuthorizePages>(ctx.identity(), clients, tokens, ctx.logger());
+                            rendezvous::oauth::CodeExchange& codes) {
+  auto pages = std::make_shared<AuthorizePages>(ctx.identity(), clients, codes, ctx.logger());
   auto add = [&](Method method, Response (AuthorizePages::*fn)(Request&)) {
     ctx.AddRoute(Route::Page(method, kAuthorizePath, RouteAuth::Session(),
                              [pages, fn](Request& req) { return ((*pages).*fn)(req); }));

@@ -11,14 +11,14 @@
 #pragma once
 
 #include "client_service.hpp"
+#include "code_exchange.hpp"
 #include "rendezvous/plugin.hpp"
-#include "token_service.hpp"
 
 namespace rendezvous::oauth {
 
-// Registers the two routes above (call from the plugin's factory). `clients`, `tokens` and `ctx`
+// Registers the two routes above (call from the plugin's factory). `clients`, `codes` and `ctx`
 // must outlive the server's routes, i.e. belong to the plugin. The handlers are thread-safe.
 void RegisterAuthorizePages(rendezvous::PluginContext& ctx, rendezvous::oauth::ClientService& clients,
-                            rendezvous::oauth::TokenService& tokens);
+                            rendezvous::oauth::CodeExchange& codes);
 
 }  // namespace rendezvous::oauth

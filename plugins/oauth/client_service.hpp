@@ -21,7 +21,6 @@
 #include "client_auth.hpp"
 #include "client_policy.hpp"
 #include "rendezvous/database.hpp"
-#include "rendezvous/http.hpp"
 #include "rendezvous/identity.hpp"
 #include "rendezvous/log.hpp"
 #include "rendezvous/mailer.hpp"

@@ -1,4 +1,4 @@
-#include "token_service.hpp"
+#include "code_exchange.hpp"
 
 #include "pkce.hpp"
 #include "rendezvous/crypto.hpp"
@@ -11,25 +11,35 @@ constexpr size_t kMaxCodeLength = 256;
 
 }  // namespace
 
-std::string TokenService::IssueCode(const CodeGrant& grant) {
+CodeExchange::CodeExchange(Database& db, Logger& logger, TokenLifetimes lifetimes)
+    : db_(db), logger_(logger), lifetimes_(lifetimes) {}
+
+std::string CodeExchange::IssueCode(const CodeGrant& grant) {
   const std::string code = crypto::RandomToken(kTokenBytes);
   db_.Run([&](DbConnection& conn) {
     conn.Exec(
         "INSERT INTO oauth_codes (code_hash, client_id, user_id, redirect_uri, scopes, all_scopes,"
         " code_challenge, created_at, expires_at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL ? SECOND)",
-        {crypto::Sha256Hex(code), grant.client_id, grant.user_id, grant.redirect_uri, Json(grant.scopes).dump(),
+        {crypto::Sha256Hex(code), grant.client_id, grant.user_id, grant.redirect_uri, nlohmann::json(grant.scopes).dump(),
          grant.all_scopes, grant.code_challenge, lifetimes_.code_ttl});
   });
   return code;
 }
 
-TokenResult TokenService::ExchangeCode(const std::string& client_id, const std::string& code,
-                                       const std::string& redirect_uri, const std::string& code_verifier) {
-  if (code.empty() || code.size() > kMaxCodeLength) return TokenError::CodeInvalidOrExpired();
+TokenResult CodeExchange::Exchange(const std::string& client_id, const std::string& code,
+                                   const std::string& redirect_uri, const std::string& code_verifier,
+                                   const ClientCheck& authenticate) {
   const std::string hash = crypto::Sha256Hex(code);
   int64_t replayed_grant = 0;
   TokenResult result = db_.Transaction([&](DbConnection& tx) -> TokenResult {
+    // The client's row, credentials included, is read once: a plain read (the code row below is
+    // the one locked), so exchanges of one client never wait for each other on it.
+    std::optional<GrantClient> client = ReadGrantClient(tx, client_id);
+    if (authenticate) {
+      if (auto error = authenticate(client ? std::optional(client->credentials) : std::nullopt)) return *error;
+    }
+    if (code.empty() || code.size() > kMaxCodeLength) return TokenError::CodeInvalidOrExpired();
     struct CodeRow {
       std::string client_id, redirect_uri, scopes, challenge;
       int64_t user_id = 0, grant_id = 0;
@@ -58,9 +68,8 @@ TokenResult TokenService::ExchangeCode(const std::string& client_id, const std::
       }
       return TokenError::CodeInvalidOrExpired();
     }
-    std::optional<ClientRow> client = LoadClientRow(tx, client_id);
     if (!client) return TokenError::CodeInvalidOrExpired();
-    if (auto error = CheckClientUsable(*client, row.user_id)) return *error;
+    if (auto error = CheckClientUsable(client->row, row.user_id)) return *error;
 
     if (tx.Exec("UPDATE oauth_codes SET used_at = UTC_TIMESTAMP(3)"
                 " WHERE code_hash = ? AND used_at IS NULL AND expires_at > UTC_TIMESTAMP(3)",
@@ -76,7 +85,7 @@ TokenResult TokenService::ExchangeCode(const std::string& client_id, const std::
     const int64_t grant_id = InsertGrant(tx, client_id, row.user_id, scopes, row.all_scopes, "oauth");
     tx.Exec("UPDATE oauth_codes SET grant_id = ? WHERE code_hash = ?", {grant_id, hash});
     TokenResponse out = IssueTokens(tx, grant_id, lifetimes_);
-    out.scope = ScopeText(scopes, row.all_scopes, *client);
+    out.scope = ScopeText(scopes, row.all_scopes, client->row);
     return out;
   });
   if (replayed_grant != 0) {

@@ -1,4 +1,4 @@
-#include "token_service.hpp"
+#include "managed_user_tokens.hpp"
 
 #include <stdexcept>
 
@@ -7,7 +7,9 @@
 
 namespace rendezvous::oauth {
 
-TokenResponse TokenService::IssueManagedUserTokens(const std::string& client_id, int64_t user_id) {
+ManagedUserTokens::ManagedUserTokens(Database& db, TokenLifetimes lifetimes) : db_(db), lifetimes_(lifetimes) {}
+
+TokenResponse ManagedUserTokens::Issue(const std::string& client_id, int64_t user_id) {
   return db_.Transaction([&](DbConnection& tx) {
     std::optional<ClientRow> client = LoadClientRow(tx, client_id);
     if (!client) throw std::runtime_error("OAuth client not found: " + client_id);

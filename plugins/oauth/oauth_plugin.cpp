@@ -1,6 +1,7 @@
 // The oauth plugin's wiring: config, the client service (tables, command line, pages), the token
-// service (codes, tokens, the bearer resolver, the purger), the token/revoke/introspect/metadata
-// endpoints, the authorize and consent pages, and `admin managed-user create`.
+// jobs (codes, refresh, managed users, the bearer resolver, the purger), the
+// token/revoke/introspect/metadata endpoints, the authorize and consent pages, and
+// `admin managed-user create`.
 #include <memory>
 #include <ostream>
 
@@ -8,85 +9,58 @@
 #include "client_commands.hpp"
 #include "client_pages.hpp"
 #include "client_service.hpp"
+#include "code_exchange.hpp"
+#include "issued_tokens.hpp"
+#include "managed_user_command.hpp"
+#include "managed_user_tokens.hpp"
+#include "refresh_grant.hpp"
 #include "rendezvous/plugin.hpp"
 #include "token_endpoint.hpp"
 #include "token_metrics.hpp"
-#include "token_service.hpp"
+#include "token_migrations.hpp"
+#include "token_purger.hpp"
 
 namespace rendezvous::oauth {
 namespace {
 
-constexpr const char* kManagedUserUsage =
-    "usage: rendezvous admin managed-user create --client-id ID --email E --name N [--time-zone TZ]";
+// The token jobs, owned together by the plugin.
+struct TokenJobs {
+  TokenJobs(Database& db, Logger& logger, TokenLifetimes lifetimes)
+      : codes(db, logger, lifetimes), refresh(db, logger, lifetimes), managed(db, lifetimes), issued(db),
+        purger(db, logger) {}
+  CodeExchange codes;
+  RefreshGrant refresh;
+  ManagedUserTokens managed;
+  IssuedTokens issued;
+  TokenPurger purger;
+};
 
-// `admin managed-user create ...` (DESIGN §3): a user who cannot sign in, and tokens for the client.
-int RunManagedUserCommand(ClientService& clients, TokenService& tokens, Identity& identity,
-                          const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  if (args.empty() || args[0] != "create") {
-    err << kManagedUserUsage << "\n";
-    return 2;
-  }
-  std::string client_id, email, name, time_zone = "UTC";
-  for (size_t i = 1; i < args.size(); ++i) {
-    const std::string& flag = args[i];
-    std::string* target = flag == "--client-id" ? &client_id
-                          : flag == "--email"   ? &email
-                          : flag == "--name"    ? &name
-                          : flag == "--time-zone" ? &time_zone
-                                                  : nullptr;
-    if (!target || i + 1 >= args.size()) {
-      err << (target ? "missing value for " + flag : "unknown option " + flag) << "\n" << kManagedUserUsage << "\n";
-      return 2;
-    }
-    *target = args[++i];
-  }
-  if (client_id.empty() || email.empty() || name.empty()) {
-    err << "--client-id, --email and --name are required\n" << kManagedUserUsage << "\n";
-    return 2;
-  }
-  Result<OAuthClient> client = clients.Get(client_id);
-  if (!client.ok()) {
-    err << "OAuth client " << client_id << " not found\n";
-    return 1;
-  }
-  if (client->state == ClientState::kRejected) {
-    err << "OAuth client " << client_id << " is rejected; it cannot manage users\n";
-    return 1;
-  }
-  Result<User> user = identity.CreateUser(email, name, "", time_zone, false);
-  if (!user.ok()) {
-    err << user.status().message() << "\n";
-    return 1;
-  }
-  TokenResponse issued = tokens.IssueManagedUserTokens(client_id, user->id);
-  out << Json{{"id", user->id},
-              {"email", user->email},
-              {"name", user->name},
-              {"timeZone", user->time_zone},
-              {"client_id", client_id},
-              {"access_token", issued.access_token},
-              {"refresh_token", issued.refresh_token},
-              {"expires_in", issued.expires_in}}
-             .dump()
-      << "\n";
-  return 0;
+Principal PrincipalOf(ResolvedToken token) {
+  Principal p;
+  p.kind = token.managed ? kManagedUserToken : kOAuthToken;
+  p.credential_id = token.grant_id;
+  p.client_id = std::move(token.client_id);
+  p.user_id = token.user_id;
+  p.scopes = std::move(token.scopes);
+  p.all_scopes = token.all_scopes;
+  return p;
 }
 
 class OAuthPlugin final : public Plugin {
  public:
-  OAuthPlugin(std::shared_ptr<ClientService> clients, std::shared_ptr<TokenService> tokens,
+  OAuthPlugin(std::shared_ptr<ClientService> clients, std::shared_ptr<TokenJobs> tokens,
               std::shared_ptr<TokenMetrics> metrics)
       : clients_(std::move(clients)), tokens_(std::move(tokens)), metrics_(std::move(metrics)) {}
   Status Start() noexcept override {
-    tokens_->StartPurger(std::chrono::seconds(60),
-                         [metrics = metrics_](const ActiveGrants& grants) { metrics->SetActiveGrants(grants); });
+    tokens_->purger.Start(std::chrono::seconds(60),
+                          [metrics = metrics_](const ActiveGrants& grants) { metrics->SetActiveGrants(grants); });
     return Status::Ok();
   }
-  void Stop() noexcept override { tokens_->StopPurger(); }
+  void Stop() noexcept override { tokens_->purger.Stop(); }
 
  private:
   std::shared_ptr<ClientService> clients_;
-  std::shared_ptr<TokenService> tokens_;
+  std::shared_ptr<TokenJobs> tokens_;
   std::shared_ptr<TokenMetrics> metrics_;
 };
 
@@ -107,13 +81,17 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   }
 
   auto clients = std::make_shared<ClientService>(ctx.db(), ctx.identity(), ctx.mailer(), ctx.logger());
-  auto tokens = std::make_shared<TokenService>(ctx.db(), ctx.logger(), lifetimes);
+  auto tokens = std::make_shared<TokenJobs>(ctx.db(), ctx.logger(), lifetimes);
   std::vector<Migration> migrations = ClientService::Migrations();
-  for (Migration& m : TokenService::Migrations()) migrations.push_back(std::move(m));
+  for (Migration& m : TokenMigrations()) migrations.push_back(std::move(m));
   ctx.AddMigrations(std::move(migrations));
 
   // One resolver for both kinds; the principal's kind tells them apart.
-  ctx.AddBearerResolver(kOAuthToken, [tokens](std::string_view token) { return tokens->ResolveAccessToken(token); });
+  ctx.AddBearerResolver(kOAuthToken, [tokens](std::string_view token) -> std::optional<Principal> {
+    std::optional<ResolvedToken> resolved = tokens->issued.Resolve(token);
+    if (!resolved) return std::nullopt;
+    return PrincipalOf(*std::move(resolved));
+  });
 
   ctx.AddAdminCommand("oauth-client", [clients](const std::vector<std::string>& args, std::ostream& out,
                                                 std::ostream& err) {
@@ -122,12 +100,12 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   Identity& identity = ctx.identity();
   ctx.AddAdminCommand("managed-user", [clients, tokens, &identity](const std::vector<std::string>& args,
                                                                    std::ostream& out, std::ostream& err) {
-    return RunManagedUserCommand(*clients, *tokens, identity, args, out, err);
+    return RunManagedUserCommand(*clients, tokens->managed, identity, args, out, err);
   });
   RegisterClientPages(ctx, *clients);
   auto metrics = std::make_shared<TokenMetrics>(ctx.metrics());
-  RegisterTokenEndpoints(ctx, *clients, *tokens, *metrics);
-  RegisterAuthorizePages(ctx, *clients, *tokens);
+  RegisterTokenEndpoints(ctx, TokenEndpointServices{*clients, tokens->codes, tokens->refresh, tokens->issued}, *metrics);
+  RegisterAuthorizePages(ctx, *clients, tokens->codes);
   return std::make_unique<OAuthPlugin>(std::move(clients), std::move(tokens), std::move(metrics));
 }
 

@@ -1,4 +1,4 @@
-#include "token_service.hpp"
+#include "refresh_grant.hpp"
 
 #include "client_auth.hpp"
 #include "rendezvous/crypto.hpp"
@@ -36,38 +36,27 @@ void ReadTokenState(const DbRow& rs, int first, RefreshRow& row) {
 // Without locks a guarded write decides any race (a locking read would also lock the client row,
 // which every refresh of the client shares).
 std::optional<RefreshRow> ReadRefreshRow(DbConnection& conn, const std::string& client_id, const std::string& hash) {
-  std::optional<DbRow> rs = conn.QueryOne(
-      "SELECT c.kind, (SELECT GROUP_CONCAT(s.secret_hash) FROM oauth_client_secrets s"
-      "   WHERE s.client_id = c.client_id AND s.revoked_at IS NULL),"
-      " c.state, c.owner_id, c.scopes,"
+  static const std::string kSql =
+      std::string("SELECT ") + kGrantClientColumns + ","
       " r.grant_id, r.expires_at > UTC_TIMESTAMP(3), r.rotated_at IS NOT NULL, r.revoked_at IS NOT NULL,"
       " g.client_id, g.revoked_at IS NOT NULL, g.user_id, g.scopes, g.all_scopes"
       " FROM oauth_clients c"
       " LEFT JOIN oauth_refresh_tokens r ON r.token_hash = ?"
       " LEFT JOIN oauth_grants g ON g.id = r.grant_id"
-      " WHERE c.client_id = ?",
-      {hash, client_id});
+      " WHERE c.client_id = ?";
+  std::optional<DbRow> rs = conn.QueryOne(kSql, {hash, client_id});
   if (!rs) return std::nullopt;
   RefreshRow row;
-  ClientCredentials credentials;
-  credentials.kind = ParseClientKind(rs->String(1)).value_or(ClientKind::kConfidential);
-  if (!rs->IsNull(2)) {
-    const std::string joined = rs->String(2);
-    for (size_t start = 0; start < joined.size();) {
-      size_t comma = joined.find(',', start);
-      if (comma == std::string::npos) comma = joined.size();
-      credentials.active_secret_hashes.push_back(joined.substr(start, comma - start));
-      start = comma + 1;
-    }
-  }
-  row.credentials = std::move(credentials);
-  row.client = ClientRow{rs->String(3), rs->Int(4), JsonList(rs->String(5))};
-  row.token_found = !rs->IsNull(6) && !rs->IsNull(10);
+  GrantClient client = GrantClientFromColumns(*rs, 1);
+  row.credentials = std::move(client.credentials);
+  row.client = std::move(client.row);
+  constexpr int kToken = kGrantClientColumnCount + 1;
+  row.token_found = !rs->IsNull(kToken) && !rs->IsNull(kToken + 4);
   if (row.token_found) {
-    ReadTokenState(*rs, 6, row);
-    row.user_id = rs->Int(12);
-    row.scopes_text = rs->String(13);
-    row.all_scopes = rs->Bool(14);
+    ReadTokenState(*rs, kToken, row);
+    row.user_id = rs->Int(kToken + 6);
+    row.scopes_text = rs->String(kToken + 7);
+    row.all_scopes = rs->Bool(kToken + 8);
   }
   return row;
 }
@@ -89,7 +78,10 @@ std::optional<RefreshRow> ReadLockedRefreshRow(DbConnection& conn, const std::st
 
 }  // namespace
 
-TokenResult TokenService::Refresh(const std::string& client_id, const std::string& refresh_token,
+RefreshGrant::RefreshGrant(Database& db, Logger& logger, TokenLifetimes lifetimes)
+    : db_(db), logger_(logger), lifetimes_(lifetimes) {}
+
+TokenResult RefreshGrant::Refresh(const std::string& client_id, const std::string& refresh_token,
                                   const ClientCheck& authenticate) {
   if (client_id.empty() || client_id.size() > kMaxClientIdLength) return TokenError::ClientNotFound();
   // A malformed token is looked up as "" (which matches nothing), so that the client is still
@@ -104,7 +96,7 @@ TokenResult TokenService::Refresh(const std::string& client_id, const std::strin
 // stored procedure that rotates and issues in one server-side transaction. Anything but a live token of
 // this client (and a lost race) is left to RefreshLocked, which decides it exactly (reuse
 // detection too).
-std::optional<TokenResult> TokenService::RefreshFast(const std::string& client_id, const ClientCheck& authenticate,
+std::optional<TokenResult> RefreshGrant::RefreshFast(const std::string& client_id, const ClientCheck& authenticate,
                                                      const std::string& hash) {
   return db_.Run([&](DbConnection& conn) -> std::optional<TokenResult> {
     std::optional<RefreshRow> row = ReadRefreshRow(conn, client_id, hash);
@@ -132,7 +124,7 @@ std::optional<TokenResult> TokenService::RefreshFast(const std::string& client_i
   });
 }
 
-TokenResult TokenService::RefreshLocked(const std::string& client_id, const std::string& hash) {
+TokenResult RefreshGrant::RefreshLocked(const std::string& client_id, const std::string& hash) {
   int64_t reused_grant = 0;
   TokenResult result = db_.Transaction([&](DbConnection& tx) -> TokenResult {
     // The outcome for a token that is not (or no longer) rotatable; nullopt when it is.

@@ -24,18 +24,6 @@ std::optional<std::string_view> AuthorizationHeader(const std::optional<std::str
   return std::string_view(*header);
 }
 
-struct AuthenticatedClient {
-  std::string client_id;
-  ClientKind kind = ClientKind::kConfidential;
-};
-
-// Client authentication shared by the three endpoints; one database round trip.
-std::variant<AuthenticatedClient, TokenError> Authenticate(ClientService& clients, const std::string& client_id,
-                                                           const std::string& secret) {
-  std::optional<ClientCredentials> credentials = clients.LoadCredentials(client_id);
-  if (auto error = AuthenticateClient(credentials, secret)) return *std::move(error);
-  return AuthenticatedClient{client_id, credentials->kind};
-}
 
 // Body and credentials of the revocation and introspection endpoints.
 struct TokenActionRequest {
@@ -84,14 +72,16 @@ std::variant<TokenActionRequest, Response> AuthenticatedTokenAction(ClientServic
   auto parsed = ParseTokenAction(req);
   if (auto* error = std::get_if<TokenError>(&parsed)) return ErrorResponse(*error, SentBasic(req));
   const TokenActionRequest& r = std::get<TokenActionRequest>(parsed);
-  auto client = Authenticate(clients, r.client_id, r.client_secret);
-  if (auto* error = std::get_if<TokenError>(&client)) return ErrorResponse(*error, r.basic_auth);
+  // One database round trip.
+  if (auto error = AuthenticateClient(clients.LoadCredentials(r.client_id), r.client_secret)) {
+    return ErrorResponse(*error, r.basic_auth);
+  }
   return r;
 }
 
 }  // namespace
 
-Response HandleTokenRequest(ClientService& clients, TokenService& tokens, const Request& req,
+Response HandleTokenRequest(const TokenEndpointServices& services, const Request& req,
                             TokenRequestOutcome* outcome) {
   TokenRequestOutcome ignored;
   TokenRequestOutcome& out = outcome ? *outcome : ignored;
@@ -106,38 +96,40 @@ Response HandleTokenRequest(ClientService& clients, TokenService& tokens, const 
   const TokenRequest& tr = std::get<TokenRequest>(parsed);
   out.grant_type = tr.grant_type;
 
+  // Both grants read the client's credentials with the rest of its row and authenticate it there.
   TokenResult result;
   if (tr.grant_type == kGrantAuthorizationCode) {
-    auto client = Authenticate(clients, tr.client_id, tr.client_secret);
-    if (auto* error = std::get_if<TokenError>(&client)) return refuse(*error, tr.basic_auth);
-    const AuthenticatedClient& c = std::get<AuthenticatedClient>(client);
-    if (c.kind == ClientKind::kPublic && tr.code_verifier.empty()) {
-      return refuse(TokenError::InvalidRequest("code_verifier is required for public clients"), tr.basic_auth);
-    }
-    result = tokens.ExchangeCode(c.client_id, tr.code, tr.redirect_uri, tr.code_verifier);
+    result = services.codes.Exchange(tr.client_id, tr.code, tr.redirect_uri, tr.code_verifier,
+                                     [&tr](const std::optional<ClientCredentials>& stored) -> std::optional<TokenError> {
+                                       if (auto error = AuthenticateClient(stored, tr.client_secret)) return error;
+                                       if (stored->kind == ClientKind::kPublic && tr.code_verifier.empty()) {
+                                         return TokenError::InvalidRequest("code_verifier is required for public clients");
+                                       }
+                                       return std::nullopt;
+                                     });
   } else {
-    // The refresh grant reads the client's credentials in the query that reads the token.
-    result = tokens.Refresh(tr.client_id, tr.refresh_token, [&tr](const std::optional<ClientCredentials>& stored) {
-      return AuthenticateClient(stored, tr.client_secret);
-    });
+    result = services.refresh.Refresh(tr.client_id, tr.refresh_token,
+                                      [&tr](const std::optional<ClientCredentials>& stored) {
+                                        return AuthenticateClient(stored, tr.client_secret);
+                                      });
   }
   if (auto* error = std::get_if<TokenError>(&result)) return refuse(*error, tr.basic_auth);
   return OAuthJson(200, ToJson(std::get<TokenResponse>(result)));
 }
 
-Response HandleRevokeRequest(ClientService& clients, TokenService& tokens, const Request& req) {
-  auto action = AuthenticatedTokenAction(clients, req);
+Response HandleRevokeRequest(const TokenEndpointServices& services, const Request& req) {
+  auto action = AuthenticatedTokenAction(services.clients, req);
   if (auto* refused = std::get_if<Response>(&action)) return std::move(*refused);
   const TokenActionRequest& r = std::get<TokenActionRequest>(action);
-  tokens.Revoke(r.client_id, r.token);
+  services.issued.Revoke(r.client_id, r.token);
   return OAuthJson(200, Json::object());
 }
 
-Response HandleIntrospectRequest(ClientService& clients, TokenService& tokens, const Request& req) {
-  auto action = AuthenticatedTokenAction(clients, req);
+Response HandleIntrospectRequest(const TokenEndpointServices& services, const Request& req) {
+  auto action = AuthenticatedTokenAction(services.clients, req);
   if (auto* refused = std::get_if<Response>(&action)) return std::move(*refused);
   const TokenActionRequest& r = std::get<TokenActionRequest>(action);
-  return OAuthJson(200, tokens.Introspect(r.client_id, r.token));
+  return OAuthJson(200, services.issued.Introspect(r.client_id, r.token));
 }
 
 Json AuthorizationServerMetadata(const std::string& base_url, const std::string& app_url) {
@@ -156,17 +148,17 @@ Json AuthorizationServerMetadata(const std::string& base_url, const std::string&
           {"scopes_supported", UserLevelScopes()}};
 }
 
-void RegisterTokenEndpoints(PluginContext& ctx, ClientService& clients, TokenService& tokens, TokenMetrics& metrics) {
-  auto post = [&](std::string pattern, Response (*fn)(ClientService&, TokenService&, const Request&)) {
+void RegisterTokenEndpoints(PluginContext& ctx, const TokenEndpointServices& services, TokenMetrics& metrics) {
+  auto post = [&](std::string pattern, Response (*fn)(const TokenEndpointServices&, const Request&)) {
     // The handlers authenticate clients themselves.
     ctx.AddRoute(Route::Api(Method::kPost, std::move(pattern), RouteAuth::Public(),
-                            [&clients, &tokens, fn](Request& req) { return fn(clients, tokens, req); }));
+                            [services, fn](Request& req) { return fn(services, req); }));
   };
   ctx.AddRoute(Route::Api(Method::kPost, "/v2/auth/oauth2/token", RouteAuth::Public(),
-                          [&clients, &tokens, &metrics](Request& req) {
+                          [services, &metrics](Request& req) {
                             TokenRequestOutcome outcome;
                             try {
-                              Response res = HandleTokenRequest(clients, tokens, req, &outcome);
+                              Response res = HandleTokenRequest(services, req, &outcome);
                               metrics.Answered(outcome);
                               return res;
                             } catch (...) {

@@ -17,23 +17,34 @@
 #pragma once
 
 #include "client_service.hpp"
+#include "code_exchange.hpp"
+#include "issued_tokens.hpp"
+#include "refresh_grant.hpp"
 #include "rendezvous/plugin.hpp"
 #include "token_metrics.hpp"
-#include "token_service.hpp"
 
 namespace rendezvous::oauth {
+
+// The logic the endpoints answer with. The code and refresh grants authenticate the client from
+// the row they read anyway; revocation and introspection through `clients`.
+struct TokenEndpointServices {
+  ClientService& clients;
+  CodeExchange& codes;
+  RefreshGrant& refresh;
+  IssuedTokens& issued;
+};
 
 // Handlers, exposed for the registration below and for tests that call them directly.
 // `outcome`, when given, is filled with what the request came to (for TokenMetrics); its grant
 // type is set as soon as it is read, so it is known even when the handler throws.
-Response HandleTokenRequest(ClientService& clients, TokenService& tokens, const Request& req,
+Response HandleTokenRequest(const TokenEndpointServices& services, const Request& req,
                             TokenRequestOutcome* outcome = nullptr);
-Response HandleRevokeRequest(ClientService& clients, TokenService& tokens, const Request& req);
-Response HandleIntrospectRequest(ClientService& clients, TokenService& tokens, const Request& req);
+Response HandleRevokeRequest(const TokenEndpointServices& services, const Request& req);
+Response HandleIntrospectRequest(const TokenEndpointServices& services, const Request& req);
 // The RFC 8414 document: issuer = base_url, authorization endpoint on app_url.
 Json AuthorizationServerMetadata(const std::string& base_url, const std::string& app_url);
 
 // The token endpoint counts its requests in `metrics`, which must outlive the routes.
-void RegisterTokenEndpoints(PluginContext& ctx, ClientService& clients, TokenService& tokens, TokenMetrics& metrics);
+void RegisterTokenEndpoints(PluginContext& ctx, const TokenEndpointServices& services, TokenMetrics& metrics);
 
 }  // namespace rendezvous::oauth

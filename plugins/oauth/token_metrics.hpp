@@ -6,7 +6,7 @@
 //       issued, refused (an OAuth error answer) or failed (no answer: the database was unavailable)
 //   oauth_token_errors_total{error}                refusals by OAuth error code (RFC 6749 §5.2:
 //       invalid_request, invalid_client, invalid_grant, unauthorized_client)
-//   oauth_active_grants{kind}                      grants still usable (TokenService::ActiveGrants),
+//   oauth_active_grants{kind}                      grants still usable (tokens.hpp ActiveGrants),
 //       kind oauth or managed; measured by each instance over the shared database
 //
 // Thread-safe. `metrics` must outlive this object.
@@ -15,7 +15,7 @@
 #include <string>
 
 #include "rendezvous/metrics.hpp"
-#include "token_service.hpp"
+#include "tokens.hpp"
 
 namespace rendezvous::oauth {
 

@@ -1,12 +1,11 @@
-#include "token_service.hpp"
+#include "token_migrations.hpp"
 
 namespace rendezvous::oauth {
 namespace {
 
-
 // The refresh grant's write half as one round trip (DESIGN §5 rotation): marks the presented
 // refresh token rotated -- only while it and its grant are live, the same guard as the UPDATE in
-// TokenService::Refresh's transaction -- and inserts the new access and refresh token, in one
+// RefreshGrant::Refresh's transaction -- and inserts the new access and refresh token, in one
 // transaction inside the server. A token that is no longer rotatable signals SQLSTATE 45000
 // (MySQL error 1644) and nothing is written; the caller then decides under locks. The hash
 // parameters are ascii compared as ascii_bin, as the columns are: a parameter in the database's
@@ -85,7 +84,7 @@ CREATE TABLE IF NOT EXISTS oauth_refresh_tokens (
 
 }  // namespace
 
-std::vector<Migration> TokenService::Migrations() {
+std::vector<Migration> TokenMigrations() {
   return {Migration{2, "oauth_grants, oauth_codes, oauth_access_tokens, oauth_refresh_tokens", kMigration},
           Migration{3, "procedure oauth_rotate_refresh_token", kRotateProcedure}};
 }

@@ -1,12 +1,14 @@
-#include "token_service.hpp"
+#include "token_purger.hpp"
 
 #include <exception>
 
 namespace rendezvous::oauth {
 
-TokenService::~TokenService() { StopPurger(); }
+TokenPurger::TokenPurger(Database& db, Logger& logger) : db_(db), logger_(logger) {}
 
-uint64_t TokenService::PurgeExpired(size_t batch) {
+TokenPurger::~TokenPurger() { Stop(); }
+
+uint64_t TokenPurger::PurgeExpired(size_t batch) {
   static constexpr const char* kDeletes[] = {
       "DELETE FROM oauth_codes WHERE expires_at < UTC_TIMESTAMP(3) LIMIT ?",
       "DELETE FROM oauth_access_tokens WHERE expires_at < UTC_TIMESTAMP(3) OR revoked_at IS NOT NULL LIMIT ?",
@@ -27,7 +29,7 @@ uint64_t TokenService::PurgeExpired(size_t batch) {
   return total;
 }
 
-ActiveGrants TokenService::CountActiveGrants() {
+ActiveGrants TokenPurger::CountActiveGrants() {
   return db_.Run([](DbConnection& conn) {
     ActiveGrants out;
     for (const DbRow& row : conn.Query(
@@ -40,12 +42,11 @@ ActiveGrants TokenService::CountActiveGrants() {
   });
 }
 
-void TokenService::StartPurger(std::chrono::milliseconds interval,
-                               std::function<void(const ActiveGrants&)> on_count) {
-  std::lock_guard<std::mutex> lk(purge_mu_);
-  if (purger_.joinable()) return;
-  purge_stop_ = false;
-  purger_ = std::thread([this, interval, on_count = std::move(on_count)] {
+void TokenPurger::Start(std::chrono::milliseconds interval, std::function<void(const ActiveGrants&)> on_count) {
+  std::lock_guard<std::mutex> lk(mu_);
+  if (thread_.joinable()) return;
+  stop_ = false;
+  thread_ = std::thread([this, interval, on_count = std::move(on_count)] {
     auto count = [&] {
       if (!on_count) return;
       try {
@@ -55,8 +56,8 @@ void TokenService::StartPurger(std::chrono::milliseconds interval,
       }
     };
     count();
-    std::unique_lock<std::mutex> lk(purge_mu_);
-    while (!purge_cv_.wait_for(lk, interval, [this] { return purge_stop_; })) {
+    std::unique_lock<std::mutex> lk(mu_);
+    while (!cv_.wait_for(lk, interval, [this] { return stop_; })) {
       lk.unlock();
       try {
         const uint64_t n = PurgeExpired();
@@ -70,14 +71,14 @@ void TokenService::StartPurger(std::chrono::milliseconds interval,
   });
 }
 
-void TokenService::StopPurger() {
+void TokenPurger::Stop() {
   std::thread t;
   {
-    std::lock_guard<std::mutex> lk(purge_mu_);
-    purge_stop_ = true;
-    t = std::move(purger_);
+    std::lock_guard<std::mutex> lk(mu_);
+    stop_ = true;
+    t = std::move(thread_);
   }
-  purge_cv_.notify_all();
+  cv_.notify_all();
   if (t.joinable()) t.join();
 }
 

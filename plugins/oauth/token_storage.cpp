@@ -20,7 +20,29 @@ std::optional<ClientRow> LoadClientRow(DbConnection& conn, const std::string& cl
   return ClientRow{row->String(1), row->Int(2), JsonList(row->String(3))};
 }
 
+GrantClient GrantClientFromColumns(const DbRow& row, int first) {
+  GrantClient out;
+  out.credentials.kind = ParseClientKind(row.String(first)).value_or(ClientKind::kConfidential);
+  if (!row.IsNull(first + 1)) {
+    const std::string joined = row.String(first + 1);
+    for (size_t start = 0; start < joined.size();) {
+      size_t comma = joined.find(',', start);
+      if (comma == std::string::npos) comma = joined.size();
+      out.credentials.active_secret_hashes.push_back(joined.substr(start, comma - start));
+      start = comma + 1;
+    }
+  }
+  out.row = ClientRow{row.String(first + 2), row.Int(first + 3), JsonList(row.String(first + 4))};
+  return out;
+}
 
+std::optional<GrantClient> ReadGrantClient(DbConnection& conn, const std::string& client_id) {
+  if (!CanBeClientId(client_id)) return std::nullopt;
+  static const std::string kSql = std::string("SELECT ") + kGrantClientColumns + " FROM oauth_clients c WHERE c.client_id = ?";
+  std::optional<DbRow> row = conn.QueryOne(kSql, {client_id});
+  if (!row) return std::nullopt;
+  return GrantClientFromColumns(*row, 1);
+}
 std::optional<TokenError> CheckClientUsable(const ClientRow& client, int64_t user_id) {
   if (client.state == "rejected") return TokenError::UnauthorizedClient("the OAuth client is not approved");
   if (client.state != "approved" && user_id != client.owner_id) {
@@ -28,8 +50,6 @@ std::optional<TokenError> CheckClientUsable(const ClientRow& client, int64_t use
   }
   return std::nullopt;
 }
-
-// The token response's scope: the granted scopes, or for an all-scopes (legacy) grant the
 
 std::string ScopeText(const std::vector<std::string>& scopes, bool all_scopes, const ClientRow& client) {
   return JoinScopes(all_scopes ? client.scopes : scopes);
@@ -65,7 +85,7 @@ int64_t InsertGrant(DbConnection& conn, const std::string& client_id, int64_t us
   conn.Exec(
       "INSERT INTO oauth_grants (client_id, user_id, scopes, all_scopes, kind, created_at)"
       " VALUES (?, ?, ?, ?, ?, UTC_TIMESTAMP(3))",
-      {client_id, user_id, Json(scopes).dump(), all_scopes, kind});
+      {client_id, user_id, nlohmann::json(scopes).dump(), all_scopes, kind});
   return conn.LastInsertId();
 }
 

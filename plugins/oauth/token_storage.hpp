@@ -1,4 +1,4 @@
-// What the token service's jobs share over the token tables (token_service.hpp describes them):
+// What the token jobs share over the token tables (tokens.hpp describes them):
 // token formats, the client's standing at the token endpoint, grant and token rows. Internal to
 // the oauth plugin; every function runs on the connection it is given.
 #pragma once
@@ -11,7 +11,7 @@
 
 #include "json_list.hpp"
 #include "rendezvous/database.hpp"
-#include "token_service.hpp"
+#include "tokens.hpp"
 
 namespace rendezvous::oauth {
 
@@ -30,6 +30,25 @@ struct ClientRow {
 };
 
 std::optional<ClientRow> LoadClientRow(DbConnection& conn, const std::string& client_id);
+
+// The requesting client of a grant as one read gives it: its credentials and its row.
+struct GrantClient {
+  ClientCredentials credentials;
+  ClientRow row;
+};
+
+// The select list of a GrantClient over `oauth_clients c`: kind, the active secret hashes, state,
+// owner and scopes (kGrantClientColumnCount columns), for a grant's query that reads more.
+inline constexpr const char* kGrantClientColumns =
+    "c.kind, (SELECT GROUP_CONCAT(s.secret_hash) FROM oauth_client_secrets s"
+    "   WHERE s.client_id = c.client_id AND s.revoked_at IS NULL),"
+    " c.state, c.owner_id, c.scopes";
+inline constexpr int kGrantClientColumnCount = 5;
+// The GrantClient in the kGrantClientColumns of `row` starting at column `first`.
+GrantClient GrantClientFromColumns(const DbRow& row, int first);
+// The client `client_id` in one non-locking read; nullopt when there is none (or the id cannot
+// name one, without a query).
+std::optional<GrantClient> ReadGrantClient(DbConnection& conn, const std::string& client_id);
 
 // Rejected clients get nothing; a pending one only for its owner's own grants (testing).
 std::optional<TokenError> CheckClientUsable(const ClientRow& client, int64_t user_id);

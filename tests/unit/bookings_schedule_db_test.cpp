@@ -8,10 +8,9 @@
 #include <thread>
 #include <vector>
 
-#include "booking_service.hpp"
+#include "bookings_test_db.hpp"
 #include "schedule_rows.hpp"
 #include "schedule_service.hpp"
-#include "storage/migrator.hpp"
 #include "storage/mysql_database.hpp"
 #include "storage/outbox_service.hpp"
 #include "storage_test_util.hpp"
@@ -25,11 +24,7 @@ using bookings::ScheduleService;
 class BookingsScheduleDb : public ::testing::Test {
  protected:
   void SetUp() override {
-    db_ = std::make_unique<core::MysqlDatabase>(OptionsFor(scratch_, 8), registry_, QuietLogger());
-    core::Migrator m(*db_, QuietLogger());
-    m.Add("outbox", core::OutboxService::Migrations());
-    m.Add("bookings", bookings::BookingService::Migrations());
-    m.Apply();
+    db_ = OpenBookingsDatabase(scratch_, registry_);
     service_ = std::make_unique<ScheduleService>(*db_);
     owner_.id = 1;
     owner_.time_zone = "Asia/Tokyo";

@@ -312,3 +312,102 @@ TEST_F(IdentityServiceTest, GetAndPatchMe) {
 
 }  // namespace
 }  // namespace rendezvous::core
+
+#include <optional>
+
+#include "identity/verified_resources.hpp"
+
+namespace rendezvous::core {
+namespace {
+
+// Keeps the messages sent, as the outbox would deliver them.
+class KeptMail final : public Mailer {
+ public:
+  void Send(DbConnection&, const Mail& mail) override { sent.push_back(mail); }
+  std::vector<Mail> sent;
+};
+class KeptSms final : public SmsSender {
+ public:
+  void Send(DbConnection&, const Sms& sms) override { sent.push_back(sms); }
+  std::vector<Sms> sent;
+};
+
+std::string SixDigits(const std::string& text) {
+  std::smatch m;
+  return std::regex_search(text, m, std::regex(R"(\b([0-9]{6})\b)")) ? m[1].str() : "";
+}
+
+// VerifiedResourceService alone: every answer a value or a Status, as the routes map them.
+class VerifiedResourceServiceTest : public IdentityServiceTest {
+ protected:
+  KeptMail mail_;
+  KeptSms sms_;
+  VerifiedResourceService verified_{db_, mail_, sms_, logger_};
+};
+
+TEST_F(VerifiedResourceServiceTest, RequestVerifyListAndGet) {
+  Result<Json> requested = verified_.RequestCode(VerifiedKind::kEmail, user_.id, {{"email", "Work@Example.com"}});
+  ASSERT_TRUE(requested.ok()) << requested.status().message();
+  EXPECT_EQ(requested->value("email", ""), "work@example.com");
+  EXPECT_EQ(requested->value("expiresIn", 0), 600);
+  ASSERT_EQ(mail_.sent.size(), 1u);
+  const std::string code = SixDigits(mail_.sent[0].text);
+  ASSERT_EQ(code.size(), 6u);
+
+  Result<Json> wrong = verified_.VerifyCode(VerifiedKind::kEmail, user_.id,
+                                            {{"email", "work@example.com"}, {"code", code == "000000" ? "111111" : "000000"}});
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.status().code(), ErrorCode::kInvalid);
+  EXPECT_EQ(wrong.status().field(), "code");
+  EXPECT_EQ(wrong.status().reason(), "invalid_verification_code");
+  EXPECT_EQ(wrong.status().details().value("attemptsLeft", -1), 4);
+
+  Result<Json> verified = verified_.VerifyCode(VerifiedKind::kEmail, user_.id, {{"email", "work@example.com"}, {"code", code}});
+  ASSERT_TRUE(verified.ok()) << verified.status().message();
+  EXPECT_EQ(verified->value("email", ""), "work@example.com");
+  EXPECT_EQ(verified->value("userId", int64_t{0}), user_.id);
+
+  Result<Json> page = verified_.List(VerifiedKind::kEmail, user_.id, std::nullopt, std::string("10"));
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ((*page)["data"].size(), 1u);
+  EXPECT_EQ((*page)["pagination"], Json({{"total", 1}, {"skip", 0}, {"take", 10}}));
+  Result<Json> bad_skip = verified_.List(VerifiedKind::kEmail, user_.id, std::string("-1"), std::nullopt);
+  EXPECT_EQ(bad_skip.status().code(), ErrorCode::kInvalid);
+  EXPECT_EQ(bad_skip.status().field(), "skip");
+
+  const std::string id = std::to_string((*verified)["id"].get<int64_t>());
+  EXPECT_TRUE(verified_.Get(VerifiedKind::kEmail, user_.id, id).ok());
+  EXPECT_EQ(verified_.Get(VerifiedKind::kEmail, user_.id + 1, id).status().code(), ErrorCode::kNotFound);
+  EXPECT_EQ(verified_.Get(VerifiedKind::kEmail, user_.id, "1x").status().code(), ErrorCode::kNotFound);
+  // Another kind's id space: the phone of that id does not exist.
+  EXPECT_EQ(verified_.Get(VerifiedKind::kPhone, user_.id, id).status().message(), "verified phone number not found");
+}
+
+TEST_F(VerifiedResourceServiceTest, LimitsAreRateLimitedStatuses) {
+  const Json phone = {{"phone", "+15551234567"}};
+  Status limited;
+  for (int i = 0; i < 10 && limited.ok(); ++i) limited = verified_.RequestCode(VerifiedKind::kPhone, user_.id, phone).status();
+  EXPECT_EQ(limited.code(), ErrorCode::kRateLimited);
+  ASSERT_TRUE(limited.retry_after().has_value());
+  EXPECT_GT(*limited.retry_after(), 0);
+  EXPECT_EQ(limited.details().value("retryAfter", 0), *limited.retry_after());
+  EXPECT_EQ(sms_.sent.size(), 5u);
+
+  // Wrong codes until the code is dead: then a rate limit with nothing to wait for.
+  const std::string code = SixDigits(sms_.sent.back().text);
+  const Json wrong = {{"phone", "+15551234567"}, {"code", code == "000000" ? "111111" : "000000"}};
+  Status dead;
+  for (int i = 0; i < 10 && dead.code() != ErrorCode::kRateLimited; ++i) {
+    dead = verified_.VerifyCode(VerifiedKind::kPhone, user_.id, wrong).status();
+  }
+  EXPECT_EQ(dead.code(), ErrorCode::kRateLimited);
+  EXPECT_EQ(dead.reason(), "verification_code_locked");
+  EXPECT_FALSE(dead.retry_after().has_value());
+  EXPECT_EQ(dead.details().value("attemptsLeft", -1), 0);
+  // A user that no longer exists gets nothing queued.
+  EXPECT_EQ(verified_.RequestCode(VerifiedKind::kEmail, user_.id + 100, {{"email", "a@example.com"}}).status().code(),
+            ErrorCode::kUnauthenticated);
+}
+
+}  // namespace
+}  // namespace rendezvous::core

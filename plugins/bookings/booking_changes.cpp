@@ -1,4 +1,4 @@
-#include "booking_service.hpp"
+#include "booking_flow.hpp"
 
 #include <map>
 
@@ -10,20 +10,8 @@
 namespace rendezvous::bookings {
 namespace {
 
-Status NotFoundEventType() {
-  return Status::NotFound("event type not found");
-}
 Status NotFoundBooking() {
   return Status::NotFound("booking not found");
-}
-Status DuplicateSlug(const std::string& slug) {
-  return Status::Conflict("you already have an event type with the slug \"" + slug + "\"");
-}
-// A named schedule must be the owner's; its row is share-locked so it cannot be deleted before the
-// event type naming it commits.
-Status CheckSchedule(DbConnection& conn, int64_t owner_id, const std::optional<int64_t>& schedule_id) {
-  if (!schedule_id || LoadSchedule(conn, owner_id, *schedule_id, ScheduleLock::kShare)) return Status::Ok();
-  return FieldInvalid("scheduleId", "must be the id of one of your schedules, or null for your default");
 }
 
 User HostOrPlaceholder(Identity& identity, int64_t id) {
@@ -35,98 +23,10 @@ User HostOrPlaceholder(Identity& identity, int64_t id) {
 
 }  // namespace
 
-BookingService::BookingService(Database& db, Outbox& outbox, Identity& identity, Logger& logger)
+BookingFlow::BookingFlow(Database& db, Outbox& outbox, Identity& identity, Logger& logger)
     : db_(db), outbox_(outbox), identity_(identity), logger_(logger) {}
 
-std::vector<Migration> BookingService::Migrations() {
-  return BookingMigrations();
-}
-
-Json BookingService::ListEventTypes(int64_t owner_id) {
-  return db_.Run([&](DbConnection& conn) {
-    Json out = Json::array();
-    for (const DbRow& row : conn.Query(std::string("SELECT ") + kEventTypeColumns +
-                                           " FROM event_types WHERE owner_id = ? ORDER BY id LIMIT " +
-                                           std::to_string(kMaxEventTypesPerUser),
-                                       {owner_id})) {
-      out.push_back(EventTypeJson(EventTypeFromRow(row)));
-    }
-    return out;
-  });
-}
-
-Result<Json> BookingService::GetEventType(int64_t owner_id, int64_t id) {
-  return db_.Run([&](DbConnection& conn) -> Result<Json> {
-    auto et = LoadEventType(conn, owner_id, id, false);
-    if (!et) return NotFoundEventType();
-    return EventTypeJson(*et);
-  });
-}
-
-Result<Json> BookingService::CreateEventType(int64_t owner_id, const EventTypeFields& fields) {
-  return db_.Transaction([&](DbConnection& conn) -> Result<Json> {
-    std::optional<DbRow> count = conn.QueryOne("SELECT COUNT(*) FROM event_types WHERE owner_id = ?", {owner_id});
-    if (count && count->Int(1) >= kMaxEventTypesPerUser) {
-      return Status::Conflict("you have " + std::to_string(kMaxEventTypesPerUser) +
-                              " event types, the most allowed");
-    }
-    if (Status e = CheckSchedule(conn, owner_id, fields.schedule_id); !e.ok()) return e;
-    const std::string now = time::FormatSql(time::Now());
-    std::vector<DbValue> values{owner_id};
-    const std::vector<DbValue> rest = FieldValues(fields, {now, now});
-    values.insert(values.end(), rest.begin(), rest.end());
-    try {
-      conn.Exec(
-          "INSERT INTO event_types (owner_id, title, slug, length_minutes, description, locations,"
-          " requires_confirmation, minimum_booking_notice, before_event_buffer, after_event_buffer, "
-          "slot_interval, schedule_id, limit_day, limit_week, limit_month, limit_year,"
-          " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-          values);
-    } catch (const DuplicateKey&) {
-      return DuplicateSlug(fields.slug);
-    }
-    EventType et{conn.LastInsertId(), owner_id, fields};
-    return EventTypeJson(et);
-  });
-}
-
-Result<Json> BookingService::UpdateEventType(int64_t owner_id, int64_t id, const Json& patch) {
-  return db_.Transaction([&](DbConnection& conn) -> Result<Json> {
-    auto et = LoadEventType(conn, owner_id, id, true);
-    if (!et) return NotFoundEventType();
-    if (Status e = ApplyEventTypePatch(patch, et->fields); !e.ok()) return e;
-    if (patch.contains("scheduleId")) {
-      if (Status e = CheckSchedule(conn, owner_id, et->fields.schedule_id); !e.ok()) return e;
-    }
-    try {
-      conn.Exec(
-          "UPDATE event_types SET title = ?, slug = ?, length_minutes = ?, description = ?, locations = ?,"
-          " requires_confirmation = ?, minimum_booking_notice = ?, before_event_buffer = ?, "
-          "after_event_buffer "
-          "= ?,"
-          " slot_interval = ?, schedule_id = ?, limit_day = ?, limit_week = ?, limit_month = ?, limit_year = ?,"
-          " updated_at = ? WHERE id = ?",
-          FieldValues(et->fields, {time::FormatSql(time::Now()), id}));
-    } catch (const DuplicateKey&) {
-      return DuplicateSlug(et->fields.slug);
-    }
-    return EventTypeJson(*et);
-  });
-}
-
-Result<Json> BookingService::DeleteEventType(int64_t owner_id, int64_t id) {
-  return db_.Transaction([&](DbConnection& conn) -> Result<Json> {
-    auto et = LoadEventType(conn, owner_id, id, true);
-    if (!et) return NotFoundEventType();
-    if (conn.QueryOne("SELECT 1 FROM bookings WHERE event_type_id = ? LIMIT 1", {id})) {
-      return Status::Conflict("the event type has bookings; it cannot be deleted");
-    }
-    conn.Exec("DELETE FROM event_types WHERE id = ?", {id});
-    return EventTypeJson(*et);
-  });
-}
-
-Json BookingService::ListBookings(const User& host, const ListQuery& query) {
+Json BookingFlow::ListBookings(const User& host, const ListQuery& query) {
   std::string where = " WHERE host_id = ?";
   if (!query.statuses.empty()) {
     where += " AND status IN (";
@@ -163,7 +63,7 @@ Json BookingService::ListBookings(const User& host, const ListQuery& query) {
   });
 }
 
-Result<Json> BookingService::GetBooking(const User& host, const std::string& uid) {
+Result<Json> BookingFlow::GetBooking(const User& host, const std::string& uid) {
   return db_.Run([&](DbConnection& conn) -> Result<Json> {
     auto row = LoadBooking(conn, host.id, uid, false);
     if (!row) return NotFoundBooking();
@@ -171,20 +71,20 @@ Result<Json> BookingService::GetBooking(const User& host, const std::string& uid
   });
 }
 
-Result<Json> BookingService::Confirm(const User& host, const std::string& uid) {
+Result<Json> BookingFlow::Confirm(const User& host, const std::string& uid) {
   return Change(host, uid, BookingAction::kConfirm, std::nullopt, nullptr);
 }
 
-Result<Json> BookingService::Decline(const User& host, const std::string& uid,
+Result<Json> BookingFlow::Decline(const User& host, const std::string& uid,
                                      const std::optional<std::string>& reason) {
   return Change(host, uid, BookingAction::kDecline, reason, nullptr);
 }
 
-Result<Json> BookingService::MarkAbsent(const User& host, const std::string& uid, const AbsentMarks& marks) {
+Result<Json> BookingFlow::MarkAbsent(const User& host, const std::string& uid, const AbsentMarks& marks) {
   return Change(host, uid, BookingAction::kMarkAbsent, std::nullopt, &marks);
 }
 
-Result<Json> BookingService::Change(const User& host, const std::string& uid, BookingAction action,
+Result<Json> BookingFlow::Change(const User& host, const std::string& uid, BookingAction action,
                                     const std::optional<std::string>& reason, const AbsentMarks* marks) {
   bool published = false;
   BookedChange change;
@@ -231,60 +131,17 @@ Result<Json> BookingService::Change(const User& host, const std::string& uid, Bo
   return out;
 }
 
-namespace {
-constexpr Millis kLatestImportStart = 253370764800000;  // 9999-01-01T00:00:00Z
-}  // namespace
-
-Status BookingService::CheckHorizon(Millis start) const {
+Status BookingFlow::CheckHorizon(Millis start) const {
   if (start <= time::Now() + static_cast<Millis>(max_days_ahead_) * time::kMillisPerDay) return Status::Ok();
   return Status::Invalid("start", "start is more than " + std::to_string(max_days_ahead_) +
                                       " days ahead; bookings can be made at most that far in advance");
 }
 
-void BookingService::Applied(int64_t host_id, const BookedChange& change) {
+void BookingFlow::Applied(int64_t host_id, const BookedChange& change) {
   if (change.version != 0) booked_times_.Apply(host_id, change.version, change.added, change.removed);
 }
 
-Result<Json> BookingService::Import(const ImportRequest& r) {
-  std::optional<User> user = identity_.FindUser(r.user_id);
-  if (!user) return Status::NotFound("user " + std::to_string(r.user_id) + " not found");
-  // Imports bring over what another system holds, far-future bookings included: max_days_ahead is
-  // the public API's rule. Only a start whose booking could end past the year 9999 is refused.
-  if (r.start >= kLatestImportStart) {
-    return Status::Invalid("start", "--start must be before 9999-01-01T00:00:00Z");
-  }
-  BookedChange change;
-  Result<Json> out = db_.Transaction([&](DbConnection& conn) -> Result<Json> {
-    change = {};
-    change.version = LockHost(conn, r.user_id);
-    auto et = LoadEventType(conn, r.user_id, r.event_type_id, true);
-    if (!et) {
-      return Status::NotFound("event type " + std::to_string(r.event_type_id) +
-                              " not found among the event types of user " + std::to_string(r.user_id));
-    }
-    const Millis now = time::Now();
-    Booking b;
-    b.uid = crypto::RandomToken(16);
-    b.event_type_id = et->id;
-    b.host_id = r.user_id;
-    b.title = BookingTitle(et->fields.title, user->name, r.attendee_name);
-    b.status = r.status;
-    b.start = r.start;
-    b.duration = et->fields.length_minutes;
-    b.end = r.start + static_cast<Millis>(b.duration) * time::kMillisPerMinute;
-    b.attendees.push_back({r.attendee_name, r.attendee_email, "UTC", false});
-    b.location = BookingLocation(et->fields.locations);
-    b.created_at = now;
-    const bool emit_completion = !(b.status == BookingStatus::kAccepted && b.end <= now);
-    InsertBooking(conn, b, emit_completion);
-    if (BlocksTime(b.status)) change.added = BookedTime{b.start, b.end, b.event_type_id, b.id};
-    return BookingJson(b, *user);
-  });
-  Applied(r.user_id, change);
-  return out;
-}
-
-size_t BookingService::CompleteEnded(Millis now, size_t batch) {
+size_t BookingFlow::CompleteEnded(Millis now, size_t batch) {
   const std::string cutoff = time::FormatSql(now);
   // Hosts are looked up before the transaction so it never waits for a second connection.
   std::map<int64_t, User> hosts;

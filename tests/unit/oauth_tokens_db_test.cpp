@@ -1,6 +1,8 @@
-// TokenService against a real MariaDB through the host's pool: codes are single use under
-// concurrency, refresh rotation under concurrency, PKCE binding, resolution of both token kinds,
-// and the refusal of malformed tokens without a query.
+// The token jobs against a real MariaDB through the host's pool, a suite per class:
+// CodeExchange (codes single use under concurrency, PKCE binding, the client read once),
+// RefreshGrant (rotation under concurrency, the one-call path, client authentication first),
+// IssuedTokens (resolution of both kinds, refusal of malformed tokens without a query,
+// introspection and revocation scoped to the client), ManagedUserTokens and TokenPurger.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -16,10 +18,17 @@
 
 #include "client_auth.hpp"
 #include "client_service.hpp"
+#include "code_exchange.hpp"
+#include "issued_tokens.hpp"
+#include "managed_user_tokens.hpp"
 #include "oauth_test_db.hpp"
 #include "pkce.hpp"
+#include "recording_database.hpp"
+#include "refresh_grant.hpp"
 #include "rendezvous/crypto.hpp"
-#include "token_service.hpp"
+#include "token_endpoint.hpp"
+#include "token_migrations.hpp"
+#include "token_purger.hpp"
 
 namespace rendezvous::oauth {
 namespace {
@@ -29,14 +38,18 @@ class NullMailer final : public Mailer {
   void Send(DbConnection&, const Mail&) override {}
 };
 
-class TokenServiceDb : public OAuthDbTest {
+class TokenJobsDb : public OAuthDbTest {
  protected:
   void SetUp() override {
     std::vector<Migration> m = ClientService::Migrations();
-    for (auto& t : TokenService::Migrations()) m.push_back(t);
+    for (auto& t : TokenMigrations()) m.push_back(t);
     OpenDatabase(m);
     clients_ = std::make_unique<ClientService>(*db_, identity_, mailer_, logger_);
-    tokens_ = std::make_unique<TokenService>(*db_, logger_, TokenLifetimes{});
+    codes_ = std::make_unique<CodeExchange>(*db_, logger_, TokenLifetimes{});
+    refresh_ = std::make_unique<RefreshGrant>(*db_, logger_, TokenLifetimes{});
+    managed_ = std::make_unique<ManagedUserTokens>(*db_, TokenLifetimes{});
+    issued_ = std::make_unique<IssuedTokens>(*db_);
+    purger_ = std::make_unique<TokenPurger>(*db_, logger_);
     auto r = clients_->Create(AppClient(1, {"BOOKING_READ", "PROFILE_READ"}));
     ASSERT_TRUE(r.ok()) << r.status().message();
     client_id_ = r->first.client_id;
@@ -52,46 +65,57 @@ class TokenServiceDb : public OAuthDbTest {
     g.redirect_uri = kAppRedirect;
     g.scopes = {"BOOKING_READ"};
     g.code_challenge = challenge;
-    return tokens_->IssueCode(g);
+    return codes_->IssueCode(g);
   }
 
   NullMailer mailer_;
   std::unique_ptr<ClientService> clients_;
-  std::unique_ptr<TokenService> tokens_;
+  std::unique_ptr<CodeExchange> codes_;
+  std::unique_ptr<RefreshGrant> refresh_;
+  std::unique_ptr<ManagedUserTokens> managed_;
+  std::unique_ptr<IssuedTokens> issued_;
+  std::unique_ptr<TokenPurger> purger_;
   std::string client_id_;
   std::string secret_;
 };
 
-TEST_F(TokenServiceDb, ExchangeResolvesToAnOAuthPrincipal) {
-  TokenResult r = tokens_->ExchangeCode(client_id_, Code(), kAppRedirect, "");
+// A suite per class, over the same database and client.
+using OAuthCodeExchangeDb = TokenJobsDb;
+using OAuthRefreshGrantDb = TokenJobsDb;
+using OAuthIssuedTokensDb = TokenJobsDb;
+using OAuthManagedUserTokensDb = TokenJobsDb;
+using OAuthTokenPurgerDb = TokenJobsDb;
+
+TEST_F(OAuthIssuedTokensDb, AnExchangedTokenResolvesToItsGrant) {
+  TokenResult r = codes_->Exchange(client_id_, Code(), kAppRedirect, "");
   ASSERT_TRUE(std::holds_alternative<TokenResponse>(r));
   const TokenResponse& t = std::get<TokenResponse>(r);
   EXPECT_EQ(t.scope, "BOOKING_READ");
   EXPECT_EQ(t.expires_in, 1800);
   EXPECT_EQ(t.access_token.rfind(std::string(kAccessTokenPrefix), 0), 0u);
-  auto p = tokens_->ResolveAccessToken(t.access_token);
+  auto p = issued_->Resolve(t.access_token);
   ASSERT_TRUE(p);
-  EXPECT_EQ(p->kind, kOAuthToken);
+  EXPECT_FALSE(p->managed);
   EXPECT_EQ(p->user_id, 2);
   EXPECT_EQ(p->client_id, client_id_);
-  EXPECT_TRUE(p->HasScope("BOOKING_READ"));
-  EXPECT_FALSE(p->HasScope("PROFILE_READ"));
+  EXPECT_EQ(p->scopes.count("BOOKING_READ"), 1u);
+  EXPECT_EQ(p->scopes.count("PROFILE_READ"), 0u);
   EXPECT_FALSE(p->all_scopes);
   // A refresh token is not an access token, and malformed values resolve to nothing.
-  EXPECT_FALSE(tokens_->ResolveAccessToken(t.refresh_token));
-  EXPECT_FALSE(tokens_->ResolveAccessToken(""));
-  EXPECT_FALSE(tokens_->ResolveAccessToken(t.access_token + "x"));
-  EXPECT_FALSE(tokens_->ResolveAccessToken(std::string(kAccessTokenPrefix) + std::string(43, '!')));
+  EXPECT_FALSE(issued_->Resolve(t.refresh_token));
+  EXPECT_FALSE(issued_->Resolve(""));
+  EXPECT_FALSE(issued_->Resolve(t.access_token + "x"));
+  EXPECT_FALSE(issued_->Resolve(std::string(kAccessTokenPrefix) + std::string(43, '!')));
 }
 
-TEST_F(TokenServiceDb, ConcurrentExchangesOfOneCodeIssueOnce) {
+TEST_F(OAuthCodeExchangeDb, ConcurrentExchangesOfOneCodeIssueOnce) {
   const std::string code = Code();
   constexpr int kThreads = 8;
   std::atomic<int> ok{0}, invalid{0};
   std::vector<std::thread> threads;
   for (int i = 0; i < kThreads; ++i) {
     threads.emplace_back([&] {
-      TokenResult r = tokens_->ExchangeCode(client_id_, code, kAppRedirect, "");
+      TokenResult r = codes_->Exchange(client_id_, code, kAppRedirect, "");
       if (std::holds_alternative<TokenResponse>(r))
         ++ok;
       else if (std::get<TokenError>(r) == TokenError::CodeInvalidOrExpired())
@@ -103,14 +127,14 @@ TEST_F(TokenServiceDb, ConcurrentExchangesOfOneCodeIssueOnce) {
   EXPECT_EQ(invalid.load(), kThreads - 1);
 }
 
-TEST_F(TokenServiceDb, ConcurrentRefreshesRotateOnce) {
-  auto first = std::get<TokenResponse>(tokens_->ExchangeCode(client_id_, Code(), kAppRedirect, ""));
+TEST_F(OAuthRefreshGrantDb, ConcurrentRefreshesRotateOnce) {
+  auto first = std::get<TokenResponse>(codes_->Exchange(client_id_, Code(), kAppRedirect, ""));
   constexpr int kThreads = 6;
   std::atomic<int> ok{0}, revoked{0};
   std::vector<std::thread> threads;
   for (int i = 0; i < kThreads; ++i) {
     threads.emplace_back([&] {
-      TokenResult r = tokens_->Refresh(client_id_, first.refresh_token);
+      TokenResult r = refresh_->Refresh(client_id_, first.refresh_token);
       if (std::holds_alternative<TokenResponse>(r)) ++ok;
       else if (std::get<TokenError>(r) == TokenError::RefreshTokenRevoked()) ++revoked;
     });
@@ -132,15 +156,15 @@ double Commits(prometheus::Registry& registry) {
   return 0;
 }
 
-TEST_F(TokenServiceDb, RefreshTakesTheOneCallPathAndTheProcedureGuardsRotation) {
-  auto first = std::get<TokenResponse>(tokens_->ExchangeCode(client_id_, Code(), kAppRedirect, ""));
+TEST_F(OAuthRefreshGrantDb, RefreshTakesTheOneCallPathAndTheProcedureGuardsRotation) {
+  auto first = std::get<TokenResponse>(codes_->Exchange(client_id_, Code(), kAppRedirect, ""));
   const double before = Commits(registry_);
-  TokenResult r = tokens_->Refresh(client_id_, first.refresh_token);
+  TokenResult r = refresh_->Refresh(client_id_, first.refresh_token);
   ASSERT_TRUE(std::holds_alternative<TokenResponse>(r));
   EXPECT_EQ(std::get<TokenResponse>(r).scope, "BOOKING_READ");
   // The common case runs no client-side transaction: the procedure commits in the server.
   EXPECT_EQ(Commits(registry_), before);
-  ASSERT_TRUE(tokens_->ResolveAccessToken(std::get<TokenResponse>(r).access_token).has_value());
+  ASSERT_TRUE(issued_->Resolve(std::get<TokenResponse>(r).access_token).has_value());
 
   // The procedure refuses a token that was rotated meanwhile (SQLSTATE 45000) and writes nothing.
   const std::string tokens_before =
@@ -184,78 +208,73 @@ TEST_F(TokenServiceDb, RefreshTakesTheOneCallPathAndTheProcedureGuardsRotation) 
   EXPECT_GE(rows_read, 0);
   EXPECT_LT(rows_read, 50) << "the rotation scanned the refresh tokens";
   // The connection is usable after the signal, and the old token now trips reuse detection.
-  TokenResult again = tokens_->Refresh(client_id_, first.refresh_token);
+  TokenResult again = refresh_->Refresh(client_id_, first.refresh_token);
   ASSERT_TRUE(std::holds_alternative<TokenError>(again));
   EXPECT_EQ(std::get<TokenError>(again), TokenError::RefreshTokenRevoked());
 }
 
-TEST_F(TokenServiceDb, PkceBinding) {
+TEST_F(OAuthCodeExchangeDb, PkceBinding) {
   const std::string verifier(50, 'v');
   const std::string challenge = S256Challenge(verifier);
   EXPECT_TRUE(std::holds_alternative<TokenResponse>(
-      tokens_->ExchangeCode(client_id_, Code(challenge), kAppRedirect, verifier)));
+      codes_->Exchange(client_id_, Code(challenge), kAppRedirect, verifier)));
   EXPECT_EQ(std::get<TokenError>(
-                tokens_->ExchangeCode(client_id_, Code(challenge), kAppRedirect, std::string(50, 'w'))),
+                codes_->Exchange(client_id_, Code(challenge), kAppRedirect, std::string(50, 'w'))),
             TokenError::CodeInvalidOrExpired());
-  EXPECT_EQ(std::get<TokenError>(tokens_->ExchangeCode(client_id_, Code(challenge), kAppRedirect, "")),
+  EXPECT_EQ(std::get<TokenError>(codes_->Exchange(client_id_, Code(challenge), kAppRedirect, "")),
             TokenError::CodeInvalidOrExpired());
-  EXPECT_EQ(std::get<TokenError>(tokens_->ExchangeCode(client_id_, Code(), kAppRedirect, verifier)),
+  EXPECT_EQ(std::get<TokenError>(codes_->Exchange(client_id_, Code(), kAppRedirect, verifier)),
             TokenError::CodeInvalidOrExpired());
 }
 
-TEST_F(TokenServiceDb, RefreshAuthenticatesTheClientFromTheTokenQueryFirst) {
-  auto first = std::get<TokenResponse>(tokens_->ExchangeCode(client_id_, Code(), kAppRedirect, ""));
+TEST_F(OAuthRefreshGrantDb, RefreshAuthenticatesTheClientFromTheTokenQueryFirst) {
+  auto first = std::get<TokenResponse>(codes_->Exchange(client_id_, Code(), kAppRedirect, ""));
   auto with_secret = [](std::string secret) {
     return [secret](const std::optional<ClientCredentials>& stored) { return AuthenticateClient(stored, secret); };
   };
   // A wrong secret answers invalid_client whatever the token, and rotates nothing.
-  EXPECT_EQ(std::get<TokenError>(tokens_->Refresh(client_id_, first.refresh_token, with_secret("wrong"))),
+  EXPECT_EQ(std::get<TokenError>(refresh_->Refresh(client_id_, first.refresh_token, with_secret("wrong"))),
             TokenError::InvalidClientCredentials());
-  EXPECT_EQ(std::get<TokenError>(tokens_->Refresh(client_id_, "malformed", with_secret("wrong"))),
+  EXPECT_EQ(std::get<TokenError>(refresh_->Refresh(client_id_, "malformed", with_secret("wrong"))),
             TokenError::InvalidClientCredentials());
-  EXPECT_EQ(std::get<TokenError>(tokens_->Refresh("no-such-client", first.refresh_token, with_secret(secret_))),
+  EXPECT_EQ(std::get<TokenError>(refresh_->Refresh("no-such-client", first.refresh_token, with_secret(secret_))),
             TokenError::ClientNotFound());
   EXPECT_EQ(scratch_.QueryValue("SELECT COUNT(*) FROM oauth_refresh_tokens WHERE rotated_at IS NOT NULL"), "0");
   // The right secret rotates.
-  TokenResult good = tokens_->Refresh(client_id_, first.refresh_token, with_secret(secret_));
+  TokenResult good = refresh_->Refresh(client_id_, first.refresh_token, with_secret(secret_));
   ASSERT_TRUE(std::holds_alternative<TokenResponse>(good));
   EXPECT_EQ(std::get<TokenResponse>(good).scope, "BOOKING_READ");
 }
 
-TEST_F(TokenServiceDb, ManagedUserTokensResolveAsTheirOwnKind) {
-  TokenResponse t = tokens_->IssueManagedUserTokens(client_id_, 2);
+TEST_F(OAuthManagedUserTokensDb, ManagedUserTokensResolveAsTheirOwnKind) {
+  TokenResponse t = managed_->Issue(client_id_, 2);
   EXPECT_EQ(t.scope, "BOOKING_READ PROFILE_READ");
-  auto p = tokens_->ResolveAccessToken(t.access_token);
+  auto p = issued_->Resolve(t.access_token);
   ASSERT_TRUE(p);
-  EXPECT_EQ(p->kind, kManagedUserToken);
-  EXPECT_TRUE(p->HasScope("PROFILE_READ"));
-  TokenResult r = tokens_->Refresh(client_id_, t.refresh_token);
+  EXPECT_TRUE(p->managed);
+  EXPECT_EQ(p->scopes.count("PROFILE_READ"), 1u);
+  TokenResult r = refresh_->Refresh(client_id_, t.refresh_token);
   ASSERT_TRUE(std::holds_alternative<TokenResponse>(r));
-  auto p2 = tokens_->ResolveAccessToken(std::get<TokenResponse>(r).access_token);
+  auto p2 = issued_->Resolve(std::get<TokenResponse>(r).access_token);
   ASSERT_TRUE(p2);
-  EXPECT_EQ(p2->kind, kManagedUserToken);
+  EXPECT_TRUE(p2->managed);
 }
 
-TEST_F(TokenServiceDb, IntrospectAndRevokeAreScopedToTheClient) {
-  auto t = std::get<TokenResponse>(tokens_->ExchangeCode(client_id_, Code(), kAppRedirect, ""));
-  Json j = tokens_->Introspect(client_id_, t.access_token);
+TEST_F(OAuthIssuedTokensDb, IntrospectAndRevokeAreScopedToTheClient) {
+  auto t = std::get<TokenResponse>(codes_->Exchange(client_id_, Code(), kAppRedirect, ""));
+  Json j = issued_->Introspect(client_id_, t.access_token);
   EXPECT_EQ(j["active"], true);
   EXPECT_EQ(j["sub"], "2");
-  EXPECT_EQ(tokens_->Introspect("someone-else", t.access_token), Json({{"active", false}}));
-  tokens_->Revoke("someone-else", t.access_token);
-  EXPECT_TRUE(tokens_->ResolveAccessToken(t.access_token));
-  tokens_->Revoke(client_id_, t.access_token);
-  EXPECT_FALSE(tokens_->ResolveAccessToken(t.access_token));
-  EXPECT_EQ(tokens_->Introspect(client_id_, t.access_token), Json({{"active", false}}));
+  EXPECT_EQ(issued_->Introspect("someone-else", t.access_token), Json({{"active", false}}));
+  issued_->Revoke("someone-else", t.access_token);
+  EXPECT_TRUE(issued_->Resolve(t.access_token));
+  issued_->Revoke(client_id_, t.access_token);
+  EXPECT_FALSE(issued_->Resolve(t.access_token));
+  EXPECT_EQ(issued_->Introspect(client_id_, t.access_token), Json({{"active", false}}));
 }
 
-}  // namespace
-}  // namespace rendezvous::oauth
 
-namespace rendezvous::oauth {
-namespace {
-
-TEST_F(TokenServiceDb, PurgeDeletesOnlyWhatCanNoLongerMatter) {
+TEST_F(OAuthTokenPurgerDb, PurgeDeletesOnlyWhatCanNoLongerMatter) {
   const std::string live_code = Code();
   auto count = [&](const std::string& sql) {
     return db_->Run([&](DbConnection& conn) {
@@ -282,36 +301,36 @@ TEST_F(TokenServiceDb, PurgeDeletesOnlyWhatCanNoLongerMatter) {
                  " (SHA2('r_rotated', 256), 1, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL 1 HOUR, UTC_TIMESTAMP(3))");
   });
   // Batches of 2 exercise the loop: 5 codes, 2 access tokens, 1 refresh token.
-  EXPECT_EQ(tokens_->PurgeExpired(2), 8u);
+  EXPECT_EQ(purger_->PurgeExpired(2), 8u);
   EXPECT_EQ(count("SELECT COUNT(*) FROM oauth_codes"), 1);
   EXPECT_EQ(count("SELECT COUNT(*) FROM oauth_access_tokens WHERE token_hash = SHA2('a_live', 256)"), 1);
   EXPECT_EQ(count("SELECT COUNT(*) FROM oauth_access_tokens"), 1);
   EXPECT_EQ(count("SELECT COUNT(*) FROM oauth_refresh_tokens"), 2);  // live and rotated (reuse detection)
-  EXPECT_EQ(tokens_->PurgeExpired(2), 0u);
+  EXPECT_EQ(purger_->PurgeExpired(2), 0u);
   // The live code still works.
   EXPECT_TRUE(
-      std::holds_alternative<TokenResponse>(tokens_->ExchangeCode(client_id_, live_code, kAppRedirect, "")));
+      std::holds_alternative<TokenResponse>(codes_->Exchange(client_id_, live_code, kAppRedirect, "")));
 }
 
-TEST_F(TokenServiceDb, ActiveGrantsAreThoseWithALiveRefreshToken) {
+TEST_F(OAuthTokenPurgerDb, ActiveGrantsAreThoseWithALiveRefreshToken) {
   // "oauth managed"
   auto active = [&] {
-    ActiveGrants a = tokens_->CountActiveGrants();
+    ActiveGrants a = purger_->CountActiveGrants();
     return std::to_string(a.oauth) + " " + std::to_string(a.managed);
   };
   EXPECT_EQ(active(), "0 0");
-  TokenResult first = tokens_->ExchangeCode(client_id_, Code(), kAppRedirect, "");
+  TokenResult first = codes_->Exchange(client_id_, Code(), kAppRedirect, "");
   ASSERT_TRUE(std::holds_alternative<TokenResponse>(first));
-  TokenResult second = tokens_->ExchangeCode(client_id_, Code(), kAppRedirect, "");
+  TokenResult second = codes_->Exchange(client_id_, Code(), kAppRedirect, "");
   ASSERT_TRUE(std::holds_alternative<TokenResponse>(second));
-  tokens_->IssueManagedUserTokens(client_id_, 1);
+  managed_->Issue(client_id_, 1);
   EXPECT_EQ(active(), "2 1");
 
   // A rotation keeps the grant active; revoking its refresh token ends it.
-  TokenResult rotated = tokens_->Refresh(client_id_, std::get<TokenResponse>(first).refresh_token);
+  TokenResult rotated = refresh_->Refresh(client_id_, std::get<TokenResponse>(first).refresh_token);
   ASSERT_TRUE(std::holds_alternative<TokenResponse>(rotated));
   EXPECT_EQ(active(), "2 1");
-  tokens_->Revoke(client_id_, std::get<TokenResponse>(rotated).refresh_token);
+  issued_->Revoke(client_id_, std::get<TokenResponse>(rotated).refresh_token);
   EXPECT_EQ(active(), "1 1");
   // Expired refresh tokens do not count.
   db_->Run([](DbConnection& conn) {
@@ -320,12 +339,12 @@ TEST_F(TokenServiceDb, ActiveGrantsAreThoseWithALiveRefreshToken) {
   EXPECT_EQ(active(), "0 0");
 }
 
-TEST_F(TokenServiceDb, PurgerHandsOverTheActiveGrantsAtItsStart) {
-  ASSERT_TRUE(std::holds_alternative<TokenResponse>(tokens_->ExchangeCode(client_id_, Code(), kAppRedirect, "")));
+TEST_F(OAuthTokenPurgerDb, PurgerHandsOverTheActiveGrantsAtItsStart) {
+  ASSERT_TRUE(std::holds_alternative<TokenResponse>(codes_->Exchange(client_id_, Code(), kAppRedirect, "")));
   std::mutex mu;
   std::condition_variable cv;
   std::optional<ActiveGrants> counted;
-  tokens_->StartPurger(std::chrono::hours(1), [&](const ActiveGrants& a) {
+  purger_->Start(std::chrono::hours(1), [&](const ActiveGrants& a) {
     std::lock_guard<std::mutex> lk(mu);
     counted = a;
     cv.notify_all();
@@ -334,27 +353,27 @@ TEST_F(TokenServiceDb, PurgerHandsOverTheActiveGrantsAtItsStart) {
     std::unique_lock<std::mutex> lk(mu);
     EXPECT_TRUE(cv.wait_for(lk, std::chrono::seconds(10), [&] { return counted.has_value(); }));
   }
-  tokens_->StopPurger();
+  purger_->Stop();
   ASSERT_TRUE(counted.has_value());
   EXPECT_EQ(counted->oauth, 1);
   EXPECT_EQ(counted->managed, 0);
 }
 
-TEST_F(TokenServiceDb, PurgerStopsPromptly) {
-  tokens_->StartPurger(std::chrono::hours(1));
+TEST_F(OAuthTokenPurgerDb, PurgerStopsPromptly) {
+  purger_->Start(std::chrono::hours(1));
   const auto t0 = std::chrono::steady_clock::now();
-  tokens_->StopPurger();
+  purger_->Stop();
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
-  tokens_->StopPurger();  // idempotent
+  purger_->Stop();  // idempotent
 }
 
-TEST_F(TokenServiceDb, PurgerSweepsInTheBackground) {
+TEST_F(OAuthTokenPurgerDb, PurgerSweepsInTheBackground) {
   db_->Run([&](DbConnection& conn) {
     conn.ExecUnprepared("INSERT INTO oauth_codes (code_hash, client_id, user_id, redirect_uri, scopes, created_at, expires_at)"
                  " VALUES (SHA2('old', 256), 'c', 2, 'x', '[]', UTC_TIMESTAMP(3) - INTERVAL 1 HOUR,"
                  " UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE)");
   });
-  tokens_->StartPurger(std::chrono::milliseconds(20));
+  purger_->Start(std::chrono::milliseconds(20));
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   int64_t left = 1;
   while (left != 0 && std::chrono::steady_clock::now() < deadline) {
@@ -363,8 +382,60 @@ TEST_F(TokenServiceDb, PurgerSweepsInTheBackground) {
     });
     if (left != 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  tokens_->StopPurger();
+  purger_->Stop();
   EXPECT_EQ(left, 0);
+}
+
+
+TEST_F(OAuthCodeExchangeDb, ExchangeAuthenticatesTheClientBeforeTheCode) {
+  const std::string code = Code();
+  auto with_secret = [](std::string secret) -> ClientCheck {
+    return [secret](const std::optional<ClientCredentials>& stored) { return AuthenticateClient(stored, secret); };
+  };
+  // A wrong secret or an unknown client answers invalid_client whatever the code, and leaves the
+  // code unused.
+  EXPECT_EQ(std::get<TokenError>(codes_->Exchange(client_id_, code, kAppRedirect, "", with_secret("wrong"))),
+            TokenError::InvalidClientCredentials());
+  EXPECT_EQ(std::get<TokenError>(codes_->Exchange(client_id_, "", kAppRedirect, "", with_secret("wrong"))),
+            TokenError::InvalidClientCredentials());
+  EXPECT_EQ(std::get<TokenError>(codes_->Exchange("no-such-client", code, kAppRedirect, "", with_secret(secret_))),
+            TokenError::ClientNotFound());
+  EXPECT_EQ(std::get<TokenError>(codes_->Exchange(std::string(65, 'c'), code, kAppRedirect, "", with_secret(secret_))),
+            TokenError::ClientNotFound());
+  EXPECT_EQ(scratch_.QueryValue("SELECT COUNT(*) FROM oauth_codes WHERE used_at IS NOT NULL"), "0");
+  // Authenticated, a malformed code is refused; the right secret exchanges the code.
+  EXPECT_EQ(std::get<TokenError>(codes_->Exchange(client_id_, std::string(300, 'x'), kAppRedirect, "",
+                                                  with_secret(secret_))),
+            TokenError::CodeInvalidOrExpired());
+  TokenResult good = codes_->Exchange(client_id_, code, kAppRedirect, "", with_secret(secret_));
+  ASSERT_TRUE(std::holds_alternative<TokenResponse>(good));
+  EXPECT_EQ(std::get<TokenResponse>(good).scope, "BOOKING_READ");
+}
+
+TEST_F(OAuthCodeExchangeDb, CodeGrantReadsTheClientRowOnce) {
+  testing::RecordingDatabase recorded(*db_);
+  ClientService clients(recorded, identity_, mailer_, logger_);
+  CodeExchange codes(recorded, logger_, TokenLifetimes{});
+  RefreshGrant refresh(recorded, logger_, TokenLifetimes{});
+  IssuedTokens issued(recorded);
+  const TokenEndpointServices services{clients, codes, refresh, issued};
+  Request req;
+  req.method = Method::kPost;
+  req.headers["content-type"] = "application/x-www-form-urlencoded";
+  req.body = "grant_type=authorization_code&client_id=" + client_id_ + "&client_secret=" + secret_ +
+             "&code=" + Code() + "&redirect_uri=https%3A%2F%2Fapp.example.com%2Fcb";
+  recorded.Clear();
+  Response res = HandleTokenRequest(services, req);
+  EXPECT_EQ(res.status, 200) << res.body;
+  EXPECT_EQ(recorded.Count("FROM oauth_clients"), 1u);
+  // The refresh grant reads it once too.
+  const std::string refresh_token = Json::parse(res.body).value("refresh_token", "");
+  req.body = "grant_type=refresh_token&client_id=" + client_id_ + "&client_secret=" + secret_ +
+             "&refresh_token=" + refresh_token;
+  recorded.Clear();
+  res = HandleTokenRequest(services, req);
+  EXPECT_EQ(res.status, 200) << res.body;
+  EXPECT_EQ(recorded.Count("FROM oauth_clients"), 1u);
 }
 
 }  // namespace

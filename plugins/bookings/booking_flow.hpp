@@ -1,7 +1,14 @@
-// The bookings plugin's operations on event types, bookings and their attendees (tables in
-// booking_rows.hpp), every change in one transaction together with its outbox event (topic
-// "bookings"). Used by the routes, `admin booking import` and the completion sweep. Thread-safe
-// (each call borrows its own connection). Calls may throw DatabaseUnavailable.
+// The life of bookings (tables in booking_rows.hpp): the public booking flow (slots, create,
+// cancel, reschedule), the host's reads and changes (confirm, decline, mark absent, reopen) and
+// the completion of ended bookings, every change in one transaction together with its outbox
+// event (topic "bookings"). Every write first takes the host's lock (LockHost), so two bookings of
+// a host never overlap however many requests race. Owns the cache of the hosts' booked times that
+// the slots read. Used by the routes and the completion sweep. Thread-safe (each call borrows its
+// own connection). Calls may throw DatabaseUnavailable. The Database, Outbox, Identity and Logger
+// must outlive it.
+//
+// Sources: booking_flow.cpp (the public flow and reopen), booking_changes.cpp (the host's reads
+// and changes, the completion, what every change shares).
 #pragma once
 
 #include <cstdint>
@@ -20,7 +27,6 @@
 #include "rendezvous/busy_times.hpp"
 #include "event_type.hpp"
 #include "public_requests.hpp"
-#include "rendezvous/booking_references.hpp"
 #include "rendezvous/database.hpp"
 #include "rendezvous/identity.hpp"
 #include "rendezvous/log.hpp"
@@ -29,26 +35,13 @@
 
 namespace rendezvous::bookings {
 
-constexpr int kMaxEventTypesPerUser = 500;
-
 // Busy times of a host from outside the bookings (connected calendars) that overlap [from, to),
 // with the sources that could not be read (busy_times.hpp).
 using BusySource = std::function<BusyReport(int64_t host_id, Millis from, Millis to)>;
 
-
-
-struct ImportRequest {
-  int64_t user_id = 0;
-  int64_t event_type_id = 0;
-  Millis start = 0;
-  std::string attendee_name;
-  std::string attendee_email;
-  BookingStatus status = BookingStatus::kAccepted;
-};
-
-class BookingService final : public BookingReferences {
+class BookingFlow {
  public:
-  BookingService(Database& db, Outbox& outbox, Identity& identity, Logger& logger);
+  BookingFlow(Database& db, Outbox& outbox, Identity& identity, Logger& logger);
 
   // Busy times beyond the host's bookings that slots and new bookings must avoid. Set before
   // the server serves; none by default.
@@ -57,23 +50,16 @@ class BookingService final : public BookingReferences {
   // server serves; none by default.
   void SetMetrics(std::shared_ptr<BookingMetrics> metrics) { metrics_ = std::move(metrics); }
   // plugins.bookings.max_days_ahead: a booking may start at most this many days from now (create,
-  // reschedule, reopen, import: 400 naming start; slots end there). Set before the server serves;
+  // reschedule, reopen: 400 naming start; slots end there). Set before the server serves;
   // 730 by default.
   void SetMaxDaysAhead(int days) { max_days_ahead_ = days; }
 
-  static std::vector<Migration> Migrations();
+  // The hosts' booked times the slots read; writers of bookings outside this class
+  // (BookingImport) tell it what they changed.
+  BookedTimesCache& booked_times() { return booked_times_; }
 
-  // Event types of `owner_id`; another user's is not found. Failures are statuses for the HTTP
-  // layer: NotFound, Conflict (a duplicate slug, too many event types, a refused transition),
-  // Invalid naming the field.
-  Json ListEventTypes(int64_t owner_id);
-  Result<Json> GetEventType(int64_t owner_id, int64_t id);
-  Result<Json> CreateEventType(int64_t owner_id, const EventTypeFields& fields);
-  // `patch` must have passed ApplyEventTypePatch on a scratch object already.
-  Result<Json> UpdateEventType(int64_t owner_id, int64_t id, const Json& patch);
-  // A Conflict while bookings of the event type exist. Answers the deleted event type.
-  Result<Json> DeleteEventType(int64_t owner_id, int64_t id);
-
+  // Failures are statuses for the HTTP layer: NotFound, Conflict (a refused transition, a time
+  // that is not free), Invalid naming the field.
   // Bookings hosted by `host`: {"data": [..], "pagination": {total, skip, take}}.
   Json ListBookings(const User& host, const ListQuery& query);
   Result<Json> GetBooking(const User& host, const std::string& uid);
@@ -99,19 +85,6 @@ class BookingService final : public BookingReferences {
   // Owner: a cancelled or rejected booking back to accepted (pending when confirmation is
   // required), when its time is in the future and still free.
   Result<Json> Reopen(const User& host, const std::string& uid);
-
-  // References of a booking of `host`: data = [{type, eventUid, calendarId, createdAt}], oldest
-  // first.
-  Result<Json> ListReferences(const User& host, const std::string& uid);
-  // BookingReferences, provided to other plugins as "bookings.references".
-  Status Add(const std::string& uid, const BookingReference& reference) override;
-  std::vector<BookingReference> List(const std::string& uid) override;
-  Status Move(const std::string& from_uid, const std::string& to_uid,
-              const BookingReference& reference) override;
-
-  // `admin booking import`: no event is written (it brings history over). An accepted booking
-  // that has already ended is later completed by the sweep without a BOOKING_COMPLETED event.
-  Result<Json> Import(const ImportRequest& request);
 
   // Deletes up to `limit` idempotency keys older than 24 hours at `now`. Returns how many.
   size_t ForgetIdempotencyKeys(Millis now, size_t limit);

@@ -1,17 +1,23 @@
-// BookingService against a real MariaDB: the completion sweep shared by concurrent sweepers (rows
-// claimed with FOR UPDATE SKIP LOCKED: every booking completed and announced exactly once),
-// bounded batches, silent completion of imported history, a change's event committed or rolled
-// back with it, and the booking references other plugins record and move.
+// The bookings plugin's logic classes against a real MariaDB, a suite per class. BookingFlow: the
+// completion sweep shared by concurrent sweepers (rows claimed with FOR UPDATE SKIP LOCKED: every
+// booking completed and announced exactly once), bounded batches, a change's event committed or
+// rolled back with it. BookingImport: silent completion of imported history, imported bookings
+// taken out of the slots at once. BookingReferenceStore: the references other plugins record and
+// move. EventTypeService: ownership, slugs and the guard on event types with bookings.
 #include <gtest/gtest.h>
 #include <prometheus/registry.h>
 
+#include <algorithm>
 #include <atomic>
 #include <set>
 #include <thread>
 #include <vector>
 
-#include "booking_service.hpp"
-#include "storage/migrator.hpp"
+#include "booking_flow.hpp"
+#include "booking_import.hpp"
+#include "booking_reference_store.hpp"
+#include "bookings_test_db.hpp"
+#include "event_type_service.hpp"
 #include "storage/mysql_database.hpp"
 #include "storage/outbox_service.hpp"
 #include "static_identity.hpp"
@@ -20,26 +26,28 @@
 namespace rendezvous::testing {
 namespace {
 
-using bookings::BookingService;
 using time::Millis;
 
-class BookingsServiceDb : public ::testing::Test {
+class BookingsDb : public ::testing::Test {
  protected:
   void SetUp() override {
-    db_ = std::make_unique<core::MysqlDatabase>(OptionsFor(scratch_, 8), registry_, QuietLogger());
-    core::Migrator m(*db_, QuietLogger());
-    m.Add("outbox", core::OutboxService::Migrations());
-    m.Add("bookings", BookingService::Migrations());
-    m.Apply();
+    db_ = OpenBookingsDatabase(scratch_, registry_);
     outbox_ = std::make_unique<core::OutboxService>(*db_, registry_, QuietLogger());
-    service_ = std::make_unique<BookingService>(*db_, *outbox_, identity_, QuietLogger());
-    bookings::EventTypeFields f;
-    f.title = "Call";
-    f.slug = "call";
-    f.length_minutes = 30;
-    auto et = service_->CreateEventType(1, f);
+    event_types_ = std::make_unique<bookings::EventTypeService>(*db_);
+    flow_ = std::make_unique<bookings::BookingFlow>(*db_, *outbox_, identity_, QuietLogger());
+    import_ = std::make_unique<bookings::BookingImport>(*db_, identity_, flow_->booked_times());
+    references_ = std::make_unique<bookings::BookingReferenceStore>(*db_);
+    auto et = event_types_->Create(1, CallFields("call"));
     ASSERT_TRUE(et.ok()) << et.status().message();
     event_type_ = (*et)["id"].get<int64_t>();
+  }
+
+  static bookings::EventTypeFields CallFields(const std::string& slug) {
+    bookings::EventTypeFields f;
+    f.title = "Call";
+    f.slug = slug;
+    f.length_minutes = 30;
+    return f;
   }
 
   std::string Import(Millis start, bookings::BookingStatus status = bookings::BookingStatus::kAccepted) {
@@ -50,7 +58,7 @@ class BookingsServiceDb : public ::testing::Test {
     r.attendee_name = "Ann";
     r.attendee_email = "ann@example.com";
     r.status = status;
-    auto out = service_->Import(r);
+    auto out = import_->Import(r);
     EXPECT_TRUE(out.ok()) << out.status().message();
     return out.ok() ? out->value("uid", "") : "";
   }
@@ -62,11 +70,20 @@ class BookingsServiceDb : public ::testing::Test {
   std::unique_ptr<core::MysqlDatabase> db_;
   std::unique_ptr<core::OutboxService> outbox_;
   StaticIdentity identity_{{TestUser(1, "Olga Owner", "owner@example.com")}};
-  std::unique_ptr<BookingService> service_;
+  std::unique_ptr<bookings::EventTypeService> event_types_;
+  std::unique_ptr<bookings::BookingFlow> flow_;
+  std::unique_ptr<bookings::BookingImport> import_;
+  std::unique_ptr<bookings::BookingReferenceStore> references_;
   int64_t event_type_ = 0;
 };
 
-TEST_F(BookingsServiceDb, ConcurrentSweepsCompleteEachBookingOnce) {
+// A suite per class, over the same database.
+using BookingsFlowDb = BookingsDb;
+using BookingsImportDb = BookingsDb;
+using BookingsReferencesDb = BookingsDb;
+using BookingsEventTypesDb = BookingsDb;
+
+TEST_F(BookingsFlowDb, ConcurrentSweepsCompleteEachBookingOnce) {
   constexpr int kBookings = 240;
   const Millis start = time::Now() + 3600000;  // ends after the import: completion is announced
   for (int i = 0; i < kBookings; ++i) Import(start + i * 1000);
@@ -76,7 +93,7 @@ TEST_F(BookingsServiceDb, ConcurrentSweepsCompleteEachBookingOnce) {
   for (int t = 0; t < 3; ++t) {
     sweepers.emplace_back([&] {
       for (int round = 0; round < 100; ++round) {
-        const size_t n = service_->CompleteEnded(later, 20);
+        const size_t n = flow_->CompleteEnded(later, 20);
         total += n;
         if (n == 0 && Count("SELECT COUNT(*) FROM bookings WHERE status = 'accepted'") == 0) break;
       }
@@ -92,53 +109,48 @@ TEST_F(BookingsServiceDb, ConcurrentSweepsCompleteEachBookingOnce) {
             kBookings);
 }
 
-TEST_F(BookingsServiceDb, BatchesAreBoundedAndOnlyEndedAcceptedComplete) {
+TEST_F(BookingsFlowDb, BatchesAreBoundedAndOnlyEndedAcceptedComplete) {
   const Millis now = time::Now();
   for (int i = 0; i < 5; ++i) Import(now + 3600000);
   Import(now + 3600000, bookings::BookingStatus::kPending);
   Import(now + 3600000, bookings::BookingStatus::kCancelled);
-  EXPECT_EQ(service_->CompleteEnded(now, 10), 0u);  // none has ended yet
+  EXPECT_EQ(flow_->CompleteEnded(now, 10), 0u);  // none has ended yet
   const Millis later = now + 2 * 3600000;
-  EXPECT_EQ(service_->CompleteEnded(later, 3), 3u);
-  EXPECT_EQ(service_->CompleteEnded(later, 3), 2u);
-  EXPECT_EQ(service_->CompleteEnded(later, 3), 0u);
+  EXPECT_EQ(flow_->CompleteEnded(later, 3), 3u);
+  EXPECT_EQ(flow_->CompleteEnded(later, 3), 2u);
+  EXPECT_EQ(flow_->CompleteEnded(later, 3), 0u);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM bookings WHERE status = 'completed'"), 5);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM bookings WHERE status IN ('pending', 'cancelled')"), 2);
 }
 
-TEST_F(BookingsServiceDb, ImportedHistoryCompletesWithoutAnEvent) {
+TEST_F(BookingsImportDb, ImportedHistoryCompletesWithoutAnEvent) {
   Import(time::Now() - 86400000);
-  EXPECT_EQ(service_->CompleteEnded(time::Now(), 10), 1u);
+  EXPECT_EQ(flow_->CompleteEnded(time::Now(), 10), 1u);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM bookings WHERE status = 'completed'"), 1);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM outbox_events"), 0);
 }
 
-TEST_F(BookingsServiceDb, ChangeAndEventCommitTogether) {
+TEST_F(BookingsFlowDb, ChangeAndEventCommitTogether) {
   const std::string uid = Import(time::Now() + 3600000, bookings::BookingStatus::kPending);
   User host = *identity_.FindUser(1);
-  auto confirmed = service_->Confirm(host, uid);
+  auto confirmed = flow_->Confirm(host, uid);
   ASSERT_TRUE(confirmed.ok()) << confirmed.status().message();
   EXPECT_EQ(Count("SELECT COUNT(*) FROM outbox_events WHERE type = 'BOOKING_CONFIRMED'"), 1);
-  auto again = service_->Confirm(host, uid);
+  auto again = flow_->Confirm(host, uid);
   EXPECT_EQ(again.status().code(), ErrorCode::kConflict);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM outbox_events"), 1);
   User stranger = host;
   stranger.id = 2;
-  EXPECT_EQ(service_->Decline(stranger, uid, std::nullopt).status().code(), ErrorCode::kNotFound);
+  EXPECT_EQ(flow_->Decline(stranger, uid, std::nullopt).status().code(), ErrorCode::kNotFound);
   EXPECT_EQ(scratch_.QueryValue("SELECT status FROM bookings WHERE uid = '" + uid + "'"), "accepted");
 }
 
-}  // namespace
-}  // namespace rendezvous::testing
-
-namespace rendezvous::testing {
-namespace {
 
 // The references service other plugins use (as "bookings.references"): records and lists by
 // booking uid, refuses unknown bookings and malformed fields, and writes nothing then.
-TEST_F(BookingsServiceDb, ReferencesAreRecordedAndListedByBooking) {
+TEST_F(BookingsReferencesDb, ReferencesAreRecordedAndListedByBooking) {
   const std::string uid = Import(time::Now() + 3600000);
-  BookingReferences& refs = *service_;
+  BookingReferences& refs = *references_;
   EXPECT_TRUE(refs.List(uid).empty());
   BookingReference google{"google_calendar", "evt-1", "team@group.calendar.google.com", 0};
   ASSERT_TRUE(refs.Add(uid, google).ok());
@@ -161,10 +173,10 @@ TEST_F(BookingsServiceDb, ReferencesAreRecordedAndListedByBooking) {
 // A reference handed from a rescheduled booking to its successor: gone from the one, listed once by
 // the other, in one transaction; a repeated or racing move changes nothing more; only that type
 // and eventUid (compared exactly) move; unknown bookings and bad fields change nothing.
-TEST_F(BookingsServiceDb, AReferenceMovesToAnotherBookingOnceHoweverOftenItIsMoved) {
+TEST_F(BookingsReferencesDb, AReferenceMovesToAnotherBookingOnceHoweverOftenItIsMoved) {
   const std::string old_uid = Import(time::Now() + 3600000);
   const std::string new_uid = Import(time::Now() + 7200000);
-  BookingReferences& refs = *service_;
+  BookingReferences& refs = *references_;
   const BookingReference event{"google_calendar", "rdvevent", "team@group.calendar.google.com", 0};
   ASSERT_TRUE(refs.Add(old_uid, event).ok());
   ASSERT_TRUE(refs.Add(old_uid, BookingReference{"google_calendar", "RDVEVENT", std::nullopt, 0}).ok());
@@ -200,22 +212,86 @@ TEST_F(BookingsServiceDb, AReferenceMovesToAnotherBookingOnceHoweverOftenItIsMov
   EXPECT_EQ(Count("SELECT COUNT(*) FROM booking_references"), 3);
 }
 
-TEST_F(BookingsServiceDb, RacingMovesOfOneReferenceRecordItOnce) {
+TEST_F(BookingsReferencesDb, RacingMovesOfOneReferenceRecordItOnce) {
   const std::string old_uid = Import(time::Now() + 3600000);
   const std::string new_uid = Import(time::Now() + 7200000);
   const BookingReference event{"google_calendar", "rdvrace", "primary", 0};
-  ASSERT_TRUE(service_->Add(old_uid, event).ok());
+  ASSERT_TRUE(references_->Add(old_uid, event).ok());
   std::atomic<int> failed{0};
   std::vector<std::thread> threads;
   for (int i = 0; i < 6; ++i) {
     threads.emplace_back([&] {
-      if (!service_->Move(old_uid, new_uid, event).ok()) ++failed;
+      if (!references_->Move(old_uid, new_uid, event).ok()) ++failed;
     });
   }
   for (std::thread& t : threads) t.join();
   EXPECT_EQ(failed.load(), 0);
-  EXPECT_TRUE(service_->List(old_uid).empty());
-  EXPECT_EQ(service_->List(new_uid).size(), 1u);
+  EXPECT_TRUE(references_->List(old_uid).empty());
+  EXPECT_EQ(references_->List(new_uid).size(), 1u);
+}
+
+
+// Every start the slots offer over [from, to), as instants.
+std::vector<Millis> SlotStarts(bookings::BookingFlow& flow, int64_t event_type, Millis from, Millis to) {
+  bookings::SlotsQuery q;
+  q.event_type_id = event_type;
+  q.from = from;
+  q.to = to;
+  Result<Json> slots = flow.Slots(q);
+  EXPECT_TRUE(slots.ok()) << slots.status().message();
+  std::vector<Millis> out;
+  if (!slots.ok()) return out;
+  for (const auto& [day, starts] : (*slots)["data"].items()) {
+    for (const Json& s : starts) out.push_back(time::ParseIso(s.value("start", "")).value_or(0));
+  }
+  return out;
+}
+
+TEST_F(BookingsImportDb, AnImportedBookingLeavesTheSlotsAtOnce) {
+  const Millis from = time::Now() + 86400000;
+  const Millis to = from + 7 * 86400000;
+  const std::vector<Millis> before = SlotStarts(*flow_, event_type_, from, to);  // fills the cache
+  ASSERT_FALSE(before.empty());
+  const Millis taken = before.front();
+  Import(taken);
+  const std::vector<Millis> after = SlotStarts(*flow_, event_type_, from, to);
+  EXPECT_EQ(std::count(after.begin(), after.end(), taken), 0);
+  EXPECT_EQ(after.size(), before.size() - 1);
+  // An event type that is not the user's, an unknown user or a start past 9999: nothing stored.
+  bookings::ImportRequest r;
+  r.user_id = 1;
+  r.event_type_id = event_type_ + 1;
+  r.start = taken;
+  EXPECT_EQ(import_->Import(r).status().code(), ErrorCode::kNotFound);
+  r.event_type_id = event_type_;
+  r.user_id = 7;
+  EXPECT_EQ(import_->Import(r).status().code(), ErrorCode::kNotFound);
+  r.user_id = 1;
+  r.start = 253370764800000;
+  EXPECT_EQ(import_->Import(r).status().field(), "start");
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM bookings"), 1);
+}
+
+TEST_F(BookingsEventTypesDb, OwnedBySlugAndGuardedWhileBooked) {
+  EXPECT_EQ(event_types_->List(1).size(), 1u);
+  EXPECT_EQ(event_types_->List(2).size(), 0u);
+  EXPECT_EQ(event_types_->Create(1, CallFields("call")).status().code(), ErrorCode::kConflict);
+  Result<Json> other = event_types_->Create(1, CallFields("other"));
+  ASSERT_TRUE(other.ok()) << other.status().message();
+  const int64_t other_id = (*other)["id"].get<int64_t>();
+  // Another user's event type is not found, whatever the call.
+  EXPECT_EQ(event_types_->Get(2, other_id).status().code(), ErrorCode::kNotFound);
+  EXPECT_EQ(event_types_->Delete(2, other_id).status().code(), ErrorCode::kNotFound);
+  EXPECT_EQ(event_types_->Update(1, other_id, Json{{"slug", "call"}}).status().code(), ErrorCode::kConflict);
+  Result<Json> renamed = event_types_->Update(1, other_id, Json{{"title", "Other call"}});
+  ASSERT_TRUE(renamed.ok()) << renamed.status().message();
+  EXPECT_EQ(event_types_->Get(1, other_id)->value("title", ""), "Other call");
+  EXPECT_EQ(event_types_->Update(1, other_id, Json{{"scheduleId", 999}}).status().field(), "scheduleId");
+  // An event type with bookings stays; one without goes.
+  Import(time::Now() + 3600000);
+  EXPECT_EQ(event_types_->Delete(1, event_type_).status().code(), ErrorCode::kConflict);
+  EXPECT_TRUE(event_types_->Delete(1, other_id).ok());
+  EXPECT_EQ(event_types_->List(1).size(), 1u);
 }
 
 }  // namespace

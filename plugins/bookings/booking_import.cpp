@@ -1,0 +1,58 @@
+#include "booking_import.hpp"
+
+#include "booking_events.hpp"
+#include "booking_rows.hpp"
+#include "rendezvous/crypto.hpp"
+
+namespace rendezvous::bookings {
+namespace {
+
+constexpr Millis kLatestImportStart = 253370764800000;  // 9999-01-01T00:00:00Z
+
+}  // namespace
+
+BookingImport::BookingImport(Database& db, Identity& identity, BookedTimesCache& booked_times)
+    : db_(db), identity_(identity), booked_times_(booked_times) {}
+
+Result<Json> BookingImport::Import(const ImportRequest& r) {
+  std::optional<User> user = identity_.FindUser(r.user_id);
+  if (!user) return Status::NotFound("user " + std::to_string(r.user_id) + " not found");
+  // Imports bring over what another system holds, far-future bookings included: max_days_ahead is
+  // the public API's rule. Only a start whose booking could end past the year 9999 is refused.
+  if (r.start >= kLatestImportStart) {
+    return Status::Invalid("start", "--start must be before 9999-01-01T00:00:00Z");
+  }
+  // What the transaction changed in the host's booked times (version 0: it did not commit).
+  int64_t version = 0;
+  std::optional<BookedTime> added;
+  Result<Json> out = db_.Transaction([&](DbConnection& conn) -> Result<Json> {
+    added.reset();
+    version = LockHost(conn, r.user_id);
+    auto et = LoadEventType(conn, r.user_id, r.event_type_id, true);
+    if (!et) {
+      return Status::NotFound("event type " + std::to_string(r.event_type_id) +
+                              " not found among the event types of user " + std::to_string(r.user_id));
+    }
+    const Millis now = time::Now();
+    Booking b;
+    b.uid = crypto::RandomToken(16);
+    b.event_type_id = et->id;
+    b.host_id = r.user_id;
+    b.title = BookingTitle(et->fields.title, user->name, r.attendee_name);
+    b.status = r.status;
+    b.start = r.start;
+    b.duration = et->fields.length_minutes;
+    b.end = r.start + static_cast<Millis>(b.duration) * time::kMillisPerMinute;
+    b.attendees.push_back({r.attendee_name, r.attendee_email, "UTC", false});
+    b.location = BookingLocation(et->fields.locations);
+    b.created_at = now;
+    const bool emit_completion = !(b.status == BookingStatus::kAccepted && b.end <= now);
+    InsertBooking(conn, b, emit_completion);
+    if (BlocksTime(b.status)) added = BookedTime{b.start, b.end, b.event_type_id, b.id};
+    return BookingJson(b, *user);
+  });
+  if (version != 0) booked_times_.Apply(r.user_id, version, added, 0);
+  return out;
+}
+
+}  // namespace rendezvous::bookings

@@ -1,0 +1,39 @@
+// Authorization codes (spec §4.1, §4.2; DESIGN §5): issued on the consent page, exchanged once at
+// the token endpoint for a new grant and its first tokens (tokens.hpp has the tables).
+// Thread-safe; every call is one transaction and may throw DatabaseUnavailable. The Database and
+// Logger must outlive it.
+#pragma once
+
+#include <string>
+
+#include "rendezvous/database.hpp"
+#include "rendezvous/log.hpp"
+#include "tokens.hpp"
+
+namespace rendezvous::oauth {
+
+class CodeExchange {
+ public:
+  CodeExchange(Database& db, Logger& logger, TokenLifetimes lifetimes);
+
+  // Issues a single-use authorization code for the grant (called by the consent page on Allow).
+  std::string IssueCode(const CodeGrant& grant);
+
+  // authorization_code grant. Reads the client's row once, with its credentials: `authenticate`
+  // runs on them before anything about the code is decided (empty: the caller authenticated the
+  // client already), then the code is consumed atomically; a used, expired or unknown code,
+  // another client's code or a different redirect_uri -> invalid_grant / code_invalid_or_expired.
+  // A replayed code also revokes every token issued from it. PKCE: a code with a challenge needs a
+  // matching verifier; a verifier without a challenge fails (downgrade protection). A code
+  // presented by its client is consumed by that attempt even when the redirect_uri or verifier is
+  // wrong (one try).
+  TokenResult Exchange(const std::string& client_id, const std::string& code, const std::string& redirect_uri,
+                       const std::string& code_verifier, const ClientCheck& authenticate = {});
+
+ private:
+  Database& db_;
+  Logger& logger_;
+  TokenLifetimes lifetimes_;
+};
+
+}  // namespace rendezvous::oauth

@@ -1,0 +1,82 @@
+#include "issued_tokens.hpp"
+
+#include "rendezvous/crypto.hpp"
+#include "scopes.hpp"
+#include "token_storage.hpp"
+
+namespace rendezvous::oauth {
+
+IssuedTokens::IssuedTokens(Database& db) : db_(db) {}
+
+std::optional<ResolvedToken> IssuedTokens::Resolve(std::string_view token) {
+  if (!WellFormed(token, kAccessTokenPrefix)) return std::nullopt;
+  const std::string hash = crypto::Sha256Hex(token);
+  return db_.Run([&](DbConnection& conn) -> std::optional<ResolvedToken> {
+    std::optional<DbRow> rs = conn.QueryOne(
+        "SELECT g.id, g.client_id, g.user_id, g.scopes, g.all_scopes, g.kind"
+        " FROM oauth_access_tokens a"
+        " JOIN oauth_grants g ON g.id = a.grant_id"
+        " JOIN oauth_clients c ON c.client_id = g.client_id"
+        " WHERE a.token_hash = ? AND a.revoked_at IS NULL AND a.expires_at > UTC_TIMESTAMP(3)"
+        " AND g.revoked_at IS NULL AND c.state <> 'rejected'",
+        {hash});
+    if (!rs) return std::nullopt;
+    ResolvedToken t;
+    t.grant_id = rs->Int(1);
+    t.client_id = rs->String(2);
+    t.user_id = rs->Int(3);
+    for (std::string& s : JsonList(rs->String(4))) t.scopes.insert(std::move(s));
+    t.all_scopes = rs->Bool(5);
+    t.managed = rs->String(6) == "managed";
+    return t;
+  });
+}
+
+void IssuedTokens::Revoke(const std::string& client_id, const std::string& token) {
+  const bool access = WellFormed(token, kAccessTokenPrefix);
+  if (!access && !WellFormed(token, kRefreshTokenPrefix)) return;
+  const std::string hash = crypto::Sha256Hex(token);
+  db_.Transaction([&](DbConnection& tx) {
+    if (access) {
+      tx.Exec(
+          "UPDATE oauth_access_tokens a JOIN oauth_grants g ON g.id = a.grant_id"
+          " SET a.revoked_at = UTC_TIMESTAMP(3) WHERE a.token_hash = ? AND g.client_id = ? AND a.revoked_at IS NULL",
+          {hash, client_id});
+      return;
+    }
+    std::optional<DbRow> grant = tx.QueryOne(
+        "SELECT g.id FROM oauth_refresh_tokens r JOIN oauth_grants g ON g.id = r.grant_id"
+        " WHERE r.token_hash = ? AND g.client_id = ?",
+        {hash, client_id});
+    if (grant) RevokeGrant(tx, grant->Int(1));
+  });
+}
+
+nlohmann::json IssuedTokens::Introspect(const std::string& client_id, const std::string& token) {
+  const bool access = WellFormed(token, kAccessTokenPrefix);
+  if (!access && !WellFormed(token, kRefreshTokenPrefix)) return {{"active", false}};
+  const std::string hash = crypto::Sha256Hex(token);
+  const std::string table = access ? "oauth_access_tokens" : "oauth_refresh_tokens";
+  const std::string extra = access ? "" : " AND t.rotated_at IS NULL";
+  return db_.Run([&](DbConnection& conn) -> nlohmann::json {
+    std::optional<DbRow> rs = conn.QueryOne(
+        "SELECT g.user_id, g.scopes, g.all_scopes, c.scopes, TIMESTAMPDIFF(SECOND, '1970-01-01', t.expires_at), TIMESTAMPDIFF(SECOND, '1970-01-01', t.created_at)"
+        " FROM " + table + " t JOIN oauth_grants g ON g.id = t.grant_id"
+        " JOIN oauth_clients c ON c.client_id = g.client_id"
+        " WHERE t.token_hash = ? AND g.client_id = ? AND t.revoked_at IS NULL AND t.expires_at > UTC_TIMESTAMP(3)"
+        " AND g.revoked_at IS NULL AND c.state <> 'rejected'" + extra,
+        {hash, client_id});
+    if (!rs) return {{"active", false}};
+    const bool all_scopes = rs->Bool(3);
+    const std::vector<std::string> scopes = JsonList(rs->String(all_scopes ? 4 : 2));
+    return {{"active", true},
+            {"scope", JoinScopes(scopes)},
+            {"client_id", client_id},
+            {"sub", std::to_string(rs->Int(1))},
+            {"exp", rs->Int(5)},
+            {"iat", rs->Int(6)},
+            {"token_type", access ? "bearer" : "refresh_token"}};
+  });
+}
+
+}  // namespace rendezvous::oauth

@@ -1,0 +1,65 @@
+#include "managed_user_command.hpp"
+
+#include <ostream>
+
+namespace rendezvous::oauth {
+namespace {
+
+constexpr const char* kManagedUserUsage =
+    "usage: rendezvous admin managed-user create --client-id ID --email E --name N [--time-zone TZ]";
+
+}  // namespace
+
+int RunManagedUserCommand(ClientService& clients, ManagedUserTokens& tokens, Identity& identity,
+                          const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  if (args.empty() || args[0] != "create") {
+    err << kManagedUserUsage << "\n";
+    return 2;
+  }
+  std::string client_id, email, name, time_zone = "UTC";
+  for (size_t i = 1; i < args.size(); ++i) {
+    const std::string& flag = args[i];
+    std::string* target = flag == "--client-id" ? &client_id
+                          : flag == "--email"   ? &email
+                          : flag == "--name"    ? &name
+                          : flag == "--time-zone" ? &time_zone
+                                                  : nullptr;
+    if (!target || i + 1 >= args.size()) {
+      err << (target ? "missing value for " + flag : "unknown option " + flag) << "\n" << kManagedUserUsage << "\n";
+      return 2;
+    }
+    *target = args[++i];
+  }
+  if (client_id.empty() || email.empty() || name.empty()) {
+    err << "--client-id, --email and --name are required\n" << kManagedUserUsage << "\n";
+    return 2;
+  }
+  Result<OAuthClient> client = clients.Get(client_id);
+  if (!client.ok()) {
+    err << "OAuth client " << client_id << " not found\n";
+    return 1;
+  }
+  if (client->state == ClientState::kRejected) {
+    err << "OAuth client " << client_id << " is rejected; it cannot manage users\n";
+    return 1;
+  }
+  Result<User> user = identity.CreateUser(email, name, "", time_zone, false);
+  if (!user.ok()) {
+    err << user.status().message() << "\n";
+    return 1;
+  }
+  TokenResponse issued = tokens.Issue(client_id, user->id);
+  out << Json{{"id", user->id},
+              {"email", user->email},
+              {"name", user->name},
+              {"timeZone", user->time_zone},
+              {"client_id", client_id},
+              {"access_token", issued.access_token},
+              {"refresh_token", issued.refresh_token},
+              {"expires_in", issued.expires_in}}
+             .dump()
+      << "\n";
+  return 0;
+}
+
+}  // namespace rendezvous::oauth

@@ -1,0 +1,40 @@
+// The refresh_token grant (spec §4.3; DESIGN §5 rotation): every use rotates the refresh token;
+// presenting a rotated one again revokes its whole grant (reuse detection). Thread-safe; may
+// throw DatabaseUnavailable. The Database and Logger must outlive it.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "rendezvous/database.hpp"
+#include "rendezvous/log.hpp"
+#include "tokens.hpp"
+
+namespace rendezvous::oauth {
+
+class RefreshGrant {
+ public:
+  RefreshGrant(Database& db, Logger& logger, TokenLifetimes lifetimes);
+
+  // Rotates; scopes preserved; presenting a rotated token again -> invalid_grant /
+  // refresh_token_revoked and the whole grant is revoked. `authenticate` runs on the client's
+  // credentials, read in the same query as the token, before anything about the token is decided
+  // (§7.2 answers first, whatever the token); empty: the caller authenticated the client already.
+  // Two round trips in the common case: that read, then the rotation (procedure
+  // oauth_rotate_refresh_token).
+  TokenResult Refresh(const std::string& client_id, const std::string& refresh_token,
+                      const ClientCheck& authenticate = {});
+
+ private:
+  // Refresh's two halves: the two-round-trip common case (nullopt: not decided there) and the
+  // exact decision in a transaction with locks (reuse detection, lost races).
+  std::optional<TokenResult> RefreshFast(const std::string& client_id, const ClientCheck& authenticate,
+                                         const std::string& hash);
+  TokenResult RefreshLocked(const std::string& client_id, const std::string& hash);
+
+  Database& db_;
+  Logger& logger_;
+  TokenLifetimes lifetimes_;
+};
+
+}  // namespace rendezvous::oauth
