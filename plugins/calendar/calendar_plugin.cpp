@@ -15,6 +15,7 @@
 #include "rendezvous/booking_references.hpp"
 #include "rendezvous/outbox.hpp"
 #include "rendezvous/plugin.hpp"
+#include "rendezvous/url.hpp"
 #include "sync_jobs.hpp"
 #include "sync_worker.hpp"
 
@@ -94,14 +95,10 @@ std::string Url(ConfigNode& node, const std::string& key, const std::string& def
   return v;
 }
 
-// The host name of an http(s) URL, without port or user-info (cookies are shared across ports).
+// The host name of a URL, without port (cookies are shared across ports); "" when it does not parse.
 std::string HostOf(const std::string& url) {
-  const size_t start = url.find("://");
-  std::string authority = start == std::string::npos ? url : url.substr(start + 3);
-  authority = authority.substr(0, authority.find_first_of("/?#"));
-  if (const size_t at = authority.rfind('@'); at != std::string::npos) authority = authority.substr(at + 1);
-  if (!authority.empty() && authority.front() == '[') return authority.substr(0, authority.find(']') + 1);
-  return authority.substr(0, authority.find(':'));
+  Result<net::Url> parsed = net::ParseUrl(url);
+  return parsed.ok() ? parsed->host : "";
 }
 
 std::string TrimSlash(std::string s) {

@@ -1,8 +1,10 @@
 // The one address policy (rendezvous/net.hpp): every range it refuses, with the addresses on both
-// sides of each boundary, the addresses other addresses embed, resolving and pinning.
+// sides of each boundary, the addresses other addresses embed, resolving and pinning. The URL kit
+// (rendezvous/url.hpp): parsing, host checks, percent-encoding and forms.
 #include <gtest/gtest.h>
 
 #include "rendezvous/net.hpp"
+#include "rendezvous/url.hpp"
 
 namespace rendezvous::net {
 namespace {
@@ -139,6 +141,157 @@ TEST(NetAddress, ResolvesChecksAndPins) {
 
   EXPECT_EQ(CurlResolveEntry("hooks.example.com", 443, "93.184.216.34"), "hooks.example.com:443:93.184.216.34");
   EXPECT_EQ(CurlResolveEntry("hooks.example.com", 8080, "2001:db8::1"), "hooks.example.com:8080:[2001:db8::1]");
+}
+
+TEST(NetUrl, ParsesParts) {
+  Result<Url> p = ParseUrl("HTTPS://Host.Example:8443/a/b?x=1&y=2#frag");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->scheme, "https");
+  EXPECT_EQ(p->host, "host.example");
+  EXPECT_FALSE(p->ipv6);
+  EXPECT_EQ(p->port, 8443);
+  EXPECT_EQ(p->EffectivePort(), 8443);
+  EXPECT_EQ(p->path, "/a/b");
+  EXPECT_EQ(p->query, "x=1&y=2");
+  EXPECT_EQ(p->fragment, "frag");
+  EXPECT_EQ(p->Destination(), "host.example:8443");
+
+  Result<Url> b = ParseUrl("https://h.example");
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->path, "");
+  EXPECT_FALSE(b->port.has_value());
+  EXPECT_EQ(b->EffectivePort(), 443);
+  EXPECT_FALSE(b->query.has_value());
+  EXPECT_FALSE(b->fragment.has_value());
+  Result<Url> empty_query = ParseUrl("http://h.example/?#");
+  ASSERT_TRUE(empty_query.ok());
+  EXPECT_EQ(empty_query->query, "");
+  EXPECT_EQ(empty_query->fragment, "");
+  EXPECT_EQ(empty_query->EffectivePort(), 80);
+
+  Result<Url> six = ParseUrl("http://[::1]:80/");
+  ASSERT_TRUE(six.ok());
+  EXPECT_EQ(six->host, "::1");
+  EXPECT_TRUE(six->ipv6);
+  EXPECT_EQ(six->HostInUrl(), "[::1]");
+  EXPECT_EQ(six->Destination(), "[::1]:80");
+  EXPECT_EQ(ParseUrl("smtps://mail.example")->EffectivePort(), 465);
+  EXPECT_EQ(ParseUrl("com.example.app://callback")->host, "callback");
+  EXPECT_EQ(ParseUrl("com.example.app://callback")->EffectivePort(), 0);
+}
+
+TEST(NetUrl, RefusesMalformedUrls) {
+  for (const char* bad : {"", "example.com/x", "/relative", "https:/x", "1http://x/", "ht~tp://x/",
+                          "https://user:pw@example.com/", "https://user@example.com/", "https:///x", "https://",
+                          "https://exa mple.com/", "https://example.com/a b", "https://example.com/\x7f",
+                          "https://example.com/\xc3\xa9", "https://example.com\\@evil.example/",
+                          "https://example.com:0/", "https://example.com:99999/", "https://example.com:/",
+                          "https://example.com:123456/", "https://example.com:8o/", "https://[::1/",
+                          "https://[::1]x/", "https://[]/", "https://[example.com]/", "https://ex%41mple.com/",
+                          "https://a:b:80/", "javascript:alert(1)"}) {
+    EXPECT_FALSE(ParseUrl(bad).ok()) << bad;
+  }
+  EXPECT_EQ(ParseUrl("https://example.com:0/").status().message(), "URL has an invalid port");
+  EXPECT_EQ(ParseUrl("https://u@example.com/").status().message(), "URL must not contain user credentials");
+}
+
+// The OAuth copy took any hex digits, colons and dots in brackets for an IPv6 address; the
+// webhooks copy asked the system. The kit asks the system: these are not addresses.
+TEST(NetUrl, BracketsHoldRealIpv6Addresses) {
+  for (const char* bad : {"http://[:::::]/", "http://[1.2.3.4]/", "http://[12345::]/", "http://[::1::2]/",
+                          "http://[::1%25eth0]/"}) {
+    EXPECT_FALSE(ParseUrl(bad).ok()) << bad;
+  }
+  EXPECT_TRUE(ParseUrl("http://[::ffff:127.0.0.1]/").ok());
+  EXPECT_EQ(ParseUrl("http://[2001:DB8::1]/")->host, "2001:db8::1");
+}
+
+TEST(NetUrl, SameOriginComparesSchemeHostAndPort) {
+  const Url app = *ParseUrl("https://App.example.com");
+  EXPECT_TRUE(app.SameOrigin(*ParseUrl("https://app.example.com:443/x?y#z")));
+  EXPECT_FALSE(app.SameOrigin(*ParseUrl("http://app.example.com/")));
+  EXPECT_FALSE(app.SameOrigin(*ParseUrl("https://app.example.com:8443/")));
+  EXPECT_FALSE(app.SameOrigin(*ParseUrl("https://app.example.com.evil.example/")));
+}
+
+TEST(NetUrl, HostChecks) {
+  for (const char* h : {"localhost", "LOCALHOST", "127.0.0.1", "127.255.255.255", "::1"}) {
+    EXPECT_TRUE(IsLoopbackHost(h)) << h;
+  }
+  // Only the usual notation: a leading zero reads as octal to some parsers and as decimal to
+  // others, so those spellings are not taken for loopback.
+  for (const char* h : {"", "localhost.", "localhost.example", "127.0.0", "127.0.0.1.1", "127.0.0.256", "128.0.0.1",
+                        "0.0.0.0", "::2", "[::1]", "127.0.0.1a", "127.0.0.01", "127.0.0.0001", "10.0.0.1",
+                        "127.example.com", "::ffff:127.0.0.1"}) {
+    EXPECT_FALSE(IsLoopbackHost(h)) << h;
+  }
+  EXPECT_TRUE(IsDnsName("hooks.example.com"));
+  EXPECT_TRUE(IsDnsName("a_b-c.example"));
+  EXPECT_TRUE(IsDnsName("10.0.0.1"));
+  EXPECT_FALSE(IsDnsName(""));
+  EXPECT_FALSE(IsDnsName("a!b.example"));
+  EXPECT_FALSE(IsDnsName("::1"));
+  EXPECT_FALSE(IsDnsName(std::string(254, 'a')));
+  EXPECT_TRUE(IsDnsName(std::string(253, 'a')));
+}
+
+TEST(NetUrl, PercentEncode) {
+  EXPECT_EQ(PercentEncode("AZaz09-._~"), "AZaz09-._~");
+  EXPECT_EQ(PercentEncode("a b+c&d=e/f?g#h%"), "a%20b%2Bc%26d%3De%2Ff%3Fg%23h%25");
+  EXPECT_EQ(PercentEncode("\xc3\xa9\n"), "%C3%A9%0A");
+  EXPECT_EQ(PercentEncode(""), "");
+}
+
+TEST(NetUrl, FormDecode) {
+  EXPECT_EQ(FormDecode("a+b%20c%2B%2b"), std::string("a b c++"));
+  EXPECT_EQ(FormDecode(""), std::string());
+  EXPECT_EQ(FormDecode("%00"), std::string("\0", 1));
+  EXPECT_EQ(FormDecode("%"), std::nullopt);
+  EXPECT_EQ(FormDecode("%4"), std::nullopt);
+  EXPECT_EQ(FormDecode("%g0"), std::nullopt);
+  EXPECT_EQ(FormDecode("abc%"), std::nullopt);
+}
+
+TEST(NetUrl, FormEncodeAndAppendQuery) {
+  EXPECT_EQ(FormEncode({{"a b", "c&d"}, {"e", ""}}), "a%20b=c%26d&e=");
+  EXPECT_EQ(AppendQuery("https://a.example/cb", {{"k", "v"}}), "https://a.example/cb?k=v");
+  EXPECT_EQ(AppendQuery("https://a.example/cb?x=1", {{"k", "v"}, {"l", "w w"}}),
+            "https://a.example/cb?x=1&k=v&l=w%20w");
+  EXPECT_EQ(AppendQuery("https://a.example/cb?x=1&", {{"k", "v"}}), "https://a.example/cb?x=1&k=v");
+  EXPECT_EQ(AppendQuery("https://a.example/cb?", {{"k", "v"}}), "https://a.example/cb?k=v");
+  EXPECT_EQ(AppendQuery("https://a.example/cb#f", {{"k", "v"}}), "https://a.example/cb?k=v#f");
+  EXPECT_EQ(AppendQuery("https://a.example/cb", {}), "https://a.example/cb?");
+}
+
+TEST(NetUrl, PercentDecoding) {
+  EXPECT_EQ(PercentDecode("a%20b%2Fc", false).value(), "a b/c");
+  EXPECT_EQ(PercentDecode("a+b", false).value(), "a+b");
+  EXPECT_EQ(PercentDecode("a+b", true).value(), "a b");
+  EXPECT_EQ(PercentDecode("%C3%a9", false).value(), "\xC3\xA9");
+  EXPECT_FALSE(PercentDecode("%", false));
+  EXPECT_FALSE(PercentDecode("%4", false));
+  EXPECT_FALSE(PercentDecode("%zz", false));
+  EXPECT_FALSE(PercentDecode("a%00", false));
+  EXPECT_EQ(PercentEncode("/a b?c=d&é", true), "/a%20b%3Fc%3Dd%26%C3%A9");
+}
+
+TEST(NetUrl, SplitPathDecodesPerSegment) {
+  EXPECT_EQ(SplitPath("/v2/a%2Fb/c").value(), (std::vector<std::string>{"v2", "a/b", "c"}));
+  EXPECT_TRUE(SplitPath("/").value().empty());
+  EXPECT_EQ(SplitPath("/a/").value(), (std::vector<std::string>{"a", ""}));
+  EXPECT_FALSE(SplitPath("a/b"));
+  EXPECT_FALSE(SplitPath(""));
+  EXPECT_FALSE(SplitPath("/a/%G0"));
+}
+
+TEST(NetUrl, UrlEncodedPairsKeepOrder) {
+  auto pairs = ParseUrlEncoded("b=2&a=1+1&flag&&c=%26").value();
+  ASSERT_EQ(pairs.size(), 4u);
+  EXPECT_EQ(pairs[0], (std::pair<std::string, std::string>{"b", "2"}));
+  EXPECT_EQ(pairs[1], (std::pair<std::string, std::string>{"a", "1 1"}));
+  EXPECT_EQ(pairs[2], (std::pair<std::string, std::string>{"flag", ""}));
+  EXPECT_EQ(pairs[3], (std::pair<std::string, std::string>{"c", "&"}));
+  EXPECT_FALSE(ParseUrlEncoded("a=%"));
 }
 
 }  // namespace
