@@ -1,9 +1,15 @@
 // The one address policy (rendezvous/net.hpp): every range it refuses, with the addresses on both
 // sides of each boundary, the addresses other addresses embed, resolving and pinning. The URL kit
-// (rendezvous/url.hpp): parsing, host checks, percent-encoding and forms.
+// (rendezvous/url.hpp): parsing, host checks, percent-encoding and forms. The one outbound client
+// (rendezvous/outbound.hpp) against a real HTTP peer on loopback.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <set>
+
+#include "loopback_http_server.hpp"
 #include "rendezvous/net.hpp"
+#include "rendezvous/outbound.hpp"
 #include "rendezvous/url.hpp"
 
 namespace rendezvous::net {
@@ -292,6 +298,162 @@ TEST(NetUrl, UrlEncodedPairsKeepOrder) {
   EXPECT_EQ(pairs[2], (std::pair<std::string, std::string>{"flag", ""}));
   EXPECT_EQ(pairs[3], (std::pair<std::string, std::string>{"c", "&"}));
   EXPECT_FALSE(ParseUrlEncoded("a=%"));
+}
+
+
+using testing::LoopbackHttpServer;
+using testing::PeerRequest;
+using testing::PeerResponse;
+
+PeerResponse Echo(const PeerRequest& r) {
+  PeerResponse out;
+  out.content_type = "text/plain";
+  out.body = r.method + " " + r.target + " " + r.body;
+  out.headers = {{"ETag", "\"v1\""}, {"Retry-After", "7"}};
+  return out;
+}
+
+TEST(NetOutbound, PerformsARequestAndKeepsWhatItIsAsked) {
+  LoopbackHttpServer peer(&Echo);
+  HttpRequest req;
+  req.method = "POST";
+  req.url = peer.url() + "/in?x=1";
+  req.body = "hello";
+  req.headers = {"Content-Type: text/plain", "X-Test: yes"};
+  req.user_agent = "rendezvous-test";
+  req.keep_headers = {"etag"};
+  const HttpResponse res = Perform(req);
+  ASSERT_TRUE(res.ok()) << res.error;
+  EXPECT_EQ(res.status, 200);
+  EXPECT_EQ(res.body, "POST /in?x=1 hello");
+  EXPECT_EQ(res.content_type, "text/plain");
+  EXPECT_EQ(res.Header("etag"), "\"v1\"");
+  EXPECT_EQ(res.Header("retry-after"), "");  // not asked for
+  ASSERT_TRUE(peer.AwaitRequests(1));
+  const PeerRequest seen = peer.Requests().front();
+  EXPECT_EQ(seen.Header("x-test"), "yes");
+  EXPECT_EQ(seen.Header("user-agent"), "rendezvous-test");
+
+  req.method = "DELETE";
+  req.body.clear();
+  EXPECT_EQ(Perform(req).body, "DELETE /in?x=1 ");
+}
+
+TEST(NetOutbound, BoundsTheAnswer) {
+  LoopbackHttpServer peer([](const PeerRequest&) {
+    PeerResponse out;
+    out.status = 503;
+    out.body = std::string(5000, 'a');
+    return out;
+  });
+  HttpRequest req;
+  req.url = peer.url() + "/big";
+  req.max_response_bytes = 4096;
+  req.keep_response_bytes = 10;
+  HttpResponse res = Perform(req);
+  EXPECT_EQ(res.outcome, HttpOutcome::kTooLarge) << res.error;
+  EXPECT_EQ(res.status, 503);  // the head had arrived
+  EXPECT_LE(res.body.size(), 10u);
+  EXPECT_EQ(std::string(OutcomeLabel(res.outcome)), "too_large");
+
+  req.max_response_bytes = 1 << 20;
+  res = Perform(req);
+  ASSERT_TRUE(res.ok()) << res.error;
+  EXPECT_EQ(res.body, std::string(10, 'a'));  // read whole, kept in part
+}
+
+TEST(NetOutbound, TimesOut) {
+  LoopbackHttpServer peer([](const PeerRequest&) {
+    PeerResponse out;
+    out.delay = std::chrono::milliseconds(3000);
+    return out;
+  });
+  HttpRequest req;
+  req.url = peer.url() + "/slow";
+  req.timeout = std::chrono::milliseconds(300);
+  const auto started = std::chrono::steady_clock::now();
+  const HttpResponse res = Perform(req);
+  EXPECT_EQ(res.outcome, HttpOutcome::kTimeout);
+  EXPECT_EQ(res.error, "timed out");
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(2500));
+}
+
+TEST(NetOutbound, RefusesNonPublicAddressesAndOtherSchemes) {
+  LoopbackHttpServer peer(&Echo);
+  HttpRequest req;
+  req.url = peer.url() + "/x";
+  req.block_private_networks = true;
+  HttpResponse res = Perform(req);
+  EXPECT_EQ(res.outcome, HttpOutcome::kBlocked) << res.error;
+  EXPECT_NE(res.error.find("loopback"), std::string::npos) << res.error;
+  // A connection opened without the check is never lent to a request under it.
+  req.block_private_networks = false;
+  EXPECT_TRUE(Perform(req).ok());
+  req.block_private_networks = true;
+  EXPECT_EQ(Perform(req).outcome, HttpOutcome::kBlocked);
+
+  req.block_private_networks = false;
+  req.url = "file:///etc/passwd";
+  res = Perform(req);
+  EXPECT_EQ(res.outcome, HttpOutcome::kBadUrl) << res.error;
+  EXPECT_TRUE(res.body.empty());
+}
+
+// A pinned name connects to the checked address and to nothing else: "hooks.invalid" resolves
+// nowhere, and reaches the peer all the same.
+TEST(NetOutbound, PinsANameToTheCheckedAddress) {
+  LoopbackHttpServer peer(&Echo);
+  HttpRequest req;
+  req.url = "http://hooks.invalid:" + std::to_string(peer.port()) + "/pinned";
+  req.pin = {"hooks.invalid", peer.port(), "127.0.0.1"};
+  HttpResponse res = Perform(req);
+  ASSERT_TRUE(res.ok()) << res.error;
+  EXPECT_EQ(res.body, "GET /pinned ");
+  ASSERT_TRUE(peer.AwaitRequests(1));
+  EXPECT_EQ(peer.Requests().front().Header("host"), "hooks.invalid:" + std::to_string(peer.port()));
+  // The pin does not outlive its request.
+  req.pin = {};
+  res = Perform(req);
+  EXPECT_EQ(res.outcome, HttpOutcome::kConnectFailed) << res.error;
+}
+
+TEST(NetOutbound, MultiDrivesManyRequestsFromOneThread) {
+  LoopbackHttpServer peer(&Echo);
+  HttpMulti multi(4);
+  for (uint64_t tag = 1; tag <= 5; ++tag) {
+    HttpRequest req;
+    req.url = peer.url() + "/m" + std::to_string(tag);
+    req.keep_headers = {"retry-after"};
+    ASSERT_TRUE(multi.Start(tag, std::move(req)));
+  }
+  EXPECT_EQ(multi.open(), 5u);
+  std::map<uint64_t, HttpResponse> done;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (done.size() < 5 && std::chrono::steady_clock::now() < deadline) {
+    for (auto& [tag, res] : multi.Perform()) done.emplace(tag, std::move(res));
+    if (done.size() < 5) multi.Poll(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(done.size(), 5u);
+  for (const auto& [tag, res] : done) {
+    ASSERT_TRUE(res.ok()) << res.error;
+    EXPECT_EQ(res.body, "GET /m" + std::to_string(tag) + " ");
+    EXPECT_EQ(res.Header("retry-after"), "7");
+  }
+  EXPECT_EQ(multi.open(), 0u);
+}
+
+TEST(NetOutbound, SmtpFailureSaysWhy) {
+  // Port 1 on loopback: nothing listens there.
+  SmtpRequest req;
+  req.url = "smtp://127.0.0.1:1";
+  req.mail_from = "<a@example.com>";
+  req.rcpt_to = "<b@example.com>";
+  req.message = "Subject: x\r\n\r\nbody\r\n";
+  req.connect_timeout = std::chrono::milliseconds(2000);
+  req.timeout = std::chrono::milliseconds(3000);
+  const SmtpResult res = SendSmtp(req);
+  EXPECT_FALSE(res.sent);
+  EXPECT_FALSE(res.error.empty());
 }
 
 }  // namespace

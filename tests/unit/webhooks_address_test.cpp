@@ -71,5 +71,28 @@ TEST(WebhooksAddress, ChecksWhatANameResolvesTo) {
   EXPECT_FALSE(CheckedAddress(*ParseSubscriberUrl("http://no-such-host.invalid/"), true).ok());
 }
 
+// The webhooks' own parser let a backslash through in the path or query; the kit refuses it, as
+// the other copies did: receivers and browsers read "\" as "/" or as a byte, so the URL checked
+// and the URL reached could differ.
+TEST(WebhooksAddress, RefusesABackslashAnywhere) {
+  for (const char* bad : {"https://hooks.example.com/a\\b", "https://hooks.example.com/?a=\\", "https://hooks.example.com\\@evil.example/"}) {
+    Result<net::Url> u = ParseSubscriberUrl(bad);
+    EXPECT_FALSE(u.ok()) << bad;
+    if (!u.ok()) EXPECT_EQ(u.status().field(), "subscriberUrl");
+  }
+  EXPECT_TRUE(ParseSubscriberUrl("https://hooks.example.com/a/b?c=%5C").ok());
+}
+
+// Whether a refused send is tried again rests on the policy's answer, not on its wording.
+TEST(WebhooksAddress, SaysWhyAnAddressIsRefused) {
+  AddressRefusal refusal = AddressRefusal::kNone;
+  EXPECT_FALSE(CheckedAddress(*ParseSubscriberUrl("http://no-such-host.invalid/"), false, &refusal).ok());
+  EXPECT_EQ(refusal, AddressRefusal::kUnresolved);
+  EXPECT_FALSE(CheckedAddress(*ParseSubscriberUrl("http://localhost:8080/"), false, &refusal).ok());
+  EXPECT_EQ(refusal, AddressRefusal::kNotPublic);
+  EXPECT_TRUE(CheckedAddress(*ParseSubscriberUrl("http://127.0.0.1:8080/"), true, &refusal).ok());
+  EXPECT_EQ(refusal, AddressRefusal::kNone);
+}
+
 }  // namespace
 }  // namespace rendezvous::webhooks
