@@ -20,7 +20,7 @@ bool IsAllowedRedirect(const std::string& url, const std::string& base_url, cons
 std::optional<net::Url> ParseFeedUrl(const std::string& url);
 
 // Why `host`, when it is an address literal, is not public (rendezvous/net.hpp); empty for a
-// public address or a name (a name's addresses are checked on the connection, see http_fetch.hpp).
+// public address or a name (a name's addresses are checked on the connection, see rendezvous/outbound.hpp).
 std::string NonPublicLiteral(const std::string& host);
 
 // Holds a space, a control character or DEL.
