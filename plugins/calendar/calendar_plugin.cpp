@@ -109,10 +109,10 @@ std::string TrimSlash(std::string s) {
 // Google's revocation endpoint sits beside its token endpoint (https://oauth2.googleapis.com/revoke),
 // so it is derived rather than configured: the token URL's last path segment becomes "revoke".
 std::string RevokeUrl(const std::string& token_url) {
-  const size_t scheme_end = token_url.find("://");
-  const size_t slash = token_url.rfind('/');
-  if (scheme_end == std::string::npos || slash <= scheme_end + 2) return token_url + "/revoke";
-  return token_url.substr(0, slash) + "/revoke";
+  Result<net::Url> url = net::ParseUrl(token_url);
+  if (!url.ok() || url->path.empty()) return token_url + "/revoke";
+  const std::string port = url->port ? ":" + std::to_string(*url->port) : "";
+  return url->scheme + "://" + url->HostInUrl() + port + url->path.substr(0, url->path.rfind('/')) + "/revoke";
 }
 
 // The busy times of a user's Google calendars to check and ICS feeds, for the slots of the user's
