@@ -1,4 +1,5 @@
 #include "config/config.hpp"
+#include "rendezvous/url.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -54,34 +55,31 @@ std::string Listen(ConfigNode& node, const std::string& def) {
   return value;
 }
 
+// The URL of a config value, parsed by the kit (rendezvous/url.hpp) and of one of `schemes`, whose
+// host is a name or an address; nullopt otherwise.
+std::optional<net::Url> ConfigUrl(const std::string& value, std::initializer_list<const char*> schemes) {
+  Result<net::Url> url = net::ParseUrl(value);
+  if (!url.ok() || (!url->ipv6 && !net::IsDnsName(url->host))) return std::nullopt;
+  for (const char* scheme : schemes) {
+    if (url->scheme == scheme) return std::move(*url);
+  }
+  return std::nullopt;
+}
+
+// A URL that does not parse but names a user: the value carries credentials.
+bool CarriesUserInfo(const std::string& value) {
+  return value.find('@') != std::string::npos && !net::ParseUrl(value).ok();
+}
+
 // An absolute http(s) URL without query or fragment, returned without trailing '/'.
 std::string BaseUrl(ConfigNode& node, const std::string& key, const std::string& def) {
   std::string value = node.String(key, def);
   const char* kMessage = "must be an absolute http:// or https:// URL without query or fragment";
-  size_t scheme_end = 0;
-  if (value.rfind("http://", 0) == 0) {
-    scheme_end = 7;
-  } else if (value.rfind("https://", 0) == 0) {
-    scheme_end = 8;
-  } else {
-    node.Fail(key, kMessage);
-  }
   if (value.size() > 2048) node.Fail(key, "must be at most 2048 characters long");
-  for (char c : value) {
-    if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f || c == '?' || c == '#') node.Fail(key, kMessage);
-  }
-  const size_t host_end = value.find('/', scheme_end);
-  std::string authority = value.substr(scheme_end, host_end == std::string::npos ? std::string::npos : host_end - scheme_end);
-  if (authority.find('@') != std::string::npos) node.Fail(key, "must not carry user information");
-  std::string host = authority;
-  // host[:port], the host possibly a bracketed IPv6 address.
-  const size_t colon = authority.rfind(':');
-  if (colon != std::string::npos && authority.find(']', colon) == std::string::npos) {
-    if (!IsPort(authority.substr(colon + 1), 1)) node.Fail(key, kMessage);
-    host = authority.substr(0, colon);
-  }
-  if (!IsHostName(host)) node.Fail(key, kMessage);
-  while (value.size() > scheme_end + authority.size() && value.back() == '/') value.pop_back();
+  if (CarriesUserInfo(value)) node.Fail(key, "must not carry user information");
+  std::optional<net::Url> url = ConfigUrl(value, {"http", "https"});
+  if (!url || url->query || url->fragment) node.Fail(key, kMessage);
+  for (std::string& path = url->path; !path.empty() && path.back() == '/'; path.pop_back()) value.pop_back();
   return value;
 }
 
@@ -254,15 +252,10 @@ void ReadMail(ConfigNode m, Config& c) {
   mail.smtp_url = m.String("smtp_url", mail.smtp_url);
   const std::string& url = mail.smtp_url;
   if (!url.empty()) {
-    const bool scheme_ok = url.rfind("smtp://", 0) == 0 || url.rfind("smtps://", 0) == 0;
-    const size_t host_at = url.find("://") + 3;
-    const bool chars_ok = std::none_of(url.begin(), url.end(), [](char ch) {
-      return static_cast<unsigned char>(ch) <= 0x20 || ch == 0x7f;
-    });
-    if (!scheme_ok || !chars_ok || url.size() > 2048 || host_at >= url.size())
-      m.Fail("smtp_url", "must be \"\" or an smtp://host[:port] or smtps://host[:port] URL");
-    if (url.find('@', host_at) != std::string::npos)
+    if (url.find('@') != std::string::npos)
       m.Fail("smtp_url", "must not carry credentials; use smtp_user and smtp_password");
+    if (url.size() > 2048 || !ConfigUrl(url, {"smtp", "smtps"}))
+      m.Fail("smtp_url", "must be \"\" or an smtp://host[:port] or smtps://host[:port] URL");
   }
   mail.smtp_user = m.String("smtp_user", mail.smtp_user);
   if (mail.smtp_user.size() > 256 || HasControlChar(mail.smtp_user))
@@ -293,24 +286,11 @@ void ReadSms(ConfigNode n, Config& c) {
   const std::string& url = sms.gateway_url;
   if (!url.empty()) {
     const char* kMessage = "must be \"\" or an absolute http:// or https:// URL (e.g. https://sms.example.com/send)";
-    const bool scheme_ok = url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0;
-    const bool chars_ok = std::none_of(url.begin(), url.end(), [](char ch) {
-      return static_cast<unsigned char>(ch) <= 0x20 || ch == 0x7f || ch == '#';
-    });
-    if (!scheme_ok || !chars_ok || url.size() > 2048) n.Fail("gateway_url", kMessage);
-    const size_t host_at = url.find("://") + 3;
-    const size_t host_end = url.find_first_of("/?", host_at);
-    const std::string authority = url.substr(host_at, host_end == std::string::npos ? std::string::npos : host_end - host_at);
-    if (authority.find('@') != std::string::npos)
-      n.Fail("gateway_url", "must not carry credentials; use gateway_token or gateway_token_env");
-    std::string host = authority;
-    const size_t colon = authority.rfind(':');
-    if (colon != std::string::npos && authority.find(']', colon) == std::string::npos) {
-      if (!IsPort(authority.substr(colon + 1), 1)) n.Fail("gateway_url", kMessage);
-      host = authority.substr(0, colon);
-    }
-    if (!IsHostName(host)) n.Fail("gateway_url", kMessage);
+    if (CarriesUserInfo(url)) n.Fail("gateway_url", "must not carry credentials; use gateway_token or gateway_token_env");
+    const std::optional<net::Url> parsed = ConfigUrl(url, {"http", "https"});
+    if (url.size() > 2048 || !parsed || parsed->fragment) n.Fail("gateway_url", kMessage);
   }
+
   sms.gateway_token = n.Secret("gateway_token", sms.gateway_token);
   if (sms.gateway_token.size() > 4096 || HasControlChar(sms.gateway_token) ||
       sms.gateway_token.find(' ') != std::string::npos)

@@ -2,7 +2,7 @@
 
 #include <cctype>
 
-#include "http/url_codec.hpp"
+#include "rendezvous/url.hpp"
 
 namespace rendezvous {
 
@@ -106,7 +106,7 @@ Result<std::map<std::string, std::string>> Request::FormBody() const {
   if (IsBlank(body) && !has_type) return std::map<std::string, std::string>{};
   if (type != "application/x-www-form-urlencoded")
     return Status(ErrorCode::kUnsupportedMediaType, "request body must be application/x-www-form-urlencoded");
-  auto pairs = core::ParseUrlEncoded(body);
+  auto pairs = net::ParseUrlEncoded(body);
   if (!pairs) return Status(ErrorCode::kInvalid, "request body is not valid form encoding");
   std::map<std::string, std::string> out;
   for (auto& [k, v] : *pairs) out.emplace(std::move(k), std::move(v));

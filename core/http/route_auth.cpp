@@ -1,6 +1,6 @@
 #include "http/route_auth.hpp"
 
-#include "http/url_codec.hpp"
+#include "rendezvous/url.hpp"
 
 namespace rendezvous::core {
 namespace {
@@ -39,7 +39,7 @@ std::string AcceptedKinds(unsigned accepted) {
 std::optional<Response> CheckRouteAuth(const RouteAuth& auth, Request& r, const std::string& raw_target,
                                        const BearerAuthenticator& bearer, const SessionChecker& session) {
   if (auth.session_required && (!session || !session(r)))
-    return Response::Redirect("/auth/login?next=" + PercentEncode(raw_target, true));
+    return Response::Redirect("/auth/login?next=" + net::PercentEncode(raw_target, true));
   if (!auth.bearer_required) return std::nullopt;
 
   auto header = r.Header("authorization");

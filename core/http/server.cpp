@@ -23,7 +23,7 @@
 #include "http/route_auth.hpp"
 #include "http/router.hpp"
 #include "http/tcp_listener.hpp"
-#include "http/url_codec.hpp"
+#include "rendezvous/url.hpp"
 #include "http/worker_pool.hpp"
 #include "rendezvous/database.hpp"
 
@@ -394,11 +394,11 @@ void HttpServer::Impl::Dispatch(const ExchangePtr& ex, ParsedRequest& parsed) {
   }
   ex->raw_path = target->raw_path;
   ex->raw_target = target->raw_query.empty() ? target->raw_path : target->raw_path + "?" + target->raw_query;
-  auto segments = SplitPath(target->raw_path);
+  auto segments = net::SplitPath(target->raw_path);
   if (!segments) return Finish(*ex, ErrorResponse(400, "malformed request path"));
   r.path = "/";
   for (size_t i = 0; i < segments->size(); ++i) r.path += (i ? "/" : "") + (*segments)[i];
-  auto query = ParseUrlEncoded(target->raw_query);
+  auto query = net::ParseUrlEncoded(target->raw_query);
   if (!query) return Finish(*ex, ErrorResponse(400, "malformed query string"));
   for (auto& [key, value] : *query) r.query.emplace(std::move(key), std::move(value));
 

@@ -1,4 +1,5 @@
 #include "mail/mail_service.hpp"
+#include "rendezvous/outbound.hpp"
 #include "rendezvous/text.hpp"
 
 #include <fcntl.h>
@@ -12,7 +13,6 @@
 #include <mutex>
 #include <stdexcept>
 
-#include <curl/curl.h>
 #include <openssl/rand.h>
 #include <prometheus/counter.h>
 
@@ -175,21 +175,6 @@ std::string RandomHex(size_t bytes) {
   return out;
 }
 
-struct Upload {
-  const std::string* data = nullptr;
-  size_t pos = 0;
-};
-
-size_t ReadUpload(char* buffer, size_t size, size_t count, void* user) {
-  auto* up = static_cast<Upload*>(user);
-  const size_t n = std::min(size * count, up->data->size() - up->pos);
-  std::memcpy(buffer, up->data->data() + up->pos, n);
-  up->pos += n;
-  return n;
-}
-
-std::once_flag curl_once;
-
 }  // namespace
 
 Status ValidateMail(const Mail& mail) {
@@ -248,9 +233,6 @@ MailService::MailService(MailOptions options, Outbox& outbox, prometheus::Regist
   if (from_address_.empty() || HasControl(options_.from)) {
     throw std::invalid_argument("mail.from must be an address, e.g. \"Rendezvous <rendezvous@example.com>\"");
   }
-  if (!options_.smtp_url.empty()) {
-    std::call_once(curl_once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-  }
 }
 
 void MailService::Send(DbConnection& tx, const Mail& mail) {
@@ -294,46 +276,23 @@ bool MailService::DeliverSmtp(const Mail& mail) {
   const std::string message =
       RenderMailMessage(mail, options_.from, std::chrono::system_clock::now(), RandomHex(16) + "@" + domain);
 
-  std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> curl(curl_easy_init(), &curl_easy_cleanup);
-  if (!curl) throw std::runtime_error("curl_easy_init failed");
-  CURL* c = curl.get();
-  const std::string mail_from = "<" + from_address_ + ">";
-  const std::string rcpt = "<" + mail.to + ">";
-  std::unique_ptr<curl_slist, decltype(&curl_slist_free_all)> rcpts(
-      curl_slist_append(nullptr, rcpt.c_str()), &curl_slist_free_all);
-  Upload upload{&message, 0};
-  char error[CURL_ERROR_SIZE] = {0};
-
-  curl_easy_setopt(c, CURLOPT_URL, options_.smtp_url.c_str());
-  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "smtp,smtps");
-  if (!options_.smtp_user.empty()) {
-    curl_easy_setopt(c, CURLOPT_USERNAME, options_.smtp_user.c_str());
-    curl_easy_setopt(c, CURLOPT_PASSWORD, options_.smtp_password.c_str());
-    // Credentials never cross the network in clear: smtp:// must upgrade with STARTTLS.
-    curl_easy_setopt(c, CURLOPT_USE_SSL, static_cast<long>(CURLUSESSL_ALL));
-  } else {
-    curl_easy_setopt(c, CURLOPT_USE_SSL, static_cast<long>(CURLUSESSL_TRY));
-  }
-  curl_easy_setopt(c, CURLOPT_MAIL_FROM, mail_from.c_str());
-  curl_easy_setopt(c, CURLOPT_MAIL_RCPT, rcpts.get());
-  curl_easy_setopt(c, CURLOPT_READFUNCTION, &ReadUpload);
-  curl_easy_setopt(c, CURLOPT_READDATA, &upload);
-  curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
-  curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(message.size()));
-  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, static_cast<long>(options_.connect_timeout.count()));
-  curl_easy_setopt(c, CURLOPT_TIMEOUT, static_cast<long>(options_.total_timeout.count()));
-  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, error);
-
-  const CURLcode rc = curl_easy_perform(c);
-  if (rc == CURLE_OK) {
+  net::SmtpRequest request;
+  request.url = options_.smtp_url;
+  request.user = options_.smtp_user;
+  request.password = options_.smtp_password;
+  request.mail_from = "<" + from_address_ + ">";
+  request.rcpt_to = "<" + mail.to + ">";
+  request.message = message;
+  request.connect_timeout = options_.connect_timeout;
+  request.timeout = options_.total_timeout;
+  const net::SmtpResult result = net::SendSmtp(request);
+  if (result.sent) {
     sent_.Increment();
     return true;
   }
-  long reply = 0;
-  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &reply);
+  const long reply = result.reply;
   failed_.Increment();
-  const std::string why = error[0] ? error : curl_easy_strerror(rc);
+  const std::string& why = result.error;
   // 5xx refuses this mail for good, except authentication replies (530, 534, 535, 538): those
   // are the installation's problem, and retrying keeps the mails until it is fixed.
   const bool auth_reply = reply == 530 || reply == 534 || reply == 535 || reply == 538;

@@ -1,7 +1,6 @@
 #include "mail/sms_service.hpp"
 #include "rendezvous/text.hpp"
 
-#include <curl/curl.h>
 #include <fcntl.h>
 #include <prometheus/counter.h>
 #include <unistd.h>
@@ -10,10 +9,12 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 
 #include "mail/mail_service.hpp"
+#include "rendezvous/outbound.hpp"
 
 namespace rendezvous::core {
 namespace {
@@ -27,18 +28,6 @@ constexpr OutboxDelivery::Channel kChannel = {
     "(failed: a refused message, or an attempt that is retried)",
     "sms log"};
 constexpr size_t kMaxGatewayResponseBytes = 64 * 1024;
-
-// Keeps at most kMaxGatewayResponseBytes of the answer; the rest is read and discarded so the
-// exchange completes, and the total timeout bounds it.
-size_t CollectResponse(char* data, size_t size, size_t count, void* user) {
-  auto* out = static_cast<std::string*>(user);
-  const size_t n = size * count;
-  if (out->size() < kMaxGatewayResponseBytes)
-    out->append(data, std::min(n, kMaxGatewayResponseBytes - out->size()));
-  return n;
-}
-
-std::once_flag curl_once;
 
 }  // namespace
 
@@ -66,11 +55,7 @@ GatewayOutcome ClassifyGatewayStatus(long http_status) {
 }
 
 SmsService::SmsService(SmsOptions options, Outbox& outbox, prometheus::Registry& registry, Logger& logger)
-    : OutboxDelivery(kChannel, options.log_file, outbox, registry, logger), options_(std::move(options)) {
-  if (!options_.gateway_url.empty()) {
-    std::call_once(curl_once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-  }
-}
+    : OutboxDelivery(kChannel, options.log_file, outbox, registry, logger), options_(std::move(options)) {}
 
 void SmsService::Send(DbConnection& tx, const Sms& sms) {
   if (Status s = ValidateSms(sms); !s.ok()) throw std::invalid_argument(s.message());
@@ -103,40 +88,25 @@ bool SmsService::Deliver(const Sms& sms) {
 }
 
 bool SmsService::DeliverGateway(const Sms& sms) {
-  const std::string body = SmsGatewayBody(sms).dump();
-  std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> curl(curl_easy_init(), &curl_easy_cleanup);
-  if (!curl) throw std::runtime_error("curl_easy_init failed");
-  CURL* c = curl.get();
-  curl_slist* raw_headers = curl_slist_append(nullptr, "Content-Type: application/json");
-  raw_headers = curl_slist_append(raw_headers, "Accept: application/json");
-  const std::string auth = "Authorization: Bearer " + options_.gateway_token;
-  if (!options_.gateway_token.empty()) raw_headers = curl_slist_append(raw_headers, auth.c_str());
-  std::unique_ptr<curl_slist, decltype(&curl_slist_free_all)> headers(raw_headers, &curl_slist_free_all);
-  std::string response;
-  char error[CURL_ERROR_SIZE] = {0};
-
-  curl_easy_setopt(c, CURLOPT_URL, options_.gateway_url.c_str());
-  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-  curl_easy_setopt(c, CURLOPT_POST, 1L);
-  curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.c_str());
-  curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
-  curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, &CollectResponse);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &response);
-  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, static_cast<long>(options_.connect_timeout.count()));
-  curl_easy_setopt(c, CURLOPT_TIMEOUT, static_cast<long>(options_.total_timeout.count()));
-  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, error);
-
-  const CURLcode rc = curl_easy_perform(c);
-  if (rc != CURLE_OK) {
+  net::HttpRequest request;
+  request.method = "POST";
+  request.url = options_.gateway_url;
+  request.body = SmsGatewayBody(sms).dump();
+  request.headers = {"Content-Type: application/json", "Accept: application/json"};
+  if (!options_.gateway_token.empty()) request.headers.push_back("Authorization: Bearer " + options_.gateway_token);
+  request.connect_timeout = options_.connect_timeout;
+  request.timeout = options_.total_timeout;
+  // The answer is read whole (the total timeout bounds it); only its first 64 KiB are kept.
+  request.max_response_bytes = std::numeric_limits<size_t>::max();
+  request.keep_response_bytes = kMaxGatewayResponseBytes;
+  request.environment_proxy = true;
+  request.detailed_error = true;
+  const net::HttpResponse response = net::Perform(request);
+  if (!response.ok()) {
     failed_.Increment();
-    throw std::runtime_error(std::string("SMS gateway unreachable: ") +
-                             (error[0] ? error : curl_easy_strerror(rc)));
+    throw std::runtime_error("SMS gateway unreachable: " + response.error);
   }
-  long status = 0;
-  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+  const long status = response.status;
   switch (ClassifyGatewayStatus(status)) {
     case GatewayOutcome::kSent:
       sent_.Increment();

@@ -316,7 +316,7 @@ IcsFeedCache::Download BusyTimes::RefreshFeed(int64_t user_id, int64_t feed_id, 
       out.kind = IcsFeedCache::Download::Kind::kParsed;
       out.calendar = std::make_shared<const CompactIcs>(CompactIcsCalendar(std::move(*d.calendar)));
       out.bytes = d.bytes;
-      out.validators = {r.etag, r.last_modified};
+      out.validators = {r.Header("etag"), r.Header("last-modified")};
       return out;
     }
     out.failure = r.outcome == FetchOutcome::kTimeout || d.parse_timed_out

@@ -16,6 +16,7 @@
 #include "rendezvous/outbox.hpp"
 #include "rendezvous/plugin.hpp"
 #include "rendezvous/time.hpp"
+#include "rendezvous/url.hpp"
 #include "sync_jobs.hpp"
 #include "sync_worker.hpp"
 
@@ -64,14 +65,10 @@ std::string Url(ConfigNode& node, const std::string& key, const std::string& def
   return v;
 }
 
-// The host name of an http(s) URL, without port or user-info (cookies are shared across ports).
+// The host name of a URL, without port (cookies are shared across ports); "" when it does not parse.
 std::string HostOf(const std::string& url) {
-  const size_t start = url.find("://");
-  std::string authority = start == std::string::npos ? url : url.substr(start + 3);
-  authority = authority.substr(0, authority.find_first_of("/?#"));
-  if (const size_t at = authority.rfind('@'); at != std::string::npos) authority = authority.substr(at + 1);
-  if (!authority.empty() && authority.front() == '[') return authority.substr(0, authority.find(']') + 1);
-  return authority.substr(0, authority.find(':'));
+  Result<net::Url> parsed = net::ParseUrl(url);
+  return parsed.ok() ? parsed->host : "";
 }
 
 std::string TrimSlash(std::string s) {
@@ -82,10 +79,10 @@ std::string TrimSlash(std::string s) {
 // Google's revocation endpoint sits beside its token endpoint (https://oauth2.googleapis.com/revoke),
 // so it is derived rather than configured: the token URL's last path segment becomes "revoke".
 std::string RevokeUrl(const std::string& token_url) {
-  const size_t scheme_end = token_url.find("://");
-  const size_t slash = token_url.rfind('/');
-  if (scheme_end == std::string::npos || slash <= scheme_end + 2) return token_url + "/revoke";
-  return token_url.substr(0, slash) + "/revoke";
+  Result<net::Url> url = net::ParseUrl(token_url);
+  if (!url.ok() || url->path.empty()) return token_url + "/revoke";
+  const std::string port = url->port ? ":" + std::to_string(*url->port) : "";
+  return url->scheme + "://" + url->HostInUrl() + port + url->path.substr(0, url->path.rfind('/')) + "/revoke";
 }
 
 // The busy times of a user's Google calendars to check and ICS feeds, for the slots of the user's

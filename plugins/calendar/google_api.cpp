@@ -23,17 +23,6 @@ bool Momentary(const GoogleCall& call) {
          (call.status == 500 || call.status == 502 || call.status == 503 || call.status == 504);
 }
 
-std::string Form(std::initializer_list<std::pair<const char*, std::string>> fields) {
-  std::string out;
-  for (const auto& [k, v] : fields) {
-    if (!out.empty()) out += '&';
-    out += k;
-    out += '=';
-    out += PercentEncode(v);
-  }
-  return out;
-}
-
 std::string Clean(const std::string& message) {
   std::string s = text::TruncateUtf8(message, kMaxMessage);
   for (char& c : s) {
@@ -43,22 +32,6 @@ std::string Clean(const std::string& message) {
 }
 
 }  // namespace
-
-std::string PercentEncode(const std::string& s) {
-  static const char* kHex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
-        c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
-}
 
 Status GoogleFailure(const GoogleCall& call, const std::string& what) {
   if (call.transport == FetchOutcome::kTimeout)
@@ -93,7 +66,7 @@ GoogleApi::GoogleApi(GoogleConfig config, CallObserver on_call)
 std::string GoogleApi::AuthUrl(const std::string& redirect_uri, const std::string& state) const {
   const char sep = config_.auth_url.find('?') == std::string::npos ? '?' : '&';
   return config_.auth_url + sep +
-         Form({{"client_id", config_.client_id},
+         net::FormEncode({{"client_id", config_.client_id},
                {"redirect_uri", redirect_uri},
                {"response_type", "code"},
                {"access_type", "offline"},
@@ -155,7 +128,7 @@ GoogleCall GoogleApi::PostToTokenEndpoint(const std::string& endpoint, bool retr
 
 GoogleCall GoogleApi::ExchangeCode(const std::string& code, const std::string& redirect_uri) const {
   // Not retried: a code is single-use, a repeat after a lost answer could only fail.
-  return PostToTokenEndpoint("token", /*retry=*/false, Form({{"grant_type", "authorization_code"},
+  return PostToTokenEndpoint("token", /*retry=*/false, net::FormEncode({{"grant_type", "authorization_code"},
                                             {"code", code},
                                             {"client_id", config_.client_id},
                                             {"client_secret", config_.client_secret},
@@ -163,7 +136,7 @@ GoogleCall GoogleApi::ExchangeCode(const std::string& code, const std::string& r
 }
 
 GoogleCall GoogleApi::Refresh(const std::string& refresh_token) const {
-  return PostToTokenEndpoint("refresh", /*retry=*/true, Form({{"grant_type", "refresh_token"},
+  return PostToTokenEndpoint("refresh", /*retry=*/true, net::FormEncode({{"grant_type", "refresh_token"},
                                               {"refresh_token", refresh_token},
                                               {"client_id", config_.client_id},
                                               {"client_secret", config_.client_secret}}));
@@ -174,7 +147,7 @@ GoogleCall GoogleApi::Revoke(const std::string& token) const {
   req.method = "POST";
   req.url = config_.revoke_url;
   req.headers = {"Content-Type: application/x-www-form-urlencoded"};
-  req.body = Form({{"token", token}});
+  req.body = net::FormEncode({{"token", token}});
   return Call("revoke", std::move(req));
 }
 

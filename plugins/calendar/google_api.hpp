@@ -8,6 +8,7 @@
 #include <string>
 
 #include "http_fetch.hpp"
+#include "rendezvous/url.hpp"
 #include "rendezvous/status.hpp"
 
 namespace rendezvous::calendar {
@@ -42,8 +43,8 @@ struct GoogleCall {
 // answer in time, else kUpstreamFailed (502), with Google's own words. `what` names the call.
 Status GoogleFailure(const GoogleCall& call, const std::string& what);
 
-// RFC 3986 percent-encoding of everything but unreserved characters.
-std::string PercentEncode(const std::string& s);
+// RFC 3986 percent-encoding of everything but unreserved characters (rendezvous/url.hpp).
+using net::PercentEncode;
 
 class GoogleApi {
  public:

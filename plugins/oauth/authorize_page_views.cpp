@@ -3,7 +3,7 @@
 #include "authorize_page_templates.hpp"
 #include "rendezvous/pages.hpp"
 #include "scopes.hpp"
-#include "url.hpp"
+#include "rendezvous/url.hpp"
 
 namespace rendezvous::oauth {
 namespace {
@@ -31,9 +31,9 @@ std::vector<std::pair<std::string, std::string>> ConsentHiddenFields(const Autho
 }
 
 std::string RedirectHost(const std::string& redirect_uri) {
-  auto parts = ParseAbsoluteUrl(redirect_uri);
+  auto parts = net::ParseUrl(redirect_uri);
   if (!parts.ok()) return redirect_uri;
-  std::string host(parts->host);
+  std::string host = parts->HostInUrl();
   if (parts->port) host += ":" + std::to_string(*parts->port);
   return host;
 }

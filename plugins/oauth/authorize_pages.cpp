@@ -8,7 +8,7 @@
 
 #include "authorize_page_views.hpp"
 #include "rendezvous/pages.hpp"
-#include "url.hpp"
+#include "rendezvous/url.hpp"
 
 namespace rendezvous::oauth {
 namespace {
@@ -158,8 +158,8 @@ class AuthorizePages {
     if (req.method == Method::kGet) {
       for (const auto& [name, value] : req.query) params.emplace_back(name, value);
     }
-    std::string next = AppendQuery(kAuthorizePath, params);
-    Response res = Response::Redirect("/auth/login?next=" + PercentEncode(next), 303);
+    std::string next = net::AppendQuery(kAuthorizePath, params);
+    Response res = Response::Redirect("/auth/login?next=" + net::PercentEncode(next), 303);
     AddPageHeaders(res);
     return res;
   }

@@ -6,7 +6,7 @@
 #include "pkce.hpp"
 #include "rendezvous/text.hpp"
 #include "scopes.hpp"
-#include "url.hpp"
+#include "rendezvous/url.hpp"
 
 namespace rendezvous::oauth {
 namespace {
@@ -53,14 +53,14 @@ std::string AuthorizeRedirectError::Url() const {
   std::vector<std::pair<std::string, std::string>> params = {
       {"error", error}, {"error_description", error_description}};
   if (state) params.emplace_back("state", *state);
-  return AppendQuery(redirect_uri, params);
+  return net::AppendQuery(redirect_uri, params);
 }
 
 std::string SuccessRedirectUrl(const std::string& redirect_uri, const std::string& code,
                                const std::optional<std::string>& state) {
   std::vector<std::pair<std::string, std::string>> params = {{"code", code}};
   if (state) params.emplace_back("state", *state);
-  return AppendQuery(redirect_uri, params);
+  return net::AppendQuery(redirect_uri, params);
 }
 
 AuthorizeRedirectError AccessDenied(const AuthorizeGrant& grant) {

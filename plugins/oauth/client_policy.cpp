@@ -5,7 +5,7 @@
 
 #include "rendezvous/text.hpp"
 #include "scopes.hpp"
-#include "url.hpp"
+#include "rendezvous/url.hpp"
 
 namespace rendezvous::oauth {
 namespace {
@@ -75,16 +75,16 @@ Status CheckWebUrl(std::string_view url, std::string_view what, bool allow_fragm
     return Status(ErrorCode::kInvalid, std::string(what) + " must be at most " +
                                            std::to_string(kMaxUrlLength) + " characters");
   }
-  Result<UrlParts> parts = ParseAbsoluteUrl(url);
+  Result<net::Url> parts = net::ParseUrl(url);
   if (!parts.ok()) {
     return Status(ErrorCode::kInvalid, std::string(what) + " is invalid: " + parts.status().message());
   }
-  if (!allow_fragment && parts->has_fragment) {
+  if (!allow_fragment && parts->fragment) {
     return Status(ErrorCode::kInvalid, std::string(what) + " must not contain a fragment (#...)");
   }
   if (parts->scheme == "https") return Status::Ok();
   if (parts->scheme == "http") {
-    if (IsLoopbackHost(parts->host)) return Status::Ok();
+    if (net::IsLoopbackHost(parts->host)) return Status::Ok();
     return Status(ErrorCode::kInvalid,
                   std::string(what) + " must use https (http is allowed only for loopback hosts: "
                                       "localhost, 127.0.0.1, [::1])");

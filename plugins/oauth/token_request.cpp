@@ -5,7 +5,7 @@
 
 #include "rendezvous/crypto.hpp"
 #include "rendezvous/text.hpp"
-#include "url.hpp"
+#include "rendezvous/url.hpp"
 
 namespace rendezvous::oauth {
 namespace {
@@ -61,9 +61,9 @@ std::variant<OAuthParams, TokenError> ParseForm(std::string_view body,
       return TokenError::InvalidRequest("too many parameters in the request body");
     }
     const size_t eq = pair.find('=');
-    std::optional<std::string> name = FormDecode(pair.substr(0, eq));
+    std::optional<std::string> name = net::FormDecode(pair.substr(0, eq));
     std::optional<std::string> value =
-        FormDecode(eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1));
+        net::FormDecode(eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1));
     if (!name || !value) {
       return TokenError::InvalidRequest("malformed application/x-www-form-urlencoded body");
     }
@@ -250,8 +250,8 @@ std::variant<std::monostate, BasicCredentials, TokenError> ParseBasicCredentials
   if (!decoded) return malformed;
   const size_t colon = decoded->find(':');
   if (colon == std::string::npos) return malformed;
-  std::optional<std::string> id = FormDecode(std::string_view(*decoded).substr(0, colon));
-  std::optional<std::string> secret = FormDecode(std::string_view(*decoded).substr(colon + 1));
+  std::optional<std::string> id = net::FormDecode(std::string_view(*decoded).substr(0, colon));
+  std::optional<std::string> secret = net::FormDecode(std::string_view(*decoded).substr(colon + 1));
   if (!id || !secret || id->empty() || id->size() > kMaxTokenParamValueBytes ||
       secret->size() > kMaxTokenParamValueBytes || !IsVsChars(*id) || !IsVsChars(*secret)) {
     return malformed;

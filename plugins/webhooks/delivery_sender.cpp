@@ -1,14 +1,10 @@
 #include "delivery_sender.hpp"
 
-#include <curl/curl.h>
-
 #include <algorithm>
-#include <mutex>
 #include <random>
 
 #include "address_guard.hpp"
 #include "retry_policy.hpp"
-#include "rendezvous/net.hpp"
 #include "rendezvous/text.hpp"
 #include "rendezvous/time.hpp"
 #include "signature.hpp"
@@ -30,8 +26,6 @@ constexpr int kMaxWokenRetries = 5;
 constexpr std::chrono::milliseconds kMaxRecordDelay{20};
 // Round()'s answer when its transaction failed.
 constexpr size_t kRoundFailed = static_cast<size_t>(-1);
-// Easy handles kept for reuse once their transfer is done.
-constexpr size_t kMaxIdleHandles = 64;
 
 double RandomUnit() {
   thread_local std::mt19937_64 rng{std::random_device{}()};
@@ -44,22 +38,21 @@ constexpr std::chrono::seconds kHousekeepingInterval{1};
 constexpr size_t kPurgeBatch = 1000;
 constexpr int kPurgeBatchesPerRound = 20;
 
-// Where a delivery goes: "host:port", "" when its webhook is gone or its URL does not parse.
-std::string Destination(const ClaimedDelivery& d) {
-  if (!d.webhook) return "";
-  Result<SubscriberUrl> url = ParseSubscriberUrl(d.webhook->subscriber_url);
-  return url.ok() ? url->host + ":" + std::to_string(url->port) : "";
-}
-
-// Everything a delivery request carries (DESIGN §6) but its answer's callbacks: the signature
-// headers, the checked address pinned for a host name, no redirects, no proxy, the timeout.
-void SetUpRequest(CURL* e, const Webhook& hook, const std::string& message_id, const std::string& body,
-                  const std::string& content_type, const SubscriberUrl& url, const std::string& address,
-                  const SenderOptions& options, curl_slist*& headers, curl_slist*& resolve) {
+// Everything a delivery request carries (DESIGN §6): the signature headers, the checked address
+// pinned for a host name, no redirects, no proxy, the timeout, the answer read up to
+// kMaxResponseBytes and kept up to kMaxResponseExcerpt, its Retry-After kept.
+net::HttpRequest DeliveryRequest(const Webhook& hook, const std::string& message_id, const std::string& body,
+                                 const std::string& content_type, const net::Url& url, const std::string& address,
+                                 const SenderOptions& options) {
+  net::HttpRequest r;
+  r.method = "POST";
+  r.url = hook.subscriber_url;
+  r.body = body;
   const int64_t timestamp = UnixSeconds();
-  headers = curl_slist_append(headers, ("Content-Type: " + content_type).c_str());
-  headers = curl_slist_append(headers, ("webhook-id: " + message_id).c_str());
-  headers = curl_slist_append(headers, ("webhook-timestamp: " + std::to_string(timestamp)).c_str());
+  r.headers.reserve(9);
+  r.headers.push_back("Content-Type: " + content_type);
+  r.headers.push_back("webhook-id: " + message_id);
+  r.headers.push_back("webhook-timestamp: " + std::to_string(timestamp));
   if (hook.secret) {
     // During a rotation's grace the old secret signs too: Standard Webhooks receivers accept any
     // one of several space-separated signatures.
@@ -67,93 +60,52 @@ void SetUpRequest(CURL* e, const Webhook& hook, const std::string& message_id, c
     if (hook.previous_secret) {
       signature += " " + StandardWebhookSignature(*hook.previous_secret, message_id, timestamp, body);
     }
-    headers = curl_slist_append(headers, ("webhook-signature: " + signature).c_str());
-    headers = curl_slist_append(headers, ("X-Cal-Signature-256: " + CalSignature(*hook.secret, body)).c_str());
+    r.headers.push_back("webhook-signature: " + signature);
+    r.headers.push_back("X-Cal-Signature-256: " + CalSignature(*hook.secret, body));
   }
-  headers = curl_slist_append(headers, "X-Cal-Webhook-Version: 2021-10-20");
-  headers = curl_slist_append(headers, "Expect:");
+  r.headers.push_back("X-Cal-Webhook-Version: 2021-10-20");
+  r.headers.push_back("Expect:");
   // HTTP/1.1 keeps connections open by default, but some servers (Pistache among them) close
   // after every answer unless the request asks for keep-alive.
-  headers = curl_slist_append(headers, "Connection: keep-alive");
-  if (!net::IsAddressLiteral(url.host)) {  // a name: pin it to the checked address
-    resolve = curl_slist_append(resolve, net::CurlResolveEntry(url.host, url.port, address).c_str());
-    curl_easy_setopt(e, CURLOPT_RESOLVE, resolve);
+  r.headers.push_back("Connection: keep-alive");
+  r.pin = {url.host, url.EffectivePort(), address};  // a host name connects to the checked address
+  // The address was checked; the socket is checked too, so nothing but a public address is reached.
+  r.block_private_networks = !options.allow_private_networks;
+  r.user_agent = options.user_agent;
+  r.timeout = options.timeout;
+  r.connect_timeout = options.timeout;
+  r.max_response_bytes = kMaxResponseBytes;
+  r.keep_response_bytes = kMaxResponseExcerpt;
+  r.keep_headers = {"retry-after"};
+  r.detailed_error = true;
+  return r;
+}
+
+// The attempt's record of an answer, or of the failure to get one: an answer too long still
+// counts by its status (its excerpt kept). Returns whether a transport failure may pass on a retry.
+bool Record(const net::HttpResponse& response, Attempt& attempt) {
+  if (response.ok() || (response.outcome == net::HttpOutcome::kTooLarge && response.status > 0)) {
+    attempt.status_code = response.status;
+    attempt.response = text::SanitizeUtf8(response.body);
+    if (response.status < 200 || response.status >= 300) attempt.error = "HTTP " + std::to_string(response.status);
+    return false;
   }
-  curl_easy_setopt(e, CURLOPT_URL, hook.subscriber_url.c_str());
-  curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(e, CURLOPT_USERAGENT, options.user_agent.c_str());
-  curl_easy_setopt(e, CURLOPT_POST, 1L);
-  curl_easy_setopt(e, CURLOPT_POSTFIELDS, body.c_str());
-  curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
-  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
-  curl_easy_setopt(e, CURLOPT_PROXY, "");
-  curl_easy_setopt(e, CURLOPT_NOPROXY, "*");
-  curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(options.timeout.count() * 1000));
-  curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options.timeout.count() * 1000));
+  attempt.error = response.error;
+  return response.outcome != net::HttpOutcome::kBadUrl;
 }
 
 }  // namespace
 
-struct DeliverySender::Transfer {
-  ClaimedDelivery delivery;
-  std::string destination;
-  CURL* easy = nullptr;
-  curl_slist* headers = nullptr;
-  curl_slist* resolve = nullptr;
-  std::string response;
-  size_t received = 0;
-  std::string retry_after;
-  char error[CURL_ERROR_SIZE] = {0};
-  int64_t started_ms = 0;
-  std::chrono::steady_clock::time_point started;
-
-  ~Transfer() {
-    if (easy != nullptr) curl_easy_cleanup(easy);
-    curl_slist_free_all(headers);
-    curl_slist_free_all(resolve);
-  }
-
-  static size_t OnBody(char* data, size_t size, size_t n, void* user) {
-    auto* t = static_cast<Transfer*>(user);
-    const size_t len = size * n;
-    t->received += len;
-    if (t->received > kMaxResponseBytes) return 0;
-    if (t->response.size() < kMaxResponseExcerpt) {
-      t->response.append(data, std::min(len, kMaxResponseExcerpt - t->response.size()));
-    }
-    return len;
-  }
-  static size_t OnHeader(char* data, size_t size, size_t n, void* user) {
-    auto* t = static_cast<Transfer*>(user);
-    const std::string_view line(data, size * n);
-    const size_t colon = line.find(':');
-    if (colon != std::string_view::npos && text::EqualsIgnoreCase(text::Trim(line.substr(0, colon)), "retry-after")) {
-      t->retry_after = std::string(text::Trim(line.substr(colon + 1)));
-    }
-    return size * n;
-  }
-};
-
 DeliverySender::DeliverySender(Database& db, DeliveryQueue& queue, Logger& logger, SenderOptions options,
                                SenderHooks hooks)
-    : db_(db), queue_(queue), logger_(logger), options_(std::move(options)), hooks_(std::move(hooks)) {
-  static std::once_flag curl_once;
-  std::call_once(curl_once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-  multi_ = curl_multi_init();
-  // Without a fixed size the connection cache follows the number of transfers open (four per
-  // transfer), so it shrinks, closing receivers' connections, each time the transfers drain.
-  if (multi_ != nullptr) {
-    curl_multi_setopt(static_cast<CURLM*>(multi_), CURLMOPT_MAXCONNECTS, static_cast<long>(options_.max_in_flight));
-  }
-}
+    : db_(db),
+      queue_(queue),
+      logger_(logger),
+      options_(std::move(options)),
+      hooks_(std::move(hooks)),
+      http_(options_.max_in_flight) {}
 
-DeliverySender::~DeliverySender() {
-  Stop();
-  for (void* e : idle_handles_) curl_easy_cleanup(static_cast<CURL*>(e));
-  if (multi_ != nullptr) curl_multi_cleanup(static_cast<CURLM*>(multi_));
-}
+DeliverySender::~DeliverySender() { Stop(); }
 
 void DeliverySender::Start() {
   stopping_ = false;
@@ -162,9 +114,9 @@ void DeliverySender::Start() {
 
 void DeliverySender::Stop() noexcept {
   stopping_ = true;
-  if (multi_ != nullptr) curl_multi_wakeup(static_cast<CURLM*>(multi_));
+  http_.Wakeup();
   if (thread_.joinable()) thread_.join();
-  for (auto& t : in_flight_) curl_multi_remove_handle(static_cast<CURLM*>(multi_), t->easy);
+  http_.CancelAll();
   in_flight_.clear();
   per_host_.clear();
   waiting_.clear();
@@ -172,11 +124,10 @@ void DeliverySender::Stop() noexcept {
 
 void DeliverySender::Wake() noexcept {
   woken_ = true;
-  if (multi_ != nullptr) curl_multi_wakeup(static_cast<CURLM*>(multi_));
+  http_.Wakeup();
 }
 
 void DeliverySender::Loop() {
-  auto* multi = static_cast<CURLM*>(multi_);
   auto next_claim = std::chrono::steady_clock::now();
   // A round (record what finished, claim more) is one transaction: with requests in flight it
   // waits until half the slots are free, so rounds stay few and large while the other half keeps
@@ -214,21 +165,13 @@ void DeliverySender::Loop() {
         }
       }
     }
-    int running = 0;
-    curl_multi_perform(multi, &running);
-    int left = 0;
-    while (CURLMsg* msg = curl_multi_info_read(multi, &left)) {
-      if (msg->msg != CURLMSG_DONE) continue;
-      auto it = std::find_if(in_flight_.begin(), in_flight_.end(),
-                             [&](const std::unique_ptr<Transfer>& t) { return t->easy == msg->easy_handle; });
+    for (auto& [tag, response] : http_.Perform()) {
+      auto it = in_flight_.find(tag);
       if (it == in_flight_.end()) continue;
-      std::unique_ptr<Transfer> done = std::move(*it);
+      InFlight done = std::move(it->second);
       in_flight_.erase(it);
-      if (--per_host_[done->destination] == 0) per_host_.erase(done->destination);
-      const int code = msg->data.result;
-      curl_multi_remove_handle(multi, done->easy);
-      Finish(*done, code);
-      Recycle(*done);
+      if (--per_host_[done.destination] == 0) per_host_.erase(done.destination);
+      Finish(done, response);
     }
     if (std::chrono::steady_clock::now() >= next_housekeeping_) Housekeeping();
     // Until the next round is due, or a transfer moves (curl_multi_poll returns early on
@@ -242,7 +185,7 @@ void DeliverySender::Loop() {
     if (room_after > 0 && roomy_after) due = std::min(due, next_claim);
     int64_t wait = std::chrono::duration_cast<std::chrono::milliseconds>(due - after).count();
     wait = std::clamp<int64_t>(wait, 0, in_flight_.empty() ? options_.poll_interval.count() : 50);
-    curl_multi_poll(multi, nullptr, 0, static_cast<int>(wait), nullptr);
+    http_.Poll(std::chrono::milliseconds(wait));
   }
   // What finished before the stop is recorded rather than sent again after the lease.
   if (!finished_.empty()) Round(0);
@@ -254,11 +197,11 @@ std::vector<int64_t> DeliverySender::BusyWebhooks() const {
     auto it = per_host_.find(destination);
     return it != per_host_.end() && it->second >= options_.max_per_host;
   };
-  for (const auto& t : in_flight_) {
-    if (t->delivery.webhook && full(t->destination)) busy.push_back(t->delivery.webhook->id);
+  for (const auto& [tag, r] : in_flight_) {
+    if (r.delivery.webhook && full(r.destination)) busy.push_back(r.delivery.webhook->id);
   }
-  for (const auto& [d, claimed] : waiting_) {
-    if (d.webhook) busy.push_back(d.webhook->id);
+  for (const Claimed& c : waiting_) {
+    if (c.delivery.webhook) busy.push_back(c.delivery.webhook->id);
   }
   std::sort(busy.begin(), busy.end());
   busy.erase(std::unique(busy.begin(), busy.end()), busy.end());
@@ -285,7 +228,18 @@ size_t DeliverySender::Round(size_t limit) {
   if (!ok) return kRoundFailed;
   const size_t got = round.claimed.size();
   const auto now = std::chrono::steady_clock::now();
-  for (ClaimedDelivery& d : round.claimed) waiting_.emplace_back(std::move(d), now);
+  for (ClaimedDelivery& d : round.claimed) {
+    Claimed c{std::move(d), std::nullopt, "", now};
+    if (c.delivery.webhook) {
+      Result<net::Url> url = ParseSubscriberUrl(c.delivery.webhook->subscriber_url);
+      if (url.ok()) {
+        c.url = std::move(*url);
+      } else {
+        c.url_error = url.status().message();
+      }
+    }
+    waiting_.push_back(std::move(c));
+  }
   StartWaiting();
   return got;
 }
@@ -293,23 +247,25 @@ size_t DeliverySender::Round(size_t limit) {
 void DeliverySender::StartWaiting() {
   const auto now = std::chrono::steady_clock::now();
   for (auto it = waiting_.begin(); it != waiting_.end();) {
-    if (now - it->second > options_.timeout + std::chrono::seconds(kLeaseSlackSeconds) - kStartMargin) {
+    if (now - it->claimed_at > options_.timeout + std::chrono::seconds(kLeaseSlackSeconds) - kStartMargin) {
       it = waiting_.erase(it);  // its lease runs out and it is claimed again
       continue;
     }
-    const std::string destination = Destination(it->first);
-    auto open = per_host_.find(destination);
-    if (!destination.empty() && open != per_host_.end() && open->second >= options_.max_per_host) {
-      ++it;
-      continue;
+    if (it->url) {
+      auto open = per_host_.find(it->url->Destination());
+      if (open != per_host_.end() && open->second >= options_.max_per_host) {
+        ++it;
+        continue;
+      }
     }
-    ClaimedDelivery d = std::move(it->first);
+    Claimed c = std::move(*it);
     it = waiting_.erase(it);
-    Begin(std::move(d));
+    Begin(std::move(c));
   }
 }
 
-void DeliverySender::Begin(ClaimedDelivery d) {
+void DeliverySender::Begin(Claimed c) {
+  ClaimedDelivery& d = c.delivery;
   Attempt attempt;
   attempt.at_ms = time::Now();
   if (!d.webhook || !d.webhook->active) {
@@ -323,22 +279,22 @@ void DeliverySender::Begin(ClaimedDelivery d) {
     Complete(std::move(d), attempt, Outcome{Outcome::kFailed}, "failed");
     return;
   }
-  Result<SubscriberUrl> url = ParseSubscriberUrl(w.subscriber_url);
-  if (!url.ok()) {
-    attempt.error = url.status().message();
+  if (!c.url) {
+    attempt.error = c.url_error;
     Complete(std::move(d), attempt, Outcome{Outcome::kFailed}, "failed");
     return;
   }
   // Checked again at every send (DNS may have changed since create), and the connection goes to
   // the address checked here.
-  Result<std::string> address = CheckedAddress(*url, options_.allow_private_networks);
+  AddressRefusal refusal = AddressRefusal::kNone;
+  Result<std::string> address = CheckedAddress(*c.url, options_.allow_private_networks, &refusal);
   if (!address.ok()) {
     attempt.error = address.status().message();
     // A name that does not resolve may resolve later; a refused address will not change.
-    const bool unresolved = address.status().message().find("does not resolve") != std::string::npos;
     std::optional<int64_t> delay =
-        unresolved ? NextDelayMillis(options_.retry_schedule, static_cast<size_t>(d.round_attempts) + 1, RandomUnit())
-                   : std::nullopt;
+        refusal == AddressRefusal::kUnresolved
+            ? NextDelayMillis(options_.retry_schedule, static_cast<size_t>(d.round_attempts) + 1, RandomUnit())
+            : std::nullopt;
     if (delay) {
       Complete(std::move(d), attempt, Outcome{Outcome::kRetryLater, *delay}, "retry");
     } else {
@@ -346,61 +302,26 @@ void DeliverySender::Begin(ClaimedDelivery d) {
     }
     return;
   }
-
-  auto t = std::make_unique<Transfer>();
-  t->destination = url->host + ":" + std::to_string(url->port);
-  t->delivery = std::move(d);
-  if (!idle_handles_.empty()) {
-    t->easy = static_cast<CURL*>(idle_handles_.back());
-    idle_handles_.pop_back();
-  } else {
-    t->easy = curl_easy_init();
-  }
-  if (t->easy == nullptr) {
-    logger_.Error("webhook delivery: no HTTP handle could be created");
+  const uint64_t tag = ++next_tag_;
+  if (!http_.Start(tag, DeliveryRequest(w, d.message_id, d.body, d.content_type, *c.url, *address, options_))) {
+    logger_.Error("webhook delivery: the request could not be started");
     return;  // the lease runs out and the delivery is tried again
   }
-  const ClaimedDelivery& cd = t->delivery;
-  SetUpRequest(t->easy, *cd.webhook, cd.message_id, cd.body, cd.content_type, *url, *address, options_, t->headers,
-               t->resolve);
-  CURL* e = t->easy;
-  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &Transfer::OnBody);
-  curl_easy_setopt(e, CURLOPT_WRITEDATA, t.get());
-  curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &Transfer::OnHeader);
-  curl_easy_setopt(e, CURLOPT_HEADERDATA, t.get());
-  curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t->error);
-  t->started_ms = attempt.at_ms;
-  t->started = std::chrono::steady_clock::now();
-  if (curl_multi_add_handle(static_cast<CURLM*>(multi_), e) != CURLM_OK) {
-    logger_.Error("webhook delivery: the request could not be started");
-    return;
-  }
-  ++per_host_[t->destination];
-  in_flight_.push_back(std::move(t));
+  InFlight& r = in_flight_[tag];
+  r.destination = c.url->Destination();
+  r.started_ms = attempt.at_ms;
+  r.delivery = std::move(d);
+  ++per_host_[r.destination];
 }
 
-void DeliverySender::Finish(Transfer& t, int curl_code) {
+void DeliverySender::Finish(InFlight& r, const net::HttpResponse& response) {
   Attempt attempt;
-  attempt.at_ms = t.started_ms;
-  attempt.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t.started).count();
-  long status = 0;
-  curl_easy_getinfo(t.easy, CURLINFO_RESPONSE_CODE, &status);
-  const auto code = static_cast<CURLcode>(curl_code);
-  bool transport_retryable = false;
-  if (code == CURLE_OK || (code == CURLE_WRITE_ERROR && status > 0)) {
-    attempt.status_code = status;
-    attempt.response = text::SanitizeUtf8(t.response);
-    if (status < 200 || status >= 300) attempt.error = "HTTP " + std::to_string(status);
-  } else {
-    status = 0;
-    transport_retryable = code != CURLE_URL_MALFORMAT && code != CURLE_UNSUPPORTED_PROTOCOL;
-    attempt.error = code == CURLE_OPERATION_TIMEDOUT ? "timed out"
-                    : t.error[0] != '\0'             ? std::string(t.error)
-                                                     : curl_easy_strerror(code);
-  }
+  attempt.at_ms = r.started_ms;
+  attempt.duration_ms = response.duration.count();
+  const bool transport_retryable = Record(response, attempt);
   Outcome outcome;
   std::string name;
-  switch (Classify(status, transport_retryable)) {
+  switch (Classify(attempt.status_code, transport_retryable)) {
     case Verdict::kSucceeded:
       outcome.kind = Outcome::kSucceeded;
       name = "succeeded";
@@ -416,23 +337,18 @@ void DeliverySender::Finish(Transfer& t, int curl_code) {
       break;
     case Verdict::kRetry: {
       std::optional<int64_t> retry_after;
-      if (!t.retry_after.empty()) retry_after = ParseRetryAfter(t.retry_after, UnixSeconds());
+      if (const std::string header = response.Header("retry-after"); !header.empty()) {
+        retry_after = ParseRetryAfter(header, UnixSeconds());
+      }
       std::optional<int64_t> delay = NextDelayMillis(
-          options_.retry_schedule, static_cast<size_t>(t.delivery.round_attempts) + 1, RandomUnit(), retry_after);
+          options_.retry_schedule, static_cast<size_t>(r.delivery.round_attempts) + 1, RandomUnit(), retry_after);
       outcome.kind = delay ? Outcome::kRetryLater : Outcome::kFailed;
       outcome.retry_in_ms = delay.value_or(0);
       name = delay ? "retry" : "failed";
       break;
     }
   }
-  Complete(std::move(t.delivery), attempt, outcome, std::move(name));
-}
-
-void DeliverySender::Recycle(Transfer& t) {
-  if (t.easy == nullptr || idle_handles_.size() >= kMaxIdleHandles) return;
-  curl_easy_reset(t.easy);  // every option is set again by Begin; the multi handle keeps the connections
-  idle_handles_.push_back(t.easy);
-  t.easy = nullptr;
+  Complete(std::move(r.delivery), attempt, outcome, std::move(name));
 }
 
 void DeliverySender::Complete(ClaimedDelivery d, const Attempt& attempt, const Outcome& outcome,
@@ -498,34 +414,15 @@ void DeliverySender::Housekeeping() {
   }
 }
 
-namespace {
-struct Answer {
-  std::string excerpt;
-  size_t received = 0;
-  static size_t OnBody(char* data, size_t size, size_t n, void* user) {
-    auto* a = static_cast<Answer*>(user);
-    const size_t len = size * n;
-    a->received += len;
-    if (a->received > kMaxResponseBytes) return 0;
-    if (a->excerpt.size() < kMaxResponseExcerpt) {
-      a->excerpt.append(data, std::min(len, kMaxResponseExcerpt - a->excerpt.size()));
-    }
-    return len;
-  }
-};
-}  // namespace
-
 Attempt SendNow(const Webhook& w, const std::string& message_id, const std::string& body,
                 const std::string& content_type, const SenderOptions& options) {
-  static std::once_flag curl_once;
-  std::call_once(curl_once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
   Attempt attempt;
   attempt.at_ms = time::Now();
   if (w.secret_unreadable) {
     attempt.error = "the webhook's secret cannot be decrypted with the server's current key";
     return attempt;
   }
-  Result<SubscriberUrl> url = ParseSubscriberUrl(w.subscriber_url);
+  Result<net::Url> url = ParseSubscriberUrl(w.subscriber_url);
   if (!url.ok()) {
     attempt.error = url.status().message();
     return attempt;
@@ -535,37 +432,10 @@ Attempt SendNow(const Webhook& w, const std::string& message_id, const std::stri
     attempt.error = address.status().message();
     return attempt;
   }
-  CURL* e = curl_easy_init();
-  if (e == nullptr) {
-    attempt.error = "no HTTP handle could be created";
-    return attempt;
-  }
-  curl_slist* headers = nullptr;
-  curl_slist* resolve = nullptr;
-  Answer answer;
-  char error[CURL_ERROR_SIZE] = {0};
-  SetUpRequest(e, w, message_id, body, content_type, *url, *address, options, headers, resolve);
-  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &Answer::OnBody);
-  curl_easy_setopt(e, CURLOPT_WRITEDATA, &answer);
-  curl_easy_setopt(e, CURLOPT_ERRORBUFFER, error);
-  const auto started = std::chrono::steady_clock::now();
-  const CURLcode code = curl_easy_perform(e);
-  attempt.duration_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
-  long status = 0;
-  curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
-  if (code == CURLE_OK || (code == CURLE_WRITE_ERROR && status > 0)) {
-    attempt.status_code = status;
-    attempt.response = text::SanitizeUtf8(answer.excerpt);
-    if (status < 200 || status >= 300) attempt.error = "HTTP " + std::to_string(status);
-  } else {
-    attempt.error = code == CURLE_OPERATION_TIMEDOUT ? "timed out"
-                    : error[0] != '\0'              ? std::string(error)
-                                                     : curl_easy_strerror(code);
-  }
-  curl_easy_cleanup(e);
-  curl_slist_free_all(headers);
-  curl_slist_free_all(resolve);
+  const net::HttpResponse response =
+      net::Perform(DeliveryRequest(w, message_id, body, content_type, *url, *address, options));
+  attempt.duration_ms = response.duration.count();
+  Record(response, attempt);
   return attempt;
 }
 

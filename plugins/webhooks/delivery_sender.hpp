@@ -1,5 +1,6 @@
 // Sends due deliveries (DESIGN §6): one thread claims them in batches (DeliveryQueue::Claim) and
-// drives every request at once through one libcurl multi handle — not a thread per request —, so
+// drives every request at once through the host's outbound client (net::HttpMulti, one libcurl
+// multi handle) — not a thread per request —, so
 // connections to a receiver are reused and a slow receiver holds one slot, not a thread. At most
 // `max_in_flight` requests are open, at most `max_per_host` of them to one destination (host and
 // port), so a slow or dead receiver never holds up the others: while a destination is full, its
@@ -19,13 +20,16 @@
 #include <map>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "delivery_queue.hpp"
+#include "address_guard.hpp"
 #include "rendezvous/database.hpp"
 #include "rendezvous/log.hpp"
+#include "rendezvous/outbound.hpp"
 #include "webhook_metrics.hpp"
 
 namespace rendezvous::webhooks {
@@ -65,7 +69,20 @@ class DeliverySender {
   void Wake() noexcept;
 
  private:
-  struct Transfer;
+  // A claimed delivery, its subscriber URL parsed once (nullopt, with url_error, when its webhook
+  // is gone or the URL does not parse).
+  struct Claimed {
+    ClaimedDelivery delivery;
+    std::optional<net::Url> url;
+    std::string url_error;
+    std::chrono::steady_clock::time_point claimed_at;
+  };
+  // A request under way.
+  struct InFlight {
+    ClaimedDelivery delivery;
+    std::string destination;
+    int64_t started_ms = 0;
+  };
   struct Finished {
     ClaimedDelivery delivery;
     Attempt attempt;
@@ -78,10 +95,8 @@ class DeliverySender {
   // source) when the transaction failed.
   size_t Round(size_t limit);
   void StartWaiting();
-  void Begin(ClaimedDelivery delivery);
-  void Finish(Transfer& transfer, int curl_code);
-  // Keeps the transfer's easy handle for the next Begin.
-  void Recycle(Transfer& transfer);
+  void Begin(Claimed claimed);
+  void Finish(InFlight& request, const net::HttpResponse& response);
   void Complete(ClaimedDelivery delivery, const Attempt& attempt, const Outcome& outcome, std::string outcome_name);
   // Metrics and logs of the finished attempts after their round (`recorded`: it committed); then
   // forgets them.
@@ -96,15 +111,15 @@ class DeliverySender {
   const SenderOptions options_;
   SenderHooks hooks_;
 
-  void* multi_ = nullptr;  // CURLM*
-  std::vector<std::unique_ptr<Transfer>> in_flight_;
+  net::HttpMulti http_;
+  uint64_t next_tag_ = 0;
+  std::map<uint64_t, InFlight> in_flight_;  // by the tag of its request
   std::map<std::string, size_t> per_host_;  // destination -> requests open
   // Claimed in a batch that brought a destination more than its share: started as it frees up,
   // or dropped (left for a later claim) before their lease runs out.
-  std::deque<std::pair<ClaimedDelivery, std::chrono::steady_clock::time_point>> waiting_;
+  std::deque<Claimed> waiting_;
   std::vector<Finished> finished_;
   std::chrono::steady_clock::time_point first_finished_{};  // when finished_ became non-empty
-  std::vector<void*> idle_handles_;  // CURL*, reset, for reuse
   int woken_retries_ = 0;
   std::chrono::steady_clock::time_point next_housekeeping_{};
   std::chrono::steady_clock::time_point next_purge_{};

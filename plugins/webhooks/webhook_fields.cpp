@@ -79,9 +79,10 @@ Result<WebhookFields> ParseWebhookFields(const Json& body, bool create) {
   if (auto it = body.find("subscriberUrl"); it != body.end()) {
     if (!it->is_string()) return Status::Invalid("subscriberUrl", "subscriberUrl must be a string");
     const std::string url = it->get<std::string>();
-    Result<SubscriberUrl> parsed = ParseSubscriberUrl(url);
+    Result<net::Url> parsed = ParseSubscriberUrl(url);
     if (!parsed.ok()) return parsed.status();
     out.subscriber_url = url;
+    out.subscriber = std::move(*parsed);
   }
   if (auto it = body.find("triggers"); it != body.end()) {
     if (!it->is_array()) return Status::Invalid("triggers", "triggers must be an array of trigger names");

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rendezvous/status.hpp"
+#include "rendezvous/url.hpp"
 
 namespace rendezvous::webhooks {
 
@@ -31,6 +32,7 @@ bool IsTrigger(std::string_view name);
 struct WebhookFields {
   std::optional<bool> active;
   std::optional<std::string> subscriber_url;
+  std::optional<net::Url> subscriber;  // subscriber_url parsed (ParseSubscriberUrl), with it
   std::optional<std::vector<std::string>> triggers;
   std::optional<std::optional<std::string>> payload_template;
   std::optional<std::optional<std::string>> secret;

@@ -68,8 +68,8 @@ Result<WebhookFields> ReadFields(const Request& req, bool create, bool allow_pri
   if (!body.ok()) return body.status();
   Result<WebhookFields> fields = ParseWebhookFields(*body, create);
   if (!fields.ok()) return fields;
-  if (fields->subscriber_url && !allow_private) {
-    Result<std::string> address = CheckedAddress(*ParseSubscriberUrl(*fields->subscriber_url), false);
+  if (fields->subscriber && !allow_private) {
+    Result<std::string> address = CheckedAddress(*fields->subscriber, false);
     if (!address.ok()) return address.status();
   }
   return fields;

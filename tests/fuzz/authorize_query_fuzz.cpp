@@ -22,10 +22,10 @@
 
 #include "authorize_page_views.hpp"
 #include "authorize_request.hpp"
-#include "http/url_codec.hpp"
 #include "pkce.hpp"
 #include "rendezvous/pages.hpp"
 #include "rendezvous/text.hpp"
+#include "rendezvous/url.hpp"
 #include "scopes.hpp"
 
 namespace {
@@ -85,7 +85,7 @@ std::multimap<std::string, std::string> QueryOf(const std::string& url, const st
   std::string_view rest = std::string_view(url).substr(redirect_uri.size());
   if (rest.empty() || (rest[0] != '?' && rest[0] != '&')) __builtin_trap();
   if ((rest[0] == '&') != (redirect_uri.find('?') != std::string::npos)) __builtin_trap();
-  auto pairs = rendezvous::core::ParseUrlEncoded(rest.substr(1));
+  auto pairs = rendezvous::net::ParseUrlEncoded(rest.substr(1));
   if (!pairs) __builtin_trap();
   return {pairs->begin(), pairs->end()};
 }
@@ -175,7 +175,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view raw(reinterpret_cast<const char*>(data + 1), size - 1);
 
   // As the core does for every request: a query that does not decode is answered 400 there.
-  auto pairs = rendezvous::core::ParseUrlEncoded(raw);
+  auto pairs = rendezvous::net::ParseUrlEncoded(raw);
   if (!pairs) return 0;
   std::multimap<std::string, std::string> params;
   for (auto& [name, value] : *pairs) params.emplace(std::move(name), std::move(value));

@@ -1,8 +1,8 @@
-// Router matching and the percent-decoding it relies on.
+// Router matching (the percent-decoding it relies on is rendezvous/url.hpp's, see net_address_test).
 #include <gtest/gtest.h>
 
 #include "http/router.hpp"
-#include "http/url_codec.hpp"
+#include "rendezvous/url.hpp"
 
 namespace rendezvous::core {
 namespace {
@@ -16,7 +16,7 @@ Route R(Method m, std::string pattern, Listener l = Listener::kApi) {
   return r;
 }
 
-std::vector<std::string> Seg(const std::string& path) { return SplitPath(path).value(); }
+std::vector<std::string> Seg(const std::string& path) { return net::SplitPath(path).value(); }
 
 TEST(HttpRouterTest, MatchesParamsAndPrefersExactSegments) {
   Router router;
@@ -82,37 +82,6 @@ TEST(HttpRouterTest, DuplicatesAndBadPatternsThrow) {
   EXPECT_NO_THROW(router.Add(R(Method::kGet, "/v2/a/:id", Listener::kApp)));
   EXPECT_THROW(router.Add(R(Method::kGet, "v2/no-slash")), std::logic_error);
   EXPECT_THROW(router.Add(R(Method::kGet, "/v2/:")), std::logic_error);
-}
-
-TEST(HttpUrlCodecTest, PercentDecoding) {
-  EXPECT_EQ(PercentDecode("a%20b%2Fc", false).value(), "a b/c");
-  EXPECT_EQ(PercentDecode("a+b", false).value(), "a+b");
-  EXPECT_EQ(PercentDecode("a+b", true).value(), "a b");
-  EXPECT_EQ(PercentDecode("%C3%a9", false).value(), "\xC3\xA9");
-  EXPECT_FALSE(PercentDecode("%", false));
-  EXPECT_FALSE(PercentDecode("%4", false));
-  EXPECT_FALSE(PercentDecode("%zz", false));
-  EXPECT_FALSE(PercentDecode("a%00", false));
-  EXPECT_EQ(PercentEncode("/a b?c=d&é", true), "/a%20b%3Fc%3Dd%26%C3%A9");
-}
-
-TEST(HttpUrlCodecTest, SplitPathDecodesPerSegment) {
-  EXPECT_EQ(SplitPath("/v2/a%2Fb/c").value(), (std::vector<std::string>{"v2", "a/b", "c"}));
-  EXPECT_TRUE(SplitPath("/").value().empty());
-  EXPECT_EQ(SplitPath("/a/").value(), (std::vector<std::string>{"a", ""}));
-  EXPECT_FALSE(SplitPath("a/b"));
-  EXPECT_FALSE(SplitPath(""));
-  EXPECT_FALSE(SplitPath("/a/%G0"));
-}
-
-TEST(HttpUrlCodecTest, UrlEncodedPairsKeepOrder) {
-  auto pairs = ParseUrlEncoded("b=2&a=1+1&flag&&c=%26").value();
-  ASSERT_EQ(pairs.size(), 4u);
-  EXPECT_EQ(pairs[0], (std::pair<std::string, std::string>{"b", "2"}));
-  EXPECT_EQ(pairs[1], (std::pair<std::string, std::string>{"a", "1 1"}));
-  EXPECT_EQ(pairs[2], (std::pair<std::string, std::string>{"flag", ""}));
-  EXPECT_EQ(pairs[3], (std::pair<std::string, std::string>{"c", "&"}));
-  EXPECT_FALSE(ParseUrlEncoded("a=%"));
 }
 
 }  // namespace

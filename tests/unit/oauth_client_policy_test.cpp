@@ -80,6 +80,10 @@ TEST(OAuthRedirectUri, RejectsWithClearMessages) {
       {"https://[::1/cb", "IPv6"},
       {"https://[zz]/cb", "IPv6"},
       {"https://exa%6dple.com/cb", "host"},
+      // The OAuth copy of the URL parser took any hex digits, colons and dots for an IPv6 address.
+      {"https://[:::::]/cb", "IPv6"},
+      {"https://[1.2.3.4]/cb", "IPv6"},
+      {"https://[::1::2]/cb", "IPv6"},
   };
   for (const Case& c : cases) {
     Status s = ValidateRedirectUri(c.uri);

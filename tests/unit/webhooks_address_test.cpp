@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "address_guard.hpp"
+#include "rendezvous/net.hpp"
 
 namespace rendezvous::webhooks {
 namespace {
@@ -9,10 +10,10 @@ namespace {
 // The ranges themselves are rendezvous/net.hpp's (tests/unit/net_address_test.cpp): the guard
 // uses that one policy.
 TEST(WebhooksAddress, UsesTheHostAddressPolicy) {
-  EXPECT_EQ(ClassifyAddress("93.184.216.34"), "");
-  EXPECT_EQ(ClassifyAddress("10.1.2.3"), "private");
-  EXPECT_EQ(ClassifyAddress("198.18.0.1"), "benchmarking");
-  EXPECT_EQ(ClassifyAddress("example.com"), std::nullopt);
+  EXPECT_EQ(net::ClassifyAddress("93.184.216.34"), "");
+  EXPECT_EQ(net::ClassifyAddress("10.1.2.3"), "private");
+  EXPECT_EQ(net::ClassifyAddress("198.18.0.1"), "benchmarking");
+  EXPECT_EQ(net::ClassifyAddress("example.com"), std::nullopt);
   for (const char* url : {"http://[64:ff9b::a9fe:a9fe]/hook", "http://[64:ff9b:1::808:808]/hook",
                           "http://[2002:a9fe:a9fe::1]/hook", "http://192.0.0.8/hook", "http://[2001::1]/hook"}) {
     Result<std::string> refused = CheckedAddress(*ParseSubscriberUrl(url), false);
@@ -28,16 +29,16 @@ TEST(WebhooksAddress, UsesTheHostAddressPolicy) {
 }
 
 TEST(WebhooksAddress, ParsesSubscriberUrls) {
-  Result<SubscriberUrl> u = ParseSubscriberUrl("https://Hooks.Example.com/in?x=1");
+  Result<net::Url> u = ParseSubscriberUrl("https://Hooks.Example.com/in?x=1");
   ASSERT_TRUE(u.ok());
   EXPECT_EQ(u->scheme, "https");
   EXPECT_EQ(u->host, "hooks.example.com");
-  EXPECT_EQ(u->port, 443);
+  EXPECT_EQ(u->EffectivePort(), 443);
   u = ParseSubscriberUrl("http://[::1]:8080/x");
   ASSERT_TRUE(u.ok());
   EXPECT_EQ(u->host, "::1");
-  EXPECT_EQ(u->port, 8080);
-  EXPECT_EQ(ParseSubscriberUrl("http://127.0.0.1:9/")->port, 9);
+  EXPECT_EQ(u->EffectivePort(), 8080);
+  EXPECT_EQ(ParseSubscriberUrl("http://127.0.0.1:9/")->EffectivePort(), 9);
 }
 
 TEST(WebhooksAddress, RefusesMalformedUrls) {
@@ -45,7 +46,7 @@ TEST(WebhooksAddress, RefusesMalformedUrls) {
                           "https://user@example.com/", "https:///x", "https://exa mple.com/", "https://example.com/#frag",
                           "https://example.com:0/", "https://example.com:99999/", "https://example.com:/",
                           "https://[::1/", "https://ex%41mple.com/", "javascript:alert(1)"}) {
-    Result<SubscriberUrl> u = ParseSubscriberUrl(bad);
+    Result<net::Url> u = ParseSubscriberUrl(bad);
     EXPECT_FALSE(u.ok()) << bad;
     if (!u.ok()) {
       EXPECT_EQ(u.status().field(), "subscriberUrl") << bad;
@@ -68,6 +69,29 @@ TEST(WebhooksAddress, ChecksWhatANameResolvesTo) {
   ASSERT_TRUE(allowed.ok());
   EXPECT_EQ(*allowed, "127.0.0.1");
   EXPECT_FALSE(CheckedAddress(*ParseSubscriberUrl("http://no-such-host.invalid/"), true).ok());
+}
+
+// The webhooks' own parser let a backslash through in the path or query; the kit refuses it, as
+// the other copies did: receivers and browsers read "\" as "/" or as a byte, so the URL checked
+// and the URL reached could differ.
+TEST(WebhooksAddress, RefusesABackslashAnywhere) {
+  for (const char* bad : {"https://hooks.example.com/a\\b", "https://hooks.example.com/?a=\\", "https://hooks.example.com\\@evil.example/"}) {
+    Result<net::Url> u = ParseSubscriberUrl(bad);
+    EXPECT_FALSE(u.ok()) << bad;
+    if (!u.ok()) EXPECT_EQ(u.status().field(), "subscriberUrl");
+  }
+  EXPECT_TRUE(ParseSubscriberUrl("https://hooks.example.com/a/b?c=%5C").ok());
+}
+
+// Whether a refused send is tried again rests on the policy's answer, not on its wording.
+TEST(WebhooksAddress, SaysWhyAnAddressIsRefused) {
+  AddressRefusal refusal = AddressRefusal::kNone;
+  EXPECT_FALSE(CheckedAddress(*ParseSubscriberUrl("http://no-such-host.invalid/"), false, &refusal).ok());
+  EXPECT_EQ(refusal, AddressRefusal::kUnresolved);
+  EXPECT_FALSE(CheckedAddress(*ParseSubscriberUrl("http://localhost:8080/"), false, &refusal).ok());
+  EXPECT_EQ(refusal, AddressRefusal::kNotPublic);
+  EXPECT_TRUE(CheckedAddress(*ParseSubscriberUrl("http://127.0.0.1:8080/"), true, &refusal).ok());
+  EXPECT_EQ(refusal, AddressRefusal::kNone);
 }
 
 }  // namespace
