@@ -3,7 +3,8 @@
 // long with a 5-minute grid) on random weekdays of the next weeks, so most attempts race others
 // for the same hours. A 201 and a 409 are both answers the server should give; anything else
 // counts as failed.
-//   create_bench URL EVENT_TYPE_ID SECONDS CONNECTIONS FIRST_DATE DAYS
+//   create_bench URL[,URL...] EVENT_TYPE_ID SECONDS CONNECTIONS FIRST_DATE DAYS
+// With several URLs (instances sharing one database) connection i posts to the (i mod n)-th.
 // Prints one JSON line: the tally (ok = answered 201 or 409) plus "created" and "conflicts".
 #include <curl/curl.h>
 
@@ -41,7 +42,17 @@ int main(int argc, char** argv) {
     std::cerr << "usage: create_bench URL EVENT_TYPE_ID SECONDS CONNECTIONS FIRST_DATE DAYS\n";
     return 2;
   }
-  const std::string url = argv[1], event_type = argv[2], first = argv[5];
+  const std::string event_type = argv[2], first = argv[5];
+  std::vector<std::string> urls;
+  for (std::string rest = argv[1]; !rest.empty();) {
+    const size_t comma = rest.find(',');
+    urls.push_back(rest.substr(0, comma));
+    rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+  }
+  if (urls.empty()) {
+    std::cerr << "create_bench: no URL\n";
+    return 2;
+  }
   const int seconds = std::stoi(argv[3]), connections = std::stoi(argv[4]), days = std::stoi(argv[6]);
   std::vector<std::string> weekdays;
   for (int d = 0; d < days; ++d) {
@@ -67,7 +78,7 @@ int main(int argc, char** argv) {
         const std::string body = std::string(R"({"start":")") + start + R"(","eventTypeId":)" + event_type +
                                  R"(,"attendee":{"name":"Racer","email":"racer)" + std::to_string(i) + "-" +
                                  std::to_string(n) + R"(@bench.example.com","timeZone":"UTC"}})";
-        const bench::Exchange x = bench::Post(c, headers, url, body);
+        const bench::Exchange x = bench::Post(c, headers, urls[static_cast<size_t>(i) % urls.size()], body);
         mine.push_back(x.ms);
         if (x.transport_ok && (x.status == 201 || x.status == 409)) {
           ++tally.ok;

@@ -5,6 +5,9 @@
 #   CPU profile of the server (perf, cpu-clock) during the refresh scenario into var/bench-refresh.perf
 #   and during the webhook drain into var/bench-webhooks-drain.perf. BENCH_RESULTS names the file the
 #   results are appended to (default bench/RESULTS.md).
+#   BENCH_SCENARIOS=cluster (not in the default list: it forms a three-node Galera cluster, one to
+#   two minutes on a loaded machine, then runs three targets): bench/cluster.sh, single node vs
+#   Galera through HAProxy vs three writers, and the writer node's death through HAProxy.
 # Each run is bounded: wrk -d for every scenario, the server is stopped at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -427,6 +430,13 @@ ci_server() { # SCENARIO ARGS...: a fresh database and server, then bench/calend
 }
 if want me_under_slots; then ci_server me_under_slots | tee -a "$results"; fi
 if want ics_memory; then ci_server ics_memory | tee -a "$results"; fi
+fi
+
+# The cluster: bookings/s and deliveries/s on a three-node Galera cluster (single writer through
+# HAProxy; three writers) as ratios of a single-node instance in the same run, retries per 1,000
+# requests, and the writer node's death through HAProxy (bench/cluster.sh says how).
+if want cluster; then
+bench/cluster.sh "$build" | tee -a "$results"
 fi
 
 # Webhook Lua hooks in process (no server): the shipped filter and Slack render per delivery, one
