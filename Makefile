@@ -15,7 +15,7 @@ PACKAGES := build-essential cmake ninja-build pkg-config ccache \
   mariadb-server mariadb-client prometheus nginx galera-4 haproxy rsync wrk curl chromium clang libclang-rt-14-dev
 E2E_DIR := tests/e2e
 
-.PHONY: all deps configure build run stop test test-asan bench clean db
+.PHONY: all deps configure build build-asan run stop test test-asan bench clean db
 
 all: build
 
@@ -66,10 +66,12 @@ test: build
 
 # The unit and integration suites again, built with AddressSanitizer and UBSan (build-asan/, the
 # asan-ubsan preset): any report, in a test or in a server a test started, fails the run.
-test-asan: deps
+test-asan: build-asan
+	ctest --preset asan-ubsan -j $(JOBS) --timeout 900
+
+build-asan: deps
 	cmake --preset asan-ubsan
 	cmake --build --preset asan-ubsan -j $(JOBS)
-	ctest --preset asan-ubsan -j $(JOBS) --timeout 900
 
 bench: build db
 	bench/run.sh $(BUILD_DIR)
