@@ -110,7 +110,8 @@ Result<Json> EventTypeService::Delete(int64_t owner_id, int64_t id) {
 
 std::optional<int64_t> EventTypeService::Owner(DbConnection& conn, int64_t id, bool lock) {
   std::optional<DbRow> row = conn.QueryOne(
-      std::string("SELECT owner_id FROM event_types WHERE id = ?") + (lock ? " LOCK IN SHARE MODE" : ""), {id});
+      std::string("SELECT owner_id FROM event_types WHERE id = ?") + (lock ? " LOCK IN SHARE MODE" : ""),
+      {id});
   if (!row) return std::nullopt;
   return row->Int("owner_id");
 }

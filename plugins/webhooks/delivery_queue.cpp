@@ -157,7 +157,8 @@ size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& 
     if (!organizer) continue;
     const auto level = std::make_pair(*organizer, EventTypeId(e.payload));
     auto webhooks = active.find(level);
-    if (webhooks == active.end()) webhooks = active.emplace(level, webhooks_.Active(tx, level.first, level.second)).first;
+    if (webhooks == active.end())
+      webhooks = active.emplace(level, webhooks_.Active(tx, level.first, level.second)).first;
     std::optional<ScriptHooks::Args> args;
     for (const Webhook& w : webhooks->second) {
       if (!w.Subscribes(trigger)) continue;

@@ -123,22 +123,23 @@ void RegisterWebhookRoutes(PluginContext& ctx, std::shared_ptr<WebhookStore> web
     const std::string base = of_event_type ? "/v2/event-types/:eventTypeId/webhooks" : "/v2/webhooks";
 
     ctx.AddRoute(ApiKeyRoute(Method::kPost, base, [webhooks, allow_private, of_event_type](Request& req) {
-      auto level = PathLevel(req, of_event_type);
-      if (!level) return EventTypeNotFound();
-      Result<WebhookFields> fields = ReadFields(req, true, allow_private);
-      if (!fields.ok()) return Response::FromStatus(fields.status());
-      return Answer(webhooks->Create(req.principal->user_id, *level, *fields), 201);
-    }).Outbound());
+                   auto level = PathLevel(req, of_event_type);
+                   if (!level) return EventTypeNotFound();
+                   Result<WebhookFields> fields = ReadFields(req, true, allow_private);
+                   if (!fields.ok()) return Response::FromStatus(fields.status());
+                   return Answer(webhooks->Create(req.principal->user_id, *level, *fields), 201);
+                 }).Outbound());
 
-    ctx.AddRoute(ApiKeyRoute(Method::kPatch, base + "/:id", [webhooks, allow_private, of_event_type](Request& req) {
-      auto level = PathLevel(req, of_event_type);
-      if (!level) return EventTypeNotFound();
-      auto id = PathId(req, "id");
-      if (!id) return WebhookNotFound();
-      Result<WebhookFields> fields = ReadFields(req, false, allow_private);
-      if (!fields.ok()) return Response::FromStatus(fields.status());
-      return Answer(webhooks->Update(req.principal->user_id, *level, *id, *fields));
-    }).Outbound());
+    ctx.AddRoute(
+        ApiKeyRoute(Method::kPatch, base + "/:id", [webhooks, allow_private, of_event_type](Request& req) {
+          auto level = PathLevel(req, of_event_type);
+          if (!level) return EventTypeNotFound();
+          auto id = PathId(req, "id");
+          if (!id) return WebhookNotFound();
+          Result<WebhookFields> fields = ReadFields(req, false, allow_private);
+          if (!fields.ok()) return Response::FromStatus(fields.status());
+          return Answer(webhooks->Update(req.principal->user_id, *level, *id, *fields));
+        }).Outbound());
 
     ctx.AddRoute(ApiKeyRoute(Method::kGet, base, [webhooks, of_event_type](Request& req) {
       auto level = PathLevel(req, of_event_type);
@@ -149,7 +150,8 @@ void RegisterWebhookRoutes(PluginContext& ctx, std::shared_ptr<WebhookStore> web
       if (!list.ok()) return Response::FromStatus(list.status());
       Json data = Json::array();
       for (const Webhook& w : list->first) data.push_back(WebhookJson(w));
-      return Response::SuccessWith(Json{{"data", std::move(data)}, {"pagination", Pagination(list->second, *page)}});
+      return Response::SuccessWith(
+          Json{{"data", std::move(data)}, {"pagination", Pagination(list->second, *page)}});
     }));
 
     ctx.AddRoute(ApiKeyRoute(Method::kGet, base + "/:id", [webhooks, of_event_type](Request& req) {

@@ -29,7 +29,8 @@ constexpr const char* kPreviousSecret = R"sql(ALTER TABLE webhooks ADD COLUMN pr
 
 // Event-type webhooks: the event type a webhook belongs to (NULL: the user's own), and the one
 // URL per level rule over both levels (a unique key treats NULLs as distinct, hence the 0).
-constexpr const char* kEventTypes = R"sql(ALTER TABLE webhooks ADD COLUMN IF NOT EXISTS event_type_id BIGINT NULL AFTER user_id,
+constexpr const char* kEventTypes =
+    R"sql(ALTER TABLE webhooks ADD COLUMN IF NOT EXISTS event_type_id BIGINT NULL AFTER user_id,
   ADD COLUMN IF NOT EXISTS event_type_key BIGINT AS (COALESCE(event_type_id, 0)) STORED,
   ADD KEY IF NOT EXISTS ix_webhooks_event_type_active (event_type_id, active);
 ALTER TABLE webhooks DROP KEY IF EXISTS uq_webhooks_user_url,
@@ -64,12 +65,12 @@ bool Webhook::Subscribes(const std::string& trigger) const {
 
 Json WebhookJson(const Webhook& w) {
   Json j{{"payloadTemplate", w.payload_template ? Json(*w.payload_template) : Json()},
-              {"triggers", w.triggers},
-              {"userId", w.user_id},
-              {"id", w.id},
-              {"subscriberUrl", w.subscriber_url},
-              {"active", w.active},
-              {"secret", w.secret ? Json(*w.secret) : Json()}};
+         {"triggers", w.triggers},
+         {"userId", w.user_id},
+         {"id", w.id},
+         {"subscriberUrl", w.subscriber_url},
+         {"active", w.active},
+         {"secret", w.secret ? Json(*w.secret) : Json()}};
   if (w.event_type_id) j["eventTypeId"] = *w.event_type_id;
   return j;
 }
@@ -151,11 +152,12 @@ Result<Webhook> WebhookStore::Create(int64_t user_id, Level level, const Webhook
                                 " webhooks, their own and their event types' together");
       }
       tx.Exec(
-          "INSERT INTO webhooks (user_id, event_type_id, subscriber_url, url_hash, active, triggers, payload_template,"
-          " secret_encrypted, created_at, updated_at)"
+          "INSERT INTO webhooks (user_id, event_type_id, subscriber_url, url_hash, active, triggers,"
+          " payload_template, secret_encrypted, created_at, updated_at)"
           " VALUES (?, ?, ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))",
-          {user_id, level ? DbValue(*level) : DbValue(), *fields.subscriber_url, crypto::Sha256Hex(*fields.subscriber_url), *fields.active,
-           Json(*fields.triggers).dump(), tmpl, *encrypted});
+          {user_id, level ? DbValue(*level) : DbValue(), *fields.subscriber_url,
+           crypto::Sha256Hex(*fields.subscriber_url), *fields.active, Json(*fields.triggers).dump(), tmpl,
+           *encrypted});
       return *Load(tx, tx.LastInsertId());
     });
   } catch (const DuplicateKey&) {
@@ -211,15 +213,17 @@ Result<Webhook> WebhookStore::Get(int64_t user_id, Level level, int64_t id) {
   });
 }
 
-Result<std::pair<std::vector<Webhook>, int64_t>> WebhookStore::List(int64_t user_id, Level level, int64_t skip,
-                                                                    int64_t take) {
+Result<std::pair<std::vector<Webhook>, int64_t>> WebhookStore::List(int64_t user_id, Level level,
+                                                                    int64_t skip, int64_t take) {
   return db_.Run([&](DbConnection& conn) -> Result<std::pair<std::vector<Webhook>, int64_t>> {
     if (Status s = CheckLevel(conn, user_id, level, false); !s.ok()) return s;
     // One level: user_id with a NULL event type, or the event type (which is the user's).
-    const std::string where = level ? "WHERE event_type_id = ?" : "WHERE user_id = ? AND event_type_id IS NULL";
+    const std::string where =
+        level ? "WHERE event_type_id = ?" : "WHERE user_id = ? AND event_type_id IS NULL";
     const int64_t key = level ? *level : user_id;
     std::pair<std::vector<Webhook>, int64_t> out;
-    for (const DbRow& row : conn.Query(std::string(kSelect) + where + " ORDER BY id LIMIT ? OFFSET ?", {key, take, skip})) {
+    for (const DbRow& row :
+         conn.Query(std::string(kSelect) + where + " ORDER BY id LIMIT ? OFFSET ?", {key, take, skip})) {
       out.first.push_back(FromRow(row));
     }
     std::optional<DbRow> count = conn.QueryOne("SELECT COUNT(*) AS n FROM webhooks " + where, {key});
@@ -268,13 +272,15 @@ size_t WebhookStore::ForgetExpiredSecrets(DbConnection& conn) {
       " WHERE previous_secret_expires_at <= UTC_TIMESTAMP(3)"));
 }
 
-std::vector<Webhook> WebhookStore::Active(DbConnection& conn, int64_t user_id, std::optional<int64_t> event_type_id) {
+std::vector<Webhook> WebhookStore::Active(DbConnection& conn, int64_t user_id,
+                                          std::optional<int64_t> event_type_id) {
   // Each arm reads its own index: (user_id, active) and (event_type_id, active).
   const std::string own = std::string(kSelect) + "WHERE user_id = ? AND active = 1 AND event_type_id IS NULL";
-  std::vector<DbRow> rows =
-      event_type_id ? conn.Query("(" + own + ") UNION ALL (" + kSelect + "WHERE event_type_id = ? AND active = 1) ORDER BY id",
-                                 {user_id, *event_type_id})
-                    : conn.Query(own + " ORDER BY id", {user_id});
+  std::vector<DbRow> rows = event_type_id
+                                ? conn.Query("(" + own + ") UNION ALL (" + kSelect +
+                                                 "WHERE event_type_id = ? AND active = 1) ORDER BY id",
+                                             {user_id, *event_type_id})
+                                : conn.Query(own + " ORDER BY id", {user_id});
   std::vector<Webhook> out;
   out.reserve(rows.size());
   for (const DbRow& row : rows) out.push_back(FromRow(row));

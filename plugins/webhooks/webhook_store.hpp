@@ -62,7 +62,9 @@ class WebhookStore {
 
   // Where the event types are; absent until set (no event type exists). Set it before requests
   // are served (the plugin's Start); not thread-safe against the calls below.
-  void AttachEventTypes(std::shared_ptr<EventTypeDirectory> event_types) { event_types_ = std::move(event_types); }
+  void AttachEventTypes(std::shared_ptr<EventTypeDirectory> event_types) {
+    event_types_ = std::move(event_types);
+  }
 
   // A level of one user's webhooks: nullopt for the user's own, else the id of one of the user's
   // event types. The calls taking a level answer 404 for another user's event type, or none, and
@@ -77,7 +79,8 @@ class WebhookStore {
   Result<Webhook> Update(int64_t user_id, Level level, int64_t id, const WebhookFields& fields);
   Result<Webhook> Get(int64_t user_id, Level level, int64_t id);
   // Oldest first: the page and the total.
-  Result<std::pair<std::vector<Webhook>, int64_t>> List(int64_t user_id, Level level, int64_t skip, int64_t take);
+  Result<std::pair<std::vector<Webhook>, int64_t>> List(int64_t user_id, Level level, int64_t skip,
+                                                        int64_t take);
   // Deletes the webhook and its delivery log; answers it as it was.
   Result<Webhook> Delete(int64_t user_id, Level level, int64_t id);
   // One of the user's webhooks, whatever its level (the delivery log, retry, ping, rotation and
@@ -95,7 +98,8 @@ class WebhookStore {
   // For the delivery engine, on the caller's connection: the active webhooks a booking's event
   // goes to, in one query: the organizer's own and those of the booking's event type (when it has
   // one), ordered by id; one webhook by id whoever owns it; and 410's effect.
-  std::vector<Webhook> Active(DbConnection& conn, int64_t user_id, std::optional<int64_t> event_type_id = std::nullopt);
+  std::vector<Webhook> Active(DbConnection& conn, int64_t user_id,
+                              std::optional<int64_t> event_type_id = std::nullopt);
   std::optional<Webhook> Load(DbConnection& conn, int64_t id, bool for_update = false);
   void Deactivate(DbConnection& conn, int64_t id);
 

@@ -77,8 +77,9 @@ ScriptHooks LoadHooks(PluginContext& ctx, const WebhooksConfig& config) {
 
 class WebhooksPlugin final : public Plugin {
  public:
-  WebhooksPlugin(PluginContext& ctx, std::shared_ptr<WebhookMetrics> metrics, std::shared_ptr<WebhookStore> webhooks,
-                 std::shared_ptr<DeliveryQueue> queue, std::shared_ptr<DeliverySender> sender)
+  WebhooksPlugin(PluginContext& ctx, std::shared_ptr<WebhookMetrics> metrics,
+                 std::shared_ptr<WebhookStore> webhooks, std::shared_ptr<DeliveryQueue> queue,
+                 std::shared_ptr<DeliverySender> sender)
       : ctx_(ctx),
         metrics_(std::move(metrics)),
         webhooks_(std::move(webhooks)),
@@ -164,7 +165,8 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
     if (auto s = weak.lock()) s->Wake();
   };
   RegisterWebhookRoutes(ctx, webhooks, queue, route_options);
-  return std::make_unique<WebhooksPlugin>(ctx, std::move(metrics), std::move(webhooks), std::move(queue), std::move(sender));
+  return std::make_unique<WebhooksPlugin>(ctx, std::move(metrics), std::move(webhooks), std::move(queue),
+                                          std::move(sender));
 }
 
 }  // namespace

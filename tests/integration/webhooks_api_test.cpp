@@ -215,7 +215,8 @@ TEST_F(WebhooksApiTest, EventTypeWebhooksCreateGetListPatchDelete) {
   CreateEventTypeWebhook(demo, Body("https://hooks.example.com/et"));
   EXPECT_EQ(Call("POST", base, owner_key_, Body("https://hooks.example.com/et")).status, 409);
   CreateEventTypeWebhook(intro, Body("https://hooks.example.com/et2"));
-  EXPECT_EQ(Call("PATCH", path, owner_key_, json{{"subscriberUrl", "https://hooks.example.com/et2"}}).status, 409);
+  EXPECT_EQ(Call("PATCH", path, owner_key_, json{{"subscriberUrl", "https://hooks.example.com/et2"}}).status,
+            409);
 
   HttpResult list = Call("GET", base + "?take=1", owner_key_);
   ASSERT_EQ(list.status, 200) << list.body;
@@ -231,12 +232,15 @@ TEST_F(WebhooksApiTest, EventTypeWebhooksCreateGetListPatchDelete) {
   EXPECT_EQ(Call("GET", "/v2/webhooks/" + std::to_string(id), owner_key_).status, 404);
   EXPECT_EQ(Call("DELETE", "/v2/webhooks/" + std::to_string(id), owner_key_).status, 404);
   // ...and a webhook is found only under its own event type.
-  EXPECT_EQ(Call("GET", "/v2/event-types/" + std::to_string(demo) + "/webhooks/" + std::to_string(id), owner_key_)
-                .status,
+  EXPECT_EQ(
+      Call("GET", "/v2/event-types/" + std::to_string(demo) + "/webhooks/" + std::to_string(id), owner_key_)
+          .status,
+      404);
+  EXPECT_EQ(Call("GET", base + "/" + std::to_string(user_level["id"].get<int64_t>()), owner_key_).status,
             404);
-  EXPECT_EQ(Call("GET", base + "/" + std::to_string(user_level["id"].get<int64_t>()), owner_key_).status, 404);
 
-  HttpResult patched = Call("PATCH", path, owner_key_, json{{"active", false}, {"triggers", {"BOOKING_NO_SHOW"}}});
+  HttpResult patched =
+      Call("PATCH", path, owner_key_, json{{"active", false}, {"triggers", {"BOOKING_NO_SHOW"}}});
   ASSERT_EQ(patched.status, 200) << patched.body;
   EXPECT_EQ(patched.Json()["data"]["active"], false);
   EXPECT_EQ(patched.Json()["data"]["triggers"], json({"BOOKING_NO_SHOW"}));
@@ -255,28 +259,39 @@ TEST_F(WebhooksApiTest, AnotherUsersEventTypeIsNotFound) {
   const int64_t mine = CreateEventType(owner_key_, "intro")["id"];
   const int64_t theirs = CreateEventType(other_key_, "theirs")["id"];
   const std::string their_base = "/v2/event-types/" + std::to_string(theirs) + "/webhooks";
-  const int64_t their_webhook = CreateEventTypeWebhook(theirs, Body("https://hooks.example.com/t"), other_key_)["id"];
+  const int64_t their_webhook =
+      CreateEventTypeWebhook(theirs, Body("https://hooks.example.com/t"), other_key_)["id"];
   const std::string their_path = their_base + "/" + std::to_string(their_webhook);
 
-  for (const auto& [method, path] : std::vector<std::pair<std::string, std::string>>{
-           {"POST", their_base}, {"GET", their_base}, {"GET", their_path}, {"PATCH", their_path},
-           {"DELETE", their_path}}) {
-    HttpResult r = method == "POST" || method == "PATCH" ? Call(method, path, owner_key_, Body("https://hooks.example.com/x"))
-                                                         : Call(method, path, owner_key_);
+  for (const auto& [method, path] :
+       std::vector<std::pair<std::string, std::string>>{{"POST", their_base},
+                                                        {"GET", their_base},
+                                                        {"GET", their_path},
+                                                        {"PATCH", their_path},
+                                                        {"DELETE", their_path}}) {
+    HttpResult r = method == "POST" || method == "PATCH"
+                       ? Call(method, path, owner_key_, Body("https://hooks.example.com/x"))
+                       : Call(method, path, owner_key_);
     EXPECT_EQ(r.status, 404) << method << " " << path << " -> " << r.body;
     EXPECT_EQ(r.Json()["error"]["code"], "not_found") << r.body;
   }
   // Their webhook through the owner's own event type, and its delivery log and ping: 404 too.
-  EXPECT_EQ(Call("GET", "/v2/event-types/" + std::to_string(mine) + "/webhooks/" + std::to_string(their_webhook),
-                 owner_key_)
-                .status,
+  EXPECT_EQ(
+      Call("GET", "/v2/event-types/" + std::to_string(mine) + "/webhooks/" + std::to_string(their_webhook),
+           owner_key_)
+          .status,
+      404);
+  EXPECT_EQ(Call("GET", "/v2/webhooks/" + std::to_string(their_webhook) + "/deliveries", owner_key_).status,
             404);
-  EXPECT_EQ(Call("GET", "/v2/webhooks/" + std::to_string(their_webhook) + "/deliveries", owner_key_).status, 404);
-  EXPECT_EQ(Call("POST", "/v2/webhooks/" + std::to_string(their_webhook) + "/ping", owner_key_, std::string("{}")).status,
-            404);
+  EXPECT_EQ(
+      Call("POST", "/v2/webhooks/" + std::to_string(their_webhook) + "/ping", owner_key_, std::string("{}"))
+          .status,
+      404);
   // An event type that does not exist, and ids that are not ids.
   EXPECT_EQ(Call("GET", "/v2/event-types/999999/webhooks", owner_key_).status, 404);
-  EXPECT_EQ(Call("POST", "/v2/event-types/999999/webhooks", owner_key_, Body("https://hooks.example.com/x")).status, 404);
+  EXPECT_EQ(
+      Call("POST", "/v2/event-types/999999/webhooks", owner_key_, Body("https://hooks.example.com/x")).status,
+      404);
   EXPECT_EQ(Call("GET", "/v2/event-types/abc/webhooks", owner_key_).status, 404);
   EXPECT_EQ(Call("GET", "/v2/event-types/" + std::to_string(mine) + "/webhooks/abc", owner_key_).status, 404);
   // Nothing of theirs changed, nothing of ours was made.
@@ -286,7 +301,8 @@ TEST_F(WebhooksApiTest, AnotherUsersEventTypeIsNotFound) {
   EXPECT_EQ(still.Json()["data"]["active"], true);
   // API keys only, as for the user's webhooks.
   OAuthGrant grant = GrantOAuthToken(*server_, db_, owner_, owner_, {"EVENT_TYPE_READ"}, {"EVENT_TYPE_READ"});
-  EXPECT_EQ(Call("GET", "/v2/event-types/" + std::to_string(mine) + "/webhooks", grant.access_token).status, 401);
+  EXPECT_EQ(Call("GET", "/v2/event-types/" + std::to_string(mine) + "/webhooks", grant.access_token).status,
+            401);
   EXPECT_EQ(Call("GET", "/v2/event-types/" + std::to_string(mine) + "/webhooks", "").status, 401);
 }
 
@@ -339,11 +355,13 @@ TEST_F(WebhooksApiTest, WebhookLimitCountsBothLevels) {
   std::string values;
   for (int i = 0; i < 98; ++i) {
     const std::string url = "'https://hooks.example.com/bulk/" + std::to_string(i) + "'";
-    values += std::string(values.empty() ? "" : ",") + "(" + std::to_string(owner_) + ", " + url + ", SHA2(" + url +
-              ", 256), 1, '[\"BOOKING_CREATED\"]', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))";
+    values += std::string(values.empty() ? "" : ",") + "(" + std::to_string(owner_) + ", " + url + ", SHA2(" +
+              url + ", 256), 1, '[\"BOOKING_CREATED\"]', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))";
   }
-  db_.Exec("INSERT INTO webhooks (user_id, subscriber_url, url_hash, active, triggers, created_at, updated_at) VALUES " +
-           values);
+  db_.Exec(
+      "INSERT INTO webhooks (user_id, subscriber_url, url_hash, active, triggers, created_at, updated_at) "
+      "VALUES " +
+      values);
   CreateWebhook(Body("https://hooks.example.com/user-99"));
   const int64_t last = CreateEventTypeWebhook(intro, Body("https://hooks.example.com/et-100"))["id"];
 
@@ -351,7 +369,8 @@ TEST_F(WebhooksApiTest, WebhookLimitCountsBothLevels) {
   EXPECT_EQ(user_over.status, 409) << user_over.body;
   HttpResult type_over = Call("POST", base, owner_key_, Body("https://hooks.example.com/et-101"));
   EXPECT_EQ(type_over.status, 409) << type_over.body;
-  EXPECT_NE(type_over.Json()["error"]["message"].get<std::string>().find("100"), std::string::npos) << type_over.body;
+  EXPECT_NE(type_over.Json()["error"]["message"].get<std::string>().find("100"), std::string::npos)
+      << type_over.body;
   EXPECT_EQ(db_.QueryValue("SELECT COUNT(*) FROM webhooks WHERE user_id = " + std::to_string(owner_)), "100");
   // Another user's count is their own.
   CreateWebhook(Body("https://hooks.example.com/other"), other_key_);
@@ -374,7 +393,9 @@ TEST_F(WebhooksApiTest, DeletingAnEventTypeDeletesItsWebhooks) {
   const int64_t gone = CreateEventTypeWebhook(intro, Body(receiver.url() + "/a"))["id"];
   const int64_t kept = CreateEventTypeWebhook(demo, Body("https://hooks.example.com/a"))["id"];
   const int64_t user_level = CreateWebhook(Body("https://hooks.example.com/a"))["id"];
-  ASSERT_EQ(Call("POST", "/v2/webhooks/" + std::to_string(gone) + "/ping", owner_key_, std::string("{}")).status, 200);
+  ASSERT_EQ(
+      Call("POST", "/v2/webhooks/" + std::to_string(gone) + "/ping", owner_key_, std::string("{}")).status,
+      200);
   ASSERT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE webhook_id = " + std::to_string(gone)), 1);
 
   HttpResult deleted = Call("DELETE", "/v2/event-types/" + std::to_string(intro), owner_key_);
@@ -384,9 +405,10 @@ TEST_F(WebhooksApiTest, DeletingAnEventTypeDeletesItsWebhooks) {
   EXPECT_EQ(Call("GET", "/v2/event-types/" + std::to_string(intro) + "/webhooks", owner_key_).status, 404);
   EXPECT_EQ(Call("GET", "/v2/webhooks/" + std::to_string(gone) + "/deliveries", owner_key_).status, 404);
   // The other event type's and the user's webhooks stay.
-  EXPECT_EQ(Call("GET", "/v2/event-types/" + std::to_string(demo) + "/webhooks/" + std::to_string(kept), owner_key_)
-                .status,
-            200);
+  EXPECT_EQ(
+      Call("GET", "/v2/event-types/" + std::to_string(demo) + "/webhooks/" + std::to_string(kept), owner_key_)
+          .status,
+      200);
   EXPECT_EQ(Call("GET", "/v2/webhooks/" + std::to_string(user_level), owner_key_).status, 200);
 }
 

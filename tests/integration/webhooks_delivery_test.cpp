@@ -536,7 +536,8 @@ TEST_F(WebhooksDelivery, EventTypeWebhooksGetOnlyTheirEventTypesBookingsAndEachL
   EXPECT_EQ(demo_got[0].Header("webhook-id"), demo_delivery["webhookId"]);
 
   // The webhook's own routes serve event-type webhooks: its ping, and a manual retry.
-  HttpResult ping = Call("POST", "/v2/webhooks/" + std::to_string(intro_hook) + "/ping", owner_key_, std::string("{}"));
+  HttpResult ping =
+      Call("POST", "/v2/webhooks/" + std::to_string(intro_hook) + "/ping", owner_key_, std::string("{}"));
   ASSERT_EQ(ping.status, 200) << ping.body;
   EXPECT_EQ(ping.Json()["data"]["ok"], true);
   both = RequestsTo(receiver, "/both");

@@ -54,9 +54,10 @@ class WebhooksFixture : public BookingsFixture {
     ++bookings_made_;
     CliResult imported = server_->Cli(
         {"admin", "booking", "import", "--user-id", std::to_string(owner_), "--event-type-id",
-         std::to_string(event_type != 0 ? event_type : event_type_), "--start", "2030-01-" + std::string(bookings_made_ < 10 ? "0" : "") +
-         std::to_string(bookings_made_) + "T10:00:00Z", "--attendee-email", "ann@example.com", "--attendee-name",
-         attendee_name, "--status", "pending"});
+         std::to_string(event_type != 0 ? event_type : event_type_), "--start",
+         "2030-01-" + std::string(bookings_made_ < 10 ? "0" : "") + std::to_string(bookings_made_) +
+             "T10:00:00Z",
+         "--attendee-email", "ann@example.com", "--attendee-name", attendee_name, "--status", "pending"});
     EXPECT_EQ(imported.exit_code, 0) << imported.err;
     const std::string uid = imported.Json().value("uid", "");
     HttpResult confirmed = Call("POST", "/v2/bookings/" + uid + "/confirm", owner_key_, std::string("{}"));

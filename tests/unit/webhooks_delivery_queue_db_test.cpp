@@ -220,16 +220,20 @@ TEST_F(WebhooksDeliveryQueueDb, EventGoesToTheOrganizersAndItsEventTypesWebhooks
   // Beside organizer 3's own webhook: one on event type 7 (the same URL: another level), one on
   // event type 8, an inactive one on 7, and another organizer's own.
   scratch_.Exec(
-      "INSERT INTO webhooks (user_id, event_type_id, subscriber_url, url_hash, active, triggers, created_at, updated_at)"
-      " VALUES (3, 7, 'http://127.0.0.1:9/hook', SHA2('http://127.0.0.1:9/hook', 256), 1, '[\"BOOKING_CREATED\"]',"
+      "INSERT INTO webhooks (user_id, event_type_id, subscriber_url, url_hash, active, triggers, created_at, "
+      "updated_at)"
+      " VALUES (3, 7, 'http://127.0.0.1:9/hook', SHA2('http://127.0.0.1:9/hook', 256), 1, "
+      "'[\"BOOKING_CREATED\"]',"
       "   UTC_TIMESTAMP(3), UTC_TIMESTAMP(3)),"
       " (3, 8, 'http://127.0.0.1:9/eight', SHA2('http://127.0.0.1:9/eight', 256), 1, '[\"BOOKING_CREATED\"]',"
       "   UTC_TIMESTAMP(3), UTC_TIMESTAMP(3)),"
       " (3, 7, 'http://127.0.0.1:9/off', SHA2('http://127.0.0.1:9/off', 256), 0, '[\"BOOKING_CREATED\"]',"
       "   UTC_TIMESTAMP(3), UTC_TIMESTAMP(3)),"
-      " (4, NULL, 'http://127.0.0.1:9/hook', SHA2('http://127.0.0.1:9/hook', 256), 1, '[\"BOOKING_CREATED\"]',"
+      " (4, NULL, 'http://127.0.0.1:9/hook', SHA2('http://127.0.0.1:9/hook', 256), 1, "
+      "'[\"BOOKING_CREATED\"]',"
       "   UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))");
-  const std::string on_seven = scratch_.QueryValue("SELECT id FROM webhooks WHERE event_type_id = 7 AND active = 1");
+  const std::string on_seven =
+      scratch_.QueryValue("SELECT id FROM webhooks WHERE event_type_id = 7 AND active = 1");
   const std::string on_eight = scratch_.QueryValue("SELECT id FROM webhooks WHERE event_type_id = 8");
   auto event = [](int64_t id, std::optional<int64_t> event_type) {
     OutboxEvent e;
@@ -238,7 +242,8 @@ TEST_F(WebhooksDeliveryQueueDb, EventGoesToTheOrganizersAndItsEventTypesWebhooks
     e.type = "BOOKING_CREATED";
     webhooks::Json payload = {{"uid", "b" + std::to_string(id)}, {"organizer", {{"id", 3}}}};
     if (event_type) payload["eventTypeId"] = *event_type;
-    e.payload = {{"triggerEvent", "BOOKING_CREATED"}, {"createdAt", "2030-01-01T09:00:00.000Z"}, {"payload", payload}};
+    e.payload = {
+        {"triggerEvent", "BOOKING_CREATED"}, {"createdAt", "2030-01-01T09:00:00.000Z"}, {"payload", payload}};
     e.created_at = std::chrono::system_clock::now();
     return e;
   };
@@ -246,8 +251,9 @@ TEST_F(WebhooksDeliveryQueueDb, EventGoesToTheOrganizersAndItsEventTypesWebhooks
   const std::vector<OutboxEvent> batch = {event(1, 7), event(2, std::nullopt), event(3, 7)};
   EXPECT_EQ(db_->Transaction([&](DbConnection& tx) { return queue_->Enqueue(tx, batch); }), 5u);
   auto webhooks_of = [&](int event_id) {
-    return scratch_.QueryValue("SELECT GROUP_CONCAT(webhook_id ORDER BY webhook_id) FROM webhook_deliveries WHERE event_id = " +
-                               std::to_string(event_id));
+    return scratch_.QueryValue(
+        "SELECT GROUP_CONCAT(webhook_id ORDER BY webhook_id) FROM webhook_deliveries WHERE event_id = " +
+        std::to_string(event_id));
   };
   EXPECT_EQ(webhooks_of(1), std::to_string(webhook_id_) + "," + on_seven);
   EXPECT_EQ(webhooks_of(2), std::to_string(webhook_id_));
