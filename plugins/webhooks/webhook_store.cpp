@@ -217,9 +217,8 @@ Result<std::pair<std::vector<Webhook>, int64_t>> WebhookStore::List(int64_t user
                                                                     int64_t skip, int64_t take) {
   return db_.Run([&](DbConnection& conn) -> Result<std::pair<std::vector<Webhook>, int64_t>> {
     if (Status s = CheckLevel(conn, user_id, level, false); !s.ok()) return s;
-    // One level: user_id with a NULL event type, or the event type (which is the user's).
-    const std::string where =
-        level ? "WHERE event_type_id = ?" : "WHERE user_id = ? AND event_type_id IS NULL";
+    // One level: user_id with no event type (as in Active), or the event type (which is the user's).
+    const std::string where = level ? "WHERE event_type_id = ?" : "WHERE user_id = ? AND event_type_key = 0";
     const int64_t key = level ? *level : user_id;
     std::pair<std::vector<Webhook>, int64_t> out;
     for (const DbRow& row :
@@ -274,8 +273,10 @@ size_t WebhookStore::ForgetExpiredSecrets(DbConnection& conn) {
 
 std::vector<Webhook> WebhookStore::Active(DbConnection& conn, int64_t user_id,
                                           std::optional<int64_t> event_type_id) {
-  // Each arm reads its own index: (user_id, active) and (event_type_id, active).
-  const std::string own = std::string(kSelect) + "WHERE user_id = ? AND active = 1 AND event_type_id IS NULL";
+  // Each arm reads its own index: (user_id, active) and (event_type_id, active). The user's own
+  // are `event_type_key = 0`, not `event_type_id IS NULL`, which the optimizer may answer by
+  // intersecting with the NULL range of the event type index: every user's own webhooks.
+  const std::string own = std::string(kSelect) + "WHERE user_id = ? AND event_type_key = 0 AND active = 1";
   std::vector<DbRow> rows = event_type_id
                                 ? conn.Query("(" + own + ") UNION ALL (" + kSelect +
                                                  "WHERE event_type_id = ? AND active = 1) ORDER BY id",
