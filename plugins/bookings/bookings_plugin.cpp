@@ -1,6 +1,6 @@
 // The bookings plugin's wiring: config, the event types, the booking flow (tables, "bookings"
-// outbox events), the booking references other plugins record, the scoped event type, booking and
-// schedule routes, `admin booking import` and the completion sweep.
+// outbox events), the booking references and event types other plugins use, the scoped event
+// type, booking and schedule routes, `admin booking import` and the completion sweep.
 #include <chrono>
 #include <memory>
 
@@ -62,8 +62,9 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   auto references = std::make_shared<BookingReferenceStore>(ctx.db());
   ctx.AddMigrations(BookingMigrations());
   ctx.Provide<BookingReferences>("bookings.references", references);
-  RegisterBookingRoutes(ctx, BookingServices{std::make_shared<EventTypeService>(ctx.db()), flow, references},
-                        config.public_rate_limit);
+  auto event_types = std::make_shared<EventTypeService>(ctx.db());
+  ctx.Provide<EventTypeDirectory>("bookings.event_types", event_types);
+  RegisterBookingRoutes(ctx, BookingServices{event_types, flow, references}, config.public_rate_limit);
   RegisterScheduleRoutes(ctx, std::make_shared<ScheduleService>(ctx.db()));
   // The import shares the flow's cache of booked times: the flow outlives the command.
   auto import = std::make_shared<BookingImport>(ctx.db(), ctx.identity(), flow->booked_times());

@@ -102,9 +102,20 @@ Result<Json> EventTypeService::Delete(int64_t owner_id, int64_t id) {
     if (conn.QueryOne("SELECT 1 FROM bookings WHERE event_type_id = ? LIMIT 1", {id})) {
       return Status::Conflict("the event type has bookings; it cannot be deleted");
     }
+    for (const DeleteListener& listener : delete_listeners_) listener(conn, id);
     conn.Exec("DELETE FROM event_types WHERE id = ?", {id});
     return EventTypeJson(*et);
   });
 }
+
+std::optional<int64_t> EventTypeService::Owner(DbConnection& conn, int64_t id, bool lock) {
+  std::optional<DbRow> row = conn.QueryOne(
+      std::string("SELECT owner_id FROM event_types WHERE id = ?") + (lock ? " LOCK IN SHARE MODE" : ""),
+      {id});
+  if (!row) return std::nullopt;
+  return row->Int("owner_id");
+}
+
+void EventTypeService::OnDelete(DeleteListener listener) { delete_listeners_.push_back(std::move(listener)); }
 
 }  // namespace rendezvous::bookings

@@ -3,19 +3,23 @@
 // HTTP layer: NotFound (another user's event type is not found), Conflict (a duplicate slug, too
 // many event types, bookings still made of it), Invalid naming the field. Thread-safe (each call
 // borrows its own connection); calls may throw DatabaseUnavailable. The Database must outlive it.
+// It is also the other plugins' view of event types (EventTypeDirectory, "bookings.event_types"):
+// owners, and listeners run inside each deletion's transaction.
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "event_type.hpp"
 #include "rendezvous/database.hpp"
+#include "rendezvous/event_types.hpp"
 #include "rendezvous/status.hpp"
 
 namespace rendezvous::bookings {
 
 constexpr int kMaxEventTypesPerUser = 500;
 
-class EventTypeService {
+class EventTypeService final : public EventTypeDirectory {
  public:
   explicit EventTypeService(Database& db);
 
@@ -26,11 +30,16 @@ class EventTypeService {
   Result<Json> Create(int64_t owner_id, const EventTypeFields& fields);
   // `patch` must have passed ApplyEventTypePatch on a scratch object already.
   Result<Json> Update(int64_t owner_id, int64_t id, const Json& patch);
-  // A Conflict while bookings of the event type exist. Answers the deleted event type.
+  // A Conflict while bookings of the event type exist. Answers the deleted event type. The
+  // OnDelete listeners run in its transaction.
   Result<Json> Delete(int64_t owner_id, int64_t id);
+
+  std::optional<int64_t> Owner(DbConnection& conn, int64_t id, bool lock) override;
+  void OnDelete(DeleteListener listener) override;
 
  private:
   Database& db_;
+  std::vector<DeleteListener> delete_listeners_;
 };
 
 }  // namespace rendezvous::bookings

@@ -74,6 +74,15 @@ std::optional<int64_t> OrganizerId(const Json& event) {
   return std::nullopt;
 }
 
+// The event type of the booking an event is about: payload.eventTypeId.
+std::optional<int64_t> EventTypeId(const Json& event) {
+  auto payload = event.find("payload");
+  if (payload == event.end() || !payload->is_object()) return std::nullopt;
+  auto id = payload->find("eventTypeId");
+  if (id == payload->end() || !id->is_number_integer()) return std::nullopt;
+  return id->get<int64_t>();
+}
+
 std::string IdList(const std::vector<int64_t>& ids) {
   std::string out;
   for (int64_t id : ids) out += (out.empty() ? "" : ",") + std::to_string(id);
@@ -124,10 +133,10 @@ std::vector<Migration> DeliveryQueue::Migrations() {
 }
 
 size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& batch) {
-  // Each organizer's webhooks are read once per batch; the deliveries are written by multi-row
-  // inserts, each at most kMaxInsertBytes of bodies.
+  // The webhooks of each organizer and event type (both levels, one query) are read once per
+  // batch; the deliveries are written by multi-row inserts, each at most kMaxInsertBytes of bodies.
   constexpr size_t kMaxInsertBytes = 4 << 20;
-  std::map<int64_t, std::vector<Webhook>> active;
+  std::map<std::pair<int64_t, std::optional<int64_t>>, std::vector<Webhook>> active;
   std::vector<std::vector<DbValue>> rows;
   size_t row_bytes = 0;
   size_t created = 0;
@@ -146,8 +155,10 @@ size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& 
     if (!IsTrigger(trigger)) continue;
     std::optional<int64_t> organizer = OrganizerId(e.payload);
     if (!organizer) continue;
-    auto webhooks = active.find(*organizer);
-    if (webhooks == active.end()) webhooks = active.emplace(*organizer, webhooks_.Active(tx, *organizer)).first;
+    const auto level = std::make_pair(*organizer, EventTypeId(e.payload));
+    auto webhooks = active.find(level);
+    if (webhooks == active.end())
+      webhooks = active.emplace(level, webhooks_.Active(tx, level.first, level.second)).first;
     std::optional<ScriptHooks::Args> args;
     for (const Webhook& w : webhooks->second) {
       if (!w.Subscribes(trigger)) continue;

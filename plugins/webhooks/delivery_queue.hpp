@@ -3,7 +3,8 @@
 // state and when it is next due) and `webhook_delivery_attempts` (one row per attempt).
 //
 // - Enqueue runs inside the outbox consumer's transaction: one row per active webhook of the
-//   booking's organizer subscribed to the trigger that the filter hook lets through, its body
+//   booking's organizer and of the booking's event type (WebhookStore::Active, one query for both
+//   levels) subscribed to the trigger that the filter hook lets through, its body
 //   made by the render hook or the built-in renderer (ScriptHooks). (webhook, event) is unique, so an event handed
 //   over twice creates nothing twice, and a committed event always has its rows.
 // - Claim takes due rows with FOR UPDATE SKIP LOCKED (instances and senders share the table) and

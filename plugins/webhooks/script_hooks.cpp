@@ -66,12 +66,14 @@ ScriptHooks::Args::Args(const Json& outbox_payload, Json webhook_value)
 }
 
 Json ScriptHooks::WebhookValue(const Webhook& w) {
-  return Json{{"id", w.id},
-              {"userId", w.user_id},
-              {"subscriberUrl", w.subscriber_url},
-              {"triggers", w.triggers},
-              {"active", w.active},
-              {"payloadTemplate", w.payload_template ? Json(*w.payload_template) : Json()}};
+  Json value{{"id", w.id},
+             {"userId", w.user_id},
+             {"subscriberUrl", w.subscriber_url},
+             {"triggers", w.triggers},
+             {"active", w.active},
+             {"payloadTemplate", w.payload_template ? Json(*w.payload_template) : Json()}};
+  if (w.event_type_id) value["eventTypeId"] = *w.event_type_id;
+  return value;
 }
 
 // Calls `function` with the arguments read in place: the (large) event value is never copied.

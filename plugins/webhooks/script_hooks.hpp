@@ -6,7 +6,8 @@
 //   is the webhook's payloadTemplate or nil.
 //
 // Values: event = {triggerEvent, createdAt, payload}; webhook = {id, userId, subscriberUrl,
-// triggers, active, payloadTemplate} — never the secret.
+// triggers, active, payloadTemplate}, and eventTypeId for an event type's webhook — never the
+// secret.
 //
 // Every failure falls back to the built-in behaviour: deliver, and render the template (or the
 // event) as TemplateRenderer does. An error or a limit overrun is logged with the script's line

@@ -56,6 +56,16 @@ Json Pagination(int64_t total, const Page& page) {
 }
 
 Response WebhookNotFound() { return Response::FromStatus(Status::NotFound("webhook not found")); }
+Response EventTypeNotFound() { return Response::FromStatus(Status::NotFound("event type not found")); }
+
+// The level a route's path names: the user's own webhooks, or the event type's in :eventTypeId.
+// nullopt when that is not an id (404).
+std::optional<WebhookStore::Level> PathLevel(const Request& req, bool of_event_type) {
+  if (!of_event_type) return std::optional<WebhookStore::Level>(std::in_place);  // the user's own
+  auto id = PathId(req, "eventTypeId");
+  if (!id) return std::nullopt;
+  return std::optional<WebhookStore::Level>(std::in_place, *id);
+}
 
 Response Answer(const Result<Webhook>& w, int status = 200) {
   if (!w.ok()) return Response::FromStatus(w.status());
@@ -106,42 +116,62 @@ void RegisterWebhookRoutes(PluginContext& ctx, std::shared_ptr<WebhookStore> web
   const bool allow_private = options.allow_private_networks;
   Database& db = ctx.db();
 
-  // Create and update resolve the subscriber's host name: outbound work, on its own pool.
-  ctx.AddRoute(ApiKeyRoute(Method::kPost, "/v2/webhooks", [webhooks, allow_private](Request& req) {
-    Result<WebhookFields> fields = ReadFields(req, true, allow_private);
-    if (!fields.ok()) return Response::FromStatus(fields.status());
-    return Answer(webhooks->Create(req.principal->user_id, *fields), 201);
-  }).Outbound());
+  // The same five routes at both levels: the user's own webhooks under /v2/webhooks, an event
+  // type's under /v2/event-types/{eventTypeId}/webhooks (DESIGN §6). Create and update resolve the
+  // subscriber's host name: outbound work, on its own pool.
+  for (const bool of_event_type : {false, true}) {
+    const std::string base = of_event_type ? "/v2/event-types/:eventTypeId/webhooks" : "/v2/webhooks";
 
-  ctx.AddRoute(ApiKeyRoute(Method::kPatch, "/v2/webhooks/:id", [webhooks, allow_private](Request& req) {
-    auto id = PathId(req, "id");
-    if (!id) return WebhookNotFound();
-    Result<WebhookFields> fields = ReadFields(req, false, allow_private);
-    if (!fields.ok()) return Response::FromStatus(fields.status());
-    return Answer(webhooks->Update(req.principal->user_id, *id, *fields));
-  }).Outbound());
+    ctx.AddRoute(ApiKeyRoute(Method::kPost, base, [webhooks, allow_private, of_event_type](Request& req) {
+                   auto level = PathLevel(req, of_event_type);
+                   if (!level) return EventTypeNotFound();
+                   Result<WebhookFields> fields = ReadFields(req, true, allow_private);
+                   if (!fields.ok()) return Response::FromStatus(fields.status());
+                   return Answer(webhooks->Create(req.principal->user_id, *level, *fields), 201);
+                 }).Outbound());
 
-  ctx.AddRoute(ApiKeyRoute(Method::kGet, "/v2/webhooks", [webhooks](Request& req) {
-    Result<Page> page = ParsePage(req);
-    if (!page.ok()) return Response::FromStatus(page.status());
-    auto [list, total] = webhooks->List(req.principal->user_id, page->skip, page->take);
-    Json data = Json::array();
-    for (const Webhook& w : list) data.push_back(WebhookJson(w));
-    return Response::SuccessWith(Json{{"data", std::move(data)}, {"pagination", Pagination(total, *page)}});
-  }));
+    ctx.AddRoute(
+        ApiKeyRoute(Method::kPatch, base + "/:id", [webhooks, allow_private, of_event_type](Request& req) {
+          auto level = PathLevel(req, of_event_type);
+          if (!level) return EventTypeNotFound();
+          auto id = PathId(req, "id");
+          if (!id) return WebhookNotFound();
+          Result<WebhookFields> fields = ReadFields(req, false, allow_private);
+          if (!fields.ok()) return Response::FromStatus(fields.status());
+          return Answer(webhooks->Update(req.principal->user_id, *level, *id, *fields));
+        }).Outbound());
 
-  ctx.AddRoute(ApiKeyRoute(Method::kGet, "/v2/webhooks/:id", [webhooks](Request& req) {
-    auto id = PathId(req, "id");
-    if (!id) return WebhookNotFound();
-    return Answer(webhooks->Get(req.principal->user_id, *id));
-  }));
+    ctx.AddRoute(ApiKeyRoute(Method::kGet, base, [webhooks, of_event_type](Request& req) {
+      auto level = PathLevel(req, of_event_type);
+      if (!level) return EventTypeNotFound();
+      Result<Page> page = ParsePage(req);
+      if (!page.ok()) return Response::FromStatus(page.status());
+      auto list = webhooks->List(req.principal->user_id, *level, page->skip, page->take);
+      if (!list.ok()) return Response::FromStatus(list.status());
+      Json data = Json::array();
+      for (const Webhook& w : list->first) data.push_back(WebhookJson(w));
+      return Response::SuccessWith(
+          Json{{"data", std::move(data)}, {"pagination", Pagination(list->second, *page)}});
+    }));
 
-  ctx.AddRoute(ApiKeyRoute(Method::kDelete, "/v2/webhooks/:id", [webhooks](Request& req) {
-    auto id = PathId(req, "id");
-    if (!id) return WebhookNotFound();
-    return Answer(webhooks->Delete(req.principal->user_id, *id));
-  }));
+    ctx.AddRoute(ApiKeyRoute(Method::kGet, base + "/:id", [webhooks, of_event_type](Request& req) {
+      auto level = PathLevel(req, of_event_type);
+      if (!level) return EventTypeNotFound();
+      auto id = PathId(req, "id");
+      if (!id) return WebhookNotFound();
+      return Answer(webhooks->Get(req.principal->user_id, *level, *id));
+    }));
 
+    ctx.AddRoute(ApiKeyRoute(Method::kDelete, base + "/:id", [webhooks, of_event_type](Request& req) {
+      auto level = PathLevel(req, of_event_type);
+      if (!level) return EventTypeNotFound();
+      auto id = PathId(req, "id");
+      if (!id) return WebhookNotFound();
+      return Answer(webhooks->Delete(req.principal->user_id, *level, *id));
+    }));
+  }
+
+  // A webhook's own routes serve both levels: its id names it.
   ctx.AddRoute(ApiKeyRoute(Method::kGet, "/v2/webhooks/:id/deliveries", [deliveries, &db](Request& req) {
     auto id = PathId(req, "id");
     if (!id) return WebhookNotFound();

@@ -1,8 +1,10 @@
 // The webhook API (spec §4.6, §4.7, §5.1; DESIGN §9): create, update, list, get and delete
 // subscriptions, the delivery log and a manual retry. API keys only; a caller sees only their own
-// webhooks (another user's id answers 404). DESIGN §6 adds: a ping, sent at once, signed like a
-// delivery and logged with trigger PING; a secret rotation with a grace period; and the recovery
-// of a window's failed deliveries.
+// webhooks (another user's id answers 404). DESIGN §6 adds: the same five routes for an event
+// type's webhooks under /v2/event-types/{eventTypeId}/webhooks (another user's event type: 404);
+// a ping, sent at once, signed like a delivery and logged with trigger PING; a secret rotation
+// with a grace period; and the recovery of a window's failed deliveries. The delivery log, retry,
+// ping, rotation and recovery routes under /v2/webhooks/{id} serve both levels.
 #pragma once
 
 #include <functional>

@@ -27,14 +27,24 @@ constexpr const char* kCreateTable = R"sql(CREATE TABLE webhooks (
 constexpr const char* kPreviousSecret = R"sql(ALTER TABLE webhooks ADD COLUMN previous_secret_encrypted TEXT NULL,
   ADD COLUMN previous_secret_expires_at DATETIME(3) NULL, ADD KEY ix_webhooks_previous_secret (previous_secret_expires_at))sql";
 
+// Event-type webhooks: the event type a webhook belongs to (NULL: the user's own), and the one
+// URL per level rule over both levels (a unique key treats NULLs as distinct, hence the 0).
+constexpr const char* kEventTypes =
+    R"sql(ALTER TABLE webhooks ADD COLUMN IF NOT EXISTS event_type_id BIGINT NULL AFTER user_id,
+  ADD COLUMN IF NOT EXISTS event_type_key BIGINT AS (COALESCE(event_type_id, 0)) STORED,
+  ADD KEY IF NOT EXISTS ix_webhooks_event_type_active (event_type_id, active);
+ALTER TABLE webhooks DROP KEY IF EXISTS uq_webhooks_user_url,
+  ADD UNIQUE KEY IF NOT EXISTS uq_webhooks_user_level_url (user_id, event_type_key, url_hash))sql";
+
 constexpr const char* kSelect =
-    "SELECT id, user_id, subscriber_url, active, triggers, payload_template, secret_encrypted,"
+    "SELECT id, user_id, event_type_id, subscriber_url, active, triggers, payload_template, secret_encrypted,"
     " IF(previous_secret_expires_at > UTC_TIMESTAMP(3), previous_secret_encrypted, NULL) AS previous_secret"
     " FROM webhooks ";
 
 constexpr size_t kSecretBytes = 24;
 
 Status NotFound() { return Status::NotFound("webhook not found"); }
+Status EventTypeNotFound() { return Status::NotFound("event type not found"); }
 Status Duplicate() { return Status::Conflict("you already have a webhook with this subscriberUrl"); }
 
 std::vector<std::string> TriggerList(const std::string& text) {
@@ -54,25 +64,30 @@ bool Webhook::Subscribes(const std::string& trigger) const {
 }
 
 Json WebhookJson(const Webhook& w) {
-  return Json{{"payloadTemplate", w.payload_template ? Json(*w.payload_template) : Json()},
-              {"triggers", w.triggers},
-              {"userId", w.user_id},
-              {"id", w.id},
-              {"subscriberUrl", w.subscriber_url},
-              {"active", w.active},
-              {"secret", w.secret ? Json(*w.secret) : Json()}};
+  Json j{{"payloadTemplate", w.payload_template ? Json(*w.payload_template) : Json()},
+         {"triggers", w.triggers},
+         {"userId", w.user_id},
+         {"id", w.id},
+         {"subscriberUrl", w.subscriber_url},
+         {"active", w.active},
+         {"secret", w.secret ? Json(*w.secret) : Json()}};
+  if (w.event_type_id) j["eventTypeId"] = *w.event_type_id;
+  return j;
 }
 
 WebhookStore::WebhookStore(Database& db, std::string encryption_key) : db_(db), key_(std::move(encryption_key)) {}
 
 std::vector<Migration> WebhookStore::Migrations() {
-  return {{1, "webhooks", kCreateTable}, {6, "webhooks_previous_secret", kPreviousSecret}};
+  return {{1, "webhooks", kCreateTable},
+          {6, "webhooks_previous_secret", kPreviousSecret},
+          {8, "webhooks_event_types", kEventTypes}};
 }
 
 Webhook WebhookStore::FromRow(const DbRow& row) const {
   Webhook w;
   w.id = row.Int("id");
   w.user_id = row.Int("user_id");
+  if (!row.IsNull("event_type_id")) w.event_type_id = row.Int("event_type_id");
   w.subscriber_url = row.String("subscriber_url");
   w.active = row.Bool("active");
   w.triggers = TriggerList(row.String("triggers"));
@@ -104,6 +119,14 @@ Result<std::optional<std::string>> WebhookStore::Encrypt(const std::optional<std
   return std::optional<std::string>(std::move(e.value()));
 }
 
+Status WebhookStore::CheckLevel(DbConnection& conn, int64_t user_id, Level level, bool lock) const {
+  if (!level) return Status::Ok();
+  if (!event_types_) return EventTypeNotFound();
+  std::optional<int64_t> owner = event_types_->Owner(conn, *level, lock);
+  if (!owner || *owner != user_id) return EventTypeNotFound();
+  return Status::Ok();
+}
+
 std::optional<Webhook> WebhookStore::Load(DbConnection& conn, int64_t id, bool for_update) {
   std::optional<DbRow> row = for_update ? conn.QueryOne(std::string(kSelect) + "WHERE id = ? FOR UPDATE", {id})
                                         : conn.QueryOne(std::string(kSelect) + "WHERE id = ?", {id});
@@ -111,7 +134,7 @@ std::optional<Webhook> WebhookStore::Load(DbConnection& conn, int64_t id, bool f
   return FromRow(*row);
 }
 
-Result<Webhook> WebhookStore::Create(int64_t user_id, const WebhookFields& fields) {
+Result<Webhook> WebhookStore::Create(int64_t user_id, Level level, const WebhookFields& fields) {
   if (!fields.subscriber_url || !fields.triggers || !fields.active) {
     return Status::Invalid("body", "active, subscriberUrl and triggers are required");
   }
@@ -121,17 +144,20 @@ Result<Webhook> WebhookStore::Create(int64_t user_id, const WebhookFields& field
   const std::optional<std::string> tmpl = fields.payload_template ? *fields.payload_template : std::nullopt;
   try {
     return db_.Transaction([&](DbConnection& tx) -> Result<Webhook> {
+      if (Status s = CheckLevel(tx, user_id, level, true); !s.ok()) return s;
       // Counting under a lock on the user's rows keeps racing creates under the limit.
       std::optional<DbRow> count = tx.QueryOne("SELECT COUNT(*) AS n FROM webhooks WHERE user_id = ? FOR UPDATE", {user_id});
       if (count && count->Int("n") >= kMaxWebhooksPerUser) {
-        return Status::Conflict("a user can have at most " + std::to_string(kMaxWebhooksPerUser) + " webhooks");
+        return Status::Conflict("a user can have at most " + std::to_string(kMaxWebhooksPerUser) +
+                                " webhooks, their own and their event types' together");
       }
       tx.Exec(
-          "INSERT INTO webhooks (user_id, subscriber_url, url_hash, active, triggers, payload_template,"
-          " secret_encrypted, created_at, updated_at)"
-          " VALUES (?, ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))",
-          {user_id, *fields.subscriber_url, crypto::Sha256Hex(*fields.subscriber_url), *fields.active,
-           Json(*fields.triggers).dump(), tmpl, *encrypted});
+          "INSERT INTO webhooks (user_id, event_type_id, subscriber_url, url_hash, active, triggers,"
+          " payload_template, secret_encrypted, created_at, updated_at)"
+          " VALUES (?, ?, ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))",
+          {user_id, level ? DbValue(*level) : DbValue(), *fields.subscriber_url,
+           crypto::Sha256Hex(*fields.subscriber_url), *fields.active, Json(*fields.triggers).dump(), tmpl,
+           *encrypted});
       return *Load(tx, tx.LastInsertId());
     });
   } catch (const DuplicateKey&) {
@@ -139,7 +165,7 @@ Result<Webhook> WebhookStore::Create(int64_t user_id, const WebhookFields& field
   }
 }
 
-Result<Webhook> WebhookStore::Update(int64_t user_id, int64_t id, const WebhookFields& fields) {
+Result<Webhook> WebhookStore::Update(int64_t user_id, Level level, int64_t id, const WebhookFields& fields) {
   std::optional<std::string> encrypted;
   if (fields.secret && *fields.secret) {
     Result<std::optional<std::string>> e = Encrypt(*fields.secret);
@@ -148,8 +174,9 @@ Result<Webhook> WebhookStore::Update(int64_t user_id, int64_t id, const WebhookF
   }
   try {
     return db_.Transaction([&](DbConnection& tx) -> Result<Webhook> {
+      if (Status s = CheckLevel(tx, user_id, level, false); !s.ok()) return s;
       std::optional<Webhook> current = Load(tx, id, true);
-      if (!current || current->user_id != user_id) return NotFound();
+      if (!current || current->user_id != user_id || current->event_type_id != level) return NotFound();
       const Webhook& w = *current;
       const std::string url = fields.subscriber_url.value_or(w.subscriber_url);
       const std::optional<std::string> tmpl = fields.payload_template ? *fields.payload_template : w.payload_template;
@@ -177,23 +204,38 @@ Result<Webhook> WebhookStore::Get(int64_t user_id, int64_t id) {
   return std::move(*w);
 }
 
-std::pair<std::vector<Webhook>, int64_t> WebhookStore::List(int64_t user_id, int64_t skip, int64_t take) {
-  return db_.Run([&](DbConnection& conn) {
+Result<Webhook> WebhookStore::Get(int64_t user_id, Level level, int64_t id) {
+  return db_.Run([&](DbConnection& conn) -> Result<Webhook> {
+    if (Status s = CheckLevel(conn, user_id, level, false); !s.ok()) return s;
+    std::optional<Webhook> w = Load(conn, id);
+    if (!w || w->user_id != user_id || w->event_type_id != level) return NotFound();
+    return std::move(*w);
+  });
+}
+
+Result<std::pair<std::vector<Webhook>, int64_t>> WebhookStore::List(int64_t user_id, Level level,
+                                                                    int64_t skip, int64_t take) {
+  return db_.Run([&](DbConnection& conn) -> Result<std::pair<std::vector<Webhook>, int64_t>> {
+    if (Status s = CheckLevel(conn, user_id, level, false); !s.ok()) return s;
+    // One level: user_id with no event type (as in Active), or the event type (which is the user's).
+    const std::string where = level ? "WHERE event_type_id = ?" : "WHERE user_id = ? AND event_type_key = 0";
+    const int64_t key = level ? *level : user_id;
     std::pair<std::vector<Webhook>, int64_t> out;
-    for (const DbRow& row : conn.Query(std::string(kSelect) + "WHERE user_id = ? ORDER BY id LIMIT ? OFFSET ?",
-                                       {user_id, take, skip})) {
+    for (const DbRow& row :
+         conn.Query(std::string(kSelect) + where + " ORDER BY id LIMIT ? OFFSET ?", {key, take, skip})) {
       out.first.push_back(FromRow(row));
     }
-    std::optional<DbRow> count = conn.QueryOne("SELECT COUNT(*) AS n FROM webhooks WHERE user_id = ?", {user_id});
+    std::optional<DbRow> count = conn.QueryOne("SELECT COUNT(*) AS n FROM webhooks " + where, {key});
     out.second = count ? count->Int("n") : 0;
     return out;
   });
 }
 
-Result<Webhook> WebhookStore::Delete(int64_t user_id, int64_t id) {
+Result<Webhook> WebhookStore::Delete(int64_t user_id, Level level, int64_t id) {
   return db_.Transaction([&](DbConnection& tx) -> Result<Webhook> {
+    if (Status s = CheckLevel(tx, user_id, level, false); !s.ok()) return s;
     std::optional<Webhook> current = Load(tx, id, true);
-    if (!current || current->user_id != user_id) return NotFound();
+    if (!current || current->user_id != user_id || current->event_type_id != level) return NotFound();
     tx.Exec("DELETE FROM webhooks WHERE id = ?", {id});  // the delivery log goes with it (ON DELETE CASCADE)
     return std::move(*current);
   });
@@ -218,17 +260,31 @@ Result<Webhook> WebhookStore::RotateSecret(int64_t user_id, int64_t id, int64_t 
   });
 }
 
+size_t WebhookStore::DeleteOfEventType(DbConnection& tx, int64_t event_type_id) {
+  // The delivery logs go with them (ON DELETE CASCADE).
+  return static_cast<size_t>(tx.Exec("DELETE FROM webhooks WHERE event_type_id = ?", {event_type_id}));
+}
+
 size_t WebhookStore::ForgetExpiredSecrets(DbConnection& conn) {
   return static_cast<size_t>(conn.Exec(
       "UPDATE webhooks SET previous_secret_encrypted = NULL, previous_secret_expires_at = NULL"
       " WHERE previous_secret_expires_at <= UTC_TIMESTAMP(3)"));
 }
 
-std::vector<Webhook> WebhookStore::Active(DbConnection& conn, int64_t user_id) {
+std::vector<Webhook> WebhookStore::Active(DbConnection& conn, int64_t user_id,
+                                          std::optional<int64_t> event_type_id) {
+  // Each arm reads its own index: (user_id, active) and (event_type_id, active). The user's own
+  // are `event_type_key = 0`, not `event_type_id IS NULL`, which the optimizer may answer by
+  // intersecting with the NULL range of the event type index: every user's own webhooks.
+  const std::string own = std::string(kSelect) + "WHERE user_id = ? AND event_type_key = 0 AND active = 1";
+  std::vector<DbRow> rows = event_type_id
+                                ? conn.Query("(" + own + ") UNION ALL (" + kSelect +
+                                                 "WHERE event_type_id = ? AND active = 1) ORDER BY id",
+                                             {user_id, *event_type_id})
+                                : conn.Query(own + " ORDER BY id", {user_id});
   std::vector<Webhook> out;
-  for (const DbRow& row : conn.Query(std::string(kSelect) + "WHERE user_id = ? AND active = 1 ORDER BY id", {user_id})) {
-    out.push_back(FromRow(row));
-  }
+  out.reserve(rows.size());
+  for (const DbRow& row : rows) out.push_back(FromRow(row));
   return out;
 }
 

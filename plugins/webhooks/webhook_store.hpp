@@ -5,20 +5,29 @@
 //
 // Table `webhooks` (owned by this plugin), one row per subscription. The secret is answered in
 // responses (spec §6 rule 3), so it is kept encrypted (AES-256-GCM with the server's encryption
-// key), not hashed. One user cannot hold two webhooks with the same subscriberUrl: a unique key
-// on (user, SHA-256 of the URL) makes racing creates answer 409 too. A rotation keeps the old
-// secret, encrypted the same way, beside the new one until its grace ends; read after that it is
-// absent, and the sender's housekeeping erases it (ForgetExpiredSecrets).
+// key), not hashed. A rotation keeps the old secret, encrypted the same way, beside the new one
+// until its grace ends; read after that it is absent, and the sender's housekeeping erases it
+// (ForgetExpiredSecrets).
+//
+// A webhook belongs to a user and has a level: the user's own (it gets the events of all the
+// user's bookings) or one of the user's event types (`event_type_id`: it gets the events of that
+// event type's bookings only). Both levels are one model, one table and one delivery path. One
+// level cannot hold two webhooks with the same subscriberUrl: a unique key on (user, event type or
+// 0, SHA-256 of the URL) makes racing creates answer 409 too. The per-user limit counts both
+// levels. Event types are the bookings plugin's (EventTypeDirectory): without it, no event type
+// exists and every event-type call answers 404.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "rendezvous/database.hpp"
+#include "rendezvous/event_types.hpp"
 #include "rendezvous/status.hpp"
 #include "webhook_fields.hpp"
 
@@ -29,6 +38,7 @@ inline constexpr int64_t kMaxWebhooksPerUser = 100;
 struct Webhook {
   int64_t id = 0;
   int64_t user_id = 0;
+  std::optional<int64_t> event_type_id;  // set for an event type's webhook
   std::string subscriber_url;
   bool active = true;
   std::vector<std::string> triggers;
@@ -40,7 +50,8 @@ struct Webhook {
   bool Subscribes(const std::string& trigger) const;
 };
 
-// The API's view: {payloadTemplate, triggers, userId, id, subscriberUrl, active, secret}.
+// The API's view: {payloadTemplate, triggers, userId, id, subscriberUrl, active, secret}, and
+// eventTypeId for an event type's webhook.
 Json WebhookJson(const Webhook& webhook);
 
 class WebhookStore {
@@ -49,33 +60,58 @@ class WebhookStore {
   WebhookStore(Database& db, std::string encryption_key);
   static std::vector<Migration> Migrations();
 
-  // 409 for a second webhook of the user with the same subscriberUrl, or past kMaxWebhooksPerUser.
-  Result<Webhook> Create(int64_t user_id, const WebhookFields& fields);
-  // Applies the fields given. Another user's webhook, or none: 404.
-  Result<Webhook> Update(int64_t user_id, int64_t id, const WebhookFields& fields);
-  Result<Webhook> Get(int64_t user_id, int64_t id);
+  // Where the event types are; absent until set (no event type exists). Set it before requests
+  // are served (the plugin's Start); not thread-safe against the calls below.
+  void AttachEventTypes(std::shared_ptr<EventTypeDirectory> event_types) {
+    event_types_ = std::move(event_types);
+  }
+
+  // A level of one user's webhooks: nullopt for the user's own, else the id of one of the user's
+  // event types. The calls taking a level answer 404 for another user's event type, or none, and
+  // for a webhook of another level or user.
+  using Level = std::optional<int64_t>;
+
+  // 409 for a second webhook of the level with the same subscriberUrl, or past kMaxWebhooksPerUser
+  // (both levels counted). The event type is share-locked until the webhook is written, so it is
+  // not deleted in between.
+  Result<Webhook> Create(int64_t user_id, Level level, const WebhookFields& fields);
+  // Applies the fields given.
+  Result<Webhook> Update(int64_t user_id, Level level, int64_t id, const WebhookFields& fields);
+  Result<Webhook> Get(int64_t user_id, Level level, int64_t id);
   // Oldest first: the page and the total.
-  std::pair<std::vector<Webhook>, int64_t> List(int64_t user_id, int64_t skip, int64_t take);
+  Result<std::pair<std::vector<Webhook>, int64_t>> List(int64_t user_id, Level level, int64_t skip,
+                                                        int64_t take);
   // Deletes the webhook and its delivery log; answers it as it was.
-  Result<Webhook> Delete(int64_t user_id, int64_t id);
+  Result<Webhook> Delete(int64_t user_id, Level level, int64_t id);
+  // One of the user's webhooks, whatever its level (the delivery log, retry, ping, rotation and
+  // recovery serve both). Another user's webhook, or none: 404.
+  Result<Webhook> Get(int64_t user_id, int64_t id);
+  // An event type is being deleted (inside its transaction): its webhooks go, with their delivery
+  // logs. Returns how many.
+  size_t DeleteOfEventType(DbConnection& tx, int64_t event_type_id);
   // A new random secret; the current one keeps signing for `grace_seconds` more (0: not at all).
   // Another user's webhook, or none: 404.
   Result<Webhook> RotateSecret(int64_t user_id, int64_t id, int64_t grace_seconds);
   // Erases the old secrets whose grace has ended. Returns how many.
   size_t ForgetExpiredSecrets(DbConnection& conn);
 
-  // For the delivery engine, on the caller's connection: the active webhooks of `user_id`; one
-  // webhook by id whoever owns it; and 410's effect.
-  std::vector<Webhook> Active(DbConnection& conn, int64_t user_id);
+  // For the delivery engine, on the caller's connection: the active webhooks a booking's event
+  // goes to, in one query: the organizer's own and those of the booking's event type (when it has
+  // one), ordered by id; one webhook by id whoever owns it; and 410's effect.
+  std::vector<Webhook> Active(DbConnection& conn, int64_t user_id,
+                              std::optional<int64_t> event_type_id = std::nullopt);
   std::optional<Webhook> Load(DbConnection& conn, int64_t id, bool for_update = false);
   void Deactivate(DbConnection& conn, int64_t id);
 
  private:
   Webhook FromRow(const DbRow& row) const;
+  // Ok when the level is the user's own or one of the user's event types; else 404.
+  Status CheckLevel(DbConnection& conn, int64_t user_id, Level level, bool lock) const;
   Result<std::optional<std::string>> Encrypt(const std::optional<std::string>& secret) const;
 
   Database& db_;
   std::string key_;
+  std::shared_ptr<EventTypeDirectory> event_types_;
 };
 
 }  // namespace rendezvous::webhooks

@@ -1,13 +1,15 @@
 // The webhooks plugin's wiring (DESIGN §6, §8): config, the subscription store and its routes,
 // the delivery queue fed by an outbox consumer on topic "bookings", the sender and its metrics. Booking
 // events reach it only through the outbox, so it starts whether or not the bookings plugin is
-// enabled.
+// enabled; event types, for their webhooks, come from the bookings plugin's "bookings.event_types"
+// when it is (without it, no event type exists).
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "delivery_queue.hpp"
 #include "delivery_sender.hpp"
+#include "rendezvous/event_types.hpp"
 #include "rendezvous/plugin.hpp"
 #include "script_hooks.hpp"
 #include "webhook_fields.hpp"
@@ -75,15 +77,25 @@ ScriptHooks LoadHooks(PluginContext& ctx, const WebhooksConfig& config) {
 
 class WebhooksPlugin final : public Plugin {
  public:
-  WebhooksPlugin(std::shared_ptr<WebhookMetrics> metrics, std::shared_ptr<WebhookStore> webhooks,
-                 std::shared_ptr<DeliveryQueue> queue, std::shared_ptr<DeliverySender> sender)
-      : metrics_(std::move(metrics)),
+  WebhooksPlugin(PluginContext& ctx, std::shared_ptr<WebhookMetrics> metrics,
+                 std::shared_ptr<WebhookStore> webhooks, std::shared_ptr<DeliveryQueue> queue,
+                 std::shared_ptr<DeliverySender> sender)
+      : ctx_(ctx),
+        metrics_(std::move(metrics)),
         webhooks_(std::move(webhooks)),
         queue_(std::move(queue)),
         sender_(std::move(sender)) {}
 
   Status Start() noexcept override {
     try {
+      // An event type's webhooks go with it, in its deletion's transaction. The listener holds the
+      // store weakly: the store holds the directory.
+      if (auto event_types = ctx_.Find<EventTypeDirectory>("bookings.event_types")) {
+        webhooks_->AttachEventTypes(event_types);
+        event_types->OnDelete([store = std::weak_ptr<WebhookStore>(webhooks_)](DbConnection& tx, int64_t id) {
+          if (auto s = store.lock()) s->DeleteOfEventType(tx, id);
+        });
+      }
       sender_->Start();
     } catch (const std::exception& e) {
       return Status(ErrorCode::kInternal, std::string("the webhook sender did not start: ") + e.what());
@@ -93,6 +105,7 @@ class WebhooksPlugin final : public Plugin {
   void Stop() noexcept override { sender_->Stop(); }
 
  private:
+  PluginContext& ctx_;
   // Before the sender, which reports to it until it is gone.
   std::shared_ptr<WebhookMetrics> metrics_;
   std::shared_ptr<WebhookStore> webhooks_;
@@ -152,7 +165,8 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
     if (auto s = weak.lock()) s->Wake();
   };
   RegisterWebhookRoutes(ctx, webhooks, queue, route_options);
-  return std::make_unique<WebhooksPlugin>(std::move(metrics), std::move(webhooks), std::move(queue), std::move(sender));
+  return std::make_unique<WebhooksPlugin>(ctx, std::move(metrics), std::move(webhooks), std::move(queue),
+                                          std::move(sender));
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // Delivery to a real receiver on loopback: headers and signatures (recomputed here), inactive and
 // unsubscribed webhooks, templates, retries after 5xx, 429 with Retry-After and a hanging
 // receiver, 410 disabling the webhook, a manual retry with the same webhook-id, and the address
-// rule applied again at send time.
+// rule applied again at send time; event-type webhooks beside the user's.
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -475,6 +475,84 @@ TEST_F(WebhooksDelivery, RecoverQueuesExactlyTheFailedDeliveriesAgainWithTheirId
   }
   for (const json& d : log) EXPECT_EQ(d["status"], "succeeded") << log.dump();
   EXPECT_EQ(receiver.Requests().size(), 5u);
+}
+
+TEST_F(WebhooksDelivery, EventTypeWebhooksGetOnlyTheirEventTypesBookingsAndEachLevelOneDelivery) {
+  LoopbackHttpServer receiver([](const PeerRequest&) { return Answer(200); });
+  StartServer();
+  const int64_t intro = CreateEventType(owner_key_, "intro")["id"];
+  const int64_t demo = CreateEventType(owner_key_, "demo")["id"];
+  // The same URL at the user's level and on `intro`: two webhooks, each gets its delivery.
+  json signed_body = Body(receiver.url() + "/both");
+  signed_body["secret"] = "whsec_event_type";
+  const int64_t intro_hook = CreateEventTypeWebhook(intro, signed_body)["id"];
+  const int64_t user_hook = CreateWebhook(Body(receiver.url() + "/both"))["id"];
+  const int64_t demo_hook = CreateEventTypeWebhook(demo, Body(receiver.url() + "/demo"))["id"];
+  const int64_t demo_cancel_only =
+      CreateEventTypeWebhook(demo, Body(receiver.url() + "/demo-cancelled", {"BOOKING_CANCELLED"}))["id"];
+  json inactive = Body(receiver.url() + "/inactive");
+  inactive["active"] = false;
+  const int64_t inactive_hook = CreateEventTypeWebhook(intro, inactive)["id"];
+
+  const int64_t before = rendezvous::time::Now() / 1000;
+  const std::string intro_uid = ConfirmNewBooking("Ann Attendee", intro);
+  const json intro_delivery = AwaitDelivery(intro_hook, "succeeded", 1);
+  AwaitDelivery(user_hook, "succeeded", 1);
+  // The deliveries of one event are written together: demo's webhooks got none of intro's booking.
+  EXPECT_EQ(Deliveries(demo_hook).size(), 0u);
+  EXPECT_EQ(Deliveries(inactive_hook).size(), 0u);
+  std::vector<PeerRequest> both = RequestsTo(receiver, "/both");
+  ASSERT_EQ(both.size(), 2u);
+  EXPECT_NE(both[0].Header("webhook-id"), both[1].Header("webhook-id"));
+  std::set<std::string> ids{both[0].Header("webhook-id"), both[1].Header("webhook-id")};
+  EXPECT_EQ(ids.count(intro_delivery["webhookId"].get<std::string>()), 1u);
+  for (const PeerRequest& r : both) {
+    const json event = json::parse(r.body);
+    EXPECT_EQ(event["triggerEvent"], "BOOKING_CONFIRMED");
+    EXPECT_EQ(event["payload"]["uid"], intro_uid);
+    EXPECT_EQ(event["payload"]["eventTypeId"], intro);
+    // The event type's webhook signs with its secret; the user's has none.
+    if (r.Header("webhook-id") == intro_delivery["webhookId"]) {
+      ExpectSignedDelivery(r, "whsec_event_type", before);
+    } else {
+      EXPECT_EQ(r.Header("webhook-signature"), "");
+    }
+  }
+
+  const std::string demo_uid = ConfirmNewBooking("Bea Attendee", demo);
+  const json demo_delivery = AwaitDelivery(demo_hook, "succeeded", 1);
+  AwaitDelivery(user_hook, "succeeded", 1);  // the newest: demo's booking
+  const json user_log = Deliveries(user_hook);
+  ASSERT_EQ(user_log.size(), 2u) << user_log.dump();
+  EXPECT_EQ(Deliveries(intro_hook).size(), 1u);
+  both = RequestsTo(receiver, "/both");
+  ASSERT_EQ(both.size(), 3u);
+  EXPECT_EQ(json::parse(both[2].body)["payload"]["uid"], demo_uid);
+  EXPECT_EQ(both[2].Header("webhook-id"), user_log[0]["webhookId"]);
+  EXPECT_EQ(Deliveries(demo_cancel_only).size(), 0u);
+  std::vector<PeerRequest> demo_got = RequestsTo(receiver, "/demo");
+  ASSERT_EQ(demo_got.size(), 1u);
+  EXPECT_EQ(json::parse(demo_got[0].body)["payload"]["uid"], demo_uid);
+  EXPECT_EQ(demo_got[0].Header("webhook-id"), demo_delivery["webhookId"]);
+
+  // The webhook's own routes serve event-type webhooks: its ping, and a manual retry.
+  HttpResult ping =
+      Call("POST", "/v2/webhooks/" + std::to_string(intro_hook) + "/ping", owner_key_, std::string("{}"));
+  ASSERT_EQ(ping.status, 200) << ping.body;
+  EXPECT_EQ(ping.Json()["data"]["ok"], true);
+  both = RequestsTo(receiver, "/both");
+  ASSERT_EQ(both.size(), 4u);
+  EXPECT_EQ(json::parse(both[3].body)["triggerEvent"], "PING");
+  ExpectSignedDelivery(both[3], "whsec_event_type", before);
+  HttpResult retry = Call("POST",
+                          "/v2/webhooks/" + std::to_string(demo_hook) + "/deliveries/" +
+                              std::to_string(demo_delivery["id"].get<int64_t>()) + "/retry",
+                          owner_key_, std::string("{}"));
+  ASSERT_EQ(retry.status, 200) << retry.body;
+  AwaitDelivery(demo_hook, "succeeded", 2);
+  demo_got = RequestsTo(receiver, "/demo");
+  ASSERT_EQ(demo_got.size(), 2u);
+  EXPECT_EQ(demo_got[1].Header("webhook-id"), demo_delivery["webhookId"]);
 }
 
 }  // namespace

@@ -42,9 +42,10 @@ class WebhooksFixture : public BookingsFixture {
   }
 
   // A pending booking of the owner (imported), confirmed through the API: one BOOKING_CONFIRMED
-  // event. Returns the booking's uid.
-  std::string ConfirmNewBooking(const std::string& attendee_name = "Ann Attendee") {
-    if (event_type_ == 0) {
+  // event. Of `event_type` when given, else of one event type made on first use. Returns the
+  // booking's uid.
+  std::string ConfirmNewBooking(const std::string& attendee_name = "Ann Attendee", int64_t event_type = 0) {
+    if (event_type == 0 && event_type_ == 0) {
       HttpResult et = Call("POST", "/v2/event-types", owner_key_,
                            json{{"title", "Intro"}, {"slug", "intro"}, {"lengthInMinutes", 30}});
       EXPECT_EQ(et.status, 201) << et.body;
@@ -53,9 +54,10 @@ class WebhooksFixture : public BookingsFixture {
     ++bookings_made_;
     CliResult imported = server_->Cli(
         {"admin", "booking", "import", "--user-id", std::to_string(owner_), "--event-type-id",
-         std::to_string(event_type_), "--start", "2030-01-" + std::string(bookings_made_ < 10 ? "0" : "") +
-         std::to_string(bookings_made_) + "T10:00:00Z", "--attendee-email", "ann@example.com", "--attendee-name",
-         attendee_name, "--status", "pending"});
+         std::to_string(event_type != 0 ? event_type : event_type_), "--start",
+         "2030-01-" + std::string(bookings_made_ < 10 ? "0" : "") + std::to_string(bookings_made_) +
+             "T10:00:00Z",
+         "--attendee-email", "ann@example.com", "--attendee-name", attendee_name, "--status", "pending"});
     EXPECT_EQ(imported.exit_code, 0) << imported.err;
     const std::string uid = imported.Json().value("uid", "");
     HttpResult confirmed = Call("POST", "/v2/bookings/" + uid + "/confirm", owner_key_, std::string("{}"));
@@ -81,6 +83,14 @@ class WebhooksFixture : public BookingsFixture {
     EXPECT_EQ(r.Header("webhook-signature"),
               "v1," + crypto::Base64Encode(crypto::HmacSha256(secret, id + "." + timestamp + "." + r.body)));
     EXPECT_EQ(r.Header("x-cal-signature-256"), crypto::ToHex(crypto::HmacSha256(secret, r.body)));
+  }
+
+  // POST /v2/event-types/{event_type}/webhooks as the owner; returns data (fails the test unless 201).
+  json CreateEventTypeWebhook(int64_t event_type, const json& body, const std::string& token = "") {
+    HttpResult r = Call("POST", "/v2/event-types/" + std::to_string(event_type) + "/webhooks",
+                        token.empty() ? owner_key_ : token, body);
+    EXPECT_EQ(r.status, 201) << r.body;
+    return r.Json()["data"];
   }
 
   json Deliveries(int64_t webhook_id) {

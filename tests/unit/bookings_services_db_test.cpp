@@ -3,13 +3,16 @@
 // booking completed and announced exactly once), bounded batches, a change's event committed or
 // rolled back with it. BookingImport: silent completion of imported history, imported bookings
 // taken out of the slots at once. BookingReferenceStore: the references other plugins record and
-// move. EventTypeService: ownership, slugs and the guard on event types with bookings.
+// move. EventTypeService: ownership, slugs and the guard on event types with bookings; as the
+// other plugins' EventTypeDirectory, owners and listeners inside a deletion's transaction.
 #include <gtest/gtest.h>
 #include <prometheus/registry.h>
 
 #include <algorithm>
 #include <atomic>
+#include <optional>
 #include <set>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -292,6 +295,39 @@ TEST_F(BookingsEventTypesDb, OwnedBySlugAndGuardedWhileBooked) {
   EXPECT_EQ(event_types_->Delete(1, event_type_).status().code(), ErrorCode::kConflict);
   EXPECT_TRUE(event_types_->Delete(1, other_id).ok());
   EXPECT_EQ(event_types_->List(1).size(), 1u);
+}
+
+TEST_F(BookingsEventTypesDb, DirectoryNamesOwnersAndRunsListenersInsideTheDeletion) {
+  Result<Json> spare = event_types_->Create(1, CallFields("spare"));
+  ASSERT_TRUE(spare.ok()) << spare.status().message();
+  const int64_t spare_id = (*spare)["id"].get<int64_t>();
+  EventTypeDirectory& directory = *event_types_;
+  db_->Run([&](DbConnection& conn) {
+    EXPECT_EQ(directory.Owner(conn, spare_id, false), std::optional<int64_t>(1));
+    EXPECT_EQ(directory.Owner(conn, 999999, false), std::nullopt);
+  });
+  // A listener writes in the deletion's transaction; one that throws undoes the deletion and
+  // what the listeners before it wrote.
+  scratch_.Exec("CREATE TABLE deletion_marks (event_type_id BIGINT NOT NULL)");
+  bool refuse = true;
+  directory.OnDelete([](DbConnection& tx, int64_t id) {
+    tx.Exec("INSERT INTO deletion_marks (event_type_id) VALUES (?)", {id});
+  });
+  directory.OnDelete([&refuse](DbConnection&, int64_t) {
+    if (refuse) throw std::runtime_error("refused");
+  });
+  EXPECT_THROW(event_types_->Delete(1, spare_id), std::runtime_error);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM event_types WHERE id = " + std::to_string(spare_id)), 1);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM deletion_marks"), 0);
+  refuse = false;
+  ASSERT_TRUE(event_types_->Delete(1, spare_id).ok());
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM event_types WHERE id = " + std::to_string(spare_id)), 0);
+  EXPECT_EQ(scratch_.QueryValue("SELECT GROUP_CONCAT(event_type_id) FROM deletion_marks"), std::to_string(spare_id));
+  // Neither a refused deletion (another user's, one with bookings) nor a missing one calls them.
+  Import(time::Now() + 3600000);
+  EXPECT_EQ(event_types_->Delete(1, event_type_).status().code(), ErrorCode::kConflict);
+  EXPECT_EQ(event_types_->Delete(2, event_type_).status().code(), ErrorCode::kNotFound);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM deletion_marks"), 1);
 }
 
 }  // namespace

@@ -2,12 +2,14 @@
 // one in one transaction, so a round that fails (a crash before its commit) leaves neither its
 // attempts nor its new leases behind, and the deliveries it held are claimed again with the same
 // webhook-id; the outcomes of a mixed batch land with one statement per kind; a recovery walks
-// its window in small batches and queues exactly the failed deliveries in it.
+// its window in small batches and queues exactly the failed deliveries in it; an event goes to
+// its organizer's own webhooks and to its event type's, one delivery each.
 #include <gtest/gtest.h>
 #include <prometheus/registry.h>
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -212,6 +214,51 @@ TEST_F(WebhooksDeliveryQueueDb, RecoverQueuesTheWindowsFailedDeliveriesInBatches
                   " (round_attempts <> 0 OR next_attempt_at > UTC_TIMESTAMP(3))"), 0);
   // Nothing left to queue in the window.
   EXPECT_EQ(*queue_->Recover(*db_, 3, webhook_id_, since, until, 2), 0);
+}
+
+TEST_F(WebhooksDeliveryQueueDb, EventGoesToTheOrganizersAndItsEventTypesWebhooksOnceEach) {
+  // Beside organizer 3's own webhook: one on event type 7 (the same URL: another level), one on
+  // event type 8, an inactive one on 7, and another organizer's own.
+  scratch_.Exec(
+      "INSERT INTO webhooks (user_id, event_type_id, subscriber_url, url_hash, active, triggers, created_at, "
+      "updated_at)"
+      " VALUES (3, 7, 'http://127.0.0.1:9/hook', SHA2('http://127.0.0.1:9/hook', 256), 1, "
+      "'[\"BOOKING_CREATED\"]',"
+      "   UTC_TIMESTAMP(3), UTC_TIMESTAMP(3)),"
+      " (3, 8, 'http://127.0.0.1:9/eight', SHA2('http://127.0.0.1:9/eight', 256), 1, '[\"BOOKING_CREATED\"]',"
+      "   UTC_TIMESTAMP(3), UTC_TIMESTAMP(3)),"
+      " (3, 7, 'http://127.0.0.1:9/off', SHA2('http://127.0.0.1:9/off', 256), 0, '[\"BOOKING_CREATED\"]',"
+      "   UTC_TIMESTAMP(3), UTC_TIMESTAMP(3)),"
+      " (4, NULL, 'http://127.0.0.1:9/hook', SHA2('http://127.0.0.1:9/hook', 256), 1, "
+      "'[\"BOOKING_CREATED\"]',"
+      "   UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))");
+  const std::string on_seven =
+      scratch_.QueryValue("SELECT id FROM webhooks WHERE event_type_id = 7 AND active = 1");
+  const std::string on_eight = scratch_.QueryValue("SELECT id FROM webhooks WHERE event_type_id = 8");
+  auto event = [](int64_t id, std::optional<int64_t> event_type) {
+    OutboxEvent e;
+    e.id = id;
+    e.topic = "bookings";
+    e.type = "BOOKING_CREATED";
+    webhooks::Json payload = {{"uid", "b" + std::to_string(id)}, {"organizer", {{"id", 3}}}};
+    if (event_type) payload["eventTypeId"] = *event_type;
+    e.payload = {
+        {"triggerEvent", "BOOKING_CREATED"}, {"createdAt", "2030-01-01T09:00:00.000Z"}, {"payload", payload}};
+    e.created_at = std::chrono::system_clock::now();
+    return e;
+  };
+  // Two events of event type 7 and one without an event type, in one batch.
+  const std::vector<OutboxEvent> batch = {event(1, 7), event(2, std::nullopt), event(3, 7)};
+  EXPECT_EQ(db_->Transaction([&](DbConnection& tx) { return queue_->Enqueue(tx, batch); }), 5u);
+  auto webhooks_of = [&](int event_id) {
+    return scratch_.QueryValue(
+        "SELECT GROUP_CONCAT(webhook_id ORDER BY webhook_id) FROM webhook_deliveries WHERE event_id = " +
+        std::to_string(event_id));
+  };
+  EXPECT_EQ(webhooks_of(1), std::to_string(webhook_id_) + "," + on_seven);
+  EXPECT_EQ(webhooks_of(2), std::to_string(webhook_id_));
+  EXPECT_EQ(webhooks_of(3), std::to_string(webhook_id_) + "," + on_seven);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE webhook_id = " + on_eight), 0);
 }
 
 }  // namespace

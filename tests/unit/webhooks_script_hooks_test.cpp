@@ -117,6 +117,11 @@ TEST_F(WebhooksScriptHooks, ValuesAreTheDocumentedOnesWithoutTheSecret) {
                            {"payloadTemplate", "{{title}}"}}));
   EXPECT_EQ(webhook.dump().find("whsec"), std::string::npos);
   EXPECT_TRUE(ScriptHooks::WebhookValue(SecretWebhook())["payloadTemplate"].is_null());
+  // An event type's webhook names its event type; a user's own has no such member.
+  EXPECT_FALSE(webhook.contains("eventTypeId"));
+  Webhook of_event_type = SecretWebhook();
+  of_event_type.event_type_id = 12;
+  EXPECT_EQ(ScriptHooks::WebhookValue(of_event_type)["eventTypeId"], 12);
 }
 
 TEST_F(WebhooksScriptHooks, AnOutboxPayloadHoldingOnlyTheEventIsReadInPlace) {
