@@ -60,8 +60,8 @@ std::string GoogleCall::GoogleMessage() const {
   return "HTTP " + std::to_string(status);
 }
 
-GoogleApi::GoogleApi(GoogleConfig config, CallObserver on_call)
-    : config_(std::move(config)), on_call_(std::move(on_call)) {}
+GoogleApi::GoogleApi(GoogleConfig config, CalendarMetrics& metrics)
+    : config_(std::move(config)), metrics_(metrics) {}
 
 std::string GoogleApi::AuthUrl(const std::string& redirect_uri, const std::string& state) const {
   const char sep = config_.auth_url.find('?') == std::string::npos ? '?' : '&';
@@ -113,7 +113,7 @@ GoogleCall GoogleApi::CallOnce(const std::string& endpoint, const FetchRequest& 
     outcome = "client_error";
   else
     outcome = "server_error";
-  if (on_call_) on_call_(endpoint, outcome);
+  metrics_.GoogleCalled(endpoint, outcome);
   return call;
 }
 
