@@ -1,7 +1,8 @@
 # Plugin logic classes know nothing of HTTP or the plugin API: no plugin source or header other
-# than the wiring files may include rendezvous/http.hpp or rendezvous/plugin.hpp, directly or
-# through the project's own headers. Wiring files: *_plugin.cpp, *_routes.*, *_pages.*, *_page.*,
-# *_page_views.*, *_page_templates.hpp, *_endpoint.*, route_support.hpp.
+# than the wiring files (nor the core identity classes listed below) may include
+# rendezvous/http.hpp or rendezvous/plugin.hpp, directly or through the project's own headers.
+# Wiring files: *_plugin.cpp, *_routes.*, *_pages.*, *_page.*, *_page_views.*,
+# *_page_templates.hpp, *_endpoint.*, route_support.hpp.
 # Run: cmake -DSOURCE_DIR=<repo> -P tools/check_logic_includes.cmake (exits non-zero on a breach).
 cmake_minimum_required(VERSION 3.20)
 if(NOT SOURCE_DIR)
@@ -13,16 +14,16 @@ set(forbidden
 set(wiring_regex
   "(_plugin\\.cpp|_routes\\.(hpp|cpp)|_pages?\\.(hpp|cpp)|_page_views\\.(hpp|cpp)|_page_templates\\.hpp|_endpoint\\.(hpp|cpp)|/route_support\\.hpp)$")
 
-# The project headers a file includes, resolved as the compiler does for plugins: next to the file,
-# then the host's public include folder; system headers resolve to neither and are skipped. Sets
-# <out> to the list of absolute paths.
+# The project headers a file includes, resolved as the compiler does: next to the file, then the
+# host's public include folder, then the core's folder (the core's own "area/file.hpp"); system
+# headers resolve to none and are skipped. Sets <out> to the list of absolute paths.
 function(direct_includes file out)
   file(STRINGS "${file}" lines REGEX "^[ \t]*#[ \t]*include[ \t]*[\"<]")
   get_filename_component(dir "${file}" DIRECTORY)
   set(found)
   foreach(line IN LISTS lines)
     string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*[\"<]([^\">]+)[\">].*$" "\\1" name "${line}")
-    foreach(base "${dir}" "${SOURCE_DIR}/core/include")
+    foreach(base "${dir}" "${SOURCE_DIR}/core/include" "${SOURCE_DIR}/core")
       if(EXISTS "${base}/${name}")
         get_filename_component(path "${base}/${name}" ABSOLUTE)
         list(APPEND found "${path}")
@@ -35,6 +36,12 @@ endfunction()
 
 file(GLOB plugin_files "${SOURCE_DIR}/plugins/*/*.hpp" "${SOURCE_DIR}/plugins/*/*.cpp")
 list(SORT plugin_files)
+# The core's own logic classes held to the same rule (the identity stores and services that the
+# routes, pages and bearer resolvers wrap).
+foreach(f verified_resources.hpp verified_resources.cpp verified_codes.hpp verified_codes.cpp
+          user_store.hpp user_store.cpp session_store.hpp session_store.cpp)
+  list(APPEND plugin_files "${SOURCE_DIR}/core/identity/${f}")
+endforeach()
 set(breaches 0)
 set(checked 0)
 foreach(start IN LISTS plugin_files)
@@ -84,9 +91,9 @@ foreach(start IN LISTS plugin_files)
   endforeach()
 endforeach()
 if(checked EQUAL 0)
-  message(FATAL_ERROR "no plugin logic files found under ${SOURCE_DIR}/plugins")
+  message(FATAL_ERROR "no logic files found under ${SOURCE_DIR}/plugins")
 endif()
 if(breaches GREATER 0)
-  message(FATAL_ERROR "${breaches} of ${checked} plugin logic files include rendezvous/http.hpp or rendezvous/plugin.hpp")
+  message(FATAL_ERROR "${breaches} of ${checked} logic files include rendezvous/http.hpp or rendezvous/plugin.hpp")
 endif()
-message("${checked} plugin logic files, none includes rendezvous/http.hpp or rendezvous/plugin.hpp")
+message("${checked} logic files, none includes rendezvous/http.hpp or rendezvous/plugin.hpp")
