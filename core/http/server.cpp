@@ -1,6 +1,7 @@
 #include "http/server.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <map>
@@ -165,6 +166,10 @@ class HttpServer::Impl {
   void LeaveActive(Listener l);
   void Reject(const char* reason) { rejected_->Add({{"reason", reason}}).Increment(); }
   void UpdateGauges();
+  // The four pools, for what is done to each alike (stop, drain, the queue-depth gauge).
+  std::array<WorkerPool*, 4> Pools() const {
+    return {api_pool_.get(), app_pool_.get(), outbound_pool_.get(), public_pool_.get()};
+  }
 
   ServerOptions options_;
   Logger& logger_;
@@ -294,8 +299,7 @@ void HttpServer::Impl::Start() {
     app_.reset();
     metrics_.reset();
     manager_.Stop();
-    for (auto* pool : {api_pool_.get(), app_pool_.get(), outbound_pool_.get(), public_pool_.get()})
-      pool->Stop();
+    for (WorkerPool* pool : Pools()) pool->Stop();
     throw;
   }
   started_ = true;
@@ -311,8 +315,7 @@ void HttpServer::Impl::Shutdown(std::chrono::milliseconds grace) {
   draining_ = true;
   for (const auto& connection : manager_.All()) connection->CloseIfIdle();
   auto deadline = std::chrono::steady_clock::now() + grace;
-  for (auto* pool : {api_pool_.get(), app_pool_.get(), outbound_pool_.get(), public_pool_.get()})
-    pool->WaitIdle(deadline);
+  for (WorkerPool* pool : Pools()) pool->WaitIdle(deadline);
   {
     std::unique_lock active_lock(active_mu_);
     active_cv_.wait_until(active_lock, deadline, [this] { return active_count_ == 0; });
@@ -324,8 +327,7 @@ void HttpServer::Impl::Shutdown(std::chrono::milliseconds grace) {
     connection->Abort();
     connection->OnClosed();
   }
-  for (auto* pool : {api_pool_.get(), app_pool_.get(), outbound_pool_.get(), public_pool_.get()})
-    pool->Stop();
+  for (WorkerPool* pool : Pools()) pool->Stop();
   manager_.Stop();
   api_.reset();
   app_.reset();
@@ -462,8 +464,9 @@ void HttpServer::Impl::Dispatch(const ExchangePtr& ex, ParsedRequest& parsed) {
     Reject("queue_full");
     return Finish(*ex, ErrorResponse(503, "the server is busy, try again later"));
   }
-  queue_depth_->Set(static_cast<double>(api_pool_->queued() + app_pool_->queued() + outbound_pool_->queued() +
-                                        public_pool_->queued()));
+  size_t queued = 0;
+  for (const WorkerPool* p : Pools()) queued += p->queued();
+  queue_depth_->Set(static_cast<double>(queued));
 }
 
 void HttpServer::Impl::AddRateLimitGroup(const RateLimit& limit, const std::string& pattern) {

@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "rendezvous/database.hpp"
-#include "rendezvous/identity.hpp"
+#include "rendezvous/user.hpp"
 
 namespace rendezvous::core {
 

@@ -9,8 +9,8 @@
 
 #include "identity/validation.hpp"
 #include "rendezvous/database.hpp"
-#include "rendezvous/identity.hpp"
 #include "rendezvous/status.hpp"
+#include "rendezvous/user.hpp"
 
 namespace rendezvous::core {
 

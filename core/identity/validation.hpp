@@ -7,10 +7,13 @@
 #include <string>
 #include <string_view>
 
-#include "rendezvous/http.hpp"
+#include <nlohmann/json.hpp>
+
 #include "rendezvous/status.hpp"
 
 namespace rendezvous::core {
+
+using Json = nlohmann::json;
 
 constexpr size_t kMaxEmailBytes = 254;
 constexpr size_t kMaxNameChars = 100;

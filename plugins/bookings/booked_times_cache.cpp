@@ -92,9 +92,13 @@ std::vector<BookedTime> BookedTimesCache::Get(int64_t host, int64_t version, tim
 }
 
 void BookedTimesCache::Put(int64_t host, int64_t version, time::Millis lo, time::Millis hi,
-                           std::vector<BookedTime> times) {
+                           const std::vector<BookedTime>& times) {
   if (times.size() > max_times_ || times.size() > max_total_ || max_hosts_ == 0 || hi <= lo) return;
-  if (!std::is_sorted(times.begin(), times.end(), ByStart)) std::sort(times.begin(), times.end(), ByStart);
+  if (!std::is_sorted(times.begin(), times.end(), ByStart)) {
+    std::vector<BookedTime> sorted = times;
+    std::sort(sorted.begin(), sorted.end(), ByStart);
+    return Put(host, version, lo, hi, sorted);
+  }
   std::lock_guard lock(mu_);
   std::vector<Range> ranges;
   auto it = entries_.find(host);

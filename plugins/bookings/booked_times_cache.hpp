@@ -69,8 +69,10 @@ class BookedTimesCache {
   std::optional<std::vector<BookedTime>> Find(int64_t host, int64_t version, time::Millis lo, time::Millis hi);
   // Keeps `times`: every booked time of `host` starting in [lo, hi), read at `version` (in any
   // order). Joins the host's ranges kept at that version (the new read wins where they overlap),
-  // replaces those of an older version, and is dropped when the entry is already newer.
-  void Put(int64_t host, int64_t version, time::Millis lo, time::Millis hi, std::vector<BookedTime> times);
+  // replaces those of an older version, and is dropped when the entry is already newer. Copies
+  // `times` once into the entry (twice when they are not by start).
+  void Put(int64_t host, int64_t version, time::Millis lo, time::Millis hi,
+           const std::vector<BookedTime>& times);
   // A change of `host`'s bookings committed by this instance in the transaction that made the
   // host's version `version` (holding the host's lock): `added` is booked now, the booking
   // `removed_id` (0: none) no longer. An entry at `version - 1` moves to `version`; any other is

@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "rendezvous/identity.hpp"
 #include "rendezvous/time.hpp"
+#include "rendezvous/user.hpp"
 
 namespace rendezvous::bookings {
 

@@ -14,8 +14,8 @@ Status NotFoundBooking() {
   return Status::NotFound("booking not found");
 }
 
-User HostOrPlaceholder(Identity& identity, int64_t id) {
-  if (auto u = identity.FindUser(id)) return *u;
+User HostOrPlaceholder(UserDirectory& users, int64_t id) {
+  if (auto u = users.FindUser(id)) return *u;
   User placeholder;
   placeholder.id = id;
   return placeholder;
@@ -23,8 +23,8 @@ User HostOrPlaceholder(Identity& identity, int64_t id) {
 
 }  // namespace
 
-BookingFlow::BookingFlow(Database& db, Outbox& outbox, Identity& identity, Logger& logger)
-    : db_(db), outbox_(outbox), identity_(identity), logger_(logger) {}
+BookingFlow::BookingFlow(Database& db, Outbox& outbox, UserDirectory& users, Logger& logger)
+    : db_(db), outbox_(outbox), users_(users), logger_(logger) {}
 
 Json BookingFlow::ListBookings(const User& host, const ListQuery& query) {
   std::string where = " WHERE host_id = ?";
@@ -154,7 +154,7 @@ size_t BookingFlow::CompleteEnded(Millis now, size_t batch) {
     }
   });
   if (hosts.empty()) return 0;
-  for (auto& [id, user] : hosts) user = HostOrPlaceholder(identity_, id);
+  for (auto& [id, user] : hosts) user = HostOrPlaceholder(users_, id);
 
   size_t published = 0;
   const size_t completed = db_.Transaction([&](DbConnection& conn) {

@@ -81,7 +81,7 @@ std::optional<Booking> BookingFlow::PeekBooking(int64_t host_id, const std::stri
 
 Result<User> BookingFlow::HostOf(const std::string& uid) {
   std::optional<int64_t> host_id = db_.Run([&](DbConnection& conn) { return BookingHost(conn, uid); });
-  std::optional<User> host = host_id ? identity_.FindUser(*host_id) : std::nullopt;
+  std::optional<User> host = host_id ? users_.FindUser(*host_id) : std::nullopt;
   if (!host) return Status::NotFound("booking not found");
   return *host;
 }
@@ -93,7 +93,7 @@ Result<Json> BookingFlow::Slots(const SlotsQuery& q) {
   const HostEventTypes loaded =
       db_.Run([&](DbConnection& conn) { return LoadEventTypeWithBuffers(conn, q.event_type_id); });
   const std::optional<EventType>& et = loaded.event_type;
-  std::optional<User> host = et ? identity_.FindUser(et->owner_id) : std::nullopt;
+  std::optional<User> host = et ? users_.FindUser(et->owner_id) : std::nullopt;
   if (!host) return UnknownEventType();
   // No start is offered further ahead than a booking may be made.
   const Millis from = q.from;
@@ -177,7 +177,7 @@ Result<Json> BookingFlow::Create(const CreateRequest& request, const std::option
                                     const std::string& body_hash) {
   std::optional<EventType> first =
       db_.Run([&](DbConnection& conn) { return FindEventType(conn, request.event_type_id); });
-  std::optional<User> host = first ? identity_.FindUser(first->owner_id) : std::nullopt;
+  std::optional<User> host = first ? users_.FindUser(first->owner_id) : std::nullopt;
   if (!host) return UnknownEventType();
   if (Status far = CheckHorizon(request.start); !far.ok()) return far;
   const std::vector<BusyBlock> outside =

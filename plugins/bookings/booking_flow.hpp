@@ -4,8 +4,8 @@
 // event (topic "bookings"). Every write first takes the host's lock (LockHost), so two bookings of
 // a host never overlap however many requests race. Owns the cache of the hosts' booked times that
 // the slots read. Used by the routes and the completion sweep. Thread-safe (each call borrows its
-// own connection). Calls may throw DatabaseUnavailable. The Database, Outbox, Identity and Logger
-// must outlive it.
+// own connection). Calls may throw DatabaseUnavailable. The Database, Outbox, UserDirectory and
+// Logger must outlive it.
 //
 // Sources: booking_flow.cpp (the public flow and reopen), booking_changes.cpp (the host's reads
 // and changes, the completion, what every change shares).
@@ -24,14 +24,14 @@
 #include "booking_metrics.hpp"
 #include "booking_requests.hpp"
 #include "booking_transitions.hpp"
-#include "rendezvous/busy_times.hpp"
 #include "event_type.hpp"
 #include "public_requests.hpp"
+#include "rendezvous/busy_times.hpp"
 #include "rendezvous/database.hpp"
-#include "rendezvous/identity.hpp"
 #include "rendezvous/log.hpp"
 #include "rendezvous/outbox.hpp"
 #include "rendezvous/status.hpp"
+#include "rendezvous/user.hpp"
 
 namespace rendezvous::bookings {
 
@@ -41,7 +41,7 @@ using BusySource = std::function<BusyReport(int64_t host_id, Millis from, Millis
 
 class BookingFlow {
  public:
-  BookingFlow(Database& db, Outbox& outbox, Identity& identity, Logger& logger);
+  BookingFlow(Database& db, Outbox& outbox, UserDirectory& users, Logger& logger);
 
   // Busy times beyond the host's bookings that slots and new bookings must avoid. Set before
   // the server serves; none by default.
@@ -124,7 +124,7 @@ class BookingFlow {
 
   Database& db_;
   Outbox& outbox_;
-  Identity& identity_;
+  UserDirectory& users_;
   Logger& logger_;
   BusySource busy_source_;
   std::shared_ptr<BookingMetrics> metrics_;

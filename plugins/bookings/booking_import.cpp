@@ -11,11 +11,11 @@ constexpr Millis kLatestImportStart = 253370764800000;  // 9999-01-01T00:00:00Z
 
 }  // namespace
 
-BookingImport::BookingImport(Database& db, Identity& identity, BookedTimesCache& booked_times)
-    : db_(db), identity_(identity), booked_times_(booked_times) {}
+BookingImport::BookingImport(Database& db, UserDirectory& users, BookedTimesCache& booked_times)
+    : db_(db), users_(users), booked_times_(booked_times) {}
 
 Result<Json> BookingImport::Import(const ImportRequest& r) {
-  std::optional<User> user = identity_.FindUser(r.user_id);
+  std::optional<User> user = users_.FindUser(r.user_id);
   if (!user) return Status::NotFound("user " + std::to_string(r.user_id) + " not found");
   // Imports bring over what another system holds, far-future bookings included: max_days_ahead is
   // the public API's rule. Only a start whose booking could end past the year 9999 is refused.

@@ -2,7 +2,7 @@
 // (it brings history over); an accepted booking that has already ended is later completed by the
 // sweep without a BOOKING_COMPLETED event. The host's booked times change under its lock, as a
 // booking made through the API changes them, and the slots' cache is told. Thread-safe; calls may
-// throw DatabaseUnavailable. The Database, Identity and cache must outlive it.
+// throw DatabaseUnavailable. The Database, UserDirectory and cache must outlive it.
 #pragma once
 
 #include <cstdint>
@@ -11,8 +11,8 @@
 #include "booked_times_cache.hpp"
 #include "booking.hpp"
 #include "rendezvous/database.hpp"
-#include "rendezvous/identity.hpp"
 #include "rendezvous/status.hpp"
+#include "rendezvous/user.hpp"
 
 namespace rendezvous::bookings {
 
@@ -28,7 +28,7 @@ struct ImportRequest {
 class BookingImport {
  public:
   // `booked_times`: the cache the slots read (BookingFlow::booked_times()).
-  BookingImport(Database& db, Identity& identity, BookedTimesCache& booked_times);
+  BookingImport(Database& db, UserDirectory& users, BookedTimesCache& booked_times);
 
   // Answers the booking as the API shows it. NotFound for an unknown user or an event type that
   // is not the user's; Invalid naming start for a start from 9999-01-01 on (max_days_ahead is the
@@ -37,7 +37,7 @@ class BookingImport {
 
  private:
   Database& db_;
-  Identity& identity_;
+  UserDirectory& users_;
   BookedTimesCache& booked_times_;
 };
 

@@ -12,8 +12,8 @@
 #include "event_type.hpp"
 #include "rendezvous/booking_references.hpp"
 #include "rendezvous/database.hpp"
-#include "rendezvous/identity.hpp"
 #include "rendezvous/status.hpp"
+#include "rendezvous/user.hpp"
 
 namespace rendezvous::bookings {
 

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "rendezvous/identity.hpp"
 #include "rendezvous/status.hpp"
 #include "rendezvous/time.hpp"
+#include "rendezvous/user.hpp"
 
 namespace rendezvous::bookings {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "rendezvous/database.hpp"
-#include "rendezvous/identity.hpp"
+#include "rendezvous/user.hpp"
 #include "schedule.hpp"
 
 namespace rendezvous::bookings {

@@ -9,8 +9,8 @@
 #include <cstdint>
 
 #include "rendezvous/database.hpp"
-#include "rendezvous/identity.hpp"
 #include "rendezvous/status.hpp"
+#include "rendezvous/user.hpp"
 #include "schedule.hpp"
 
 namespace rendezvous::bookings {

@@ -2,21 +2,11 @@
 
 #include "booking_sync_plan.hpp"
 #include "busy_times.hpp"
+#include "google_api.hpp"
 #include "ics_fetcher.hpp"
 #include "sync_worker.hpp"
 
 namespace rendezvous::calendar {
-namespace {
-
-// The endpoints and outcomes GoogleApi names its requests by.
-constexpr const char* kGoogleEndpoints[] = {"token",         "refresh",      "revoke",
-                                            "calendar_list", "free_busy",    "events_get",
-                                            "events_insert", "events_patch", "events_delete"};
-constexpr const char* kGoogleOutcomes[] = {"ok",           "unauthorized", "not_found", "client_error",
-                                           "server_error", "bad_body",     "timeout",   "connect_failed",
-                                           "too_large",    "error"};
-
-}  // namespace
 
 CalendarMetrics::CalendarMetrics(Metrics& metrics)
     : google_requests_(metrics.Counter(

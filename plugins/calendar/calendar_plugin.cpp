@@ -160,10 +160,7 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   }
 
   auto metrics = std::make_unique<CalendarMetrics>(ctx.metrics());
-  auto api = std::make_unique<GoogleApi>(google, [&m = *metrics](const std::string& endpoint,
-                                                                   const std::string& outcome) {
-    m.GoogleCalled(endpoint, outcome);
-  });
+  auto api = std::make_unique<GoogleApi>(google, *metrics);
   auto parts = std::make_shared<CalendarParts>(ctx.db(), logger, *api, options, *metrics);
   ctx.AddMigrations(CalendarMigrations());
   RegisterCalendarRoutes(ctx, parts);

@@ -60,20 +60,18 @@ std::string GoogleCall::GoogleMessage() const {
   return "HTTP " + std::to_string(status);
 }
 
-GoogleApi::GoogleApi(GoogleConfig config, CallObserver on_call)
-    : config_(std::move(config)), on_call_(std::move(on_call)) {}
+GoogleApi::GoogleApi(GoogleConfig config, CalendarMetrics& metrics)
+    : config_(std::move(config)), metrics_(metrics) {}
 
 std::string GoogleApi::AuthUrl(const std::string& redirect_uri, const std::string& state) const {
-  const char sep = config_.auth_url.find('?') == std::string::npos ? '?' : '&';
-  return config_.auth_url + sep +
-         net::FormEncode({{"client_id", config_.client_id},
-               {"redirect_uri", redirect_uri},
-               {"response_type", "code"},
-               {"access_type", "offline"},
-               {"prompt", "consent"},
-               {"include_granted_scopes", "true"},
-               {"scope", kScope},
-               {"state", state}});
+  return net::AppendQuery(config_.auth_url, {{"client_id", config_.client_id},
+                                             {"redirect_uri", redirect_uri},
+                                             {"response_type", "code"},
+                                             {"access_type", "offline"},
+                                             {"prompt", "consent"},
+                                             {"include_granted_scopes", "true"},
+                                             {"scope", kScope},
+                                             {"state", state}});
 }
 
 GoogleCall GoogleApi::Call(const std::string& endpoint, FetchRequest request, bool retry) const {
@@ -113,7 +111,7 @@ GoogleCall GoogleApi::CallOnce(const std::string& endpoint, const FetchRequest& 
     outcome = "client_error";
   else
     outcome = "server_error";
-  if (on_call_) on_call_(endpoint, outcome);
+  metrics_.GoogleCalled(endpoint, outcome);
   return call;
 }
 

@@ -1,15 +1,16 @@
 // Google's OAuth and Calendar endpoints as the calendar plugin calls them. URLs come from config
-// (DESIGN §7/§8) so tests point them at a local fake. Every attempt is counted through `on_call`
-// (endpoint, outcome); momentary failures are tried again (GoogleApi::Call). Knows nothing of the database or of our HTTP layer. Thread-safe.
+// (DESIGN §7/§8) so tests point them at a local fake. Every attempt is counted in CalendarMetrics
+// (endpoint, outcome); momentary failures are tried again (GoogleApi::Call). Knows nothing of the
+// database or of our HTTP layer. Thread-safe.
 #pragma once
 
-#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "calendar_metrics.hpp"
 #include "http_fetch.hpp"
-#include "rendezvous/url.hpp"
 #include "rendezvous/status.hpp"
+#include "rendezvous/url.hpp"
 
 namespace rendezvous::calendar {
 
@@ -21,6 +22,17 @@ struct GoogleConfig {
   std::string api_base_url;
   std::string revoke_url;  // RFC 7009 revocation; the plugin derives it from token_url (…/revoke)
 };
+
+// The names GoogleApi counts its requests by (CalendarMetrics exports each pair at zero from
+// start-up): the endpoint called, and what came of it: "ok", "bad_body" (a 2xx answer that is not
+// a JSON object), "unauthorized" (401), "not_found" (404, 410), "client_error" (other 4xx),
+// "server_error" (5xx) or the transport's failure (OutcomeLabel).
+constexpr const char* kGoogleEndpoints[] = {"token",         "refresh",      "revoke",
+                                            "calendar_list", "free_busy",    "events_get",
+                                            "events_insert", "events_patch", "events_delete"};
+constexpr const char* kGoogleOutcomes[] = {"ok",           "unauthorized", "not_found", "client_error",
+                                           "server_error", "bad_body",     "timeout",   "connect_failed",
+                                           "too_large",    "error"};
 
 // One answer from Google: the transport outcome, the HTTP status and the JSON body (null when the
 // body is not JSON).
@@ -48,8 +60,8 @@ using net::PercentEncode;
 
 class GoogleApi {
  public:
-  using CallObserver = std::function<void(const std::string& endpoint, const std::string& outcome)>;
-  GoogleApi(GoogleConfig config, CallObserver on_call);
+  // `metrics` must outlive it.
+  GoogleApi(GoogleConfig config, CalendarMetrics& metrics);
 
   const GoogleConfig& config() const { return config_; }
   // The consent URL the user is sent to (access_type=offline, prompt=consent, calendar scope).
@@ -88,7 +100,7 @@ class GoogleApi {
   GoogleCall PostToTokenEndpoint(const std::string& endpoint, bool retry, std::string form) const;
 
   GoogleConfig config_;
-  CallObserver on_call_;
+  CalendarMetrics& metrics_;
 };
 
 }  // namespace rendezvous::calendar

@@ -6,6 +6,7 @@
 #include "rendezvous/crypto.hpp"
 #include "rendezvous/text.hpp"
 #include "rendezvous/time.hpp"
+#include "rendezvous/url.hpp"
 #include "url_policy.hpp"
 
 namespace rendezvous::calendar {
@@ -16,21 +17,12 @@ constexpr size_t kMaxCodeLength = 2048;
 constexpr size_t kMaxCalendars = 250;
 constexpr size_t kMaxTimeZoneBytes = 64;
 
-// `redir` with error=<error> added to its query, before any fragment.
 constexpr const char* kStartPath = "/settings/calendars/google/start";
 constexpr const char* kSavePath = "/v2/calendars/google/save";
 
 Status InvalidState() {
   return Status::Invalid("state", "the state is unknown, expired or already used; start again at /v2/calendars/google/connect")
       .WithReason("invalid_state");
-}
-
-std::string WithErrorParameter(const std::string& redir, const std::string& error) {
-  const size_t hash = redir.find('#');
-  const std::string base = redir.substr(0, hash);
-  const std::string fragment = hash == std::string::npos ? "" : redir.substr(hash);
-  const char sep = base.find('?') == std::string::npos ? '?' : '&';
-  return base + sep + "error=" + PercentEncode(error) + fragment;
 }
 
 }  // namespace
@@ -131,7 +123,7 @@ Result<GoogleConnection::SaveResult> GoogleConnection::Save(const std::string& c
 
   if (!google_error.empty()) {
     const std::string error = google_error.substr(0, 64);
-    if (!row->redir.empty()) return SaveResult{WithErrorParameter(row->redir, error), nullptr};
+    if (!row->redir.empty()) return SaveResult{net::AppendQuery(row->redir, {{"error", error}}), nullptr};
     return Status::Invalid("error", "Google did not grant access: " + error).WithReason("google_denied");
   }
 

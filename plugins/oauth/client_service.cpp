@@ -177,8 +177,8 @@ Json ClientJson(const OAuthClient& client, const std::optional<std::string>& cli
   return j;
 }
 
-ClientService::ClientService(Database& db, Identity& identity, Mailer& mailer, Logger& logger)
-    : db_(db), identity_(identity), mailer_(mailer), logger_(logger) {}
+ClientService::ClientService(Database& db, UserDirectory& users, Mailer& mailer, Logger& logger)
+    : db_(db), users_(users), mailer_(mailer), logger_(logger) {}
 
 std::vector<Migration> ClientService::Migrations() {
   return {Migration{1, "oauth_clients, oauth_client_secrets", kMigration}};
@@ -189,7 +189,7 @@ Result<std::pair<OAuthClient, std::optional<std::string>>> ClientService::Create
   ClientValidationOptions options;
   options.require_scopes = !request.allow_no_scopes;
   if (Status s = ValidateClientSettings(settings, options); !s.ok()) return s;
-  if (request.owner_id <= 0 || !identity_.FindUser(request.owner_id)) {
+  if (request.owner_id <= 0 || !users_.FindUser(request.owner_id)) {
     return Status(ErrorCode::kInvalid, "owner " + std::to_string(request.owner_id) + " not found");
   }
 
@@ -319,7 +319,7 @@ Result<OAuthClient> ClientService::Review(const std::string& client_id, bool acc
   // The owner's address, looked up before the transaction (the owner of a client never changes).
   auto peek = db_.Run([&](DbConnection& conn) { return LoadClient(conn, client_id, false); });
   if (!peek) return NotFound();
-  std::optional<User> owner = identity_.FindUser(peek->owner_id);
+  std::optional<User> owner = users_.FindUser(peek->owner_id);
 
   Result<OAuthClient> result = db_.Transaction([&](DbConnection& tx) -> Result<OAuthClient> {
     std::optional<OAuthClient> client = LoadClient(tx, client_id, true);

@@ -18,15 +18,19 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "client_auth.hpp"
 #include "client_policy.hpp"
 #include "rendezvous/database.hpp"
-#include "rendezvous/identity.hpp"
 #include "rendezvous/log.hpp"
 #include "rendezvous/mailer.hpp"
 #include "rendezvous/status.hpp"
+#include "rendezvous/user.hpp"
 
 namespace rendezvous::oauth {
+
+using Json = nlohmann::json;
 
 struct ClientSecretInfo {
   int64_t secret_id = 0;
@@ -74,7 +78,7 @@ struct CreatedSecret {
 
 class ClientService {
  public:
-  ClientService(Database& db, Identity& identity, Mailer& mailer, Logger& logger);
+  ClientService(Database& db, UserDirectory& users, Mailer& mailer, Logger& logger);
   static std::vector<Migration> Migrations();  // owner "oauth"
 
   // Creates a pending client; a confidential one gets its first secret (returned once).
@@ -105,7 +109,7 @@ class ClientService {
   std::vector<OAuthClient> ListWhere(const std::string& column, const std::string& value);
 
   Database& db_;
-  Identity& identity_;
+  UserDirectory& users_;
   Mailer& mailer_;
   Logger& logger_;
 };

@@ -10,7 +10,7 @@ constexpr const char* kManagedUserUsage =
 
 }  // namespace
 
-int RunManagedUserCommand(ClientService& clients, ManagedUserTokens& tokens, Identity& identity,
+int RunManagedUserCommand(ClientService& clients, ManagedUserTokens& tokens, UserDirectory& users,
                           const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   if (args.empty() || args[0] != "create") {
     err << kManagedUserUsage << "\n";
@@ -43,7 +43,7 @@ int RunManagedUserCommand(ClientService& clients, ManagedUserTokens& tokens, Ide
     err << "OAuth client " << client_id << " is rejected; it cannot manage users\n";
     return 1;
   }
-  Result<User> user = identity.CreateUser(email, name, "", time_zone, false);
+  Result<User> user = users.CreateUser(email, name, "", time_zone, false);
   if (!user.ok()) {
     err << user.status().message() << "\n";
     return 1;

@@ -10,12 +10,12 @@
 
 #include "client_service.hpp"
 #include "managed_user_tokens.hpp"
-#include "rendezvous/identity.hpp"
+#include "rendezvous/user.hpp"
 
 namespace rendezvous::oauth {
 
 // `args`: the words after "managed-user".
-int RunManagedUserCommand(ClientService& clients, ManagedUserTokens& tokens, Identity& identity,
+int RunManagedUserCommand(ClientService& clients, ManagedUserTokens& tokens, UserDirectory& users,
                           const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 }  // namespace rendezvous::oauth

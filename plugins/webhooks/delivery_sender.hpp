@@ -46,6 +46,14 @@ struct SenderOptions {
   std::string user_agent = "Rendezvous-Webhooks";
 };
 
+// What the sender calls a finished attempt (the outcome label of its metrics and log lines):
+// "succeeded", "retry" (tried again later), "failed" (not tried again) or "gone" (the receiver
+// answered 410). WebhookMetrics exports each at zero from start-up.
+constexpr const char* kAttemptOutcomes[] = {"succeeded", "retry", "failed", "gone"};
+// Why the sender sets a webhook inactive: "gone" (410) or "failing" (every delivery failed for
+// disable_after).
+constexpr const char* kDisableReasons[] = {"gone", "failing"};
+
 // Where the sender reports (metrics) and what it asks of its owner. Every member may be empty.
 struct SenderHooks {
   // Attempts, first successes, webhooks set inactive and, about once a second, the backlog.

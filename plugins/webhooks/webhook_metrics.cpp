@@ -1,15 +1,9 @@
 #include "webhook_metrics.hpp"
 
+#include "delivery_sender.hpp"
 #include "webhook_fields.hpp"
 
 namespace rendezvous::webhooks {
-namespace {
-
-// The outcome names DeliverySender gives its attempts, and its reasons for disabling a webhook.
-constexpr const char* kAttemptOutcomes[] = {"succeeded", "retry", "failed", "gone"};
-constexpr const char* kDisableReasons[] = {"gone", "failing"};
-
-}  // namespace
 
 WebhookMetrics::WebhookMetrics(Metrics& metrics)
     : attempts_(metrics.Counter("webhooks_delivery_attempts_total",

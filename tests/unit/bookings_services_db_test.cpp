@@ -22,13 +22,14 @@
 #include "bookings_test_db.hpp"
 #include "event_type_service.hpp"
 #include "storage/mysql_database.hpp"
+#include "static_users.hpp"
 #include "storage/outbox_service.hpp"
-#include "static_identity.hpp"
 #include "storage_test_util.hpp"
 
 namespace rendezvous::testing {
 namespace {
 
+using bookings::Json;
 using time::Millis;
 
 class BookingsDb : public ::testing::Test {
@@ -37,8 +38,8 @@ class BookingsDb : public ::testing::Test {
     db_ = OpenBookingsDatabase(scratch_, registry_);
     outbox_ = std::make_unique<core::OutboxService>(*db_, registry_, QuietLogger());
     event_types_ = std::make_unique<bookings::EventTypeService>(*db_);
-    flow_ = std::make_unique<bookings::BookingFlow>(*db_, *outbox_, identity_, QuietLogger());
-    import_ = std::make_unique<bookings::BookingImport>(*db_, identity_, flow_->booked_times());
+    flow_ = std::make_unique<bookings::BookingFlow>(*db_, *outbox_, users_, QuietLogger());
+    import_ = std::make_unique<bookings::BookingImport>(*db_, users_, flow_->booked_times());
     references_ = std::make_unique<bookings::BookingReferenceStore>(*db_);
     auto et = event_types_->Create(1, CallFields("call"));
     ASSERT_TRUE(et.ok()) << et.status().message();
@@ -72,7 +73,7 @@ class BookingsDb : public ::testing::Test {
   prometheus::Registry registry_;
   std::unique_ptr<core::MysqlDatabase> db_;
   std::unique_ptr<core::OutboxService> outbox_;
-  StaticIdentity identity_{{TestUser(1, "Olga Owner", "owner@example.com")}};
+  StaticUsers users_{{TestUser(1, "Olga Owner", "owner@example.com")}};
   std::unique_ptr<bookings::EventTypeService> event_types_;
   std::unique_ptr<bookings::BookingFlow> flow_;
   std::unique_ptr<bookings::BookingImport> import_;
@@ -135,7 +136,7 @@ TEST_F(BookingsImportDb, ImportedHistoryCompletesWithoutAnEvent) {
 
 TEST_F(BookingsFlowDb, ChangeAndEventCommitTogether) {
   const std::string uid = Import(time::Now() + 3600000, bookings::BookingStatus::kPending);
-  User host = *identity_.FindUser(1);
+  User host = *users_.FindUser(1);
   auto confirmed = flow_->Confirm(host, uid);
   ASSERT_TRUE(confirmed.ok()) << confirmed.status().message();
   EXPECT_EQ(Count("SELECT COUNT(*) FROM outbox_events WHERE type = 'BOOKING_CONFIRMED'"), 1);

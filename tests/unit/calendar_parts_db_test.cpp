@@ -53,9 +53,7 @@ class CalendarPartsDb : public ::testing::Test {
     g.token_url = google_.token_url();
     g.api_base_url = google_.api_base_url();
     g.revoke_url = google_.revoke_url();
-    api_ = std::make_unique<GoogleApi>(g, [this](const std::string& endpoint, const std::string& outcome) {
-      metrics_->GoogleCalled(endpoint, outcome);
-    });
+    api_ = std::make_unique<GoogleApi>(g, *metrics_);
     CalendarOptions o;
     o.base_url = "http://127.0.0.1:8080";
     o.app_url = "https://app.example.com";

@@ -1,8 +1,11 @@
 // The connect flow's `redir` check: only the app or API origin, never an open redirect.
 #include <gtest/gtest.h>
 
+#include "calendar_metrics.hpp"
 #include "google_api.hpp"
 #include "http_fetch.hpp"
+#include "metrics/metrics_registry.hpp"
+#include "metrics/prometheus_metrics.hpp"
 #include "url_policy.hpp"
 
 namespace rendezvous::calendar {
@@ -32,7 +35,10 @@ TEST(CalendarRedirect, AppAndApiOriginsOnly) {
 }
 
 TEST(CalendarGoogleApi, AuthUrlCarriesTheConnectParameters) {
-  GoogleApi api({"cid 1", "secret", "https://accounts.example.com/o/oauth2/auth", "", ""}, nullptr);
+  core::MetricsRegistry registry;
+  core::PrometheusMetrics facade{registry};
+  CalendarMetrics metrics{facade};
+  GoogleApi api({"cid 1", "secret", "https://accounts.example.com/o/oauth2/auth", "", "", ""}, metrics);
   const std::string url = api.AuthUrl("http://127.0.0.1:8080/v2/calendars/google/save", "st_ate");
   EXPECT_EQ(url.rfind("https://accounts.example.com/o/oauth2/auth?", 0), 0u) << url;
   for (const char* part :

@@ -29,7 +29,7 @@ class ClientServiceDb : public OAuthDbTest {
   void SetUp() override {
     OpenDatabase(ClientService::Migrations());
     scratch_.Exec("CREATE TABLE test_mails (id BIGINT AUTO_INCREMENT PRIMARY KEY, recipient TEXT, subject TEXT, body TEXT)");
-    service_ = std::make_unique<ClientService>(*db_, identity_, mailer_, logger_);
+    service_ = std::make_unique<ClientService>(*db_, users_, mailer_, logger_);
   }
 
   std::pair<OAuthClient, std::optional<std::string>> NewConfidential(int64_t owner = 1) {

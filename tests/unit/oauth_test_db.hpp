@@ -13,7 +13,7 @@
 #include "client_service.hpp"
 #include "log/logger.hpp"
 #include "scratch_db.hpp"
-#include "static_identity.hpp"
+#include "static_users.hpp"
 #include "storage/migrator.hpp"
 #include "storage/mysql_database.hpp"
 #include "storage_test_util.hpp"
@@ -46,7 +46,7 @@ class OAuthDbTest : public ::testing::Test {
   prometheus::Registry registry_;
   core::StderrLogger logger_{LogLevel::kError, true};
   // Users 1 and 2 (userN@example.com).
-  testing::StaticIdentity identity_{
+  testing::StaticUsers users_{
       {testing::TestUser(1, "User", "user1@example.com"), testing::TestUser(2, "User", "user2@example.com")}};
   std::unique_ptr<core::MysqlDatabase> db_;
 };

@@ -44,7 +44,7 @@ class TokenJobsDb : public OAuthDbTest {
     std::vector<Migration> m = ClientService::Migrations();
     for (auto& t : TokenMigrations()) m.push_back(t);
     OpenDatabase(m);
-    clients_ = std::make_unique<ClientService>(*db_, identity_, mailer_, logger_);
+    clients_ = std::make_unique<ClientService>(*db_, users_, mailer_, logger_);
     codes_ = std::make_unique<CodeExchange>(*db_, logger_, TokenLifetimes{});
     refresh_ = std::make_unique<RefreshGrant>(*db_, logger_, TokenLifetimes{});
     managed_ = std::make_unique<ManagedUserTokens>(*db_, TokenLifetimes{});
@@ -414,7 +414,7 @@ TEST_F(OAuthCodeExchangeDb, ExchangeAuthenticatesTheClientBeforeTheCode) {
 
 TEST_F(OAuthCodeExchangeDb, CodeGrantReadsTheClientRowOnce) {
   testing::RecordingDatabase recorded(*db_);
-  ClientService clients(recorded, identity_, mailer_, logger_);
+  ClientService clients(recorded, users_, mailer_, logger_);
   CodeExchange codes(recorded, logger_, TokenLifetimes{});
   RefreshGrant refresh(recorded, logger_, TokenLifetimes{});
   IssuedTokens issued(recorded);

@@ -1,35 +1,18 @@
-// Users, sessions and CSRF as the core provides them to plugins (pages, token issuers).
+// Users, sessions and CSRF as the core provides them to plugins (pages, token issuers). Plugin
+// logic that only looks users up takes the HTTP-free UserDirectory (user.hpp) instead.
 #pragma once
 
-#include <cstdint>
 #include <optional>
 #include <string>
 
 #include "rendezvous/http.hpp"
-#include "rendezvous/status.hpp"
+#include "rendezvous/user.hpp"
 
 namespace rendezvous {
 
-struct User {
-  int64_t id = 0;
-  std::string email;
-  std::string name;
-  std::string time_zone = "UTC";
-  std::string week_start = "Monday";
-  bool is_admin = false;
-  std::string created_at;  // ISO 8601 UTC
-};
-
 // Thread-safe. Methods touching the database may throw DatabaseUnavailable.
-class Identity {
+class Identity : public UserDirectory {
  public:
-  virtual ~Identity() = default;
-  virtual std::optional<User> FindUser(int64_t id) = 0;
-  virtual std::optional<User> FindUserByEmail(const std::string& email) = 0;
-  // Creates a user; an empty password creates one that cannot sign in (managed users).
-  virtual Result<User> CreateUser(const std::string& email, const std::string& name,
-                                  const std::string& password, const std::string& time_zone,
-                                  bool is_admin) = 0;
   // The signed-in user of an app-host request (session cookie), if any.
   virtual std::optional<User> SessionUser(const Request& req) = 0;
   // CSRF token bound to the request's session (or a pre-session cookie); forms carry it as

@@ -1,18 +1,17 @@
-// An Identity that knows a fixed list of users, for service tests that only look users up; the
-// rest of Identity is not used by those services.
+// A UserDirectory that knows a fixed list of users, for service tests that only look users up.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "rendezvous/identity.hpp"
+#include "rendezvous/user.hpp"
 
 namespace rendezvous::testing {
 
-class StaticIdentity final : public Identity {
+class StaticUsers final : public UserDirectory {
  public:
-  explicit StaticIdentity(std::vector<User> users) : users_(std::move(users)) {}
+  explicit StaticUsers(std::vector<User> users) : users_(std::move(users)) {}
 
   std::optional<User> FindUser(int64_t id) override {
     for (const User& u : users_) {
@@ -25,10 +24,6 @@ class StaticIdentity final : public Identity {
                           bool) override {
     return Status(ErrorCode::kInternal, "not in these tests");
   }
-  std::optional<User> SessionUser(const Request&) override { return std::nullopt; }
-  std::string CsrfToken(const Request&, Response&) override { return ""; }
-  bool CheckCsrf(const Request&, const std::string&) override { return false; }
-  Json UserJson(const User&) override { return Json::object(); }
 
  private:
   std::vector<User> users_;
