@@ -16,6 +16,7 @@
 #include "storage_test_util.hpp"
 
 namespace rendezvous::testing {
+using bookings::Json;
 namespace {
 
 using bookings::Schedule;
