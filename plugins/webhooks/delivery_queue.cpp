@@ -1,5 +1,6 @@
 #include "delivery_queue.hpp"
 
+#include <algorithm>
 #include <map>
 
 #include "rendezvous/crypto.hpp"
@@ -173,8 +174,9 @@ size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& 
 }
 
 std::vector<ClaimedDelivery> DeliveryQueue::Claim(Database& db, size_t limit, int64_t lease_seconds,
-                                                  const std::vector<int64_t>& skip_webhooks) {
-  return db.Transaction([&](DbConnection& tx) { return ClaimIn(tx, limit, lease_seconds, skip_webhooks); });
+                                                  const std::vector<int64_t>& skip_webhooks, int64_t due_from_ms) {
+  return db.Transaction(
+      [&](DbConnection& tx) { return ClaimIn(tx, limit, lease_seconds, skip_webhooks, due_from_ms, nullptr); });
 }
 
 std::vector<int64_t> DeliveryQueue::Record(Database& db, const std::vector<RecordedAttempt>& batch,
@@ -185,29 +187,37 @@ std::vector<int64_t> DeliveryQueue::Record(Database& db, const std::vector<Recor
 
 RecordAndClaimResult DeliveryQueue::RecordAndClaim(Database& db, const std::vector<RecordedAttempt>& attempts,
                                     int64_t disable_after_seconds, const DisabledHandler& on_disabled, size_t limit,
-                                    int64_t lease_seconds, const std::vector<int64_t>& skip_webhooks) {
+                                    int64_t lease_seconds, const std::vector<int64_t>& skip_webhooks,
+                                    int64_t due_from_ms) {
   if (attempts.empty() && limit == 0) return {};
   return db.Transaction([&](DbConnection& tx) {
     RecordAndClaimResult round;  // built afresh on every try: a deadlock retries the whole transaction
     if (!attempts.empty()) round.disabled = RecordIn(tx, attempts, disable_after_seconds, on_disabled);
-    if (limit > 0) round.claimed = ClaimIn(tx, limit, lease_seconds, skip_webhooks);
+    if (limit > 0) {
+      round.claimed = ClaimIn(tx, limit, lease_seconds, skip_webhooks, due_from_ms, &round.first_due_ms);
+    }
     return round;
   });
 }
 
 std::vector<ClaimedDelivery> DeliveryQueue::ClaimIn(DbConnection& tx, size_t limit, int64_t lease_seconds,
-                                                    const std::vector<int64_t>& skip_webhooks) {
+                                                    const std::vector<int64_t>& skip_webhooks,
+                                                    int64_t due_from_ms, int64_t* first_due_ms) {
   std::vector<ClaimedDelivery> out;
+  // `from` is the sender's own time (a formatted number), never from outside.
+  const std::string from = time::FormatSql(due_from_ms);
   std::string sql =
       "SELECT id, webhook_id, message_id, trigger_event, body, content_type, round_attempts,"
-      " UNIX_TIMESTAMP(COALESCE(event_at, created_at)) * 1000 AS event_ms, delivered_at IS NOT NULL AS delivered"
+      " UNIX_TIMESTAMP(COALESCE(event_at, created_at)) * 1000 AS event_ms, delivered_at IS NOT NULL AS delivered,"
+      " CAST(UNIX_TIMESTAMP(next_attempt_at) * 1000 AS SIGNED) AS due_ms"
       " FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= UTC_TIMESTAMP(3)";
   std::vector<DbRow> rows;
   if (skip_webhooks.empty()) {
-    rows = tx.Query(sql + " ORDER BY next_attempt_at LIMIT ? FOR UPDATE SKIP LOCKED", {static_cast<int64_t>(limit)});
+    rows = tx.Query(sql + " AND next_attempt_at >= ? ORDER BY next_attempt_at LIMIT ? FOR UPDATE SKIP LOCKED",
+                    {from, static_cast<int64_t>(limit)});
   } else {
     // The skipped ids are the sender's own, never from outside; the text changes with them.
-    rows = tx.QueryUnprepared(sql + " AND webhook_id NOT IN (" + IdList(skip_webhooks) +
+    rows = tx.QueryUnprepared(sql + " AND next_attempt_at >= '" + from + "' AND webhook_id NOT IN (" + IdList(skip_webhooks) +
                               ") ORDER BY next_attempt_at LIMIT " + std::to_string(limit) + " FOR UPDATE SKIP LOCKED");
   }
   if (rows.empty()) return out;
@@ -223,6 +233,9 @@ std::vector<ClaimedDelivery> DeliveryQueue::ClaimIn(DbConnection& tx, size_t lim
     d.round_attempts = static_cast<int>(row.Int("round_attempts"));
     d.event_at_ms = static_cast<int64_t>(row.Double("event_ms"));
     d.delivered_before = row.Int("delivered") != 0;
+    if (first_due_ms != nullptr && (*first_due_ms == 0 || row.Int("due_ms") < *first_due_ms)) {
+      *first_due_ms = row.Int("due_ms");
+    }
     const int64_t webhook_id = row.Int("webhook_id");
     auto it = webhooks.find(webhook_id);
     if (it == webhooks.end()) it = webhooks.emplace(webhook_id, webhooks_.Load(tx, webhook_id)).first;
@@ -290,11 +303,25 @@ std::vector<int64_t> DeliveryQueue::RecordIn(DbConnection& tx, const std::vector
   }
   for (int64_t id : gone_webhooks) webhooks_.Deactivate(tx, id);
   if (!succeeded_webhooks.empty()) {
-    tx.ExecUnprepared("UPDATE webhooks SET failing_since = NULL WHERE failing_since IS NOT NULL AND id IN (" +
-                      IdList(succeeded_webhooks) + ")");
+    // Most rounds clear nothing: a plain read (no lock) finds the webhooks that were failing, and
+    // only those are written. An UPDATE of them all would wait on the webhook rows that the outbox
+    // consumer's foreign-key checks hold while it writes their next deliveries.
+    std::sort(succeeded_webhooks.begin(), succeeded_webhooks.end());
+    succeeded_webhooks.erase(std::unique(succeeded_webhooks.begin(), succeeded_webhooks.end()), succeeded_webhooks.end());
+    std::vector<int64_t> recovered;
+    for (const DbRow& row : tx.QueryUnprepared("SELECT id FROM webhooks WHERE failing_since IS NOT NULL AND id IN (" +
+                                               IdList(succeeded_webhooks) + ")")) {
+      recovered.push_back(row.Int("id"));
+    }
+    if (!recovered.empty()) {
+      tx.ExecUnprepared("UPDATE webhooks SET failing_since = NULL WHERE failing_since IS NOT NULL AND id IN (" +
+                        IdList(recovered) + ")");
+    }
   }
   std::vector<int64_t> disabled;
   if (failing_webhooks.empty()) return disabled;
+  std::sort(failing_webhooks.begin(), failing_webhooks.end());
+  failing_webhooks.erase(std::unique(failing_webhooks.begin(), failing_webhooks.end()), failing_webhooks.end());
   tx.ExecUnprepared("UPDATE webhooks SET failing_since = UTC_TIMESTAMP(3) WHERE failing_since IS NULL AND id IN (" +
                     IdList(failing_webhooks) + ")");
   for (const DbRow& row : tx.QueryUnprepared(
