@@ -294,11 +294,12 @@ wh_queue() {
 # BENCH_PERF=1 the server is profiled for 10 s meanwhile into var/bench-NAME.perf.
 wh_timed() {
   d_load=$(cut -d' ' -f1-3 /proc/loadavg)
-  local launched ready done_at cpu0 cpu1 perf_pid=''
+  local launched ready done_at cpu0 cpu1 srv0 srv1 perf_pid=''
   launched=$(date +%s%N)
   wh_start
   ready=$(date +%s%N)
-  cpu0=$(( $(cpu_ms $wh_pid) + $(cpu_ms $db_pid) ))
+  srv0=$(cpu_ms $wh_pid)
+  cpu0=$(( srv0 + $(cpu_ms $db_pid) ))
   if [ "${BENCH_PERF:-0}" = 1 ]; then
     perf record -e cpu-clock -g -o "var/bench-$2.perf" -p $wh_pid -- sleep 10 >/dev/null 2>&1 &
     perf_pid=$!
@@ -310,11 +311,13 @@ wh_timed() {
     sleep 0.1
   done
   done_at=$(date +%s%N)
-  cpu1=$(( $(cpu_ms $wh_pid) + $(cpu_ms $db_pid) ))
+  srv1=$(cpu_ms $wh_pid)
+  cpu1=$(( srv1 + $(cpu_ms $db_pid) ))
   [ -n "$perf_pid" ] && { wait $perf_pid || true; }
   d_from_ready=$(python3 -c "print(($done_at - $ready) / 1e9)")
   d_from_launch=$(python3 -c "print(($done_at - $launched) / 1e9)")
   d_cpu_ms=$((cpu1 - cpu0))
+  d_server_ms=$((srv1 - srv0))
 }
 first_start=$(date -u -d "+1 day" +%F)T00:00:00Z
 wh_start
@@ -337,15 +340,15 @@ wh_timed "$drain_n" webhooks-drain
 wait $recv_pids || true
 recv_pids=''
 not_succeeded=$(sql "SELECT COUNT(*) FROM webhook_deliveries WHERE webhook_id = $d_hook AND status <> 'succeeded'")
-N=$drain_n OK=$d_ok BAD=$not_succeeded FROM_READY=$d_from_ready FROM_LAUNCH=$d_from_launch CPU_MS=$d_cpu_ms \
+N=$drain_n OK=$d_ok BAD=$not_succeeded FROM_READY=$d_from_ready FROM_LAUNCH=$d_from_launch CPU_MS=$d_cpu_ms SERVER_MS=$d_server_ms \
   LOAD="$d_load" SETTINGS="$wh_settings" python3 -c '
 import json, os
 e = os.environ; r = json.load(open("var/bench-webhooks-drain.json"))
 ok, n = int(e["OK"]), int(e["N"])
 from_ready = float(e["FROM_READY"]); from_launch = float(e["FROM_LAUNCH"])
 failed = int(e["BAD"]) + max(0, n - ok)
-print("| webhooks_drain: %d queued BOOKING_CREATED events, one webhook, one local receiver (bench/webhook_bench; %s; load %s at start): %d succeeded %.2f s after the first /healthz answer (%.2f s after launch), server+MariaDB CPU %.0f µs/delivery, receiver got %d (%d duplicates) | %.0f deliveries/s | – | – | %d failed |"
-      % (n, e["SETTINGS"], e["LOAD"], ok, from_ready, from_launch, int(e["CPU_MS"]) * 1000.0 / max(1, ok), r["received"], r["duplicates"], ok / from_ready, failed))' | tee -a "$results"
+print("| webhooks_drain: %d queued BOOKING_CREATED events, one webhook, one local receiver (bench/webhook_bench; %s; load %s at start): %d succeeded %.2f s after the first /healthz answer (%.2f s after launch), server+MariaDB CPU %.0f µs/delivery (server %.0f), receiver got %d (%d duplicates) | %.0f deliveries/s | – | – | %d failed |"
+      % (n, e["SETTINGS"], e["LOAD"], ok, from_ready, from_launch, int(e["CPU_MS"]) * 1000.0 / max(1, ok), int(e["SERVER_MS"]) * 1000.0 / max(1, ok), r["received"], r["duplicates"], ok / from_ready, failed))' | tee -a "$results"
 fi
 
 # Fan-out: BENCH_WEBHOOK_FANOUT_EVENTS events (default 500) of one host queued while the server is
@@ -376,7 +379,7 @@ kill -TERM $recv_pids 2>/dev/null || true
 wait $recv_pids 2>/dev/null || true
 recv_pids=''
 not_succeeded=$(sql "SELECT COUNT(*) FROM webhook_deliveries WHERE webhook_id IN ($f_hooks) AND status <> 'succeeded'")
-N=$fan_n TOTAL=$fan_total OK=$d_ok BAD=$not_succeeded FROM_READY=$d_from_ready FROM_LAUNCH=$d_from_launch CPU_MS=$d_cpu_ms \
+N=$fan_n TOTAL=$fan_total OK=$d_ok BAD=$not_succeeded FROM_READY=$d_from_ready FROM_LAUNCH=$d_from_launch CPU_MS=$d_cpu_ms SERVER_MS=$d_server_ms \
   LOAD="$d_load" SETTINGS="$wh_settings" python3 -c '
 import json, os
 e = os.environ
@@ -384,8 +387,8 @@ got = [json.load(open("var/bench-webhooks-fanout-%d.json" % r)) for r in range(1
 ok, total = int(e["OK"]), int(e["TOTAL"])
 from_ready = float(e["FROM_READY"])
 failed = int(e["BAD"]) + max(0, total - ok)
-print("| webhooks_fanout: %d queued BOOKING_CREATED events of one host, each to its 100 webhooks on 10 local receivers (10 destinations; bench/webhook_bench; %s; load %s at start): %d succeeded %.2f s after the first /healthz answer (%.2f s after launch), server+MariaDB CPU %.0f µs/delivery, receivers got %d | %.0f deliveries/s | – | – | %d failed |"
-      % (int(e["N"]), e["SETTINGS"], e["LOAD"], ok, from_ready, float(e["FROM_LAUNCH"]), int(e["CPU_MS"]) * 1000.0 / max(1, ok), sum(g["received"] for g in got), ok / from_ready, failed))' | tee -a "$results"
+print("| webhooks_fanout: %d queued BOOKING_CREATED events of one host, each to its 100 webhooks on 10 local receivers (10 destinations; bench/webhook_bench; %s; load %s at start): %d succeeded %.2f s after the first /healthz answer (%.2f s after launch), server+MariaDB CPU %.0f µs/delivery (server %.0f), receivers got %d | %.0f deliveries/s | – | – | %d failed |"
+      % (int(e["N"]), e["SETTINGS"], e["LOAD"], ok, from_ready, float(e["FROM_LAUNCH"]), int(e["CPU_MS"]) * 1000.0 / max(1, ok), int(e["SERVER_MS"]) * 1000.0 / max(1, ok), sum(g["received"] for g in got), ok / from_ready, failed))' | tee -a "$results"
 fi
 
 # Latency: public bookings at RATE a second for BENCH_DURATION over BENCH_WEBHOOK_HOSTS hosts
