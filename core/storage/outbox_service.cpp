@@ -59,9 +59,13 @@ OutboxEvent EventFromRow(const DbRow& row, int first) {
   e.id = row.Int(first);
   e.topic = row.String(first + 1);
   e.type = row.String(first + 2);
-  const std::string text = row.String(first + 3);
+  std::string text = row.String(first + 3);
   e.payload = nlohmann::json::parse(text, nullptr, false);
-  if (e.payload.is_discarded()) e.payload = text;
+  if (e.payload.is_discarded()) {
+    e.payload = text;
+  } else {
+    e.payload_text = std::move(text);
+  }
   e.created_at = std::chrono::system_clock::time_point(std::chrono::milliseconds(row.Int(first + 4)));
   return e;
 }
