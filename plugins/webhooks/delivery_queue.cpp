@@ -159,6 +159,10 @@ size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& 
     auto webhooks = active.find(*organizer);
     if (webhooks == active.end()) webhooks = active.emplace(*organizer, webhooks_.Active(tx, *organizer)).first;
     std::optional<ScriptHooks::Args> args;
+    // The built-in body without a template: the event as the outbox holds it, made once per event
+    // (the stored text when it is well-formed UTF-8, else the parsed event serialized), copied to
+    // each webhook's delivery.
+    std::optional<std::string> event_body;
     for (const Webhook& w : webhooks->second) {
       if (!w.Subscribes(trigger)) continue;
       RenderedBody body;
@@ -167,6 +171,13 @@ size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& 
         args->webhook = ScriptHooks::WebhookValue(w);
         if (!hooks_.ShouldDeliver(*args)) continue;
         body = hooks_.Body(w, e.payload, *args);
+      } else if (!w.payload_template) {
+        if (!event_body) {
+          event_body = !e.payload_text.empty() && text::IsValidUtf8(e.payload_text)
+                           ? e.payload_text
+                           : RenderBody(std::nullopt, e.payload).body;
+        }
+        body = RenderedBody{*event_body, "application/json"};
       } else {
         body = RenderBody(w.payload_template, e.payload);  // no scripts: no Lua values to build
       }
