@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Load benchmarks on loopback with wrk; appends results to bench/RESULTS.md.
 #   bench/run.sh [BUILD_DIR]   (make bench)
-#   BENCH_SCENARIOS="http refresh code slots slots_cold create lua webhooks_drain webhooks_fanout webhooks_latency webhooks_latency_500 calendar_lookup me_under_slots ics_memory" picks scenarios; BENCH_DURATION=10s; BENCH_PERF=1 records a
+#   BENCH_SCENARIOS="http refresh code slots slots_cold create lua webhooks_drain webhooks_fanout webhooks_latency webhooks_latency_500 calendar_lookup me_under_slots ics_memory" picks scenarios
+#   (the webhook figures of docs/webhooks.md: BENCH_SCENARIOS="webhooks_drain webhooks_fanout
+#   webhooks_latency_500 lua" BENCH_WEBHOOK_WORKERS=128 make bench); BENCH_DURATION=10s; BENCH_PERF=1 records a
 #   CPU profile of the server (perf, cpu-clock) during the refresh scenario into var/bench-refresh.perf
 #   and during the webhook drain into var/bench-webhooks-drain.perf. BENCH_RESULTS names the file the
 #   results are appended to (default bench/RESULTS.md).
@@ -69,7 +71,8 @@ event_type() { # slug, length, extra JSON members
   echo
   # The exact command: the BENCH_* settings of this run, then make bench.
   # (none set: grep finds nothing, which must not end the run under pipefail)
-  settings=$(env | { grep -E '^BENCH_' || true; } | { grep -v '^BENCH_RESULTS=' || true; } | sort | tr '\n' ' ')
+  settings=$(env | { grep -E '^BENCH_' || true; } | { grep -v '^BENCH_RESULTS=' || true; } | sort \
+    | sed -E "s/^([A-Z_]+)=(.*[ ].*)\$/\1=\"\2\"/" | tr '\n' ' ')
   echo "Command: \`${settings}make bench\` (wrk -t$threads -c$conns -d$duration, keep-alive, server and MariaDB on this machine)"
   echo
   echo "| scenario | requests/s | p50 | p99 | non-2xx |"
