@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Load benchmarks on loopback with wrk; appends results to bench/RESULTS.md.
 #   bench/run.sh [BUILD_DIR]   (make bench)
-#   BENCH_SCENARIOS="http refresh code slots slots_cold create lua webhooks_drain webhooks_latency calendar_lookup me_under_slots ics_memory" picks scenarios; BENCH_DURATION=10s; BENCH_PERF=1 records a
+#   BENCH_SCENARIOS="http refresh code slots slots_cold create lua webhooks_drain webhooks_fanout webhooks_latency webhooks_latency_500 calendar_lookup me_under_slots ics_memory" picks scenarios
+#   (the webhook figures of docs/webhooks.md: BENCH_SCENARIOS="webhooks_drain webhooks_fanout
+#   webhooks_latency_500 lua" BENCH_WEBHOOK_WORKERS=128 make bench); BENCH_DURATION=10s; BENCH_PERF=1 records a
 #   CPU profile of the server (perf, cpu-clock) during the refresh scenario into var/bench-refresh.perf
 #   and during the webhook drain into var/bench-webhooks-drain.perf. BENCH_RESULTS names the file the
 #   results are appended to (default bench/RESULTS.md).
@@ -13,7 +15,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 bin=$build/bin/rendezvous
-cfg=bench/bench.yaml
+# bench/bench.yaml is the template; the main server gets ports the kernel picked (several benches
+# may run on one machine at once), written to var/bench.yaml.
+base_cfg=bench/bench.yaml
+cfg=var/bench.yaml
+# A port the kernel picks (free now) for a server or peer.
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+mkdir -p var
+api_port=$(free_port)
+api=http://127.0.0.1:$api_port
+sed -e "s/18090/$api_port/g" -e "s/18091/$(free_port)/g" $base_cfg > $cfg
 results=${BENCH_RESULTS:-bench/RESULTS.md}
 duration=${BENCH_DURATION:-10s}
 conns=${BENCH_CONNECTIONS:-64}
@@ -30,7 +41,7 @@ key=$($bin admin api-key create --config $cfg --user-id "$uid" | sed -E 's/.*"ke
 $bin serve --config $cfg 2>var/bench-server.log &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
-for _ in $(seq 1 100); do curl -fs http://127.0.0.1:18090/healthz >/dev/null && break; sleep 0.1; done
+for _ in $(seq 1 100); do curl -fs $api/healthz >/dev/null && break; sleep 0.1; done
 
 run() { # name, wrk args...
   local name=$1; shift
@@ -45,13 +56,11 @@ run() { # name, wrk args...
 cpu_ms() { awk -v hz="$(getconf CLK_TCK)" '{printf "%d", ($14 + $15) * 1000 / hz}' "/proc/$1/stat"; }
 db_pid=$(cat var/db/mysqld.pid)
 
-want() { [[ " ${BENCH_SCENARIOS:-http refresh code slots slots_cold create lua webhooks_drain webhooks_latency calendar_lookup me_under_slots ics_memory} " == *" $1 "* ]]; }
-# A port the kernel picks (free now) for a scenario's own server or peer.
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+want() { [[ " ${BENCH_SCENARIOS:-http refresh code slots slots_cold create lua webhooks_drain webhooks_fanout webhooks_latency webhooks_latency_500 calendar_lookup me_under_slots ics_memory} " == *" $1 "* ]]; }
 # POST /v2/event-types as the bench user; prints the new event type's id.
 event_type() { # slug, length, extra JSON members
   curl -fs -H "Authorization: Bearer $key" -H "Content-Type: application/json" \
-    -d "{\"title\":\"Bench $1\",\"slug\":\"$1\",\"lengthInMinutes\":$2$3}" http://127.0.0.1:18090/v2/event-types \
+    -d "{\"title\":\"Bench $1\",\"slug\":\"$1\",\"lengthInMinutes\":$2$3}" $api/v2/event-types \
     | python3 -c 'import json,sys; print(json.load(sys.stdin)["data"]["id"])'
 }
 
@@ -61,22 +70,25 @@ event_type() { # slug, length, extra JSON members
   echo "## $(date -u +%Y-%m-%dT%H:%MZ) — $(git rev-parse --short HEAD 2>/dev/null || echo unknown) ($tree), $(nproc) cores"
   echo
   # The exact command: the BENCH_* settings of this run, then make bench.
-  settings=$(env | grep -E '^BENCH_' | grep -v '^BENCH_RESULTS=' | sort | tr '\n' ' ')
+  # (none set: grep finds nothing, which must not end the run under pipefail)
+  settings=$(env | { grep -E '^BENCH_' || true; } | { grep -v '^BENCH_RESULTS=' || true; } | sort \
+    | sed -E "s/^([A-Z_]+)=(.*[ ].*)\$/\1=\"\2\"/" | tr '\n' ' ')
   echo "Command: \`${settings}make bench\` (wrk -t$threads -c$conns -d$duration, keep-alive, server and MariaDB on this machine)"
   echo
   echo "| scenario | requests/s | p50 | p99 | non-2xx |"
   echo "|---|---|---|---|---|"
   if want http; then
     # The yardstick in the same run: a bare Pistache hello-world with as many reactor threads.
-    $build/bench/pistache_hello 18095 2 &
+    hello_port=$(free_port)
+    $build/bench/pistache_hello $hello_port 2 &
     hello_pid=$!
-    for _ in $(seq 1 100); do curl -fs http://127.0.0.1:18095/ >/dev/null && break; sleep 0.1; done
-    bare=$(run "GET / (bare Pistache 0.0.5 hello-world, bench/pistache_hello)" -H "Connection: keep-alive" http://127.0.0.1:18095/)
+    for _ in $(seq 1 100); do curl -fs http://127.0.0.1:$hello_port/ >/dev/null && break; sleep 0.1; done
+    bare=$(run "GET / (bare Pistache 0.0.5 hello-world, bench/pistache_hello)" -H "Connection: keep-alive" http://127.0.0.1:$hello_port/)
     kill $hello_pid; wait $hello_pid 2>/dev/null || true
     echo "$bare"
-    health=$(run "GET /healthz" -H "Connection: keep-alive" http://127.0.0.1:18090/healthz)
+    health=$(run "GET /healthz" -H "Connection: keep-alive" $api/healthz)
     echo "$health"
-    me=$(run "GET /v2/me (API key)" -H "Connection: keep-alive" -H "Authorization: Bearer $key" http://127.0.0.1:18090/v2/me)
+    me=$(run "GET /v2/me (API key)" -H "Connection: keep-alive" -H "Authorization: Bearer $key" $api/v2/me)
     echo "$me"
     rps() { echo "$1" | awk -F'|' '{gsub(/ /, "", $3); print $3}'; }
     echo "Against bare Pistache in this run: /healthz $(python3 -c "print(f'{100*$(rps "$health")/$(rps "$bare"):.0f}')") %," \
@@ -105,7 +117,7 @@ if [ "${BENCH_PERF:-0}" = 1 ]; then
   perf_pid=$!
 fi
 cpu0=$(( $(cpu_ms $pid) + $(cpu_ms $db_pid) ))
-refresh=$($build/bench/refresh_bench http://127.0.0.1:18090/v2/auth/oauth2/token "$client_id" "$client_secret" \
+refresh=$($build/bench/refresh_bench $api/v2/auth/oauth2/token "$client_id" "$client_secret" \
   "${duration%s}" var/bench-refresh-tokens.txt)
 cpu1=$(( $(cpu_ms $pid) + $(cpu_ms $db_pid) ))
 rm -f var/bench-refresh-tokens.txt
@@ -125,7 +137,7 @@ mariadb --no-defaults -S var/db/mysqld.sock -uroot rendezvous_bench -e "
   SELECT SHA2(CONCAT('$code_prefix', seq), 256), '$client_id', $uid, 'https://bench.example.com/cb',
          '[\"PROFILE_READ\"]', 0, '', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL 1 HOUR
   FROM seq_1_to_$code_count"
-codes=$($build/bench/code_bench http://127.0.0.1:18090/v2/auth/oauth2/token "$client_id" "$client_secret" \
+codes=$($build/bench/code_bench $api/v2/auth/oauth2/token "$client_id" "$client_secret" \
   https://bench.example.com/cb "${duration%s}" "$code_conns" "$code_prefix" "$code_count")
 echo "$codes" | python3 -c 'import json,sys; r=json.load(sys.stdin); print("| POST /v2/auth/oauth2/token authorization_code (%d connections, bench/code_bench) | %.0f | %.2fms | %.2fms | %d failed |" % (r["connections"], r["per_second"], r["p50_ms"], r["p99_ms"], r["failed"]))' | tee -a "$results"
 fi
@@ -152,7 +164,7 @@ print("INSERT INTO bookings (uid, event_type_id, host_id, title, description, st
       " location, metadata, created_at, updated_at) VALUES " + rows + ";")
 PY
 conns=32 run "GET /v2/slots (30 days, 500 bookings in them, 32 connections)" -H "Connection: keep-alive" \
-  "http://127.0.0.1:18090/v2/slots?eventTypeId=$slots_et&start=$first&end=$last" | tee -a "$results"
+  "$api/v2/slots?eventTypeId=$slots_et&start=$first&end=$last" | tee -a "$results"
 fi
 
 # Slots of a host with 5,000 bookings in each of 8 consecutive 30-day windows (40,000 five-minute
@@ -163,7 +175,7 @@ if want slots_cold; then
 cold_uid=$($bin admin user create --config $cfg --email cold@example.com --name Cold --password bench-password | sed -E 's/.*"id":([0-9]+).*/\1/')
 cold_key=$($bin admin api-key create --config $cfg --user-id "$cold_uid" | sed -E 's/.*"key":"([^"]+)".*/\1/')
 cold_et() { curl -fs -H "Authorization: Bearer $cold_key" -H "Content-Type: application/json" \
-  -d "{\"title\":\"Cold $1\",\"slug\":\"$1\",\"lengthInMinutes\":$2}" http://127.0.0.1:18090/v2/event-types \
+  -d "{\"title\":\"Cold $1\",\"slug\":\"$1\",\"lengthInMinutes\":$2}" $api/v2/event-types \
   | python3 -c 'import json,sys; print(json.load(sys.stdin)["data"]["id"])'; }
 cold_slots=$(cold_et cold-slots 15)
 cold_busy=$(cold_et cold-busy 5)
@@ -186,9 +198,9 @@ windows() { # step (hours)
   done
 }
 BENCH_PATHS=$(windows 720) conns=32 run "GET /v2/slots cold (8 rotating 30-day windows, 5,000 bookings in each, 40,000 in all, 32 connections, bench/slots_windows.lua)" \
-  -H "Connection: keep-alive" -s bench/slots_windows.lua http://127.0.0.1:18090 | tee -a "$results"
+  -H "Connection: keep-alive" -s bench/slots_windows.lua $api | tee -a "$results"
 BENCH_PATHS=$(windows 1) conns=32 run "GET /v2/slots (8 rotating 30-day windows an hour apart, 5,000 bookings in each, 32 connections, bench/slots_windows.lua)" \
-  -H "Connection: keep-alive" -s bench/slots_windows.lua http://127.0.0.1:18090 | tee -a "$results"
+  -H "Connection: keep-alive" -s bench/slots_windows.lua $api | tee -a "$results"
 fi
 
 # Racing creates: 32 connections over 50 overlapping starts a day (an hour long, every 5 minutes),
@@ -196,7 +208,7 @@ fi
 if want create; then
 create_et=$(event_type bench-race 60 ',"slotInterval":5')
 first=$(date -u -d "+2 days" +%F)
-race=$($build/bench/create_bench http://127.0.0.1:18090/v2/bookings "$create_et" "${duration%s}" 32 "$first" 60)
+race=$($build/bench/create_bench $api/v2/bookings "$create_et" "${duration%s}" 32 "$first" 60)
 overlaps=$(mariadb --no-defaults -S var/db/mysqld.sock -uroot rendezvous_bench -N -e "
   SELECT COUNT(*) FROM bookings a JOIN bookings b ON a.host_id = b.host_id AND a.id < b.id
   WHERE a.status IN ('accepted', 'pending') AND b.status IN ('accepted', 'pending')
@@ -205,9 +217,12 @@ echo "$race" | OVERLAPS=$overlaps python3 -c 'import json,os,sys; c,r=[json.load
 fi
 
 # Webhook delivery, with its own server (ports the kernel picked, `plugins.webhooks` allowing the
-# loopback receiver) and database: bench/webhook_bench is the receiver (and, for latency, posts the
+# loopback receivers) and database: bench/webhook_bench is the receiver (and, for latency, posts the
 # bookings). Every host gets a schedule open all day every day (UTC) and a 5-minute event type.
-if want webhooks_drain || want webhooks_latency; then
+# Progress is read from the server's own metric (webhooks_delivery_attempts_total, outcome
+# "succeeded", polled on /metrics every 100 ms), so the bench adds no query to the database it
+# measures.
+if want webhooks_drain || want webhooks_fanout || want webhooks_latency || want webhooks_latency_500; then
 # One receiver is one destination: workers_per_host as large as workers (its default is 8).
 wh_workers=${BENCH_WEBHOOK_WORKERS:-32}
 wh_per_host=${BENCH_WEBHOOK_WORKERS_PER_HOST:-$wh_workers}
@@ -215,7 +230,7 @@ wh_settings="workers $wh_workers, workers_per_host $wh_per_host"
 wh_cfg=var/bench-webhooks.yaml
 wh_port=$(free_port)
 sed -e "s/18090/$wh_port/g" -e "s/18091/$(free_port)/g" -e "s/name: rendezvous_bench\$/name: rendezvous_bench_webhooks/" \
-  $cfg > $wh_cfg
+  $base_cfg > $wh_cfg
 printf '  webhooks: { allow_private_networks: true, workers: %s, workers_per_host: %s }\n' \
   "$wh_workers" "$wh_per_host" >> $wh_cfg
 wh_url=http://127.0.0.1:$wh_port
@@ -223,8 +238,8 @@ sql() { mariadb --no-defaults -S var/db/mysqld.sock -uroot -N rendezvous_bench_w
 mariadb --no-defaults -S var/db/mysqld.sock -uroot -e "DROP DATABASE IF EXISTS rendezvous_bench_webhooks; CREATE DATABASE rendezvous_bench_webhooks"
 $bin migrate --config $wh_cfg >/dev/null
 wh_pid=''
-recv_pid=''
-trap 'kill $pid $wh_pid $recv_pid 2>/dev/null; wait $pid $wh_pid $recv_pid 2>/dev/null || true' EXIT
+recv_pids=''
+trap 'kill $pid $wh_pid $recv_pids 2>/dev/null; wait $pid $wh_pid $recv_pids 2>/dev/null || true' EXIT
 wh_start() {
   $bin serve --config $wh_cfg 2>>var/bench-webhooks-server.log &
   wh_pid=$!
@@ -233,6 +248,11 @@ wh_start() {
   return 1
 }
 wh_stop() { kill $wh_pid; wait $wh_pid 2>/dev/null || true; wh_pid=''; }
+# Successful attempts so far, from the server's metric (0 when it does not answer).
+wh_succeeded() {
+  curl -fs $wh_url/metrics 2>/dev/null \
+    | awk '/^webhooks_delivery_attempts_total\{/ && /outcome="succeeded"/ {s += $NF} END {printf "%d", s}' || echo 0
+}
 # KEY PATH JSON: POST as that user; prints the answer's data.id.
 wh_post() {
   curl -fs -H "Authorization: Bearer $1" -H "Content-Type: application/json" -d "$3" "$wh_url$2" \
@@ -247,9 +267,9 @@ wh_host() {
   schedule=$(wh_post "$key" /v2/schedules '{"name":"All day","timeZone":"UTC","availability":[{"days":["Monday","Tuesday","Wednesday","Thursday","Friday","Saturday","Sunday"],"startTime":"00:00","endTime":"24:00"}]}')
   echo "$key $(wh_post "$key" /v2/event-types "{\"title\":\"Bench $1\",\"slug\":\"$1\",\"lengthInMinutes\":5,\"scheduleId\":$schedule}")"
 }
-# KEY RECEIVER_PORT: a BOOKING_CREATED webhook to the receiver; prints its id.
+# KEY RECEIVER_PORT [PATH]: a BOOKING_CREATED webhook to the receiver; prints its id.
 wh_webhook() {
-  wh_post "$1" /v2/webhooks "{\"active\":true,\"subscriberUrl\":\"http://127.0.0.1:$2/hook\",\"triggers\":[\"BOOKING_CREATED\"]}"
+  wh_post "$1" /v2/webhooks "{\"active\":true,\"subscriberUrl\":\"http://127.0.0.1:$2/${3:-hook}\",\"triggers\":[\"BOOKING_CREATED\"]}"
 }
 # PORT: waits (bounded) until the receiver answers.
 wait_receiver() {
@@ -257,86 +277,151 @@ wait_receiver() {
   echo "the webhook receiver did not start" >&2
   return 1
 }
+# EVENT_TYPE_ID: one real public booking of it (its BOOKING_CREATED event is the one copied below).
+wh_booking() {
+  curl -fs -H "Content-Type: application/json" -o /dev/null -d "{\"start\":\"$first_start\",\"eventTypeId\":$1,\"attendee\":{\"name\":\"Bench Attendee\",\"email\":\"attendee@bench.example.com\",\"timeZone\":\"UTC\"}}" \
+    $wh_url/v2/bookings
+}
+# N PREFIX: N copies of the newest BOOKING_CREATED event, each with its own booking uid, queued
+# while the server is down.
+wh_queue() {
+  sql "INSERT INTO outbox_events (topic, type, payload, created_at)
+       SELECT 'bookings', 'BOOKING_CREATED', JSON_SET(e.payload, '\$.payload.uid', CONCAT('$2-', seq)), UTC_TIMESTAMP(3)
+       FROM seq_1_to_$1 JOIN (SELECT payload FROM outbox_events WHERE topic = 'bookings' ORDER BY id DESC LIMIT 1) e"
+  # INSERT … SELECT reserves ids in growing blocks and leaves the counter past a gap; the next event
+  # would sit behind that hole for the outbox's settle window (2 s). Back to MAX(id) + 1.
+  sql "ALTER TABLE outbox_events AUTO_INCREMENT = 1"
+}
+# TARGET NAME: starts the server and times it from its first /healthz answer until TARGET attempts
+# have succeeded (at most 180 s); sets d_load, d_from_ready, d_from_launch, d_cpu_ms, d_ok. With
+# BENCH_PERF=1 the server is profiled for 10 s meanwhile into var/bench-NAME.perf.
+wh_timed() {
+  d_load=$(cut -d' ' -f1-3 /proc/loadavg)
+  local launched ready done_at cpu0 cpu1 srv0 srv1 perf_pid=''
+  launched=$(date +%s%N)
+  wh_start
+  ready=$(date +%s%N)
+  srv0=$(cpu_ms $wh_pid)
+  cpu0=$(( srv0 + $(cpu_ms $db_pid) ))
+  if [ "${BENCH_PERF:-0}" = 1 ]; then
+    perf record -e cpu-clock -g -o "var/bench-$2.perf" -p $wh_pid -- sleep 10 >/dev/null 2>&1 &
+    perf_pid=$!
+  fi
+  d_ok=0
+  for _ in $(seq 1 1800); do
+    d_ok=$(wh_succeeded)
+    [ "$d_ok" -ge "$1" ] && break
+    sleep 0.1
+  done
+  done_at=$(date +%s%N)
+  srv1=$(cpu_ms $wh_pid)
+  cpu1=$(( srv1 + $(cpu_ms $db_pid) ))
+  [ -n "$perf_pid" ] && { wait $perf_pid || true; }
+  d_from_ready=$(python3 -c "print(($done_at - $ready) / 1e9)")
+  d_from_launch=$(python3 -c "print(($done_at - $launched) / 1e9)")
+  d_cpu_ms=$((cpu1 - cpu0))
+  d_server_ms=$((srv1 - srv0))
+}
 first_start=$(date -u -d "+1 day" +%F)T00:00:00Z
 wh_start
 
 # Drain: N events queued while the server is down (copies of one real BOOKING_CREATED event of the
 # host, each with its own booking uid), then timed from the restarted server's first /healthz
-# answer until N deliveries have succeeded (polled every 100 ms, at most 120 s).
+# answer until N deliveries have succeeded.
 if want webhooks_drain; then
-drain_n=${BENCH_WEBHOOK_EVENTS:-20000}
+drain_n=${BENCH_WEBHOOK_EVENTS:-50000}
 read -r d_key d_et <<< "$(wh_host drain)"
-curl -fs -H "Content-Type: application/json" -o /dev/null -d "{\"start\":\"$first_start\",\"eventTypeId\":$d_et,\"attendee\":{\"name\":\"Bench Attendee\",\"email\":\"attendee@bench.example.com\",\"timeZone\":\"UTC\"}}" \
-  $wh_url/v2/bookings
+wh_booking "$d_et"
 recv_port=$(free_port)
 d_hook=$(wh_webhook "$d_key" "$recv_port")  # after the booking: its own event has no delivery
 wh_stop
-sql "INSERT INTO outbox_events (topic, type, payload, created_at)
-     SELECT 'bookings', 'BOOKING_CREATED', JSON_SET(e.payload, '\$.payload.uid', CONCAT('drain-', seq)), UTC_TIMESTAMP(3)
-     FROM seq_1_to_$drain_n JOIN (SELECT payload FROM outbox_events WHERE topic = 'bookings' ORDER BY id DESC LIMIT 1) e"
-# INSERT … SELECT reserves ids in growing blocks and leaves the counter past a gap; the next event
-# would sit behind that hole for the outbox's settle window (2 s). Back to MAX(id) + 1.
-sql "ALTER TABLE outbox_events AUTO_INCREMENT = 1"
-$build/bench/webhook_bench drain "$recv_port" "$drain_n" 150 > var/bench-webhooks-drain.json &
-recv_pid=$!
+wh_queue "$drain_n" drain
+$build/bench/webhook_bench drain "$recv_port" "$drain_n" 200 > var/bench-webhooks-drain.json &
+recv_pids=$!
 wait_receiver "$recv_port"
-load=$(cut -d' ' -f1-3 /proc/loadavg)
-launched=$(date +%s%N)
-wh_start
-ready=$(date +%s%N)
-cpu0=$(( $(cpu_ms $wh_pid) + $(cpu_ms $db_pid) ))
-if [ "${BENCH_PERF:-0}" = 1 ]; then
-  perf record -e cpu-clock -g -o var/bench-webhooks-drain.perf -p $wh_pid -- sleep 10 >/dev/null 2>&1 &
-  perf_pid=$!
-fi
-succeeded=0
-for _ in $(seq 1 1200); do
-  succeeded=$(sql "SELECT COUNT(*) FROM webhook_deliveries WHERE webhook_id = $d_hook AND status = 'succeeded'")
-  [ "$succeeded" -ge "$drain_n" ] && break
-  sleep 0.1
-done
-done_at=$(date +%s%N)
-cpu1=$(( $(cpu_ms $wh_pid) + $(cpu_ms $db_pid) ))
-[ -n "${perf_pid:-}" ] && { wait $perf_pid || true; perf_pid=''; }
-wait $recv_pid || true
-recv_pid=''
+wh_timed "$drain_n" webhooks-drain
+wait $recv_pids || true
+recv_pids=''
 not_succeeded=$(sql "SELECT COUNT(*) FROM webhook_deliveries WHERE webhook_id = $d_hook AND status <> 'succeeded'")
-N=$drain_n OK=$succeeded BAD=$not_succeeded LAUNCHED=$launched READY=$ready DONE=$done_at CPU_MS=$((cpu1 - cpu0)) \
-  LOAD="$load" SETTINGS="$wh_settings" python3 -c '
+N=$drain_n OK=$d_ok BAD=$not_succeeded FROM_READY=$d_from_ready FROM_LAUNCH=$d_from_launch CPU_MS=$d_cpu_ms SERVER_MS=$d_server_ms \
+  LOAD="$d_load" SETTINGS="$wh_settings" python3 -c '
 import json, os
 e = os.environ; r = json.load(open("var/bench-webhooks-drain.json"))
 ok, n = int(e["OK"]), int(e["N"])
-from_ready = (int(e["DONE"]) - int(e["READY"])) / 1e9; from_launch = (int(e["DONE"]) - int(e["LAUNCHED"])) / 1e9
+from_ready = float(e["FROM_READY"]); from_launch = float(e["FROM_LAUNCH"])
 failed = int(e["BAD"]) + max(0, n - ok)
-print("| webhooks_drain: %d queued BOOKING_CREATED events, one webhook, one local receiver (bench/webhook_bench; %s; load %s at start): %d succeeded %.2f s after the first /healthz answer (%.2f s after launch), server+MariaDB CPU %.0f µs/delivery, receiver got %d (%d duplicates) | %.0f deliveries/s | – | – | %d failed |"
-      % (n, e["SETTINGS"], e["LOAD"], ok, from_ready, from_launch, int(e["CPU_MS"]) * 1000.0 / max(1, ok), r["received"], r["duplicates"], ok / from_ready, failed))' | tee -a "$results"
+print("| webhooks_drain: %d queued BOOKING_CREATED events, one webhook, one local receiver (bench/webhook_bench; %s; load %s at start): %d succeeded %.2f s after the first /healthz answer (%.2f s after launch), server+MariaDB CPU %.0f µs/delivery (server %.0f), receiver got %d (%d duplicates) | %.0f deliveries/s | – | – | %d failed |"
+      % (n, e["SETTINGS"], e["LOAD"], ok, from_ready, from_launch, int(e["CPU_MS"]) * 1000.0 / max(1, ok), int(e["SERVER_MS"]) * 1000.0 / max(1, ok), r["received"], r["duplicates"], ok / from_ready, failed))' | tee -a "$results"
 fi
 
-# Latency: public bookings at BENCH_WEBHOOK_RATE a second (default 200) for BENCH_DURATION over
-# BENCH_WEBHOOK_HOSTS hosts (default 4), each with a BOOKING_CREATED webhook to the receiver; the
-# latency is the receiver's arrival time minus the event's createdAt (same clock).
-if want webhooks_latency; then
-rate=${BENCH_WEBHOOK_RATE:-200}
-hosts=${BENCH_WEBHOOK_HOSTS:-4}
+# Fan-out: BENCH_WEBHOOK_FANOUT_EVENTS events (default 500) of one host queued while the server is
+# down, each going to the host's 100 webhooks (the per-user limit) spread over 10 local receivers
+# (10 destinations, 10 webhooks each); timed like the drain until every delivery has succeeded.
+if want webhooks_fanout; then
+fan_n=${BENCH_WEBHOOK_FANOUT_EVENTS:-500}
+read -r f_key f_et <<< "$(wh_host fanout)"
+wh_booking "$f_et"
+f_ports=()
+for r in $(seq 1 10); do f_ports+=("$(free_port)"); done
+f_hooks=''
+for w in $(seq 0 99); do
+  f_hooks=$f_hooks${f_hooks:+,}$(wh_webhook "$f_key" "${f_ports[$((w % 10))]}" "hook/$w")
+done
+wh_stop
+wh_queue "$fan_n" fanout
+recv_pids=''
+for r in $(seq 0 9); do
+  $build/bench/webhook_bench drain "${f_ports[$r]}" 100000000 300 > "var/bench-webhooks-fanout-$r.json" &
+  recv_pids="$recv_pids $!"
+done
+for r in $(seq 0 9); do wait_receiver "${f_ports[$r]}"; done
+fan_total=$((fan_n * 100))
+wh_timed "$fan_total" webhooks-fanout
+# Answered everything counted: the receivers stop (they print what they got on SIGTERM).
+kill -TERM $recv_pids 2>/dev/null || true
+wait $recv_pids 2>/dev/null || true
+recv_pids=''
+not_succeeded=$(sql "SELECT COUNT(*) FROM webhook_deliveries WHERE webhook_id IN ($f_hooks) AND status <> 'succeeded'")
+N=$fan_n TOTAL=$fan_total OK=$d_ok BAD=$not_succeeded FROM_READY=$d_from_ready FROM_LAUNCH=$d_from_launch CPU_MS=$d_cpu_ms SERVER_MS=$d_server_ms \
+  LOAD="$d_load" SETTINGS="$wh_settings" python3 -c '
+import json, os
+e = os.environ
+got = [json.load(open("var/bench-webhooks-fanout-%d.json" % r)) for r in range(10)]
+ok, total = int(e["OK"]), int(e["TOTAL"])
+from_ready = float(e["FROM_READY"])
+failed = int(e["BAD"]) + max(0, total - ok)
+print("| webhooks_fanout: %d queued BOOKING_CREATED events of one host, each to its 100 webhooks on 10 local receivers (10 destinations; bench/webhook_bench; %s; load %s at start): %d succeeded %.2f s after the first /healthz answer (%.2f s after launch), server+MariaDB CPU %.0f µs/delivery (server %.0f), receivers got %d | %.0f deliveries/s | – | – | %d failed |"
+      % (int(e["N"]), e["SETTINGS"], e["LOAD"], ok, from_ready, float(e["FROM_LAUNCH"]), int(e["CPU_MS"]) * 1000.0 / max(1, ok), int(e["SERVER_MS"]) * 1000.0 / max(1, ok), sum(g["received"] for g in got), ok / from_ready, failed))' | tee -a "$results"
+fi
+
+# Latency: public bookings at RATE a second for BENCH_DURATION over BENCH_WEBHOOK_HOSTS hosts
+# (default 4), each with a BOOKING_CREATED webhook to the receiver; the latency is the receiver's
+# arrival time minus the event's createdAt (same clock). webhooks_latency at BENCH_WEBHOOK_RATE
+# (default 200), webhooks_latency_500 at 500 a second (target: p99 < 25 ms).
+wh_latency() { # RATE TAG
+local rate=$1 hosts=${BENCH_WEBHOOK_HOSTS:-4} recv_port event_types='' hooks='' l_key l_et load lat not_succeeded
 recv_port=$(free_port)
-event_types=''
-hooks=''
 for h in $(seq 1 "$hosts"); do
-  read -r l_key l_et <<< "$(wh_host "latency$h")"
+  read -r l_key l_et <<< "$(wh_host "latency$2-$h")"
   event_types=$event_types${event_types:+,}$l_et
   hooks=$hooks${hooks:+,}$(wh_webhook "$l_key" "$recv_port")
 done
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 lat=$($build/bench/webhook_bench latency "$recv_port" $wh_url/v2/bookings "$event_types" "$rate" "${duration%s}" "$first_start" 5 || true)
 not_succeeded=$(sql "SELECT COUNT(*) FROM webhook_deliveries WHERE webhook_id IN ($hooks) AND status <> 'succeeded'")
-echo "$lat" | BAD=$not_succeeded HOSTS=$hosts LOAD="$load" SETTINGS="$wh_settings" python3 -c '
+echo "$lat" | BAD=$not_succeeded HOSTS=$hosts LOAD="$load" SETTINGS="$wh_settings" NAME="$3" python3 -c '
 import json, os, sys
 e = os.environ; r = json.loads(sys.stdin.read())
 failed = r["post_failed"] + r["missing"] + int(e["BAD"])
-print("| webhooks_latency: POST /v2/bookings at %g/s for %d s over %s hosts, a BOOKING_CREATED webhook each, one local receiver (bench/webhook_bench; %s; load %s at start): %d created (post p99 %.1f ms, %d late), %d delivered, %d duplicates; p50/p99 = arrival − event createdAt (max %.1f ms) | %.0f bookings/s | %.2fms | %.2fms | %d failed |"
-      % (r["rate"], r["seconds"], e["HOSTS"], e["SETTINGS"], e["LOAD"], r["created"], r["post_p99_ms"], r["posts_late"], r["distinct"], r["duplicates"], r["max_ms"], r["created_per_second"], r["p50_ms"], r["p99_ms"], failed))' | tee -a "$results"
+print("| %s: POST /v2/bookings at %g/s for %d s over %s hosts, a BOOKING_CREATED webhook each, one local receiver (bench/webhook_bench; %s; load %s at start): %d created (post p99 %.1f ms, %d late), %d delivered, %d duplicates; p50/p99 = arrival − event createdAt (max %.1f ms) | %.0f bookings/s | %.2fms | %.2fms | %d failed |"
+      % (e["NAME"], r["rate"], r["seconds"], e["HOSTS"], e["SETTINGS"], e["LOAD"], r["created"], r["post_p99_ms"], r["posts_late"], r["distinct"], r["duplicates"], r["max_ms"], r["created_per_second"], r["p50_ms"], r["p99_ms"], failed))' | tee -a "$results"
+}
+if want webhooks_latency || want webhooks_latency_500; then
+  [ -n "$wh_pid" ] || wh_start
+  if want webhooks_latency; then wh_latency "${BENCH_WEBHOOK_RATE:-200}" a webhooks_latency; fi
+  if want webhooks_latency_500; then wh_latency 500 b webhooks_latency_500; fi
 fi
-wh_stop
+[ -z "$wh_pid" ] || wh_stop
 fi
 
 # Event lookup: GET /v2/calendars/google/event/{eventUid} of one user with a warm Google credential,
@@ -352,7 +437,7 @@ lk_port=$(free_port)
 lk_app_port=$(free_port)
 lk_email=lookup@bench.example.com
 sed -e "s/18090/$lk_port/g" -e "s/18091/$lk_app_port/g" -e "s/name: rendezvous_bench\$/name: rendezvous_bench_calendar/" \
-  $cfg > $lk_cfg
+  $base_cfg > $lk_cfg
 lk_pid=''
 coproc LOOKUP { $build/bench/event_lookup_bench var/bench-calendar-plugin.yaml "http://127.0.0.1:$lk_port" \
   "http://127.0.0.1:$lk_app_port" "$lk_email" bench-password "${duration%s}" "$lk_conns" 2>var/bench-calendar-lookup.log; }
@@ -400,7 +485,7 @@ if want me_under_slots || want ics_memory; then
 ci_cfg=var/bench-calendar-isolation.yaml
 ci_port=$(free_port)
 sed -e "s/18090/$ci_port/g" -e "s/18091/$(free_port)/g" -e "s/worker_threads: 16/worker_threads: 8/" \
-  -e "s/name: rendezvous_bench\$/name: rendezvous_bench_isolation/" $cfg > $ci_cfg
+  -e "s/name: rendezvous_bench\$/name: rendezvous_bench_isolation/" $base_cfg > $ci_cfg
 printf '  calendar: { ics_allow_private_networks: true }\n' >> $ci_cfg  # under bench.yaml's plugins:
 ci_url=http://127.0.0.1:$ci_port
 ci_pid=''

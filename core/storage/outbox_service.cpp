@@ -47,6 +47,7 @@ prometheus::Family<prometheus::Counter>& CounterFamily(prometheus::Registry& reg
 
 constexpr size_t kMaxErrorBytes = 512;
 constexpr auto kParkedCountInterval = std::chrono::seconds(1);
+constexpr auto kLagMeasureInterval = std::chrono::seconds(1);
 
 // A handler's message as the tables keep it: well-formed UTF-8, cut on a character boundary.
 std::string ErrorText(std::string_view what) {
@@ -58,9 +59,13 @@ OutboxEvent EventFromRow(const DbRow& row, int first) {
   e.id = row.Int(first);
   e.topic = row.String(first + 1);
   e.type = row.String(first + 2);
-  const std::string text = row.String(first + 3);
+  std::string text = row.String(first + 3);
   e.payload = nlohmann::json::parse(text, nullptr, false);
-  if (e.payload.is_discarded()) e.payload = text;
+  if (e.payload.is_discarded()) {
+    e.payload = text;
+  } else {
+    e.payload_text = std::move(text);
+  }
   e.created_at = std::chrono::system_clock::time_point(std::chrono::milliseconds(row.Int(first + 4)));
   return e;
 }
@@ -255,13 +260,11 @@ OutboxService::Round OutboxService::RunRound(Consumer& c) {
       ", created_at <= UTC_TIMESTAMP(3) - INTERVAL ? MICROSECOND"
       " FROM outbox_events WHERE id > ? AND topic IN (" + in + ")"
       " ORDER BY id LIMIT ? LOCK IN SHARE MODE";
-  const std::string lag_sql =
-      "SELECT COUNT(*) FROM (SELECT 1 FROM outbox_events WHERE id > ? AND topic IN (" + in +
-      ") LIMIT " + std::to_string(kLagCap) + ") t";
 
   Round round;
   bool row_missing_or_locked = false;
   int64_t lag = -1;
+  int64_t lag_position = -1;
   int64_t start_position = 0;
   std::vector<OutboxEvent> batch;
   std::string error;
@@ -271,6 +274,7 @@ OutboxService::Round OutboxService::RunRound(Consumer& c) {
       round = Round{};
       row_missing_or_locked = false;
       lag = -1;
+      lag_position = -1;
       batch.clear();
 
       std::optional<DbRow> claim =
@@ -335,14 +339,10 @@ OutboxService::Round OutboxService::RunRound(Consumer& c) {
         }
       }
 
-      if (!round.held_back && candidates.size() < static_cast<size_t>(options_.batch_size)) {
-        lag = 0;
-      } else {
-        std::vector<DbValue> params{position};
-        params.insert(params.end(), c.topics.begin(), c.topics.end());
-        std::optional<DbRow> row = tx.QueryOne(lag_sql, params);
-        lag = row ? row->Int(1) : 0;
-      }
+      // The backlog is measured after the commit, at most once a second (MeasureLag): counting
+      // it here, after every full batch, would make a drain quadratic in its length.
+      if (!round.held_back && candidates.size() < static_cast<size_t>(options_.batch_size)) lag = 0;
+      lag_position = position;
     });
   } catch (...) {
     if (!round.handler_failed) throw;  // the outbox's own queries: the round fails
@@ -361,7 +361,13 @@ OutboxService::Round OutboxService::RunRound(Consumer& c) {
   if (row_missing_or_locked) c.row_created = false;  // recreate it next round if it was deleted
   RetryDue(c, round);
   if (round.handed > 0) c.consumed->Increment(static_cast<double>(round.handed));
-  if (lag >= 0 && !batch_failed) c.lag->Set(static_cast<double>(lag));
+  if (!batch_failed) {
+    if (lag >= 0) {
+      c.lag->Set(static_cast<double>(lag));
+    } else if (lag_position >= 0) {
+      MeasureLag(c, lag_position);
+    }
+  }
   CountParked(c, round.parked > 0);
   return round;
 }
@@ -516,6 +522,20 @@ void OutboxService::CountParked(Consumer& c, bool now) {
     return conn.QueryOne("SELECT COUNT(*) FROM outbox_parked WHERE consumer = ?", {c.name});
   });
   c.parked_now->Set(row ? static_cast<double>(row->Int(1)) : 0.0);
+}
+
+void OutboxService::MeasureLag(Consumer& c, int64_t position) {
+  const auto t = std::chrono::steady_clock::now().time_since_epoch().count();
+  const auto interval = std::chrono::duration_cast<std::chrono::steady_clock::duration>(kLagMeasureInterval).count();
+  if (t - c.lag_measured_at.load() < interval) return;
+  c.lag_measured_at = t;
+  // Outside the round's transaction: a covering walk of (topic, id), capped, once a second.
+  const std::string sql = "SELECT COUNT(*) FROM (SELECT 1 FROM outbox_events WHERE id > ? AND topic IN (" +
+                          Placeholders(c.topics.size()) + ") LIMIT " + std::to_string(kLagCap) + ") t";
+  std::vector<DbValue> params{position};
+  params.insert(params.end(), c.topics.begin(), c.topics.end());
+  std::optional<DbRow> row = db_.Run([&](DbConnection& conn) { return conn.QueryOne(sql, params); });
+  c.lag->Set(row ? static_cast<double>(row->Int(1)) : 0.0);
 }
 
 std::vector<ParkedEvent> OutboxService::ListParked(const std::string& consumer, size_t limit) {

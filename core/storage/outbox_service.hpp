@@ -57,7 +57,8 @@
 //
 // Metrics: outbox_published_total{topic} (events written; a rolled-back transaction still
 // counts), outbox_consumed_total{consumer}, outbox_consumer_lag{consumer} (events of the
-// consumer's topics past its position, measured after each round, capped at 100,000),
+// consumer's topics past its position: 0 after a round that found no more, else counted after
+// the round's commit at most once a second, capped at 100,000),
 // outbox_handler_errors_total{consumer} (batches and single events whose handler threw),
 // outbox_events_parked_total{consumer} (events parked), outbox_parked_events{consumer} (events
 // parked now, by any instance: counted after a round that parked, else at most once a second).
@@ -183,6 +184,7 @@ class OutboxService final : public Outbox {
     prometheus::Counter* parked_total = nullptr;
     prometheus::Gauge* parked_now = nullptr;
     std::atomic<std::chrono::steady_clock::rep> parked_counted_at{0};  // steady_clock ticks
+    std::atomic<std::chrono::steady_clock::rep> lag_measured_at{0};    // steady_clock ticks
     std::thread thread;
   };
 
@@ -202,6 +204,8 @@ class OutboxService final : public Outbox {
   // Counts one more failed attempt at `event` in `tx`; parks it at max_attempts. True when parked.
   bool RecordFailure(DbConnection& tx, Consumer& c, const OutboxEvent& event, const std::string& error);
   void CountParked(Consumer& c, bool now);
+  // Counts the events past `position` into the lag gauge, at most once a second.
+  void MeasureLag(Consumer& c, int64_t position);
   void ConsumerLoop(Consumer* c);
   void PurgeLoop();
   void StartLoopLocked(Consumer* c);

@@ -1,5 +1,6 @@
 #include "delivery_queue.hpp"
 
+#include <algorithm>
 #include <map>
 
 #include "rendezvous/crypto.hpp"
@@ -56,6 +57,14 @@ constexpr const char* kEventless = "ALTER TABLE webhook_deliveries MODIFY event_
 // so the sender's updates never touch this index.
 constexpr const char* kByWebhook =
     "ALTER TABLE webhook_deliveries ADD KEY ix_webhook_deliveries_webhook_created (webhook_id, created_at)";
+
+// The sender's lease in a column of its own, out of every index: a claim used to push the row's
+// due time past the send, moving its entry in ix_webhook_deliveries_due, so every claim walked the
+// deleted entries of the rows claimed before it until InnoDB purged them. Finished rows are purged
+// through ix_webhook_deliveries_due too (a finished row's next_attempt_at is when it finished, as
+// its updated_at), so the index on (status, updated_at), moved by every outcome, goes.
+constexpr const char* kLeases =
+    "ALTER TABLE webhook_deliveries ADD COLUMN leased_until DATETIME(3) NULL, DROP KEY ix_webhook_deliveries_finished";
 
 // The organizer of the booking an event is about: payload.organizer.id, else payload.hosts[0].id.
 std::optional<int64_t> OrganizerId(const Json& event) {
@@ -129,7 +138,8 @@ std::vector<Migration> DeliveryQueue::Migrations() {
           {3, "webhook_delivery_attempts", kCreateAttempts},
           {4, "webhook_delivery_tracking", kDeliveryTracking},
           {5, "webhook_deliveries_eventless", kEventless},
-          {7, "webhook_deliveries_by_webhook", kByWebhook}};
+          {7, "webhook_deliveries_by_webhook", kByWebhook},
+          {9, "webhook_deliveries_leases", kLeases}};
 }
 
 size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& batch) {
@@ -160,6 +170,10 @@ size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& 
     if (webhooks == active.end())
       webhooks = active.emplace(level, webhooks_.Active(tx, level.first, level.second)).first;
     std::optional<ScriptHooks::Args> args;
+    // The built-in body without a template: the event as the outbox holds it, made once per event
+    // (the stored text when it is well-formed UTF-8, else the parsed event serialized), copied to
+    // each webhook's delivery.
+    std::optional<std::string> event_body;
     for (const Webhook& w : webhooks->second) {
       if (!w.Subscribes(trigger)) continue;
       RenderedBody body;
@@ -168,6 +182,13 @@ size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& 
         args->webhook = ScriptHooks::WebhookValue(w);
         if (!hooks_.ShouldDeliver(*args)) continue;
         body = hooks_.Body(w, e.payload, *args);
+      } else if (!w.payload_template) {
+        if (!event_body) {
+          event_body = !e.payload_text.empty() && text::IsValidUtf8(e.payload_text)
+                           ? e.payload_text
+                           : RenderBody(std::nullopt, e.payload).body;
+        }
+        body = RenderedBody{*event_body, "application/json"};
       } else {
         body = RenderBody(w.payload_template, e.payload);  // no scripts: no Lua values to build
       }
@@ -184,8 +205,9 @@ size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& 
 }
 
 std::vector<ClaimedDelivery> DeliveryQueue::Claim(Database& db, size_t limit, int64_t lease_seconds,
-                                                  const std::vector<int64_t>& skip_webhooks) {
-  return db.Transaction([&](DbConnection& tx) { return ClaimIn(tx, limit, lease_seconds, skip_webhooks); });
+                                                  const std::vector<int64_t>& skip_webhooks, int64_t due_from_ms) {
+  return db.Transaction(
+      [&](DbConnection& tx) { return ClaimIn(tx, limit, lease_seconds, skip_webhooks, due_from_ms, nullptr); });
 }
 
 std::vector<int64_t> DeliveryQueue::Record(Database& db, const std::vector<RecordedAttempt>& batch,
@@ -196,29 +218,38 @@ std::vector<int64_t> DeliveryQueue::Record(Database& db, const std::vector<Recor
 
 RecordAndClaimResult DeliveryQueue::RecordAndClaim(Database& db, const std::vector<RecordedAttempt>& attempts,
                                     int64_t disable_after_seconds, const DisabledHandler& on_disabled, size_t limit,
-                                    int64_t lease_seconds, const std::vector<int64_t>& skip_webhooks) {
+                                    int64_t lease_seconds, const std::vector<int64_t>& skip_webhooks,
+                                    int64_t due_from_ms) {
   if (attempts.empty() && limit == 0) return {};
   return db.Transaction([&](DbConnection& tx) {
     RecordAndClaimResult round;  // built afresh on every try: a deadlock retries the whole transaction
     if (!attempts.empty()) round.disabled = RecordIn(tx, attempts, disable_after_seconds, on_disabled);
-    if (limit > 0) round.claimed = ClaimIn(tx, limit, lease_seconds, skip_webhooks);
+    if (limit > 0) {
+      round.claimed = ClaimIn(tx, limit, lease_seconds, skip_webhooks, due_from_ms, &round.first_due_ms);
+    }
     return round;
   });
 }
 
 std::vector<ClaimedDelivery> DeliveryQueue::ClaimIn(DbConnection& tx, size_t limit, int64_t lease_seconds,
-                                                    const std::vector<int64_t>& skip_webhooks) {
+                                                    const std::vector<int64_t>& skip_webhooks,
+                                                    int64_t due_from_ms, int64_t* first_due_ms) {
   std::vector<ClaimedDelivery> out;
+  // `from` is the sender's own time (a formatted number), never from outside.
+  const std::string from = time::FormatSql(due_from_ms);
   std::string sql =
       "SELECT id, webhook_id, message_id, trigger_event, body, content_type, round_attempts,"
-      " UNIX_TIMESTAMP(COALESCE(event_at, created_at)) * 1000 AS event_ms, delivered_at IS NOT NULL AS delivered"
-      " FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= UTC_TIMESTAMP(3)";
+      " UNIX_TIMESTAMP(COALESCE(event_at, created_at)) * 1000 AS event_ms, delivered_at IS NOT NULL AS delivered,"
+      " CAST(UNIX_TIMESTAMP(next_attempt_at) * 1000 AS SIGNED) AS due_ms"
+      " FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= UTC_TIMESTAMP(3)"
+      " AND (leased_until IS NULL OR leased_until <= UTC_TIMESTAMP(3))";
   std::vector<DbRow> rows;
   if (skip_webhooks.empty()) {
-    rows = tx.Query(sql + " ORDER BY next_attempt_at LIMIT ? FOR UPDATE SKIP LOCKED", {static_cast<int64_t>(limit)});
+    rows = tx.Query(sql + " AND next_attempt_at >= ? ORDER BY next_attempt_at LIMIT ? FOR UPDATE SKIP LOCKED",
+                    {from, static_cast<int64_t>(limit)});
   } else {
     // The skipped ids are the sender's own, never from outside; the text changes with them.
-    rows = tx.QueryUnprepared(sql + " AND webhook_id NOT IN (" + IdList(skip_webhooks) +
+    rows = tx.QueryUnprepared(sql + " AND next_attempt_at >= '" + from + "' AND webhook_id NOT IN (" + IdList(skip_webhooks) +
                               ") ORDER BY next_attempt_at LIMIT " + std::to_string(limit) + " FOR UPDATE SKIP LOCKED");
   }
   if (rows.empty()) return out;
@@ -234,6 +265,9 @@ std::vector<ClaimedDelivery> DeliveryQueue::ClaimIn(DbConnection& tx, size_t lim
     d.round_attempts = static_cast<int>(row.Int("round_attempts"));
     d.event_at_ms = static_cast<int64_t>(row.Double("event_ms"));
     d.delivered_before = row.Int("delivered") != 0;
+    if (first_due_ms != nullptr && (*first_due_ms == 0 || row.Int("due_ms") < *first_due_ms)) {
+      *first_due_ms = row.Int("due_ms");
+    }
     const int64_t webhook_id = row.Int("webhook_id");
     auto it = webhooks.find(webhook_id);
     if (it == webhooks.end()) it = webhooks.emplace(webhook_id, webhooks_.Load(tx, webhook_id)).first;
@@ -242,7 +276,7 @@ std::vector<ClaimedDelivery> DeliveryQueue::ClaimIn(DbConnection& tx, size_t lim
     out.push_back(std::move(d));
   }
   // The ids come from the rows just read, never from outside.
-  tx.ExecUnprepared("UPDATE webhook_deliveries SET next_attempt_at = UTC_TIMESTAMP(3) + INTERVAL " +
+  tx.ExecUnprepared("UPDATE webhook_deliveries SET leased_until = UTC_TIMESTAMP(3) + INTERVAL " +
                     std::to_string(lease_seconds) + " SECOND WHERE id IN (" + IdList(ids) + ")");
   return out;
 }
@@ -285,27 +319,42 @@ std::vector<int64_t> DeliveryQueue::RecordIn(DbConnection& tx, const std::vector
   if (!succeeded.empty()) {
     tx.ExecUnprepared(
         "UPDATE webhook_deliveries SET status = 'succeeded', round_attempts = round_attempts + 1,"
-        " next_attempt_at = UTC_TIMESTAMP(3), updated_at = UTC_TIMESTAMP(3),"
+        " next_attempt_at = UTC_TIMESTAMP(3), updated_at = UTC_TIMESTAMP(3), leased_until = NULL,"
         " delivered_at = COALESCE(delivered_at, UTC_TIMESTAMP(3)) WHERE id IN (" + IdList(succeeded) + ")");
   }
   if (!failed.empty()) {
     tx.ExecUnprepared(
         "UPDATE webhook_deliveries SET status = 'failed', round_attempts = round_attempts + 1,"
-        " next_attempt_at = UTC_TIMESTAMP(3), updated_at = UTC_TIMESTAMP(3) WHERE id IN (" + IdList(failed) + ")");
+        " next_attempt_at = UTC_TIMESTAMP(3), updated_at = UTC_TIMESTAMP(3), leased_until = NULL"
+        " WHERE id IN (" + IdList(failed) + ")");
   }
   if (!retried.empty()) {
     tx.ExecUnprepared(
         "UPDATE webhook_deliveries SET status = 'pending', round_attempts = round_attempts + 1,"
         " next_attempt_at = UTC_TIMESTAMP(3) + INTERVAL (CASE id" + retry_delays + " END) MICROSECOND,"
-        " updated_at = UTC_TIMESTAMP(3) WHERE id IN (" + IdList(retried) + ")");
+        " updated_at = UTC_TIMESTAMP(3), leased_until = NULL WHERE id IN (" + IdList(retried) + ")");
   }
   for (int64_t id : gone_webhooks) webhooks_.Deactivate(tx, id);
   if (!succeeded_webhooks.empty()) {
-    tx.ExecUnprepared("UPDATE webhooks SET failing_since = NULL WHERE failing_since IS NOT NULL AND id IN (" +
-                      IdList(succeeded_webhooks) + ")");
+    // Most rounds clear nothing: a plain read (no lock) finds the webhooks that were failing, and
+    // only those are written. An UPDATE of them all would wait on the webhook rows that the outbox
+    // consumer's foreign-key checks hold while it writes their next deliveries.
+    std::sort(succeeded_webhooks.begin(), succeeded_webhooks.end());
+    succeeded_webhooks.erase(std::unique(succeeded_webhooks.begin(), succeeded_webhooks.end()), succeeded_webhooks.end());
+    std::vector<int64_t> recovered;
+    for (const DbRow& row : tx.QueryUnprepared("SELECT id FROM webhooks WHERE failing_since IS NOT NULL AND id IN (" +
+                                               IdList(succeeded_webhooks) + ")")) {
+      recovered.push_back(row.Int("id"));
+    }
+    if (!recovered.empty()) {
+      tx.ExecUnprepared("UPDATE webhooks SET failing_since = NULL WHERE failing_since IS NOT NULL AND id IN (" +
+                        IdList(recovered) + ")");
+    }
   }
   std::vector<int64_t> disabled;
   if (failing_webhooks.empty()) return disabled;
+  std::sort(failing_webhooks.begin(), failing_webhooks.end());
+  failing_webhooks.erase(std::unique(failing_webhooks.begin(), failing_webhooks.end()), failing_webhooks.end());
   tx.ExecUnprepared("UPDATE webhooks SET failing_since = UTC_TIMESTAMP(3) WHERE failing_since IS NULL AND id IN (" +
                     IdList(failing_webhooks) + ")");
   for (const DbRow& row : tx.QueryUnprepared(
@@ -325,7 +374,7 @@ size_t DeliveryQueue::Purge(Database& db, int64_t retention_seconds, size_t limi
     // Attempts go with their delivery (ON DELETE CASCADE).
     return static_cast<size_t>(conn.Exec(
         "DELETE FROM webhook_deliveries WHERE status IN ('succeeded', 'failed')"
-        " AND updated_at < UTC_TIMESTAMP(3) - INTERVAL ? SECOND LIMIT ?",
+        " AND next_attempt_at < UTC_TIMESTAMP(3) - INTERVAL ? SECOND LIMIT ?",
         {retention_seconds, static_cast<int64_t>(limit)}));
   });
 }
@@ -339,7 +388,8 @@ Backlog DeliveryQueue::MeasureBacklog(Database& db) {
     Backlog b;
     std::optional<DbRow> row = conn.QueryOne(
         "SELECT COUNT(*) AS n, COALESCE(TIMESTAMPDIFF(MICROSECOND, MIN(next_attempt_at), UTC_TIMESTAMP(3)), 0) AS age_us"
-        " FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= UTC_TIMESTAMP(3)");
+        " FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= UTC_TIMESTAMP(3)"
+        " AND (leased_until IS NULL OR leased_until <= UTC_TIMESTAMP(3))");
     if (row) {
       b.due = row->Int("n");
       b.oldest_age_seconds = static_cast<double>(row->Int("age_us")) / 1e6;
@@ -394,7 +444,7 @@ Result<Json> DeliveryQueue::Retry(Database& db, int64_t user_id, int64_t webhook
     if (!w->active) return Status::Conflict("the webhook is inactive: activate it first");
     tx.Exec(
         "UPDATE webhook_deliveries SET status = 'pending', round_attempts = 0, next_attempt_at = UTC_TIMESTAMP(3),"
-        " updated_at = UTC_TIMESTAMP(3) WHERE id = ?",
+        " updated_at = UTC_TIMESTAMP(3), leased_until = NULL WHERE id = ?",
         {delivery_id});
     return Json{{"id", delivery_id},
                 {"triggerEvent", row->String("trigger_event")},
@@ -436,7 +486,7 @@ Result<int64_t> DeliveryQueue::Recover(Database& db, int64_t user_id, int64_t we
       // The ids come from the rows just read, never from outside.
       tx.ExecUnprepared(
           "UPDATE webhook_deliveries SET status = 'pending', round_attempts = 0, next_attempt_at = UTC_TIMESTAMP(3),"
-          " updated_at = UTC_TIMESTAMP(3) WHERE id IN (" + IdList(ids) + ")");
+          " updated_at = UTC_TIMESTAMP(3), leased_until = NULL WHERE id IN (" + IdList(ids) + ")");
       return Batch{rows.size(), rows.back().String("created_at"), rows.back().Int("id")};
     });
     queued += static_cast<int64_t>(done.n);

@@ -80,6 +80,7 @@ using DisabledHandler = std::function<void(DbConnection& tx, const Webhook& webh
 struct RecordAndClaimResult {
   std::vector<int64_t> disabled;          // webhooks set inactive for failing (as Record)
   std::vector<ClaimedDelivery> claimed;   // the next batch (as Claim)
+  int64_t first_due_ms = 0;               // the earliest due time among `claimed` (0: none)
 };
 
 struct Backlog {
@@ -98,9 +99,13 @@ class DeliveryQueue {
   size_t Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& batch);
 
   // Up to `limit` due deliveries, each leased for `lease_seconds`, none of the webhooks in
-  // `skip_webhooks` (their receivers are busy).
+  // `skip_webhooks` (their receivers are busy), earliest due first. `due_from_ms` (Unix ms, 0:
+  // none) starts the walk of the due index at that due time: every lease and outcome moves a row
+  // out of the index's due part and leaves a deleted entry behind until InnoDB purges it, so a
+  // sender that knows nothing is due before a time walks none of the entries of the rows it
+  // claimed before (see DeliverySender).
   std::vector<ClaimedDelivery> Claim(Database& db, size_t limit, int64_t lease_seconds,
-                                     const std::vector<int64_t>& skip_webhooks = {});
+                                     const std::vector<int64_t>& skip_webhooks = {}, int64_t due_from_ms = 0);
   // Records a batch of attempts (one transaction). Webhooks failing for `disable_after_seconds`
   // are set inactive and handed to `on_disabled`; their ids are returned.
   std::vector<int64_t> Record(Database& db, const std::vector<RecordedAttempt>& attempts, int64_t disable_after_seconds,
@@ -109,7 +114,7 @@ class DeliveryQueue {
   // with both empty nothing is run.
   RecordAndClaimResult RecordAndClaim(Database& db, const std::vector<RecordedAttempt>& attempts, int64_t disable_after_seconds,
                        const DisabledHandler& on_disabled, size_t limit, int64_t lease_seconds,
-                       const std::vector<int64_t>& skip_webhooks = {});
+                       const std::vector<int64_t>& skip_webhooks = {}, int64_t due_from_ms = 0);
   // Deletes up to `limit` succeeded or failed deliveries (with their attempts) last changed more
   // than `retention_seconds` ago. Returns how many.
   size_t Purge(Database& db, int64_t retention_seconds, size_t limit);
@@ -133,7 +138,8 @@ class DeliveryQueue {
 
  private:
   std::vector<ClaimedDelivery> ClaimIn(DbConnection& tx, size_t limit, int64_t lease_seconds,
-                                       const std::vector<int64_t>& skip_webhooks);
+                                       const std::vector<int64_t>& skip_webhooks, int64_t due_from_ms,
+                                       int64_t* first_due_ms);
   std::vector<int64_t> RecordIn(DbConnection& tx, const std::vector<RecordedAttempt>& attempts,
                                 int64_t disable_after_seconds, const DisabledHandler& on_disabled);
 

@@ -24,6 +24,7 @@ constexpr std::chrono::milliseconds kWokenRetry{2};  // doubled on each of kMaxW
 constexpr int kMaxWokenRetries = 5;
 // Finished attempts wait at most this long for the round that records them.
 constexpr std::chrono::milliseconds kMaxRecordDelay{20};
+constexpr std::chrono::seconds kFullClaimInterval{1};
 // Round()'s answer when its transaction failed.
 constexpr size_t kRoundFailed = static_cast<size_t>(-1);
 
@@ -214,11 +215,20 @@ size_t DeliverySender::Round(size_t limit) {
   for (const Finished& f : finished_) batch.push_back(RecordedAttempt{&f.delivery, f.attempt, f.outcome});
   RecordAndClaimResult round;
   bool ok = false;
+  const auto started = std::chrono::steady_clock::now();
+  const bool full_claim = limit > 0 && started >= next_full_claim_;
+  const std::vector<int64_t> busy = limit > 0 ? BusyWebhooks() : std::vector<int64_t>{};
   try {
     round = queue_.RecordAndClaim(db_, batch, options_.disable_after_seconds, hooks_.notify_owner, limit,
-                                  2 * static_cast<int64_t>(options_.timeout.count()) + kLeaseSlackSeconds,
-                                  limit > 0 ? BusyWebhooks() : std::vector<int64_t>{});
+                                  2 * static_cast<int64_t>(options_.timeout.count()) + kLeaseSlackSeconds, busy,
+                                  full_claim ? 0 : claim_from_ms_);
     ok = true;
+    if (full_claim) {
+      next_full_claim_ = started + kFullClaimInterval;
+      if (busy.empty()) claim_from_ms_ = round.first_due_ms;  // 0 (from the start) when nothing was due
+    } else if (busy.empty() && round.first_due_ms > claim_from_ms_) {
+      claim_from_ms_ = round.first_due_ms;
+    }
   } catch (const std::exception& e) {
     // The leases run out and the deliveries are sent again, with the same webhook-ids.
     logger_.Warn("webhook deliveries could not be recorded and claimed",

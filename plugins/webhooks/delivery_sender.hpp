@@ -129,6 +129,14 @@ class DeliverySender {
   std::vector<Finished> finished_;
   std::chrono::steady_clock::time_point first_finished_{};  // when finished_ became non-empty
   int woken_retries_ = 0;
+  // Where claims start on the due index (DeliveryQueue::Claim's due_from_ms): the earliest due
+  // time of the last batch claimed with no destination full, since nothing committed later is due
+  // before it (the outbox consumer's transactions follow one another; retries and leases are
+  // due in the future). Rows that land behind it anyway (a destination that was full, a manual
+  // retry racing a claim, another instance's consumer) are found by a claim from the start of
+  // the index at least every kFullClaimInterval.
+  int64_t claim_from_ms_ = 0;
+  std::chrono::steady_clock::time_point next_full_claim_{};
   std::chrono::steady_clock::time_point next_housekeeping_{};
   std::chrono::steady_clock::time_point next_purge_{};
   std::atomic<bool> stopping_{false};

@@ -20,6 +20,9 @@ struct OutboxEvent {
   std::string type;      // e.g. "BOOKING_CREATED"
   nlohmann::json payload;
   std::chrono::system_clock::time_point created_at;
+  // The payload as the outbox stores it (compact JSON text) when the event was read from the
+  // outbox; empty otherwise. Lets a consumer that forwards the event as it is skip serializing it.
+  std::string payload_text;
 };
 
 // Called with a batch of events, inside the transaction that advances the consumer's position:
