@@ -20,7 +20,7 @@ namespace {
 constexpr auto kValidateAfterIdle = std::chrono::seconds(3);
 // Galera aborts a conflicting transaction at commit: with several writers a hot row (a host's
 // booking lock) sees bursts of aborts, so the budget is wide and the back-off grows.
-constexpr int kMaxTransactionRetries = 15;
+constexpr int kMaxTransactionRetries = 30;
 
 sql::mysql::MySQL_Driver& Driver() {
   // get_mysql_driver_instance() looks the driver up in an unguarded map: call it once only.
@@ -28,12 +28,12 @@ sql::mysql::MySQL_Driver& Driver() {
   return *driver;
 }
 
-// Jitter over an exponentially growing window: 1, 2, 4 ... 256 ms (in all at most ~2.3 s). The
-// first retries come soon: a transaction aborted at its lock row (ExecLock) then queues behind the
-// winner instead of missing the next turns.
+// Jitter over an exponentially growing window: 1, 2, 4 ... 64 ms (in all at most ~1.6 s). Retries
+// come soon: a transaction aborted at its lock row (ExecLock) then queues behind the winner
+// instead of missing the next turns; each retry is a new draw, so the budget is wide.
 std::chrono::microseconds RetryBackoff(int attempt) {
   thread_local std::mt19937 rng{std::random_device{}()};
-  const int window = 1000 << std::min(attempt - 1, 8);
+  const int window = 1000 << std::min(attempt - 1, 6);
   std::uniform_int_distribution<int> jitter(window / 4, window);
   return std::chrono::microseconds(jitter(rng));
 }
