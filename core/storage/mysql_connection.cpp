@@ -192,6 +192,7 @@ uint64_t MysqlConnection::Run(std::string_view sql, DbParams params, Mode mode, 
     }
     Cached& st = Prepare(sql);
     Bind(*st.ps, params);
+    if (mode == Mode::kLock && replicate_locks_) return ExecReplicated(*st.ps);
     if (rows == nullptr) return static_cast<uint64_t>(st.ps->executeUpdate());
     std::unique_ptr<sql::ResultSet> rs(st.ps->executeQuery());
     // The shape is learnt once per statement; a table altered since (tests, migrations) shows as
@@ -201,6 +202,32 @@ uint64_t MysqlConnection::Run(std::string_view sql, DbParams params, Mode mode, 
     return 0;
   } catch (const sql::SQLException& e) {
     Translate(e);
+  }
+}
+
+// The statement is one fragment of its own: replicated, certified and applied on every node (the
+// row locked there) before it returns. Streaming is switched off again at once, so the rest of the
+// transaction replicates at commit as usual. A session left streaming would replicate every later
+// statement: when switching off fails the connection is given up.
+uint64_t MysqlConnection::ExecReplicated(sql::PreparedStatement& ps) {
+  if (!plain_) plain_.reset(raw_->createStatement());
+  plain_->execute("SET SESSION wsrep_trx_fragment_size = 1");
+  uint64_t affected = 0;
+  try {
+    affected = static_cast<uint64_t>(ps.executeUpdate());
+  } catch (const sql::SQLException&) {
+    StopStreaming();
+    throw;
+  }
+  StopStreaming();
+  return affected;
+}
+
+void MysqlConnection::StopStreaming() {
+  try {
+    plain_->execute("SET SESSION wsrep_trx_fragment_size = 0");
+  } catch (const sql::SQLException& e) {
+    throw ConnectionLost(e.getErrorCode(), std::string("could not end streaming replication: ") + e.what());
   }
 }
 

@@ -47,6 +47,10 @@ class MysqlConnection final : public DbConnection {
 
   int64_t LastInsertId() override;
 
+  // On a Galera node: ExecLock replicates its statement at once (one streaming replication
+  // fragment; wsrep_trx_fragment_unit must be 'statements').
+  void set_replicate_locks(bool on) { replicate_locks_ = on; }
+
   // Whether the server still answers (no exception).
   bool Validate() noexcept;
   // Drops the statement cache when it grew past its bound. Only between borrows.
@@ -63,10 +67,13 @@ class MysqlConnection final : public DbConnection {
  private:
   struct Cached;
   Cached& Prepare(std::string_view sql);
+  uint64_t ExecReplicated(sql::PreparedStatement& ps);
+  void StopStreaming();
 
   std::unique_ptr<sql::Connection> raw_;
   std::unique_ptr<sql::Statement> plain_;
   std::unordered_map<std::string, std::unique_ptr<Cached>> stmts_;
+  bool replicate_locks_ = false;
 };
 
 }  // namespace rendezvous::core

@@ -1,7 +1,9 @@
 // The public booking flow of BookingFlow: slots, create (with idempotency keys), cancel,
 // reschedule; the owner's reopen. Every write runs in one transaction that first takes the host's
 // lock (LockHost), so two bookings of a host never overlap however many requests race; the
-// booking's event is written in the same transaction.
+// booking's event is written in the same transaction. An instance runs one such transaction of a
+// host at a time (HostTurn): on a cluster with several writers, each instance sends one racer to
+// the lock row, which is replicated to every node at once (ExecLock).
 #include "booking_flow.hpp"
 
 #include <algorithm>
@@ -185,6 +187,7 @@ Result<Json> BookingFlow::Create(const CreateRequest& request, const std::option
   const std::string key_hash = idempotency_key ? crypto::Sha256Hex(*idempotency_key) : "";
   bool published = false;
   BookedChange change;
+  std::unique_lock<std::mutex> turn = HostTurn(host->id);
   Result<Json> out = db_.Transaction([&](DbConnection& conn) -> Result<Json> {
     published = false;
     change = {};
@@ -222,12 +225,17 @@ Result<Json> BookingFlow::Create(const CreateRequest& request, const std::option
     published = true;
     return BookingJson(*b, *host);
   });
+  turn.unlock();
   Applied(host->id, change);
   if (published) {
     outbox_.Notify();
     if (metrics_ && out.ok()) metrics_->Created((*out).value("status", ""));
   }
   return out;
+}
+
+std::unique_lock<std::mutex> BookingFlow::HostTurn(int64_t host_id) {
+  return std::unique_lock<std::mutex>(host_turns_[static_cast<uint64_t>(host_id) % kHostTurns]);
 }
 
 size_t BookingFlow::ForgetIdempotencyKeys(Millis now, size_t limit) {
@@ -253,6 +261,7 @@ Result<Json> BookingFlow::Reschedule(const std::string& uid, const RescheduleReq
       OutsideBusy(host->id, request.start, request.start + before->duration * time::kMillisPerMinute);
   bool published = false;
   BookedChange change;
+  std::unique_lock<std::mutex> turn = HostTurn(host->id);
   Result<Json> out = db_.Transaction([&](DbConnection& conn) -> Result<Json> {
     published = false;
     change = {};
@@ -283,6 +292,7 @@ Result<Json> BookingFlow::Reschedule(const std::string& uid, const RescheduleReq
     published = true;
     return BookingJson(*fresh, *host);
   });
+  turn.unlock();
   Applied(host->id, change);
   if (published) outbox_.Notify();
   if (metrics_ && out.ok()) metrics_->Transitioned(BookingAction::kReschedule);
@@ -295,6 +305,7 @@ Result<Json> BookingFlow::Reopen(const User& host, const std::string& uid) {
   const std::vector<BusyBlock> outside = OutsideBusy(host.id, before->start, before->end);
   bool published = false;
   BookedChange change;
+  std::unique_lock<std::mutex> turn = HostTurn(host.id);
   Result<Json> out = db_.Transaction([&](DbConnection& conn) -> Result<Json> {
     published = false;
     change = {};
@@ -331,6 +342,7 @@ Result<Json> BookingFlow::Reopen(const User& host, const std::string& uid) {
     published = true;
     return BookingJson(b, host);
   });
+  turn.unlock();
   Applied(host.id, change);
   if (published) outbox_.Notify();
   if (metrics_ && out.ok()) metrics_->Transitioned(BookingAction::kReopen);

@@ -11,9 +11,11 @@
 // and changes, the completion, what every change shares).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -121,6 +123,10 @@ class BookingFlow {
     int64_t removed = 0;
   };
   void Applied(int64_t host_id, const BookedChange& change);
+  // This instance's turn at a host's writes: held around a transaction that takes the host's
+  // lock row, so an instance sends one such transaction of a host at a time (the others wait here,
+  // holding no connection) and racing writers on a cluster meet one per instance at the row.
+  std::unique_lock<std::mutex> HostTurn(int64_t host_id);
 
   Database& db_;
   Outbox& outbox_;
@@ -130,6 +136,8 @@ class BookingFlow {
   std::shared_ptr<BookingMetrics> metrics_;
   int max_days_ahead_ = 730;
   BookedTimesCache booked_times_;
+  static constexpr size_t kHostTurns = 64;
+  std::array<std::mutex, kHostTurns> host_turns_;
 };
 
 }  // namespace rendezvous::bookings

@@ -268,7 +268,7 @@ void InsertBooking(DbConnection& conn, Booking& b, bool emit_completion) {
 
 int64_t LockHost(DbConnection& conn, int64_t host_id) {
   // LAST_INSERT_ID(expr) hands the new count back without another read.
-  conn.Exec(
+  conn.ExecLock(
       "INSERT INTO booking_host_locks (host_id, changes) VALUES (?, LAST_INSERT_ID(1))"
       " ON DUPLICATE KEY UPDATE changes = LAST_INSERT_ID(changes + 1)",
       {host_id});

@@ -66,6 +66,7 @@ class RecordingDatabase final : public Database {
         Append(inner_.QueryUnprepared(sql), rows, max_rows);
         return 0;
       }
+      if (mode == Mode::kLock) return inner_.ExecLock(sql, values);
       if (!rows) return inner_.Exec(sql, values);
       Append(inner_.Query(sql, values), rows, max_rows);
       return 0;
