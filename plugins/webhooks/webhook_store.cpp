@@ -7,30 +7,16 @@
 namespace rendezvous::webhooks {
 namespace {
 
-constexpr const char* kCreateTable = R"sql(CREATE TABLE webhooks (
-  id BIGINT NOT NULL AUTO_INCREMENT,
-  user_id BIGINT NOT NULL,
-  subscriber_url VARCHAR(2048) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
-  url_hash CHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
-  active TINYINT(1) NOT NULL,
-  triggers TEXT NOT NULL,
-  payload_template MEDIUMTEXT NULL,
-  secret_encrypted TEXT NULL,
-  created_at DATETIME(3) NOT NULL,
-  updated_at DATETIME(3) NOT NULL,
-  PRIMARY KEY (id),
-  UNIQUE KEY uq_webhooks_user_url (user_id, url_hash),
-  KEY ix_webhooks_user_active (user_id, active)
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci)sql";
-
-// The secret a rotation replaced, and until when it still signs.
-constexpr const char* kPreviousSecret = R"sql(ALTER TABLE webhooks ADD COLUMN previous_secret_encrypted TEXT NULL,
-  ADD COLUMN previous_secret_expires_at DATETIME(3) NULL, ADD KEY ix_webhooks_previous_secret (previous_secret_expires_at))sql";
-
 constexpr const char* kSelect =
     "SELECT id, user_id, subscriber_url, active, triggers, payload_template, secret_encrypted,"
     " IF(previous_secret_expires_at > UTC_TIMESTAMP(3), previous_secret_encrypted, NULL) AS previous_secret"
     " FROM webhooks ";
+
+// What the enqueue reads: whom to deliver to and how to render, never a secret (the sender signs
+// with the webhook the claim loads), so nothing is decrypted per event.
+constexpr const char* kSelectWithoutSecrets =
+    "SELECT id, user_id, subscriber_url, active, triggers, payload_template, NULL AS secret_encrypted,"
+    " NULL AS previous_secret FROM webhooks ";
 
 constexpr size_t kSecretBytes = 24;
 
@@ -64,10 +50,6 @@ Json WebhookJson(const Webhook& w) {
 }
 
 WebhookStore::WebhookStore(Database& db, std::string encryption_key) : db_(db), key_(std::move(encryption_key)) {}
-
-std::vector<Migration> WebhookStore::Migrations() {
-  return {{1, "webhooks", kCreateTable}, {6, "webhooks_previous_secret", kPreviousSecret}};
-}
 
 Webhook WebhookStore::FromRow(const DbRow& row) const {
   Webhook w;
@@ -226,7 +208,8 @@ size_t WebhookStore::ForgetExpiredSecrets(DbConnection& conn) {
 
 std::vector<Webhook> WebhookStore::Active(DbConnection& conn, int64_t user_id) {
   std::vector<Webhook> out;
-  for (const DbRow& row : conn.Query(std::string(kSelect) + "WHERE user_id = ? AND active = 1 ORDER BY id", {user_id})) {
+  for (const DbRow& row : conn.Query(
+           std::string(kSelectWithoutSecrets) + "WHERE user_id = ? AND active = 1 ORDER BY id", {user_id})) {
     out.push_back(FromRow(row));
   }
   return out;

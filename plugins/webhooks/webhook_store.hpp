@@ -47,7 +47,6 @@ class WebhookStore {
  public:
   // `encryption_key`: raw 32 bytes; empty means a secret cannot be stored (503 when one is given).
   WebhookStore(Database& db, std::string encryption_key);
-  static std::vector<Migration> Migrations();
 
   // 409 for a second webhook of the user with the same subscriberUrl, or past kMaxWebhooksPerUser.
   Result<Webhook> Create(int64_t user_id, const WebhookFields& fields);
@@ -64,8 +63,9 @@ class WebhookStore {
   // Erases the old secrets whose grace has ended. Returns how many.
   size_t ForgetExpiredSecrets(DbConnection& conn);
 
-  // For the delivery engine, on the caller's connection: the active webhooks of `user_id`; one
-  // webhook by id whoever owns it; and 410's effect.
+  // For the delivery engine, on the caller's connection: the active webhooks of `user_id`, without
+  // their secrets (the enqueue never signs); one webhook by id whoever owns it, secrets decrypted;
+  // and 410's effect.
   std::vector<Webhook> Active(DbConnection& conn, int64_t user_id);
   std::optional<Webhook> Load(DbConnection& conn, int64_t id, bool for_update = false);
   void Deactivate(DbConnection& conn, int64_t id);

@@ -18,9 +18,9 @@
 #include "booking_reference_store.hpp"
 #include "bookings_test_db.hpp"
 #include "event_type_service.hpp"
+#include "static_identity.hpp"
 #include "storage/mysql_database.hpp"
 #include "storage/outbox_service.hpp"
-#include "static_identity.hpp"
 #include "storage_test_util.hpp"
 
 namespace rendezvous::testing {

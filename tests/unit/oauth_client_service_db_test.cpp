@@ -27,7 +27,7 @@ class TableMailer final : public Mailer {
 class ClientServiceDb : public OAuthDbTest {
  protected:
   void SetUp() override {
-    OpenDatabase(ClientService::Migrations());
+    OpenDatabase(OAuthMigrations());
     scratch_.Exec("CREATE TABLE test_mails (id BIGINT AUTO_INCREMENT PRIMARY KEY, recipient TEXT, subject TEXT, body TEXT)");
     service_ = std::make_unique<ClientService>(*db_, identity_, mailer_, logger_);
   }
