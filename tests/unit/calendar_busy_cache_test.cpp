@@ -3,14 +3,15 @@
 // cache beneath it: one refresh per feed however many callers, bounded waits, conditional
 // refreshes reusing the parse, stand-ins, and its byte bound; the parse byte budget; the memory
 // trimmer.
-#include <gtest/gtest.h>
-
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
 
+#include <gtest/gtest.h>
+
 #include "busy_cache.hpp"
+#include "eventually.hpp"
 #include "ics_feed_cache.hpp"
 #include "refresh_pool.hpp"
 
@@ -317,8 +318,8 @@ TEST(MemoryTrimmerTest, TrimsOnceEnoughWorkIsOverAndQuiet) {
   std::this_thread::sleep_for(milliseconds(150));  // below the threshold: nothing to hand back
   EXPECT_EQ(trimmer.trims(), 0u);
   trimmer.Note(60);
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (trimmer.trims() == 0 && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(milliseconds(10));
+  testing::Eventually("a trim", {std::chrono::seconds(5), milliseconds(10)},
+                      [&] { return trimmer.trims() > 0; });
   EXPECT_EQ(trimmer.trims(), 1u);
 }
 
