@@ -194,7 +194,8 @@ TEST(IcsFeedCacheTest, ManyCallersShareOneRefresh) {
       if (a.calendar && !a.failure && !a.pending) ++got;
     });
   }
-  while (gate.calls() == 0) std::this_thread::yield();
+  EXPECT_TRUE(testing::Eventually("a download started", {seconds(10), std::chrono::milliseconds(1)},
+                                  [&] { return gate.calls() > 0; }));
   gate.Open();
   for (std::thread& t : callers) t.join();
   EXPECT_EQ(got.load(), 8);
@@ -288,7 +289,8 @@ TEST(IcsFeedCacheTest, AFullPoolAnswersAtOnce) {
   RefreshPool pool(1, 1);
   IcsFeedCache cache(pool, seconds(3600), 1 << 20);
   auto busy = cache.Start("one", seconds(60), kLong, gate.Downloader(Parsed(1)));  // runs
-  while (gate.calls() == 0) std::this_thread::yield();
+  EXPECT_TRUE(testing::Eventually("a download started", {seconds(10), std::chrono::milliseconds(1)},
+                                  [&] { return gate.calls() > 0; }));
   auto queued = cache.Start("two", seconds(60), kLong, gate.Downloader(Parsed(1)));  // waits in the queue
   auto refused = cache.Start("three", seconds(60), kLong, gate.Downloader(Parsed(1)));
   ASSERT_TRUE(refused.ready);
