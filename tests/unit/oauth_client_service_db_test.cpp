@@ -67,8 +67,9 @@ TEST_F(ClientServiceDb, ConcurrentRevokesKeepOneSecret) {
   const std::vector<int64_t> ids = {client.secrets[0].secret_id, second->info.secret_id};
   std::atomic<int> ok{0};
   std::vector<std::thread> threads;
+  threads.reserve(ids.size());
   for (int64_t sid : ids) {
-    threads.emplace_back([&, sid] {
+    threads.emplace_back([&, sid, &client = client] {
       if (service_->RevokeSecret(client.client_id, sid, std::nullopt).ok()) ++ok;
     });
   }
