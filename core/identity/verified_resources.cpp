@@ -267,9 +267,8 @@ Result<Json> VerifiedResourceService::Get(VerifiedKind kind, int64_t user_id, co
   const Status not_found = Status::NotFound("verified " + std::string(SqlOf(kind).noun) + " not found");
   const std::optional<int64_t> id = text::ParseDigits(id_text);
   if (!id) return not_found;
-  auto resource = db_.Run([&](DbConnection& conn) {
-    return FindResource(conn, kind, user_id, "id = ?", *id);
-  });
+  auto resource =
+      db_.Run([&](DbConnection& conn) { return FindResource(conn, kind, user_id, "id = ?", *id); });
   if (!resource) return not_found;
   return *resource;
 }

@@ -44,16 +44,16 @@ void RegisterCalendarRoutes(PluginContext& ctx, std::shared_ptr<CalendarParts> p
 
   RegisterConnectStartPage(ctx, parts);
 
-  ctx.AddRoute(Route::Api(Method::kGet, "/v2/calendars/google/check", RouteAuth::Bearer("APPS_READ", kScoped),
-                          [parts](Request& req) { return Answer(parts->connect.Check(req.principal->user_id)); })
-                   .Outbound());
+  ctx.AddRoute(
+      Route::Api(Method::kGet, "/v2/calendars/google/check", RouteAuth::Bearer("APPS_READ", kScoped),
+                 [parts](Request& req) { return Answer(parts->connect.Check(req.principal->user_id)); })
+          .Outbound());
 
   // Spec §5.3: APPS_WRITE is "connect and disconnect apps".
-  ctx.AddRoute(Route::Api(Method::kPost, "/v2/calendars/google/disconnect", RouteAuth::Bearer("APPS_WRITE", kScoped),
-                          [parts](Request& req) {
-                            return Answer(parts->connect.Disconnect(req.principal->user_id));
-                          })
-                   .Outbound());
+  ctx.AddRoute(
+      Route::Api(Method::kPost, "/v2/calendars/google/disconnect", RouteAuth::Bearer("APPS_WRITE", kScoped),
+                 [parts](Request& req) { return Answer(parts->connect.Disconnect(req.principal->user_id)); })
+          .Outbound());
 
   ctx.AddRoute(Route::Api(Method::kGet, "/v2/calendars", RouteAuth::Bearer("APPS_READ", kScoped),
                           [parts](Request& req) {
@@ -93,8 +93,8 @@ void RegisterCalendarRoutes(PluginContext& ctx, std::shared_ptr<CalendarParts> p
   ctx.AddRoute(Route::Api(Method::kGet, "/v2/calendars/:calendar/event/:eventUid",
                           RouteAuth::Bearer("", kApiKey | kManagedUserToken),
                           [parts](Request& req) {
-                            return Answer(parts->events.GetEvent(req.principal->user_id, req.params["calendar"],
-                                                                     req.params["eventUid"]));
+                            return Answer(parts->events.GetEvent(
+                                req.principal->user_id, req.params["calendar"], req.params["eventUid"]));
                           })
                    .Outbound());
 }

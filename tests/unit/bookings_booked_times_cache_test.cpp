@@ -3,14 +3,14 @@
 // version, the least recently used host goes first, and long lists are not kept; several disjoint
 // windows of a host are kept side by side, a joined range past the host's budget is cut back around
 // the latest read, and concurrent reads of one range run once.
-#include "booked_times_cache.hpp"
-#include "eventually.hpp"
-
 #include <atomic>
 #include <stdexcept>
 #include <thread>
 
 #include <gtest/gtest.h>
+
+#include "booked_times_cache.hpp"
+#include "eventually.hpp"
 
 namespace rendezvous::bookings {
 namespace {
@@ -168,7 +168,8 @@ TEST(BookingsBookedTimesCache, ConcurrentReadsOfOneRangeRunOnce) {
       sizes[static_cast<size_t>(i)] = cache.Get(1, 5, lo, hi, [&] {
         ++loads;
         // The read lasts until the 5 others wait for it.
-        EXPECT_TRUE(testing::Eventually("the 5 other readers waiting", {std::chrono::seconds(5), std::chrono::milliseconds(1)},
+        EXPECT_TRUE(testing::Eventually("the 5 other readers waiting",
+                                        {std::chrono::seconds(5), std::chrono::milliseconds(1)},
                                         [&] { return cache.waiting() >= 5; }));
         std::vector<BookedTime> out = Times(10);
         std::erase_if(out, [&](const BookedTime& t) { return t.start < lo || t.start >= hi; });
@@ -177,7 +178,8 @@ TEST(BookingsBookedTimesCache, ConcurrentReadsOfOneRangeRunOnce) {
     });
     if (i == 0) {
       // The first read is under way before the others ask.
-      EXPECT_TRUE(testing::Eventually("the first read under way", {std::chrono::seconds(5), std::chrono::milliseconds(1)},
+      EXPECT_TRUE(testing::Eventually("the first read under way",
+                                      {std::chrono::seconds(5), std::chrono::milliseconds(1)},
                                       [&] { return loads > 0; }));
     }
   }

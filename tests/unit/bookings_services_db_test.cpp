@@ -4,14 +4,14 @@
 // rolled back with it. BookingImport: silent completion of imported history, imported bookings
 // taken out of the slots at once. BookingReferenceStore: the references other plugins record and
 // move. EventTypeService: ownership, slugs and the guard on event types with bookings.
-#include <gtest/gtest.h>
-#include <prometheus/registry.h>
-
 #include <algorithm>
 #include <atomic>
 #include <set>
 #include <thread>
 #include <vector>
+
+#include <gtest/gtest.h>
+#include <prometheus/registry.h>
 
 #include "booking_flow.hpp"
 #include "booking_import.hpp"
