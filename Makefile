@@ -12,10 +12,11 @@ PACKAGES := build-essential cmake ninja-build pkg-config ccache \
   libpistache-dev libyaml-cpp-dev liblua5.4-dev libmysqlcppconn-dev libssl-dev prometheus-cpp-dev \
   libcurl4-openssl-dev nlohmann-json3-dev libgtest-dev libgmock-dev libkainjow-mustache-dev \
   libhowardhinnant-date-dev tzdata libical-dev \
-  mariadb-server mariadb-client prometheus nginx galera-4 haproxy rsync wrk curl chromium clang libclang-rt-14-dev
+  mariadb-server mariadb-client prometheus nginx galera-4 haproxy rsync wrk curl chromium clang libclang-rt-14-dev \
+  clang-format clang-tidy
 E2E_DIR := tests/e2e
 
-.PHONY: all deps configure build build-asan run stop test test-asan bench clean db
+.PHONY: all deps configure build build-asan run stop test test-asan lint format bench clean db
 
 all: build
 
@@ -72,6 +73,15 @@ test-asan: build-asan
 build-asan: deps
 	cmake --preset asan-ubsan
 	cmake --build --preset asan-ubsan -j $(JOBS)
+
+# clang-format (check mode) and clang-tidy on the C++ lines changed since tools/lint-base; clang-tidy
+# reads the compile flags from $(BUILD_DIR)/compile_commands.json, which configuring writes.
+lint: configure
+	BUILD_DIR=$(BUILD_DIR) JOBS=$(JOBS) tools/lint.sh
+
+# Rewrites those changed lines the way clang-format wants them.
+format: deps
+	tools/lint.sh --fix
 
 bench: build db
 	bench/run.sh $(BUILD_DIR)

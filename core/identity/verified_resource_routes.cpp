@@ -3,16 +3,13 @@
 #include <string>
 #include <utility>
 
+#include "rendezvous/answer.hpp"
+
 namespace rendezvous::core {
 namespace {
 
 constexpr unsigned kAccepts = kApiKey | kOAuthToken;  // managed-user tokens serve the calendar lookup only
 constexpr const char* kScope = "VERIFIED_RESOURCES_WRITE";
-
-Response Answer(const Result<Json>& result) {
-  if (!result.ok()) return Response::FromStatus(result.status());
-  return Response::Success(*result);
-}
 
 Response Unauthenticated() {
   return Response::FromStatus(Status(ErrorCode::kUnauthenticated, "missing or invalid credentials"));
@@ -49,9 +46,9 @@ void RegisterVerifiedResourceRoutes(VerifiedResourceService& service, const std:
     });
     route(Method::kGet, b, [&service, kind = kind](Request& req) {
       if (!req.principal) return Unauthenticated();
-      Result<Json> page = service.List(kind, req.principal->user_id, req.Query("skip"), req.Query("take"));
+      Result<ListPage> page = ParseListPage(req.query, kVerifiedListPage);
       if (!page.ok()) return Response::FromStatus(page.status());
-      return Response::SuccessWith(*page);
+      return Response::SuccessWith(service.List(kind, req.principal->user_id, *page));
     });
     route(Method::kGet, b + "/:id", [&service, kind = kind](Request& req) {
       if (!req.principal) return Unauthenticated();

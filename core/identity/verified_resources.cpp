@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "identity/user_store.hpp"
+#include "rendezvous/digits.hpp"
 
 namespace rendezvous::core {
 namespace {
@@ -43,18 +44,6 @@ std::optional<Json> FindResource(DbConnection& conn, VerifiedKind kind, int64_t 
                                            {user_id, value});
   if (!row) return std::nullopt;
   return ResourceJson(kind, *row);
-}
-
-// A non-negative decimal query parameter within [min, max]; `def` when absent.
-std::optional<int64_t> QueryInt(const std::optional<std::string>& value, int64_t def, int64_t min, int64_t max) {
-  if (!value) return def;
-  if (value->empty() || value->size() > 9) return std::nullopt;
-  for (char c : *value) {
-    if (c < '0' || c > '9') return std::nullopt;
-  }
-  const int64_t v = std::stoll(*value);
-  if (v < min || v > max) return std::nullopt;
-  return v;
 }
 
 // Reads the body's target field (email or phone) and normalises it.
@@ -258,13 +247,7 @@ Result<Json> VerifiedResourceService::VerifyCode(VerifiedKind kind, int64_t user
   return refused("invalid_verification_code", message).WithDetails(Json{{"attemptsLeft", outcome.attempts_left}});
 }
 
-Result<Json> VerifiedResourceService::List(VerifiedKind kind, int64_t user_id, const std::optional<std::string>& skip_text,
-                                           const std::optional<std::string>& take_text) {
-  auto skip = QueryInt(skip_text, 0, 0, kMaxVerifiedSkip);
-  if (!skip) return Status::Invalid("skip", "skip must be an integer from 0 to " + std::to_string(kMaxVerifiedSkip));
-  auto take = QueryInt(take_text, kDefaultVerifiedPageSize, 1, kMaxVerifiedPageSize);
-  if (!take)
-    return Status::Invalid("take", "take must be an integer from 1 to " + std::to_string(kMaxVerifiedPageSize));
+Json VerifiedResourceService::List(VerifiedKind kind, int64_t user_id, const ListPage& page) {
   const KindSql k = SqlOf(kind);
   auto [total, items] = db_.Run([&](DbConnection& conn) {
     std::optional<DbRow> count = conn.QueryOne(std::string("SELECT COUNT(*) FROM ") + k.table + " WHERE user_id = ?", {user_id});
@@ -272,24 +255,20 @@ Result<Json> VerifiedResourceService::List(VerifiedKind kind, int64_t user_id, c
     Json list = Json::array();
     for (const DbRow& row : conn.Query(std::string("SELECT id, ") + k.column + ", user_id, created_at FROM " +
                                            k.table + " WHERE user_id = ? ORDER BY id LIMIT ? OFFSET ?",
-                                       {user_id, *take, *skip})) {
+                                       {user_id, page.take, page.skip})) {
       list.push_back(ResourceJson(kind, row));
     }
     return std::pair{n, list};
   });
-  return Json{{"data", items}, {"pagination", Json{{"total", total}, {"skip", *skip}, {"take", *take}}}};
+  return Json{{"data", items}, {"pagination", page.Pagination(total)}};
 }
 
 Result<Json> VerifiedResourceService::Get(VerifiedKind kind, int64_t user_id, const std::string& id_text) {
   const Status not_found = Status::NotFound("verified " + std::string(SqlOf(kind).noun) + " not found");
-  if (id_text.empty() || id_text.size() > 18) return not_found;
-  for (char c : id_text) {
-    if (c < '0' || c > '9') return not_found;
-  }
-  const int64_t id = std::stoll(id_text);
-  auto resource = db_.Run([&](DbConnection& conn) {
-    return FindResource(conn, kind, user_id, "id = ?", id);
-  });
+  const std::optional<int64_t> id = text::ParseDigits(id_text);
+  if (!id) return not_found;
+  auto resource =
+      db_.Run([&](DbConnection& conn) { return FindResource(conn, kind, user_id, "id = ?", *id); });
   if (!resource) return not_found;
   return *resource;
 }

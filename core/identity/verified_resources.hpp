@@ -22,6 +22,7 @@
 #include "identity/verified_codes.hpp"
 #include "mail/sms_sender.hpp"
 #include "rendezvous/database.hpp"
+#include "rendezvous/list_page.hpp"
 #include "rendezvous/log.hpp"
 #include "rendezvous/mailer.hpp"
 #include "rendezvous/status.hpp"
@@ -29,9 +30,8 @@
 namespace rendezvous::core {
 
 inline constexpr int kMaxVerificationRequestsPerUserHour = 20;  // per kind, all targets together
-inline constexpr int64_t kDefaultVerifiedPageSize = 100;
-inline constexpr int64_t kMaxVerifiedPageSize = 250;
-inline constexpr int64_t kMaxVerifiedSkip = 1000000;
+// The lists' pages: 100 by default, at most 250, skipping at most a million.
+inline constexpr ListPageLimits kVerifiedListPage{100, 250, 1000000};
 
 class VerifiedResourceService {
  public:
@@ -46,10 +46,9 @@ class VerifiedResourceService {
   // invalid_verification_code or verification_code_expired (details attemptsLeft after a wrong
   // one); a dead code (too many wrong ones) is kRateLimited, reason verification_code_locked.
   Result<nlohmann::json> VerifyCode(VerifiedKind kind, int64_t user_id, const nlohmann::json& body);
-  // The user's resources, oldest first: {data: [..], pagination: {total, skip, take}}. `skip` and
-  // `take` are the query's text (absent: 0 and kDefaultVerifiedPageSize); out of range: Invalid.
-  Result<nlohmann::json> List(VerifiedKind kind, int64_t user_id, const std::optional<std::string>& skip,
-                              const std::optional<std::string>& take);
+  // The user's resources, oldest first, one page of them: {data: [..], pagination: {total, skip,
+  // take}}. The routes read the page (ParseListPage with kVerifiedListPage).
+  nlohmann::json List(VerifiedKind kind, int64_t user_id, const ListPage& page);
   // One of the user's resources by the id's text; NotFound for another user's, an unknown or a
   // malformed id.
   Result<nlohmann::json> Get(VerifiedKind kind, int64_t user_id, const std::string& id);

@@ -4,24 +4,11 @@
 #include <initializer_list>
 
 #include "field_checks.hpp"
+#include "rendezvous/digits.hpp"
+#include "rendezvous/list_page.hpp"
 #include "rendezvous/text.hpp"
 
 namespace rendezvous::bookings {
-namespace {
-
-// A count of at most 9 decimal digits.
-std::optional<int64_t> SmallNumber(const std::string& text) {
-  if (text.empty() || text.size() > 9) return std::nullopt;
-  int64_t n = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return std::nullopt;
-    n = n * 10 + (c - '0');
-  }
-  return n;
-}
-
-}  // namespace
-
 Result<ListQuery> ParseListQuery(const std::multimap<std::string, std::string>& query) {
   ListQuery out;
   if (Status e = RefuseRepeated(query, {"status", "afterStart", "beforeEnd", "eventTypeId", "skip", "take"});
@@ -58,21 +45,13 @@ Result<ListQuery> ParseListQuery(const std::multimap<std::string, std::string>& 
                           "must be an ISO 8601 date-time with a zone, e.g. 2026-05-04T17:00:00Z");
   }
   if (auto v = get("eventTypeId")) {
-    out.event_type_id = ParsePositiveId(*v);
+    out.event_type_id = text::ParseDigits(*v, 1);
     if (!out.event_type_id) return FieldInvalid("eventTypeId", "must be a positive integer");
   }
-  if (auto v = get("skip")) {
-    auto n = SmallNumber(*v);
-    if (!n || *n > kMaxSkip)
-      return FieldInvalid("skip", "must be an integer between 0 and " + std::to_string(kMaxSkip));
-    out.skip = *n;
-  }
-  if (auto v = get("take")) {
-    auto n = SmallNumber(*v);
-    if (!n || *n < 1 || *n > kMaxTake)
-      return FieldInvalid("take", "must be an integer between 1 and " + std::to_string(kMaxTake));
-    out.take = static_cast<int>(*n);
-  }
+  Result<ListPage> page = ParseListPage(query, {kDefaultTake, kMaxTake, kMaxSkip});
+  if (!page.ok()) return page.status();
+  out.skip = page->skip;
+  out.take = static_cast<int>(page->take);
   return out;
 }
 

@@ -9,115 +9,6 @@ namespace {
 
 constexpr size_t kMaxUidChars = 64;
 
-constexpr const char* kMigration = R"sql(CREATE TABLE IF NOT EXISTS event_types (
-  id BIGINT NOT NULL AUTO_INCREMENT,
-  owner_id BIGINT NOT NULL,
-  title VARCHAR(255) NOT NULL,
-  slug VARCHAR(100) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
-  length_minutes INT NOT NULL,
-  description TEXT NOT NULL,
-  locations TEXT NOT NULL,
-  requires_confirmation TINYINT(1) NOT NULL DEFAULT 0,
-  minimum_booking_notice INT NOT NULL DEFAULT 0,
-  before_event_buffer INT NOT NULL DEFAULT 0,
-  after_event_buffer INT NOT NULL DEFAULT 0,
-  slot_interval INT NULL,
-  created_at DATETIME(3) NOT NULL,
-  updated_at DATETIME(3) NOT NULL,
-  PRIMARY KEY (id),
-  UNIQUE KEY uq_event_types_owner_slug (owner_id, slug)
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
-CREATE TABLE IF NOT EXISTS bookings (
-  id BIGINT NOT NULL AUTO_INCREMENT,
-  uid VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
-  event_type_id BIGINT NOT NULL,
-  host_id BIGINT NOT NULL,
-  title VARCHAR(800) NOT NULL,
-  description TEXT NOT NULL,
-  status VARCHAR(16) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
-  start_at DATETIME(3) NOT NULL,
-  end_at DATETIME(3) NOT NULL,
-  duration INT NOT NULL,
-  location VARCHAR(2048) NULL,
-  metadata TEXT NOT NULL,
-  cancellation_reason TEXT NULL,
-  rescheduled_from_uid VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NULL,
-  rescheduled_to_uid VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NULL,
-  host_absent TINYINT(1) NOT NULL DEFAULT 0,
-  emit_completion TINYINT(1) NOT NULL DEFAULT 1,
-  created_at DATETIME(3) NOT NULL,
-  updated_at DATETIME(3) NOT NULL,
-  PRIMARY KEY (id),
-  UNIQUE KEY uq_bookings_uid (uid),
-  KEY ix_bookings_host_start (host_id, start_at, id),
-  KEY ix_bookings_host_status_start (host_id, status, start_at, id),
-  KEY ix_bookings_event_type_start (event_type_id, start_at),
-  KEY ix_bookings_status_end (status, end_at),
-  CONSTRAINT fk_bookings_event_type FOREIGN KEY (event_type_id) REFERENCES event_types (id)
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
-CREATE TABLE IF NOT EXISTS booking_attendees (
-  id BIGINT NOT NULL AUTO_INCREMENT,
-  booking_id BIGINT NOT NULL,
-  position INT NOT NULL,
-  name VARCHAR(255) NOT NULL,
-  email VARCHAR(320) NOT NULL,
-  time_zone VARCHAR(64) NOT NULL,
-  absent TINYINT(1) NOT NULL DEFAULT 0,
-  PRIMARY KEY (id),
-  UNIQUE KEY uq_booking_attendees_position (booking_id, position),
-  KEY ix_booking_attendees_email (email(191)),
-  CONSTRAINT fk_booking_attendees_booking FOREIGN KEY (booking_id) REFERENCES bookings (id) ON DELETE CASCADE
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci)sql";
-
-// The per-host lock of the booking flow, the Idempotency-Key record of public creates (the key's
-// SHA-256, the body's, and the booking made; kept 24 hours), and the references other plugins
-// record for a booking.
-constexpr const char* kPublicFlowMigration = R"sql(CREATE TABLE IF NOT EXISTS booking_host_locks (
-  host_id BIGINT NOT NULL,
-  changes BIGINT NOT NULL DEFAULT 0,
-  PRIMARY KEY (host_id)
-) ENGINE=InnoDB;
-CREATE TABLE IF NOT EXISTS booking_idempotency_keys (
-  event_type_id BIGINT NOT NULL,
-  key_hash CHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
-  body_hash CHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
-  booking_id BIGINT NOT NULL,
-  created_at DATETIME(3) NOT NULL,
-  PRIMARY KEY (event_type_id, key_hash),
-  KEY ix_booking_idempotency_created (created_at),
-  CONSTRAINT fk_booking_idempotency_booking FOREIGN KEY (booking_id) REFERENCES bookings (id) ON DELETE CASCADE
-) ENGINE=InnoDB;
-CREATE TABLE IF NOT EXISTS booking_references (
-  id BIGINT NOT NULL AUTO_INCREMENT,
-  booking_id BIGINT NOT NULL,
-  type VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
-  event_uid VARCHAR(1024) NOT NULL,
-  calendar_id VARCHAR(1024) NULL,
-  created_at DATETIME(3) NOT NULL,
-  PRIMARY KEY (id),
-  KEY ix_booking_references_booking (booking_id, id),
-  CONSTRAINT fk_booking_references_booking FOREIGN KEY (booking_id) REFERENCES bookings (id) ON DELETE CASCADE
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci)sql";
-
-// A booking's start and end as epoch milliseconds, kept by the server on every write (so the busy
-// read compares and returns plain integers from its index, no date arithmetic per row), and the
-// rule that a booking ends after it starts. Rows written before that rule (an end that overflowed
-// past the year 9999) get the latest end a DATETIME holds and, while they still block time, are
-// cancelled saying why. Event types gain their booking limits per period (NULL: none).
-constexpr const char* kTimesMigration = R"sql(UPDATE bookings SET end_at = '9999-12-31 23:59:59.999',
-  cancellation_reason = IF(status IN ('accepted', 'pending'), 'its end was not after its start', cancellation_reason),
-  status = IF(status IN ('accepted', 'pending'), 'cancelled', status) WHERE end_at <= start_at;
-ALTER TABLE bookings
-  ADD COLUMN start_ms BIGINT AS (TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', start_at) DIV 1000) PERSISTENT,
-  ADD COLUMN end_ms BIGINT AS (TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', end_at) DIV 1000) PERSISTENT,
-  ADD CONSTRAINT ck_bookings_end_after_start CHECK (end_at > start_at),
-  DROP KEY ix_bookings_host_busy,
-  ADD KEY ix_bookings_host_busy (host_id, status, start_ms, end_ms, event_type_id),
-  ADD KEY ix_bookings_event_type_limits (event_type_id, status, start_ms);
-ALTER TABLE event_types
-  ADD COLUMN limit_day INT NULL, ADD COLUMN limit_week INT NULL, ADD COLUMN limit_month INT NULL,
-  ADD COLUMN limit_year INT NULL)sql";
-
 Millis TimeColumn(const DbRow& row, int col) {
   return time::ParseSql(row.String(col)).value_or(0);
 }
@@ -133,16 +24,6 @@ bool IsUid(const std::string& uid) {
 }
 
 }  // namespace
-
-std::vector<Migration> BookingMigrations() {
-  return {Migration{1, "event_types, bookings, booking_attendees", kMigration},
-          Migration{2, "booking_host_locks, booking_idempotency_keys, booking_references", kPublicFlowMigration},
-          ScheduleMigration(),
-          Migration{4, "bookings busy-time index",
-                    "ALTER TABLE bookings ADD KEY ix_bookings_host_busy (host_id, status, start_at, end_at, event_type_id)"},
-          Migration{5, "bookings times in epoch milliseconds, end after start; event type booking limits",
-                    kTimesMigration}};
-}
 
 EventType EventTypeFromRow(const DbRow& row) {
   EventType et;

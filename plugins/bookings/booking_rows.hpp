@@ -31,9 +31,6 @@ inline constexpr const char* kBookingColumns =
     "metadata, cancellation_reason, rescheduled_from_uid, rescheduled_to_uid, host_absent, created_at, "
     "emit_completion";
 
-// The tables' migrations (version 3, schedules, is in schedule_rows.hpp).
-std::vector<Migration> BookingMigrations();
-
 EventType EventTypeFromRow(const DbRow& row);
 
 // A booking and whether its completion is announced (imported history is completed silently).

@@ -6,9 +6,9 @@
 
 #include "booking_flow.hpp"
 #include "booking_import.hpp"
+#include "booking_migrations.hpp"
 #include "booking_reference_store.hpp"
 #include "booking_routes.hpp"
-#include "booking_rows.hpp"
 #include "completion_sweeper.hpp"
 #include "event_type_service.hpp"
 #include "import_command.hpp"

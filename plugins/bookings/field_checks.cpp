@@ -46,17 +46,6 @@ bool IsEmail(std::string_view text) {
          !CheckText(text, 320, false).size();
 }
 
-std::optional<int64_t> ParsePositiveId(std::string_view text) {
-  if (text.empty() || text.size() > 18) return std::nullopt;
-  int64_t v = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return std::nullopt;
-    v = v * 10 + (c - '0');
-  }
-  if (v <= 0) return std::nullopt;
-  return v;
-}
-
 Status OnlyMembers(const nlohmann::json& body, std::initializer_list<const char*> allowed,
                    const std::string& prefix) {
   if (!body.is_object()) return FieldInvalid(prefix.empty() ? "body" : prefix, "must be a JSON object");

@@ -28,8 +28,6 @@ std::string CheckText(std::string_view text, size_t max_chars, bool multiline);
 // A plausible e-mail address: at most 320 characters, one '@' with text before it and a dotted
 // domain after it, no white space or control characters.
 bool IsEmail(std::string_view text);
-// A positive decimal integer of at most 18 digits.
-std::optional<int64_t> ParsePositiveId(std::string_view text);
 
 // Ok when `body` is a JSON object whose members are all in `allowed`; else the 400 naming the
 // first other member (as "<prefix>.<member>" when `prefix` is given, the object itself as

@@ -6,6 +6,7 @@
 #include "booking_requests.hpp"
 #include "field_checks.hpp"
 #include "rendezvous/cli_args.hpp"
+#include "rendezvous/digits.hpp"
 #include "rendezvous/text.hpp"
 #include "rendezvous/time.hpp"
 
@@ -43,9 +44,9 @@ int RunBookingCommand(BookingImport& import, const std::vector<std::string>& arg
       if (a.GetAll(name).size() > 1)
         return Usage(err, std::string("option --") + name + " given more than once");
     }
-    auto user = ParsePositiveId(a.Require("user-id"));
+    auto user = text::ParseDigits(a.Require("user-id"), 1);
     if (!user) return Usage(err, "--user-id must be a positive integer");
-    auto event_type = ParsePositiveId(a.Require("event-type-id"));
+    auto event_type = text::ParseDigits(a.Require("event-type-id"), 1);
     if (!event_type) return Usage(err, "--event-type-id must be a positive integer");
     const std::string start_text = a.Require("start");
     auto start = time::ParseIso(start_text);

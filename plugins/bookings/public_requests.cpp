@@ -4,6 +4,7 @@
 
 #include "booking_requests.hpp"
 #include "field_checks.hpp"
+#include "rendezvous/digits.hpp"
 #include "rendezvous/text.hpp"
 
 namespace rendezvous::bookings {
@@ -119,7 +120,7 @@ Result<SlotsQuery> ParseSlotsQuery(const std::multimap<std::string, std::string>
   SlotsQuery out;
   auto id = QueryParam(query, "eventTypeId");
   if (!id) return FieldInvalid("eventTypeId", "is required");
-  auto parsed_id = ParsePositiveId(*id);
+  auto parsed_id = text::ParseDigits(*id, 1);
   if (!parsed_id) return FieldInvalid("eventTypeId", "must be a positive integer");
   out.event_type_id = *parsed_id;
   if (auto name = QueryParam(query, "timeZone")) {

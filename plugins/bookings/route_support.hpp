@@ -1,5 +1,5 @@
-// What the bookings plugin's route tables share: the credentials they take, the answer of a
-// service call, and the path parameters. Pure functions; thread-safe.
+// What the bookings plugin's route tables share: the credentials they take and the path
+// parameters (a service call's answer is rendezvous::Answer). Pure functions; thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -7,6 +7,8 @@
 #include <string>
 
 #include "field_checks.hpp"
+#include "rendezvous/answer.hpp"
+#include "rendezvous/digits.hpp"
 #include "rendezvous/http.hpp"
 #include "rendezvous/status.hpp"
 
@@ -15,16 +17,10 @@ namespace rendezvous::bookings {
 // Owner routes take API keys and OAuth tokens (managed-user tokens are 401).
 constexpr unsigned kOwnerCredentials = kApiKey | kOAuthToken;
 
-// The service's result as the answer: `success_status` with the data, else the status's error.
-inline Response Answer(const Result<Json>& result, int success_status = 200) {
-  if (!result.ok()) return Response::FromStatus(result.status());
-  return Response::Success(*result, success_status);
-}
-
 // The numeric `:id` of the path; nullopt (answered 404) when it is not a positive integer.
 inline std::optional<int64_t> PathId(const Request& req) {
   auto it = req.params.find("id");
-  return it == req.params.end() ? std::nullopt : ParsePositiveId(it->second);
+  return it == req.params.end() ? std::nullopt : text::ParseDigits(it->second, 1);
 }
 
 // The `:uid` of the path ("" when there is none).

@@ -3,35 +3,6 @@
 #include <string>
 
 namespace rendezvous::bookings {
-namespace {
-
-// default_owner_id is the owner's id on the owner's default schedule and NULL on the others: the
-// unique key allows one default per owner however requests race. Availability and overrides are
-// stored as the API writes them. Event types do not reference schedules with a foreign key: a
-// schedule named by event types cannot be deleted (the service checks), and a reader falls back
-// to the default should one ever be missing.
-constexpr const char* kMigration = R"sql(CREATE TABLE IF NOT EXISTS schedules (
-  id BIGINT NOT NULL AUTO_INCREMENT,
-  owner_id BIGINT NOT NULL,
-  name VARCHAR(255) NOT NULL,
-  time_zone VARCHAR(64) NOT NULL,
-  default_owner_id BIGINT NULL,
-  availability MEDIUMTEXT NOT NULL,
-  overrides MEDIUMTEXT NOT NULL,
-  created_at DATETIME(3) NOT NULL,
-  updated_at DATETIME(3) NOT NULL,
-  PRIMARY KEY (id),
-  KEY ix_schedules_owner (owner_id, id),
-  UNIQUE KEY uq_schedules_default (default_owner_id)
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
-ALTER TABLE event_types ADD COLUMN IF NOT EXISTS schedule_id BIGINT NULL AFTER slot_interval;
-ALTER TABLE event_types ADD KEY IF NOT EXISTS ix_event_types_schedule (schedule_id))sql";
-
-}  // namespace
-
-Migration ScheduleMigration() {
-  return Migration{3, "schedules, event_types.schedule_id", kMigration};
-}
 
 Schedule ScheduleFromRow(const DbRow& row) {
   Schedule s;

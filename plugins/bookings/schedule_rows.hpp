@@ -1,6 +1,6 @@
-// The schedules table (owner "bookings", migration 3, which also gives event types their
-// `schedule_id`): its rows read into schedules and written from them, and the schedule an event
-// type uses. Every call works on a connection it is lent (and may throw what DbConnection throws).
+// The schedules table (owner "bookings", migration 3 in booking_migrations.cpp, which also gives
+// event types their `schedule_id`): its rows read into schedules and written from them, and the schedule an
+// event type uses. Every call works on a connection it is lent (and may throw what DbConnection throws).
 #pragma once
 
 #include <cstdint>
@@ -17,9 +17,6 @@ namespace rendezvous::bookings {
 // Column list for SELECT, in the order ScheduleFromRow reads it.
 inline constexpr const char* kScheduleColumns =
     "id, owner_id, name, time_zone, default_owner_id, availability, overrides";
-
-// The schedules table and event_types.schedule_id (version 3).
-Migration ScheduleMigration();
 
 Schedule ScheduleFromRow(const DbRow& row);
 // name, time_zone, default_owner_id, availability, overrides (the columns after owner_id), then

@@ -1,16 +1,9 @@
 #include "calendar_routes.hpp"
 
+#include "rendezvous/answer.hpp"
 #include "rendezvous/pages.hpp"
 
 namespace rendezvous::calendar {
-namespace {
-
-Response ToResponse(const Result<Json>& result, int success_status = 200) {
-  if (!result.ok()) return Response::FromStatus(result.status());
-  return Response::Success(*result, success_status);
-}
-
-}  // namespace
 
 std::string BindingCookieHeader(const std::string& app_url, const std::string& state, const std::string& value) {
   CookieOptions o;
@@ -51,20 +44,20 @@ void RegisterCalendarRoutes(PluginContext& ctx, std::shared_ptr<CalendarParts> p
 
   RegisterConnectStartPage(ctx, parts);
 
-  ctx.AddRoute(Route::Api(Method::kGet, "/v2/calendars/google/check", RouteAuth::Bearer("APPS_READ", kScoped),
-                          [parts](Request& req) { return ToResponse(parts->connect.Check(req.principal->user_id)); })
-                   .Outbound());
+  ctx.AddRoute(
+      Route::Api(Method::kGet, "/v2/calendars/google/check", RouteAuth::Bearer("APPS_READ", kScoped),
+                 [parts](Request& req) { return Answer(parts->connect.Check(req.principal->user_id)); })
+          .Outbound());
 
   // Spec §5.3: APPS_WRITE is "connect and disconnect apps".
-  ctx.AddRoute(Route::Api(Method::kPost, "/v2/calendars/google/disconnect", RouteAuth::Bearer("APPS_WRITE", kScoped),
-                          [parts](Request& req) {
-                            return ToResponse(parts->connect.Disconnect(req.principal->user_id));
-                          })
-                   .Outbound());
+  ctx.AddRoute(
+      Route::Api(Method::kPost, "/v2/calendars/google/disconnect", RouteAuth::Bearer("APPS_WRITE", kScoped),
+                 [parts](Request& req) { return Answer(parts->connect.Disconnect(req.principal->user_id)); })
+          .Outbound());
 
   ctx.AddRoute(Route::Api(Method::kGet, "/v2/calendars", RouteAuth::Bearer("APPS_READ", kScoped),
                           [parts](Request& req) {
-                            return ToResponse(parts->calendars.ListCalendars(req.principal->user_id));
+                            return Answer(parts->calendars.ListCalendars(req.principal->user_id));
                           })
                    .Outbound());
 
@@ -84,7 +77,7 @@ void RegisterCalendarRoutes(PluginContext& ctx, std::shared_ptr<CalendarParts> p
                           [parts](Request& req) {
                             auto body = req.JsonBody();
                             if (!body.ok()) return Response::FromStatus(body.status());
-                            return ToResponse(parts->feeds.Save(req.principal->user_id, *body), 201);
+                            return Answer(parts->feeds.Save(req.principal->user_id, *body), 201);
                           })
                    .Outbound());
 
@@ -92,7 +85,7 @@ void RegisterCalendarRoutes(PluginContext& ctx, std::shared_ptr<CalendarParts> p
                           [parts](Request& req) {
                             auto body = req.JsonBody();
                             if (!body.ok()) return Response::FromStatus(body.status());
-                            return ToResponse(parts->calendars.SetDestination(req.principal->user_id, *body));
+                            return Answer(parts->calendars.SetDestination(req.principal->user_id, *body));
                           })
                    .Outbound());
 
@@ -100,8 +93,8 @@ void RegisterCalendarRoutes(PluginContext& ctx, std::shared_ptr<CalendarParts> p
   ctx.AddRoute(Route::Api(Method::kGet, "/v2/calendars/:calendar/event/:eventUid",
                           RouteAuth::Bearer("", kApiKey | kManagedUserToken),
                           [parts](Request& req) {
-                            return ToResponse(parts->events.GetEvent(req.principal->user_id, req.params["calendar"],
-                                                                     req.params["eventUid"]));
+                            return Answer(parts->events.GetEvent(
+                                req.principal->user_id, req.params["calendar"], req.params["eventUid"]));
                           })
                    .Outbound());
 }

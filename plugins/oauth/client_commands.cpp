@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "rendezvous/cli_args.hpp"
+#include "rendezvous/digits.hpp"
 
 namespace rendezvous::oauth {
 namespace {
@@ -27,12 +28,9 @@ class UsageError : public std::invalid_argument {
 };
 
 int64_t ParseId(const std::string& what, const std::string& text) {
-  if (text.empty() || text.size() > 18 || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    throw UsageError(what + " must be a positive integer");
-  }
-  const int64_t v = std::stoll(text);
-  if (v <= 0) throw UsageError(what + " must be a positive integer");
-  return v;
+  const std::optional<int64_t> v = text::ParseDigits(text, 1);
+  if (!v) throw UsageError(what + " must be a positive integer");
+  return *v;
 }
 
 void ExpectPositional(const CliArgs& a, size_t count, const char* form) {

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "client_page_views.hpp"
+#include "rendezvous/digits.hpp"
 #include "rendezvous/pages.hpp"
 #include "rendezvous/url.hpp"
 
@@ -154,7 +155,7 @@ class ClientPages {
     return WithForm(req, [&](const User& user, const Form&, Response& res, PageFrame& frame) {
       auto client = OwnClient(req, user, res, frame);
       if (!client) return;
-      auto secret_id = ParseId(req.params["secret_id"]);
+      auto secret_id = text::ParseDigits(req.params["secret_id"]);
       Status status = secret_id ? service_.RevokeSecret(client->client_id, *secret_id, user.id)
                                 : Status(ErrorCode::kNotFound, "no such secret");
       if (!status.ok()) {
@@ -292,16 +293,6 @@ class ClientPages {
     res.content_type = std::move(page.content_type);
     res.body = std::move(page.body);
     for (auto& header : page.headers) res.headers.push_back(std::move(header));
-  }
-
-  static std::optional<int64_t> ParseId(const std::string& text) {
-    if (text.empty() || text.size() > 18) return std::nullopt;
-    int64_t value = 0;
-    for (char c : text) {
-      if (c < '0' || c > '9') return std::nullopt;
-      value = value * 10 + (c - '0');
-    }
-    return value;
   }
 
   Identity& identity_;

@@ -4,7 +4,6 @@
 #include <map>
 #include <memory>
 
-
 #include "json_list.hpp"
 #include "rendezvous/crypto.hpp"
 #include "rendezvous/text.hpp"
@@ -19,40 +18,6 @@ constexpr const char* kSecretPrefix = "rdvcs_";
 constexpr size_t kMaxActiveSecrets = 2;
 constexpr size_t kMaxReasonChars = 1000;
 constexpr int kMaxListed = 1000;
-
-constexpr const char* kMigration = R"sql(CREATE TABLE IF NOT EXISTS oauth_clients (
-  id BIGINT NOT NULL AUTO_INCREMENT,
-  client_id VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
-  owner_id BIGINT NOT NULL,
-  kind VARCHAR(16) CHARACTER SET ascii NOT NULL,
-  state VARCHAR(16) CHARACTER SET ascii NOT NULL,
-  review_reason TEXT NOT NULL,
-  name VARCHAR(100) NOT NULL,
-  logo VARCHAR(2048) NOT NULL,
-  website VARCHAR(2048) NOT NULL,
-  purpose TEXT NOT NULL,
-  redirect_uris TEXT NOT NULL,
-  scopes TEXT NOT NULL,
-  created_at DATETIME(3) NOT NULL,
-  updated_at DATETIME(3) NOT NULL,
-  PRIMARY KEY (id),
-  UNIQUE KEY uq_oauth_clients_client_id (client_id),
-  KEY ix_oauth_clients_owner (owner_id),
-  KEY ix_oauth_clients_state (state)
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
-CREATE TABLE IF NOT EXISTS oauth_client_secrets (
-  id BIGINT NOT NULL AUTO_INCREMENT,
-  client_id VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
-  secret_hash CHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
-  hint VARCHAR(8) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
-  created_at DATETIME(3) NOT NULL,
-  revoked_at DATETIME(3) NULL,
-  PRIMARY KEY (id),
-  UNIQUE KEY uq_oauth_client_secrets_hash (secret_hash),
-  KEY ix_oauth_client_secrets_client (client_id, revoked_at),
-  CONSTRAINT fk_oauth_client_secrets_client FOREIGN KEY (client_id)
-    REFERENCES oauth_clients (client_id) ON DELETE CASCADE
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci)sql";
 
 constexpr const char* kClientColumns =
     "client_id, owner_id, kind, state, review_reason, name, logo, website, purpose, "
@@ -179,10 +144,6 @@ Json ClientJson(const OAuthClient& client, const std::optional<std::string>& cli
 
 ClientService::ClientService(Database& db, UserDirectory& users, Mailer& mailer, Logger& logger)
     : db_(db), users_(users), mailer_(mailer), logger_(logger) {}
-
-std::vector<Migration> ClientService::Migrations() {
-  return {Migration{1, "oauth_clients, oauth_client_secrets", kMigration}};
-}
 
 Result<std::pair<OAuthClient, std::optional<std::string>>> ClientService::Create(const NewClient& request) {
   const ClientSettings settings = NormalizeClientSettings(request.settings);

@@ -79,7 +79,6 @@ struct CreatedSecret {
 class ClientService {
  public:
   ClientService(Database& db, UserDirectory& users, Mailer& mailer, Logger& logger);
-  static std::vector<Migration> Migrations();  // owner "oauth"
 
   // Creates a pending client; a confidential one gets its first secret (returned once).
   // kInvalid with a clear message for any bad field; nothing is stored then.

@@ -13,11 +13,11 @@
 #include "issued_tokens.hpp"
 #include "managed_user_command.hpp"
 #include "managed_user_tokens.hpp"
+#include "oauth_migrations.hpp"
 #include "refresh_grant.hpp"
 #include "rendezvous/plugin.hpp"
 #include "token_endpoint.hpp"
 #include "token_metrics.hpp"
-#include "token_migrations.hpp"
 #include "token_purger.hpp"
 
 namespace rendezvous::oauth {
@@ -82,9 +82,7 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
 
   auto clients = std::make_shared<ClientService>(ctx.db(), ctx.identity(), ctx.mailer(), ctx.logger());
   auto tokens = std::make_shared<TokenJobs>(ctx.db(), ctx.logger(), lifetimes);
-  std::vector<Migration> migrations = ClientService::Migrations();
-  for (Migration& m : TokenMigrations()) migrations.push_back(std::move(m));
-  ctx.AddMigrations(std::move(migrations));
+  ctx.AddMigrations(OAuthMigrations());
 
   // One resolver for both kinds; the principal's kind tells them apart.
   ctx.AddBearerResolver(kOAuthToken, [tokens](std::string_view token) -> std::optional<Principal> {

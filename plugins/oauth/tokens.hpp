@@ -4,7 +4,7 @@
 // (resolution, introspection, revocation) and TokenPurger (expired rows, active grants).
 // All tokens are random (crypto::RandomToken, 256 bits) and stored only as SHA-256 hashes.
 //
-// Storage (owner "oauth", migrations 2 and 3, token_migrations.hpp): oauth_grants (one
+// Storage (owner "oauth", migrations 2 and 3, oauth_migrations.hpp): oauth_grants (one
 // authorization of a client by a user: scopes, kind 'oauth' or 'managed', revoked_at),
 // oauth_codes (single-use codes, bound to client, user, redirect URI, scopes and PKCE challenge;
 // grant_id once exchanged), oauth_access_tokens and oauth_refresh_tokens (hash -> grant).

@@ -11,61 +11,6 @@
 namespace rendezvous::webhooks {
 namespace {
 
-constexpr const char* kCreateDeliveries = R"sql(CREATE TABLE webhook_deliveries (
-  id BIGINT NOT NULL AUTO_INCREMENT,
-  webhook_id BIGINT NOT NULL,
-  event_id BIGINT NOT NULL,
-  trigger_event VARCHAR(64) CHARACTER SET ascii NOT NULL,
-  message_id VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
-  body MEDIUMTEXT NOT NULL,
-  content_type VARCHAR(64) CHARACTER SET ascii NOT NULL,
-  status VARCHAR(16) CHARACTER SET ascii NOT NULL,
-  round_attempts INT NOT NULL DEFAULT 0,
-  next_attempt_at DATETIME(3) NOT NULL,
-  created_at DATETIME(3) NOT NULL,
-  updated_at DATETIME(3) NOT NULL,
-  PRIMARY KEY (id),
-  UNIQUE KEY uq_webhook_deliveries_event (webhook_id, event_id),
-  UNIQUE KEY uq_webhook_deliveries_message (message_id),
-  KEY ix_webhook_deliveries_due (status, next_attempt_at),
-  CONSTRAINT fk_webhook_deliveries_webhook FOREIGN KEY (webhook_id) REFERENCES webhooks (id) ON DELETE CASCADE
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci)sql";
-
-constexpr const char* kCreateAttempts = R"sql(CREATE TABLE webhook_delivery_attempts (
-  id BIGINT NOT NULL AUTO_INCREMENT,
-  delivery_id BIGINT NOT NULL,
-  at DATETIME(3) NOT NULL,
-  status_code INT NULL,
-  duration_ms BIGINT NOT NULL,
-  error VARCHAR(512) NULL,
-  response TEXT NULL,
-  PRIMARY KEY (id),
-  KEY ix_webhook_delivery_attempts_delivery (delivery_id, id),
-  CONSTRAINT fk_webhook_delivery_attempts_delivery FOREIGN KEY (delivery_id)
-    REFERENCES webhook_deliveries (id) ON DELETE CASCADE
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci)sql";
-
-// What the sender needs to judge webhooks and measure latency; the purge's index.
-constexpr const char* kDeliveryTracking = R"sql(ALTER TABLE webhooks ADD COLUMN failing_since DATETIME(3) NULL;
-ALTER TABLE webhook_deliveries ADD COLUMN event_at DATETIME(3) NULL, ADD COLUMN delivered_at DATETIME(3) NULL,
-  ADD KEY ix_webhook_deliveries_finished (status, updated_at))sql";
-
-// A ping is logged without an event.
-constexpr const char* kEventless = "ALTER TABLE webhook_deliveries MODIFY event_id BIGINT NULL";
-
-// Recover's walk through one webhook's deliveries by creation time. Both columns are written once,
-// so the sender's updates never touch this index.
-constexpr const char* kByWebhook =
-    "ALTER TABLE webhook_deliveries ADD KEY ix_webhook_deliveries_webhook_created (webhook_id, created_at)";
-
-// The sender's lease in a column of its own, out of every index: a claim used to push the row's
-// due time past the send, moving its entry in ix_webhook_deliveries_due, so every claim walked the
-// deleted entries of the rows claimed before it until InnoDB purged them. Finished rows are purged
-// through ix_webhook_deliveries_due too (a finished row's next_attempt_at is when it finished, as
-// its updated_at), so the index on (status, updated_at), moved by every outcome, goes.
-constexpr const char* kLeases =
-    "ALTER TABLE webhook_deliveries ADD COLUMN leased_until DATETIME(3) NULL, DROP KEY ix_webhook_deliveries_finished";
-
 // The organizer of the booking an event is about: payload.organizer.id, else payload.hosts[0].id.
 std::optional<int64_t> OrganizerId(const Json& event) {
   auto payload = event.find("payload");
@@ -132,15 +77,6 @@ Json AttemptJson(const DbRow& row) {
 }
 
 }  // namespace
-
-std::vector<Migration> DeliveryQueue::Migrations() {
-  return {{2, "webhook_deliveries", kCreateDeliveries},
-          {3, "webhook_delivery_attempts", kCreateAttempts},
-          {4, "webhook_delivery_tracking", kDeliveryTracking},
-          {5, "webhook_deliveries_eventless", kEventless},
-          {7, "webhook_deliveries_by_webhook", kByWebhook},
-          {9, "webhook_deliveries_leases", kLeases}};
-}
 
 size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& batch) {
   // The webhooks of each organizer and event type (both levels, one query) are read once per

@@ -93,7 +93,6 @@ class DeliveryQueue {
   explicit DeliveryQueue(WebhookStore& webhooks, ScriptHooks hooks = {})
       : webhooks_(webhooks), hooks_(std::move(hooks)) {}
   // Versions after WebhookStore's.
-  static std::vector<Migration> Migrations();
 
   // The outbox handler's work (topic "bookings"). Returns the number of deliveries created.
   size_t Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& batch);

@@ -3,7 +3,10 @@
 #include <algorithm>
 
 #include "address_guard.hpp"
+#include "rendezvous/answer.hpp"
 #include "rendezvous/crypto.hpp"
+#include "rendezvous/digits.hpp"
+#include "rendezvous/list_page.hpp"
 #include "rendezvous/time.hpp"
 
 namespace rendezvous::webhooks {
@@ -14,45 +17,9 @@ constexpr int64_t kMaxTake = 250;
 constexpr int64_t kMaxSkip = 1000000;
 constexpr int64_t kMaxGraceSeconds = 604800;
 
-std::optional<int64_t> Digits(const std::string& s, int64_t min, int64_t max) {
-  if (s.empty() || s.size() > 18 || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    return std::nullopt;
-  }
-  const int64_t v = std::stoll(s);
-  if (v < min || v > max) return std::nullopt;
-  return v;
-}
-
 std::optional<int64_t> PathId(const Request& req, const char* name) {
   auto it = req.params.find(name);
-  return it == req.params.end() ? std::nullopt : Digits(it->second, 1, INT64_MAX);
-}
-
-struct Page {
-  int64_t skip = 0;
-  int64_t take = kDefaultTake;
-};
-
-Result<Page> ParsePage(const Request& req) {
-  Page page;
-  for (const char* name : {"skip", "take"}) {
-    if (req.query.count(name) > 1) return Status::Invalid(name, std::string(name) + " must be given once");
-  }
-  if (auto skip = req.Query("skip")) {
-    auto v = Digits(*skip, 0, kMaxSkip);
-    if (!v) return Status::Invalid("skip", "skip must be an integer from 0 to " + std::to_string(kMaxSkip));
-    page.skip = *v;
-  }
-  if (auto take = req.Query("take")) {
-    auto v = Digits(*take, 1, kMaxTake);
-    if (!v) return Status::Invalid("take", "take must be an integer from 1 to " + std::to_string(kMaxTake));
-    page.take = *v;
-  }
-  return page;
-}
-
-Json Pagination(int64_t total, const Page& page) {
-  return {{"total", total}, {"skip", page.skip}, {"take", page.take}};
+  return it == req.params.end() ? std::nullopt : text::ParseDigits(it->second, 1);
 }
 
 Response WebhookNotFound() { return Response::FromStatus(Status::NotFound("webhook not found")); }
@@ -65,11 +32,6 @@ std::optional<WebhookStore::Level> PathLevel(const Request& req, bool of_event_t
   auto id = PathId(req, "eventTypeId");
   if (!id) return std::nullopt;
   return std::optional<WebhookStore::Level>(std::in_place, *id);
-}
-
-Response Answer(const Result<Webhook>& w, int status = 200) {
-  if (!w.ok()) return Response::FromStatus(w.status());
-  return Response::Success(WebhookJson(*w), status);
 }
 
 // The body's fields, with the subscriber URL's host checked against the address rules.
@@ -127,7 +89,7 @@ void RegisterWebhookRoutes(PluginContext& ctx, std::shared_ptr<WebhookStore> web
                    if (!level) return EventTypeNotFound();
                    Result<WebhookFields> fields = ReadFields(req, true, allow_private);
                    if (!fields.ok()) return Response::FromStatus(fields.status());
-                   return Answer(webhooks->Create(req.principal->user_id, *level, *fields), 201);
+                   return Answer(webhooks->Create(req.principal->user_id, *level, *fields), WebhookJson, 201);
                  }).Outbound());
 
     ctx.AddRoute(
@@ -138,20 +100,20 @@ void RegisterWebhookRoutes(PluginContext& ctx, std::shared_ptr<WebhookStore> web
           if (!id) return WebhookNotFound();
           Result<WebhookFields> fields = ReadFields(req, false, allow_private);
           if (!fields.ok()) return Response::FromStatus(fields.status());
-          return Answer(webhooks->Update(req.principal->user_id, *level, *id, *fields));
+          return Answer(webhooks->Update(req.principal->user_id, *level, *id, *fields), WebhookJson);
         }).Outbound());
 
     ctx.AddRoute(ApiKeyRoute(Method::kGet, base, [webhooks, of_event_type](Request& req) {
       auto level = PathLevel(req, of_event_type);
       if (!level) return EventTypeNotFound();
-      Result<Page> page = ParsePage(req);
+      Result<ListPage> page = ParseListPage(req.query, {kDefaultTake, kMaxTake, kMaxSkip});
       if (!page.ok()) return Response::FromStatus(page.status());
       auto list = webhooks->List(req.principal->user_id, *level, page->skip, page->take);
       if (!list.ok()) return Response::FromStatus(list.status());
       Json data = Json::array();
       for (const Webhook& w : list->first) data.push_back(WebhookJson(w));
       return Response::SuccessWith(
-          Json{{"data", std::move(data)}, {"pagination", Pagination(list->second, *page)}});
+          Json{{"data", std::move(data)}, {"pagination", page->Pagination(list->second)}});
     }));
 
     ctx.AddRoute(ApiKeyRoute(Method::kGet, base + "/:id", [webhooks, of_event_type](Request& req) {
@@ -159,7 +121,7 @@ void RegisterWebhookRoutes(PluginContext& ctx, std::shared_ptr<WebhookStore> web
       if (!level) return EventTypeNotFound();
       auto id = PathId(req, "id");
       if (!id) return WebhookNotFound();
-      return Answer(webhooks->Get(req.principal->user_id, *level, *id));
+      return Answer(webhooks->Get(req.principal->user_id, *level, *id), WebhookJson);
     }));
 
     ctx.AddRoute(ApiKeyRoute(Method::kDelete, base + "/:id", [webhooks, of_event_type](Request& req) {
@@ -167,7 +129,7 @@ void RegisterWebhookRoutes(PluginContext& ctx, std::shared_ptr<WebhookStore> web
       if (!level) return EventTypeNotFound();
       auto id = PathId(req, "id");
       if (!id) return WebhookNotFound();
-      return Answer(webhooks->Delete(req.principal->user_id, *level, *id));
+      return Answer(webhooks->Delete(req.principal->user_id, *level, *id), WebhookJson);
     }));
   }
 
@@ -175,11 +137,12 @@ void RegisterWebhookRoutes(PluginContext& ctx, std::shared_ptr<WebhookStore> web
   ctx.AddRoute(ApiKeyRoute(Method::kGet, "/v2/webhooks/:id/deliveries", [deliveries, &db](Request& req) {
     auto id = PathId(req, "id");
     if (!id) return WebhookNotFound();
-    Result<Page> page = ParsePage(req);
+    Result<ListPage> page = ParseListPage(req.query, {kDefaultTake, kMaxTake, kMaxSkip});
     if (!page.ok()) return Response::FromStatus(page.status());
     auto list = deliveries->List(db, req.principal->user_id, *id, page->skip, page->take);
     if (!list.ok()) return Response::FromStatus(list.status());
-    return Response::SuccessWith(Json{{"data", std::move(list->first)}, {"pagination", Pagination(list->second, *page)}});
+    return Response::SuccessWith(
+        Json{{"data", std::move(list->first)}, {"pagination", page->Pagination(list->second)}});
   }));
 
   ctx.AddRoute(ApiKeyRoute(Method::kPost, "/v2/webhooks/:id/deliveries/:deliveryId/retry",
@@ -209,7 +172,8 @@ void RegisterWebhookRoutes(PluginContext& ctx, std::shared_ptr<WebhookStore> web
                                }
                                seconds = g->get<int64_t>();
                              }
-                             return Answer(webhooks->RotateSecret(req.principal->user_id, *id, seconds));
+                             return Answer(webhooks->RotateSecret(req.principal->user_id, *id, seconds),
+                                           WebhookJson);
                            }));
 
   ctx.AddRoute(ApiKeyRoute(Method::kPost, "/v2/webhooks/:id/recover",

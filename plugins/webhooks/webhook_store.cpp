@@ -7,39 +7,17 @@
 namespace rendezvous::webhooks {
 namespace {
 
-constexpr const char* kCreateTable = R"sql(CREATE TABLE webhooks (
-  id BIGINT NOT NULL AUTO_INCREMENT,
-  user_id BIGINT NOT NULL,
-  subscriber_url VARCHAR(2048) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
-  url_hash CHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
-  active TINYINT(1) NOT NULL,
-  triggers TEXT NOT NULL,
-  payload_template MEDIUMTEXT NULL,
-  secret_encrypted TEXT NULL,
-  created_at DATETIME(3) NOT NULL,
-  updated_at DATETIME(3) NOT NULL,
-  PRIMARY KEY (id),
-  UNIQUE KEY uq_webhooks_user_url (user_id, url_hash),
-  KEY ix_webhooks_user_active (user_id, active)
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci)sql";
-
-// The secret a rotation replaced, and until when it still signs.
-constexpr const char* kPreviousSecret = R"sql(ALTER TABLE webhooks ADD COLUMN previous_secret_encrypted TEXT NULL,
-  ADD COLUMN previous_secret_expires_at DATETIME(3) NULL, ADD KEY ix_webhooks_previous_secret (previous_secret_expires_at))sql";
-
-// Event-type webhooks: the event type a webhook belongs to (NULL: the user's own), and the one
-// URL per level rule over both levels (a unique key treats NULLs as distinct, hence the 0).
-constexpr const char* kEventTypes =
-    R"sql(ALTER TABLE webhooks ADD COLUMN IF NOT EXISTS event_type_id BIGINT NULL AFTER user_id,
-  ADD COLUMN IF NOT EXISTS event_type_key BIGINT AS (COALESCE(event_type_id, 0)) STORED,
-  ADD KEY IF NOT EXISTS ix_webhooks_event_type_active (event_type_id, active);
-ALTER TABLE webhooks DROP KEY IF EXISTS uq_webhooks_user_url,
-  ADD UNIQUE KEY IF NOT EXISTS uq_webhooks_user_level_url (user_id, event_type_key, url_hash))sql";
-
 constexpr const char* kSelect =
     "SELECT id, user_id, event_type_id, subscriber_url, active, triggers, payload_template, secret_encrypted,"
     " IF(previous_secret_expires_at > UTC_TIMESTAMP(3), previous_secret_encrypted, NULL) AS previous_secret"
     " FROM webhooks ";
+
+// What the enqueue reads: whom to deliver to and how to render, never a secret (the sender signs
+// with the webhook the claim loads), so nothing is decrypted per event.
+constexpr const char* kSelectWithoutSecrets =
+    "SELECT id, user_id, event_type_id, subscriber_url, active, triggers, payload_template,"
+    " NULL AS secret_encrypted,"
+    " NULL AS previous_secret FROM webhooks ";
 
 constexpr size_t kSecretBytes = 24;
 
@@ -76,12 +54,6 @@ Json WebhookJson(const Webhook& w) {
 }
 
 WebhookStore::WebhookStore(Database& db, std::string encryption_key) : db_(db), key_(std::move(encryption_key)) {}
-
-std::vector<Migration> WebhookStore::Migrations() {
-  return {{1, "webhooks", kCreateTable},
-          {6, "webhooks_previous_secret", kPreviousSecret},
-          {8, "webhooks_event_types", kEventTypes}};
-}
 
 Webhook WebhookStore::FromRow(const DbRow& row) const {
   Webhook w;
@@ -276,9 +248,10 @@ std::vector<Webhook> WebhookStore::Active(DbConnection& conn, int64_t user_id,
   // Each arm reads its own index: (user_id, active) and (event_type_id, active). The user's own
   // are `event_type_key = 0`, not `event_type_id IS NULL`, which the optimizer may answer by
   // intersecting with the NULL range of the event type index: every user's own webhooks.
-  const std::string own = std::string(kSelect) + "WHERE user_id = ? AND event_type_key = 0 AND active = 1";
+  const std::string own =
+      std::string(kSelectWithoutSecrets) + "WHERE user_id = ? AND event_type_key = 0 AND active = 1";
   std::vector<DbRow> rows = event_type_id
-                                ? conn.Query("(" + own + ") UNION ALL (" + kSelect +
+                                ? conn.Query("(" + own + ") UNION ALL (" + kSelectWithoutSecrets +
                                                  "WHERE event_type_id = ? AND active = 1) ORDER BY id",
                                              {user_id, *event_type_id})
                                 : conn.Query(own + " ORDER BY id", {user_id});

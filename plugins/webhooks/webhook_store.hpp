@@ -58,7 +58,6 @@ class WebhookStore {
  public:
   // `encryption_key`: raw 32 bytes; empty means a secret cannot be stored (503 when one is given).
   WebhookStore(Database& db, std::string encryption_key);
-  static std::vector<Migration> Migrations();
 
   // Where the event types are; absent until set (no event type exists). Set it before requests
   // are served (the plugin's Start); not thread-safe against the calls below.
@@ -96,8 +95,9 @@ class WebhookStore {
   size_t ForgetExpiredSecrets(DbConnection& conn);
 
   // For the delivery engine, on the caller's connection: the active webhooks a booking's event
-  // goes to, in one query: the organizer's own and those of the booking's event type (when it has
-  // one), ordered by id; one webhook by id whoever owns it; and 410's effect.
+  // goes to, in one query, without their secrets (the enqueue never signs): the organizer's own and
+  // those of the booking's event type (when it has one), ordered by id; one webhook by id whoever
+  // owns it, secrets decrypted; and 410's effect.
   std::vector<Webhook> Active(DbConnection& conn, int64_t user_id,
                               std::optional<int64_t> event_type_id = std::nullopt);
   std::optional<Webhook> Load(DbConnection& conn, int64_t id, bool for_update = false);

@@ -14,6 +14,7 @@
 #include "script_hooks.hpp"
 #include "webhook_fields.hpp"
 #include "webhook_metrics.hpp"
+#include "webhook_migrations.hpp"
 #include "webhook_routes.hpp"
 #include "webhook_store.hpp"
 
@@ -145,9 +146,7 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   };
   auto sender = std::make_shared<DeliverySender>(ctx.db(), *queue, ctx.logger(), options, std::move(hooks));
 
-  std::vector<Migration> migrations = WebhookStore::Migrations();
-  for (Migration& m : DeliveryQueue::Migrations()) migrations.push_back(std::move(m));
-  ctx.AddMigrations(std::move(migrations));
+  ctx.AddMigrations(WebhookMigrations());
 
   ctx.outbox().Subscribe(kConsumer, {kTopic},
                          [queue, sender, metrics](DbConnection& tx, const std::vector<OutboxEvent>& batch) {

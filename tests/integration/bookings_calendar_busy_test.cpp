@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "calendar_fixture.hpp"
+#include "eventually.hpp"
 #include "rendezvous/time.hpp"
 
 namespace rendezvous::testing {
@@ -353,10 +354,8 @@ TEST_F(BookingsCalendarBusy, AHangingFeedNeverHoldsOtherUsersRequests) {
     });
   }
   // The visitors are at it once the feed holds connections.
-  const auto started = std::chrono::steady_clock::now();
-  while (feed.held() == 0 && std::chrono::steady_clock::now() - started < std::chrono::seconds(10))
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  EXPECT_GT(feed.held(), 0u) << "no visitor reached the feed";
+  EXPECT_TRUE(Eventually("a visitor at the feed", {std::chrono::seconds(10), std::chrono::milliseconds(5)},
+                         [&] { return feed.held() > 0; }));
 
   std::vector<double> ms;
   const auto measuring = std::chrono::steady_clock::now();

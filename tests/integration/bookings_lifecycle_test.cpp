@@ -2,6 +2,7 @@
 // bookings whose end passed become completed, with BOOKING_COMPLETED; imported history completes
 // without an event), a prompt stop, and the plugin disabled (its routes answer 404).
 #include "bookings_fixture.hpp"
+#include "eventually.hpp"
 
 namespace rendezvous::testing {
 namespace {
@@ -21,13 +22,13 @@ TEST_F(BookingsLifecycle, SweepCompletesEndedAcceptedBookings) {
   const std::string uid = ending["uid"];
 
   std::string status;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (std::chrono::steady_clock::now() < deadline) {
-    status = db_.QueryValue("SELECT status FROM bookings WHERE uid = '" + uid + "'");
-    if (status == "completed") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
-  ASSERT_EQ(status, "completed");
+  ASSERT_TRUE(Eventually("the ended booking completed",
+                         {std::chrono::seconds(30), std::chrono::milliseconds(200)},
+                         [&] {
+                           status = db_.QueryValue("SELECT status FROM bookings WHERE uid = '" + uid + "'");
+                           return status == "completed";
+                         }))
+      << "status " << status;
   ASSERT_EQ(OutboxCount("BOOKING_COMPLETED"), 1);
   json event = LastOutbox("BOOKING_COMPLETED");
   EXPECT_EQ(event["triggerEvent"], "BOOKING_COMPLETED");

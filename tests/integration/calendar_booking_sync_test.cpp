@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "calendar_fixture.hpp"
+#include "eventually.hpp"
 #include "rendezvous/time.hpp"
 
 namespace rendezvous::testing {
@@ -54,21 +55,10 @@ class CalendarBookingSync : public CalendarTest {
     return r.Json()["data"];
   }
 
-  // Waits (bounded) until `done` holds.
-  template <class F>
-  static bool Eventually(F done, std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (!done()) {
-      if (std::chrono::steady_clock::now() > deadline) return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return true;
-  }
-
   // The booking's references once there is one (empty array after the bound).
   json AwaitReferences(const std::string& uid) {
     json refs = json::array();
-    Eventually([&] {
+    Eventually("the booking's references", [&] {
       refs = References(uid);
       return !refs.empty();
     });
@@ -85,7 +75,7 @@ class CalendarBookingSync : public CalendarTest {
 
   // Every booking event so far has been handed to the calendar's outbox consumer.
   bool ConsumerCaughtUp() const {
-    return Eventually([&] {
+    return Eventually("the calendar consumer caught up", [&] {
       const std::string max = db_.QueryValue("SELECT COALESCE(MAX(id), 0) FROM outbox_events");
       const std::string pos = db_.QueryValue("SELECT position FROM outbox_consumers WHERE consumer = 'calendar'");
       return !pos.empty() && std::stoll(pos) >= std::stoll(max);
@@ -181,7 +171,8 @@ TEST_F(CalendarBookingSync, RescheduleMovesTheEventAndCancelDeletesIt) {
 
   ASSERT_EQ(Send("POST", "/v2/bookings/" + fresh["uid"].get<std::string>() + "/cancel", json::object(), "").status,
             200);
-  EXPECT_TRUE(Eventually([&] { return google_.Event(kTeam, event_uid).value("status", "") == "cancelled"; }));
+  EXPECT_TRUE(Eventually("the Google event cancelled",
+                         [&] { return google_.Event(kTeam, event_uid).value("status", "") == "cancelled"; }));
   EXPECT_EQ(EventWrites("DELETE").size(), 1u);
   EXPECT_EQ(google_.LiveEventCount(kTeam), 0u);
   // The cancelled booking keeps its reference; Google still shows the deleted event, as cancelled.
@@ -239,7 +230,7 @@ TEST_F(CalendarBookingSync, TheReferenceFollowsTheEventAlongReschedulesAndARepea
             "done:1");
   db_.Exec("UPDATE calendar_sync_jobs SET status = 'pending', next_attempt_at = UTC_TIMESTAMP(3) WHERE " +
            job);
-  ASSERT_TRUE(Eventually([&] {
+  ASSERT_TRUE(Eventually("the sync job done after 2 attempts", [&] {
     return db_.QueryValue("SELECT CONCAT(status, ':', attempts) FROM calendar_sync_jobs WHERE " + job) ==
            "done:2";
   }));
@@ -261,10 +252,12 @@ TEST_F(CalendarBookingSync, GoogleOutageNeverFailsABookingAndTheEventAppearsOnce
   const std::string uid = booking.value("uid", "");
   ASSERT_FALSE(uid.empty());
   // Two attempts of the job have failed, each after Google's call was tried three times.
-  ASSERT_TRUE(Eventually([&] { return EventWrites("POST").size() >= 6; }));
+  ASSERT_TRUE(Eventually("6 event inserts", [&] { return EventWrites("POST").size() >= 6; }));
   EXPECT_TRUE(References(uid).empty());
   EXPECT_EQ(google_.LiveEventCount(kPrimary), 0u);
-  EXPECT_TRUE(Eventually([&] { return Metrics().find("calendar_sync_jobs_pending 1") != std::string::npos; }));
+  EXPECT_TRUE(Eventually("one pending sync job", [&] {
+    return Metrics().find("calendar_sync_jobs_pending 1") != std::string::npos;
+  }));
 
   google_.SetEventWriteFailStatus(0);
   const json refs = AwaitReferences(uid);
@@ -272,7 +265,9 @@ TEST_F(CalendarBookingSync, GoogleOutageNeverFailsABookingAndTheEventAppearsOnce
   EXPECT_EQ(google_.LiveEventCount(kPrimary), 1u);
   EXPECT_EQ(google_.Event(kPrimary, refs[0]["eventUid"])["summary"], booking["title"]);
   EXPECT_EQ(db_.QueryValue("SELECT CONCAT(status, ':', attempts >= 2) FROM calendar_sync_jobs"), "done:1");
-  EXPECT_TRUE(Eventually([&] { return Metrics().find("calendar_sync_jobs_pending 0") != std::string::npos; }));
+  EXPECT_TRUE(Eventually("no pending sync job", [&] {
+    return Metrics().find("calendar_sync_jobs_pending 0") != std::string::npos;
+  }));
   EXPECT_NE(Metrics().find("calendar_sync_jobs_total{action=\"create\",outcome=\"retry\"}"), std::string::npos);
   EXPECT_NE(Metrics().find("calendar_google_requests_total{endpoint=\"events_insert\",outcome=\"server_error\"}"),
             std::string::npos);

@@ -28,6 +28,7 @@
 #include <gtest/gtest.h>
 
 #include "child_process.hpp"
+#include "eventually.hpp"
 #include "free_port.hpp"
 #include "http_client.hpp"
 #include "loopback_http_server.hpp"
@@ -79,19 +80,17 @@ void StartAllNodes() {
 
 // True once something accepts TCP connections on 127.0.0.1:`port` (bounded).
 bool AwaitListening(int port, std::chrono::seconds bound) {
-  const auto deadline = Clock::now() + bound;
-  while (Clock::now() < deadline) {
-    const int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<uint16_t>(port));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    const bool ok = connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-    close(fd);
-    if (ok) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
+  return Eventually("a listener on port " + std::to_string(port), {bound, std::chrono::milliseconds(50)},
+                    [&] {
+                      const int fd = socket(AF_INET, SOCK_STREAM, 0);
+                      sockaddr_in a{};
+                      a.sin_family = AF_INET;
+                      a.sin_port = htons(static_cast<uint16_t>(port));
+                      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+                      const bool ok = connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+                      close(fd);
+                      return ok;
+                    });
 }
 
 void KillNode(int n) { Cluster("kill " + ClusterDir() + " " + std::to_string(n)); }
@@ -189,13 +188,10 @@ class ClusterTest : public ::testing::Test {
   // Waits (bounded) until every uid in `uids` was delivered at least once.
   bool AwaitDelivered(const LoopbackHttpServer& receiver, const std::set<std::string>& uids,
                       std::chrono::seconds bound) {
-    const auto deadline = Clock::now() + bound;
-    while (Clock::now() < deadline) {
+    return Eventually("every booking delivered", {bound, std::chrono::milliseconds(200)}, [&] {
       const auto got = Delivered(receiver);
-      if (std::all_of(uids.begin(), uids.end(), [&](const std::string& u) { return got.count(u) > 0; })) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    }
-    return false;
+      return std::all_of(uids.begin(), uids.end(), [&](const std::string& u) { return got.count(u) > 0; });
+    });
   }
   // The value of `series` on the instance's /metrics (-1 when absent).
   double Sample(const TestServer& s, const std::string& series) {
@@ -210,12 +206,8 @@ class ClusterTest : public ::testing::Test {
   }
   long Ready(const TestServer& s) { return http_.Get(s.api() + "/readyz").status; }
   bool AwaitReady(const TestServer& s, long status, std::chrono::seconds bound) {
-    const auto deadline = Clock::now() + bound;
-    while (Clock::now() < deadline) {
-      if (Ready(s) == status) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    return false;
+    return Eventually("/readyz answering " + std::to_string(status), {bound, std::chrono::milliseconds(100)},
+                      [&] { return Ready(s) == status; });
   }
 
   json status_;
@@ -401,8 +393,8 @@ TEST_F(ClusterTest, KillingANodeMidBurstLosesNothingAnswered2xxAndAnswers503) {
     });
   }
   // Node 3 dies a third of the way through the burst.
-  const auto bound = Clock::now() + std::chrono::seconds(60);
-  while (answered.load() < kBookings / 3 && Clock::now() < bound) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  Eventually("a third of the burst answered", {std::chrono::seconds(60), std::chrono::milliseconds(5)},
+             [&] { return answered.load() >= kBookings / 3; });
   // SIGKILL straight from here: the burst goes on meanwhile.
   ASSERT_EQ(kill(static_cast<pid_t>(status_["nodes"][2]["pid"].get<int64_t>()), SIGKILL), 0);
   const auto killed_at = Clock::now();
@@ -512,15 +504,16 @@ TEST_F(ClusterTest, SingleWriterThroughHaproxyComesBackAfterTheWriterNodeDies) {
   const auto killed_at = Clock::now();
   std::map<long, int> statuses;
   double back_after = -1;
-  for (int i = 1; i < 400 && Clock::now() < killed_at + std::chrono::seconds(30); ++i) {
-    const long status = Book(s, Slot(i), "w" + std::to_string(i) + "@example.com", client).status;
-    ++statuses[status];
-    if (status == 201) {
-      back_after = std::chrono::duration<double>(Clock::now() - killed_at).count();
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  int i = 0;
+  Eventually("a write after the writer's death", {std::chrono::seconds(30), std::chrono::milliseconds(100)},
+             [&] {
+               ++i;
+               const long status = Book(s, Slot(i), "w" + std::to_string(i) + "@example.com", client).status;
+               ++statuses[status];
+               if (status != 201) return false;
+               back_after = std::chrono::duration<double>(Clock::now() - killed_at).count();
+               return true;
+             });
   std::ostringstream seen;
   for (auto [status, n] : statuses) seen << status << ": " << n << "  ";
   ASSERT_GE(back_after, 0) << "no write succeeded within 30 s of the writer's death; " << seen.str();

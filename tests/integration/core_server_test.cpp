@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "api_user_fixture.hpp"
+#include "eventually.hpp"
 #include "http_client.hpp"
 #include "test_server.hpp"
 
@@ -102,13 +103,13 @@ TEST_F(CoreServer, RevokedApiKeyStopsWorking) {
   ASSERT_EQ(revoked.exit_code, 0) << revoked.err;
   // The server caches key look-ups for a bounded time (5 s, documented); await the refusal.
   long status = 0;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
-  while (std::chrono::steady_clock::now() < deadline) {
-    status = http_.Get(server_->api() + "/v2/me", {"Authorization: Bearer " + key}).status;
-    if (status == 401) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  EXPECT_EQ(status, 401);
+  EXPECT_TRUE(
+      Eventually("the revoked key refused", {std::chrono::seconds(15), std::chrono::milliseconds(100)},
+                 [&] {
+                   status = http_.Get(server_->api() + "/v2/me", {"Authorization: Bearer " + key}).status;
+                   return status == 401;
+                 }))
+      << "last status " << status;
 }
 
 TEST_F(CoreServer, BadInput) {
@@ -146,12 +147,10 @@ TEST_F(CoreServer, OutboxDeliversToConsumer) {
   for (int i = 0; i < 3; ++i)
     ASSERT_EQ(http_.Request("POST", server_->api() + "/v2/hello/items", R"({"text":"x"})", json).status, 201);
   int64_t seen = 0;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
-  while (std::chrono::steady_clock::now() < deadline) {
+  Eventually("3 items seen by the consumer", {std::chrono::seconds(15)}, [&] {
     seen = http_.Get(server_->api() + "/v2/hello/seen").Json()["data"]["seen"].get<int64_t>();
-    if (seen >= 3) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+    return seen >= 3;
+  });
   EXPECT_EQ(seen, 3);
 }
 

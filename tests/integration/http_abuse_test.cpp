@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "api_user_fixture.hpp"
+#include "eventually.hpp"
 #include "fake_google.hpp"
 #include "http_client.hpp"
 #include "loopback_http_server.hpp"
@@ -189,12 +190,12 @@ TEST_F(HttpAbuseTest, AThousandStalledUploadsStayWithinTheMemoryBudget) {
   // the server has read what the flood sent, connections still in their first 64 KiB may hold it
   // for a moment, so wait (bounded) for the first answer.
   int settling = 0;
-  for (auto deadline = Clock::now() + 15s; Clock::now() < deadline; std::this_thread::sleep_for(50ms)) {
+  Eventually("the first answer while uploads hang", {15s, 50ms}, [&] {
     int failed = 0;
     TimeMe(server_->api_port(), key_, 1, &failed);
     settling += failed;
-    if (failed == 0) break;
-  }
+    return failed == 0;
+  });
   int failures = 0;
   std::vector<double> ms = TimeMe(server_->api_port(), key_, 50, &failures);
 

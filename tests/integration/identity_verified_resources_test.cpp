@@ -2,8 +2,6 @@
 // test MariaDB, the mail log and a real SMS gateway peer on loopback: request -> code delivered ->
 // verify -> list/get; wrong, dead, expired and replaced codes; the request rate limit; other
 // users' resources; scopes and bearer kinds; bad bodies that store nothing.
-#include <gtest/gtest.h>
-
 #include <atomic>
 #include <chrono>
 #include <fstream>
@@ -13,6 +11,9 @@
 #include <thread>
 #include <vector>
 
+#include <gtest/gtest.h>
+
+#include "eventually.hpp"
 #include "http_client.hpp"
 #include "loopback_http_server.hpp"
 #include "oauth_support.hpp"
@@ -101,11 +102,12 @@ class VerifiedResources : public ::testing::Test {
   }
   // Waits (bounded) for the `n`th mail to `to` and returns the code in it.
   std::string AwaitCode(const std::string& to, size_t n = 1) const {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
-    while (std::chrono::steady_clock::now() < deadline) {
-      auto mails = Mails(to);
-      if (mails.size() >= n) return CodeIn(mails[n - 1].value("text", ""));
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::vector<json> mails;
+    if (Eventually("mail #" + std::to_string(n) + " to " + to, {std::chrono::seconds(15)}, [&] {
+          mails = Mails(to);
+          return mails.size() >= n;
+        })) {
+      return CodeIn(mails[n - 1].value("text", ""));
     }
     ADD_FAILURE() << "no mail #" << n << " to " << to << "; server log:\n" << server_->Log();
     return "";
@@ -187,13 +189,14 @@ TEST_F(VerifiedResources, EmailRequestVerifyListGet) {
   // The code reaches the mail log only: the outbox copy of the mail is blanked once delivered.
   EXPECT_EQ(server_->Log().find(code), std::string::npos);
   std::string left;
-  for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-       std::chrono::steady_clock::now() < deadline;
-       std::this_thread::sleep_for(std::chrono::milliseconds(50))) {
-    left = db_.QueryValue("SELECT COUNT(*) FROM outbox_events WHERE topic = 'mail' AND payload LIKE '%" + code + "%'");
-    if (left == "0") break;
-  }
-  EXPECT_EQ(left, "0");
+  EXPECT_TRUE(Eventually("the outbox copy of the mail blanked", {std::chrono::seconds(10)},
+                         [&] {
+                           left = db_.QueryValue(
+                               "SELECT COUNT(*) FROM outbox_events WHERE topic = 'mail' AND payload LIKE '%" +
+                               code + "%'");
+                           return left == "0";
+                         }))
+      << left << " copies left";
   EXPECT_NE(db_.QueryValue("SELECT payload FROM outbox_events WHERE topic = 'mail' ORDER BY id DESC LIMIT 1")
                 .find("\"delivered\":true"),
             std::string::npos);

@@ -1,8 +1,6 @@
 // OAuth clients through the real command line (DESIGN §3) against a real MariaDB: the JSON shapes,
 // secrets (shown once, at most 2, rotation), the review and its mail, every re-approval row of
 // specification §3.1, and bad input refused with nothing stored.
-#include <openssl/evp.h>
-
 #include <chrono>
 #include <fstream>
 #include <memory>
@@ -12,7 +10,9 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <openssl/evp.h>
 
+#include "eventually.hpp"
 #include "scratch_db.hpp"
 #include "test_server.hpp"
 
@@ -84,15 +84,20 @@ class OAuthClientsCli : public ::testing::Test {
 
   // Waits (bounded) until the mail log has a line containing every needle; returns it as JSON.
   json AwaitMail(const std::vector<std::string>& needles) const {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
-    while (std::chrono::steady_clock::now() < deadline) {
-      std::ifstream in(MailLog());
-      for (std::string line; std::getline(in, line);) {
-        bool all = true;
-        for (const auto& n : needles) all = all && line.find(n) != std::string::npos;
-        if (all) return json::parse(line, nullptr, false);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    json found;
+    if (Eventually("a mail with the expected text", {std::chrono::seconds(15)}, [&] {
+          std::ifstream in(MailLog());
+          for (std::string line; std::getline(in, line);) {
+            bool all = true;
+            for (const auto& n : needles) all = all && line.find(n) != std::string::npos;
+            if (all) {
+              found = json::parse(line, nullptr, false);
+              return true;
+            }
+          }
+          return false;
+        })) {
+      return found;
     }
     ADD_FAILURE() << "no mail with the expected text in " << MailLog() << "; server log:\n" << server_->Log();
     return json();

@@ -14,6 +14,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "child_process.hpp"
+#include "eventually.hpp"
 #include "operations_fixture.hpp"
 #include "prometheus_server.hpp"
 
@@ -334,22 +335,22 @@ TEST_F(DashboardsOnPrometheus, EveryPanelAndAlertQueryIsValidAndEveryPanelAnswer
     EXPECT_EQ(answer.value("status", ""), "success") << a.name << "\n" << answer.dump();
   }
   std::map<std::string, std::string> state;  // rule -> "ok" once evaluated without error, else why not
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  for (bool all_ok = false; !all_ok && std::chrono::steady_clock::now() < deadline;) {
-    state.clear();
-    const json rules = prometheus_->Get("/api/v1/rules");
-    for (const json& group : rules["data"]["groups"]) {
-      for (const json& rule : group["rules"]) {
-        const bool evaluated = rule.value("lastEvaluation", "").rfind("0001-", 0) != 0;
-        state[rule.value("name", "")] = !evaluated ? "not evaluated yet"
-                                        : rule.value("health", "") == "ok" ? "ok"
-                                                                           : rule.value("lastError", "unhealthy");
-      }
-    }
-    all_ok = state.size() == alerts.size() &&
-             std::all_of(state.begin(), state.end(), [](const auto& s) { return s.second == "ok"; });
-    if (!all_ok) std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
+  Eventually("every alert rule evaluated without error",
+             {std::chrono::seconds(30), std::chrono::milliseconds(200)}, [&] {
+               state.clear();
+               const json rules = prometheus_->Get("/api/v1/rules");
+               for (const json& group : rules["data"]["groups"]) {
+                 for (const json& rule : group["rules"]) {
+                   const bool evaluated = rule.value("lastEvaluation", "").rfind("0001-", 0) != 0;
+                   state[rule.value("name", "")] = !evaluated ? "not evaluated yet"
+                                                   : rule.value("health", "") == "ok"
+                                                       ? "ok"
+                                                       : rule.value("lastError", "unhealthy");
+                 }
+               }
+               return state.size() == alerts.size() &&
+                      std::all_of(state.begin(), state.end(), [](const auto& s) { return s.second == "ok"; });
+             });
   for (const AlertRule& a : alerts) EXPECT_EQ(state[a.name], "ok") << a.name;
 }
 

@@ -4,8 +4,6 @@
 // delivery, Google calls.
 #pragma once
 
-#include <gtest/gtest.h>
-
 #include <chrono>
 #include <limits>
 #include <memory>
@@ -14,7 +12,10 @@
 #include <thread>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "calendar_fixture.hpp"
+#include "eventually.hpp"
 #include "loopback_http_server.hpp"
 #include "rendezvous/time.hpp"
 
@@ -44,12 +45,7 @@ class OperationsTest : public CalendarTest {
   }
   // Polls /metrics (bounded) until `series` has at least `value`.
   bool AwaitSample(const std::string& series, double value) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (!(Sample(series) >= value)) {
-      if (std::chrono::steady_clock::now() > deadline) return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return true;
+    return Eventually(series + " at " + std::to_string(value), [&] { return Sample(series) >= value; });
   }
 
   // POST /v2/auth/oauth2/token with a form body.

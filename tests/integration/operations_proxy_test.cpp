@@ -20,6 +20,7 @@
 
 #include "browser_session.hpp"
 #include "child_process.hpp"
+#include "eventually.hpp"
 #include "http_client.hpp"
 #include "nginx_server.hpp"
 #include "oauth_support.hpp"
@@ -199,21 +200,20 @@ TEST_F(OperationsProxy, RequestsOverTlsReachEveryInstanceOnKeptAliveConnections)
   // nginx's access log names the same id and the instance it went to.
   const std::string one = *ids.begin();
   const std::string upstream = "upstream=127.0.0.1:" + std::to_string(instances_[ServedBy(one)]->api_port());
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   std::string access;
-  while (std::chrono::steady_clock::now() < deadline) {
-    access = ReadFile(nginx_.dir() + "/rendezvous-access.log");
-    if (access.find("id=" + one) != std::string::npos) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  Eventually("the request id in nginx's access log", {std::chrono::seconds(5), std::chrono::milliseconds(20)},
+             [&] {
+               access = ReadFile(nginx_.dir() + "/rendezvous-access.log");
+               return access.find("id=" + one) != std::string::npos;
+             });
   EXPECT_TRUE(std::regex_search(access, std::regex(upstream + " [^\n]* id=" + one))) << access;
 
   // Upstream keep-alive: nginx's connections to the instances stay open after their requests
   // (without it each request would open one and close it with the answer).
   for (const auto& instance : instances_) {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (EstablishedTo(instance->api_port()) == 0 && std::chrono::steady_clock::now() < until)
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    Eventually("a kept-alive connection to the instance",
+               {std::chrono::seconds(5), std::chrono::milliseconds(20)},
+               [&] { return EstablishedTo(instance->api_port()) > 0; });
     EXPECT_GE(EstablishedTo(instance->api_port()), 1) << "nginx kept no connection to the instance open";
   }
 }

@@ -2,14 +2,15 @@
 // unsubscribed webhooks, templates, retries after 5xx, 429 with Retry-After and a hanging
 // receiver, 410 disabling the webhook, a manual retry with the same webhook-id, and the address
 // rule applied again at send time; event-type webhooks beside the user's.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <mutex>
 #include <fstream>
-#include <sstream>
+#include <mutex>
 #include <set>
-#include <algorithm>
+#include <sstream>
 
+#include "eventually.hpp"
 #include "rendezvous/crypto.hpp"
 #include "rendezvous/time.hpp"
 #include "webhooks_fixture.hpp"
@@ -166,10 +167,7 @@ TEST_F(WebhooksDelivery, GoneDisablesTheWebhook) {
   EXPECT_EQ(w.Json()["data"]["active"], false);
   // The next event reaches the other webhook (so it was consumed) but not the disabled one.
   ConfirmNewBooking();
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (Deliveries(control).size() < 2 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  Eventually("2 deliveries to the other webhook", [&] { return Deliveries(control).size() >= 2; });
   ASSERT_EQ(Deliveries(control).size(), 2u);
   EXPECT_EQ(Deliveries(webhook).size(), 1u);
   // Its deliveries cannot be retried by hand until it is active again.
@@ -384,20 +382,17 @@ TEST_F(WebhooksDelivery, RotatedSecretSignsBesideTheOldOneUntilTheGraceEnds) {
   const std::string fourth = rotated.Json()["data"]["secret"];
   PeerRequest during = ping();
   EXPECT_EQ(during.Header("webhook-signature"), Signature(during, fourth) + " " + Signature(during, third));
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   PeerRequest last = during;
-  while (std::chrono::steady_clock::now() < deadline) {
-    last = ping();
-    if (last.Header("webhook-signature").find(' ') == std::string::npos) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
+  Eventually("a ping signed by the new secret alone",
+             {std::chrono::seconds(10), std::chrono::milliseconds(200)}, [&] {
+               last = ping();
+               return last.Header("webhook-signature").find(' ') == std::string::npos;
+             });
   ExpectSignedDelivery(last, fourth, time::Now() / 1000 - 10);
   // And the housekeeping forgets it (bounded wait).
   auto kept = [&] { return db_.QueryValue("SELECT previous_secret_encrypted IS NOT NULL" + where); };
-  const auto erase_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (kept() != "0" && std::chrono::steady_clock::now() < erase_deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  Eventually("the old secret erased", {std::chrono::seconds(10), std::chrono::milliseconds(100)},
+             [&] { return kept() == "0"; });
   EXPECT_EQ(kept(), "0");
 
   // A PATCH of the secret replaces it at once, and any old one with it.
@@ -418,14 +413,11 @@ TEST_F(WebhooksDelivery, RecoverQueuesExactlyTheFailedDeliveriesAgainWithTheirId
   // Two deliveries fail (400 is not retried), then one succeeds.
   // Until the log holds `n` deliveries, the newest with `status` (bounded).
   auto await_log = [&](size_t n, const std::string& status) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     json log;
-    while (std::chrono::steady_clock::now() < deadline) {
+    EXPECT_TRUE(Eventually(std::to_string(n) + " deliveries, the newest " + status, [&] {
       log = Deliveries(webhook);
-      if (log.size() == n && log[0]["status"] == status) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    ADD_FAILURE() << "no " << n << " deliveries, the newest " << status << ": " << log.dump();
+      return log.size() == n && log[0]["status"] == status;
+    })) << log.dump();
   };
   ConfirmNewBooking();
   await_log(1, "failed");
@@ -467,12 +459,10 @@ TEST_F(WebhooksDelivery, RecoverQueuesExactlyTheFailedDeliveriesAgainWithTheirId
   for (size_t i = 3; i < got.size(); ++i) resent.insert(got[i].Header("webhook-id"));
   EXPECT_EQ(resent, failed_ids);
   // Both succeeded now; nothing else was sent.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (std::chrono::steady_clock::now() < deadline) {
+  Eventually("every delivery succeeded", {std::chrono::seconds(10)}, [&] {
     log = Deliveries(webhook);
-    if (std::all_of(log.begin(), log.end(), [](const json& d) { return d["status"] == "succeeded"; })) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+    return std::all_of(log.begin(), log.end(), [](const json& d) { return d["status"] == "succeeded"; });
+  });
   for (const json& d : log) EXPECT_EQ(d["status"], "succeeded") << log.dump();
   EXPECT_EQ(receiver.Requests().size(), 5u);
 }

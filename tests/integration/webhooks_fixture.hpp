@@ -4,8 +4,6 @@
 // (import a pending booking, confirm it through the API), and the check of a signed delivery.
 #pragma once
 
-#include <gtest/gtest.h>
-
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -13,7 +11,10 @@
 #include <thread>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "bookings_fixture.hpp"
+#include "eventually.hpp"
 #include "loopback_http_server.hpp"
 #include "rendezvous/crypto.hpp"
 #include "rendezvous/time.hpp"
@@ -102,15 +103,14 @@ class WebhooksFixture : public BookingsFixture {
   // Polls the delivery log (bounded) until its newest delivery has `status` and `attempts` attempts.
   json AwaitDelivery(int64_t webhook_id, const std::string& status, size_t attempts,
                      std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
     json last;
-    while (std::chrono::steady_clock::now() < deadline) {
-      last = Deliveries(webhook_id);
-      if (last.is_array() && !last.empty() && last[0]["status"] == status && last[0]["attempts"].size() == attempts) {
-        return last[0];
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
+    const bool reached = Eventually(
+        "the newest delivery " + status + " after " + std::to_string(attempts) + " attempts", {timeout}, [&] {
+          last = Deliveries(webhook_id);
+          return last.is_array() && !last.empty() && last[0]["status"] == status &&
+                 last[0]["attempts"].size() == attempts;
+        });
+    if (reached) return last[0];
     ADD_FAILURE() << "delivery did not reach " << status << "/" << attempts << ": " << last.dump();
     return last;
   }

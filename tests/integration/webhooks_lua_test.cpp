@@ -14,6 +14,7 @@
 #include <string>
 #include <thread>
 
+#include "eventually.hpp"
 #include "temp_dir.hpp"
 #include "webhooks_fixture.hpp"
 
@@ -71,14 +72,11 @@ class WebhooksLua : public WebhooksFixture {
 
   // Waits (bounded) until the webhook has `n` deliveries in its log; returns the log, newest first.
   json AwaitDeliveryCount(int64_t webhook, size_t n) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     json log;
-    while (std::chrono::steady_clock::now() < deadline) {
+    EXPECT_TRUE(Eventually(std::to_string(n) + " deliveries in the log", [&] {
       log = Deliveries(webhook);
-      if (log.is_array() && log.size() >= n) return log;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    ADD_FAILURE() << "the webhook did not reach " << n << " deliveries: " << log.dump();
+      return log.is_array() && log.size() >= n;
+    })) << log.dump();
     return log;
   }
 

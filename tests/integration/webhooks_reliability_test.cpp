@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "eventually.hpp"
 #include "rendezvous/text.hpp"
 #include "webhooks_fixture.hpp"
 
@@ -23,16 +24,8 @@ PeerResponse Ok(std::chrono::milliseconds delay = std::chrono::milliseconds(0)) 
   return r;
 }
 
-// Polls `done` (bounded); returns whether it came true.
-template <class Condition>
-bool Await(Condition done, std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return done();
-}
+// How the tests here wait for the server: up to 30 s, checking every 20 ms.
+const Patience kAwait{std::chrono::seconds(30), std::chrono::milliseconds(20)};
 
 class WebhooksReliability : public WebhooksFixture {
  protected:
@@ -117,12 +110,11 @@ class WebhooksReliability : public WebhooksFixture {
   // Waits (bounded) until `admin outbox parked` lists `n` events; returns the list.
   json AwaitParked(size_t n) {
     json parked;
-    Await(
-        [&] {
-          parked = Parked();
-          return parked.is_array() && parked.size() == n;
-        },
-        std::chrono::seconds(15));
+    Eventually(std::to_string(n) + " parked events",
+               {std::chrono::seconds(15), std::chrono::milliseconds(20)}, [&] {
+                 parked = Parked();
+                 return parked.is_array() && parked.size() == n;
+               });
     EXPECT_EQ(parked.size(), n) << parked.dump();
     return parked;
   }
@@ -198,7 +190,9 @@ TEST_F(WebhooksReliability, EventTheDatabaseRefusesIsParkedAndNoOneWaitsForIt) {
   EXPECT_EQ(parked[0]["attempts"], 2);
   EXPECT_NE(parked[0]["lastError"].get<std::string>().find("refuse_a"), std::string::npos) << parked[0];
   EXPECT_EQ(parked[0]["parkedAt"].get<std::string>().size(), 24u) << parked[0];
-  EXPECT_TRUE(Await([&] { return Sample(*server_, "outbox_parked_events{consumer=\"webhooks\"}") == 1; }));
+  EXPECT_TRUE(Eventually("one parked event", kAwait, [&] {
+    return Sample(*server_, "outbox_parked_events{consumer=\"webhooks\"}") == 1;
+  }));
   EXPECT_EQ(Sample(*server_, "outbox_events_parked_total{consumer=\"webhooks\"}"), 1);
   EXPECT_EQ(Sample(*server_, "outbox_parked_events{consumer=\"calendar\"}"), 0);
 
@@ -206,12 +200,11 @@ TEST_F(WebhooksReliability, EventTheDatabaseRefusesIsParkedAndNoOneWaitsForIt) {
   CliResult replay = server_->Cli({"admin", "outbox", "replay", std::to_string(first_id)});
   ASSERT_EQ(replay.exit_code, 0) << replay.err;
   EXPECT_EQ(replay.Json(), json({{"replayed", first_id}}));
-  ASSERT_TRUE(Await(
-      [&] {
-        const json p = Parked();
-        return p.size() == 1 && p[0]["id"] != first_id;
-      },
-      std::chrono::seconds(15)));
+  ASSERT_TRUE(Eventually("the replayed event parked again",
+                         {std::chrono::seconds(15), std::chrono::milliseconds(20)}, [&] {
+                           const json p = Parked();
+                           return p.size() == 1 && p[0]["id"] != first_id;
+                         }));
   EXPECT_EQ(Sample(*server_, "outbox_events_parked_total{consumer=\"webhooks\"}"), 2);
   EXPECT_EQ(a.Requests().size(), 0u);
 
@@ -222,7 +215,9 @@ TEST_F(WebhooksReliability, EventTheDatabaseRefusesIsParkedAndNoOneWaitsForIt) {
   ASSERT_TRUE(a.AwaitRequests(1, std::chrono::seconds(15)));
   EXPECT_EQ(json::parse(a.Requests()[0].body)["payload"]["uid"], uid);
   AwaitParked(0);
-  EXPECT_TRUE(Await([&] { return Sample(*server_, "outbox_parked_events{consumer=\"webhooks\"}") == 0; }));
+  EXPECT_TRUE(Eventually("no parked event", kAwait, [&] {
+    return Sample(*server_, "outbox_parked_events{consumer=\"webhooks\"}") == 0;
+  }));
 
   // Dropped: forgotten, never delivered (to either of the owner's webhooks: the event failed).
   const int64_t a2_hook = CreateWebhook(Body(a.url() + "/a2"))["id"];
@@ -262,19 +257,23 @@ TEST_F(WebhooksReliability, WebhookFailingForDisableAfterIsTurnedOffAndItsOwnerM
   const int64_t healthy = CreateWebhook(Body(receiver.url() + "/also-broken-but-new"), other_key_)["id"];
 
   ConfirmNewBooking();
-  ASSERT_TRUE(Await([&] { return !Active(id); })) << "the failing webhook stayed active";
+  ASSERT_TRUE(Eventually("the failing webhook inactive", kAwait, [&] { return !Active(id); }))
+      << "the failing webhook stayed active";
   const std::string mail_log = server_->dir() + "/var/test-mail.log";
-  ASSERT_TRUE(Await([&] {
-    std::ifstream in(mail_log);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str().find("owner@example.com") != std::string::npos &&
-           text.str().find("Your webhook was turned off") != std::string::npos &&
-           text.str().find("/broken") != std::string::npos;
-  })) << "no mail to the owner in " << mail_log;
+  ASSERT_TRUE(Eventually("the mail to the owner", kAwait,
+                         [&] {
+                           std::ifstream in(mail_log);
+                           std::stringstream text;
+                           text << in.rdbuf();
+                           return text.str().find("owner@example.com") != std::string::npos &&
+                                  text.str().find("Your webhook was turned off") != std::string::npos &&
+                                  text.str().find("/broken") != std::string::npos;
+                         }))
+      << "no mail to the owner in " << mail_log;
   // Counted once the sender has seen its record commit (the mail may be written a moment before).
-  EXPECT_TRUE(Await([&] { return Sample(*server_, "webhooks_disabled_total{reason=\"failing\"}") == 1; }))
-      << Sample(*server_, "webhooks_disabled_total{reason=\"failing\"}");
+  EXPECT_TRUE(Eventually("webhooks_disabled_total at 1", kAwait, [&] {
+    return Sample(*server_, "webhooks_disabled_total{reason=\"failing\"}") == 1;
+  })) << Sample(*server_, "webhooks_disabled_total{reason=\"failing\"}");
   // Another user's webhook, which received nothing, is untouched.
   EXPECT_EQ(Call("GET", "/v2/webhooks/" + std::to_string(healthy), other_key_).Json()["data"]["active"], true);
 
@@ -292,8 +291,9 @@ TEST_F(WebhooksReliability, DeliveryLogIsPurgedAfterItsRetention) {
   const int64_t id = CreateWebhook(Body(receiver.url() + "/kept-briefly"))["id"];
   ConfirmNewBooking();
   ASSERT_TRUE(receiver.AwaitRequests(1));
-  ASSERT_TRUE(Await([&] { return Count("SELECT COUNT(*) FROM webhook_deliveries") == 0; }))
-      << "the finished delivery was kept";
+  ASSERT_TRUE(Eventually("the finished delivery purged", kAwait, [&] {
+    return Count("SELECT COUNT(*) FROM webhook_deliveries") == 0;
+  })) << "the finished delivery was kept";
   EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_delivery_attempts"), 0);
   EXPECT_TRUE(Deliveries(id).empty());
   // Its first success was measured from the booking's commit.
@@ -316,13 +316,14 @@ TEST_F(WebhooksReliability, KillDuringABurstLosesNothing) {
   ASSERT_TRUE(server_->Start(&why)) << why;
 
   std::map<std::string, std::vector<std::string>> got;
-  const bool all = Await([&] {
-    got = ReceivedByBooking(receiver);
-    for (const std::string& uid : uids) {
-      if (got.count(uid) == 0) return false;
-    }
-    return true;
-  }, std::chrono::seconds(90));
+  const bool all =
+      Eventually("every booking received", {std::chrono::seconds(90), std::chrono::milliseconds(20)}, [&] {
+        got = ReceivedByBooking(receiver);
+        for (const std::string& uid : uids) {
+          if (got.count(uid) == 0) return false;
+        }
+        return true;
+      });
   ASSERT_TRUE(all) << got.size() << " of 200 bookings delivered (" << at_kill << " requests before the kill)";
   EXPECT_LT(at_kill, 200u) << "the kill came after every delivery: it proved nothing";
   // A booking sent twice (its attempt cut by the kill) carried the same webhook-id both times.
@@ -330,8 +331,9 @@ TEST_F(WebhooksReliability, KillDuringABurstLosesNothing) {
     EXPECT_EQ(std::set<std::string>(ids.begin(), ids.end()).size(), 1u) << uid;
   }
   // Every delivery is recorded as succeeded (the last record may land just after its request).
-  EXPECT_TRUE(Await([&] { return Count("SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'succeeded'") == 200; }))
-      << Count("SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'succeeded'");
+  EXPECT_TRUE(Eventually("200 succeeded deliveries", kAwait, [&] {
+    return Count("SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'succeeded'") == 200;
+  })) << Count("SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'succeeded'");
 }
 
 TEST_F(WebhooksReliability, TwoInstancesShareTheWorkWithoutSendingTwice) {
@@ -349,7 +351,11 @@ TEST_F(WebhooksReliability, TwoInstancesShareTheWorkWithoutSendingTwice) {
   ASSERT_EQ(uids.size(), 120u);
   ASSERT_TRUE(receiver.AwaitRequests(120, std::chrono::seconds(60)));
   const std::string succeeded = "webhooks_delivery_attempts_total{outcome=\"succeeded\",trigger=\"BOOKING_CREATED\"}";
-  ASSERT_TRUE(Await([&] { return std::max(0.0, Sample(*server_, succeeded)) + std::max(0.0, Sample(second, succeeded)) == 120; }))
+  ASSERT_TRUE(Eventually(
+      "120 deliveries from the two instances", kAwait,
+      [&] {
+        return std::max(0.0, Sample(*server_, succeeded)) + std::max(0.0, Sample(second, succeeded)) == 120;
+      }))
       << Sample(*server_, succeeded) << " + " << Sample(second, succeeded);
   EXPECT_GT(Sample(*server_, succeeded), 0) << "the first instance sent nothing";
   EXPECT_GT(Sample(second, succeeded), 0) << "the second instance sent nothing";

@@ -8,6 +8,7 @@
 #include <iterator>
 #include <thread>
 
+#include "eventually.hpp"
 #include "webhooks_fixture.hpp"
 
 namespace rendezvous::testing {
@@ -71,15 +72,18 @@ class WebhooksTriggers : public WebhooksFixture {
   // Waits (bounded) for /only's delivery of `trigger` for booking `uid`; returns its parsed body.
   json AwaitEvent(const std::string& trigger, const std::string& uid) {
     // Generous for the sanitized build, where every process runs several times slower.
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (std::chrono::steady_clock::now() < deadline) {
-      for (const PeerRequest& r : Received("/only", trigger)) {
-        json event = json::parse(r.body);
-        if (event["payload"].value("uid", "") != uid) continue;
-        ExpectSignedDelivery(r, kSecret, started_);
-        return event;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    json found;
+    if (Eventually(trigger + " for " + uid + " at /only", {std::chrono::seconds(60)}, [&] {
+          for (const PeerRequest& r : Received("/only", trigger)) {
+            json event = json::parse(r.body);
+            if (event["payload"].value("uid", "") != uid) continue;
+            ExpectSignedDelivery(r, kSecret, started_);
+            found = std::move(event);
+            return true;
+          }
+          return false;
+        })) {
+      return found;
     }
     ADD_FAILURE() << trigger << " for " << uid << " never reached the subscribed webhook; got "
                   << receiver_->Requests().size() << " requests";
@@ -163,10 +167,7 @@ TEST_F(WebhooksTriggers, RescheduledIsSentForTheNewBookingAndNoCancelledForTheOl
   // Cancelling the new booking afterwards is a fence: once its cancellation has reached /all, every
   // earlier event has been consumed, and the only cancellation /all heard of is this one.
   Act(moved, "cancel", json::object());
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (Received("/all", "BOOKING_CANCELLED").empty() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  Eventually("a cancellation at /all", [&] { return !Received("/all", "BOOKING_CANCELLED").empty(); });
   const std::vector<PeerRequest> cancellations = Received("/all", "BOOKING_CANCELLED");
   ASSERT_EQ(cancellations.size(), 1u);
   EXPECT_EQ(json::parse(cancellations[0].body)["payload"]["uid"], moved["uid"]);

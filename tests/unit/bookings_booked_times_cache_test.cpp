@@ -3,13 +3,14 @@
 // version, the least recently used host goes first, and long lists are not kept; several disjoint
 // windows of a host are kept side by side, a joined range past the host's budget is cut back around
 // the latest read, and concurrent reads of one range run once.
-#include "booked_times_cache.hpp"
-
 #include <atomic>
 #include <stdexcept>
 #include <thread>
 
 #include <gtest/gtest.h>
+
+#include "booked_times_cache.hpp"
+#include "eventually.hpp"
 
 namespace rendezvous::bookings {
 namespace {
@@ -167,8 +168,9 @@ TEST(BookingsBookedTimesCache, ConcurrentReadsOfOneRangeRunOnce) {
       sizes[static_cast<size_t>(i)] = cache.Get(1, 5, lo, hi, [&] {
         ++loads;
         // The read lasts until the 5 others wait for it.
-        for (int spin = 0; spin < 5000 && cache.waiting() < 5; ++spin)
-          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        EXPECT_TRUE(testing::Eventually("the 5 other readers waiting",
+                                        {std::chrono::seconds(5), std::chrono::milliseconds(1)},
+                                        [&] { return cache.waiting() >= 5; }));
         std::vector<BookedTime> out = Times(10);
         std::erase_if(out, [&](const BookedTime& t) { return t.start < lo || t.start >= hi; });
         return out;
@@ -176,8 +178,9 @@ TEST(BookingsBookedTimesCache, ConcurrentReadsOfOneRangeRunOnce) {
     });
     if (i == 0) {
       // The first read is under way before the others ask.
-      for (int spin = 0; spin < 5000 && loads == 0; ++spin)
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      EXPECT_TRUE(testing::Eventually("the first read under way",
+                                      {std::chrono::seconds(5), std::chrono::milliseconds(1)},
+                                      [&] { return loads > 0; }));
     }
   }
   for (std::thread& t : threads) t.join();

@@ -1,12 +1,12 @@
 // Schedules against a real MariaDB: the schedule an event type uses (named, the stored default,
 // the implicit one, and the fallbacks), rows read back as written, and one default per user
 // however creates and default switches race.
-#include <gtest/gtest.h>
-#include <prometheus/registry.h>
-
 #include <atomic>
 #include <thread>
 #include <vector>
+
+#include <gtest/gtest.h>
+#include <prometheus/registry.h>
 
 #include "bookings_test_db.hpp"
 #include "schedule_rows.hpp"

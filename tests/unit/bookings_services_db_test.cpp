@@ -5,9 +5,6 @@
 // taken out of the slots at once. BookingReferenceStore: the references other plugins record and
 // move. EventTypeService: ownership, slugs and the guard on event types with bookings; as the
 // other plugins' EventTypeDirectory, owners and listeners inside a deletion's transaction.
-#include <gtest/gtest.h>
-#include <prometheus/registry.h>
-
 #include <algorithm>
 #include <atomic>
 #include <optional>
@@ -16,11 +13,15 @@
 #include <thread>
 #include <vector>
 
+#include <gtest/gtest.h>
+#include <prometheus/registry.h>
+
 #include "booking_flow.hpp"
 #include "booking_import.hpp"
 #include "booking_reference_store.hpp"
 #include "bookings_test_db.hpp"
 #include "event_type_service.hpp"
+#include "static_identity.hpp"
 #include "storage/mysql_database.hpp"
 #include "static_users.hpp"
 #include "storage/outbox_service.hpp"

@@ -6,7 +6,7 @@
 
 #include <prometheus/registry.h>
 
-#include "booking_rows.hpp"
+#include "booking_migrations.hpp"
 #include "scratch_db.hpp"
 #include "storage/migrator.hpp"
 #include "storage/mysql_database.hpp"

@@ -3,14 +3,15 @@
 // cache beneath it: one refresh per feed however many callers, bounded waits, conditional
 // refreshes reusing the parse, stand-ins, and its byte bound; the parse byte budget; the memory
 // trimmer.
-#include <gtest/gtest.h>
-
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
 
+#include <gtest/gtest.h>
+
 #include "busy_cache.hpp"
+#include "eventually.hpp"
 #include "ics_feed_cache.hpp"
 #include "refresh_pool.hpp"
 
@@ -193,7 +194,8 @@ TEST(IcsFeedCacheTest, ManyCallersShareOneRefresh) {
       if (a.calendar && !a.failure && !a.pending) ++got;
     });
   }
-  while (gate.calls() == 0) std::this_thread::yield();
+  EXPECT_TRUE(testing::Eventually("a download started", {seconds(10), std::chrono::milliseconds(1)},
+                                  [&] { return gate.calls() > 0; }));
   gate.Open();
   for (std::thread& t : callers) t.join();
   EXPECT_EQ(got.load(), 8);
@@ -287,7 +289,8 @@ TEST(IcsFeedCacheTest, AFullPoolAnswersAtOnce) {
   RefreshPool pool(1, 1);
   IcsFeedCache cache(pool, seconds(3600), 1 << 20);
   auto busy = cache.Start("one", seconds(60), kLong, gate.Downloader(Parsed(1)));  // runs
-  while (gate.calls() == 0) std::this_thread::yield();
+  EXPECT_TRUE(testing::Eventually("a download started", {seconds(10), std::chrono::milliseconds(1)},
+                                  [&] { return gate.calls() > 0; }));
   auto queued = cache.Start("two", seconds(60), kLong, gate.Downloader(Parsed(1)));  // waits in the queue
   auto refused = cache.Start("three", seconds(60), kLong, gate.Downloader(Parsed(1)));
   ASSERT_TRUE(refused.ready);
@@ -317,8 +320,8 @@ TEST(MemoryTrimmerTest, TrimsOnceEnoughWorkIsOverAndQuiet) {
   std::this_thread::sleep_for(milliseconds(150));  // below the threshold: nothing to hand back
   EXPECT_EQ(trimmer.trims(), 0u);
   trimmer.Note(60);
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (trimmer.trims() == 0 && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(milliseconds(10));
+  testing::Eventually("a trim", {std::chrono::seconds(5), milliseconds(10)},
+                      [&] { return trimmer.trims() > 0; });
   EXPECT_EQ(trimmer.trims(), 1u);
 }
 

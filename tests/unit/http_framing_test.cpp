@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "eventually.hpp"
 #include "http_test_server.hpp"
 
 namespace rendezvous::core {
@@ -84,10 +85,8 @@ class HttpFramingTest : public HttpServerFixture {
 
   // Waits (bounded) until the server holds at least `bytes` request bytes.
   bool AwaitBuffered(double bytes) {
-    for (auto deadline = rdv_test::Clock::now() + 10s; rdv_test::Clock::now() < deadline;
-         std::this_thread::sleep_for(20ms))
-      if (Buffered() >= bytes) return true;
-    return false;
+    return testing::Eventually(std::to_string(bytes) + " request bytes held", {10s, 20ms},
+                               [&] { return Buffered() >= bytes; });
   }
 
   std::atomic<int> hits_{0};
@@ -307,13 +306,12 @@ TEST_F(HttpFramingTest, ConnectionsBeyondThePerAddressLimitAreRefused) {
   fourth.Close();
   // Closing one frees its place (once the server has seen it go).
   held.pop_back();
-  auto deadline = rdv_test::Clock::now() + 10s;
   std::optional<rdv_test::Reply> again;
-  while (rdv_test::Clock::now() < deadline) {
+  testing::Eventually("a place again after one closed", {10s, 1ms}, [&] {
     Conn c(port_);
     again = c.Send(RequestText("GET", "/healthz")) ? c.Read(false, 2s) : std::nullopt;
-    if (again && again->status == 200) break;
-  }
+    return again && again->status == 200;
+  });
   ASSERT_TRUE(again);
   EXPECT_EQ(again->status, 200);
 }

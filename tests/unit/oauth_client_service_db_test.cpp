@@ -27,7 +27,7 @@ class TableMailer final : public Mailer {
 class ClientServiceDb : public OAuthDbTest {
  protected:
   void SetUp() override {
-    OpenDatabase(ClientService::Migrations());
+    OpenDatabase(OAuthMigrations());
     scratch_.Exec("CREATE TABLE test_mails (id BIGINT AUTO_INCREMENT PRIMARY KEY, recipient TEXT, subject TEXT, body TEXT)");
     service_ = std::make_unique<ClientService>(*db_, users_, mailer_, logger_);
   }
@@ -67,8 +67,9 @@ TEST_F(ClientServiceDb, ConcurrentRevokesKeepOneSecret) {
   const std::vector<int64_t> ids = {client.secrets[0].secret_id, second->info.secret_id};
   std::atomic<int> ok{0};
   std::vector<std::thread> threads;
+  threads.reserve(ids.size());
   for (int64_t sid : ids) {
-    threads.emplace_back([&, sid] {
+    threads.emplace_back([&, sid, &client = client] {
       if (service_->RevokeSecret(client.client_id, sid, std::nullopt).ok()) ++ok;
     });
   }

@@ -12,6 +12,7 @@
 
 #include "client_service.hpp"
 #include "log/logger.hpp"
+#include "oauth_migrations.hpp"
 #include "scratch_db.hpp"
 #include "static_users.hpp"
 #include "storage/migrator.hpp"

@@ -6,9 +6,9 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <optional>
-#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -19,15 +19,16 @@
 #include "client_auth.hpp"
 #include "client_service.hpp"
 #include "code_exchange.hpp"
+#include "eventually.hpp"
 #include "issued_tokens.hpp"
 #include "managed_user_tokens.hpp"
+#include "oauth_migrations.hpp"
 #include "oauth_test_db.hpp"
 #include "pkce.hpp"
 #include "recording_database.hpp"
 #include "refresh_grant.hpp"
 #include "rendezvous/crypto.hpp"
 #include "token_endpoint.hpp"
-#include "token_migrations.hpp"
 #include "token_purger.hpp"
 
 namespace rendezvous::oauth {
@@ -41,9 +42,7 @@ class NullMailer final : public Mailer {
 class TokenJobsDb : public OAuthDbTest {
  protected:
   void SetUp() override {
-    std::vector<Migration> m = ClientService::Migrations();
-    for (auto& t : TokenMigrations()) m.push_back(t);
-    OpenDatabase(m);
+    OpenDatabase(OAuthMigrations());
     clients_ = std::make_unique<ClientService>(*db_, users_, mailer_, logger_);
     codes_ = std::make_unique<CodeExchange>(*db_, logger_, TokenLifetimes{});
     refresh_ = std::make_unique<RefreshGrant>(*db_, logger_, TokenLifetimes{});
@@ -374,14 +373,13 @@ TEST_F(OAuthTokenPurgerDb, PurgerSweepsInTheBackground) {
                  " UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE)");
   });
   purger_->Start(std::chrono::milliseconds(20));
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   int64_t left = 1;
-  while (left != 0 && std::chrono::steady_clock::now() < deadline) {
-    left = db_->Run([&](DbConnection& conn) {
-      return conn.QueryOne("SELECT COUNT(*) FROM oauth_codes")->Int(1);
-    });
-    if (left != 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  testing::Eventually(
+      "the purger emptying oauth_codes", {std::chrono::seconds(10), std::chrono::milliseconds(10)}, [&] {
+        left = db_->Run(
+            [&](DbConnection& conn) { return conn.QueryOne("SELECT COUNT(*) FROM oauth_codes")->Int(1); });
+        return left == 0;
+      });
   purger_->Stop();
   EXPECT_EQ(left, 0);
 }

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <prometheus/registry.h>
 
+#include "eventually.hpp"
 #include "storage/migrator.hpp"
 #include "storage/mysql_database.hpp"
 #include "storage/outbox_service.hpp"
@@ -46,15 +47,8 @@ struct Sink {
   }
 };
 
-template <class Pred>
-bool WaitUntil(Pred pred, std::chrono::seconds limit = std::chrono::seconds(20)) {
-  const auto deadline = steady_clock::now() + limit;
-  while (!pred()) {
-    if (steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return true;
-}
+// The outbox tests poll every 10 ms, for 20 s at most.
+const Patience kPolling{std::chrono::seconds(20), std::chrono::milliseconds(10)};
 
 class OutboxTest : public ::testing::Test {
  protected:
@@ -87,7 +81,7 @@ TEST_F(OutboxTest, RolledBackPublishIsNeverDelivered) {
                std::runtime_error);
   const int64_t id = PublishOne(outbox, "things", 2);
 
-  ASSERT_TRUE(WaitUntil([&] {
+  ASSERT_TRUE(Eventually("the event handed to c", kPolling, [&] {
     outbox.PollOnce("c");
     return sink.Size() >= 1;
   }));
@@ -120,7 +114,7 @@ TEST_F(OutboxTest, EachConsumerGetsItsTopicsInOrderExactlyOnce) {
 
   EXPECT_EQ(outbox.PollOnce("b"), 7u);
   EXPECT_EQ(MetricValue(registry_, "outbox_consumer_lag", {{"consumer", "b"}}), 23);
-  ASSERT_TRUE(WaitUntil([&] {
+  ASSERT_TRUE(Eventually("every event handed to a and b", kPolling, [&] {
     outbox.PollOnce("a");
     outbox.PollOnce("b");
     return a.Size() >= things.size() && b.Size() >= all.size();
@@ -159,7 +153,7 @@ TEST_F(OutboxTest, AnOpenTransactionHoldsBackLaterEventsUntilItCommits) {
   const int64_t first = a_id.get();
   ASSERT_LT(first, b_id);
   poll.get();
-  ASSERT_TRUE(WaitUntil([&] {
+  ASSERT_TRUE(Eventually("both events handed to c", kPolling, [&] {
     outbox.PollOnce("c");
     return sink.Size() >= 2;
   }));
@@ -173,7 +167,7 @@ TEST_F(OutboxTest, EventsBehindAnIdHoleWaitForTheSettleWindow) {
   Sink sink;
   outbox.Subscribe("c", {"things"}, sink.Handler());
   const int64_t first = PublishOne(outbox, "things", 1);
-  ASSERT_TRUE(WaitUntil([&] {
+  ASSERT_TRUE(Eventually("the first event handed to c", kPolling, [&] {
     outbox.PollOnce("c");
     return sink.Size() == 1;
   }));
@@ -190,7 +184,7 @@ TEST_F(OutboxTest, EventsBehindAnIdHoleWaitForTheSettleWindow) {
   if (steady_clock::now() - published < std::chrono::milliseconds(1000)) {
     EXPECT_EQ(handed, 0u);  // young and behind a hole: held back
   }
-  ASSERT_TRUE(WaitUntil([&] {
+  ASSERT_TRUE(Eventually("the event after the hole handed to c", kPolling, [&] {
     outbox.PollOnce("c");
     return sink.Size() == 2;
   }));
@@ -211,7 +205,7 @@ TEST_F(OutboxTest, HandlerFailureRollsBackItsWritesAndTheEventsComeAgainOneByOne
   });
   PublishOne(outbox, "things", 1);
   PublishOne(outbox, "things", 2);
-  ASSERT_TRUE(WaitUntil([&] { return outbox.PollOnce("c") == 2; }));
+  ASSERT_TRUE(Eventually("2 events handed to c", kPolling, [&] { return outbox.PollOnce("c") == 2; }));
   // The batch's writes were rolled back (else the primary key would refuse the second inserts).
   EXPECT_EQ(calls, (std::vector<size_t>{2, 1, 1}));
   EXPECT_EQ(MetricValue(registry_, "outbox_handler_errors_total", {{"consumer", "c"}}), 1);
@@ -271,7 +265,7 @@ TEST_F(OutboxTest, PoisonedEventIsParkedAfterMaxAttemptsWithoutHoldingUpTheOther
   prometheus::Registry registry2;
   OutboxService second(*db_, registry2, QuietLogger(), FastRetries(3));
   second.Subscribe("c", {"things"}, picky.Handler());
-  ASSERT_TRUE(WaitUntil([&] {
+  ASSERT_TRUE(Eventually("one parked event", kPolling, [&] {
     second.PollOnce("c");
     return scratch_.QueryValue("SELECT COUNT(*) FROM outbox_parked") == "1";
   }));
@@ -383,7 +377,7 @@ TEST_F(OutboxTest, TwoInstancesShareOneConsumerWithoutDuplicates) {
     });
   }
   for (auto& p : publishers) p.join();
-  const bool all = WaitUntil([&] {
+  const bool all = Eventually("every published event consumed", kPolling, [&] {
     std::lock_guard<std::mutex> lk(mu);
     return order.size() >= static_cast<size_t>(kThreads * kPerThread);
   });

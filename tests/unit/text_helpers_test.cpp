@@ -1,6 +1,7 @@
 // rendezvous/text.hpp: ASCII case and whitespace, UTF-8 checks, cuts on character boundaries.
 #include <gtest/gtest.h>
 
+#include "rendezvous/digits.hpp"
 #include "rendezvous/text.hpp"
 
 namespace rendezvous::text {
@@ -42,6 +43,17 @@ TEST(Text, SanitizeAndControls) {
   EXPECT_TRUE(HasControlCharacters(std::string("a\0b", 3)));
   EXPECT_TRUE(HasControlCharacters("a\x7F"));
   EXPECT_FALSE(HasControlCharacters("tab\tnew\r\nline"));
+}
+
+TEST(Text, DigitsOnlyWithinBounds) {
+  EXPECT_EQ(ParseDigits("42", 1), 42);
+  EXPECT_EQ(ParseDigits("0"), 0);
+  EXPECT_EQ(ParseDigits("007"), 7);
+  EXPECT_EQ(ParseDigits("999999999999999999"), 999999999999999999);
+  for (const char* bad : {"0", "-1", "+1", "1e3", " 1", "1 ", "", "0x10", "1234567890123456789"})
+    EXPECT_FALSE(ParseDigits(bad, 1)) << bad;
+  EXPECT_EQ(ParseDigits("250", 1, 250), 250);
+  EXPECT_FALSE(ParseDigits("251", 1, 250));
 }
 
 }  // namespace

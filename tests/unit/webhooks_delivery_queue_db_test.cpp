@@ -4,9 +4,6 @@
 // webhook-id; the outcomes of a mixed batch land with one statement per kind; a recovery walks
 // its window in small batches and queues exactly the failed deliveries in it; an event goes to
 // its organizer's own webhooks and to its event type's, one delivery each.
-#include <gtest/gtest.h>
-#include <prometheus/registry.h>
-
 #include <algorithm>
 #include <memory>
 #include <optional>
@@ -14,11 +11,15 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+#include <prometheus/registry.h>
+
 #include "delivery_queue.hpp"
 #include "rendezvous/time.hpp"
 #include "storage/migrator.hpp"
 #include "storage/mysql_database.hpp"
 #include "storage_test_util.hpp"
+#include "webhook_migrations.hpp"
 #include "webhook_store.hpp"
 
 namespace rendezvous::testing {
@@ -38,11 +39,7 @@ class WebhooksDeliveryQueueDb : public ::testing::Test {
   void SetUp() override {
     db_ = std::make_unique<core::MysqlDatabase>(OptionsFor(scratch_, 4), registry_, QuietLogger());
     core::Migrator m(*db_, QuietLogger());
-    m.Add("webhooks", [] {
-      std::vector<Migration> all = WebhookStore::Migrations();
-      for (Migration& x : DeliveryQueue::Migrations()) all.push_back(std::move(x));
-      return all;
-    }());
+    m.Add("webhooks", webhooks::WebhookMigrations());
     m.Apply();
     store_ = std::make_unique<WebhookStore>(*db_, "");
     queue_ = std::make_unique<DeliveryQueue>(*store_);
@@ -188,6 +185,30 @@ TEST_F(WebhooksDeliveryQueueDb, MixedOutcomesLandEachWithItsNextState) {
   EXPECT_GT(due_in(3), 5 * 3600);
   // A failed attempt marks its webhook as failing, successes beside it in the batch or not.
   EXPECT_EQ(Count("SELECT COUNT(*) FROM webhooks WHERE failing_since IS NOT NULL"), 1);
+}
+
+// The enqueue picks webhooks and renders bodies, which needs no secret: none is decrypted for it.
+// The claim, whose deliveries are signed, reads the secret.
+TEST_F(WebhooksDeliveryQueueDb, EnqueueReadsNoSecretTheClaimReadsIt) {
+  WebhookStore keyed(*db_, std::string(32, 'k'));
+  webhooks::WebhookFields fields;
+  fields.active = true;
+  fields.subscriber_url = "http://127.0.0.1:9/signed";
+  fields.triggers = std::vector<std::string>{"BOOKING_CREATED"};
+  fields.secret = std::optional<std::string>("whsec-enqueue-test");
+  Result<webhooks::Webhook> created = keyed.Create(3, fields);
+  ASSERT_TRUE(created.ok()) << created.status().message();
+  db_->Run([&](DbConnection& conn) {
+    const std::vector<webhooks::Webhook> active = keyed.Active(conn, 3);
+    ASSERT_EQ(active.size(), 2u);
+    for (const webhooks::Webhook& w : active) {
+      EXPECT_FALSE(w.secret.has_value()) << w.id;
+      EXPECT_FALSE(w.secret_unreadable) << w.id;
+    }
+    std::optional<webhooks::Webhook> loaded = keyed.Load(conn, created->id);
+    ASSERT_TRUE(loaded.has_value());
+    EXPECT_EQ(loaded->secret, "whsec-enqueue-test");
+  });
 }
 
 TEST_F(WebhooksDeliveryQueueDb, RecoverQueuesTheWindowsFailedDeliveriesInBatches) {

@@ -1,7 +1,41 @@
-#include "token_migrations.hpp"
+#include "oauth_migrations.hpp"
 
 namespace rendezvous::oauth {
 namespace {
+
+constexpr const char* kClientsMigration = R"sql(CREATE TABLE IF NOT EXISTS oauth_clients (
+  id BIGINT NOT NULL AUTO_INCREMENT,
+  client_id VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  owner_id BIGINT NOT NULL,
+  kind VARCHAR(16) CHARACTER SET ascii NOT NULL,
+  state VARCHAR(16) CHARACTER SET ascii NOT NULL,
+  review_reason TEXT NOT NULL,
+  name VARCHAR(100) NOT NULL,
+  logo VARCHAR(2048) NOT NULL,
+  website VARCHAR(2048) NOT NULL,
+  purpose TEXT NOT NULL,
+  redirect_uris TEXT NOT NULL,
+  scopes TEXT NOT NULL,
+  created_at DATETIME(3) NOT NULL,
+  updated_at DATETIME(3) NOT NULL,
+  PRIMARY KEY (id),
+  UNIQUE KEY uq_oauth_clients_client_id (client_id),
+  KEY ix_oauth_clients_owner (owner_id),
+  KEY ix_oauth_clients_state (state)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
+CREATE TABLE IF NOT EXISTS oauth_client_secrets (
+  id BIGINT NOT NULL AUTO_INCREMENT,
+  client_id VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  secret_hash CHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  hint VARCHAR(8) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  created_at DATETIME(3) NOT NULL,
+  revoked_at DATETIME(3) NULL,
+  PRIMARY KEY (id),
+  UNIQUE KEY uq_oauth_client_secrets_hash (secret_hash),
+  KEY ix_oauth_client_secrets_client (client_id, revoked_at),
+  CONSTRAINT fk_oauth_client_secrets_client FOREIGN KEY (client_id)
+    REFERENCES oauth_clients (client_id) ON DELETE CASCADE
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci)sql";
 
 // The refresh grant's write half as one round trip (DESIGN §5 rotation): marks the presented
 // refresh token rotated -- only while it and its grant are live, the same guard as the UPDATE in
@@ -33,7 +67,7 @@ BEGIN
 END;
 )sql";
 
-constexpr const char* kMigration = R"sql(CREATE TABLE IF NOT EXISTS oauth_grants (
+constexpr const char* kTokensMigration = R"sql(CREATE TABLE IF NOT EXISTS oauth_grants (
   id BIGINT NOT NULL AUTO_INCREMENT,
   client_id VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   user_id BIGINT NOT NULL,
@@ -84,9 +118,11 @@ CREATE TABLE IF NOT EXISTS oauth_refresh_tokens (
 
 }  // namespace
 
-std::vector<Migration> TokenMigrations() {
-  return {Migration{2, "oauth_grants, oauth_codes, oauth_access_tokens, oauth_refresh_tokens", kMigration},
-          Migration{3, "procedure oauth_rotate_refresh_token", kRotateProcedure}};
+std::vector<Migration> OAuthMigrations() {
+  return {
+      Migration{1, "oauth_clients, oauth_client_secrets", kClientsMigration},
+      Migration{2, "oauth_grants, oauth_codes, oauth_access_tokens, oauth_refresh_tokens", kTokensMigration},
+      Migration{3, "procedure oauth_rotate_refresh_token", kRotateProcedure}};
 }
 
 }  // namespace rendezvous::oauth
