@@ -21,7 +21,6 @@
 #include "booking_reference_store.hpp"
 #include "bookings_test_db.hpp"
 #include "event_type_service.hpp"
-#include "static_identity.hpp"
 #include "storage/mysql_database.hpp"
 #include "static_users.hpp"
 #include "storage/outbox_service.hpp"

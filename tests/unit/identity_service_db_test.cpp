@@ -367,11 +367,12 @@ TEST_F(VerifiedResourceServiceTest, RequestVerifyListAndGet) {
   EXPECT_EQ(verified->value("email", ""), "work@example.com");
   EXPECT_EQ(verified->value("userId", int64_t{0}), user_.id);
 
-  Result<Json> page = verified_.List(VerifiedKind::kEmail, user_.id, std::nullopt, std::string("10"));
-  ASSERT_TRUE(page.ok());
-  EXPECT_EQ((*page)["data"].size(), 1u);
-  EXPECT_EQ((*page)["pagination"], Json({{"total", 1}, {"skip", 0}, {"take", 10}}));
-  Result<Json> bad_skip = verified_.List(VerifiedKind::kEmail, user_.id, std::string("-1"), std::nullopt);
+  Result<ListPage> take10 = ParseListPage({{"take", "10"}}, kVerifiedListPage);
+  ASSERT_TRUE(take10.ok());
+  Json page = verified_.List(VerifiedKind::kEmail, user_.id, *take10);
+  EXPECT_EQ(page["data"].size(), 1u);
+  EXPECT_EQ(page["pagination"], Json({{"total", 1}, {"skip", 0}, {"take", 10}}));
+  Result<ListPage> bad_skip = ParseListPage({{"skip", "-1"}}, kVerifiedListPage);
   EXPECT_EQ(bad_skip.status().code(), ErrorCode::kInvalid);
   EXPECT_EQ(bad_skip.status().field(), "skip");
 

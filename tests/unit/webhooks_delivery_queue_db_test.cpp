@@ -196,7 +196,7 @@ TEST_F(WebhooksDeliveryQueueDb, EnqueueReadsNoSecretTheClaimReadsIt) {
   fields.subscriber_url = "http://127.0.0.1:9/signed";
   fields.triggers = std::vector<std::string>{"BOOKING_CREATED"};
   fields.secret = std::optional<std::string>("whsec-enqueue-test");
-  Result<webhooks::Webhook> created = keyed.Create(3, fields);
+  Result<webhooks::Webhook> created = keyed.Create(3, WebhookStore::Level{}, fields);
   ASSERT_TRUE(created.ok()) << created.status().message();
   db_->Run([&](DbConnection& conn) {
     const std::vector<webhooks::Webhook> active = keyed.Active(conn, 3);
