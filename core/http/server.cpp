@@ -24,9 +24,9 @@
 #include "http/route_auth.hpp"
 #include "http/router.hpp"
 #include "http/tcp_listener.hpp"
-#include "rendezvous/url.hpp"
 #include "http/worker_pool.hpp"
 #include "rendezvous/database.hpp"
+#include "rendezvous/url.hpp"
 
 namespace rendezvous::core {
 namespace {

@@ -255,11 +255,12 @@ OutboxService::Round OutboxService::RunRound(Consumer& c) {
   }
 
   const std::string in = Placeholders(c.topics.size());
-  const std::string batch_sql =
-      std::string("SELECT ") + kEventColumns +
-      ", created_at <= UTC_TIMESTAMP(3) - INTERVAL ? MICROSECOND"
-      " FROM outbox_events WHERE id > ? AND topic IN (" + in + ")"
-      " ORDER BY id LIMIT ? LOCK IN SHARE MODE";
+  const std::string batch_sql = std::string("SELECT ") + kEventColumns +
+                                ", created_at <= UTC_TIMESTAMP(3) - INTERVAL ? MICROSECOND"
+                                " FROM outbox_events WHERE id > ? AND topic IN (" +
+                                in +
+                                ")"
+                                " ORDER BY id LIMIT ? LOCK IN SHARE MODE";
 
   Round round;
   bool row_missing_or_locked = false;
@@ -526,7 +527,8 @@ void OutboxService::CountParked(Consumer& c, bool now) {
 
 void OutboxService::MeasureLag(Consumer& c, int64_t position) {
   const auto t = std::chrono::steady_clock::now().time_since_epoch().count();
-  const auto interval = std::chrono::duration_cast<std::chrono::steady_clock::duration>(kLagMeasureInterval).count();
+  const auto interval =
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(kLagMeasureInterval).count();
   if (t - c.lag_measured_at.load() < interval) return;
   c.lag_measured_at = t;
   // Outside the round's transaction: a covering walk of (topic, id), capped, once a second.
@@ -672,7 +674,10 @@ size_t OutboxService::PurgeOnce() {
   const int64_t retention_seconds =
       std::chrono::duration_cast<std::chrono::seconds>(options_.retention).count();
   size_t deleted = 0;
-  for (const auto& [topic, names] : topic_consumers) {
+  for (const auto& topic_entry : topic_consumers) {
+    // Named, not a structured binding: the purge's lambda below captures the topic.
+    const std::string& topic = topic_entry.first;
+    const auto& names = topic_entry.second;
     int64_t passed = std::numeric_limits<int64_t>::max();
     for (const auto& name : names) passed = std::min(passed, positions[name]);
     for (int i = 0; i < kMaxPurgeBatchesPerTopic; ++i) {

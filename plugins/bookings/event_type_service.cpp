@@ -116,6 +116,8 @@ std::optional<int64_t> EventTypeService::Owner(DbConnection& conn, int64_t id, b
   return row->Int("owner_id");
 }
 
-void EventTypeService::OnDelete(DeleteListener listener) { delete_listeners_.push_back(std::move(listener)); }
+void EventTypeService::OnDelete(DeleteListener listener) {
+  delete_listeners_.push_back(std::move(listener));
+}
 
 }  // namespace rendezvous::bookings

@@ -5,10 +5,11 @@
 #pragma once
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "rendezvous/status.hpp"
 #include "rendezvous/time.hpp"

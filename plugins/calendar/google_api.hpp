@@ -4,8 +4,9 @@
 // database or of our HTTP layer. Thread-safe.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "calendar_metrics.hpp"
 #include "http_fetch.hpp"

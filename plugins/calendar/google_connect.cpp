@@ -1,8 +1,7 @@
-#include "google_connection.hpp"
-
 #include <vector>
 
 #include "calendar_list.hpp"
+#include "google_connection.hpp"
 #include "rendezvous/crypto.hpp"
 #include "rendezvous/text.hpp"
 #include "rendezvous/time.hpp"

@@ -141,9 +141,11 @@ size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& 
 }
 
 std::vector<ClaimedDelivery> DeliveryQueue::Claim(Database& db, size_t limit, int64_t lease_seconds,
-                                                  const std::vector<int64_t>& skip_webhooks, int64_t due_from_ms) {
-  return db.Transaction(
-      [&](DbConnection& tx) { return ClaimIn(tx, limit, lease_seconds, skip_webhooks, due_from_ms, nullptr); });
+                                                  const std::vector<int64_t>& skip_webhooks,
+                                                  int64_t due_from_ms) {
+  return db.Transaction([&](DbConnection& tx) {
+    return ClaimIn(tx, limit, lease_seconds, skip_webhooks, due_from_ms, nullptr);
+  });
 }
 
 std::vector<int64_t> DeliveryQueue::Record(Database& db, const std::vector<RecordedAttempt>& batch,
@@ -153,9 +155,11 @@ std::vector<int64_t> DeliveryQueue::Record(Database& db, const std::vector<Recor
 }
 
 RecordAndClaimResult DeliveryQueue::RecordAndClaim(Database& db, const std::vector<RecordedAttempt>& attempts,
-                                    int64_t disable_after_seconds, const DisabledHandler& on_disabled, size_t limit,
-                                    int64_t lease_seconds, const std::vector<int64_t>& skip_webhooks,
-                                    int64_t due_from_ms) {
+                                                   int64_t disable_after_seconds,
+                                                   const DisabledHandler& on_disabled, size_t limit,
+                                                   int64_t lease_seconds,
+                                                   const std::vector<int64_t>& skip_webhooks,
+                                                   int64_t due_from_ms) {
   if (attempts.empty() && limit == 0) return {};
   return db.Transaction([&](DbConnection& tx) {
     RecordAndClaimResult round;  // built afresh on every try: a deadlock retries the whole transaction
@@ -175,7 +179,8 @@ std::vector<ClaimedDelivery> DeliveryQueue::ClaimIn(DbConnection& tx, size_t lim
   const std::string from = time::FormatSql(due_from_ms);
   std::string sql =
       "SELECT id, webhook_id, message_id, trigger_event, body, content_type, round_attempts,"
-      " UNIX_TIMESTAMP(COALESCE(event_at, created_at)) * 1000 AS event_ms, delivered_at IS NOT NULL AS delivered,"
+      " UNIX_TIMESTAMP(COALESCE(event_at, created_at)) * 1000 AS event_ms, delivered_at IS NOT NULL AS "
+      "delivered,"
       " CAST(UNIX_TIMESTAMP(next_attempt_at) * 1000 AS SIGNED) AS due_ms"
       " FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= UTC_TIMESTAMP(3)"
       " AND (leased_until IS NULL OR leased_until <= UTC_TIMESTAMP(3))";
@@ -185,8 +190,9 @@ std::vector<ClaimedDelivery> DeliveryQueue::ClaimIn(DbConnection& tx, size_t lim
                     {from, static_cast<int64_t>(limit)});
   } else {
     // The skipped ids are the sender's own, never from outside; the text changes with them.
-    rows = tx.QueryUnprepared(sql + " AND next_attempt_at >= '" + from + "' AND webhook_id NOT IN (" + IdList(skip_webhooks) +
-                              ") ORDER BY next_attempt_at LIMIT " + std::to_string(limit) + " FOR UPDATE SKIP LOCKED");
+    rows = tx.QueryUnprepared(sql + " AND next_attempt_at >= '" + from + "' AND webhook_id NOT IN (" +
+                              IdList(skip_webhooks) + ") ORDER BY next_attempt_at LIMIT " +
+                              std::to_string(limit) + " FOR UPDATE SKIP LOCKED");
   }
   if (rows.empty()) return out;
   std::vector<int64_t> ids;
@@ -256,19 +262,24 @@ std::vector<int64_t> DeliveryQueue::RecordIn(DbConnection& tx, const std::vector
     tx.ExecUnprepared(
         "UPDATE webhook_deliveries SET status = 'succeeded', round_attempts = round_attempts + 1,"
         " next_attempt_at = UTC_TIMESTAMP(3), updated_at = UTC_TIMESTAMP(3), leased_until = NULL,"
-        " delivered_at = COALESCE(delivered_at, UTC_TIMESTAMP(3)) WHERE id IN (" + IdList(succeeded) + ")");
+        " delivered_at = COALESCE(delivered_at, UTC_TIMESTAMP(3)) WHERE id IN (" +
+        IdList(succeeded) + ")");
   }
   if (!failed.empty()) {
     tx.ExecUnprepared(
         "UPDATE webhook_deliveries SET status = 'failed', round_attempts = round_attempts + 1,"
         " next_attempt_at = UTC_TIMESTAMP(3), updated_at = UTC_TIMESTAMP(3), leased_until = NULL"
-        " WHERE id IN (" + IdList(failed) + ")");
+        " WHERE id IN (" +
+        IdList(failed) + ")");
   }
   if (!retried.empty()) {
     tx.ExecUnprepared(
         "UPDATE webhook_deliveries SET status = 'pending', round_attempts = round_attempts + 1,"
-        " next_attempt_at = UTC_TIMESTAMP(3) + INTERVAL (CASE id" + retry_delays + " END) MICROSECOND,"
-        " updated_at = UTC_TIMESTAMP(3), leased_until = NULL WHERE id IN (" + IdList(retried) + ")");
+        " next_attempt_at = UTC_TIMESTAMP(3) + INTERVAL (CASE id" +
+        retry_delays +
+        " END) MICROSECOND,"
+        " updated_at = UTC_TIMESTAMP(3), leased_until = NULL WHERE id IN (" +
+        IdList(retried) + ")");
   }
   for (int64_t id : gone_webhooks) webhooks_.Deactivate(tx, id);
   if (!succeeded_webhooks.empty()) {
@@ -276,21 +287,25 @@ std::vector<int64_t> DeliveryQueue::RecordIn(DbConnection& tx, const std::vector
     // only those are written. An UPDATE of them all would wait on the webhook rows that the outbox
     // consumer's foreign-key checks hold while it writes their next deliveries.
     std::sort(succeeded_webhooks.begin(), succeeded_webhooks.end());
-    succeeded_webhooks.erase(std::unique(succeeded_webhooks.begin(), succeeded_webhooks.end()), succeeded_webhooks.end());
+    succeeded_webhooks.erase(std::unique(succeeded_webhooks.begin(), succeeded_webhooks.end()),
+                             succeeded_webhooks.end());
     std::vector<int64_t> recovered;
-    for (const DbRow& row : tx.QueryUnprepared("SELECT id FROM webhooks WHERE failing_since IS NOT NULL AND id IN (" +
-                                               IdList(succeeded_webhooks) + ")")) {
+    for (const DbRow& row :
+         tx.QueryUnprepared("SELECT id FROM webhooks WHERE failing_since IS NOT NULL AND id IN (" +
+                            IdList(succeeded_webhooks) + ")")) {
       recovered.push_back(row.Int("id"));
     }
     if (!recovered.empty()) {
-      tx.ExecUnprepared("UPDATE webhooks SET failing_since = NULL WHERE failing_since IS NOT NULL AND id IN (" +
-                        IdList(recovered) + ")");
+      tx.ExecUnprepared(
+          "UPDATE webhooks SET failing_since = NULL WHERE failing_since IS NOT NULL AND id IN (" +
+          IdList(recovered) + ")");
     }
   }
   std::vector<int64_t> disabled;
   if (failing_webhooks.empty()) return disabled;
   std::sort(failing_webhooks.begin(), failing_webhooks.end());
-  failing_webhooks.erase(std::unique(failing_webhooks.begin(), failing_webhooks.end()), failing_webhooks.end());
+  failing_webhooks.erase(std::unique(failing_webhooks.begin(), failing_webhooks.end()),
+                         failing_webhooks.end());
   tx.ExecUnprepared("UPDATE webhooks SET failing_since = UTC_TIMESTAMP(3) WHERE failing_since IS NULL AND id IN (" +
                     IdList(failing_webhooks) + ")");
   for (const DbRow& row : tx.QueryUnprepared(
@@ -308,10 +323,10 @@ std::vector<int64_t> DeliveryQueue::RecordIn(DbConnection& tx, const std::vector
 size_t DeliveryQueue::Purge(Database& db, int64_t retention_seconds, size_t limit) {
   return db.Run([&](DbConnection& conn) {
     // Attempts go with their delivery (ON DELETE CASCADE).
-    return static_cast<size_t>(conn.Exec(
-        "DELETE FROM webhook_deliveries WHERE status IN ('succeeded', 'failed')"
-        " AND next_attempt_at < UTC_TIMESTAMP(3) - INTERVAL ? SECOND LIMIT ?",
-        {retention_seconds, static_cast<int64_t>(limit)}));
+    return static_cast<size_t>(
+        conn.Exec("DELETE FROM webhook_deliveries WHERE status IN ('succeeded', 'failed')"
+                  " AND next_attempt_at < UTC_TIMESTAMP(3) - INTERVAL ? SECOND LIMIT ?",
+                  {retention_seconds, static_cast<int64_t>(limit)}));
   });
 }
 
@@ -323,7 +338,8 @@ Backlog DeliveryQueue::MeasureBacklog(Database& db) {
   return db.Run([&](DbConnection& conn) {
     Backlog b;
     std::optional<DbRow> row = conn.QueryOne(
-        "SELECT COUNT(*) AS n, COALESCE(TIMESTAMPDIFF(MICROSECOND, MIN(next_attempt_at), UTC_TIMESTAMP(3)), 0) AS age_us"
+        "SELECT COUNT(*) AS n, COALESCE(TIMESTAMPDIFF(MICROSECOND, MIN(next_attempt_at), UTC_TIMESTAMP(3)), "
+        "0) AS age_us"
         " FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= UTC_TIMESTAMP(3)"
         " AND (leased_until IS NULL OR leased_until <= UTC_TIMESTAMP(3))");
     if (row) {
@@ -379,7 +395,8 @@ Result<Json> DeliveryQueue::Retry(Database& db, int64_t user_id, int64_t webhook
     if (row->String("status") == "pending") return Status::Conflict("the delivery is still pending");
     if (!w->active) return Status::Conflict("the webhook is inactive: activate it first");
     tx.Exec(
-        "UPDATE webhook_deliveries SET status = 'pending', round_attempts = 0, next_attempt_at = UTC_TIMESTAMP(3),"
+        "UPDATE webhook_deliveries SET status = 'pending', round_attempts = 0, next_attempt_at = "
+        "UTC_TIMESTAMP(3),"
         " updated_at = UTC_TIMESTAMP(3), leased_until = NULL WHERE id = ?",
         {delivery_id});
     return Json{{"id", delivery_id},
@@ -421,8 +438,10 @@ Result<int64_t> DeliveryQueue::Recover(Database& db, int64_t user_id, int64_t we
       for (const DbRow& row : rows) ids.push_back(row.Int("id"));
       // The ids come from the rows just read, never from outside.
       tx.ExecUnprepared(
-          "UPDATE webhook_deliveries SET status = 'pending', round_attempts = 0, next_attempt_at = UTC_TIMESTAMP(3),"
-          " updated_at = UTC_TIMESTAMP(3), leased_until = NULL WHERE id IN (" + IdList(ids) + ")");
+          "UPDATE webhook_deliveries SET status = 'pending', round_attempts = 0, next_attempt_at = "
+          "UTC_TIMESTAMP(3),"
+          " updated_at = UTC_TIMESTAMP(3), leased_until = NULL WHERE id IN (" +
+          IdList(ids) + ")");
       return Batch{rows.size(), rows.back().String("created_at"), rows.back().Int("id")};
     });
     queued += static_cast<int64_t>(done.n);

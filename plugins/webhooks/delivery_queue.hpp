@@ -5,8 +5,8 @@
 // - Enqueue runs inside the outbox consumer's transaction: one row per active webhook of the
 //   booking's organizer and of the booking's event type (WebhookStore::Active, one query for both
 //   levels) subscribed to the trigger that the filter hook lets through, its body
-//   made by the render hook or the built-in renderer (ScriptHooks). (webhook, event) is unique, so an event handed
-//   over twice creates nothing twice, and a committed event always has its rows.
+//   made by the render hook or the built-in renderer (ScriptHooks). (webhook, event) is unique, so an event
+//   handed over twice creates nothing twice, and a committed event always has its rows.
 // - Claim takes due rows with FOR UPDATE SKIP LOCKED (instances and senders share the table) and
 //   pushes their due time past the send: a lease. A process that dies mid-send leaves the row due
 //   again once the lease runs out, sent with the same webhook-id.
@@ -111,9 +111,11 @@ class DeliveryQueue {
                               const DisabledHandler& on_disabled);
   // Record, then Claim, in one transaction. Either part may be empty (no attempts, `limit` 0);
   // with both empty nothing is run.
-  RecordAndClaimResult RecordAndClaim(Database& db, const std::vector<RecordedAttempt>& attempts, int64_t disable_after_seconds,
-                       const DisabledHandler& on_disabled, size_t limit, int64_t lease_seconds,
-                       const std::vector<int64_t>& skip_webhooks = {}, int64_t due_from_ms = 0);
+  RecordAndClaimResult RecordAndClaim(Database& db, const std::vector<RecordedAttempt>& attempts,
+                                      int64_t disable_after_seconds, const DisabledHandler& on_disabled,
+                                      size_t limit, int64_t lease_seconds,
+                                      const std::vector<int64_t>& skip_webhooks = {},
+                                      int64_t due_from_ms = 0);
   // Deletes up to `limit` succeeded or failed deliveries (with their attempts) last changed more
   // than `retention_seconds` ago. Returns how many.
   size_t Purge(Database& db, int64_t retention_seconds, size_t limit);

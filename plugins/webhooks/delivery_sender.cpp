@@ -220,8 +220,8 @@ size_t DeliverySender::Round(size_t limit) {
   const std::vector<int64_t> busy = limit > 0 ? BusyWebhooks() : std::vector<int64_t>{};
   try {
     round = queue_.RecordAndClaim(db_, batch, options_.disable_after_seconds, hooks_.notify_owner, limit,
-                                  2 * static_cast<int64_t>(options_.timeout.count()) + kLeaseSlackSeconds, busy,
-                                  full_claim ? 0 : claim_from_ms_);
+                                  2 * static_cast<int64_t>(options_.timeout.count()) + kLeaseSlackSeconds,
+                                  busy, full_claim ? 0 : claim_from_ms_);
     ok = true;
     if (full_claim) {
       next_full_claim_ = started + kFullClaimInterval;

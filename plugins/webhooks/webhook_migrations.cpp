@@ -87,7 +87,8 @@ ALTER TABLE webhooks DROP KEY IF EXISTS uq_webhooks_user_url,
 // through ix_webhook_deliveries_due too (a finished row's next_attempt_at is when it finished, as
 // its updated_at), so the index on (status, updated_at), moved by every outcome, goes.
 constexpr const char* kLeases =
-    "ALTER TABLE webhook_deliveries ADD COLUMN leased_until DATETIME(3) NULL, DROP KEY ix_webhook_deliveries_finished";
+    "ALTER TABLE webhook_deliveries ADD COLUMN leased_until DATETIME(3) NULL, DROP KEY "
+    "ix_webhook_deliveries_finished";
 
 }  // namespace
 

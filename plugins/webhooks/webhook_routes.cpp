@@ -23,7 +23,9 @@ std::optional<int64_t> PathId(const Request& req, const char* name) {
 }
 
 Response WebhookNotFound() { return Response::FromStatus(Status::NotFound("webhook not found")); }
-Response EventTypeNotFound() { return Response::FromStatus(Status::NotFound("event type not found")); }
+Response EventTypeNotFound() {
+  return Response::FromStatus(Status::NotFound("event type not found"));
+}
 
 // The level a route's path names: the user's own webhooks, or the event type's in :eventTypeId.
 // nullopt when that is not an id (404).

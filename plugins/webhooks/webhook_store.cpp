@@ -22,7 +22,9 @@ constexpr const char* kSelectWithoutSecrets =
 constexpr size_t kSecretBytes = 24;
 
 Status NotFound() { return Status::NotFound("webhook not found"); }
-Status EventTypeNotFound() { return Status::NotFound("event type not found"); }
+Status EventTypeNotFound() {
+  return Status::NotFound("event type not found");
+}
 Status Duplicate() { return Status::Conflict("you already have a webhook with this subscriberUrl"); }
 
 std::vector<std::string> TriggerList(const std::string& text) {

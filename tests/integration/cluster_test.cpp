@@ -328,8 +328,9 @@ TEST_F(ClusterTest, SustainedRacingCreatesOverThreeWritersAreAllAnswered) {
     retries += Sample(*servers_[n], "db_transaction_retries_total{cause=\"deadlock\"}") +
                Sample(*servers_[n], "db_transaction_retries_total{cause=\"lock_wait_timeout\"}");
   }
-  std::printf("[ measured ] %d requests in 8 s over %d connections: %s; %.0f transactions retried (%.0f per 1,000)\n",
-              requests, kConnections, seen.str().c_str(), retries, 1000.0 * retries / std::max(1, requests));
+  std::printf(
+      "[ measured ] %d requests in 8 s over %d connections: %s; %.0f transactions retried (%.0f per 1,000)\n",
+      requests, kConnections, seen.str().c_str(), retries, 1000.0 * retries / std::max(1, requests));
 }
 
 TEST_F(ClusterTest, EveryBookingThroughThreeWritersIsDelivered) {

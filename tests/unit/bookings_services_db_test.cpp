@@ -21,8 +21,8 @@
 #include "booking_reference_store.hpp"
 #include "bookings_test_db.hpp"
 #include "event_type_service.hpp"
-#include "storage/mysql_database.hpp"
 #include "static_users.hpp"
+#include "storage/mysql_database.hpp"
 #include "storage/outbox_service.hpp"
 #include "storage_test_util.hpp"
 
@@ -323,7 +323,8 @@ TEST_F(BookingsEventTypesDb, DirectoryNamesOwnersAndRunsListenersInsideTheDeleti
   refuse = false;
   ASSERT_TRUE(event_types_->Delete(1, spare_id).ok());
   EXPECT_EQ(Count("SELECT COUNT(*) FROM event_types WHERE id = " + std::to_string(spare_id)), 0);
-  EXPECT_EQ(scratch_.QueryValue("SELECT GROUP_CONCAT(event_type_id) FROM deletion_marks"), std::to_string(spare_id));
+  EXPECT_EQ(scratch_.QueryValue("SELECT GROUP_CONCAT(event_type_id) FROM deletion_marks"),
+            std::to_string(spare_id));
   // Neither a refused deletion (another user's, one with bookings) nor a missing one calls them.
   Import(time::Now() + 3600000);
   EXPECT_EQ(event_types_->Delete(1, event_type_).status().code(), ErrorCode::kConflict);

@@ -85,7 +85,9 @@ class WebhooksDeliveryQueueDb : public ::testing::Test {
 
   int64_t Count(const std::string& sql) const { return std::stoll("0" + scratch_.QueryValue(sql)); }
   int64_t Leased() const {
-    return Count("SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'pending' AND leased_until > UTC_TIMESTAMP(3)");
+    return Count(
+        "SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'pending' AND leased_until > "
+        "UTC_TIMESTAMP(3)");
   }
 
   ScratchDatabase scratch_;
@@ -116,8 +118,10 @@ TEST_F(WebhooksDeliveryQueueDb, RoundRecordsTheFinishedBatchAndClaimsTheNext) {
   EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'succeeded' AND delivered_at IS NOT NULL"), 4);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_delivery_attempts WHERE status_code = 200"), 4);
   EXPECT_EQ(Leased(), 4);  // the second batch; the first is finished
-  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= UTC_TIMESTAMP(3)"
-                  " AND leased_until IS NULL"), 2);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= "
+                  "UTC_TIMESTAMP(3)"
+                  " AND leased_until IS NULL"),
+            2);
 }
 
 TEST_F(WebhooksDeliveryQueueDb, FailedRoundLeavesNeitherItsAttemptsNorItsLeases) {
@@ -141,7 +145,9 @@ TEST_F(WebhooksDeliveryQueueDb, FailedRoundLeavesNeitherItsAttemptsNorItsLeases)
   scratch_.Exec("DELETE FROM refuse_leases");
 
   // The leases run out: every delivery is claimed again, the held ones with their webhook-ids.
-  scratch_.Exec("UPDATE webhook_deliveries SET leased_until = UTC_TIMESTAMP(3) - INTERVAL 1 SECOND WHERE leased_until IS NOT NULL");
+  scratch_.Exec(
+      "UPDATE webhook_deliveries SET leased_until = UTC_TIMESTAMP(3) - INTERVAL 1 SECOND WHERE leased_until "
+      "IS NOT NULL");
   const std::vector<ClaimedDelivery> again = queue_->RecordAndClaim(*db_, {}, 60, {}, 10, kLease).claimed;
   ASSERT_EQ(again.size(), 6u);
   for (const ClaimedDelivery& h : held) {

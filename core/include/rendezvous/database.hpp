@@ -219,7 +219,9 @@ class DbConnection {
   // the row is locked on every node before the rest of the transaction runs: a racing transaction
   // on another node waits for it, or is aborted at this statement, cheaply, instead of being
   // aborted at commit after all its work.
-  uint64_t ExecLock(std::string_view sql, DbParams params = {}) { return Run(sql, params, Mode::kLock, nullptr, 0); }
+  uint64_t ExecLock(std::string_view sql, DbParams params = {}) {
+    return Run(sql, params, Mode::kLock, nullptr, 0);
+  }
 
   // LAST_INSERT_ID() of this connection: the first AUTO_INCREMENT id of the last insert.
   virtual int64_t LastInsertId() = 0;
