@@ -88,7 +88,7 @@ Result<Json> BookingFlow::Change(const User& host, const std::string& uid, Booki
                                     const std::optional<std::string>& reason, const AbsentMarks* marks) {
   bool published = false;
   BookedChange change;
-  std::unique_lock<std::mutex> turn = HostTurn(host.id);
+  Turn turn = HostTurn(host.id);
   Result<Json> out = db_.Transaction([&](DbConnection& conn) -> Result<Json> {
     published = false;
     change = {};

@@ -2,7 +2,7 @@
 // reschedule; the owner's reopen. Every write runs in one transaction that first takes the host's
 // lock (LockHost), so two bookings of a host never overlap however many requests race; the
 // booking's event is written in the same transaction. An instance runs one such transaction of a
-// host at a time (HostTurn): on a cluster with several writers, each instance sends one racer to
+// host at a time (HostTurn, one lock per host being booked): on a cluster with several writers, each instance sends one racer to
 // the lock row, which is replicated to every node at once (ExecLock).
 #include "booking_flow.hpp"
 
@@ -187,7 +187,7 @@ Result<Json> BookingFlow::Create(const CreateRequest& request, const std::option
   const std::string key_hash = idempotency_key ? crypto::Sha256Hex(*idempotency_key) : "";
   bool published = false;
   BookedChange change;
-  std::unique_lock<std::mutex> turn = HostTurn(host->id);
+  Turn turn = HostTurn(host->id);
   Result<Json> out = db_.Transaction([&](DbConnection& conn) -> Result<Json> {
     published = false;
     change = {};
@@ -234,8 +234,24 @@ Result<Json> BookingFlow::Create(const CreateRequest& request, const std::option
   return out;
 }
 
-std::unique_lock<std::mutex> BookingFlow::HostTurn(int64_t host_id) {
-  return std::unique_lock<std::mutex>(host_turns_[static_cast<uint64_t>(host_id) % kHostTurns]);
+BookingFlow::Turn::Turn(BookingFlow& flow, int64_t host_id) : flow_(flow), host_id_(host_id) {
+  {
+    std::lock_guard<std::mutex> lock(flow_.turns_mutex_);
+    auto& entry = flow_.turns_[host_id];
+    if (!entry.first) entry.first = std::make_shared<std::mutex>();
+    ++entry.second;
+    mutex_ = entry.first;
+  }
+  mutex_->lock();
+}
+
+void BookingFlow::Turn::unlock() {
+  if (!mutex_) return;
+  mutex_->unlock();
+  mutex_.reset();
+  std::lock_guard<std::mutex> lock(flow_.turns_mutex_);
+  auto it = flow_.turns_.find(host_id_);
+  if (--it->second.second == 0) flow_.turns_.erase(it);
 }
 
 size_t BookingFlow::ForgetIdempotencyKeys(Millis now, size_t limit) {
@@ -261,7 +277,7 @@ Result<Json> BookingFlow::Reschedule(const std::string& uid, const RescheduleReq
       OutsideBusy(host->id, request.start, request.start + before->duration * time::kMillisPerMinute);
   bool published = false;
   BookedChange change;
-  std::unique_lock<std::mutex> turn = HostTurn(host->id);
+  Turn turn = HostTurn(host->id);
   Result<Json> out = db_.Transaction([&](DbConnection& conn) -> Result<Json> {
     published = false;
     change = {};
@@ -305,7 +321,7 @@ Result<Json> BookingFlow::Reopen(const User& host, const std::string& uid) {
   const std::vector<BusyBlock> outside = OutsideBusy(host.id, before->start, before->end);
   bool published = false;
   BookedChange change;
-  std::unique_lock<std::mutex> turn = HostTurn(host.id);
+  Turn turn = HostTurn(host.id);
   Result<Json> out = db_.Transaction([&](DbConnection& conn) -> Result<Json> {
     published = false;
     change = {};

@@ -14,6 +14,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -126,7 +127,21 @@ class BookingFlow {
   // This instance's turn at a host's writes: held around a transaction that takes the host's
   // lock row, so an instance sends one such transaction of a host at a time (the others wait here,
   // holding no connection) and racing writers on a cluster meet one per instance at the row.
-  std::unique_lock<std::mutex> HostTurn(int64_t host_id);
+  // One host's turn: held while the host's transaction runs; other hosts never wait on it.
+  class Turn {
+   public:
+    Turn(BookingFlow& flow, int64_t host_id);
+    ~Turn() { unlock(); }
+    Turn(const Turn&) = delete;
+    Turn& operator=(const Turn&) = delete;
+    void unlock();
+
+   private:
+    BookingFlow& flow_;
+    int64_t host_id_;
+    std::shared_ptr<std::mutex> mutex_;
+  };
+  Turn HostTurn(int64_t host_id) { return Turn(*this, host_id); }
 
   Database& db_;
   Outbox& outbox_;
@@ -136,8 +151,9 @@ class BookingFlow {
   std::shared_ptr<BookingMetrics> metrics_;
   int max_days_ahead_ = 730;
   BookedTimesCache booked_times_;
-  static constexpr size_t kHostTurns = 64;
-  std::array<std::mutex, kHostTurns> host_turns_;
+  // The hosts whose turn is held or awaited, each with its number of holders and waiters.
+  std::mutex turns_mutex_;
+  std::map<int64_t, std::pair<std::shared_ptr<std::mutex>, size_t>> turns_;
 };
 
 }  // namespace rendezvous::bookings
