@@ -2,8 +2,8 @@
 // reschedule; the owner's reopen. Every write runs in one transaction that first takes the host's
 // lock (LockHost), so two bookings of a host never overlap however many requests race; the
 // booking's event is written in the same transaction. An instance runs one such transaction of a
-// host at a time (HostTurn, one lock per host being booked): on a cluster with several writers, each instance sends one racer to
-// the lock row, which is replicated to every node at once (ExecLock).
+// host at a time (HostTurn, a lock per host being booked): on a cluster with several writers, each
+// instance sends one racer to the lock row, which is replicated to every node at once (ExecLock).
 #include "booking_flow.hpp"
 
 #include <algorithm>
