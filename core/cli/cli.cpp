@@ -62,6 +62,8 @@ ServerOptions MakeServerOptions(const Config& c) {
   for (const std::string& range : c.trusted_proxies) trusted.push_back(*ParseAddressRange(range));
   o.trusted_proxies = TrustedProxies(std::move(trusted));
   o.rate_limit_per_credential = c.rate_limit_per_credential;
+  o.base_url = c.api.base_url;
+  o.app_url = c.app.base_url;
   return o;
 }
 

@@ -108,4 +108,20 @@ std::vector<Method> Router::AllowedMethods(Listener listener, const std::vector<
   return allowed;
 }
 
+std::vector<const Route*> Router::Routes(Listener listener) const {
+  std::vector<const Route*> out;
+  std::vector<const Node*> pending{roots_[static_cast<int>(listener)].get()};
+  while (!pending.empty()) {
+    const Node* node = pending.back();
+    pending.pop_back();
+    for (const auto& [method, entry] : node->routes) out.push_back(entry.first.get());
+    for (const auto& [segment, child] : node->exact) pending.push_back(child.get());
+    if (node->param) pending.push_back(node->param.get());
+  }
+  std::sort(out.begin(), out.end(), [](const Route* a, const Route* b) {
+    return a->pattern != b->pattern ? a->pattern < b->pattern : a->method < b->method;
+  });
+  return out;
+}
+
 }  // namespace rendezvous::core

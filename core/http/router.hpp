@@ -40,6 +40,9 @@ class Router {
   // The methods some route serves on this path (HEAD included where GET is); empty when none.
   std::vector<Method> AllowedMethods(Listener listener, const std::vector<std::string>& segments) const;
 
+  // Every route of one listener, ordered by pattern then method (owned by the router).
+  std::vector<const Route*> Routes(Listener listener) const;
+
  private:
   struct Node;
   void Collect(const Node& node, const std::vector<std::string>& segments, size_t depth,

@@ -83,6 +83,9 @@ struct ServerOptions {
   // Requests a minute per credential (API key or token) on routes that need one, burst the same;
   // 0 = no limit. Routes may also limit per client address (Route::per_address).
   long rate_limit_per_credential = 0;
+  // {base_url} and {app_url}, written into the API description served at /v2/openapi.json.
+  std::string base_url;
+  std::string app_url;
 };
 
 class HttpServer {

@@ -53,7 +53,7 @@ function mariadb(socket, sql) {
 }
 
 // `plugins` is the YAML of the `plugins:` section, indented by two spaces.
-function configYaml({ socket, database, plugins }) {
+function configYaml({ socket, database, plugins, logLevel, extra }) {
   return [
     'server:',
     '  api: { listen: "127.0.0.1:0", base_url: "http://127.0.0.1:8080" }',
@@ -66,7 +66,8 @@ function configYaml({ socket, database, plugins }) {
     '  password: ""',
     `  name: ${database}`,
     '  pool_size: 4',
-    'logging: { level: info, format: json }',
+    `logging: { level: ${logLevel}, format: json }`,
+    ...(extra ? [extra.trimEnd()] : []),
     'plugins:',
     plugins.trimEnd(),
     '',
@@ -87,8 +88,10 @@ export class TestServer {
     this.log = [];
   }
 
-  // `plugins`: the YAML of the `plugins:` section (each line indented by two spaces).
-  static async start({ plugins = '  oauth: {}' } = {}) {
+  // `plugins`: the YAML of the `plugins:` section (each line indented by two spaces); `logLevel`
+  // debug also logs the route table at start-up (one `route` line per route, kept in `log`);
+  // `extra`: more top-level YAML (e.g. a `mail:` section).
+  static async start({ plugins = '  oauth: {}', logLevel = 'info', extra = '' } = {}) {
     const binDir = requireEnv('RDV_BIN_DIR');
     const socket = requireEnv('RDV_TEST_DB_SOCKET');
     if (!existsSync(path.join(binDir, 'rendezvous'))) throw new Error(`no rendezvous binary in ${binDir}: build first`);
@@ -97,7 +100,7 @@ export class TestServer {
     const server = new TestServer({ binDir, socket, dir, database });
     await mariadb(socket, `CREATE DATABASE \`${database}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
     try {
-      await writeFile(server.config, configYaml({ socket, database, plugins }));
+      await writeFile(server.config, configYaml({ socket, database, plugins, logLevel, extra }));
       await server.cli(['migrate']);
       await server.serve();
     } catch (e) {
