@@ -36,8 +36,10 @@ Json Convert(const YAML::Node& node, int depth) {
   if (depth > 64) throw std::runtime_error("YAML nested deeper than 64 levels (an alias cycle?)");
   switch (node.Type()) {
     case YAML::NodeType::Undefined:
-    case YAML::NodeType::Null: return nullptr;
-    case YAML::NodeType::Scalar: return node.Tag() == "?" ? PlainScalar(node.Scalar()) : Json(node.Scalar());
+    case YAML::NodeType::Null:
+      return nullptr;
+    case YAML::NodeType::Scalar:
+      return node.Tag() == "?" ? PlainScalar(node.Scalar()) : Json(node.Scalar());
     case YAML::NodeType::Sequence: {
       Json out = Json::array();
       for (const YAML::Node& item : node) out.push_back(Convert(item, depth + 1));
@@ -47,7 +49,8 @@ Json Convert(const YAML::Node& node, int depth) {
       Json out = Json::object();
       for (const auto& entry : node) {
         if (!entry.first.IsScalar())
-          throw std::runtime_error("YAML key that is not a scalar at line " + std::to_string(entry.first.Mark().line + 1));
+          throw std::runtime_error("YAML key that is not a scalar at line " +
+                                   std::to_string(entry.first.Mark().line + 1));
         out[entry.first.Scalar()] = Convert(entry.second, depth + 1);
       }
       return out;

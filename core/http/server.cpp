@@ -268,8 +268,8 @@ HttpServer::Impl::Impl(ServerOptions options, Logger& logger, prometheus::Regist
     rejected_->Add({{"reason", reason}});
 
   AddBuiltinRoutes(router_, options_.metrics_path,
-                   options_.metrics_listen.empty() ? Listener::kApi : Listener::kMetrics, registry_, readiness_,
-                   logger_, {options_.base_url, options_.app_url});
+                   options_.metrics_listen.empty() ? Listener::kApi : Listener::kMetrics, registry_,
+                   readiness_, logger_, {options_.base_url, options_.app_url});
 }
 
 void HttpServer::Impl::Start() {
@@ -307,7 +307,8 @@ void HttpServer::Impl::Start() {
   if (logger_.Enabled(LogLevel::kDebug))
     for (Listener l : kListeners)
       for (const rendezvous::Route* route : router_.Routes(l))
-        logger_.Debug("route", {{"listener", ListenerName(l)}, {"method", MethodName(route->method)},
+        logger_.Debug("route", {{"listener", ListenerName(l)},
+                                {"method", MethodName(route->method)},
                                 {"pattern", route->pattern}});
   logger_.Info("http listening", {{"api", options_.api_listen}, {"api_port", api_port_},
                                   {"app", options_.app_listen}, {"app_port", app_port_},

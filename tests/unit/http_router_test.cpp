@@ -1,6 +1,7 @@
 // Router matching (the percent-decoding it relies on is rendezvous/url.hpp's, see net_address_test).
 #include <gtest/gtest.h>
 
+#include "http/api_description.hpp"
 #include "http/router.hpp"
 #include "rendezvous/url.hpp"
 
@@ -82,6 +83,52 @@ TEST(HttpRouterTest, DuplicatesAndBadPatternsThrow) {
   EXPECT_NO_THROW(router.Add(R(Method::kGet, "/v2/a/:id", Listener::kApp)));
   EXPECT_THROW(router.Add(R(Method::kGet, "v2/no-slash")), std::logic_error);
   EXPECT_THROW(router.Add(R(Method::kGet, "/v2/:")), std::logic_error);
+}
+
+TEST(HttpRouterTest, RoutesListsOneListenerByPatternThenMethod) {
+  Router router;
+  router.Add(R(Method::kPost, "/v2/b"));
+  router.Add(R(Method::kGet, "/v2/b"));
+  router.Add(R(Method::kGet, "/v2/a/:id/x"));
+  router.Add(R(Method::kGet, "/page", Listener::kApp));
+  std::vector<std::string> listed;
+  for (const Route* r : router.Routes(Listener::kApi))
+    listed.push_back(std::string(MethodName(r->method)) + " " + r->pattern);
+  EXPECT_EQ(listed, (std::vector<std::string>{"GET /v2/a/:id/x", "GET /v2/b", "POST /v2/b"}));
+  ASSERT_EQ(router.Routes(Listener::kApp).size(), 1u);
+  EXPECT_TRUE(router.Routes(Listener::kMetrics).empty());
+}
+
+// The API description's YAML reading: plain scalars typed as YAML 1.2's core schema says, quoted
+// ones kept as text (an OpenAPI `version: "2"` must stay a string, `minimum: 0` a number).
+TEST(ApiDescriptionTest, YamlScalarsAreTypedOnlyWhenPlain) {
+  Json j = YamlToJson(
+      "a: 1\nb: \"1\"\nc: true\nd: 'false'\ne: ~\nf: 2.5\ng: 2024-08-13\nh: [x, 3]\n"
+      "\"200\": {k: v}\nanchor: &x {q: 1}\nalias: *x\n");
+  EXPECT_EQ(j["a"], 1);
+  EXPECT_EQ(j["b"], "1");
+  EXPECT_EQ(j["c"], true);
+  EXPECT_EQ(j["d"], "false");
+  EXPECT_TRUE(j["e"].is_null());
+  EXPECT_EQ(j["f"], 2.5);
+  EXPECT_EQ(j["g"], "2024-08-13");
+  EXPECT_EQ(j["h"], Json::parse(R"(["x",3])"));
+  EXPECT_EQ(j["200"]["k"], "v");
+  EXPECT_EQ(j["alias"], j["anchor"]);
+  EXPECT_THROW(YamlToJson("a: [unclosed"), std::runtime_error);
+  EXPECT_THROW(YamlToJson("a: *nowhere"), std::runtime_error);
+}
+
+TEST(ApiDescriptionTest, TheCompiledInDocumentConvertsWithTheAddressesWrittenIn) {
+  ApiDescription d = OpenApiDescription({"https://api.example", "https://app.example"});
+  Json doc = Json::parse(d.json);
+  EXPECT_EQ(doc["openapi"], "3.1.0");
+  EXPECT_EQ(doc["servers"][0]["url"], "https://api.example");
+  EXPECT_EQ(doc["components"]["securitySchemes"]["OAuth2"]["flows"]["authorizationCode"]["authorizationUrl"],
+            "https://app.example/auth/oauth2/authorize");
+  EXPECT_EQ(d.json.find("${"), std::string::npos);
+  EXPECT_EQ(d.etag.front(), '"');
+  EXPECT_NE(OpenApiDescription({"https://other.example", ""}).etag, d.etag);
 }
 
 }  // namespace
