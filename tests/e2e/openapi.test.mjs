@@ -188,6 +188,38 @@ async function awaitCode(log, to) {
   }
 }
 
+// A browser's part of the authorization code flow, spoken with fetch: sign in, then Allow on the
+// consent page. Answers the code the redirect carries.
+async function authorizationCode({ email, password, clientId, redirectUri, scope }) {
+  const jar = new Map();
+  const page = async (url, init = {}) => {
+    const headers = { ...(init.headers ?? {}), Cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') };
+    const res = await fetch(new URL(url, server.appUrl), { ...init, headers, redirect: 'manual' });
+    for (const c of res.headers.getSetCookie()) {
+      const [pair] = c.split(';');
+      const at = pair.indexOf('=');
+      jar.set(pair.slice(0, at), pair.slice(at + 1));
+    }
+    return { status: res.status, location: res.headers.get('location'), html: await res.text() };
+  };
+  const hidden = (html) => Object.fromEntries([...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)]
+    .map(([, k, v]) => [k, v.replaceAll('&amp;', '&').replaceAll('&quot;', '"').replaceAll('&#39;', "'").replaceAll('&lt;', '<').replaceAll('&gt;', '>')]));
+  const post = (url, fields) => page(url, {
+    method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString(),
+  });
+  const login = await page('/auth/login?next=%2F');
+  const signedIn = await post('/auth/login', { ...hidden(login.html), email, password });
+  assert.equal(signedIn.status, 302, `sign-in: ${signedIn.html.slice(0, 300)}`);
+  const query = new URLSearchParams({ client_id: clientId, redirect_uri: redirectUri, response_type: 'code', scope, state: 'st' });
+  const consent = await page(`/auth/oauth2/authorize?${query}`);
+  assert.equal(consent.status, 200, `consent page: ${consent.html.slice(0, 300)}`);
+  const allowed = await post('/auth/oauth2/authorize', { ...hidden(consent.html), decision: 'allow' });
+  assert.equal(allowed.status, 302, `allow: ${allowed.html.slice(0, 300)}`);
+  const code = new URL(allowed.location).searchParams.get('code');
+  assert.ok(code, `a code in ${allowed.location}`);
+  return code;
+}
+
 before(async () => {
   receiver = await startReceiver();
   mailDir = await mkdtemp(path.join(tmpdir(), 'rdv-openapi-mail-'));
@@ -241,10 +273,12 @@ test('the document describes exactly the routes the api listener registers', asy
 });
 
 test('every answer of every route matches the document', { timeout: kTestTimeoutMs }, async () => {
-  const owner = await server.createUser({ email: 'owner@example.com', name: 'Olga Owner', password: kPassword });
-  const other = await server.createUser({ email: 'other@example.com', name: 'Otto Other', password: kPassword });
-  const key = await server.createApiKey(owner.id);
-  const otherKey = await server.createApiKey(other.id);
+  // Each admin command starts the binary: two at a time.
+  const [owner, other] = await Promise.all([
+    server.createUser({ email: 'owner@example.com', name: 'Olga Owner', password: kPassword }),
+    server.createUser({ email: 'other@example.com', name: 'Otto Other', password: kPassword }),
+  ]);
+  const [key, otherKey] = await Promise.all([server.createApiKey(owner.id), server.createApiKey(other.id)]);
 
   // Built-in and discovery routes.
   await call('GET', '/healthz', { expect: 200 });
@@ -424,24 +458,33 @@ test('every answer of every route matches the document', { timeout: kTestTimeout
   await call('GET', `${phones}/{id}`, { token: key, params: { id: phoneOne.json.data.id }, expect: 200 });
   await call('GET', `${phones}/{id}`, { token: key, params: { id: 999999 }, expect: 404 });
 
-  // OAuth: a confidential client, a managed user's tokens, then the token endpoint's grants.
+  // OAuth: a confidential client, the authorization code flow, then the token endpoint's grants.
   const client = await server.cli(['admin', 'oauth-client', 'create', '--owner-id', String(owner.id), '--name', 'Planner',
     '--redirect-uri', 'https://planner.example/cb', '--scope', 'PROFILE_READ']);
   await server.cli(['admin', 'oauth-client', 'review', client.client_id, '--accept']);
-  const managed = await server.cli(['admin', 'managed-user', 'create', '--client-id', client.client_id,
-    '--email', 'mu@example.com', '--name', 'Managed']);
   const creds = { client_id: client.client_id, client_secret: client.client_secret };
-  // A managed user's token where only API keys and OAuth tokens are taken: 401.
-  await call('PATCH', '/v2/me', { token: managed.access_token, body: { name: 'M' }, expect: 401 });
   const token = '/v2/auth/oauth2/token';
-  const refreshed = await call('POST', token, { form: { ...creds, grant_type: 'refresh_token', refresh_token: managed.refresh_token }, expect: 200 });
+  const authCode = await authorizationCode({
+    email: 'owner@example.com', password: kPassword, clientId: client.client_id, redirectUri: 'https://planner.example/cb', scope: 'PROFILE_READ',
+  });
+  const exchange = { ...creds, grant_type: 'authorization_code', code: authCode, redirect_uri: 'https://planner.example/cb' };
+  const granted = await call('POST', token, { body: exchange, expect: 200 });
+  const refreshed = await call('POST', token, {
+    form: { ...creds, grant_type: 'refresh_token', refresh_token: granted.json.refresh_token }, expect: 200,
+  });
   await call('POST', token, { body: { ...creds, grant_type: 'password' }, expect: 400 });
   await call('POST', token, { form: { ...creds, client_secret: 'wrong', grant_type: 'refresh_token', refresh_token: 'x' }, expect: 401 });
   const accessToken = refreshed.json.access_token;
+  // The token reads the profile, and may not change it: 403 insufficient_scope.
+  await call('GET', '/v2/me', { token: accessToken, expect: 200 });
+  const refused = await call('PATCH', '/v2/me', { token: accessToken, body: { name: 'X' }, expect: 403 });
+  assert.equal(refused.json.error.code, 'insufficient_scope');
   await call('POST', '/v2/auth/oauth2/introspect', { form: { ...creds, token: accessToken }, expect: 200 });
   await call('POST', '/v2/auth/oauth2/introspect', { form: { ...creds, client_secret: 'wrong', token: accessToken }, expect: 401 });
   await call('POST', '/v2/auth/oauth2/revoke', { form: { ...creds, token: accessToken }, expect: 200 });
   await call('POST', '/v2/auth/oauth2/revoke', { form: { client_id: client.client_id, token: accessToken }, expect: 401 });
+  // A code is used once (its replay also revokes the grant's tokens).
+  await call('POST', token, { form: exchange, expect: 400 });
   // Pushed authorization requests, once the route exists.
   if (doc.paths['/v2/auth/oauth2/par'] && !kDescribedAhead.has('POST /v2/auth/oauth2/par')) {
     await call('POST', '/v2/auth/oauth2/par', {
