@@ -104,7 +104,8 @@ function follow(obj, ptr) {
 
 // Checks one real answer against the document; records what failed instead of stopping, so one
 // run names every mismatch.
-function conform(method, template, status, contentType, text) {
+function conform(method, template, status, headers, text) {
+  const contentType = headers.get('content-type');
   const op = `${method} ${template}`;
   const operation = doc.paths?.[template]?.[method.toLowerCase()];
   if (!operation) {
@@ -119,6 +120,9 @@ function conform(method, template, status, contentType, text) {
     return;
   }
   const [response, at] = follow(operation.responses[key], pointer('paths', template, method.toLowerCase(), 'responses', key));
+  for (const [name, header] of Object.entries(response.headers ?? {})) {
+    if (follow(header, '')[0].required && !headers.has(name)) failures.push(`${op} ${status}: no ${name} header, which the document requires`);
+  }
   const media = (contentType ?? '').split(';')[0].trim();
   if (!response.content) {
     if (text) failures.push(`${op} ${status}: the document describes no body, got ${media}: ${text.slice(0, 200)}`);
@@ -162,7 +166,7 @@ async function call(method, template, { params = {}, query, body, form, token, h
   const res = await fetch(url, { method, headers: h, body: payload, redirect: 'manual' });
   const text = await res.text();
   if (process.env.RDV_OPENAPI_DUMP) console.log(`${method} ${pathname} -> ${res.status} ${res.headers.get('content-type')}\n${text.slice(0, 1500)}`);
-  conform(method, template, res.status, res.headers.get('content-type'), text);
+  conform(method, template, res.status, res.headers, text);
   if (expect !== undefined) assert.equal(res.status, expect, `${method} ${pathname}: ${text}`);
   let json = null;
   try { json = JSON.parse(text); } catch { /* not JSON */ }
