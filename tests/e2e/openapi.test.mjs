@@ -48,6 +48,7 @@ let doc;
 let mailDir;
 let ajv;
 let validation;  // the validator's verdict, computed while the traffic runs (it takes seconds)
+const delivered = [];  // {path, headers, body} of every request the receiver got
 const seen = new Map();  // "METHOD /template" -> Set of statuses checked
 const failures = [];
 
@@ -70,8 +71,10 @@ function validateInWorker(document) {
 
 function startReceiver() {
   const srv = http.createServer((req, res) => {
-    req.resume();
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
+      delivered.push({ path: req.url, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
       if (req.url.startsWith('/fail')) res.writeHead(500).end('no');
       else if (req.url.startsWith('/feed.ics')) {
         res.writeHead(200, { 'Content-Type': 'text/calendar' }).end(
@@ -419,6 +422,9 @@ test('every answer of every route matches the document', { timeout: kTestTimeout
   await call('DELETE', etHookOne, { token: key, params: { eventTypeId: etId, id: etHook.id }, expect: 200 });
   await call('DELETE', etHookOne, { token: key, params: { eventTypeId: etId, id: etHook.id }, expect: 404 });
 
+  // A booking after the webhooks exist: its BOOKING_CREATED is delivered to /hook.
+  const b3 = (await book(starts[9])).json.data;
+
   // Calendars (no Google account connected: Google itself is never called).
   await call('GET', '/v2/calendars', { token: key, expect: 200 });
   await call('GET', '/v2/calendars', { expect: 401 });
@@ -496,6 +502,24 @@ test('every answer of every route matches the document', { timeout: kTestTimeout
     });
     await call('POST', '/v2/auth/oauth2/par', { form: { client_id: client.client_id, redirect_uri: 'https://planner.example/cb' }, expect: 401 });
   }
+
+  // What the receiver got matches the document's `webhooks`: the pings, and the booking's event.
+  const deadline = Date.now() + kAwaitMs;
+  while (!delivered.some((d) => d.body.includes(b3.uid)) && Date.now() < deadline) await delay(50);
+  const kinds = new Set();
+  for (const d of delivered) {
+    if (!d.headers['webhook-id']) continue;  // the ICS feed's fetches
+    const body = JSON.parse(d.body);
+    const name = body.triggerEvent === 'PING' ? 'ping' : 'bookingEvent';
+    kinds.add(name);
+    for (const p of doc.webhooks[name].post.parameters) {
+      if (p.required && !d.headers[p.name.toLowerCase()]) failures.push(`webhook ${name}: no ${p.name} header`);
+    }
+    const ref = `openapi${pointer('webhooks', name, 'post', 'requestBody', 'content', 'application/json', 'schema')}`;
+    const check = ajv.getSchema(ref) ?? ajv.compile({ $ref: ref });
+    if (!check(body)) failures.push(`webhook ${name}: the delivered body does not match: ${ajv.errorsText(check.errors)}\n  body: ${d.body.slice(0, 400)}`);
+  }
+  assert.deepEqual([...kinds].sort(), ['bookingEvent', 'ping'], 'a ping and a booking event were delivered');
 
   if (process.env.RDV_OPENAPI_SHOW) console.log(JSON.stringify([...seen].map(([k, v]) => [k, [...v]])));
 
