@@ -5,8 +5,10 @@
 //   does a description of a route that does not exist;
 // - every answer of the traffic below (each route, a success and an error) is checked against the
 //   document: the status must be one the operation lists, and the body must match that answer's
-//   JSON schema (ajv, draft 2020-12, which OpenAPI 3.1's schemas are). Every operation must have
-//   been seen answering both a 2xx/3xx and a 4xx, except the few listed with their reason.
+//   JSON schema (ajv, draft 2020-12, which OpenAPI 3.1's schemas are), with the headers the
+//   document requires. Every operation must have been seen answering both a 2xx/3xx and a 4xx,
+//   except the few listed with their reason;
+// - the deliveries a loopback receiver gets (pings, a booking event) match the `webhooks` section.
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
