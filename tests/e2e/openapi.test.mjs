@@ -154,7 +154,7 @@ function conform(method, template, status, headers, text) {
 }
 
 // One request, checked against the document. `template` is the documented path ("/v2/x/{id}").
-async function call(method, template, { params = {}, query, body, form, token, headers = {}, expect } = {}) {
+async function call(method, template, { params = {}, query, body, form, token, headers = {}, contentType, expect } = {}) {
   let pathname = template;
   for (const [k, v] of Object.entries(params)) pathname = pathname.replace(`{${k}}`, encodeURIComponent(v));
   const url = new URL(server.apiUrl + pathname);
@@ -168,6 +168,7 @@ async function call(method, template, { params = {}, query, body, form, token, h
     h['Content-Type'] = 'application/json';
     payload = typeof body === 'string' ? body : JSON.stringify(body);
   }
+  if (contentType) h['Content-Type'] = contentType;
   if (token) h.Authorization = `Bearer ${token}`;
   const res = await fetch(url, { method, headers: h, body: payload, redirect: 'manual' });
   const text = await res.text();
@@ -302,6 +303,7 @@ test('every answer of every route matches the document', { timeout: kTestTimeout
   await call('GET', '/v2/me', { expect: 401 });
   await call('PATCH', '/v2/me', { token: key, body: { name: 'Olga O. Owner' }, expect: 200 });
   await call('PATCH', '/v2/me', { token: key, body: { timeZone: 'Mars/Olympus' }, expect: 400 });
+  await call('PATCH', '/v2/me', { token: key, body: 'name=Olga', contentType: 'application/x-www-form-urlencoded', expect: 415 });
 
   // Event types.
   const et = await call('POST', '/v2/event-types', { token: key, body: { title: 'Intro', slug: 'intro', lengthInMinutes: 30 }, expect: 201 });
@@ -485,6 +487,7 @@ test('every answer of every route matches the document', { timeout: kTestTimeout
     form: { ...creds, grant_type: 'refresh_token', refresh_token: granted.json.refresh_token }, expect: 200,
   });
   await call('POST', token, { body: { ...creds, grant_type: 'password' }, expect: 400 });
+  await call('POST', token, { body: 'grant_type=refresh_token', contentType: 'text/plain' });
   await call('POST', token, { form: { ...creds, client_secret: 'wrong', grant_type: 'refresh_token', refresh_token: 'x' }, expect: 401 });
   const accessToken = refreshed.json.access_token;
   // The token reads the profile, and may not change it: 403 insufficient_scope.
