@@ -139,7 +139,7 @@ std::string RenderWebhookPage(const PageFrame& frame, const Webhook& webhook, co
   if (log.deliveries.is_array()) {
     for (const Json& d : log.deliveries) deliveries.push_back(DeliveryView(d, webhook.id));
   }
-  const int64_t shown = static_cast<int64_t>(deliveries.size());
+  const auto shown = static_cast<int64_t>(deliveries.size());
   std::string range = shown == 0 ? ""
                                  : "Deliveries " + std::to_string(log.skip + 1) + "–" +
                                        std::to_string(log.skip + shown) + " of " + std::to_string(log.total) +

@@ -49,9 +49,9 @@ Route ApiKeyRoute(Method method, std::string pattern, Handler handler) {
 
 }  // namespace
 
-void RegisterWebhookRoutes(PluginContext& ctx, std::shared_ptr<WebhookService> service,
-                           std::shared_ptr<WebhookStore> webhooks, std::shared_ptr<DeliveryQueue> deliveries,
-                           RouteOptions options) {
+void RegisterWebhookRoutes(PluginContext& ctx, const std::shared_ptr<WebhookService>& service,
+                           const std::shared_ptr<WebhookStore>& webhooks,
+                           const std::shared_ptr<DeliveryQueue>& deliveries, const RouteOptions& options) {
   Database& db = ctx.db();
 
   // The same five routes at both levels: the user's own webhooks under /v2/webhooks, an event

@@ -24,8 +24,8 @@ struct RouteOptions {
   int64_t secret_rotation_grace = 86400;  // seconds, when a rotation names none
 };
 
-void RegisterWebhookRoutes(PluginContext& ctx, std::shared_ptr<WebhookService> service,
-                           std::shared_ptr<WebhookStore> webhooks, std::shared_ptr<DeliveryQueue> deliveries,
-                           RouteOptions options);
+void RegisterWebhookRoutes(PluginContext& ctx, const std::shared_ptr<WebhookService>& service,
+                           const std::shared_ptr<WebhookStore>& webhooks,
+                           const std::shared_ptr<DeliveryQueue>& deliveries, const RouteOptions& options);
 
 }  // namespace rendezvous::webhooks
