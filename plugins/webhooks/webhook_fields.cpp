@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <utility>
 
 #include "address_guard.hpp"
 #include "rendezvous/text.hpp"
@@ -106,6 +107,61 @@ Result<WebhookFields> ParseWebhookFields(const Json& body, bool create) {
   }
   if (Status s = ReadClearable(body, "secret", kMaxSecretBytes, true, out.secret); !s.ok()) return s;
   return out;
+}
+
+WebhookForm ReadWebhookForm(const std::map<std::string, std::string>& form) {
+  auto field = [&form](const std::string& name) {
+    auto it = form.find(name);
+    return it == form.end() ? std::string() : it->second;
+  };
+  WebhookForm out;
+  out.subscriber_url = field("subscriber_url");
+  out.secret = field("secret");
+  out.remove_secret = form.count("remove_secret") != 0;
+  out.payload_template = field("payload_template");
+  for (const std::string& t : AllTriggers()) {
+    if (form.count("trigger_" + t) != 0) out.triggers.push_back(t);
+  }
+  out.active = form.count("active") != 0;
+  return out;
+}
+
+std::string FormMessage(std::string message) {
+  for (const auto& [member, label] : {std::pair<std::string, std::string>{"subscriberUrl", "subscriber URL"},
+                                      {"payloadTemplate", "payload template"}}) {
+    for (size_t at = message.find(member); at != std::string::npos;
+         at = message.find(member, at + label.size())) {
+      message.replace(at, member.size(), label);
+    }
+  }
+  if (!message.empty() && message[0] >= 'a' && message[0] <= 'z')
+    message[0] = static_cast<char>(message[0] - 'a' + 'A');
+  return message;
+}
+
+Result<WebhookFields> FieldsFromForm(const WebhookForm& form, bool create) {
+  if (form.triggers.empty()) return Status::Invalid("triggers", "Choose at least one trigger.");
+  std::string tmpl;
+  tmpl.reserve(form.payload_template.size());
+  for (size_t i = 0; i < form.payload_template.size(); ++i) {
+    if (form.payload_template[i] == '\r' && i + 1 < form.payload_template.size() &&
+        form.payload_template[i + 1] == '\n') {
+      continue;
+    }
+    tmpl.push_back(form.payload_template[i]);
+  }
+  Json body = {{"subscriberUrl", std::string(text::Trim(form.subscriber_url))},
+               {"triggers", form.triggers},
+               {"active", form.active},
+               {"payloadTemplate", tmpl.empty() ? Json() : Json(tmpl)}};
+  if (!form.secret.empty()) {
+    body["secret"] = form.secret;
+  } else if (create || form.remove_secret) {
+    body["secret"] = nullptr;
+  }
+  Result<WebhookFields> fields = ParseWebhookFields(body, create);
+  if (fields.ok()) return fields;
+  return Status::Invalid(fields.status().field(), FormMessage(fields.status().message()));
 }
 
 }  // namespace rendezvous::webhooks

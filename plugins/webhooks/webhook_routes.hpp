@@ -4,27 +4,28 @@
 // type's webhooks under /v2/event-types/{eventTypeId}/webhooks (another user's event type: 404);
 // a ping, sent at once, signed like a delivery and logged with trigger PING; a secret rotation
 // with a grace period; and the recovery of a window's failed deliveries. The delivery log, retry,
-// ping, rotation and recovery routes under /v2/webhooks/{id} serve both levels.
+// ping, rotation and recovery routes under /v2/webhooks/{id} serve both levels. The routes call
+// the service layer the webhook pages call too (WebhookService).
 #pragma once
 
 #include <functional>
 #include <memory>
 
 #include "delivery_queue.hpp"
-#include "delivery_sender.hpp"
 #include "rendezvous/plugin.hpp"
+#include "webhook_service.hpp"
 #include "webhook_store.hpp"
 
 namespace rendezvous::webhooks {
 
 struct RouteOptions {
-  bool allow_private_networks = false;
-  std::function<void()> wake_sender;  // a manual retry or a recovery made deliveries due
-  SenderOptions send;                 // how a ping is sent: the deliveries' rules
+  std::function<void()> wake_sender;      // a recovery made deliveries due
+  int64_t retention_seconds = 2592000;    // the delivery log's: a recovery reaches no further back
   int64_t secret_rotation_grace = 86400;  // seconds, when a rotation names none
 };
 
-void RegisterWebhookRoutes(PluginContext& ctx, std::shared_ptr<WebhookStore> webhooks,
-                           std::shared_ptr<DeliveryQueue> deliveries, RouteOptions options);
+void RegisterWebhookRoutes(PluginContext& ctx, const std::shared_ptr<WebhookService>& service,
+                           const std::shared_ptr<WebhookStore>& webhooks,
+                           const std::shared_ptr<DeliveryQueue>& deliveries, const RouteOptions& options);
 
 }  // namespace rendezvous::webhooks

@@ -1,8 +1,9 @@
-// The webhooks plugin's wiring (DESIGN §6, §8): config, the subscription store and its routes,
-// the delivery queue fed by an outbox consumer on topic "bookings", the sender and its metrics. Booking
-// events reach it only through the outbox, so it starts whether or not the bookings plugin is
-// enabled; event types, for their webhooks, come from the bookings plugin's "bookings.event_types"
-// when it is (without it, no event type exists).
+// The webhooks plugin's wiring (DESIGN §4, §6, §8): config, the subscription store, the service
+// layer behind its API routes and its pages for people, the delivery queue fed by an outbox
+// consumer on topic "bookings", the sender and its metrics. Booking events reach it only through
+// the outbox, so it starts whether or not the bookings plugin is enabled; event types, for their
+// webhooks, come from the bookings plugin's "bookings.event_types" when it is (without it, no event
+// type exists).
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,7 +16,9 @@
 #include "webhook_fields.hpp"
 #include "webhook_metrics.hpp"
 #include "webhook_migrations.hpp"
+#include "webhook_pages.hpp"
 #include "webhook_routes.hpp"
+#include "webhook_service.hpp"
 #include "webhook_store.hpp"
 
 #ifndef RDV_VERSION
@@ -156,14 +159,20 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
                              sender->Wake();
                            }
                          });
-  RouteOptions route_options;
-  route_options.allow_private_networks = config.allow_private_networks;
-  route_options.send = options;
-  route_options.secret_rotation_grace = config.secret_rotation_grace;
-  route_options.wake_sender = [weak = std::weak_ptr<DeliverySender>(sender)] {
+  ServiceOptions service_options;
+  service_options.allow_private_networks = config.allow_private_networks;
+  service_options.send = options;
+  service_options.wake_sender = [weak = std::weak_ptr<DeliverySender>(sender)] {
     if (auto s = weak.lock()) s->Wake();
   };
-  RegisterWebhookRoutes(ctx, webhooks, queue, route_options);
+  auto service =
+      std::make_shared<WebhookService>(ctx.db(), *webhooks, *queue, ctx.identity(), service_options);
+  RouteOptions route_options;
+  route_options.wake_sender = service_options.wake_sender;
+  route_options.retention_seconds = config.delivery_retention;
+  route_options.secret_rotation_grace = config.secret_rotation_grace;
+  RegisterWebhookRoutes(ctx, service, webhooks, queue, route_options);
+  RegisterWebhookPages(ctx, service);
   return std::make_unique<WebhooksPlugin>(ctx, std::move(metrics), std::move(webhooks), std::move(queue),
                                           std::move(sender));
 }

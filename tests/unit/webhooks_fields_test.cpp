@@ -1,4 +1,4 @@
-// The checks on a webhook create or update body.
+// The checks on a webhook create or update body, and on the pages' webhook form.
 #include <gtest/gtest.h>
 
 #include "webhook_fields.hpp"
@@ -85,6 +85,64 @@ TEST(WebhooksFields, NullOrEmptyClearsTemplateAndSecret) {
   EXPECT_FALSE(r->payload_template->has_value());
   ASSERT_TRUE(r->secret.has_value());
   EXPECT_FALSE(r->secret->has_value());
+}
+
+TEST(WebhooksFields, FormIsReadAsTyped) {
+  WebhookForm f = ReadWebhookForm({{"subscriber_url", " https://hooks.example.com/in "},
+                                   {"secret", "s3cret"},
+                                   {"payload_template", "{\r\n\"t\": \"{{title}}\"\r\n}"},
+                                   {"trigger_BOOKING_CANCELLED", "1"},
+                                   {"trigger_BOOKING_CREATED", "1"},
+                                   {"trigger_NOT_A_TRIGGER", "1"},
+                                   {"csrf_token", "x"}});
+  EXPECT_EQ(f.subscriber_url, " https://hooks.example.com/in ");
+  EXPECT_EQ(f.triggers, (std::vector<std::string>{"BOOKING_CREATED", "BOOKING_CANCELLED"}));
+  EXPECT_FALSE(f.active);  // an unticked checkbox is not sent
+  EXPECT_FALSE(f.remove_secret);
+  Result<WebhookFields> r = FieldsFromForm(f, true);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(*r->subscriber_url, "https://hooks.example.com/in");
+  EXPECT_EQ(**r->payload_template, "{\n\"t\": \"{{title}}\"\n}");
+  EXPECT_EQ(**r->secret, "s3cret");
+  EXPECT_EQ(r->active, false);
+}
+
+TEST(WebhooksFields, FormSecretIsKeptSetOrRemovedAndTemplateCleared) {
+  WebhookForm f;
+  f.subscriber_url = "https://hooks.example.com/in";
+  f.triggers = {"BOOKING_CREATED"};
+  Result<WebhookFields> keep = FieldsFromForm(f, false);
+  ASSERT_TRUE(keep.ok());
+  EXPECT_FALSE(keep->secret.has_value());  // an edit with the field empty keeps the secret
+  ASSERT_TRUE(keep->payload_template.has_value());
+  EXPECT_FALSE(keep->payload_template->has_value());  // an empty template clears it
+  f.remove_secret = true;
+  Result<WebhookFields> removed = FieldsFromForm(f, false);
+  ASSERT_TRUE(removed.ok() && removed->secret.has_value());
+  EXPECT_FALSE(removed->secret->has_value());
+  f.remove_secret = false;
+  Result<WebhookFields> none = FieldsFromForm(f, true);
+  ASSERT_TRUE(none.ok() && none->secret.has_value());
+  EXPECT_FALSE(none->secret->has_value());
+}
+
+TEST(WebhooksFields, FormMessagesSpeakOfTheLabels) {
+  WebhookForm f;
+  f.subscriber_url = "";
+  Result<WebhookFields> r = FieldsFromForm(f, true);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().field(), "triggers");
+  EXPECT_EQ(r.status().message(), "Choose at least one trigger.");
+  f.triggers = {"BOOKING_CREATED"};
+  r = FieldsFromForm(f, true);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().field(), "subscriberUrl");
+  EXPECT_EQ(r.status().message(), "Subscriber URL must not be empty");
+  f.subscriber_url = "https://hooks.example.com/in";
+  f.payload_template = std::string(kMaxTemplateBytes + 1, 'x');
+  r = FieldsFromForm(f, true);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "Payload template must be at most 65536 bytes");
 }
 
 }  // namespace
