@@ -11,6 +11,7 @@
 // - the deliveries a loopback receiver gets (pings, a booking event) match the `webhooks` section.
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import { createRequire } from 'node:module';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -58,11 +59,11 @@ const failures = [];
 // The validator works synchronously for seconds: on a thread of its own it runs while the traffic
 // test waits on the server. Resolves to {valid, text}.
 function validateInWorker(document) {
-  const parser = import.meta.resolve('@readme/openapi-parser');
+  const parser = createRequire(import.meta.url).resolve('@readme/openapi-parser');
   const code = `
     const { parentPort, workerData } = require('node:worker_threads');
-    import(workerData.parser).then(async ({ validate, compileErrors }) => {
-      const result = await validate(workerData.document);
+    const { validate, compileErrors } = require(workerData.parser);
+    validate(workerData.document).then((result) => {
       parentPort.postMessage({ valid: result.valid, text: result.valid ? '' : compileErrors(result) });
     }).catch((e) => parentPort.postMessage({ valid: false, text: String(e && e.stack || e) }));`;
   return new Promise((resolve, reject) => {
