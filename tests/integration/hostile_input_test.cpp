@@ -139,6 +139,9 @@ TEST_F(HostileInput, JsonBodiesNeverCause5xx) {
       {"POST", "/v2/verified-resources/emails/verification-code/verify", {{"email", "v@example.com"}, {"code", "123456"}}},
       {"POST", "/v2/verified-resources/phones/verification-code/request", {{"phone", "+14155550123"}}},
       {"POST", "/v2/verified-resources/phones/verification-code/verify", {{"phone", "+14155550123"}, {"code", "123456"}}},
+      {"POST", "/v2/auth/oauth2/par",
+       {{"client_id", "no-such-client"}, {"redirect_uri", "https://app.example/callback"}, {"scope", "BOOKING_READ"},
+        {"state", "s"}, {"response_type", "code"}}},
   };
   for (const Route& route : routes) {
     for (const std::string& value : kHostile) {
@@ -235,6 +238,14 @@ TEST_F(HostileInput, PagesAndFormsNeverCause5xx) {
   consent.emplace_back("csrf_token", csrf);
   consent.emplace_back("decision", "deny");
   EachFieldHostile("POST", "/auth/oauth2/authorize", consent, owner);
+  // A pushed request's reference (RFC 9126), shown and decided.
+  const std::vector<std::pair<std::string, std::string>> pushed = {
+      {"client_id", client_id}, {"request_uri", "urn:ietf:params:oauth:request_uri:" + std::string(43, 'a')}};
+  EachFieldHostile("GET", "/auth/oauth2/authorize", pushed, owner);
+  auto pushed_consent = pushed;
+  pushed_consent.emplace_back("csrf_token", csrf);
+  pushed_consent.emplace_back("decision", "allow");
+  EachFieldHostile("POST", "/auth/oauth2/authorize", pushed_consent, owner);
 
   // The admin's review of clients.
   const std::string admin = SignInBrowser(http_, server_->app(), "admin@example.com", "correct horse battery", nullptr);
@@ -263,9 +274,9 @@ TEST_F(HostileInput, PagesAndFormsNeverCause5xx) {
     PageBelow500("POST", "/auth/oauth2/authorize", raw, owner, "raw body");
   }
   // Client forms (7 fields, create and update), the secret form's token, ids and states, the
-  // authorization query (7) and consent (8), the review (2), the login form (3) and its `next`,
-  // raw bodies, and the baseline.
-  EXPECT_EQ(requests_, (7 * 2 + 1 + 4 + 7 + 8 + 2 + 3 + 1) * 6 + 3 * 3 + 1);
+  // authorization query (7) and consent (8), a pushed request's reference (2) and its consent (3),
+  // the review (2), the login form (3) and its `next`, raw bodies, and the baseline.
+  EXPECT_EQ(requests_, (7 * 2 + 1 + 4 + 7 + 8 + 2 + 3 + 2 + 3 + 1) * 6 + 3 * 3 + 1);
   EXPECT_EQ(http_.Get(server_->app() + settings, {"Cookie: " + owner}).status, 200);  // still serving
   EXPECT_EQ(Call("GET", "/v2/me", owner_key_).status, 200);
 }
