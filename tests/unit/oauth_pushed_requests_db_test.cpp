@@ -4,12 +4,14 @@
 // authorization page's validation, its answers) and the clients' require_par setting.
 #include <atomic>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "client_commands.hpp"
 #include "client_service.hpp"
 #include "oauth_test_db.hpp"
 #include "par_endpoint.hpp"
@@ -305,6 +307,38 @@ TEST_F(PushedRequestsDb, RequireParIsSavedAndNeedsNoReview) {
   ASSERT_TRUE(pending.ok());
   EXPECT_EQ(pending->state, ClientState::kPending);
   EXPECT_TRUE(pending->require_par);
+}
+
+TEST_F(PushedRequestsDb, RequireParOnTheCommandLine) {
+  auto run = [&](std::vector<std::string> args, Json* printed = nullptr) {
+    std::ostringstream out, err;
+    const int code = RunClientCommand(*clients_, args, out, err);
+    if (printed && code == 0) *printed = Json::parse(out.str());
+    if (code != 0) {
+      EXPECT_NE(err.str(), "");
+    }
+    return code;
+  };
+  Json created;
+  ASSERT_EQ(run({"create", "--owner-id", "1", "--name", "Strict", "--redirect-uri", kAppRedirect, "--scope",
+                 "BOOKING_READ", "--require-par"},
+                &created),
+            0);
+  EXPECT_EQ(created["require_par"], true);
+  const std::string id = created["client_id"];
+  Json shown;
+  ASSERT_EQ(run({"show", client_id_}, &shown), 0);
+  EXPECT_EQ(shown["require_par"], false);
+  Json updated;
+  ASSERT_EQ(run({"update", client_id_, "--require-par", "true"}, &updated), 0);
+  EXPECT_EQ(updated["require_par"], true);
+  EXPECT_EQ(updated["state"], "approved");
+  ASSERT_EQ(run({"update", id, "--require-par", "false"}, &updated), 0);
+  EXPECT_EQ(updated["require_par"], false);
+  EXPECT_EQ(run({"update", id, "--require-par", "yes"}), 2);
+  EXPECT_EQ(run({"update", id, "--require-par"}), 2);
+  EXPECT_EQ(run({"create", "--owner-id", "1", "--name", "X", "--redirect-uri", kAppRedirect, "--require-par=true"}), 2);
+  EXPECT_FALSE(clients_->Get(id)->require_par);
 }
 
 }  // namespace
