@@ -48,7 +48,8 @@ std::string RenderConsentPage(const ConsentPage& page) {
     fields.push_back({{"name", "client_id"}, {"value", page.grant.client_id}});
     fields.push_back({{"name", "request_uri"}, {"value", *page.request_uri}});
   } else {
-    for (const auto& [name, value] : ConsentHiddenFields(page.request)) fields.push_back({{"name", name}, {"value", value}});
+    for (const auto& [name, value] : ConsentHiddenFields(page.request))
+      fields.push_back({{"name", name}, {"value", value}});
   }
   Json data = {{"csrf_token", page.csrf_token},
                {"client_name", page.client_name},

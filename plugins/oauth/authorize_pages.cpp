@@ -21,7 +21,6 @@ constexpr const char* kPushedUnknown =
     "This authorization request is unknown, expired or already used. Go back to the application and start "
     "again.";
 
-
 // The page for a refused request; its HTTP status is the one core/http gives `problem`.
 Response ErrorPage(const Status& problem, const std::string& title) {
   Response res = Response::Page(problem, RenderAuthorizeErrorPage(title, problem.message()));
@@ -167,7 +166,8 @@ class AuthorizePages {
     if (client) view = AuthorizeViewOf(*client);
     AuthorizeOutcome outcome = ValidateAuthorizeRequest(query, client ? &view : nullptr, user_id);
     if (auto* page_error = std::get_if<AuthorizePageError>(&outcome)) return PageError(page_error->message);
-    if (auto* redirect = std::get_if<AuthorizeRedirectError>(&outcome)) return RedirectTo(redirect->Url(issuer_));
+    if (auto* redirect = std::get_if<AuthorizeRedirectError>(&outcome))
+      return RedirectTo(redirect->Url(issuer_));
     // A grant names a client that exists: without one the request is a page error.
     return Validated{std::move(*client), std::get<AuthorizeGrant>(outcome)};
   }
@@ -230,8 +230,8 @@ AuthorizeClientView AuthorizeViewOf(const OAuthClient& client) {
 void RegisterAuthorizePages(rendezvous::PluginContext& ctx, rendezvous::oauth::ClientService& clients,
                             rendezvous::oauth::CodeExchange& codes, std::shared_ptr<PushedRequests> pushed) {
   // The issuer of RFC 8414's metadata (AuthorizationServerMetadata), named in every response.
-  auto pages = std::make_shared<AuthorizePages>(ctx.identity(), clients, codes, std::move(pushed), ctx.logger(),
-                                                ctx.base_url());
+  auto pages = std::make_shared<AuthorizePages>(ctx.identity(), clients, codes, std::move(pushed),
+                                                ctx.logger(), ctx.base_url());
   auto add = [&](Method method, Response (AuthorizePages::*fn)(Request&)) {
     ctx.AddRoute(Route::Page(method, kAuthorizePath, RouteAuth::Session(),
                              [pages, fn](Request& req) { return ((*pages).*fn)(req); }));

@@ -68,8 +68,9 @@ int Create(ClientService& service, const std::vector<std::string>& args, std::os
 
 int Update(ClientService& service, const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
          bool& parsing) {
-  CliArgs a(args, {"name", "logo", "website", "purpose", "redirect-uri", "add-scope", "remove-scope", "require-par"},
-            {});
+  CliArgs a(
+      args,
+      {"name", "logo", "website", "purpose", "redirect-uri", "add-scope", "remove-scope", "require-par"}, {});
   ExpectPositional(a, 2, "update CLIENT_ID [--name N] [--logo URL] [--website URL] [--purpose TEXT] ...");
   ClientUpdate u;
   u.name = a.Get("name");
@@ -80,7 +81,8 @@ int Update(ClientService& service, const std::vector<std::string>& args, std::os
   u.add_scopes = a.GetAll("add-scope");
   u.remove_scopes = a.GetAll("remove-scope");
   if (auto require_par = a.Get("require-par")) {
-    if (*require_par != "true" && *require_par != "false") throw UsageError("--require-par must be true or false");
+    if (*require_par != "true" && *require_par != "false")
+      throw UsageError("--require-par must be true or false");
     u.require_par = *require_par == "true";
   }
   parsing = false;

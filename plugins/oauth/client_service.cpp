@@ -165,8 +165,9 @@ Result<std::pair<OAuthClient, std::optional<std::string>>> ClientService::Create
         "INSERT INTO oauth_clients (client_id, owner_id, kind, state, review_reason, name, logo,"
         " website, purpose, redirect_uris, scopes, created_at, updated_at, require_par)"
         " VALUES (?, ?, ?, 'pending', '', ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3), ?)",
-        {client_id, request.owner_id, ClientKindName(request.kind), settings.name, settings.logo, settings.website,
-         settings.purpose, ListJson(settings.redirect_uris), ListJson(settings.scopes), request.require_par});
+        {client_id, request.owner_id, ClientKindName(request.kind), settings.name, settings.logo,
+         settings.website, settings.purpose, ListJson(settings.redirect_uris), ListJson(settings.scopes),
+         request.require_par});
     if (secret) InsertSecret(tx, client_id, *secret);
     return *LoadClient(tx, client_id, false);
   });
@@ -255,7 +256,8 @@ Result<OAuthClient> ClientService::Update(const std::string& client_id, std::opt
     decision = DecideAfterUpdate(client->state, before, after);
     const bool settings_unchanged = before.name == after.name && before.logo == after.logo &&
                                     before.website == after.website && before.purpose == after.purpose &&
-                                    before.redirect_uris == after.redirect_uris && before.scopes == after.scopes;
+                                    before.redirect_uris == after.redirect_uris &&
+                                    before.scopes == after.scopes;
     const bool require_par = update.require_par.value_or(client->require_par);
     if (settings_unchanged && require_par == client->require_par) return std::move(*client);
     // require_par only narrows what the client may do: alone it keeps the state (and a
@@ -266,9 +268,10 @@ Result<OAuthClient> ClientService::Update(const std::string& client_id, std::opt
         "UPDATE oauth_clients SET name = ?, logo = ?, website = ?, purpose = ?, redirect_uris = ?,"
         " scopes = ?, state = ?, review_reason = ?, require_par = ?, updated_at = UTC_TIMESTAMP(3)"
         " WHERE client_id = ?",
-        {after.name, after.logo, after.website, after.purpose, ListJson(after.redirect_uris), ListJson(after.scopes),
-         ClientStateName(next_state), next_state == ClientState::kRejected ? client->review_reason : std::string(),
-         require_par, client->client_id});
+        {after.name, after.logo, after.website, after.purpose, ListJson(after.redirect_uris),
+         ListJson(after.scopes), ClientStateName(next_state),
+         next_state == ClientState::kRejected ? client->review_reason : std::string(), require_par,
+         client->client_id});
     return *LoadClient(tx, client->client_id, false);
   });
   if (result.ok()) {

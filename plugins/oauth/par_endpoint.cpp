@@ -37,8 +37,8 @@ std::optional<std::string> Param(const OAuthParams& params, std::string_view nam
 
 Response HandlePushedAuthorizationRequest(const ParEndpointServices& services, const Request& req) {
   static const std::vector<std::string_view> kKnown = {
-      "client_id", "client_secret", "response_type", "redirect_uri", "scope", "state",
-      "code_challenge", "code_challenge_method", "request_uri"};
+      "client_id", "client_secret",  "response_type",         "redirect_uri", "scope",
+      "state",     "code_challenge", "code_challenge_method", "request_uri"};
   const std::optional<std::string> authorization = req.Header("authorization");
   const std::optional<std::string_view> authorization_view =
       authorization ? std::optional<std::string_view>(*authorization) : std::nullopt;
@@ -84,10 +84,11 @@ Response HandlePushedAuthorizationRequest(const ParEndpointServices& services, c
 
   std::optional<PushedRequest> pushed = services.pushed.Push(credentials.client_id, query);
   if (!pushed) {
-    Response res = Refuse(TokenError{429, "invalid_request",
-                                     "the client holds " + std::to_string(kMaxPendingPerClient) +
-                                         " unused pushed authorization requests; use them or let them expire"},
-                          credentials.basic_auth);
+    Response res =
+        Refuse(TokenError{429, "invalid_request",
+                          "the client holds " + std::to_string(kMaxPendingPerClient) +
+                              " unused pushed authorization requests; use them or let them expire"},
+               credentials.basic_auth);
     res.With("Retry-After", std::to_string(services.pushed.ttl()));
     return res;
   }
@@ -96,8 +97,9 @@ Response HandlePushedAuthorizationRequest(const ParEndpointServices& services, c
 
 void RegisterParEndpoint(PluginContext& ctx, const ParEndpointServices& services) {
   // The handler authenticates the client itself.
-  ctx.AddRoute(Route::Api(Method::kPost, kParPath, RouteAuth::Public(),
-                          [services](Request& req) { return HandlePushedAuthorizationRequest(services, req); }));
+  ctx.AddRoute(Route::Api(Method::kPost, kParPath, RouteAuth::Public(), [services](Request& req) {
+    return HandlePushedAuthorizationRequest(services, req);
+  }));
 }
 
 }  // namespace rendezvous::oauth

@@ -63,9 +63,11 @@ bool IsPushedRequestUri(std::string_view request_uri) {
 
 PushedRequests::PushedRequests(Database& db, long ttl_seconds) : db_(db), ttl_(ttl_seconds) {}
 
-std::optional<PushedRequest> PushedRequests::Push(const std::string& client_id, const AuthorizeQuery& params) {
+std::optional<PushedRequest> PushedRequests::Push(const std::string& client_id,
+                                                  const AuthorizeQuery& params) {
   if (!CanBeClientId(client_id)) return std::nullopt;
-  const std::string request_uri = std::string(kRequestUriPrefix) + crypto::RandomToken(kRequestUriRandomBytes);
+  const std::string request_uri =
+      std::string(kRequestUriPrefix) + crypto::RandomToken(kRequestUriRandomBytes);
   const std::string stored = PushedParamsJson(params);
   const bool stored_ok = db_.Transaction([&](DbConnection& tx) {
     // The client's row is the lock that makes count-then-insert exact under concurrent pushes.
@@ -84,23 +86,27 @@ std::optional<PushedRequest> PushedRequests::Push(const std::string& client_id, 
   return PushedRequest{request_uri, ttl_};
 }
 
-std::optional<AuthorizeQuery> PushedRequests::Peek(const std::string& client_id, const std::string& request_uri) {
+std::optional<AuthorizeQuery> PushedRequests::Peek(const std::string& client_id,
+                                                   const std::string& request_uri) {
   if (!CanBeClientId(client_id) || !IsPushedRequestUri(request_uri)) return std::nullopt;
   std::optional<DbRow> row = db_.Run([&](DbConnection& conn) {
     return conn.QueryOne(
-        "SELECT client_id, params FROM oauth_pushed_requests WHERE uri_hash = ? AND expires_at > UTC_TIMESTAMP(3)",
+        "SELECT client_id, params FROM oauth_pushed_requests WHERE uri_hash = ? AND expires_at > "
+        "UTC_TIMESTAMP(3)",
         {crypto::Sha256Hex(request_uri)});
   });
   if (!row || row->String(1) != client_id) return std::nullopt;
   return PushedParamsFromJson(row->String(2));
 }
 
-std::optional<AuthorizeQuery> PushedRequests::Consume(const std::string& client_id, const std::string& request_uri) {
+std::optional<AuthorizeQuery> PushedRequests::Consume(const std::string& client_id,
+                                                      const std::string& request_uri) {
   if (!CanBeClientId(client_id) || !IsPushedRequestUri(request_uri)) return std::nullopt;
   const std::string hash = crypto::Sha256Hex(request_uri);
   std::optional<std::string> params = db_.Transaction([&](DbConnection& tx) -> std::optional<std::string> {
     std::optional<DbRow> row = tx.QueryOne(
-        "SELECT client_id, params FROM oauth_pushed_requests WHERE uri_hash = ? AND expires_at > UTC_TIMESTAMP(3)"
+        "SELECT client_id, params FROM oauth_pushed_requests WHERE uri_hash = ? AND expires_at > "
+        "UTC_TIMESTAMP(3)"
         " FOR UPDATE",
         {hash});
     if (!row || row->String(1) != client_id) return std::nullopt;

@@ -272,8 +272,7 @@ std::variant<ClientAuthentication, TokenError> TakeClientAuthentication(
           "use one client authentication method: HTTP Basic or client_secret in the body");
     }
     if (!out.client_id.empty() && out.client_id != creds->client_id) {
-      return TokenError::InvalidRequest(
-          "client_id in the body differs from the HTTP Basic credentials");
+      return TokenError::InvalidRequest("client_id in the body differs from the HTTP Basic credentials");
     }
     out.client_id = std::move(creds->client_id);
     out.client_secret = std::move(creds->client_secret);

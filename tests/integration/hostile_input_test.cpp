@@ -139,9 +139,6 @@ TEST_F(HostileInput, JsonBodiesNeverCause5xx) {
       {"POST", "/v2/verified-resources/emails/verification-code/verify", {{"email", "v@example.com"}, {"code", "123456"}}},
       {"POST", "/v2/verified-resources/phones/verification-code/request", {{"phone", "+14155550123"}}},
       {"POST", "/v2/verified-resources/phones/verification-code/verify", {{"phone", "+14155550123"}, {"code", "123456"}}},
-      {"POST", "/v2/auth/oauth2/par",
-       {{"client_id", "no-such-client"}, {"redirect_uri", "https://app.example/callback"}, {"scope", "BOOKING_READ"},
-        {"state", "s"}, {"response_type", "code"}}},
   };
   for (const Route& route : routes) {
     for (const std::string& value : kHostile) {
@@ -154,6 +151,17 @@ TEST_F(HostileInput, JsonBodiesNeverCause5xx) {
                                    std::string("null")}) {
       ExpectBelow500(route.method, route.path, raw, "raw body");
     }
+  }
+  // The pushed authorization request endpoint takes JSON bodies as the token endpoint does.
+  const json par = {{"client_id", "no-such-client"},
+                    {"redirect_uri", "https://app.example/callback"},
+                    {"scope", "BOOKING_READ"},
+                    {"state", "s"},
+                    {"response_type", "code"}};
+  for (const std::string& value : kHostile) {
+    EachLeafReplaced(par, value, [&](const std::string& where, const json& body) {
+      ExpectBelow500("POST", "/v2/auth/oauth2/par", Dump(body), where);
+    });
   }
   EXPECT_GT(requests_, 300);
   EXPECT_EQ(Call("GET", "/v2/me", owner_key_).status, 200);  // still serving

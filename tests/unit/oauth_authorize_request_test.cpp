@@ -1,8 +1,7 @@
-#include "authorize_request.hpp"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "authorize_request.hpp"
 #include "pkce.hpp"
 #include "pushed_requests.hpp"
 
@@ -353,18 +352,20 @@ TEST(OAuthAuthorizeUrls, SuccessRedirect) {
 
 TEST(OAuthAuthorizeUrls, ErrorRedirectIsEncoded) {
   AuthorizeRedirectError e = RedirectError(Query("NOPE"), Client());
-  EXPECT_EQ(e.Url(kIssuer),
-            std::string("https://app.example/callback?error=invalid_scope"
-                        "&error_description=Requested%20scope%20is%20not%20a%20recognized%20scope&state=xyz") +
-                kIss);
+  EXPECT_EQ(
+      e.Url(kIssuer),
+      std::string("https://app.example/callback?error=invalid_scope"
+                  "&error_description=Requested%20scope%20is%20not%20a%20recognized%20scope&state=xyz") +
+          kIss);
   AuthorizeQuery q = Query("PROFILE_WRITE");
   q.state = "a&b=c";
   q.redirect_uri = "http://127.0.0.1:5000/cb?tenant=1";
-  EXPECT_EQ(RedirectError(q, Client()).Url(kIssuer),
-            std::string("http://127.0.0.1:5000/cb?tenant=1&error=invalid_request"
-                        "&error_description=Requested%20scope%20exceeds%20the%20client%27s%20registered%20scopes"
-                        "&state=a%26b%3Dc") +
-                kIss);
+  EXPECT_EQ(
+      RedirectError(q, Client()).Url(kIssuer),
+      std::string("http://127.0.0.1:5000/cb?tenant=1&error=invalid_request"
+                  "&error_description=Requested%20scope%20exceeds%20the%20client%27s%20registered%20scopes"
+                  "&state=a%26b%3Dc") +
+          kIss);
 }
 
 TEST(OAuthAuthorizeUrls, AccessDenied) {
@@ -420,7 +421,8 @@ TEST(OAuthAuthorize, RequireParClientRefusesAPlainRequest) {
   // A pushed request is validated like any other: a pending client still only for its owner.
   AuthorizeClientView pending = Client({"BOOKING_READ"}, ClientKind::kConfidential, ClientState::kPending);
   pending.require_par = true;
-  EXPECT_EQ(PageError(pushed, &pending), "This OAuth client is awaiting approval; until then only its owner can use it");
+  EXPECT_EQ(PageError(pushed, &pending),
+            "This OAuth client is awaiting approval; until then only its owner can use it");
   // Without require_par both kinds of request are served.
   EXPECT_EQ(Grant(Query(), Client()).client_id, "client-1");
   EXPECT_EQ(Grant(pushed, Client()).client_id, "client-1");

@@ -78,10 +78,11 @@ TEST(OAuthClientPagesForm, RequireParIsACheckbox) {
   EXPECT_FALSE(ReadClientForm({{"name", "A"}}, false).require_par);
   OAuthClient client = SampleClient();
   const std::string unchecked = RenderClientPage({}, client, FormInputFromClient(client));
-  ExpectFragments(unchecked,
-                  {"<input type=\"checkbox\" id=\"require_par\" name=\"require_par\" value=\"1\" aria-describedby",
-                   "<label for=\"require_par\">Require pushed authorization requests (PAR)</label>"},
-                  {"name=\"require_par\" value=\"1\" checked"});
+  ExpectFragments(
+      unchecked,
+      {"<input type=\"checkbox\" id=\"require_par\" name=\"require_par\" value=\"1\" aria-describedby",
+       "<label for=\"require_par\">Require pushed authorization requests (PAR)</label>"},
+      {"name=\"require_par\" value=\"1\" checked"});
   client.require_par = true;
   EXPECT_TRUE(Contains(RenderClientPage({}, client, FormInputFromClient(client)),
                        "name=\"require_par\" value=\"1\" checked"));

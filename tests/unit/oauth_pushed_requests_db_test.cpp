@@ -73,8 +73,8 @@ class PushedRequestsDb : public OAuthDbTest {
   }
 
   std::string ConfidentialBody(const std::string& extra = "") {
-    return "client_id=" + client_id_ + "&client_secret=" + secret_ + "&response_type=code&redirect_uri=" +
-           kRedirectEncoded + "&scope=BOOKING_READ&state=s1" + extra;
+    return "client_id=" + client_id_ + "&client_secret=" + secret_ +
+           "&response_type=code&redirect_uri=" + kRedirectEncoded + "&scope=BOOKING_READ&state=s1" + extra;
   }
 
   static Json Body(const Response& res) { return Json::parse(res.body); }
@@ -86,7 +86,8 @@ class PushedRequestsDb : public OAuthDbTest {
     return "";
   }
 
-  void ExpectError(const Response& res, int status, const std::string& error, const std::string& description = "") {
+  void ExpectError(const Response& res, int status, const std::string& error,
+                   const std::string& description = "") {
     EXPECT_EQ(res.status, status) << res.body;
     EXPECT_EQ(Body(res).value("error", ""), error) << res.body;
     if (!description.empty()) {
@@ -155,8 +156,10 @@ TEST_F(PushedRequestsDb, ExpiredIsUnusableAndPurged) {
   std::optional<PushedRequest> live = pushed_->Push(client_id_, Params(client_id_));
   ASSERT_TRUE(p && live);
   db_->Run([&](DbConnection& conn) {
-    conn.Exec("UPDATE oauth_pushed_requests SET expires_at = UTC_TIMESTAMP(3) - INTERVAL 1 SECOND WHERE uri_hash = ?",
-              {crypto::Sha256Hex(p->request_uri)});
+    conn.Exec(
+        "UPDATE oauth_pushed_requests SET expires_at = UTC_TIMESTAMP(3) - INTERVAL 1 SECOND WHERE uri_hash = "
+        "?",
+        {crypto::Sha256Hex(p->request_uri)});
   });
   EXPECT_EQ(pushed_->Peek(client_id_, p->request_uri), std::nullopt);
   EXPECT_EQ(pushed_->Consume(client_id_, p->request_uri), std::nullopt);
@@ -213,18 +216,19 @@ TEST_F(PushedRequestsDb, EndpointAnswers201WithAUsableRequestUri) {
 }
 
 TEST_F(PushedRequestsDb, EndpointAuthenticatesTheClientAsTheTokenEndpointDoes) {
-  ExpectError(Post(std::string("redirect_uri=") + kRedirectEncoded + "&scope=BOOKING_READ"), 400, "invalid_request",
-              "client_id is required");
+  ExpectError(Post(std::string("redirect_uri=") + kRedirectEncoded + "&scope=BOOKING_READ"), 400,
+              "invalid_request", "client_id is required");
   ExpectError(Post("client_id=no-such-client&redirect_uri=x"), 401, "invalid_client", "client_not_found");
-  ExpectError(Post("client_id=" + client_id_ + "&client_secret=wrong&scope=BOOKING_READ"), 401, "invalid_client",
-              "invalid_client_credentials");
+  ExpectError(Post("client_id=" + client_id_ + "&client_secret=wrong&scope=BOOKING_READ"), 401,
+              "invalid_client", "invalid_client_credentials");
   ExpectError(Post("client_id=" + client_id_ + "&scope=BOOKING_READ"), 401, "invalid_client",
               "invalid_client_credentials");
   Response basic = Post("scope=BOOKING_READ", "Basic " + crypto::Base64Encode(client_id_ + ":wrong"));
   ExpectError(basic, 401, "invalid_client", "invalid_client_credentials");
   EXPECT_EQ(HeaderOf(basic, "WWW-Authenticate"), "Basic realm=\"rendezvous\"");
   ExpectError(Post(ConfidentialBody(), "Basic " + crypto::Base64Encode(client_id_ + ":" + secret_)), 400,
-              "invalid_request", "use one client authentication method: HTTP Basic or client_secret in the body");
+              "invalid_request",
+              "use one client authentication method: HTTP Basic or client_secret in the body");
   // A public client sending a secret is refused as at the token endpoint.
   ExpectError(Post("client_id=" + public_id_ + "&client_secret=x&scope=BOOKING_READ"), 401, "invalid_client",
               "invalid_client_credentials");
@@ -237,27 +241,29 @@ TEST_F(PushedRequestsDb, EndpointValidatesAsTheAuthorizationPage) {
   ExpectError(Post("client_id=" + client_id_ + "&client_secret=" + secret_ +
                    "&redirect_uri=https%3A%2F%2Fapp.example.com%2Fcb%2Fother&scope=BOOKING_READ"),
               400, "invalid_request", "redirect_uri is not registered for this OAuth client");
-  ExpectError(Post("client_id=" + client_id_ + "&client_secret=" + secret_ + "&redirect_uri=" + kRedirectEncoded),
-              400, "invalid_request", "scope parameter is required for this OAuth client");
+  ExpectError(
+      Post("client_id=" + client_id_ + "&client_secret=" + secret_ + "&redirect_uri=" + kRedirectEncoded),
+      400, "invalid_request", "scope parameter is required for this OAuth client");
   ExpectError(Post(ConfidentialBody("&scope=NOT_A_SCOPE")), 400, "invalid_request",
               "parameter scope is given more than once");
-  ExpectError(Post("client_id=" + client_id_ + "&client_secret=" + secret_ + "&redirect_uri=" + kRedirectEncoded +
-                   "&scope=NOT_A_SCOPE"),
+  ExpectError(Post("client_id=" + client_id_ + "&client_secret=" + secret_ +
+                   "&redirect_uri=" + kRedirectEncoded + "&scope=NOT_A_SCOPE"),
               400, "invalid_scope", "Requested scope is not a recognized scope");
-  ExpectError(Post("client_id=" + client_id_ + "&client_secret=" + secret_ + "&redirect_uri=" + kRedirectEncoded +
-                   "&scope=EVENT_TYPE_WRITE"),
+  ExpectError(Post("client_id=" + client_id_ + "&client_secret=" + secret_ +
+                   "&redirect_uri=" + kRedirectEncoded + "&scope=EVENT_TYPE_WRITE"),
               400, "invalid_request", "Requested scope exceeds the client's registered scopes");
-  ExpectError(Post("client_id=" + client_id_ + "&client_secret=" + secret_ + "&redirect_uri=" + kRedirectEncoded +
-                   "&scope=BOOKING_READ&response_type=token"),
+  ExpectError(Post("client_id=" + client_id_ + "&client_secret=" + secret_ +
+                   "&redirect_uri=" + kRedirectEncoded + "&scope=BOOKING_READ&response_type=token"),
               400, "unsupported_response_type");
-  ExpectError(Post("client_id=" + public_id_ + "&redirect_uri=" + kRedirectEncoded + "&scope=BOOKING_READ"), 400,
-              "invalid_request", "code_challenge (PKCE, method S256) is required for public clients");
+  ExpectError(Post("client_id=" + public_id_ + "&redirect_uri=" + kRedirectEncoded + "&scope=BOOKING_READ"),
+              400, "invalid_request", "code_challenge (PKCE, method S256) is required for public clients");
   ExpectError(Post("client_id=" + public_id_ + "&redirect_uri=" + kRedirectEncoded +
                    "&scope=BOOKING_READ&code_challenge=" + kChallenge + "&code_challenge_method=plain"),
               400, "invalid_request", "code_challenge_method must be S256");
   ExpectError(Post(ConfidentialBody("&request_uri=urn%3Aietf%3Aparams%3Aoauth%3Arequest_uri%3Ax")), 400,
               "invalid_request", "request_uri cannot be pushed");
-  ExpectError(Post(ConfidentialBody("&state=" + std::string(kMaxStateLength + 1, 's'))), 400, "invalid_request");
+  ExpectError(Post(ConfidentialBody("&state=" + std::string(kMaxStateLength + 1, 's'))), 400,
+              "invalid_request");
   ExpectError(Post(ConfidentialBody("&x=" + std::string(kMaxTokenBodyBytes, 'x'))), 413, "invalid_request");
   ExpectError(Post(ConfidentialBody("&scope2=%ZZ")), 400, "invalid_request",
               "malformed application/x-www-form-urlencoded body");
@@ -337,7 +343,9 @@ TEST_F(PushedRequestsDb, RequireParOnTheCommandLine) {
   EXPECT_EQ(updated["require_par"], false);
   EXPECT_EQ(run({"update", id, "--require-par", "yes"}), 2);
   EXPECT_EQ(run({"update", id, "--require-par"}), 2);
-  EXPECT_EQ(run({"create", "--owner-id", "1", "--name", "X", "--redirect-uri", kAppRedirect, "--require-par=true"}), 2);
+  EXPECT_EQ(
+      run({"create", "--owner-id", "1", "--name", "X", "--redirect-uri", kAppRedirect, "--require-par=true"}),
+      2);
   EXPECT_FALSE(clients_->Get(id)->require_par);
 }
 
