@@ -44,7 +44,7 @@ Response HandlePushedAuthorizationRequest(const ParEndpointServices& services, c
       authorization ? std::optional<std::string_view>(*authorization) : std::nullopt;
   auto parsed = ParseOAuthBody(req.Header("content-type").value_or(""), req.body, kKnown);
   if (auto* error = std::get_if<TokenError>(&parsed)) return Refuse(*error, SentBasic(authorization));
-  OAuthParams& params = std::get<OAuthParams>(parsed);
+  auto& params = std::get<OAuthParams>(parsed);
   auto taken = TakeClientAuthentication(params, authorization_view);
   if (auto* error = std::get_if<TokenError>(&taken)) return Refuse(*error, SentBasic(authorization));
   const ClientAuthentication& credentials = std::get<ClientAuthentication>(taken);
