@@ -44,7 +44,13 @@ std::string RenderConsentPage(const ConsentPage& page) {
     for (const std::string& s : page.grant.scopes) scopes.push_back({{"scope", s}, {"description", DescribeScope(s)}});
   }
   Json fields = Json::array();
-  for (const auto& [name, value] : ConsentHiddenFields(page.request)) fields.push_back({{"name", name}, {"value", value}});
+  if (page.request_uri) {
+    fields.push_back({{"name", "client_id"}, {"value", page.grant.client_id}});
+    fields.push_back({{"name", "request_uri"}, {"value", *page.request_uri}});
+  } else {
+    for (const auto& [name, value] : ConsentHiddenFields(page.request))
+      fields.push_back({{"name", name}, {"value", value}});
+  }
   Json data = {{"csrf_token", page.csrf_token},
                {"client_name", page.client_name},
                {"pending", page.client_pending},

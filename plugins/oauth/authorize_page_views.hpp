@@ -20,6 +20,8 @@ struct ConsentPage {
   bool client_pending = false;  // shown to the owner testing a pending client
   std::string user_email;
   AuthorizeQuery request;  // the request as received; carried in hidden fields (present ones only)
+  // A pushed request (RFC 9126): the form carries only client_id and this, never the parameters.
+  std::optional<std::string> request_uri;
   AuthorizeGrant grant;    // the validated grant: scopes shown, redirect host
 };
 

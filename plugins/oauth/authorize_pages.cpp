@@ -17,7 +17,9 @@ constexpr const char* kAuthorizePath = "/auth/oauth2/authorize";
 constexpr size_t kMaxClientIdBytes = 128;  // longer values cannot name a client
 constexpr const char* kFormExpired =
     "This form expired or was not sent from this site. Go back to the application and start again.";
-
+constexpr const char* kPushedUnknown =
+    "This authorization request is unknown, expired or already used. Go back to the application and start "
+    "again.";
 
 // The page for a refused request; its HTTP status is the one core/http gives `problem`.
 Response ErrorPage(const Status& problem, const std::string& title) {
@@ -32,26 +34,50 @@ Response RedirectTo(const std::string& location) {
   return res;
 }
 
-AuthorizeClientView ViewOf(const OAuthClient& client) {
-  AuthorizeClientView v;
-  v.client_id = client.client_id;
-  v.state = client.state;
-  v.owner_id = client.owner_id;
-  v.kind = client.kind;
-  v.redirect_uris = client.settings.redirect_uris;
-  v.scopes = client.settings.scopes;
-  return v;
+// A pushed request named by the page's parameters (RFC 9126 §4): client_id and request_uri, each
+// exactly once, and nothing else is read.
+struct PushedReference {
+  std::string client_id;
+  std::string request_uri;
+};
+
+// nullopt when the parameters carry no request_uri (a plain request); otherwise the reference, or
+// the page error's message when it is malformed.
+std::optional<std::variant<PushedReference, std::string>> PushedReferenceOf(
+    const std::multimap<std::string, std::string>& params) {
+  if (params.count("request_uri") == 0) return std::nullopt;
+  if (params.count("request_uri") != 1) return std::string("request_uri is given more than once");
+  if (params.count("client_id") != 1) return std::string("client_id is required, once, with request_uri");
+  PushedReference ref{params.find("client_id")->second, params.find("request_uri")->second};
+  if (ref.client_id.empty()) return std::string("client_id is required, once, with request_uri");
+  return ref;
 }
 
 class AuthorizePages {
  public:
-  AuthorizePages(Identity& identity, ClientService& clients, CodeExchange& codes, Logger& logger)
-      : identity_(identity), clients_(clients), codes_(codes), logger_(logger) {}
+  AuthorizePages(Identity& identity, ClientService& clients, CodeExchange& codes,
+                 std::shared_ptr<PushedRequests> pushed, Logger& logger, std::string issuer)
+      : identity_(identity),
+        clients_(clients),
+        codes_(codes),
+        pushed_(std::move(pushed)),
+        logger_(logger),
+        issuer_(std::move(issuer)) {}
 
   Response Show(Request& req) {
     auto user = identity_.SessionUser(req);
     if (!user) return ToLogin(req);
     AuthorizeQuery query = AuthorizeQuery::FromParams(req.query);
+    std::optional<std::string> request_uri;
+    if (auto ref = PushedReferenceOf(req.query)) {
+      if (auto* malformed = std::get_if<std::string>(&*ref)) return PageError(*malformed);
+      const auto& [client_id, uri] = std::get<PushedReference>(*ref);
+      // Read, not consumed: the user has not decided yet (the consent form's POST consumes it).
+      std::optional<AuthorizeQuery> stored = pushed_->Peek(client_id, uri);
+      if (!stored) return PageError(kPushedUnknown);
+      query = std::move(*stored);
+      request_uri = uri;
+    }
     auto validated = Validate(query, user->id);
     if (auto* refused = std::get_if<Response>(&validated)) return std::move(*refused);
     const auto& [client, grant] = std::get<Validated>(validated);
@@ -63,6 +89,7 @@ class AuthorizePages {
     page.client_pending = client.state == ClientState::kPending;
     page.user_email = user->email;
     page.request = query;
+    page.request_uri = request_uri;
     page.grant = grant;
     res.body = RenderConsentPage(page);
     AddPageHeaders(res);
@@ -80,25 +107,36 @@ class AuthorizePages {
     };
     if (!identity_.CheckCsrf(req, field("csrf_token"))) return ErrorPage(Status(ErrorCode::kForbidden, kFormExpired), "Form expired");
 
+    const std::string decision = field("decision");
+    if (decision != "allow" && decision != "deny") {
+      return ErrorPage(Status(ErrorCode::kInvalid, "Choose Allow or Deny."), "Authorization failed");
+    }
+
     // The posted fields are what the page was given, but they came back through the browser:
     // validate them again exactly as a fresh request.
     std::multimap<std::string, std::string> params;
     for (const char* name : {"client_id", "redirect_uri", "state", "scope", "code_challenge",
-                             "code_challenge_method", "response_type"}) {
+                             "code_challenge_method", "response_type", "request_uri"}) {
       auto it = form->find(name);
       if (it != form->end()) params.emplace(name, it->second);
     }
     AuthorizeQuery query = AuthorizeQuery::FromParams(params);
+    if (auto ref = PushedReferenceOf(params)) {
+      if (auto* malformed = std::get_if<std::string>(&*ref)) return PageError(*malformed);
+      const auto& [client_id, uri] = std::get<PushedReference>(*ref);
+      // The decision uses the request up, Allow or Deny: of two posts of one form only one passes.
+      std::optional<AuthorizeQuery> stored = pushed_->Consume(client_id, uri);
+      if (!stored) return PageError(kPushedUnknown);
+      query = std::move(*stored);
+    }
     auto validated = Validate(query, user->id);
     if (auto* refused = std::get_if<Response>(&validated)) return std::move(*refused);
     const auto& [client, grant] = std::get<Validated>(validated);
 
-    const std::string decision = field("decision");
     if (decision == "deny") {
       logger_.Info("oauth authorization denied", {{"client_id", grant.client_id}, {"user_id", user->id}});
-      return RedirectTo(AccessDenied(grant).Url());
+      return RedirectTo(AccessDenied(grant).Url(issuer_));
     }
-    if (decision != "allow") return ErrorPage(Status(ErrorCode::kInvalid, "Choose Allow or Deny."), "Authorization failed");
 
     CodeGrant code_grant;
     code_grant.client_id = grant.client_id;
@@ -109,7 +147,7 @@ class AuthorizePages {
     code_grant.code_challenge = grant.code_challenge;
     std::string code = codes_.IssueCode(code_grant);
     logger_.Info("oauth authorization allowed", {{"client_id", grant.client_id}, {"user_id", user->id}});
-    return RedirectTo(SuccessRedirectUrl(grant.redirect_uri, code, grant.state));
+    return RedirectTo(SuccessRedirectUrl(grant.redirect_uri, code, grant.state, issuer_));
   }
 
  private:
@@ -125,12 +163,11 @@ class AuthorizePages {
     std::optional<OAuthClient> client;
     if (auto failed = LoadClient(query, client)) return *failed;
     AuthorizeClientView view;
-    if (client) view = ViewOf(*client);
+    if (client) view = AuthorizeViewOf(*client);
     AuthorizeOutcome outcome = ValidateAuthorizeRequest(query, client ? &view : nullptr, user_id);
-    if (auto* page_error = std::get_if<AuthorizePageError>(&outcome)) {
-      return ErrorPage(Status(ErrorCode::kInvalid, page_error->message), "Authorization failed");
-    }
-    if (auto* redirect = std::get_if<AuthorizeRedirectError>(&outcome)) return RedirectTo(redirect->Url());
+    if (auto* page_error = std::get_if<AuthorizePageError>(&outcome)) return PageError(page_error->message);
+    if (auto* redirect = std::get_if<AuthorizeRedirectError>(&outcome))
+      return RedirectTo(redirect->Url(issuer_));
     // A grant names a client that exists: without one the request is a page error.
     return Validated{std::move(*client), std::get<AuthorizeGrant>(outcome)};
   }
@@ -152,6 +189,10 @@ class AuthorizePages {
                      "Try again later");
   }
 
+  static Response PageError(const std::string& message) {
+    return ErrorPage(Status(ErrorCode::kInvalid, message), "Authorization failed");
+  }
+
   // The core redirects requests without a session; this covers a session ending meanwhile.
   static Response ToLogin(const Request& req) {
     std::vector<std::pair<std::string, std::string>> params;
@@ -167,14 +208,30 @@ class AuthorizePages {
   Identity& identity_;
   ClientService& clients_;
   CodeExchange& codes_;
+  std::shared_ptr<PushedRequests> pushed_;
   Logger& logger_;
+  const std::string issuer_;
 };
 
 }  // namespace
 
+AuthorizeClientView AuthorizeViewOf(const OAuthClient& client) {
+  AuthorizeClientView v;
+  v.client_id = client.client_id;
+  v.state = client.state;
+  v.owner_id = client.owner_id;
+  v.kind = client.kind;
+  v.redirect_uris = client.settings.redirect_uris;
+  v.scopes = client.settings.scopes;
+  v.require_par = client.require_par;
+  return v;
+}
+
 void RegisterAuthorizePages(rendezvous::PluginContext& ctx, rendezvous::oauth::ClientService& clients,
-                            rendezvous::oauth::CodeExchange& codes) {
-  auto pages = std::make_shared<AuthorizePages>(ctx.identity(), clients, codes, ctx.logger());
+                            rendezvous::oauth::CodeExchange& codes, std::shared_ptr<PushedRequests> pushed) {
+  // The issuer of RFC 8414's metadata (AuthorizationServerMetadata), named in every response.
+  auto pages = std::make_shared<AuthorizePages>(ctx.identity(), clients, codes, std::move(pushed),
+                                                ctx.logger(), ctx.base_url());
   auto add = [&](Method method, Response (AuthorizePages::*fn)(Request&)) {
     ctx.AddRoute(Route::Page(method, kAuthorizePath, RouteAuth::Session(),
                              [pages, fn](Request& req) { return ((*pages).*fn)(req); }));

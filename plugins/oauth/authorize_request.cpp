@@ -49,17 +49,19 @@ AuthorizeQuery AuthorizeQuery::FromParams(const std::multimap<std::string, std::
   return q;
 }
 
-std::string AuthorizeRedirectError::Url() const {
+std::string AuthorizeRedirectError::Url(const std::string& issuer) const {
   std::vector<std::pair<std::string, std::string>> params = {
       {"error", error}, {"error_description", error_description}};
   if (state) params.emplace_back("state", *state);
+  params.emplace_back("iss", issuer);
   return net::AppendQuery(redirect_uri, params);
 }
 
 std::string SuccessRedirectUrl(const std::string& redirect_uri, const std::string& code,
-                               const std::optional<std::string>& state) {
+                               const std::optional<std::string>& state, const std::string& issuer) {
   std::vector<std::pair<std::string, std::string>> params = {{"code", code}};
   if (state) params.emplace_back("state", *state);
+  params.emplace_back("iss", issuer);
   return net::AppendQuery(redirect_uri, params);
 }
 
@@ -85,6 +87,11 @@ AuthorizeOutcome ValidateAuthorizeRequest(const AuthorizeQuery& query,
   if (client->state == ClientState::kPending && client->owner_id != user_id) {
     return AuthorizePageError{
         "This OAuth client is awaiting approval; until then only its owner can use it"};
+  }
+  if (client->require_par && !query.pushed) {
+    return AuthorizePageError{
+        "This OAuth client accepts only pushed authorization requests: its application must push the "
+        "request first (request_uri)"};
   }
   if (Contains(query.repeated, "redirect_uri")) {
     return AuthorizePageError{"redirect_uri is given more than once"};

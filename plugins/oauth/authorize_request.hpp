@@ -6,6 +6,8 @@
 //  page errors, shown to the user with no redirect (HTTP 400 per DESIGN §9):
 //   1. client_id missing, or no such client;
 //   2. client not usable: pending is usable by its owner only (for testing), rejected by no one;
+//      a client that requires pushed authorization requests (require_par) with a request that was
+//      not pushed (RFC 9126 §5);
 //   3. redirect_uri missing or not exactly (byte for byte) one of the client's;
 //   (a client_id or redirect_uri given twice is a page error too: there is no trusted target)
 //   4. no scope (absent or only separators) for a non-legacy client:
@@ -54,6 +56,7 @@ struct AuthorizeClientView {
   ClientKind kind = ClientKind::kConfidential;
   std::vector<std::string> redirect_uris;
   std::vector<std::string> scopes;
+  bool require_par = false;
 };
 
 // The query parameters that matter. nullopt = absent. `repeated` lists known parameters given
@@ -62,6 +65,9 @@ struct AuthorizeQuery {
   std::optional<std::string> client_id, redirect_uri, state, scope, response_type,
       code_challenge, code_challenge_method;
   std::vector<std::string> repeated;
+  // The parameters were pushed by the authenticated client (RFC 9126) and read back from storage,
+  // not taken from the browser.
+  bool pushed = false;
 
   // From decoded query parameters (e.g. rendezvous::Request::query); the first value of a
   // repeated parameter is kept and the name noted in `repeated`.
@@ -80,8 +86,9 @@ struct AuthorizeRedirectError {
   std::string error_description;
   std::optional<std::string> state;
 
-  // redirect_uri with error, error_description and state (when present) appended to its query.
-  std::string Url() const;
+  // redirect_uri with error, error_description, state (when present) and iss = `issuer` (RFC 9207)
+  // appended to its query.
+  std::string Url(const std::string& issuer) const;
 };
 
 // A valid request: what the consent page shows and the authorization code is bound to.
@@ -102,10 +109,11 @@ using AuthorizeOutcome = std::variant<AuthorizePageError, AuthorizeRedirectError
 AuthorizeOutcome ValidateAuthorizeRequest(const AuthorizeQuery& query,
                                           const AuthorizeClientView* client, int64_t user_id);
 
-// `<redirect_uri>?code=<code>&state=<state>` (state only when given; '&' when the URI already has
-// a query), values percent-encoded.
+// `<redirect_uri>?code=<code>&state=<state>&iss=<issuer>` (state only when given; '&' when the URI
+// already has a query), values percent-encoded. iss names the authorization server (RFC 9207),
+// so a client talking to several can tell which one answered (mix-up attacks).
 std::string SuccessRedirectUrl(const std::string& redirect_uri, const std::string& code,
-                               const std::optional<std::string>& state);
+                               const std::optional<std::string>& state, const std::string& issuer);
 
 // The access_denied redirect for the Deny button (RFC 6749 §4.1.2.1).
 AuthorizeRedirectError AccessDenied(const AuthorizeGrant& grant);

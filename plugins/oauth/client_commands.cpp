@@ -13,9 +13,10 @@ namespace {
 constexpr const char* kUsage = R"(usage:
   oauth-client create --owner-id ID --name N --redirect-uri U [--redirect-uri U]...
       --scope S [--scope S]... [--public] [--purpose TEXT] [--website URL] [--logo URL]
+      [--require-par]
       (no --scope creates a legacy client)
   oauth-client update CLIENT_ID [--name N] [--logo URL] [--website URL] [--purpose TEXT]
-      [--redirect-uri U]... [--add-scope S]... [--remove-scope S]...
+      [--redirect-uri U]... [--add-scope S]... [--remove-scope S]... [--require-par true|false]
   oauth-client review CLIENT_ID --accept | --reject [--reason TEXT]
   oauth-client secret generate CLIENT_ID
   oauth-client secret revoke CLIENT_ID SECRET_ID
@@ -44,7 +45,8 @@ int Fail(std::ostream& err, const std::string& command, const Status& s) {
 
 int Create(ClientService& service, const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
          bool& parsing) {
-  CliArgs a(args, {"owner-id", "name", "redirect-uri", "scope", "purpose", "website", "logo"}, {"public"});
+  CliArgs a(args, {"owner-id", "name", "redirect-uri", "scope", "purpose", "website", "logo"},
+            {"public", "require-par"});
   ExpectPositional(a, 1, "create --owner-id ID --name N --redirect-uri U... --scope S... [--public] ...");
   NewClient req;
   req.owner_id = ParseId("--owner-id", a.Require("owner-id"));
@@ -56,6 +58,7 @@ int Create(ClientService& service, const std::vector<std::string>& args, std::os
   req.settings.website = a.Get("website").value_or("");
   req.settings.logo = a.Get("logo").value_or("");
   req.allow_no_scopes = true;  // DESIGN §3: no --scope creates a legacy client
+  req.require_par = a.Flag("require-par");
   parsing = false;
   auto created = service.Create(req);
   if (!created.ok()) return Fail(err, "create", created.status());
@@ -65,7 +68,9 @@ int Create(ClientService& service, const std::vector<std::string>& args, std::os
 
 int Update(ClientService& service, const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
          bool& parsing) {
-  CliArgs a(args, {"name", "logo", "website", "purpose", "redirect-uri", "add-scope", "remove-scope"}, {});
+  CliArgs a(
+      args,
+      {"name", "logo", "website", "purpose", "redirect-uri", "add-scope", "remove-scope", "require-par"}, {});
   ExpectPositional(a, 2, "update CLIENT_ID [--name N] [--logo URL] [--website URL] [--purpose TEXT] ...");
   ClientUpdate u;
   u.name = a.Get("name");
@@ -75,6 +80,11 @@ int Update(ClientService& service, const std::vector<std::string>& args, std::os
   if (auto uris = a.GetAll("redirect-uri"); !uris.empty()) u.redirect_uris = uris;
   u.add_scopes = a.GetAll("add-scope");
   u.remove_scopes = a.GetAll("remove-scope");
+  if (auto require_par = a.Get("require-par")) {
+    if (*require_par != "true" && *require_par != "false")
+      throw UsageError("--require-par must be true or false");
+    u.require_par = *require_par == "true";
+  }
   parsing = false;
   auto updated = service.Update(a.positional()[1], std::nullopt, u);
   if (!updated.ok()) return Fail(err, "update", updated.status());

@@ -70,6 +70,8 @@ inline constexpr const char* kSettingsFields = R"html(
   <input type="text" id="website" name="website" value="{{form.website}}" inputmode="url" placeholder="https://">
   <label for="logo">Logo URL</label>
   <input type="text" id="logo" name="logo" value="{{form.logo}}" inputmode="url" placeholder="https://">
+  <div class="check"><input type="checkbox" id="require_par" name="require_par" value="1"{{#form.require_par}} checked{{/form.require_par}} aria-describedby="require_par_help"><label for="require_par">Require pushed authorization requests (PAR)</label></div>
+  <p class="muted" id="require_par_help">When checked, the authorization page accepts only requests your app pushed first to <code>POST /v2/auth/oauth2/par</code>; a plain authorization link is refused. Changing this needs no new review.</p>
 )html";
 
 inline constexpr const char* kListBody = R"html(<h1>OAuth clients</h1>

@@ -46,6 +46,7 @@ Json FormJson(const ClientFormInput& form, const std::vector<std::string>& legac
           {"purpose", form.purpose},
           {"website", form.website},
           {"logo", form.logo},
+          {"require_par", form.require_par},
           {"user_scopes", user},
           {"team_scopes", team},
           {"team_open", team_open},
@@ -102,6 +103,7 @@ ClientFormInput FormInputFromClient(const OAuthClient& client) {
   f.purpose = client.settings.purpose;
   f.website = client.settings.website;
   f.logo = client.settings.logo;
+  f.require_par = client.require_par;
   return f;
 }
 
@@ -113,6 +115,7 @@ ClientFormInput ReadClientForm(const std::map<std::string, std::string>& form, b
   f.purpose = Field(form, "purpose");
   f.website = Field(form, "website");
   f.logo = Field(form, "logo");
+  f.require_par = form.count("require_par") != 0;
   for (const std::string& scope : AllRecognizedScopes()) {
     if (IsLegacyScopeValue(scope) && !accept_legacy) continue;
     if (form.count("scope_" + scope) != 0) f.scopes.push_back(scope);

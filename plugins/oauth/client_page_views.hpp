@@ -24,6 +24,7 @@ struct ClientFormInput {
   std::string redirect_uris_text;  // one per line
   std::vector<std::string> scopes;
   std::string purpose, website, logo;
+  bool require_par = false;  // the "require pushed authorization requests" checkbox
 };
 
 // The settings of an existing client, as its edit form starts.

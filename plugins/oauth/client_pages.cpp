@@ -79,6 +79,7 @@ class ClientPages {
       request.kind = input.kind;
       request.settings = SettingsFromForm(input);
       request.allow_no_scopes = false;
+      request.require_par = input.require_par;
       auto created = service_.Create(request);
       if (!created.ok()) {
         frame.error = created.status().message();
@@ -118,6 +119,7 @@ class ClientPages {
       update.purpose = settings.purpose;
       update.redirect_uris = settings.redirect_uris;
       update.scopes = settings.scopes;
+      update.require_par = input.require_par;
       auto after = service_.Update(before->client_id, user.id, update);
       if (!after.ok()) {
         frame.error = after.status().message();

@@ -21,7 +21,7 @@ constexpr int kMaxListed = 1000;
 
 constexpr const char* kClientColumns =
     "client_id, owner_id, kind, state, review_reason, name, logo, website, purpose, "
-    "redirect_uris, scopes, created_at, updated_at";
+    "redirect_uris, scopes, created_at, updated_at, require_par";
 
 // "YYYY-MM-DD HH:MM:SS[.fff]" (DATETIME(3), UTC) -> "YYYY-MM-DDTHH:MM:SS.fffZ".
 std::string SqlTimeToIso(const std::string& t) {
@@ -49,6 +49,7 @@ OAuthClient ClientFromRow(const DbRow& rs) {
   c.created_at = SqlTimeToIso(rs.String(12));
   c.updated_at = SqlTimeToIso(rs.String(13));
   c.legacy = IsLegacyClient(c.settings.scopes);
+  c.require_par = rs.Bool(14);
   return c;
 }
 
@@ -133,6 +134,7 @@ Json ClientJson(const OAuthClient& client, const std::optional<std::string>& cli
   j["redirect_uris"] = client.settings.redirect_uris;
   j["secrets"] = std::move(secrets);
   j["owner_id"] = client.owner_id;
+  j["require_par"] = client.require_par;
   j["logo"] = client.settings.logo;
   j["website"] = client.settings.website;
   j["purpose"] = client.settings.purpose;
@@ -161,17 +163,19 @@ Result<std::pair<OAuthClient, std::optional<std::string>>> ClientService::Create
   OAuthClient created = db_.Transaction([&](DbConnection& tx) {
     tx.Exec(
         "INSERT INTO oauth_clients (client_id, owner_id, kind, state, review_reason, name, logo,"
-        " website, purpose, redirect_uris, scopes, created_at, updated_at)"
-        " VALUES (?, ?, ?, 'pending', '', ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))",
-        {client_id, request.owner_id, ClientKindName(request.kind), settings.name, settings.logo, settings.website,
-         settings.purpose, ListJson(settings.redirect_uris), ListJson(settings.scopes)});
+        " website, purpose, redirect_uris, scopes, created_at, updated_at, require_par)"
+        " VALUES (?, ?, ?, 'pending', '', ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3), ?)",
+        {client_id, request.owner_id, ClientKindName(request.kind), settings.name, settings.logo,
+         settings.website, settings.purpose, ListJson(settings.redirect_uris), ListJson(settings.scopes),
+         request.require_par});
     if (secret) InsertSecret(tx, client_id, *secret);
     return *LoadClient(tx, client_id, false);
   });
   logger_.Info("oauth client created", {{"client_id", client_id},
                                         {"owner_id", request.owner_id},
                                         {"kind", std::string(ClientKindName(request.kind))},
-                                        {"legacy", created.legacy}});
+                                        {"legacy", created.legacy},
+                                        {"require_par", created.require_par}});
   return std::make_pair(std::move(created), std::move(secret));
 }
 
@@ -250,17 +254,24 @@ Result<OAuthClient> ClientService::Update(const std::string& client_id, std::opt
 
     before_state = client->state;
     decision = DecideAfterUpdate(client->state, before, after);
-    const bool unchanged = before.name == after.name && before.logo == after.logo &&
-                           before.website == after.website && before.purpose == after.purpose &&
-                           before.redirect_uris == after.redirect_uris && before.scopes == after.scopes;
-    if (unchanged) return std::move(*client);
+    const bool settings_unchanged = before.name == after.name && before.logo == after.logo &&
+                                    before.website == after.website && before.purpose == after.purpose &&
+                                    before.redirect_uris == after.redirect_uris &&
+                                    before.scopes == after.scopes;
+    const bool require_par = update.require_par.value_or(client->require_par);
+    if (settings_unchanged && require_par == client->require_par) return std::move(*client);
+    // require_par only narrows what the client may do: alone it keeps the state (and a
+    // rejected client's reason) as they are.
+    const ClientState next_state = settings_unchanged ? client->state : decision.next_state;
 
     tx.Exec(
         "UPDATE oauth_clients SET name = ?, logo = ?, website = ?, purpose = ?, redirect_uris = ?,"
-        " scopes = ?, state = ?, review_reason = ?, updated_at = UTC_TIMESTAMP(3) WHERE client_id = ?",
-        {after.name, after.logo, after.website, after.purpose, ListJson(after.redirect_uris), ListJson(after.scopes),
-         ClientStateName(decision.next_state),
-         decision.next_state == ClientState::kRejected ? client->review_reason : std::string(), client->client_id});
+        " scopes = ?, state = ?, review_reason = ?, require_par = ?, updated_at = UTC_TIMESTAMP(3)"
+        " WHERE client_id = ?",
+        {after.name, after.logo, after.website, after.purpose, ListJson(after.redirect_uris),
+         ListJson(after.scopes), ClientStateName(next_state),
+         next_state == ClientState::kRejected ? client->review_reason : std::string(), require_par,
+         client->client_id});
     return *LoadClient(tx, client->client_id, false);
   });
   if (result.ok()) {

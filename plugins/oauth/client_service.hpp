@@ -46,14 +46,17 @@ struct OAuthClient {
   std::string review_reason;  // reason given with the last rejection ("" otherwise)
   ClientSettings settings;    // name, logo, website, purpose, redirect_uris, scopes
   bool legacy = false;        // IsLegacyClient(settings.scopes)
+  // Plain authorization requests are refused: only pushed ones (RFC 9126) are accepted. Not a
+  // setting that sends the client back to review (it only narrows what the client may do).
+  bool require_par = false;
   std::vector<ClientSecretInfo> secrets;  // active ones only
   std::string created_at;
   std::string updated_at;
 };
 
 // DESIGN §3: {"client_id","client_secret"(only when given),"name","kind","state","legacy","scopes",
-// "redirect_uris","secrets":[{"secret_id","hint","created_at"}],"owner_id"} plus logo, website,
-// purpose and review_reason.
+// "redirect_uris","secrets":[{"secret_id","hint","created_at"}],"owner_id","require_par"} plus
+// logo, website, purpose and review_reason.
 Json ClientJson(const OAuthClient& client, const std::optional<std::string>& client_secret = std::nullopt);
 
 struct NewClient {
@@ -61,6 +64,7 @@ struct NewClient {
   ClientKind kind = ClientKind::kConfidential;
   ClientSettings settings;
   bool allow_no_scopes = false;  // the command line may create legacy clients; the page may not
+  bool require_par = false;
 };
 
 // A change to a client's settings. Unset fields stay as they are.
@@ -69,6 +73,7 @@ struct ClientUpdate {
   std::optional<std::vector<std::string>> redirect_uris;  // replaces the list
   std::optional<std::vector<std::string>> scopes;         // replaces the list (the settings page)
   std::vector<std::string> add_scopes, remove_scopes;     // applied after `scopes` (command line)
+  std::optional<bool> require_par;                        // never a reason for a new review
 };
 
 struct CreatedSecret {

@@ -116,13 +116,30 @@ CREATE TABLE IF NOT EXISTS oauth_refresh_tokens (
   KEY ix_oauth_refresh_tokens_expires (expires_at)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci)sql";
 
+// Pushed authorization requests (RFC 9126; pushed_requests.hpp): the SHA-256 of the request_uri's
+// random part, the client, the authorization parameters as pushed (JSON object text) and the
+// expiry; a row is deleted when the authorization page consumes it, or by the purger once expired.
+// The client's require_par refuses its plain authorization requests.
+constexpr const char* kPushedRequestsMigration = R"sql(CREATE TABLE IF NOT EXISTS oauth_pushed_requests (
+  uri_hash CHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  client_id VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  params MEDIUMTEXT NOT NULL,
+  created_at DATETIME(3) NOT NULL,
+  expires_at DATETIME(3) NOT NULL,
+  PRIMARY KEY (uri_hash),
+  KEY ix_oauth_pushed_requests_client (client_id, expires_at),
+  KEY ix_oauth_pushed_requests_expires (expires_at)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
+ALTER TABLE oauth_clients ADD COLUMN IF NOT EXISTS require_par TINYINT(1) NOT NULL DEFAULT 0)sql";
+
 }  // namespace
 
 std::vector<Migration> OAuthMigrations() {
   return {
       Migration{1, "oauth_clients, oauth_client_secrets", kClientsMigration},
       Migration{2, "oauth_grants, oauth_codes, oauth_access_tokens, oauth_refresh_tokens", kTokensMigration},
-      Migration{3, "procedure oauth_rotate_refresh_token", kRotateProcedure}};
+      Migration{3, "procedure oauth_rotate_refresh_token", kRotateProcedure},
+      Migration{4, "oauth_pushed_requests, oauth_clients.require_par", kPushedRequestsMigration}};
 }
 
 }  // namespace rendezvous::oauth

@@ -14,6 +14,8 @@
 #include "managed_user_command.hpp"
 #include "managed_user_tokens.hpp"
 #include "oauth_migrations.hpp"
+#include "par_endpoint.hpp"
+#include "pushed_requests.hpp"
 #include "refresh_grant.hpp"
 #include "rendezvous/plugin.hpp"
 #include "token_endpoint.hpp"
@@ -71,6 +73,7 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   lifetimes.access_token_ttl = c.Int("access_token_ttl", 1800, 1, 86400);
   lifetimes.refresh_token_ttl = c.Int("refresh_token_ttl", 2592000, 1, 31536000);
   lifetimes.code_ttl = c.Int("code_ttl", 600, 1, 3600);
+  const long par_ttl = c.Int("par_ttl", 60, 1, 3600);
   c.RejectUnknown();
   for (auto [key, seconds] : {std::pair{"access_token_ttl", lifetimes.access_token_ttl},
                               std::pair{"refresh_token_ttl", lifetimes.refresh_token_ttl},
@@ -103,7 +106,10 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   RegisterClientPages(ctx, *clients);
   auto metrics = std::make_shared<TokenMetrics>(ctx.metrics());
   RegisterTokenEndpoints(ctx, TokenEndpointServices{*clients, tokens->codes, tokens->refresh, tokens->issued}, *metrics);
-  RegisterAuthorizePages(ctx, *clients, tokens->codes);
+  // The routes share the pushed requests (no thread of their own, nothing to stop).
+  auto pushed = std::make_shared<PushedRequests>(ctx.db(), par_ttl);
+  RegisterParEndpoint(ctx, ParEndpointServices{*clients, *pushed});
+  RegisterAuthorizePages(ctx, *clients, tokens->codes, pushed);
   return std::make_unique<OAuthPlugin>(std::move(clients), std::move(tokens), std::move(metrics));
 }
 

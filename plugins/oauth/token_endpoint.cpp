@@ -40,22 +40,15 @@ std::variant<TokenActionRequest, TokenError> ParseTokenAction(const Request& req
     auto it = params.find(name);
     return it == params.end() ? std::string() : it->second;
   };
-  TokenActionRequest out{take("client_id"), take("client_secret"), take("token"), false};
+  TokenActionRequest out;
+  out.token = take("token");
   const std::optional<std::string> authorization = req.Header("authorization");
-  auto basic = ParseBasicCredentials(AuthorizationHeader(authorization));
-  if (auto* error = std::get_if<TokenError>(&basic)) return std::move(*error);
-  if (auto* creds = std::get_if<BasicCredentials>(&basic)) {
-    if (!out.client_secret.empty()) {
-      return TokenError::InvalidRequest("use one client authentication method: HTTP Basic or client_secret in the body");
-    }
-    if (!out.client_id.empty() && out.client_id != creds->client_id) {
-      return TokenError::InvalidRequest("client_id in the body differs from the HTTP Basic credentials");
-    }
-    out.client_id = creds->client_id;
-    out.client_secret = creds->client_secret;
-    out.basic_auth = true;
-  }
-  if (out.client_id.empty()) return TokenError::ClientIdRequired();
+  auto client = TakeClientAuthentication(params, AuthorizationHeader(authorization));
+  if (auto* error = std::get_if<TokenError>(&client)) return std::move(*error);
+  auto& credentials = std::get<ClientAuthentication>(client);
+  out.client_id = std::move(credentials.client_id);
+  out.client_secret = std::move(credentials.client_secret);
+  out.basic_auth = credentials.basic_auth;
   if (out.token.empty()) return TokenError::InvalidRequest("token is required");
   return out;
 }
@@ -145,7 +138,10 @@ Json AuthorizationServerMetadata(const std::string& base_url, const std::string&
           {"token_endpoint_auth_methods_supported", auth_methods},
           {"revocation_endpoint_auth_methods_supported", auth_methods},
           {"introspection_endpoint_auth_methods_supported", auth_methods},
-          {"scopes_supported", UserLevelScopes()}};
+          {"scopes_supported", UserLevelScopes()},
+          {"authorization_response_iss_parameter_supported", true},
+          {"pushed_authorization_request_endpoint", base_url + "/v2/auth/oauth2/par"},
+          {"require_pushed_authorization_requests", false}};
 }
 
 void RegisterTokenEndpoints(PluginContext& ctx, const TokenEndpointServices& services, TokenMetrics& metrics) {

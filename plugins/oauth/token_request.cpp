@@ -259,6 +259,29 @@ std::variant<std::monostate, BasicCredentials, TokenError> ParseBasicCredentials
   return BasicCredentials{std::move(*id), std::move(*secret)};
 }
 
+std::variant<ClientAuthentication, TokenError> TakeClientAuthentication(
+    OAuthParams& params, std::optional<std::string_view> authorization) {
+  ClientAuthentication out;
+  out.client_id = Take(params, "client_id");
+  out.client_secret = Take(params, "client_secret");
+  auto basic = ParseBasicCredentials(authorization);
+  if (auto* error = std::get_if<TokenError>(&basic)) return std::move(*error);
+  if (auto* creds = std::get_if<BasicCredentials>(&basic)) {
+    if (!out.client_secret.empty()) {
+      return TokenError::InvalidRequest(
+          "use one client authentication method: HTTP Basic or client_secret in the body");
+    }
+    if (!out.client_id.empty() && out.client_id != creds->client_id) {
+      return TokenError::InvalidRequest("client_id in the body differs from the HTTP Basic credentials");
+    }
+    out.client_id = std::move(creds->client_id);
+    out.client_secret = std::move(creds->client_secret);
+    out.basic_auth = true;
+  }
+  if (out.client_id.empty()) return TokenError::ClientIdRequired();
+  return out;
+}
+
 TokenRequestResult ParseTokenRequest(std::string_view content_type, std::string_view body,
                                      std::optional<std::string_view> authorization) {
   static const std::vector<std::string_view> kKnown = {
@@ -270,30 +293,18 @@ TokenRequestResult ParseTokenRequest(std::string_view content_type, std::string_
 
   TokenRequest req;
   req.grant_type = Take(params, "grant_type");
-  req.client_id = Take(params, "client_id");
-  req.client_secret = Take(params, "client_secret");
   req.code = Take(params, "code");
   req.redirect_uri = Take(params, "redirect_uri");
   req.code_verifier = Take(params, "code_verifier");
   req.refresh_token = Take(params, "refresh_token");
 
-  auto basic = ParseBasicCredentials(authorization);
-  if (auto* error = std::get_if<TokenError>(&basic)) return std::move(*error);
-  if (auto* creds = std::get_if<BasicCredentials>(&basic)) {
-    if (!req.client_secret.empty()) {
-      return TokenError::InvalidRequest(
-          "use one client authentication method: HTTP Basic or client_secret in the body");
-    }
-    if (!req.client_id.empty() && req.client_id != creds->client_id) {
-      return TokenError::InvalidRequest(
-          "client_id in the body differs from the HTTP Basic credentials");
-    }
-    req.client_id = std::move(creds->client_id);
-    req.client_secret = std::move(creds->client_secret);
-    req.basic_auth = true;
-  }
+  auto client = TakeClientAuthentication(params, authorization);
+  if (auto* error = std::get_if<TokenError>(&client)) return std::move(*error);
+  auto& credentials = std::get<ClientAuthentication>(client);
+  req.client_id = std::move(credentials.client_id);
+  req.client_secret = std::move(credentials.client_secret);
+  req.basic_auth = credentials.basic_auth;
 
-  if (req.client_id.empty()) return TokenError::ClientIdRequired();
   if (req.grant_type == kGrantAuthorizationCode) {
     if (req.code.empty()) return TokenError::InvalidRequest("code is required");
     if (req.redirect_uri.empty()) return TokenError::InvalidRequest("redirect_uri is required");

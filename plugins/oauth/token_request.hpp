@@ -103,4 +103,16 @@ struct BasicCredentials {
 std::variant<std::monostate, BasicCredentials, TokenError> ParseBasicCredentials(
     std::optional<std::string_view> authorization);
 
+// Who a request says it is (RFC 6749 §2.3.1): client_id and client_secret taken out of `params`,
+// or HTTP Basic from `authorization`. Both at once is invalid_request (one method per request), a
+// client_id in the body besides Basic must be the same one, and no client_id at all is
+// "client_id is required". The one reading of client credentials of the token, revocation,
+// introspection and pushed authorization request endpoints.
+struct ClientAuthentication {
+  std::string client_id, client_secret;
+  bool basic_auth = false;  // credentials came from HTTP Basic
+};
+std::variant<ClientAuthentication, TokenError> TakeClientAuthentication(
+    OAuthParams& params, std::optional<std::string_view> authorization);
+
 }  // namespace rendezvous::oauth

@@ -1,7 +1,8 @@
 // The OAuth authorization flow in a real browser (issue 4): sign-in and consent in Debian's
 // chromium, the code exchange and refresh with a real OAuth client library (oauth4webapi), for a
 // confidential client and a public PKCE client; Deny; every row of specification §7.1; CSRF and
-// re-validation of the consent form.
+// re-validation of the consent form; the issuer in every authorization response (RFC 9207); pushed
+// authorization requests (RFC 9126) and clients that require them.
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { webcrypto } from 'node:crypto';
@@ -31,6 +32,7 @@ let confidential;
 let publicClient;
 let pending;
 let rejected;
+let metadata;    // the server's RFC 8414 document
 let userCounter = 0;
 
 // The "application": records every request to its redirect URI and answers with a plain page.
@@ -60,11 +62,13 @@ async function newUser() {
 }
 
 async function createClient({ name, ownerId, scopes = ['PROFILE_READ', 'BOOKING_READ'], isPublic = false,
-  review = 'accept' }) {
+  review = 'accept', requirePar = false, on = server }) {
   const args = ['admin', 'oauth-client', 'create', '--owner-id', String(ownerId), '--name', name,
     '--redirect-uri', redirectUri];
   for (const s of scopes) args.push('--scope', s);
   if (isPublic) args.push('--public');
+  if (requirePar) args.push('--require-par');
+  const server = on;
   const created = await server.cli(args);
   if (review === 'accept') await server.cli(['admin', 'oauth-client', 'review', created.client_id, '--accept']);
   if (review === 'reject') {
@@ -73,22 +77,26 @@ async function createClient({ name, ownerId, scopes = ['PROFILE_READ', 'BOOKING_
   return created;
 }
 
-function authorizeUrl(params) {
-  const url = new URL(server.appUrl + kAuthorizePath);
+function authorizeUrl(params, on = server) {
+  const url = new URL(on.appUrl + kAuthorizePath);
   for (const [name, value] of Object.entries(params)) {
     if (value !== undefined) url.searchParams.set(name, value);
   }
   return url.href;
 }
 
-function authorizationServer() {
-  // Configured by hand: the test server's configured base_url (and so the issuer its RFC 8414
-  // metadata names) is not the address it listens on, a port the OS chose.
+function authorizationServer(on = server) {
+  // The endpoints by hand: the test server's configured base_url (the issuer its RFC 8414 metadata
+  // names, and the host of the endpoints there) is not the address it listens on, a port the OS
+  // chose. The issuer is the metadata's. The RFC 9207 flag is set here rather than read, so that a
+  // response without iss fails validateAuthResponse whatever the metadata says.
   return {
-    issuer: server.apiUrl,
-    authorization_endpoint: server.appUrl + kAuthorizePath,
-    token_endpoint: `${server.apiUrl}/v2/auth/oauth2/token`,
+    issuer: metadata.issuer,
+    authorization_endpoint: on.appUrl + kAuthorizePath,
+    token_endpoint: `${on.apiUrl}/v2/auth/oauth2/token`,
+    pushed_authorization_request_endpoint: `${on.apiUrl}/v2/auth/oauth2/par`,
     code_challenge_methods_supported: ['S256'],
+    authorization_response_iss_parameter_supported: true,
   };
 }
 
@@ -104,8 +112,8 @@ async function newPage() {
 // Opens the authorize URL; when the login page shows, signs in as `user` and waits to be back on
 // the authorization page. Returns the response of the authorization page itself; sets
 // page.viaLogin when the login page was shown.
-async function openAuthorize(page, user, params) {
-  const url = authorizeUrl(params);
+async function openAuthorize(page, user, params, on = server) {
+  const url = authorizeUrl(params, on);
   let response = await page.goto(url);
   page.viaLogin = new URL(page.url()).pathname === '/auth/login';
   if (page.viaLogin) {
@@ -144,9 +152,9 @@ async function expectRedirect(page, user, params) {
 }
 
 // Opens an authorize URL expecting the page error `message` (400, no redirect).
-async function expectPageError(page, user, params, message) {
+async function expectPageError(page, user, params, message, on = server) {
   const before = callback.received.length;
-  const response = await openAuthorize(page, user, params);
+  const response = await openAuthorize(page, user, params, on);
   assert.equal(new URL(page.url()).pathname, kAuthorizePath);
   assert.equal(response.status(), 400);
   assert.equal((await page.locator('#authorize_error').textContent()).trim(), message);
@@ -186,6 +194,7 @@ before(async () => {
   callback = await startCallbackServer();
   redirectUri = `http://127.0.0.1:${callback.port}/callback`;
   server = await TestServer.start();
+  metadata = await (await fetch(`${server.apiUrl}/.well-known/oauth-authorization-server`)).json();
   browser = await launchBrowser();
   owner = await newUser();
   other = await newUser();
@@ -490,6 +499,177 @@ describe('specification §5.5: legacy client migration, in order', { timeout: kT
       assert.equal(await patchMe(refreshed.access_token), 200);
     } finally {
       await context.close();
+    }
+  });
+});
+
+// RFC 9207: the issuer in every authorization response, checked by oauth4webapi's
+// validateAuthResponse (which, with the metadata flag, refuses a response without it).
+describe('RFC 9207: iss in authorization responses', { timeout: kTestTimeoutMs }, () => {
+  const tab = suitePage();
+
+  test('the metadata announces it; the code and the redirected errors carry the issuer', async () => {
+    assert.equal(metadata.authorization_response_iss_parameter_supported, true);
+    const as = authorizationServer();
+    const client = { client_id: confidential.client_id };
+
+    await openAuthorize(tab.page, owner, { client_id: confidential.client_id, redirect_uri: redirectUri,
+      state: 'iss-1', scope: 'BOOKING_READ' });
+    const returned = await decide(tab.page, 'Allow');
+    assert.equal(returned.searchParams.get('iss'), metadata.issuer);
+    assert.ok(oauth.validateAuthResponse(as, client, returned, 'iss-1').get('code'));
+    // The check is real: another issuer is refused.
+    assert.throws(() => oauth.validateAuthResponse({ ...as, issuer: 'https://other.example' }, client, returned,
+      'iss-1'), /issuer/);
+
+    // A redirected error passes the iss check and comes out as the authorization error itself.
+    const error = await expectRedirect(tab.page, owner, { client_id: confidential.client_id,
+      redirect_uri: redirectUri, state: 'iss-2', scope: 'NOT_A_SCOPE' });
+    assert.equal(error.get('iss'), metadata.issuer);
+    assert.throws(() => oauth.validateAuthResponse(as, client, error, 'iss-2'),
+      (e) => e instanceof oauth.AuthorizationResponseError && e.error === 'invalid_scope');
+
+    await openAuthorize(tab.page, owner, { client_id: confidential.client_id, redirect_uri: redirectUri,
+      state: 'iss-3', scope: 'BOOKING_READ' });
+    const denied = await decide(tab.page, 'Deny');
+    assert.throws(() => oauth.validateAuthResponse(as, client, denied, 'iss-3'),
+      (e) => e instanceof oauth.AuthorizationResponseError && e.error === 'access_denied');
+  });
+});
+
+// RFC 9126: the client pushes the parameters, the browser carries only client_id and request_uri.
+describe('RFC 9126: pushed authorization requests', { timeout: kTestTimeoutMs }, () => {
+  const tab = suitePage();
+  const kUnknown = 'This authorization request is unknown, expired or already used. Go back to the application '
+    + 'and start again.';
+  const kRequiresPar = 'This OAuth client accepts only pushed authorization requests: its application must push '
+    + 'the request first (request_uri)';
+
+  async function push(client, auth, params, on = server) {
+    const as = authorizationServer(on);
+    const response = await oauth.pushedAuthorizationRequest(as, client, auth,
+      { response_type: 'code', redirect_uri: redirectUri, ...params }, kInsecure);
+    return oauth.processPushedAuthorizationResponse(as, client, response);
+  }
+
+  test('metadata, push with HTTP Basic, consent, code, token: the query beside request_uri is ignored', async () => {
+    assert.equal(metadata.pushed_authorization_request_endpoint, `${metadata.issuer}/v2/auth/oauth2/par`);
+    assert.equal(metadata.require_pushed_authorization_requests, false);
+    const as = authorizationServer();
+    const client = { client_id: confidential.client_id };
+    const verifier = oauth.generateRandomCodeVerifier();
+    const state = oauth.generateRandomState();
+    const pushed = await push(client, oauth.ClientSecretBasic(confidential.client_secret), {
+      scope: 'PROFILE_READ', state, code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    });
+    assert.match(pushed.request_uri, /^urn:ietf:params:oauth:request_uri:[A-Za-z0-9_-]{43}$/);
+    assert.equal(pushed.expires_in, 60);
+
+    // Parameters beside client_id and request_uri are not read: neither this scope nor this state.
+    const response = await openAuthorize(tab.page, owner, { client_id: confidential.client_id,
+      request_uri: pushed.request_uri, scope: 'BOOKING_READ', state: 'from-the-browser' });
+    assert.equal(response.status(), 200);
+    await tab.page.getByText('View your personal info').waitFor();
+    assert.equal(await tab.page.getByText('View your bookings').count(), 0);
+    assert.equal(await tab.page.locator('input[name="scope"]').count(), 0, 'the form carries no parameter');
+    // A reload of the consent page does not use the request up.
+    await tab.page.reload();
+    const returned = await decide(tab.page, 'Allow');
+    const params = oauth.validateAuthResponse(as, client, returned, state);
+
+    const tokens = await oauth.processAuthorizationCodeResponse(as, client, await oauth.authorizationCodeGrantRequest(
+      as, client, oauth.ClientSecretBasic(confidential.client_secret), params, redirectUri, verifier, kInsecure));
+    assert.equal(tokens.scope, 'PROFILE_READ');
+    const me = await getMe(tokens.access_token);
+    assert.equal(me.status, 200, JSON.stringify(me.body));
+    assert.equal(me.body.data.email, owner.email);
+  });
+
+  test('a request_uri is used once (Deny uses it too) and only by the client that pushed it', async () => {
+    const client = { client_id: publicClient.client_id };
+    const verifier = oauth.generateRandomCodeVerifier();
+    const pushed = await push(client, oauth.None(), { scope: 'BOOKING_READ', state: 'once',
+      code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
+    await expectPageError(tab.page, owner, { client_id: confidential.client_id, request_uri: pushed.request_uri },
+      kUnknown);
+    await openAuthorize(tab.page, owner, { client_id: publicClient.client_id, request_uri: pushed.request_uri });
+    const denied = await decide(tab.page, 'Deny');
+    assert.throws(() => oauth.validateAuthResponse(authorizationServer(), client, denied, 'once'),
+      (e) => e instanceof oauth.AuthorizationResponseError && e.error === 'access_denied');
+    await expectPageError(tab.page, owner, { client_id: publicClient.client_id, request_uri: pushed.request_uri },
+      kUnknown);
+  });
+
+  test('the endpoint refuses as the token endpoint and the authorization page would', async () => {
+    const client = { client_id: confidential.client_id };
+    await assert.rejects(push(client, oauth.ClientSecretPost('wrong-secret'), { scope: 'BOOKING_READ' }),
+      (e) => e.error === 'invalid_client' && e.status === 401);
+    await assert.rejects(push(client, oauth.ClientSecretPost(confidential.client_secret), { scope: 'NOT_A_SCOPE' }),
+      (e) => e.error === 'invalid_scope' && e.status === 400);
+    await assert.rejects(push(client, oauth.ClientSecretPost(confidential.client_secret),
+      { scope: 'BOOKING_READ', redirect_uri: `${redirectUri}/other` }),
+    (e) => e.error === 'invalid_request' && e.status === 400);
+    await assert.rejects(push({ client_id: publicClient.client_id }, oauth.None(), { scope: 'BOOKING_READ' }),
+      (e) => e.error === 'invalid_request' && /code_challenge/.test(e.error_description));
+  });
+
+  test('a require_par client refuses a plain request; the settings page turns it off without a review', async () => {
+    const strict = await createClient({ name: 'Acme Strict', ownerId: owner.id, requirePar: true });
+    assert.equal(strict.require_par, true);
+    const plain = { client_id: strict.client_id, redirect_uri: redirectUri, scope: 'BOOKING_READ', state: 'p' };
+    await expectPageError(tab.page, owner, plain, kRequiresPar);
+    const pushed = await push({ client_id: strict.client_id }, oauth.ClientSecretPost(strict.client_secret),
+      { scope: 'BOOKING_READ', state: 'p' });
+    const response = await openAuthorize(tab.page, owner, { client_id: strict.client_id,
+      request_uri: pushed.request_uri });
+    assert.equal(response.status(), 200);
+    await tab.page.getByRole('button', { name: 'Allow', exact: true }).waitFor();
+
+    // The owner unchecks the box on the client's settings page: still approved, plain requests served.
+    await tab.page.goto(`${server.appUrl}/settings/developer/oauth/${strict.client_id}`);
+    const box = tab.page.getByLabel('Require pushed authorization requests (PAR)');
+    assert.equal(await box.isChecked(), true);
+    await box.uncheck();
+    await Promise.all([
+      tab.page.waitForURL((u) => u.searchParams.get('notice') === 'saved'),
+      tab.page.getByRole('button', { name: 'Save changes' }).click(),
+    ]);
+    const shown = await server.cli(['admin', 'oauth-client', 'show', strict.client_id]);
+    assert.equal(shown.require_par, false);
+    assert.equal(shown.state, 'approved');
+    assert.equal((await openAuthorize(tab.page, owner, plain)).status(), 200);
+    await tab.page.getByRole('button', { name: 'Allow', exact: true }).waitFor();
+
+    const again = await server.cli(['admin', 'oauth-client', 'update', strict.client_id, '--require-par', 'true']);
+    assert.equal(again.require_par, true);
+    assert.equal(again.state, 'approved');
+    await expectPageError(tab.page, owner, plain, kRequiresPar);
+  });
+
+  // A server of its own, whose pushed requests live one second.
+  test('an expired request_uri is a page error', async () => {
+    const shortLived = await TestServer.start({ plugins: '  oauth: { par_ttl: 1 }' });
+    const { context, page } = await newPage();
+    try {
+      const user = await shortLived.createUser({ email: 'par-ttl@example.com', name: 'Par Ttl', password: kPassword });
+      const created = await createClient({ name: 'Acme Short', ownerId: user.id, on: shortLived });
+      const pushed = await push({ client_id: created.client_id }, oauth.ClientSecretPost(created.client_secret),
+        { scope: 'BOOKING_READ' }, shortLived);
+      assert.equal(pushed.expires_in, 1);
+      // Until the database holds no live pushed request (bounded: 50 polls, 100 ms apart).
+      for (let i = 0; ; i += 1) {
+        const live = (await shortLived.dbQuery(
+          'SELECT COUNT(*) FROM oauth_pushed_requests WHERE expires_at > UTC_TIMESTAMP(3)')).trim();
+        if (live === '0') break;
+        assert.ok(i < 50, 'the pushed request did not expire');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      await expectPageError(page, { email: 'par-ttl@example.com', password: kPassword },
+        { client_id: created.client_id, request_uri: pushed.request_uri }, kUnknown, shortLived);
+    } finally {
+      await context.close();
+      await shortLived.stop();
     }
   });
 });

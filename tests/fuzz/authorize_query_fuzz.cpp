@@ -34,6 +34,7 @@ using namespace rendezvous::oauth;
 
 constexpr int64_t kOwner = 7;
 constexpr int64_t kOtherUser = 42;
+constexpr char kFuzzIssuer[] = "https://api.example:8443";
 
 AuthorizeClientView Client(uint8_t pick) {
   AuthorizeClientView c;
@@ -107,10 +108,11 @@ void CheckRedirectError(const AuthorizeRedirectError& r, const AuthorizeClientVi
     __builtin_trap();
   }
   if (r.state && (r.state != query.state || r.state->size() > kMaxStateLength)) __builtin_trap();
-  const auto back = QueryOf(r.Url(), r.redirect_uri);
+  const auto back = QueryOf(r.Url(kFuzzIssuer), r.redirect_uri);
   ExpectParam(back, "error", r.error);
   ExpectParam(back, "error_description", r.error_description);
   ExpectParam(back, "state", r.state);
+  ExpectParam(back, "iss", std::optional<std::string>(kFuzzIssuer));
 }
 
 void CheckGrant(const AuthorizeGrant& g, const AuthorizeClientView& client, const AuthorizeQuery& query,
@@ -142,9 +144,10 @@ void CheckGrant(const AuthorizeGrant& g, const AuthorizeClientView& client, cons
 
   // The success redirect carries the code and the state back intact.
   const std::string code = "c0de-_.~";
-  const auto back = QueryOf(SuccessRedirectUrl(g.redirect_uri, code, g.state), g.redirect_uri);
+  const auto back = QueryOf(SuccessRedirectUrl(g.redirect_uri, code, g.state, kFuzzIssuer), g.redirect_uri);
   ExpectParam(back, "code", code);
   ExpectParam(back, "state", g.state);
+  ExpectParam(back, "iss", std::optional<std::string>(kFuzzIssuer));
 
   // The consent form carries the request in hidden fields, each value escaped; posted back, they
   // validate to the same grant.

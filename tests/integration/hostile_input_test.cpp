@@ -152,6 +152,17 @@ TEST_F(HostileInput, JsonBodiesNeverCause5xx) {
       ExpectBelow500(route.method, route.path, raw, "raw body");
     }
   }
+  // The pushed authorization request endpoint takes JSON bodies as the token endpoint does.
+  const json par = {{"client_id", "no-such-client"},
+                    {"redirect_uri", "https://app.example/callback"},
+                    {"scope", "BOOKING_READ"},
+                    {"state", "s"},
+                    {"response_type", "code"}};
+  for (const std::string& value : kHostile) {
+    EachLeafReplaced(par, value, [&](const std::string& where, const json& body) {
+      ExpectBelow500("POST", "/v2/auth/oauth2/par", Dump(body), where);
+    });
+  }
   EXPECT_GT(requests_, 300);
   EXPECT_EQ(Call("GET", "/v2/me", owner_key_).status, 200);  // still serving
 }
@@ -235,6 +246,14 @@ TEST_F(HostileInput, PagesAndFormsNeverCause5xx) {
   consent.emplace_back("csrf_token", csrf);
   consent.emplace_back("decision", "deny");
   EachFieldHostile("POST", "/auth/oauth2/authorize", consent, owner);
+  // A pushed request's reference (RFC 9126), shown and decided.
+  const std::vector<std::pair<std::string, std::string>> pushed = {
+      {"client_id", client_id}, {"request_uri", "urn:ietf:params:oauth:request_uri:" + std::string(43, 'a')}};
+  EachFieldHostile("GET", "/auth/oauth2/authorize", pushed, owner);
+  auto pushed_consent = pushed;
+  pushed_consent.emplace_back("csrf_token", csrf);
+  pushed_consent.emplace_back("decision", "allow");
+  EachFieldHostile("POST", "/auth/oauth2/authorize", pushed_consent, owner);
 
   // The admin's review of clients.
   const std::string admin = SignInBrowser(http_, server_->app(), "admin@example.com", "correct horse battery", nullptr);
@@ -263,9 +282,9 @@ TEST_F(HostileInput, PagesAndFormsNeverCause5xx) {
     PageBelow500("POST", "/auth/oauth2/authorize", raw, owner, "raw body");
   }
   // Client forms (7 fields, create and update), the secret form's token, ids and states, the
-  // authorization query (7) and consent (8), the review (2), the login form (3) and its `next`,
-  // raw bodies, and the baseline.
-  EXPECT_EQ(requests_, (7 * 2 + 1 + 4 + 7 + 8 + 2 + 3 + 1) * 6 + 3 * 3 + 1);
+  // authorization query (7) and consent (8), a pushed request's reference (2) and its consent (3),
+  // the review (2), the login form (3) and its `next`, raw bodies, and the baseline.
+  EXPECT_EQ(requests_, (7 * 2 + 1 + 4 + 7 + 8 + 2 + 3 + 2 + 3 + 1) * 6 + 3 * 3 + 1);
   EXPECT_EQ(http_.Get(server_->app() + settings, {"Cookie: " + owner}).status, 200);  // still serving
   EXPECT_EQ(Call("GET", "/v2/me", owner_key_).status, 200);
 }

@@ -270,7 +270,9 @@ TEST_F(OperationsProxy, OAuthAuthorizationCodeFlowWorksEndToEndThroughTheProxy) 
   note(allowed);
   std::smatch m;
   const std::string location = allowed.Header("location");
-  ASSERT_TRUE(std::regex_search(location, m, std::regex("^https://client\\.example\\.com/callback\\?code=([^&]+)&state=s-1$")))
+  ASSERT_TRUE(std::regex_search(location, m,
+                                std::regex("^https://client\\.example\\.com/callback\\?code=([^&]+)&state=s-1"
+                                           "&iss=https%3A%2F%2Frendezvous\\.example\\.com$")))
       << location;
   const std::string code = m[1];
 

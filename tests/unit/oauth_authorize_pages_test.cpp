@@ -78,6 +78,17 @@ TEST(OAuthAuthorizePages, ConsentFormPostsRequestCsrfAndBothButtons) {
       {"name=\"code_challenge_method\""});
 }
 
+// A pushed request's parameters stay on the server: the form carries client_id and request_uri.
+TEST(OAuthAuthorizePages, ConsentFormOfAPushedRequestCarriesOnlyItsReference) {
+  ConsentPage page = SamplePage();
+  page.request_uri = "urn:ietf:params:oauth:request_uri:abc";
+  ExpectFragments(RenderConsentPage(page),
+                  {"name=\"client_id\" value=\"cl_1\"",
+                   "name=\"request_uri\" value=\"urn:ietf:params:oauth:request_uri:abc\"",
+                   "name=\"decision\" value=\"allow\">Allow</button>", "View your bookings"},
+                  {"name=\"redirect_uri\"", "name=\"state\"", "name=\"scope\"", "name=\"code_challenge\""});
+}
+
 TEST(OAuthAuthorizePages, LegacyClientWithoutScopeAsksForFullAccess) {
   ConsentPage p = SamplePage();
   p.request.scope.reset();

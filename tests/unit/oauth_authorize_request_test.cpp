@@ -1,9 +1,9 @@
-#include "authorize_request.hpp"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "authorize_request.hpp"
 #include "pkce.hpp"
+#include "pushed_requests.hpp"
 
 namespace rendezvous::oauth {
 namespace {
@@ -13,6 +13,8 @@ using ::testing::HasSubstr;
 constexpr int64_t kOwner = 7;
 constexpr int64_t kUser = 42;
 constexpr char kRedirect[] = "https://app.example/callback";
+constexpr char kIssuer[] = "https://api.example";
+constexpr char kIss[] = "&iss=https%3A%2F%2Fapi.example";  // kIssuer as the redirect carries it
 constexpr char kChallenge[] = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";  // RFC 7636 B
 
 AuthorizeClientView Client(std::vector<std::string> scopes = {"BOOKING_READ", "PROFILE_READ"},
@@ -214,7 +216,7 @@ TEST(OAuthAuthorize, OverlongStateIsNotEchoed) {
   AuthorizeRedirectError e = RedirectError(q, Client());
   EXPECT_EQ(e.error, "invalid_request");
   EXPECT_EQ(e.state, std::nullopt);
-  EXPECT_EQ(e.Url().find("state="), std::string::npos);
+  EXPECT_EQ(e.Url(kIssuer).find("state="), std::string::npos);
 }
 
 // The consent form carries state through the browser, which would change ill-formed UTF-8 and
@@ -229,7 +231,7 @@ TEST(OAuthAuthorize, StateTheConsentFormCannotCarryIsRefused) {
     EXPECT_EQ(e.error, "invalid_request");
     EXPECT_THAT(e.error_description, HasSubstr("UTF-8"));
     EXPECT_EQ(e.state, std::nullopt);
-    EXPECT_EQ(e.Url().find("state="), std::string::npos);
+    EXPECT_EQ(e.Url(kIssuer).find("state="), std::string::npos);
   }
 }
 
@@ -336,30 +338,34 @@ TEST(OAuthAuthorize, MigratedClientIsValidated) {
 // ---- URLs ----
 
 TEST(OAuthAuthorizeUrls, SuccessRedirect) {
-  EXPECT_EQ(SuccessRedirectUrl("https://app.example/cb", "abc", std::string("xyz")),
-            "https://app.example/cb?code=abc&state=xyz");
-  EXPECT_EQ(SuccessRedirectUrl("https://app.example/cb?tenant=1", "abc", std::string("xyz")),
-            "https://app.example/cb?tenant=1&code=abc&state=xyz");
-  EXPECT_EQ(SuccessRedirectUrl("https://app.example/cb?", "abc", std::nullopt),
-            "https://app.example/cb?code=abc");
-  EXPECT_EQ(SuccessRedirectUrl("https://app.example/cb?a=1&", "c", std::nullopt),
-            "https://app.example/cb?a=1&code=c");
-  EXPECT_EQ(SuccessRedirectUrl("https://app.example/cb", "a+b/c=", std::string("s t&u=v#w")),
-            "https://app.example/cb?code=a%2Bb%2Fc%3D&state=s%20t%26u%3Dv%23w");
+  EXPECT_EQ(SuccessRedirectUrl("https://app.example/cb", "abc", std::string("xyz"), kIssuer),
+            std::string("https://app.example/cb?code=abc&state=xyz") + kIss);
+  EXPECT_EQ(SuccessRedirectUrl("https://app.example/cb?tenant=1", "abc", std::string("xyz"), kIssuer),
+            std::string("https://app.example/cb?tenant=1&code=abc&state=xyz") + kIss);
+  EXPECT_EQ(SuccessRedirectUrl("https://app.example/cb?", "abc", std::nullopt, kIssuer),
+            std::string("https://app.example/cb?code=abc") + kIss);
+  EXPECT_EQ(SuccessRedirectUrl("https://app.example/cb?a=1&", "c", std::nullopt, kIssuer),
+            std::string("https://app.example/cb?a=1&code=c") + kIss);
+  EXPECT_EQ(SuccessRedirectUrl("https://app.example/cb", "a+b/c=", std::string("s t&u=v#w"), kIssuer),
+            std::string("https://app.example/cb?code=a%2Bb%2Fc%3D&state=s%20t%26u%3Dv%23w") + kIss);
 }
 
 TEST(OAuthAuthorizeUrls, ErrorRedirectIsEncoded) {
   AuthorizeRedirectError e = RedirectError(Query("NOPE"), Client());
-  EXPECT_EQ(e.Url(),
-            "https://app.example/callback?error=invalid_scope"
-            "&error_description=Requested%20scope%20is%20not%20a%20recognized%20scope&state=xyz");
+  EXPECT_EQ(
+      e.Url(kIssuer),
+      std::string("https://app.example/callback?error=invalid_scope"
+                  "&error_description=Requested%20scope%20is%20not%20a%20recognized%20scope&state=xyz") +
+          kIss);
   AuthorizeQuery q = Query("PROFILE_WRITE");
   q.state = "a&b=c";
   q.redirect_uri = "http://127.0.0.1:5000/cb?tenant=1";
-  EXPECT_EQ(RedirectError(q, Client()).Url(),
-            "http://127.0.0.1:5000/cb?tenant=1&error=invalid_request"
-            "&error_description=Requested%20scope%20exceeds%20the%20client%27s%20registered%20scopes"
-            "&state=a%26b%3Dc");
+  EXPECT_EQ(
+      RedirectError(q, Client()).Url(kIssuer),
+      std::string("http://127.0.0.1:5000/cb?tenant=1&error=invalid_request"
+                  "&error_description=Requested%20scope%20exceeds%20the%20client%27s%20registered%20scopes"
+                  "&state=a%26b%3Dc") +
+          kIss);
 }
 
 TEST(OAuthAuthorizeUrls, AccessDenied) {
@@ -367,8 +373,59 @@ TEST(OAuthAuthorizeUrls, AccessDenied) {
   AuthorizeRedirectError denied = AccessDenied(g);
   EXPECT_EQ(denied.error, "access_denied");
   EXPECT_EQ(denied.state, "xyz");
-  EXPECT_THAT(denied.Url(), HasSubstr("https://app.example/callback?error=access_denied&"));
-  EXPECT_THAT(denied.Url(), HasSubstr("&state=xyz"));
+  EXPECT_THAT(denied.Url(kIssuer), HasSubstr("https://app.example/callback?error=access_denied&"));
+  EXPECT_THAT(denied.Url(kIssuer), HasSubstr(std::string("&state=xyz") + kIss));
+}
+
+// ---- pushed authorization requests (RFC 9126) ----
+
+TEST(OAuthPushedRequests, ParametersRoundTripAsPushed) {
+  AuthorizeQuery q = Query();
+  q.code_challenge = kChallenge;
+  q.state = "caf\xc3\xa9 & \"x\"";
+  q.scope = std::nullopt;
+  std::optional<AuthorizeQuery> back = PushedParamsFromJson(PushedParamsJson(q));
+  ASSERT_TRUE(back.has_value());
+  EXPECT_TRUE(back->pushed);
+  EXPECT_EQ(back->client_id, q.client_id);
+  EXPECT_EQ(back->redirect_uri, q.redirect_uri);
+  EXPECT_EQ(back->state, q.state);
+  EXPECT_EQ(back->scope, std::nullopt);  // absent stays absent
+  EXPECT_EQ(back->code_challenge, q.code_challenge);
+  EXPECT_EQ(back->code_challenge_method, std::nullopt);
+  for (const char* bad : {"", "[]", "{\"scope\":1}", "{", "null"}) {
+    EXPECT_EQ(PushedParamsFromJson(bad), std::nullopt) << bad;
+  }
+}
+
+TEST(OAuthPushedRequests, RequestUriForm) {
+  const std::string random(43, 'a');
+  EXPECT_TRUE(IsPushedRequestUri("urn:ietf:params:oauth:request_uri:" + random));
+  EXPECT_TRUE(IsPushedRequestUri("urn:ietf:params:oauth:request_uri:" + std::string(42, '-') + "_"));
+  EXPECT_FALSE(IsPushedRequestUri("urn:ietf:params:oauth:request_uri:" + random + "a"));
+  EXPECT_FALSE(IsPushedRequestUri("urn:ietf:params:oauth:request_uri:" + random.substr(1)));
+  EXPECT_FALSE(IsPushedRequestUri("urn:ietf:params:oauth:request_uri:" + random.substr(1) + "="));
+  EXPECT_FALSE(IsPushedRequestUri("urn:example:request_uri:" + random + "0123456789a"));
+  EXPECT_FALSE(IsPushedRequestUri(""));
+}
+
+TEST(OAuthAuthorize, RequireParClientRefusesAPlainRequest) {
+  AuthorizeClientView c = Client();
+  c.require_par = true;
+  EXPECT_EQ(PageError(Query(), &c),
+            "This OAuth client accepts only pushed authorization requests: its application must push the "
+            "request first (request_uri)");
+  AuthorizeQuery pushed = Query();
+  pushed.pushed = true;
+  EXPECT_EQ(Grant(pushed, c).scopes, std::vector<std::string>{"BOOKING_READ"});
+  // A pushed request is validated like any other: a pending client still only for its owner.
+  AuthorizeClientView pending = Client({"BOOKING_READ"}, ClientKind::kConfidential, ClientState::kPending);
+  pending.require_par = true;
+  EXPECT_EQ(PageError(pushed, &pending),
+            "This OAuth client is awaiting approval; until then only its owner can use it");
+  // Without require_par both kinds of request are served.
+  EXPECT_EQ(Grant(Query(), Client()).client_id, "client-1");
+  EXPECT_EQ(Grant(pushed, Client()).client_id, "client-1");
 }
 
 }  // namespace

@@ -70,6 +70,23 @@ TEST(OAuthClientPagesForm, EditFormStartsFromTheClient) {
   ClientFormInput in = FormInputFromClient(SampleClient());
   EXPECT_EQ(in.redirect_uris_text, "https://app.example.com/cb\nhttp://127.0.0.1:9000/cb");
   EXPECT_EQ(in.scopes, (std::vector<std::string>{"BOOKING_READ", "TEAM_BOOKING_READ"}));
+  EXPECT_FALSE(in.require_par);
+}
+
+TEST(OAuthClientPagesForm, RequireParIsACheckbox) {
+  EXPECT_TRUE(ReadClientForm({{"name", "A"}, {"require_par", "1"}}, false).require_par);
+  EXPECT_FALSE(ReadClientForm({{"name", "A"}}, false).require_par);
+  OAuthClient client = SampleClient();
+  const std::string unchecked = RenderClientPage({}, client, FormInputFromClient(client));
+  ExpectFragments(
+      unchecked,
+      {"<input type=\"checkbox\" id=\"require_par\" name=\"require_par\" value=\"1\" aria-describedby",
+       "<label for=\"require_par\">Require pushed authorization requests (PAR)</label>"},
+      {"name=\"require_par\" value=\"1\" checked"});
+  client.require_par = true;
+  EXPECT_TRUE(Contains(RenderClientPage({}, client, FormInputFromClient(client)),
+                       "name=\"require_par\" value=\"1\" checked"));
+  EXPECT_TRUE(Contains(RenderClientListPage({}, {}, ClientFormInput{}), "id=\"require_par\""));
 }
 
 TEST(OAuthClientPagesRender, ListEscapesEveryValueAndLabelsEveryField) {
