@@ -95,6 +95,12 @@ Response HandleTokenRequest(const TokenEndpointServices& services, const Request
   if (auto* error = std::get_if<TokenError>(&parsed)) return refuse(*error, SentBasic(req));
   const TokenRequest& tr = std::get<TokenRequest>(parsed);
   out.grant_type = tr.grant_type;
+  std::string dpop_jkt;
+  if (std::optional<std::string> proof = req.Header("dpop")) {
+    Result<std::string> accepted = services.dpop.Accept(*proof, "POST", services.token_url);
+    if (!accepted.ok()) return refuse(TokenError{400, "invalid_dpop_proof", accepted.status().message()}, false);
+    dpop_jkt = *std::move(accepted);
+  }
 
   // Both grants read the client's credentials with the rest of its row and authenticate it there.
   TokenResult result;
@@ -106,12 +112,14 @@ Response HandleTokenRequest(const TokenEndpointServices& services, const Request
                                          return TokenError::InvalidRequest("code_verifier is required for public clients");
                                        }
                                        return std::nullopt;
-                                     });
+                                     },
+                                     dpop_jkt);
   } else {
     result = services.refresh.Refresh(tr.client_id, tr.refresh_token,
                                       [&tr](const std::optional<ClientCredentials>& stored) {
                                         return AuthenticateClient(stored, tr.client_secret);
-                                      });
+                                      },
+                                      dpop_jkt);
   }
   if (auto* error = std::get_if<TokenError>(&result)) return refuse(*error, tr.basic_auth);
   return OAuthJson(200, ToJson(std::get<TokenResponse>(result)));
@@ -145,7 +153,8 @@ Json AuthorizationServerMetadata(const std::string& base_url, const std::string&
           {"token_endpoint_auth_methods_supported", auth_methods},
           {"revocation_endpoint_auth_methods_supported", auth_methods},
           {"introspection_endpoint_auth_methods_supported", auth_methods},
-          {"scopes_supported", UserLevelScopes()}};
+          {"scopes_supported", UserLevelScopes()},
+          {"dpop_signing_alg_values_supported", {"ES256", "RS256"}}};
 }
 
 void RegisterTokenEndpoints(PluginContext& ctx, const TokenEndpointServices& services, TokenMetrics& metrics) {
