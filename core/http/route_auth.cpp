@@ -67,10 +67,12 @@ std::optional<Response> CheckRouteAuth(const RouteAuth& auth, Request& r, const 
   const std::string invalid = dpop_scheme ? kDpopInvalidToken : "Bearer error=\"invalid_token\"";
   if (!principal) return Unauthorized(invalid, "the bearer token is invalid, expired or revoked");
   if (!dpop_scheme && !principal->dpop_jkt.empty())
-    return Unauthorized(kDpopInvalidToken, "this token is DPoP-bound: send it as Authorization: DPoP with a DPoP proof");
+    return Unauthorized(kDpopInvalidToken,
+                        "this token is DPoP-bound: send it as Authorization: DPoP with a DPoP proof");
   if (dpop_scheme) {
     if (principal->dpop_jkt.empty())
-      return Unauthorized(kDpopInvalidToken, "this token is not DPoP-bound: send it as Authorization: Bearer");
+      return Unauthorized(kDpopInvalidToken,
+                          "this token is not DPoP-bound: send it as Authorization: Bearer");
     const std::optional<std::string> proof = r.Header("dpop");
     if (!proof) return Unauthorized(kDpopInvalidProof, "a DPoP proof header is required");
     if (!dpop) return Unauthorized(kDpopInvalidProof, "DPoP proofs are not accepted here");

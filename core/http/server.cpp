@@ -509,7 +509,8 @@ void HttpServer::Impl::ReleaseOutbound(const std::string& key) {
 }
 
 Response HttpServer::Impl::RunHandler(Exchange& ex) {
-  if (auto denied = CheckRouteAuth(ex.route->auth, ex.request, ex.raw_target, bearer_, session_, dpop_)) return *denied;
+  if (auto denied = CheckRouteAuth(ex.route->auth, ex.request, ex.raw_target, bearer_, session_, dpop_))
+    return *denied;
   if (credential_limit_.limiter && ex.route->auth.bearer_required && ex.request.principal) {
     if (auto refused = TakeToken(ex, credential_limit_, CredentialKey(*ex.request.principal))) return *refused;
   }
@@ -603,7 +604,8 @@ void HttpServer::SetBearerAuthenticator(std::function<std::optional<Principal>(s
 }
 
 void HttpServer::SetDpopAuthenticator(
-    std::function<Result<std::string>(std::string_view, std::string_view, std::string_view, std::string_view)> fn) {
+    std::function<Result<std::string>(std::string_view, std::string_view, std::string_view, std::string_view)>
+        fn) {
   impl_->dpop_ = std::move(fn);
 }
 

@@ -59,7 +59,8 @@ class PluginHost::Context final : public PluginContext {
     host_.resolvers_.emplace_back(kind, std::move(resolver));
   }
   void SetDpopProofChecker(DpopProofChecker checker) override {
-    if (host_.dpop_checker_) throw std::runtime_error("plugin " + name_ + ": a DPoP proof checker is already set");
+    if (host_.dpop_checker_)
+      throw std::runtime_error("plugin " + name_ + ": a DPoP proof checker is already set");
     host_.dpop_checker_ = std::move(checker);
   }
   void AddAdminCommand(const std::string& group, AdminCommand command) override {

@@ -1,13 +1,13 @@
 #include "dpop_proof.hpp"
 
+#include <cmath>
+#include <memory>
+
 #include <openssl/bn.h>
 #include <openssl/core_names.h>
 #include <openssl/ecdsa.h>
 #include <openssl/evp.h>
 #include <openssl/param_build.h>
-
-#include <cmath>
-#include <memory>
 
 #include "rendezvous/crypto.hpp"
 #include "rendezvous/url.hpp"
@@ -20,7 +20,9 @@ constexpr size_t kMinRsaBits = 2048;
 constexpr size_t kMaxRsaBits = 8192;
 constexpr size_t kMaxRsaExponentBytes = 8;
 
-Status Invalid(std::string message) { return Status(ErrorCode::kInvalid, std::move(message)); }
+Status Invalid(std::string message) {
+  return Status(ErrorCode::kInvalid, std::move(message));
+}
 
 struct PkeyFree {
   void operator()(EVP_PKEY* p) const { EVP_PKEY_free(p); }
@@ -139,7 +141,8 @@ bool VerifySignature(const ParsedDpopProof& proof) {
   }
   std::unique_ptr<EVP_MD_CTX, MdCtxFree> md(EVP_MD_CTX_new());
   if (!md || EVP_DigestVerifyInit(md.get(), nullptr, EVP_sha256(), nullptr, key.get()) != 1) return false;
-  return EVP_DigestVerify(md.get(), reinterpret_cast<const unsigned char*>(signature.data()), signature.size(),
+  return EVP_DigestVerify(md.get(), reinterpret_cast<const unsigned char*>(signature.data()),
+                          signature.size(),
                           reinterpret_cast<const unsigned char*>(proof.signing_input.data()),
                           proof.signing_input.size()) == 1;
 }
@@ -260,14 +263,16 @@ Result<DpopProof> VerifyDpopProof(std::string_view compact, const DpopExpectatio
   const nlohmann::json& claims = parsed->claims;
 
   const std::string* jti = StringClaim(claims, "jti");
-  if (!jti || jti->empty() || jti->size() > kMaxDpopJtiBytes) return Invalid("the proof's jti is missing or too long");
+  if (!jti || jti->empty() || jti->size() > kMaxDpopJtiBytes)
+    return Invalid("the proof's jti is missing or too long");
   const std::string* htm = StringClaim(claims, "htm");
   if (!htm || *htm != expect.method) return Invalid("the proof's htm does not match the request method");
   const std::string* htu = StringClaim(claims, "htu");
   if (!htu) return Invalid("the proof has no htu");
   std::optional<std::string> proof_url = NormalizeHtu(*htu);
   std::optional<std::string> target = NormalizeHtu(expect.url);
-  if (!proof_url || !target || *proof_url != *target) return Invalid("the proof's htu does not match the request URL");
+  if (!proof_url || !target || *proof_url != *target)
+    return Invalid("the proof's htu does not match the request URL");
   auto iat_it = claims.find("iat");
   std::optional<int64_t> iat = iat_it == claims.end() ? std::nullopt : Seconds(*iat_it);
   if (!iat) return Invalid("the proof has no iat");

@@ -30,10 +30,10 @@ enum class DpopAlg { kES256, kRS256 };
 // A proof split and decoded, its header and key checked, its signature not yet verified.
 struct ParsedDpopProof {
   DpopAlg alg = DpopAlg::kES256;
-  nlohmann::json jwk;          // the public key's members (kty and its own)
-  nlohmann::json claims;       // the payload, an object
-  std::string signing_input;   // "header.payload" as sent
-  std::string signature;       // raw bytes
+  nlohmann::json jwk;         // the public key's members (kty and its own)
+  nlohmann::json claims;      // the payload, an object
+  std::string signing_input;  // "header.payload" as sent
+  std::string signature;      // raw bytes
 };
 
 // Splits and decodes a proof and checks its header and key (not the signature, not the claims).

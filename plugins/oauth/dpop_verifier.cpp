@@ -12,8 +12,8 @@ constexpr int64_t kMaxFutureSeconds = 60;
 
 DpopVerifier::DpopVerifier(Database& db, int64_t max_age) : db_(db), max_age_(max_age) {}
 
-Result<std::string> DpopVerifier::Accept(std::string_view proof, std::string_view method, std::string_view url,
-                                         std::string_view access_token) {
+Result<std::string> DpopVerifier::Accept(std::string_view proof, std::string_view method,
+                                         std::string_view url, std::string_view access_token) {
   DpopExpectation expect;
   expect.method = method;
   expect.url = url;

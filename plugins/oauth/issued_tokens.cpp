@@ -61,11 +61,16 @@ nlohmann::json IssuedTokens::Introspect(const std::string& client_id, const std:
   const std::string extra = access ? "" : " AND t.rotated_at IS NULL";
   return db_.Run([&](DbConnection& conn) -> nlohmann::json {
     std::optional<DbRow> rs = conn.QueryOne(
-        "SELECT g.user_id, g.scopes, g.all_scopes, c.scopes, TIMESTAMPDIFF(SECOND, '1970-01-01', t.expires_at), TIMESTAMPDIFF(SECOND, '1970-01-01', t.created_at), t.dpop_jkt"
-        " FROM " + table + " t JOIN oauth_grants g ON g.id = t.grant_id"
-        " JOIN oauth_clients c ON c.client_id = g.client_id"
-        " WHERE t.token_hash = ? AND g.client_id = ? AND t.revoked_at IS NULL AND t.expires_at > UTC_TIMESTAMP(3)"
-        " AND g.revoked_at IS NULL AND c.state <> 'rejected'" + extra,
+        "SELECT g.user_id, g.scopes, g.all_scopes, c.scopes, TIMESTAMPDIFF(SECOND, '1970-01-01', "
+        "t.expires_at), TIMESTAMPDIFF(SECOND, '1970-01-01', t.created_at), t.dpop_jkt"
+        " FROM " +
+            table +
+            " t JOIN oauth_grants g ON g.id = t.grant_id"
+            " JOIN oauth_clients c ON c.client_id = g.client_id"
+            " WHERE t.token_hash = ? AND g.client_id = ? AND t.revoked_at IS NULL AND t.expires_at > "
+            "UTC_TIMESTAMP(3)"
+            " AND g.revoked_at IS NULL AND c.state <> 'rejected'" +
+            extra,
         {hash, client_id});
     if (!rs) return {{"active", false}};
     const bool all_scopes = rs->Bool(3);

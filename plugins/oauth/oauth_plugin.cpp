@@ -27,8 +27,12 @@ namespace {
 // The token jobs, owned together by the plugin.
 struct TokenJobs {
   TokenJobs(Database& db, Logger& logger, TokenLifetimes lifetimes, int64_t dpop_max_age)
-      : codes(db, logger, lifetimes), refresh(db, logger, lifetimes), managed(db, lifetimes), issued(db),
-        purger(db, logger), dpop(db, dpop_max_age) {}
+      : codes(db, logger, lifetimes),
+        refresh(db, logger, lifetimes),
+        managed(db, lifetimes),
+        issued(db),
+        purger(db, logger),
+        dpop(db, dpop_max_age) {}
   CodeExchange codes;
   RefreshGrant refresh;
   ManagedUserTokens managed;
@@ -110,8 +114,10 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   });
   RegisterClientPages(ctx, *clients);
   auto metrics = std::make_shared<TokenMetrics>(ctx.metrics());
-  RegisterTokenEndpoints(ctx, TokenEndpointServices{*clients, tokens->codes, tokens->refresh, tokens->issued, tokens->dpop,
-                                                   ctx.base_url() + "/v2/auth/oauth2/token"}, *metrics);
+  RegisterTokenEndpoints(ctx,
+                         TokenEndpointServices{*clients, tokens->codes, tokens->refresh, tokens->issued,
+                                               tokens->dpop, ctx.base_url() + "/v2/auth/oauth2/token"},
+                         *metrics);
   RegisterAuthorizePages(ctx, *clients, tokens->codes);
   return std::make_unique<OAuthPlugin>(std::move(clients), std::move(tokens), std::move(metrics));
 }

@@ -38,7 +38,8 @@ void ReadTokenState(const DbRow& rs, int first, RefreshRow& row) {
 // which every refresh of the client shares).
 std::optional<RefreshRow> ReadRefreshRow(DbConnection& conn, const std::string& client_id, const std::string& hash) {
   static const std::string kSql =
-      std::string("SELECT ") + kGrantClientColumns + ","
+      std::string("SELECT ") + kGrantClientColumns +
+      ","
       " r.grant_id, r.expires_at > UTC_TIMESTAMP(3), r.rotated_at IS NOT NULL, r.revoked_at IS NOT NULL,"
       " g.client_id, g.revoked_at IS NOT NULL, g.user_id, g.scopes, g.all_scopes, r.dpop_jkt"
       " FROM oauth_clients c"
@@ -82,7 +83,8 @@ std::optional<RefreshRow> ReadLockedRefreshRow(DbConnection& conn, const std::st
 // any key from a confidential one (refresh_grant.hpp says why).
 std::optional<TokenError> CheckDpopBinding(const RefreshRow& row, const std::string& proof_jkt) {
   if (row.dpop_jkt.empty()) return std::nullopt;
-  if (proof_jkt.empty()) return TokenError::InvalidGrant("the refresh token is DPoP-bound: a DPoP proof is required");
+  if (proof_jkt.empty())
+    return TokenError::InvalidGrant("the refresh token is DPoP-bound: a DPoP proof is required");
   const bool is_public = row.credentials && row.credentials->kind == ClientKind::kPublic;
   if (is_public && proof_jkt != row.dpop_jkt) {
     return TokenError::InvalidGrant("the DPoP proof is not signed by the key the refresh token is bound to");
@@ -102,7 +104,8 @@ TokenResult RefreshGrant::Refresh(const std::string& client_id, const std::strin
   // authenticated first: a bad secret answers invalid_client whatever the token.
   const bool well_formed = WellFormed(refresh_token, kRefreshTokenPrefix);
   const std::string hash = well_formed ? crypto::Sha256Hex(refresh_token) : std::string();
-  if (std::optional<TokenResult> done = RefreshFast(client_id, authenticate, hash, dpop_jkt)) return *std::move(done);
+  if (std::optional<TokenResult> done = RefreshFast(client_id, authenticate, hash, dpop_jkt))
+    return *std::move(done);
   return RefreshLocked(client_id, hash, dpop_jkt);
 }
 
@@ -110,8 +113,9 @@ TokenResult RefreshGrant::Refresh(const std::string& client_id, const std::strin
 // stored procedure that rotates and issues in one server-side transaction. Anything but a live token of
 // this client (and a lost race) is left to RefreshLocked, which decides it exactly (reuse
 // detection too).
-std::optional<TokenResult> RefreshGrant::RefreshFast(const std::string& client_id, const ClientCheck& authenticate,
-                                                     const std::string& hash, const std::string& dpop_jkt) {
+std::optional<TokenResult> RefreshGrant::RefreshFast(const std::string& client_id,
+                                                     const ClientCheck& authenticate, const std::string& hash,
+                                                     const std::string& dpop_jkt) {
   return db_.Run([&](DbConnection& conn) -> std::optional<TokenResult> {
     std::optional<RefreshRow> row = ReadRefreshRow(conn, client_id, hash);
     if (authenticate) {
@@ -125,9 +129,10 @@ std::optional<TokenResult> RefreshGrant::RefreshFast(const std::string& client_i
     TokenResponse out = NewTokenPair(lifetimes_);
     out.dpop = !dpop_jkt.empty();
     try {
-      conn.Exec("CALL oauth_rotate_refresh_token(?, ?, ?, ?, ?, ?, ?, ?)",
-                {hash, row->grant_id, crypto::Sha256Hex(out.access_token), crypto::Sha256Hex(out.refresh_token),
-                 lifetimes_.access_token_ttl, lifetimes_.refresh_token_ttl, dpop_jkt, dpop_jkt});
+      conn.Exec(
+          "CALL oauth_rotate_refresh_token(?, ?, ?, ?, ?, ?, ?, ?)",
+          {hash, row->grant_id, crypto::Sha256Hex(out.access_token), crypto::Sha256Hex(out.refresh_token),
+           lifetimes_.access_token_ttl, lifetimes_.refresh_token_ttl, dpop_jkt, dpop_jkt});
     } catch (const DatabaseError& e) {
       // Not rotatable any more (a concurrent refresh won, or the grant was revoked: the procedure's
       // SIGNAL), or a lock conflict: the procedure rolled back; decide again under locks.

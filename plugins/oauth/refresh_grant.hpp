@@ -36,7 +36,8 @@ class RefreshGrant {
   // exact decision in a transaction with locks (reuse detection, lost races).
   std::optional<TokenResult> RefreshFast(const std::string& client_id, const ClientCheck& authenticate,
                                          const std::string& hash, const std::string& dpop_jkt);
-  TokenResult RefreshLocked(const std::string& client_id, const std::string& hash, const std::string& dpop_jkt);
+  TokenResult RefreshLocked(const std::string& client_id, const std::string& hash,
+                            const std::string& dpop_jkt);
 
   Database& db_;
   Logger& logger_;

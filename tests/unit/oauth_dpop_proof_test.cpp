@@ -1,15 +1,14 @@
 // DPoP proofs (RFC 9449 §4.3): proofs made here with OpenSSL (ES256 on P-256, RS256 on 2048-bit
 // keys), accepted, and each way a proof can be wrong refused with its reason.
-#include <openssl/bn.h>
-#include <openssl/core_names.h>
-#include <openssl/ecdsa.h>
-#include <openssl/evp.h>
-
 #include <memory>
 #include <string>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <openssl/bn.h>
+#include <openssl/core_names.h>
+#include <openssl/ecdsa.h>
+#include <openssl/evp.h>
 
 #include "dpop_proof.hpp"
 #include "rendezvous/crypto.hpp"
@@ -27,7 +26,9 @@ struct PkeyFree {
 };
 using Pkey = std::unique_ptr<EVP_PKEY, PkeyFree>;
 
-std::string B64(std::string_view raw) { return crypto::Base64UrlEncode(raw); }
+std::string B64(std::string_view raw) {
+  return crypto::Base64UrlEncode(raw);
+}
 
 std::string BnParam(EVP_PKEY* key, const char* name, int pad = 0) {
   BIGNUM* bn = nullptr;
@@ -76,7 +77,9 @@ std::string Sign(const Key& key, const std::string& input) {
   std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> md(EVP_MD_CTX_new(), EVP_MD_CTX_free);
   EXPECT_EQ(EVP_DigestSignInit(md.get(), nullptr, EVP_sha256(), nullptr, key.pkey.get()), 1);
   size_t len = 0;
-  EXPECT_EQ(EVP_DigestSign(md.get(), nullptr, &len, reinterpret_cast<const unsigned char*>(input.data()), input.size()), 1);
+  EXPECT_EQ(EVP_DigestSign(md.get(), nullptr, &len, reinterpret_cast<const unsigned char*>(input.data()),
+                           input.size()),
+            1);
   std::string sig(len, '\0');
   EXPECT_EQ(EVP_DigestSign(md.get(), reinterpret_cast<unsigned char*>(sig.data()), &len,
                            reinterpret_cast<const unsigned char*>(input.data()), input.size()),
@@ -93,17 +96,24 @@ std::string Sign(const Key& key, const std::string& input) {
   return raw;
 }
 
-json Header(const Key& key) { return {{"typ", "dpop+jwt"}, {"alg", key.alg}, {"jwk", key.jwk}}; }
+json Header(const Key& key) {
+  return {{"typ", "dpop+jwt"}, {"alg", key.alg}, {"jwk", key.jwk}};
+}
 
-json Claims() { return {{"jti", "e1j3V_bKic8-LAEB"}, {"htm", "GET"}, {"htu", kUrl}, {"iat", kNow}}; }
+json Claims() {
+  return {{"jti", "e1j3V_bKic8-LAEB"}, {"htm", "GET"}, {"htu", kUrl}, {"iat", kNow}};
+}
 
 std::string Proof(const Key& key, const json& header, const json& claims) {
   const std::string input = B64(header.dump()) + "." + B64(claims.dump());
   return input + "." + B64(Sign(key, input));
 }
-std::string Proof(const Key& key, const json& claims = Claims()) { return Proof(key, Header(key), claims); }
+std::string Proof(const Key& key, const json& claims = Claims()) {
+  return Proof(key, Header(key), claims);
+}
 
-DpopExpectation Expect(std::string_view method = "GET", std::string_view url = kUrl, std::string_view token = {}) {
+DpopExpectation Expect(std::string_view method = "GET", std::string_view url = kUrl,
+                       std::string_view token = {}) {
   DpopExpectation e;
   e.method = method;
   e.url = url;
@@ -122,7 +132,8 @@ std::string Refusal(const std::string& proof, const DpopExpectation& expect = Ex
 
 std::string Sha256B64(std::string_view data) {
   std::string digest(32, '\0');
-  EVP_Digest(data.data(), data.size(), reinterpret_cast<unsigned char*>(digest.data()), nullptr, EVP_sha256(), nullptr);
+  EVP_Digest(data.data(), data.size(), reinterpret_cast<unsigned char*>(digest.data()), nullptr, EVP_sha256(),
+             nullptr);
   return B64(digest);
 }
 
@@ -131,8 +142,8 @@ TEST(DpopProof, Es256ProofIsAcceptedWithTheRfc7638Thumbprint) {
   ASSERT_TRUE(r.ok()) << r.status().message();
   const json& jwk = Es256().jwk;
   // RFC 7638 §3.2: the required members in lexicographic order, no whitespace.
-  const std::string canonical = R"({"crv":"P-256","kty":"EC","x":")" + jwk["x"].get<std::string>() + R"(","y":")" +
-                                jwk["y"].get<std::string>() + R"("})";
+  const std::string canonical = R"({"crv":"P-256","kty":"EC","x":")" + jwk["x"].get<std::string>() +
+                                R"(","y":")" + jwk["y"].get<std::string>() + R"("})";
   EXPECT_EQ(r->jkt, Sha256B64(canonical));
   EXPECT_EQ(r->jti, "e1j3V_bKic8-LAEB");
   EXPECT_EQ(r->iat, kNow);
@@ -142,8 +153,8 @@ TEST(DpopProof, Rs256ProofIsAcceptedWithTheRfc7638Thumbprint) {
   Result<DpopProof> r = VerifyDpopProof(Proof(Rs256()), Expect());
   ASSERT_TRUE(r.ok()) << r.status().message();
   const json& jwk = Rs256().jwk;
-  const std::string canonical =
-      R"({"e":")" + jwk["e"].get<std::string>() + R"(","kty":"RSA","n":")" + jwk["n"].get<std::string>() + R"("})";
+  const std::string canonical = R"({"e":")" + jwk["e"].get<std::string>() + R"(","kty":"RSA","n":")" +
+                                jwk["n"].get<std::string>() + R"("})";
   EXPECT_EQ(r->jkt, Sha256B64(canonical));
 }
 
@@ -160,9 +171,11 @@ TEST(DpopProof, MembersBeyondTheKeyDoNotChangeTheThumbprint) {
 TEST(DpopProof, AthMustBeTheAccessTokenHash) {
   const std::string token = "rdvat_abc";
   json claims = Claims();
-  EXPECT_EQ(Refusal(Proof(Es256(), claims), Expect("GET", kUrl, token)), "the proof's ath does not match the access token");
+  EXPECT_EQ(Refusal(Proof(Es256(), claims), Expect("GET", kUrl, token)),
+            "the proof's ath does not match the access token");
   claims["ath"] = Sha256B64("rdvat_other");
-  EXPECT_EQ(Refusal(Proof(Es256(), claims), Expect("GET", kUrl, token)), "the proof's ath does not match the access token");
+  EXPECT_EQ(Refusal(Proof(Es256(), claims), Expect("GET", kUrl, token)),
+            "the proof's ath does not match the access token");
   claims["ath"] = Sha256B64(token);
   EXPECT_EQ(Refusal(Proof(Es256(), claims), Expect("GET", kUrl, token)), "");
 }
@@ -235,7 +248,8 @@ TEST(DpopProof, HeaderIsChecked) {
   for (const char* alg : {"none", "HS256", "ES384", "PS256", "EdDSA"}) {
     header = Header(Es256());
     header["alg"] = alg;
-    EXPECT_EQ(Refusal(Proof(Es256(), header, Claims())), "the proof's alg is not supported (ES256, RS256)") << alg;
+    EXPECT_EQ(Refusal(Proof(Es256(), header, Claims())), "the proof's alg is not supported (ES256, RS256)")
+        << alg;
   }
   header = Header(Es256());
   header["crit"] = {"exp"};
@@ -256,7 +270,8 @@ TEST(DpopProof, PrivateKeyMembersAreRefused) {
   for (const char* member : {"d", "p", "q", "dp", "dq", "qi"}) {
     json header = Header(Rs256());
     header["jwk"][member] = "AQAB";
-    EXPECT_EQ(Refusal(Proof(Rs256(), header, Claims())), "the proof's jwk holds a private key member") << member;
+    EXPECT_EQ(Refusal(Proof(Rs256(), header, Claims())), "the proof's jwk holds a private key member")
+        << member;
   }
   json header = Header(Es256());
   header["jwk"]["d"] = "AQAB";
@@ -287,14 +302,16 @@ TEST(DpopProof, SignatureIsVerified) {
   // Payload changed after signing.
   json claims = Claims();
   claims["htm"] = "POST";
-  const std::string forged = good.substr(0, good.find('.') + 1) + B64(claims.dump()) + good.substr(good.rfind('.'));
+  const std::string forged =
+      good.substr(0, good.find('.') + 1) + B64(claims.dump()) + good.substr(good.rfind('.'));
   EXPECT_EQ(Refusal(forged, Expect("POST")), "the proof's signature does not verify");
   // Signed by another key than the one in the header.
   Key other = EcKey();
   EXPECT_EQ(Refusal(Proof(other, Header(Es256()), Claims())), "the proof's signature does not verify");
   // RS256 with a truncated signature.
   const std::string input = B64(Header(Rs256()).dump()) + "." + B64(Claims().dump());
-  EXPECT_EQ(Refusal(input + "." + B64(Sign(Rs256(), input).substr(0, 255))), "the proof's signature does not verify");
+  EXPECT_EQ(Refusal(input + "." + B64(Sign(Rs256(), input).substr(0, 255))),
+            "the proof's signature does not verify");
   EXPECT_EQ(Refusal(input + "." + B64(Sign(Rs256(), input))), "");
   // ES256 signature of the wrong length.
   EXPECT_EQ(Refusal(good + "AAAA"), "the proof's signature does not verify");
@@ -309,7 +326,8 @@ TEST(DpopProof, CompactFormIsStrict) {
   EXPECT_EQ(Refusal("=" + good), "the proof's header is not base64url JSON");
   EXPECT_EQ(Refusal(B64("[1]") + good.substr(good.find('.'))), "the proof's header is not base64url JSON");
   const size_t dot = good.find('.');
-  EXPECT_EQ(Refusal(good.substr(0, dot + 1) + "!" + good.substr(dot + 1)), "the proof's payload is not base64url JSON");
+  EXPECT_EQ(Refusal(good.substr(0, dot + 1) + "!" + good.substr(dot + 1)),
+            "the proof's payload is not base64url JSON");
   EXPECT_EQ(Refusal(good.substr(0, good.rfind('.') + 1)), "the proof's signature is not base64url");
   EXPECT_EQ(Refusal(good + "="), "the proof's signature is not base64url");
 }

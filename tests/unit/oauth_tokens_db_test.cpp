@@ -174,7 +174,8 @@ TEST_F(OAuthRefreshGrantDb, RefreshTakesTheOneCallPathAndTheProcedureGuardsRotat
   try {
     db_->Run([&](DbConnection& conn) {
       conn.Exec("CALL oauth_rotate_refresh_token(?, ?, ?, ?, 60, 60, '', '')",
-                {crypto::Sha256Hex(first.refresh_token), std::stoll(grant), std::string(64, 'a'), std::string(64, 'b')});
+                {crypto::Sha256Hex(first.refresh_token), std::stoll(grant), std::string(64, 'a'),
+                 std::string(64, 'b')});
     });
   } catch (const DatabaseError& e) {
     code = e.code();
@@ -299,9 +300,10 @@ TEST_F(OAuthTokenPurgerDb, PurgeDeletesOnlyWhatCanNoLongerMatter) {
     conn.ExecUnprepared("INSERT INTO oauth_refresh_tokens (token_hash, grant_id, created_at, expires_at, rotated_at) VALUES"
                  " (SHA2('r_rotated', 256), 1, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL 1 HOUR, UTC_TIMESTAMP(3))");
     // DPoP proof jtis: one past its replay window, one still in it.
-    conn.ExecUnprepared("INSERT INTO oauth_dpop_jtis (jti_hash, expires_at) VALUES"
-                 " (SHA2('jti_old', 256), UTC_TIMESTAMP(3) - INTERVAL 1 SECOND),"
-                 " (SHA2('jti_live', 256), UTC_TIMESTAMP(3) + INTERVAL 1 HOUR)");
+    conn.ExecUnprepared(
+        "INSERT INTO oauth_dpop_jtis (jti_hash, expires_at) VALUES"
+        " (SHA2('jti_old', 256), UTC_TIMESTAMP(3) - INTERVAL 1 SECOND),"
+        " (SHA2('jti_live', 256), UTC_TIMESTAMP(3) + INTERVAL 1 HOUR)");
   });
   // Batches of 2 exercise the loop: 5 codes, 2 access tokens, 1 refresh token, 1 jti.
   EXPECT_EQ(purger_->PurgeExpired(2), 9u);
@@ -423,7 +425,8 @@ TEST_F(OAuthCodeExchangeDb, CodeGrantReadsTheClientRowOnce) {
   RefreshGrant refresh(recorded, logger_, TokenLifetimes{});
   IssuedTokens issued(recorded);
   DpopVerifier dpop(recorded, 300);
-  const TokenEndpointServices services{clients, codes, refresh, issued, dpop, "https://api.example.com/v2/auth/oauth2/token"};
+  const TokenEndpointServices services{clients, codes, refresh,
+                                       issued,  dpop,  "https://api.example.com/v2/auth/oauth2/token"};
   Request req;
   req.method = Method::kPost;
   req.headers["content-type"] = "application/x-www-form-urlencoded";
