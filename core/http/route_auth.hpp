@@ -15,8 +15,8 @@ using BearerAuthenticator = std::function<std::optional<Principal>(std::string_v
 using SessionChecker = std::function<bool(const Request&)>;
 // Checks a DPoP proof for a request: the proof, the request's method and raw path (no query), the
 // access token. The key's thumbprint, or why not.
-using DpopAuthenticator = std::function<Result<std::string>(std::string_view proof, std::string_view method,
-                                                            std::string_view raw_path, std::string_view token)>;
+using DpopAuthenticator = std::function<Result<std::string>(
+    std::string_view proof, std::string_view method, std::string_view raw_path, std::string_view token)>;
 
 // nullopt: the caller may proceed (request.principal is set for bearer routes). Otherwise the
 // answer: a redirect to the login page (raw_target is the path and query to come back to), 401

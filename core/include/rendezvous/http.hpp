@@ -194,7 +194,7 @@ using BearerResolver = std::function<std::optional<Principal>(std::string_view t
 // carry the ath of `access_token`. Returns the thumbprint of the proof's key, or a Status whose
 // message says what is wrong (the core answers 401 invalid_dpop_proof). A proof is accepted once.
 // Must be thread-safe; may throw DatabaseUnavailable.
-using DpopProofChecker = std::function<Result<std::string>(std::string_view proof, std::string_view method,
-                                                           std::string_view url, std::string_view access_token)>;
+using DpopProofChecker = std::function<Result<std::string>(
+    std::string_view proof, std::string_view method, std::string_view url, std::string_view access_token)>;
 
 }  // namespace rendezvous
