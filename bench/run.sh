@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Load benchmarks on loopback with wrk; appends results to bench/RESULTS.md.
 #   bench/run.sh [BUILD_DIR]   (make bench)
-#   BENCH_SCENARIOS="http refresh code slots slots_cold create lua webhooks_drain webhooks_fanout webhooks_latency webhooks_latency_500 calendar_lookup me_under_slots ics_memory" picks scenarios
+#   BENCH_SCENARIOS="http refresh dpop code slots slots_cold create lua webhooks_drain webhooks_fanout webhooks_latency webhooks_latency_500 calendar_lookup me_under_slots ics_memory" picks scenarios
 #   (the webhook figures of docs/webhooks.md: BENCH_SCENARIOS="webhooks_drain webhooks_fanout
 #   webhooks_latency_500 lua" BENCH_WEBHOOK_WORKERS=128 make bench); BENCH_DURATION=10s; BENCH_PERF=1 records a
 #   CPU profile of the server (perf, cpu-clock) during the refresh scenario into var/bench-refresh.perf
@@ -56,7 +56,7 @@ run() { # name, wrk args...
 cpu_ms() { awk -v hz="$(getconf CLK_TCK)" '{printf "%d", ($14 + $15) * 1000 / hz}' "/proc/$1/stat"; }
 db_pid=$(cat var/db/mysqld.pid)
 
-want() { [[ " ${BENCH_SCENARIOS:-http refresh code slots slots_cold create lua webhooks_drain webhooks_fanout webhooks_latency webhooks_latency_500 calendar_lookup me_under_slots ics_memory} " == *" $1 "* ]]; }
+want() { [[ " ${BENCH_SCENARIOS:-http refresh dpop code slots slots_cold create lua webhooks_drain webhooks_fanout webhooks_latency webhooks_latency_500 calendar_lookup me_under_slots ics_memory} " == *" $1 "* ]]; }
 # POST /v2/event-types as the bench user; prints the new event type's id.
 event_type() { # slug, length, extra JSON members
   curl -fs -H "Authorization: Bearer $key" -H "Content-Type: application/json" \
@@ -123,6 +123,31 @@ cpu1=$(( $(cpu_ms $pid) + $(cpu_ms $db_pid) ))
 rm -f var/bench-refresh-tokens.txt
 echo "$refresh" | CPU_MS=$((cpu1 - cpu0)) python3 -c 'import json,os,sys; r=json.load(sys.stdin); n=max(1, r["ok"] + r["failed"]); print("| POST /v2/auth/oauth2/token refresh_token (%d connections, bench/refresh_bench; server+MariaDB CPU %.0f µs/grant) | %.0f | %.2fms | %.2fms | %d failed |" % (r["connections"], int(os.environ["CPU_MS"])*1000.0/n, r["per_second"], r["p50_ms"], r["p99_ms"], r["failed"]))' | tee -a "$results"
 [ -n "${perf_pid:-}" ] && wait $perf_pid
+fi
+
+# DPoP (RFC 9449): GET /v2/me with a DPoP-bound token and a fresh ES256 proof per request, and the
+# refresh grant with a proof per grant, each as a ratio of its bearer twin measured right before
+# by the same client (bench/dpop_bench; it signs the proofs on the same cores).
+if want dpop; then
+dpop_conns=${BENCH_DPOP_CONNECTIONS:-8}
+dpop_rows=()
+for scenario in me refresh; do
+  for mode in bearer dpop; do
+    : > var/bench-dpop-tokens.txt
+    for i in $(seq 1 "$dpop_conns"); do
+      $bin admin managed-user create --config $cfg --client-id "$client_id" --email "d-$scenario-$mode-$i@bench.example.com" \
+        --name "D $i" | sed -E 's/.*"refresh_token":"([^"]+)".*/\1/' >> var/bench-dpop-tokens.txt
+    done
+    # /v2/me takes third-party apps' tokens, not managed users': these grants stand for apps' grants.
+    [ $scenario = me ] && mariadb --no-defaults -S var/db/mysqld.sock -uroot rendezvous_bench \
+      -e "UPDATE oauth_grants SET kind = 'oauth' WHERE kind = 'managed'"
+    out=$($build/bench/dpop_bench $scenario $mode $api "$client_id" "$client_secret" "${duration%s}" var/bench-dpop-tokens.txt)
+    dpop_rows+=("$out")
+    echo "$out" | SCENARIO=$scenario MODE=$mode python3 -c 'import json,os,sys; r=json.load(sys.stdin); what={"me":"GET /v2/me","refresh":"POST /v2/auth/oauth2/token refresh_token"}[os.environ["SCENARIO"]]; print("| %s, %s (%d connections, bench/dpop_bench) | %.0f | %.2fms | %.2fms | %d failed |" % (what, "DPoP proof per request" if os.environ["MODE"] == "dpop" else "Bearer", r["connections"], r["per_second"], r["p50_ms"], r["p99_ms"], r["failed"]))' | tee -a "$results"
+  done
+done
+rm -f var/bench-dpop-tokens.txt
+printf '%s\n' "${dpop_rows[@]}" | python3 -c 'import json,sys; r=[json.loads(l)["per_second"] for l in sys.stdin]; print("DPoP/Bearer: GET /v2/me %.2f, refresh grant %.2f" % (r[1]/max(r[0],1e-9), r[3]/max(r[2],1e-9)))' | tee -a "$results"
 fi
 
 # Code exchanges: codes pre-created in oauth_codes (code_hash = SHA-256 hex of the code, as

@@ -7,15 +7,19 @@ namespace {
 
 constexpr size_t kMaxBearerTokenBytes = 4096;
 
-bool IsBearerScheme(std::string_view s) {
-  if (s.size() != 6) return false;
-  for (size_t i = 0; i < 6; ++i) {
+// `s` equals the lower-case `scheme` in any case.
+bool IsScheme(std::string_view s, std::string_view scheme) {
+  if (s.size() != scheme.size()) return false;
+  for (size_t i = 0; i < s.size(); ++i) {
     char c = s[i];
     if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    if (c != "bearer"[i]) return false;
+    if (c != scheme[i]) return false;
   }
   return true;
 }
+
+const char* const kDpopInvalidToken = "DPoP error=\"invalid_token\"";
+const char* const kDpopInvalidProof = "DPoP error=\"invalid_dpop_proof\"";
 
 Response Unauthorized(std::string challenge, std::string message) {
   Response resp = Response::Error(401, "", std::move(message));
@@ -37,7 +41,8 @@ std::string AcceptedKinds(unsigned accepted) {
 }  // namespace
 
 std::optional<Response> CheckRouteAuth(const RouteAuth& auth, Request& r, const std::string& raw_target,
-                                       const BearerAuthenticator& bearer, const SessionChecker& session) {
+                                       const BearerAuthenticator& bearer, const SessionChecker& session,
+                                       const DpopAuthenticator& dpop) {
   if (auth.session_required && (!session || !session(r)))
     return Response::Redirect("/auth/login?next=" + net::PercentEncode(raw_target, true));
   if (!auth.bearer_required) return std::nullopt;
@@ -46,9 +51,12 @@ std::optional<Response> CheckRouteAuth(const RouteAuth& auth, Request& r, const 
   if (!header) return Unauthorized("Bearer", "missing bearer token");
   std::string_view value = *header;
   while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-  if (value.size() < 7 || !IsBearerScheme(value.substr(0, 6)) || value[6] != ' ')
+  const size_t space = value.find(' ');
+  const std::string_view scheme = value.substr(0, space);
+  const bool dpop_scheme = IsScheme(scheme, "dpop");
+  if (space == std::string_view::npos || (!dpop_scheme && !IsScheme(scheme, "bearer")))
     return Unauthorized("Bearer", "malformed Authorization header: expected Bearer <token>");
-  value.remove_prefix(7);
+  value.remove_prefix(space + 1);
   while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
   while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
   if (value.empty() || value.size() > kMaxBearerTokenBytes || value.find_first_of(" \t") != std::string_view::npos)
@@ -56,8 +64,24 @@ std::optional<Response> CheckRouteAuth(const RouteAuth& auth, Request& r, const 
 
   std::optional<Principal> principal;
   if (bearer) principal = bearer(value);
-  const std::string invalid = "Bearer error=\"invalid_token\"";
+  const std::string invalid = dpop_scheme ? kDpopInvalidToken : "Bearer error=\"invalid_token\"";
   if (!principal) return Unauthorized(invalid, "the bearer token is invalid, expired or revoked");
+  if (!dpop_scheme && !principal->dpop_jkt.empty())
+    return Unauthorized(kDpopInvalidToken,
+                        "this token is DPoP-bound: send it as Authorization: DPoP with a DPoP proof");
+  if (dpop_scheme) {
+    if (principal->dpop_jkt.empty())
+      return Unauthorized(kDpopInvalidToken,
+                          "this token is not DPoP-bound: send it as Authorization: Bearer");
+    const std::optional<std::string> proof = r.Header("dpop");
+    if (!proof) return Unauthorized(kDpopInvalidProof, "a DPoP proof header is required");
+    if (!dpop) return Unauthorized(kDpopInvalidProof, "DPoP proofs are not accepted here");
+    const std::string_view path = std::string_view(raw_target).substr(0, raw_target.find('?'));
+    Result<std::string> jkt = dpop(*proof, MethodName(r.method), path, value);
+    if (!jkt.ok()) return Unauthorized(kDpopInvalidProof, jkt.status().message());
+    if (*jkt != principal->dpop_jkt)
+      return Unauthorized(kDpopInvalidProof, "the DPoP proof is not signed by the key the token is bound to");
+  }
   if ((auth.accepted & principal->kind) == 0)
     return Unauthorized(invalid, "this endpoint accepts only: " + AcceptedKinds(auth.accepted));
   if (!auth.scope.empty() && !principal->HasScope(auth.scope)) {

@@ -113,6 +113,7 @@ class HttpServer::Impl {
   void Shutdown(std::chrono::milliseconds grace);
 
   BearerAuthenticator bearer_;
+  DpopAuthenticator dpop_;
   SessionChecker session_;
   std::function<bool()> readiness_;
   uint16_t api_port_ = 0;
@@ -515,7 +516,8 @@ void HttpServer::Impl::ReleaseOutbound(const std::string& key) {
 }
 
 Response HttpServer::Impl::RunHandler(Exchange& ex) {
-  if (auto denied = CheckRouteAuth(ex.route->auth, ex.request, ex.raw_target, bearer_, session_)) return *denied;
+  if (auto denied = CheckRouteAuth(ex.route->auth, ex.request, ex.raw_target, bearer_, session_, dpop_))
+    return *denied;
   if (credential_limit_.limiter && ex.route->auth.bearer_required && ex.request.principal) {
     if (auto refused = TakeToken(ex, credential_limit_, CredentialKey(*ex.request.principal))) return *refused;
   }
@@ -606,6 +608,12 @@ void HttpServer::AddRoute(rendezvous::Route route) { impl_->AddRoute(std::move(r
 
 void HttpServer::SetBearerAuthenticator(std::function<std::optional<Principal>(std::string_view)> fn) {
   impl_->bearer_ = std::move(fn);
+}
+
+void HttpServer::SetDpopAuthenticator(
+    std::function<Result<std::string>(std::string_view, std::string_view, std::string_view, std::string_view)>
+        fn) {
+  impl_->dpop_ = std::move(fn);
 }
 
 void HttpServer::SetSessionChecker(std::function<bool(const Request&)> fn) { impl_->session_ = std::move(fn); }

@@ -179,6 +179,22 @@ Result<std::string> Base64Decode(std::string_view text) {
   return out;
 }
 
+Result<std::string> Base64UrlDecodeStrict(std::string_view text) {
+  if (text.size() % 4 == 1) return Status(ErrorCode::kInvalid, "invalid base64url length");
+  for (char c : text) {
+    if (c == '+' || c == '/' || c == '=') return Status(ErrorCode::kInvalid, "invalid base64url character");
+  }
+  Result<std::string> out = Base64Decode(text);
+  if (!out.ok()) return out;
+  // The last character's unused bits must be zero: 2 of them for 3 characters, 4 for 2.
+  if (const size_t rest = text.size() % 4; rest != 0) {
+    const int8_t last = kDecodeTable[static_cast<unsigned char>(text.back())];
+    const int mask = rest == 2 ? 0x0f : 0x03;
+    if ((last & mask) != 0) return Status(ErrorCode::kInvalid, "non-canonical base64url");
+  }
+  return out;
+}
+
 bool ConstantTimeEquals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   if (a.empty()) return true;

@@ -29,7 +29,7 @@ std::string CodeExchange::IssueCode(const CodeGrant& grant) {
 
 TokenResult CodeExchange::Exchange(const std::string& client_id, const std::string& code,
                                    const std::string& redirect_uri, const std::string& code_verifier,
-                                   const ClientCheck& authenticate) {
+                                   const ClientCheck& authenticate, const std::string& dpop_jkt) {
   const std::string hash = crypto::Sha256Hex(code);
   int64_t replayed_grant = 0;
   TokenResult result = db_.Transaction([&](DbConnection& tx) -> TokenResult {
@@ -84,7 +84,7 @@ TokenResult CodeExchange::Exchange(const std::string& client_id, const std::stri
     const std::vector<std::string> scopes = JsonList(row.scopes);
     const int64_t grant_id = InsertGrant(tx, client_id, row.user_id, scopes, row.all_scopes, "oauth");
     tx.Exec("UPDATE oauth_codes SET grant_id = ? WHERE code_hash = ?", {grant_id, hash});
-    TokenResponse out = IssueTokens(tx, grant_id, lifetimes_);
+    TokenResponse out = IssueTokens(tx, grant_id, lifetimes_, TokenBinding{dpop_jkt, dpop_jkt});
     out.scope = ScopeText(scopes, row.all_scopes, client->row);
     return out;
   });

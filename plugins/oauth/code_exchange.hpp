@@ -26,9 +26,11 @@ class CodeExchange {
   // A replayed code also revokes every token issued from it. PKCE: a code with a challenge needs a
   // matching verifier; a verifier without a challenge fails (downgrade protection). A code
   // presented by its client is consumed by that attempt even when the redirect_uri or verifier is
-  // wrong (one try).
+  // wrong (one try). `dpop_jkt`, when not empty, is the key of the request's verified DPoP proof:
+  // both tokens are bound to it (RFC 9449 §5, token_type "DPoP").
   TokenResult Exchange(const std::string& client_id, const std::string& code, const std::string& redirect_uri,
-                       const std::string& code_verifier, const ClientCheck& authenticate = {});
+                       const std::string& code_verifier, const ClientCheck& authenticate = {},
+                       const std::string& dpop_jkt = {});
 
  private:
   Database& db_;

@@ -13,7 +13,7 @@ std::optional<ResolvedToken> IssuedTokens::Resolve(std::string_view token) {
   const std::string hash = crypto::Sha256Hex(token);
   return db_.Run([&](DbConnection& conn) -> std::optional<ResolvedToken> {
     std::optional<DbRow> rs = conn.QueryOne(
-        "SELECT g.id, g.client_id, g.user_id, g.scopes, g.all_scopes, g.kind"
+        "SELECT g.id, g.client_id, g.user_id, g.scopes, g.all_scopes, g.kind, a.dpop_jkt"
         " FROM oauth_access_tokens a"
         " JOIN oauth_grants g ON g.id = a.grant_id"
         " JOIN oauth_clients c ON c.client_id = g.client_id"
@@ -28,6 +28,7 @@ std::optional<ResolvedToken> IssuedTokens::Resolve(std::string_view token) {
     for (std::string& s : JsonList(rs->String(4))) t.scopes.insert(std::move(s));
     t.all_scopes = rs->Bool(5);
     t.managed = rs->String(6) == "managed";
+    t.dpop_jkt = rs->String(7);
     return t;
   });
 }
@@ -60,22 +61,30 @@ nlohmann::json IssuedTokens::Introspect(const std::string& client_id, const std:
   const std::string extra = access ? "" : " AND t.rotated_at IS NULL";
   return db_.Run([&](DbConnection& conn) -> nlohmann::json {
     std::optional<DbRow> rs = conn.QueryOne(
-        "SELECT g.user_id, g.scopes, g.all_scopes, c.scopes, TIMESTAMPDIFF(SECOND, '1970-01-01', t.expires_at), TIMESTAMPDIFF(SECOND, '1970-01-01', t.created_at)"
-        " FROM " + table + " t JOIN oauth_grants g ON g.id = t.grant_id"
-        " JOIN oauth_clients c ON c.client_id = g.client_id"
-        " WHERE t.token_hash = ? AND g.client_id = ? AND t.revoked_at IS NULL AND t.expires_at > UTC_TIMESTAMP(3)"
-        " AND g.revoked_at IS NULL AND c.state <> 'rejected'" + extra,
+        "SELECT g.user_id, g.scopes, g.all_scopes, c.scopes, TIMESTAMPDIFF(SECOND, '1970-01-01', "
+        "t.expires_at), TIMESTAMPDIFF(SECOND, '1970-01-01', t.created_at), t.dpop_jkt"
+        " FROM " +
+            table +
+            " t JOIN oauth_grants g ON g.id = t.grant_id"
+            " JOIN oauth_clients c ON c.client_id = g.client_id"
+            " WHERE t.token_hash = ? AND g.client_id = ? AND t.revoked_at IS NULL AND t.expires_at > "
+            "UTC_TIMESTAMP(3)"
+            " AND g.revoked_at IS NULL AND c.state <> 'rejected'" +
+            extra,
         {hash, client_id});
     if (!rs) return {{"active", false}};
     const bool all_scopes = rs->Bool(3);
     const std::vector<std::string> scopes = JsonList(rs->String(all_scopes ? 4 : 2));
-    return {{"active", true},
-            {"scope", JoinScopes(scopes)},
-            {"client_id", client_id},
-            {"sub", std::to_string(rs->Int(1))},
-            {"exp", rs->Int(5)},
-            {"iat", rs->Int(6)},
-            {"token_type", access ? "bearer" : "refresh_token"}};
+    const std::string jkt = rs->String(7);
+    nlohmann::json out = {{"active", true},
+                          {"scope", JoinScopes(scopes)},
+                          {"client_id", client_id},
+                          {"sub", std::to_string(rs->Int(1))},
+                          {"exp", rs->Int(5)},
+                          {"iat", rs->Int(6)},
+                          {"token_type", access ? (jkt.empty() ? "bearer" : "DPoP") : "refresh_token"}};
+    if (!jkt.empty()) out["cnf"] = {{"jkt", jkt}};
+    return out;
   });
 }
 

@@ -25,6 +25,7 @@ struct ResolvedToken {
   std::set<std::string> scopes;
   bool all_scopes = false;  // a legacy client's grant
   bool managed = false;     // a managed user's grant (§5.1), else a third-party app's
+  std::string dpop_jkt;     // the DPoP key the token is bound to ('' = a bearer token)
 };
 
 class IssuedTokens {
@@ -37,7 +38,8 @@ class IssuedTokens {
 
   // For the client's own tokens only. Revoking an access token revokes it alone; revoking a
   // refresh token revokes its whole grant. Other clients' and unknown tokens: no-op /
-  // {"active":false}.
+  // {"active":false}. A DPoP-bound token shows `cnf: {"jkt": ...}` (RFC 9449 §6.2) and, for an
+  // access token, token_type "DPoP".
   void Revoke(const std::string& client_id, const std::string& token);
   nlohmann::json Introspect(const std::string& client_id, const std::string& token);
 

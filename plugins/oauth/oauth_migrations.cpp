@@ -132,6 +132,43 @@ constexpr const char* kPushedRequestsMigration = R"sql(CREATE TABLE IF NOT EXIST
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
 ALTER TABLE oauth_clients ADD COLUMN IF NOT EXISTS require_par TINYINT(1) NOT NULL DEFAULT 0)sql";
 
+// DPoP (RFC 9449): the key thumbprint a token is bound to ('' = a plain bearer token), the jti
+// of every accepted proof while it could be replayed (DpopVerifier), and the rotation procedure
+// carrying the new tokens' binding.
+constexpr const char* kDpopMigration = R"sql(ALTER TABLE oauth_access_tokens
+  ADD COLUMN dpop_jkt VARCHAR(43) CHARACTER SET ascii COLLATE ascii_bin NOT NULL DEFAULT '';
+ALTER TABLE oauth_refresh_tokens
+  ADD COLUMN dpop_jkt VARCHAR(43) CHARACTER SET ascii COLLATE ascii_bin NOT NULL DEFAULT '';
+CREATE TABLE IF NOT EXISTS oauth_dpop_jtis (
+  jti_hash CHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  expires_at DATETIME(3) NOT NULL,
+  PRIMARY KEY (jti_hash),
+  KEY ix_oauth_dpop_jtis_expires (expires_at)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
+DROP PROCEDURE IF EXISTS oauth_rotate_refresh_token;
+CREATE PROCEDURE oauth_rotate_refresh_token(IN p_old_hash CHAR(64) CHARACTER SET ascii, IN p_grant_id BIGINT,
+    IN p_access_hash CHAR(64) CHARACTER SET ascii, IN p_refresh_hash CHAR(64) CHARACTER SET ascii,
+    IN p_access_ttl INT, IN p_refresh_ttl INT,
+    IN p_access_jkt VARCHAR(43) CHARACTER SET ascii, IN p_refresh_jkt VARCHAR(43) CHARACTER SET ascii)
+MODIFIES SQL DATA
+BEGIN
+  DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
+  START TRANSACTION;
+  UPDATE oauth_refresh_tokens r JOIN oauth_grants g ON g.id = r.grant_id
+     SET r.rotated_at = UTC_TIMESTAMP(3)
+   WHERE r.token_hash = p_old_hash COLLATE ascii_bin AND r.grant_id = p_grant_id AND r.rotated_at IS NULL
+     AND r.revoked_at IS NULL AND r.expires_at > UTC_TIMESTAMP(3) AND g.revoked_at IS NULL;
+  IF ROW_COUNT() <> 1 THEN
+    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'refresh token is not rotatable';
+  END IF;
+  INSERT INTO oauth_access_tokens (token_hash, grant_id, created_at, expires_at, dpop_jkt)
+    VALUES (p_access_hash, p_grant_id, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL p_access_ttl SECOND, p_access_jkt);
+  INSERT INTO oauth_refresh_tokens (token_hash, grant_id, created_at, expires_at, dpop_jkt)
+    VALUES (p_refresh_hash, p_grant_id, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL p_refresh_ttl SECOND, p_refresh_jkt);
+  COMMIT;
+END;
+)sql";
+
 }  // namespace
 
 std::vector<Migration> OAuthMigrations() {
@@ -139,7 +176,8 @@ std::vector<Migration> OAuthMigrations() {
       Migration{1, "oauth_clients, oauth_client_secrets", kClientsMigration},
       Migration{2, "oauth_grants, oauth_codes, oauth_access_tokens, oauth_refresh_tokens", kTokensMigration},
       Migration{3, "procedure oauth_rotate_refresh_token", kRotateProcedure},
-      Migration{4, "oauth_pushed_requests, oauth_clients.require_par", kPushedRequestsMigration}};
+      Migration{4, "oauth_pushed_requests, oauth_clients.require_par", kPushedRequestsMigration},
+      Migration{5, "DPoP: token key binding, oauth_dpop_jtis", kDpopMigration}};
 }
 
 }  // namespace rendezvous::oauth

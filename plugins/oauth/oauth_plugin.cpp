@@ -10,6 +10,7 @@
 #include "client_pages.hpp"
 #include "client_service.hpp"
 #include "code_exchange.hpp"
+#include "dpop_verifier.hpp"
 #include "issued_tokens.hpp"
 #include "managed_user_command.hpp"
 #include "managed_user_tokens.hpp"
@@ -27,14 +28,19 @@ namespace {
 
 // The token jobs, owned together by the plugin.
 struct TokenJobs {
-  TokenJobs(Database& db, Logger& logger, TokenLifetimes lifetimes)
-      : codes(db, logger, lifetimes), refresh(db, logger, lifetimes), managed(db, lifetimes), issued(db),
-        purger(db, logger) {}
+  TokenJobs(Database& db, Logger& logger, TokenLifetimes lifetimes, int64_t dpop_max_age)
+      : codes(db, logger, lifetimes),
+        refresh(db, logger, lifetimes),
+        managed(db, lifetimes),
+        issued(db),
+        purger(db, logger),
+        dpop(db, dpop_max_age) {}
   CodeExchange codes;
   RefreshGrant refresh;
   ManagedUserTokens managed;
   IssuedTokens issued;
   TokenPurger purger;
+  DpopVerifier dpop;
 };
 
 Principal PrincipalOf(ResolvedToken token) {
@@ -45,6 +51,7 @@ Principal PrincipalOf(ResolvedToken token) {
   p.user_id = token.user_id;
   p.scopes = std::move(token.scopes);
   p.all_scopes = token.all_scopes;
+  p.dpop_jkt = std::move(token.dpop_jkt);
   return p;
 }
 
@@ -74,6 +81,7 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   lifetimes.refresh_token_ttl = c.Int("refresh_token_ttl", 2592000, 1, 31536000);
   lifetimes.code_ttl = c.Int("code_ttl", 600, 1, 3600);
   const long par_ttl = c.Int("par_ttl", 60, 1, 3600);
+  const int64_t dpop_max_age = c.Int("dpop_max_age", 300, 1, 86400);
   c.RejectUnknown();
   for (auto [key, seconds] : {std::pair{"access_token_ttl", lifetimes.access_token_ttl},
                               std::pair{"refresh_token_ttl", lifetimes.refresh_token_ttl},
@@ -84,7 +92,7 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   }
 
   auto clients = std::make_shared<ClientService>(ctx.db(), ctx.identity(), ctx.mailer(), ctx.logger());
-  auto tokens = std::make_shared<TokenJobs>(ctx.db(), ctx.logger(), lifetimes);
+  auto tokens = std::make_shared<TokenJobs>(ctx.db(), ctx.logger(), lifetimes, dpop_max_age);
   ctx.AddMigrations(OAuthMigrations());
 
   // One resolver for both kinds; the principal's kind tells them apart.
@@ -92,6 +100,10 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
     std::optional<ResolvedToken> resolved = tokens->issued.Resolve(token);
     if (!resolved) return std::nullopt;
     return PrincipalOf(*std::move(resolved));
+  });
+  ctx.SetDpopProofChecker([tokens](std::string_view proof, std::string_view method, std::string_view url,
+                                   std::string_view access_token) {
+    return tokens->dpop.Accept(proof, method, url, access_token);
   });
 
   ctx.AddAdminCommand("oauth-client", [clients](const std::vector<std::string>& args, std::ostream& out,
@@ -105,7 +117,10 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   });
   RegisterClientPages(ctx, *clients);
   auto metrics = std::make_shared<TokenMetrics>(ctx.metrics());
-  RegisterTokenEndpoints(ctx, TokenEndpointServices{*clients, tokens->codes, tokens->refresh, tokens->issued}, *metrics);
+  RegisterTokenEndpoints(ctx,
+                         TokenEndpointServices{*clients, tokens->codes, tokens->refresh, tokens->issued,
+                                               tokens->dpop, ctx.base_url() + "/v2/auth/oauth2/token"},
+                         *metrics);
   // The routes share the pushed requests (no thread of their own, nothing to stop).
   auto pushed = std::make_shared<PushedRequests>(ctx.db(), par_ttl);
   RegisterParEndpoint(ctx, ParEndpointServices{*clients, *pushed});

@@ -16,6 +16,7 @@ struct RefreshRow {
   int64_t grant_id = 0, user_id = 0;
   bool live = false, rotated = false, revoked = false, grant_revoked = false, all_scopes = false;
   std::string grant_client, scopes_text;
+  std::string dpop_jkt;  // the key the refresh token is bound to ('' = none)
 
   bool Rotatable() const { return token_found && live && !rotated && !revoked && !grant_revoked; }
 };
@@ -37,9 +38,10 @@ void ReadTokenState(const DbRow& rs, int first, RefreshRow& row) {
 // which every refresh of the client shares).
 std::optional<RefreshRow> ReadRefreshRow(DbConnection& conn, const std::string& client_id, const std::string& hash) {
   static const std::string kSql =
-      std::string("SELECT ") + kGrantClientColumns + ","
+      std::string("SELECT ") + kGrantClientColumns +
+      ","
       " r.grant_id, r.expires_at > UTC_TIMESTAMP(3), r.rotated_at IS NOT NULL, r.revoked_at IS NOT NULL,"
-      " g.client_id, g.revoked_at IS NOT NULL, g.user_id, g.scopes, g.all_scopes"
+      " g.client_id, g.revoked_at IS NOT NULL, g.user_id, g.scopes, g.all_scopes, r.dpop_jkt"
       " FROM oauth_clients c"
       " LEFT JOIN oauth_refresh_tokens r ON r.token_hash = ?"
       " LEFT JOIN oauth_grants g ON g.id = r.grant_id"
@@ -57,6 +59,7 @@ std::optional<RefreshRow> ReadRefreshRow(DbConnection& conn, const std::string& 
     row.user_id = rs->Int(kToken + 6);
     row.scopes_text = rs->String(kToken + 7);
     row.all_scopes = rs->Bool(kToken + 8);
+    row.dpop_jkt = rs->String(kToken + 9);
   }
   return row;
 }
@@ -76,28 +79,43 @@ std::optional<RefreshRow> ReadLockedRefreshRow(DbConnection& conn, const std::st
   return row;
 }
 
+// A DPoP-bound refresh token needs a proof (RFC 9449 §5): by the same key from a public client, by
+// any key from a confidential one (refresh_grant.hpp says why).
+std::optional<TokenError> CheckDpopBinding(const RefreshRow& row, const std::string& proof_jkt) {
+  if (row.dpop_jkt.empty()) return std::nullopt;
+  if (proof_jkt.empty())
+    return TokenError::InvalidGrant("the refresh token is DPoP-bound: a DPoP proof is required");
+  const bool is_public = row.credentials && row.credentials->kind == ClientKind::kPublic;
+  if (is_public && proof_jkt != row.dpop_jkt) {
+    return TokenError::InvalidGrant("the DPoP proof is not signed by the key the refresh token is bound to");
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 RefreshGrant::RefreshGrant(Database& db, Logger& logger, TokenLifetimes lifetimes)
     : db_(db), logger_(logger), lifetimes_(lifetimes) {}
 
 TokenResult RefreshGrant::Refresh(const std::string& client_id, const std::string& refresh_token,
-                                  const ClientCheck& authenticate) {
+                                  const ClientCheck& authenticate, const std::string& dpop_jkt) {
   if (client_id.empty() || client_id.size() > kMaxClientIdLength) return TokenError::ClientNotFound();
   // A malformed token is looked up as "" (which matches nothing), so that the client is still
   // authenticated first: a bad secret answers invalid_client whatever the token.
   const bool well_formed = WellFormed(refresh_token, kRefreshTokenPrefix);
   const std::string hash = well_formed ? crypto::Sha256Hex(refresh_token) : std::string();
-  if (std::optional<TokenResult> done = RefreshFast(client_id, authenticate, hash)) return *std::move(done);
-  return RefreshLocked(client_id, hash);
+  if (std::optional<TokenResult> done = RefreshFast(client_id, authenticate, hash, dpop_jkt))
+    return *std::move(done);
+  return RefreshLocked(client_id, hash, dpop_jkt);
 }
 
 // The common case in two round trips: the read above (client authentication included), then the
 // stored procedure that rotates and issues in one server-side transaction. Anything but a live token of
 // this client (and a lost race) is left to RefreshLocked, which decides it exactly (reuse
 // detection too).
-std::optional<TokenResult> RefreshGrant::RefreshFast(const std::string& client_id, const ClientCheck& authenticate,
-                                                     const std::string& hash) {
+std::optional<TokenResult> RefreshGrant::RefreshFast(const std::string& client_id,
+                                                     const ClientCheck& authenticate, const std::string& hash,
+                                                     const std::string& dpop_jkt) {
   return db_.Run([&](DbConnection& conn) -> std::optional<TokenResult> {
     std::optional<RefreshRow> row = ReadRefreshRow(conn, client_id, hash);
     if (authenticate) {
@@ -106,12 +124,15 @@ std::optional<TokenResult> RefreshGrant::RefreshFast(const std::string& client_i
     if (!row || !row->token_found) return TokenResult(TokenError::InvalidRefreshToken());
     if (row->grant_client != client_id || !row->Rotatable()) return std::nullopt;
     if (auto error = CheckClientUsable(*row->client, row->user_id)) return TokenResult(*error);
+    if (auto error = CheckDpopBinding(*row, dpop_jkt)) return TokenResult(*error);
 
     TokenResponse out = NewTokenPair(lifetimes_);
+    out.dpop = !dpop_jkt.empty();
     try {
-      conn.Exec("CALL oauth_rotate_refresh_token(?, ?, ?, ?, ?, ?)",
-                {hash, row->grant_id, crypto::Sha256Hex(out.access_token), crypto::Sha256Hex(out.refresh_token),
-                 lifetimes_.access_token_ttl, lifetimes_.refresh_token_ttl});
+      conn.Exec(
+          "CALL oauth_rotate_refresh_token(?, ?, ?, ?, ?, ?, ?, ?)",
+          {hash, row->grant_id, crypto::Sha256Hex(out.access_token), crypto::Sha256Hex(out.refresh_token),
+           lifetimes_.access_token_ttl, lifetimes_.refresh_token_ttl, dpop_jkt, dpop_jkt});
     } catch (const DatabaseError& e) {
       // Not rotatable any more (a concurrent refresh won, or the grant was revoked: the procedure's
       // SIGNAL), or a lock conflict: the procedure rolled back; decide again under locks.
@@ -124,7 +145,8 @@ std::optional<TokenResult> RefreshGrant::RefreshFast(const std::string& client_i
   });
 }
 
-TokenResult RefreshGrant::RefreshLocked(const std::string& client_id, const std::string& hash) {
+TokenResult RefreshGrant::RefreshLocked(const std::string& client_id, const std::string& hash,
+                                        const std::string& dpop_jkt) {
   int64_t reused_grant = 0;
   TokenResult result = db_.Transaction([&](DbConnection& tx) -> TokenResult {
     // The outcome for a token that is not (or no longer) rotatable; nullopt when it is.
@@ -148,6 +170,7 @@ TokenResult RefreshGrant::RefreshLocked(const std::string& client_id, const std:
     if (auto error = refuse(*row)) return *error;
     if (!row->client) return TokenError::InvalidRefreshToken();
     if (auto error = CheckClientUsable(*row->client, row->user_id)) return *error;
+    if (auto error = CheckDpopBinding(*row, dpop_jkt)) return *error;
 
     // Rotates only a token that is still live on a live grant; 0 rows means another request
     // rotated it (or the grant was revoked) since the read: decide again under the locks.
@@ -162,7 +185,7 @@ TokenResult RefreshGrant::RefreshLocked(const std::string& client_id, const std:
       if (!locked) return TokenError::InvalidRefreshToken();
       return refuse(*locked).value_or(TokenError::InvalidRefreshToken());
     }
-    TokenResponse out = IssueTokens(tx, row->grant_id, lifetimes_);
+    TokenResponse out = IssueTokens(tx, row->grant_id, lifetimes_, TokenBinding{dpop_jkt, dpop_jkt});
     out.scope = ScopeText(JsonList(row->scopes_text), row->all_scopes, *row->client);
     return out;
   });

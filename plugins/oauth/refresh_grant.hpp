@@ -22,15 +22,22 @@ class RefreshGrant {
   // (§7.2 answers first, whatever the token); empty: the caller authenticated the client already.
   // Two round trips in the common case: that read, then the rotation (procedure
   // oauth_rotate_refresh_token).
+  //
+  // DPoP (RFC 9449 §5): `dpop_jkt`, when not empty, is the key of the request's verified proof;
+  // the new tokens are bound to it (token_type "DPoP"). A refresh token bound to a key needs a
+  // proof: a public client's by that same key, a confidential client's by any key (it
+  // authenticates anyway, and may so rotate its DPoP key), so a grant that began with DPoP never
+  // falls back to bearer tokens. Otherwise invalid_grant, and the token stays usable.
   TokenResult Refresh(const std::string& client_id, const std::string& refresh_token,
-                      const ClientCheck& authenticate = {});
+                      const ClientCheck& authenticate = {}, const std::string& dpop_jkt = {});
 
  private:
   // Refresh's two halves: the two-round-trip common case (nullopt: not decided there) and the
   // exact decision in a transaction with locks (reuse detection, lost races).
   std::optional<TokenResult> RefreshFast(const std::string& client_id, const ClientCheck& authenticate,
-                                         const std::string& hash);
-  TokenResult RefreshLocked(const std::string& client_id, const std::string& hash);
+                                         const std::string& hash, const std::string& dpop_jkt);
+  TokenResult RefreshLocked(const std::string& client_id, const std::string& hash,
+                            const std::string& dpop_jkt);
 
   Database& db_;
   Logger& logger_;

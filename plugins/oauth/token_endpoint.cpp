@@ -88,23 +88,34 @@ Response HandleTokenRequest(const TokenEndpointServices& services, const Request
   if (auto* error = std::get_if<TokenError>(&parsed)) return refuse(*error, SentBasic(req));
   const TokenRequest& tr = std::get<TokenRequest>(parsed);
   out.grant_type = tr.grant_type;
+  std::string dpop_jkt;
+  if (std::optional<std::string> proof = req.Header("dpop")) {
+    Result<std::string> accepted = services.dpop.Accept(*proof, "POST", services.token_url);
+    if (!accepted.ok())
+      return refuse(TokenError{400, "invalid_dpop_proof", accepted.status().message()}, false);
+    dpop_jkt = *std::move(accepted);
+  }
 
   // Both grants read the client's credentials with the rest of its row and authenticate it there.
   TokenResult result;
   if (tr.grant_type == kGrantAuthorizationCode) {
-    result = services.codes.Exchange(tr.client_id, tr.code, tr.redirect_uri, tr.code_verifier,
-                                     [&tr](const std::optional<ClientCredentials>& stored) -> std::optional<TokenError> {
-                                       if (auto error = AuthenticateClient(stored, tr.client_secret)) return error;
-                                       if (stored->kind == ClientKind::kPublic && tr.code_verifier.empty()) {
-                                         return TokenError::InvalidRequest("code_verifier is required for public clients");
-                                       }
-                                       return std::nullopt;
-                                     });
+    result = services.codes.Exchange(
+        tr.client_id, tr.code, tr.redirect_uri, tr.code_verifier,
+        [&tr](const std::optional<ClientCredentials>& stored) -> std::optional<TokenError> {
+          if (auto error = AuthenticateClient(stored, tr.client_secret)) return error;
+          if (stored->kind == ClientKind::kPublic && tr.code_verifier.empty()) {
+            return TokenError::InvalidRequest("code_verifier is required for public clients");
+          }
+          return std::nullopt;
+        },
+        dpop_jkt);
   } else {
-    result = services.refresh.Refresh(tr.client_id, tr.refresh_token,
-                                      [&tr](const std::optional<ClientCredentials>& stored) {
-                                        return AuthenticateClient(stored, tr.client_secret);
-                                      });
+    result = services.refresh.Refresh(
+        tr.client_id, tr.refresh_token,
+        [&tr](const std::optional<ClientCredentials>& stored) {
+          return AuthenticateClient(stored, tr.client_secret);
+        },
+        dpop_jkt);
   }
   if (auto* error = std::get_if<TokenError>(&result)) return refuse(*error, tr.basic_auth);
   return OAuthJson(200, ToJson(std::get<TokenResponse>(result)));
@@ -141,7 +152,8 @@ Json AuthorizationServerMetadata(const std::string& base_url, const std::string&
           {"scopes_supported", UserLevelScopes()},
           {"authorization_response_iss_parameter_supported", true},
           {"pushed_authorization_request_endpoint", base_url + "/v2/auth/oauth2/par"},
-          {"require_pushed_authorization_requests", false}};
+          {"require_pushed_authorization_requests", false},
+          {"dpop_signing_alg_values_supported", {"ES256", "RS256"}}};
 }
 
 void RegisterTokenEndpoints(PluginContext& ctx, const TokenEndpointServices& services, TokenMetrics& metrics) {

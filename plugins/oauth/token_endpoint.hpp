@@ -12,12 +12,17 @@
 // invalid_client_credentials; a public client must send no secret (401 invalid_client_credentials
 // when it does) and, for the code grant, a code_verifier (400 invalid_request).
 //
+// DPoP (RFC 9449 §5): a token request carrying a `DPoP` header gets tokens bound to the proof's
+// key (token_type "DPoP"); a proof that fails any check (DpopVerifier) answers 400
+// invalid_dpop_proof and nothing is issued. The metadata lists dpop_signing_alg_values_supported.
+//
 // The services must outlive the registered routes (the plugin owns both). Handlers are
 // thread-safe.
 #pragma once
 
 #include "client_service.hpp"
 #include "code_exchange.hpp"
+#include "dpop_verifier.hpp"
 #include "issued_tokens.hpp"
 #include "refresh_grant.hpp"
 #include "rendezvous/plugin.hpp"
@@ -32,6 +37,8 @@ struct TokenEndpointServices {
   CodeExchange& codes;
   RefreshGrant& refresh;
   IssuedTokens& issued;
+  DpopVerifier& dpop;
+  std::string token_url;  // base_url + the token endpoint's path: the htu its DPoP proofs name
 };
 
 // Handlers, exposed for the registration below and for tests that call them directly.

@@ -6,7 +6,8 @@ namespace {
 constexpr const char* kGrantTypes[] = {"authorization_code", "refresh_token", "unknown"};
 constexpr const char* kOutcomes[] = {"issued", "refused", "failed"};
 // The error codes TokenError answers with.
-constexpr const char* kErrors[] = {"invalid_request", "invalid_client", "invalid_grant", "unauthorized_client"};
+constexpr const char* kErrors[] = {"invalid_request", "invalid_client", "invalid_grant",
+                                   "unauthorized_client", "invalid_dpop_proof"};
 
 MetricFamily& ActiveGrantsFamily(Metrics& metrics) {
   return metrics.Gauge("oauth_active_grants", "Grants with a live refresh token, by kind.", {"kind"});

@@ -15,6 +15,7 @@ uint64_t TokenPurger::PurgeExpired(size_t batch) {
       "DELETE FROM oauth_refresh_tokens WHERE expires_at < UTC_TIMESTAMP(3) OR revoked_at IS NOT NULL LIMIT "
       "?",
       "DELETE FROM oauth_pushed_requests WHERE expires_at < UTC_TIMESTAMP(3) LIMIT ?",
+      "DELETE FROM oauth_dpop_jtis WHERE expires_at < UTC_TIMESTAMP(3) LIMIT ?",
   };
   if (batch == 0) batch = 1;
   uint64_t total = 0;

@@ -67,16 +67,18 @@ TokenResponse NewTokenPair(const TokenLifetimes& lifetimes) {
   return out;
 }
 
-TokenResponse IssueTokens(DbConnection& conn, int64_t grant_id, const TokenLifetimes& lifetimes) {
+TokenResponse IssueTokens(DbConnection& conn, int64_t grant_id, const TokenLifetimes& lifetimes,
+                          const TokenBinding& binding) {
   TokenResponse out = NewTokenPair(lifetimes);
+  out.dpop = !binding.access_jkt.empty();
   conn.Exec(
-      "INSERT INTO oauth_access_tokens (token_hash, grant_id, created_at, expires_at)"
-      " VALUES (?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL ? SECOND)",
-      {crypto::Sha256Hex(out.access_token), grant_id, lifetimes.access_token_ttl});
+      "INSERT INTO oauth_access_tokens (token_hash, grant_id, created_at, expires_at, dpop_jkt)"
+      " VALUES (?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL ? SECOND, ?)",
+      {crypto::Sha256Hex(out.access_token), grant_id, lifetimes.access_token_ttl, binding.access_jkt});
   conn.Exec(
-      "INSERT INTO oauth_refresh_tokens (token_hash, grant_id, created_at, expires_at)"
-      " VALUES (?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL ? SECOND)",
-      {crypto::Sha256Hex(out.refresh_token), grant_id, lifetimes.refresh_token_ttl});
+      "INSERT INTO oauth_refresh_tokens (token_hash, grant_id, created_at, expires_at, dpop_jkt)"
+      " VALUES (?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL ? SECOND, ?)",
+      {crypto::Sha256Hex(out.refresh_token), grant_id, lifetimes.refresh_token_ttl, binding.refresh_jkt});
   return out;
 }
 

@@ -61,8 +61,10 @@ void RevokeGrant(DbConnection& conn, int64_t grant_id);
 
 // A fresh access and refresh token, not yet stored; the response has no scope.
 TokenResponse NewTokenPair(const TokenLifetimes& lifetimes);
-// Inserts a fresh access and refresh token for the grant; returns the response without scope.
-TokenResponse IssueTokens(DbConnection& conn, int64_t grant_id, const TokenLifetimes& lifetimes);
+// Inserts a fresh access and refresh token for the grant, bound as `binding` says; returns the
+// response without scope (`dpop` set when the access token is bound).
+TokenResponse IssueTokens(DbConnection& conn, int64_t grant_id, const TokenLifetimes& lifetimes,
+                          const TokenBinding& binding = {});
 
 int64_t InsertGrant(DbConnection& conn, const std::string& client_id, int64_t user_id,
                     const std::vector<std::string>& scopes, bool all_scopes, const char* kind);

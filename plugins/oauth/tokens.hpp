@@ -4,10 +4,11 @@
 // (resolution, introspection, revocation) and TokenPurger (expired rows, active grants).
 // All tokens are random (crypto::RandomToken, 256 bits) and stored only as SHA-256 hashes.
 //
-// Storage (owner "oauth", migrations 2 and 3, oauth_migrations.hpp): oauth_grants (one
+// Storage (owner "oauth", migrations 2, 3 and 5, oauth_migrations.hpp): oauth_grants (one
 // authorization of a client by a user: scopes, kind 'oauth' or 'managed', revoked_at),
 // oauth_codes (single-use codes, bound to client, user, redirect URI, scopes and PKCE challenge;
-// grant_id once exchanged), oauth_access_tokens and oauth_refresh_tokens (hash -> grant).
+// grant_id once exchanged), oauth_access_tokens and oauth_refresh_tokens (hash -> grant, and the
+// DPoP key thumbprint the token is bound to, '' for a bearer token).
 // Revoking a grant (code replay, refresh reuse, revocation of a refresh token) kills every token
 // of it: resolution and refresh check the grant.
 //
@@ -50,20 +51,27 @@ struct CodeGrant {
   std::string code_challenge;       // S256 challenge, "" when none was sent
 };
 
-// The token endpoint's success body (spec §2.2): access_token, refresh_token, token_type "bearer",
-// expires_in, scope (space-separated).
+// The token endpoint's success body (spec §2.2): access_token, refresh_token, token_type "bearer"
+// (or "DPoP" for tokens bound to a DPoP key, RFC 9449 §5), expires_in, scope (space-separated).
 struct TokenResponse {
   std::string access_token;
   std::string refresh_token;
   long expires_in = 1800;
   std::string scope;
+  bool dpop = false;
 };
 
-// {"access_token","refresh_token","token_type":"bearer","expires_in","scope"}
+// The DPoP keys (RFC 7638 thumbprints) new tokens are bound to; "" = a plain bearer token.
+struct TokenBinding {
+  std::string access_jkt;
+  std::string refresh_jkt;
+};
+
+// {"access_token","refresh_token","token_type":"bearer"|"DPoP","expires_in","scope"}
 inline nlohmann::json ToJson(const TokenResponse& response) {
   return {{"access_token", response.access_token},
           {"refresh_token", response.refresh_token},
-          {"token_type", "bearer"},
+          {"token_type", response.dpop ? "DPoP" : "bearer"},
           {"expires_in", response.expires_in},
           {"scope", response.scope}};
 }

@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -52,11 +53,29 @@ function mariadb(socket, sql) {
   return run('mariadb', ['--no-defaults', '-S', socket, '-uroot', '-N', '-B', '-e', sql]);
 }
 
-// `plugins` is the YAML of the `plugins:` section, indented by two spaces.
-function configYaml({ socket, database, plugins, logLevel, extra }) {
+// A port the OS picks for a listener that is closed at once: for a server whose configured
+// base_url must be the address it really listens on (DPoP proofs name the URL they were made for).
+function probeFreePort() {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address();
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+// `plugins` is the YAML of the `plugins:` section, indented by two spaces. `apiPort`: the api
+// listener's port, and its base_url the matching address (default: a port the OS picks and a
+// base_url that is not where it listens).
+function configYaml({ socket, database, plugins, logLevel, extra, apiPort }) {
+  const api = apiPort
+    ? `  api: { listen: "127.0.0.1:${apiPort}", base_url: "http://127.0.0.1:${apiPort}" }`
+    : '  api: { listen: "127.0.0.1:0", base_url: "http://127.0.0.1:8080" }';
   return [
     'server:',
-    '  api: { listen: "127.0.0.1:0", base_url: "http://127.0.0.1:8080" }',
+    api,
     '  app: { listen: "127.0.0.1:0", app_url: "http://127.0.0.1:8081" }',
     '  io_threads: 2',
     '  worker_threads: 4',
@@ -90,8 +109,9 @@ export class TestServer {
 
   // `plugins`: the YAML of the `plugins:` section (each line indented by two spaces); `logLevel`
   // debug also logs the route table at start-up (one `route` line per route, kept in `log`);
-  // `extra`: more top-level YAML (e.g. a `mail:` section).
-  static async start({ plugins = '  oauth: {}', logLevel = 'info', extra = '' } = {}) {
+  // `extra`: more top-level YAML (e.g. a `mail:` section). `exactBaseUrl`: the api listener's
+  // configured base_url is the address it listens on.
+  static async start({ plugins = '  oauth: {}', logLevel = 'info', extra = '', exactBaseUrl = false } = {}) {
     const binDir = requireEnv('RDV_BIN_DIR');
     const socket = requireEnv('RDV_TEST_DB_SOCKET');
     if (!existsSync(path.join(binDir, 'rendezvous'))) throw new Error(`no rendezvous binary in ${binDir}: build first`);
@@ -100,7 +120,8 @@ export class TestServer {
     const server = new TestServer({ binDir, socket, dir, database });
     await mariadb(socket, `CREATE DATABASE \`${database}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
     try {
-      await writeFile(server.config, configYaml({ socket, database, plugins, logLevel, extra }));
+      const apiPort = exactBaseUrl ? await probeFreePort() : undefined;
+      await writeFile(server.config, configYaml({ socket, database, plugins, logLevel, extra, apiPort }));
       await server.cli(['migrate']);
       await server.serve();
     } catch (e) {

@@ -193,7 +193,8 @@ async function getMe(accessToken) {
 before(async () => {
   callback = await startCallbackServer();
   redirectUri = `http://127.0.0.1:${callback.port}/callback`;
-  server = await TestServer.start();
+  // DPoP proofs name the URL they are sent to, which the server judges by its base_url.
+  server = await TestServer.start({ exactBaseUrl: true });
   metadata = await (await fetch(`${server.apiUrl}/.well-known/oauth-authorization-server`)).json();
   browser = await launchBrowser();
   owner = await newUser();
@@ -671,5 +672,157 @@ describe('RFC 9126: pushed authorization requests', { timeout: kTestTimeoutMs },
       await context.close();
       await shortLived.stop();
     }
+  });
+});
+
+// RFC 9449 end to end with oauth4webapi's DPoP: tokens bound to ES256 and RS256 keys, /v2/me with
+// proofs, every refusal a resource server owes (Bearer use, another URL or method, a replayed
+// jti), a public client's refresh needing the same key, introspection showing cnf.jkt.
+describe('DPoP (RFC 9449)', { timeout: kTestTimeoutMs }, () => {
+  const tab = suitePage();
+  const meUrl = () => new URL(`${server.apiUrl}/v2/me`);
+  const es256 = () => crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, false, ['sign', 'verify']);
+  const rs256 = () => crypto.subtle.generateKey({
+    name: 'RSASSA-PKCS1-v1_5', modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-256',
+  }, false, ['sign', 'verify']);
+
+  // Consent (Allow) for `clientRecord` in the signed-in tab; returns the callback parameters and
+  // the PKCE verifier (public clients).
+  async function authorize(clientRecord, { pkce = false } = {}) {
+    const state = oauth.generateRandomState();
+    const verifier = oauth.generateRandomCodeVerifier();
+    await openAuthorize(tab.page, owner, {
+      client_id: clientRecord.client_id, redirect_uri: redirectUri, state, scope: 'PROFILE_READ',
+      code_challenge: pkce ? await oauth.calculatePKCECodeChallenge(verifier) : undefined,
+    });
+    const returned = await decide(tab.page, 'Allow');
+    const params = oauth.validateAuthResponse(authorizationServer(), { client_id: clientRecord.client_id }, returned, state);
+    return { params, verifier: pkce ? verifier : oauth.nopkce };
+  }
+
+  // The request oauth4webapi would send (its Authorization and DPoP headers), without sending it.
+  async function preparedRequest(token, method, url, DPoP) {
+    let sent;
+    await oauth.protectedResourceRequest(token, method, url, new Headers(kApiVersion), null, {
+      ...kInsecure, DPoP, [oauth.customFetch]: async (_url, init) => { sent = init.headers; return new Response('{}'); },
+    });
+    return sent;
+  }
+
+  async function rawMe(headers, method = 'GET') {
+    const response = await fetch(meUrl(), { method, headers: { ...kApiVersion, ...headers } });
+    return { status: response.status, challenge: response.headers.get('www-authenticate'), body: await response.json() };
+  }
+
+  async function dpopMe(token, DPoP) {
+    const response = await oauth.protectedResourceRequest(token, 'GET', meUrl(), new Headers(kApiVersion), null,
+      { ...kInsecure, DPoP });
+    return { status: response.status, body: await response.json() };
+  }
+
+  test('metadata lists the DPoP algorithms', async () => {
+    const response = await fetch(`${server.apiUrl}/.well-known/oauth-authorization-server`);
+    assert.deepEqual((await response.json()).dpop_signing_alg_values_supported, ['ES256', 'RS256']);
+  });
+
+  test('ES256, confidential client: bound tokens, /v2/me, Bearer refused, other URL or method, replay, cnf.jkt',
+    async () => {
+      const as = authorizationServer();
+      const client = { client_id: confidential.client_id };
+      const auth = oauth.ClientSecretPost(confidential.client_secret);
+      const DPoP = oauth.DPoP(client, await es256());
+      const { params } = await authorize(confidential);
+      const tokens = await oauth.processAuthorizationCodeResponse(as, client,
+        await oauth.authorizationCodeGrantRequest(as, client, auth, params, redirectUri, oauth.nopkce,
+          { ...kInsecure, DPoP }));
+      assert.equal(tokens.token_type, 'dpop');
+
+      const me = await dpopMe(tokens.access_token, DPoP);
+      assert.equal(me.status, 200, JSON.stringify(me.body));
+      assert.equal(me.body.data.email, owner.email);
+
+      // The same token as a bearer token: refused.
+      const asBearer = await rawMe({ Authorization: `Bearer ${tokens.access_token}` });
+      assert.equal(asBearer.status, 401);
+      assert.match(asBearer.challenge, /^DPoP error="invalid_token"/);
+
+      // A proof made for another URL, or for another method, is refused.
+      const otherUrl = await preparedRequest(tokens.access_token, 'GET', new URL(`${server.apiUrl}/v2/bookings`), DPoP);
+      const wrongUrl = await rawMe({ authorization: otherUrl.authorization, dpop: otherUrl.dpop });
+      assert.equal(wrongUrl.status, 401);
+      assert.match(wrongUrl.challenge, /^DPoP error="invalid_dpop_proof"/);
+      assert.match(wrongUrl.body.error.message, /htu/);
+      const otherMethod = await preparedRequest(tokens.access_token, 'PATCH', meUrl(), DPoP);
+      const wrongMethod = await rawMe({ authorization: otherMethod.authorization, dpop: otherMethod.dpop });
+      assert.equal(wrongMethod.status, 401);
+      assert.match(wrongMethod.body.error.message, /htm/);
+      // No proof at all.
+      const noProof = await rawMe({ Authorization: `DPoP ${tokens.access_token}` });
+      assert.equal(noProof.status, 401);
+      assert.match(noProof.challenge, /^DPoP error="invalid_dpop_proof"/);
+
+      // A proof is good once: the same request again is a replay.
+      const once = await preparedRequest(tokens.access_token, 'GET', meUrl(), DPoP);
+      assert.equal((await rawMe({ authorization: once.authorization, dpop: once.dpop })).status, 200);
+      const replay = await rawMe({ authorization: once.authorization, dpop: once.dpop });
+      assert.equal(replay.status, 401);
+      assert.match(replay.challenge, /^DPoP error="invalid_dpop_proof"/);
+      assert.match(replay.body.error.message, /jti/);
+
+      // Introspection shows the binding.
+      const introspection = await (await fetch(`${server.apiUrl}/v2/auth/oauth2/introspect`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ client_id: confidential.client_id, client_secret: confidential.client_secret,
+          token: tokens.access_token }),
+      })).json();
+      assert.equal(introspection.active, true);
+      assert.equal(introspection.token_type, 'DPoP');
+      assert.deepEqual(introspection.cnf, { jkt: await DPoP.calculateThumbprint() });
+
+      // A confidential client's refresh with a proof: new bound tokens.
+      const refreshed = await oauth.processRefreshTokenResponse(as, client,
+        await oauth.refreshTokenGrantRequest(as, client, auth, tokens.refresh_token, { ...kInsecure, DPoP }));
+      assert.equal(refreshed.token_type, 'dpop');
+      assert.equal((await dpopMe(refreshed.access_token, DPoP)).status, 200);
+    });
+
+  test('RS256, public client: bound tokens; refresh needs a proof by the same key', async () => {
+    const as = authorizationServer();
+    const client = { client_id: publicClient.client_id };
+    const DPoP = oauth.DPoP(client, await rs256());
+    const { params, verifier } = await authorize(publicClient, { pkce: true });
+    const tokens = await oauth.processAuthorizationCodeResponse(as, client,
+      await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), params, redirectUri, verifier,
+        { ...kInsecure, DPoP }));
+    assert.equal(tokens.token_type, 'dpop');
+    const me = await dpopMe(tokens.access_token, DPoP);
+    assert.equal(me.status, 200, JSON.stringify(me.body));
+
+    // Without a proof, with another key's proof, with a malformed proof: refused, and the refresh
+    // token stays usable.
+    await assert.rejects(oauth.processRefreshTokenResponse(as, client,
+      await oauth.refreshTokenGrantRequest(as, client, oauth.None(), tokens.refresh_token, kInsecure)),
+    (e) => e.error === 'invalid_grant');
+    const otherKey = oauth.DPoP(client, await es256());
+    await assert.rejects(oauth.processRefreshTokenResponse(as, client,
+      await oauth.refreshTokenGrantRequest(as, client, oauth.None(), tokens.refresh_token,
+        { ...kInsecure, DPoP: otherKey })),
+    (e) => e.error === 'invalid_grant');
+    const malformed = await fetch(`${server.apiUrl}/v2/auth/oauth2/token`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', DPoP: 'not.a.proof' },
+      body: new URLSearchParams({ grant_type: 'refresh_token', client_id: publicClient.client_id,
+        refresh_token: tokens.refresh_token }),
+    });
+    assert.equal(malformed.status, 400);
+    assert.equal((await malformed.json()).error, 'invalid_dpop_proof');
+
+    const refreshed = await oauth.processRefreshTokenResponse(as, client,
+      await oauth.refreshTokenGrantRequest(as, client, oauth.None(), tokens.refresh_token, { ...kInsecure, DPoP }));
+    assert.equal(refreshed.token_type, 'dpop');
+    assert.equal((await dpopMe(refreshed.access_token, DPoP)).status, 200);
+    // The old access token was bound too; the new one is refused as Bearer like the first.
+    assert.equal((await rawMe({ Authorization: `Bearer ${refreshed.access_token}` })).status, 401);
   });
 });

@@ -173,8 +173,9 @@ TEST_F(OAuthRefreshGrantDb, RefreshTakesTheOneCallPathAndTheProcedureGuardsRotat
   int code = 0;
   try {
     db_->Run([&](DbConnection& conn) {
-      conn.Exec("CALL oauth_rotate_refresh_token(?, ?, ?, ?, 60, 60)",
-                {crypto::Sha256Hex(first.refresh_token), std::stoll(grant), std::string(64, 'a'), std::string(64, 'b')});
+      conn.Exec("CALL oauth_rotate_refresh_token(?, ?, ?, ?, 60, 60, '', '')",
+                {crypto::Sha256Hex(first.refresh_token), std::stoll(grant), std::string(64, 'a'),
+                 std::string(64, 'b')});
     });
   } catch (const DatabaseError& e) {
     code = e.code();
@@ -198,7 +199,7 @@ TEST_F(OAuthRefreshGrantDb, RefreshTakesTheOneCallPathAndTheProcedureGuardsRotat
     };
     const int64_t before_reads = reads();
     try {
-      conn.Exec("CALL oauth_rotate_refresh_token(?, ?, ?, ?, 60, 60)",
+      conn.Exec("CALL oauth_rotate_refresh_token(?, ?, ?, ?, 60, 60, '', '')",
                 {std::string(64, 'f'), std::stoll(grant), std::string(64, 'c'), std::string(64, 'd')});
     } catch (const DatabaseError&) {
     }
@@ -298,9 +299,16 @@ TEST_F(OAuthTokenPurgerDb, PurgeDeletesOnlyWhatCanNoLongerMatter) {
                  " (SHA2('a_revoked', 256), 1, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL 1 HOUR, UTC_TIMESTAMP(3))");
     conn.ExecUnprepared("INSERT INTO oauth_refresh_tokens (token_hash, grant_id, created_at, expires_at, rotated_at) VALUES"
                  " (SHA2('r_rotated', 256), 1, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL 1 HOUR, UTC_TIMESTAMP(3))");
+    // DPoP proof jtis: one past its replay window, one still in it.
+    conn.ExecUnprepared(
+        "INSERT INTO oauth_dpop_jtis (jti_hash, expires_at) VALUES"
+        " (SHA2('jti_old', 256), UTC_TIMESTAMP(3) - INTERVAL 1 SECOND),"
+        " (SHA2('jti_live', 256), UTC_TIMESTAMP(3) + INTERVAL 1 HOUR)");
   });
-  // Batches of 2 exercise the loop: 5 codes, 2 access tokens, 1 refresh token.
-  EXPECT_EQ(purger_->PurgeExpired(2), 8u);
+  // Batches of 2 exercise the loop: 5 codes, 2 access tokens, 1 refresh token, 1 jti.
+  EXPECT_EQ(purger_->PurgeExpired(2), 9u);
+  EXPECT_EQ(count("SELECT COUNT(*) FROM oauth_dpop_jtis WHERE jti_hash = SHA2('jti_live', 256)"), 1);
+  EXPECT_EQ(count("SELECT COUNT(*) FROM oauth_dpop_jtis"), 1);
   EXPECT_EQ(count("SELECT COUNT(*) FROM oauth_codes"), 1);
   EXPECT_EQ(count("SELECT COUNT(*) FROM oauth_access_tokens WHERE token_hash = SHA2('a_live', 256)"), 1);
   EXPECT_EQ(count("SELECT COUNT(*) FROM oauth_access_tokens"), 1);
@@ -416,7 +424,9 @@ TEST_F(OAuthCodeExchangeDb, CodeGrantReadsTheClientRowOnce) {
   CodeExchange codes(recorded, logger_, TokenLifetimes{});
   RefreshGrant refresh(recorded, logger_, TokenLifetimes{});
   IssuedTokens issued(recorded);
-  const TokenEndpointServices services{clients, codes, refresh, issued};
+  DpopVerifier dpop(recorded, 300);
+  const TokenEndpointServices services{clients, codes, refresh,
+                                       issued,  dpop,  "https://api.example.com/v2/auth/oauth2/token"};
   Request req;
   req.method = Method::kPost;
   req.headers["content-type"] = "application/x-www-form-urlencoded";

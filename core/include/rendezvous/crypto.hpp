@@ -19,6 +19,9 @@ std::string ToHex(std::string_view raw);
 std::string Base64Encode(std::string_view raw);
 std::string Base64UrlEncode(std::string_view raw);  // no padding
 Result<std::string> Base64Decode(std::string_view text);  // accepts standard and url alphabets
+// The url alphabet only, no padding, and the one canonical text of the bytes (unused low bits
+// zero): what JOSE (RFC 7515 §2) writes, so that one value has one spelling.
+Result<std::string> Base64UrlDecodeStrict(std::string_view text);
 // Constant-time comparison (length leaks only).
 bool ConstantTimeEquals(std::string_view a, std::string_view b);
 

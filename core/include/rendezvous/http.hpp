@@ -35,7 +35,8 @@ enum BearerKind : unsigned {
 };
 constexpr unsigned kAnyBearer = kApiKey | kOAuthToken | kManagedUserToken;
 
-// Who made the request, resolved from `Authorization: Bearer ...` by the core's bearer registry.
+// Who made the request, resolved from `Authorization: Bearer ...` (or `DPoP ...`, RFC 9449) by the
+// core's bearer registry.
 struct Principal {
   BearerKind kind = kApiKey;
   int64_t user_id = 0;
@@ -43,6 +44,9 @@ struct Principal {
   std::string client_id;      // OAuth client, for OAuth and managed-user tokens
   std::set<std::string> scopes;
   bool all_scopes = false;    // API keys and legacy OAuth clients' tokens
+  // An OAuth token bound to a DPoP key: the key's RFC 7638 thumbprint ("" = a bearer token). The
+  // core then takes it only as `Authorization: DPoP` with a proof by that key (DESIGN §5).
+  std::string dpop_jkt;
 
   bool HasScope(const std::string& scope) const { return all_scopes || scopes.count(scope) != 0; }
 };
@@ -184,5 +188,13 @@ struct Route {
 // Resolves a bearer token of one kind. Returns nullopt when the token is not of this kind or is
 // invalid/expired/revoked. Must be thread-safe. May throw DatabaseUnavailable.
 using BearerResolver = std::function<std::optional<Principal>(std::string_view token)>;
+
+// Checks the DPoP proof of a request to a protected route (RFC 9449 §7.1): `proof` is the `DPoP`
+// header; it must name `method` and `url` (the configured base_url + the request's path) and
+// carry the ath of `access_token`. Returns the thumbprint of the proof's key, or a Status whose
+// message says what is wrong (the core answers 401 invalid_dpop_proof). A proof is accepted once.
+// Must be thread-safe; may throw DatabaseUnavailable.
+using DpopProofChecker = std::function<Result<std::string>(
+    std::string_view proof, std::string_view method, std::string_view url, std::string_view access_token)>;
 
 }  // namespace rendezvous

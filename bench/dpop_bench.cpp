@@ -1,0 +1,187 @@
+// DPoP (RFC 9449) against a running server, with its bearer twin measured by the same client so
+// that the ratio compares the server's work only: N connections, each with its own managed-user
+// grant and its own ES256 key.
+//   dpop_bench me|refresh dpop|bearer BASE_URL CLIENT_ID CLIENT_SECRET SECONDS TOKENS_FILE
+// me: each connection refreshes its grant once (with a proof in dpop mode: its tokens become
+// bound), then GETs /v2/me in a loop, with `Authorization: DPoP` and a fresh proof per request
+// (dpop) or `Authorization: Bearer` (bearer). refresh: each connection rotates its refresh token
+// in a loop, with a fresh proof per grant (dpop) or without. TOKENS_FILE: one refresh token per
+// line, one connection per line. Prints one JSON line (bench::Tally).
+#include <chrono>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <curl/curl.h>
+#include <openssl/bn.h>
+#include <openssl/core_names.h>
+#include <openssl/ecdsa.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+
+#include "load_support.hpp"
+
+namespace {
+
+std::string B64Url(const std::string& raw) {
+  std::string out(4 * ((raw.size() + 2) / 3) + 1, '\0');
+  const int n =
+      EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                      reinterpret_cast<const unsigned char*>(raw.data()), static_cast<int>(raw.size()));
+  out.resize(static_cast<size_t>(n));
+  while (!out.empty() && out.back() == '=') out.pop_back();
+  for (char& c : out) c = c == '+' ? '-' : c == '/' ? '_' : c;
+  return out;
+}
+
+std::string Sha256(const std::string& data) {
+  std::string digest(32, '\0');
+  EVP_Digest(data.data(), data.size(), reinterpret_cast<unsigned char*>(digest.data()), nullptr, EVP_sha256(),
+             nullptr);
+  return digest;
+}
+
+// One connection's ES256 key: signs proofs (RFC 9449 §4.2).
+class ProofKey {
+ public:
+  ProofKey() : key_(EVP_PKEY_Q_keygen(nullptr, nullptr, "EC", "P-256")) {
+    auto coordinate = [&](const char* name) {
+      BIGNUM* bn = nullptr;
+      EVP_PKEY_get_bn_param(key_, name, &bn);
+      std::string out(32, '\0');
+      BN_bn2binpad(bn, reinterpret_cast<unsigned char*>(out.data()), 32);
+      BN_free(bn);
+      return B64Url(out);
+    };
+    const nlohmann::json header = {{"typ", "dpop+jwt"},
+                                   {"alg", "ES256"},
+                                   {"jwk",
+                                    {{"kty", "EC"},
+                                     {"crv", "P-256"},
+                                     {"x", coordinate(OSSL_PKEY_PARAM_EC_PUB_X)},
+                                     {"y", coordinate(OSSL_PKEY_PARAM_EC_PUB_Y)}}}};
+    header_ = B64Url(header.dump());
+  }
+  ~ProofKey() { EVP_PKEY_free(key_); }
+  ProofKey(const ProofKey&) = delete;
+  ProofKey& operator=(const ProofKey&) = delete;
+
+  std::string Proof(const std::string& method, const std::string& url, const std::string& access_token = "") {
+    std::string jti(16, '\0');
+    RAND_bytes(reinterpret_cast<unsigned char*>(jti.data()), 16);
+    nlohmann::json claims = {
+        {"jti", B64Url(jti)}, {"htm", method}, {"htu", url}, {"iat", std::time(nullptr)}};
+    if (!access_token.empty()) claims["ath"] = B64Url(Sha256(access_token));
+    const std::string input = header_ + "." + B64Url(claims.dump());
+    EVP_MD_CTX* md = EVP_MD_CTX_new();
+    size_t len = 0;
+    EVP_DigestSignInit(md, nullptr, EVP_sha256(), nullptr, key_);
+    EVP_DigestSign(md, nullptr, &len, reinterpret_cast<const unsigned char*>(input.data()), input.size());
+    std::string der(len, '\0');
+    EVP_DigestSign(md, reinterpret_cast<unsigned char*>(der.data()), &len,
+                   reinterpret_cast<const unsigned char*>(input.data()), input.size());
+    EVP_MD_CTX_free(md);
+    const auto* p = reinterpret_cast<const unsigned char*>(der.data());
+    ECDSA_SIG* sig = d2i_ECDSA_SIG(nullptr, &p, static_cast<long>(len));
+    std::string raw(64, '\0');
+    BN_bn2binpad(ECDSA_SIG_get0_r(sig), reinterpret_cast<unsigned char*>(raw.data()), 32);
+    BN_bn2binpad(ECDSA_SIG_get0_s(sig), reinterpret_cast<unsigned char*>(raw.data()) + 32, 32);
+    ECDSA_SIG_free(sig);
+    return input + "." + B64Url(raw);
+  }
+
+ private:
+  EVP_PKEY* key_;
+  std::string header_;
+};
+
+// One refresh grant on `c`; the new tokens, or a null JSON on failure.
+nlohmann::json Refresh(CURL* c, const std::string& token_url, const std::string& client_id,
+                       const std::string& secret, const std::string& refresh_token, ProofKey* key) {
+  curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/x-www-form-urlencoded");
+  if (key) headers = curl_slist_append(headers, ("DPoP: " + key->Proof("POST", token_url)).c_str());
+  const std::string body = "grant_type=refresh_token&client_id=" + bench::Escape(c, client_id) +
+                           "&client_secret=" + bench::Escape(c, secret) +
+                           "&refresh_token=" + bench::Escape(c, refresh_token);
+  bench::Exchange x = bench::Post(c, headers, token_url, body);
+  curl_slist_free_all(headers);
+  nlohmann::json j = nlohmann::json::parse(x.body, nullptr, false);
+  if (!x.transport_ok || x.status != 200 || !j.is_object() || !j.contains("access_token")) {
+    std::cerr << "refresh grant failed: " << x.status << " " << x.body << "\n";
+    return nullptr;
+  }
+  j["ms"] = x.ms;
+  return j;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 8) {
+    std::cerr
+        << "usage: dpop_bench me|refresh dpop|bearer BASE_URL CLIENT_ID CLIENT_SECRET SECONDS TOKENS_FILE\n";
+    return 2;
+  }
+  const std::string scenario = argv[1], base = argv[3], client_id = argv[4], secret = argv[5];
+  const bool dpop = std::string(argv[2]) == "dpop";
+  const int seconds = std::stoi(argv[6]);
+  const std::string token_url = base + "/v2/auth/oauth2/token", me_url = base + "/v2/me";
+  std::vector<std::string> tokens;
+  std::ifstream in(argv[7]);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) tokens.push_back(line);
+  curl_global_init(CURL_GLOBAL_ALL);
+  bench::Tally tally;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  std::vector<std::thread> threads;
+  for (const std::string& first : tokens) {
+    threads.emplace_back([&, first] {
+      CURL* c = curl_easy_init();
+      ProofKey key;
+      ProofKey* proofs = dpop ? &key : nullptr;
+      std::vector<double> mine;
+      std::string refresh_token = first;
+      if (scenario == "refresh") {
+        while (std::chrono::steady_clock::now() < deadline) {
+          nlohmann::json t = Refresh(c, token_url, client_id, secret, refresh_token, proofs);
+          if (t.is_null()) {
+            ++tally.failed;
+            break;
+          }
+          refresh_token = t["refresh_token"].get<std::string>();
+          mine.push_back(t["ms"].get<double>());
+          ++tally.ok;
+        }
+      } else {
+        nlohmann::json t = Refresh(c, token_url, client_id, secret, refresh_token, proofs);
+        const std::string access = t.is_null() ? "" : t["access_token"].get<std::string>();
+        if (access.empty()) ++tally.failed;
+        while (!access.empty() && std::chrono::steady_clock::now() < deadline) {
+          curl_slist* headers = nullptr;
+          if (dpop) {
+            headers = curl_slist_append(headers, ("Authorization: DPoP " + access).c_str());
+            headers = curl_slist_append(headers, ("DPoP: " + key.Proof("GET", me_url, access)).c_str());
+          } else {
+            headers = curl_slist_append(headers, ("Authorization: Bearer " + access).c_str());
+          }
+          bench::Exchange x = bench::Get(c, headers, me_url);
+          curl_slist_free_all(headers);
+          if (!x.transport_ok || x.status != 200) {
+            std::cerr << "GET /v2/me failed: " << x.status << " " << x.body << "\n";
+            ++tally.failed;
+            break;
+          }
+          mine.push_back(x.ms);
+          ++tally.ok;
+        }
+      }
+      tally.AddLatencies(mine);
+      curl_easy_cleanup(c);
+    });
+  }
+  for (auto& t : threads) t.join();
+  return tally.Report(tokens.size(), seconds);
+}

@@ -1,0 +1,302 @@
+#include "dpop_proof.hpp"
+
+#include <cmath>
+#include <memory>
+
+#include <openssl/bn.h>
+#include <openssl/core_names.h>
+#include <openssl/ecdsa.h>
+#include <openssl/evp.h>
+#include <openssl/param_build.h>
+
+#include "rendezvous/crypto.hpp"
+#include "rendezvous/url.hpp"
+
+namespace rendezvous::oauth {
+namespace {
+
+constexpr size_t kP256CoordinateBytes = 32;
+constexpr size_t kMinRsaBits = 2048;
+constexpr size_t kMaxRsaBits = 8192;
+constexpr size_t kMaxRsaExponentBytes = 8;
+
+Status Invalid(std::string message) {
+  return Status(ErrorCode::kInvalid, std::move(message));
+}
+
+struct PkeyFree {
+  void operator()(EVP_PKEY* p) const { EVP_PKEY_free(p); }
+};
+struct PkeyCtxFree {
+  void operator()(EVP_PKEY_CTX* p) const { EVP_PKEY_CTX_free(p); }
+};
+struct MdCtxFree {
+  void operator()(EVP_MD_CTX* p) const { EVP_MD_CTX_free(p); }
+};
+struct ParamBldFree {
+  void operator()(OSSL_PARAM_BLD* p) const { OSSL_PARAM_BLD_free(p); }
+};
+struct ParamFree {
+  void operator()(OSSL_PARAM* p) const { OSSL_PARAM_free(p); }
+};
+struct BnFree {
+  void operator()(BIGNUM* p) const { BN_free(p); }
+};
+struct EcdsaSigFree {
+  void operator()(ECDSA_SIG* p) const { ECDSA_SIG_free(p); }
+};
+using Pkey = std::unique_ptr<EVP_PKEY, PkeyFree>;
+using Bn = std::unique_ptr<BIGNUM, BnFree>;
+
+// A base64url member of `object` decoded strictly; nullopt when absent, not a string or malformed.
+std::optional<std::string> B64Member(const nlohmann::json& object, const char* name) {
+  auto it = object.find(name);
+  if (it == object.end() || !it->is_string()) return std::nullopt;
+  Result<std::string> raw = crypto::Base64UrlDecodeStrict(it->get_ref<const std::string&>());
+  if (!raw.ok()) return std::nullopt;
+  return *std::move(raw);
+}
+
+// A JSON object from one base64url part; nullopt when either layer is malformed.
+std::optional<nlohmann::json> JsonPart(std::string_view part) {
+  Result<std::string> raw = crypto::Base64UrlDecodeStrict(part);
+  if (!raw.ok()) return std::nullopt;
+  nlohmann::json j = nlohmann::json::parse(*raw, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return std::nullopt;
+  return j;
+}
+
+Pkey KeyFromParams(const char* type, OSSL_PARAM_BLD* bld) {
+  std::unique_ptr<OSSL_PARAM, ParamFree> params(OSSL_PARAM_BLD_to_param(bld));
+  std::unique_ptr<EVP_PKEY_CTX, PkeyCtxFree> ctx(EVP_PKEY_CTX_new_from_name(nullptr, type, nullptr));
+  if (!params || !ctx || EVP_PKEY_fromdata_init(ctx.get()) != 1) return nullptr;
+  EVP_PKEY* key = nullptr;
+  if (EVP_PKEY_fromdata(ctx.get(), &key, EVP_PKEY_PUBLIC_KEY, params.get()) != 1) return nullptr;
+  return Pkey(key);
+}
+
+// A P-256 public key from its coordinates; null when the point is not on the curve.
+Pkey EcKey(const std::string& x, const std::string& y) {
+  std::string point = "\x04" + x + y;
+  std::unique_ptr<OSSL_PARAM_BLD, ParamBldFree> bld(OSSL_PARAM_BLD_new());
+  if (!bld || OSSL_PARAM_BLD_push_utf8_string(bld.get(), OSSL_PKEY_PARAM_GROUP_NAME, "prime256v1", 0) != 1 ||
+      OSSL_PARAM_BLD_push_octet_string(bld.get(), OSSL_PKEY_PARAM_PUB_KEY, point.data(), point.size()) != 1) {
+    return nullptr;
+  }
+  // Decoding the point checks that it lies on the curve (P-256 has cofactor 1, so that is the
+  // whole public-key check); a point off the curve yields no key.
+  return KeyFromParams("EC", bld.get());
+}
+
+Pkey RsaKey(const std::string& n, const std::string& e) {
+  Bn bn_n(BN_bin2bn(reinterpret_cast<const unsigned char*>(n.data()), static_cast<int>(n.size()), nullptr));
+  Bn bn_e(BN_bin2bn(reinterpret_cast<const unsigned char*>(e.data()), static_cast<int>(e.size()), nullptr));
+  std::unique_ptr<OSSL_PARAM_BLD, ParamBldFree> bld(OSSL_PARAM_BLD_new());
+  if (!bn_n || !bn_e || !bld || OSSL_PARAM_BLD_push_BN(bld.get(), OSSL_PKEY_PARAM_RSA_N, bn_n.get()) != 1 ||
+      OSSL_PARAM_BLD_push_BN(bld.get(), OSSL_PKEY_PARAM_RSA_E, bn_e.get()) != 1) {
+    return nullptr;
+  }
+  return KeyFromParams("RSA", bld.get());
+}
+
+// The key a checked jwk describes.
+Pkey KeyOf(const nlohmann::json& jwk) {
+  if (jwk.at("kty") == "EC") return EcKey(*B64Member(jwk, "x"), *B64Member(jwk, "y"));
+  return RsaKey(*B64Member(jwk, "n"), *B64Member(jwk, "e"));
+}
+
+// JWS ES256 signatures are r||s (32 bytes each); OpenSSL verifies DER.
+std::optional<std::string> EcdsaDer(const std::string& raw) {
+  if (raw.size() != 2 * kP256CoordinateBytes) return std::nullopt;
+  const auto* bytes = reinterpret_cast<const unsigned char*>(raw.data());
+  std::unique_ptr<ECDSA_SIG, EcdsaSigFree> sig(ECDSA_SIG_new());
+  BIGNUM* r = BN_bin2bn(bytes, kP256CoordinateBytes, nullptr);
+  BIGNUM* s = BN_bin2bn(bytes + kP256CoordinateBytes, kP256CoordinateBytes, nullptr);
+  if (!sig || !r || !s || ECDSA_SIG_set0(sig.get(), r, s) != 1) {
+    BN_free(r);
+    BN_free(s);
+    return std::nullopt;
+  }
+  unsigned char* der = nullptr;
+  const int len = i2d_ECDSA_SIG(sig.get(), &der);
+  if (len <= 0) return std::nullopt;
+  std::string out(reinterpret_cast<char*>(der), static_cast<size_t>(len));
+  OPENSSL_free(der);
+  return out;
+}
+
+bool VerifySignature(const ParsedDpopProof& proof) {
+  Pkey key = KeyOf(proof.jwk);
+  if (!key) return false;
+  std::string signature = proof.signature;
+  if (proof.alg == DpopAlg::kES256) {
+    std::optional<std::string> der = EcdsaDer(proof.signature);
+    if (!der) return false;
+    signature = *std::move(der);
+  } else if (proof.signature.size() != static_cast<size_t>(EVP_PKEY_get_size(key.get()))) {
+    return false;
+  }
+  std::unique_ptr<EVP_MD_CTX, MdCtxFree> md(EVP_MD_CTX_new());
+  if (!md || EVP_DigestVerifyInit(md.get(), nullptr, EVP_sha256(), nullptr, key.get()) != 1) return false;
+  return EVP_DigestVerify(md.get(), reinterpret_cast<const unsigned char*>(signature.data()),
+                          signature.size(),
+                          reinterpret_cast<const unsigned char*>(proof.signing_input.data()),
+                          proof.signing_input.size()) == 1;
+}
+
+// The public key of the header: its own members checked, private ones refused. Returns the
+// members RFC 7638 hashes (the thumbprint's input) plus nothing else of use.
+Result<nlohmann::json> CheckJwk(const nlohmann::json& header, DpopAlg alg) {
+  auto it = header.find("jwk");
+  if (it == header.end() || !it->is_object()) return Invalid("the proof's header has no jwk object");
+  const nlohmann::json& jwk = *it;
+  for (const char* member : {"d", "p", "q", "dp", "dq", "qi", "oth", "k"}) {
+    if (jwk.contains(member)) return Invalid("the proof's jwk holds a private key member");
+  }
+  auto kty = jwk.find("kty");
+  if (kty == jwk.end() || !kty->is_string()) return Invalid("the proof's jwk has no kty");
+  if (alg == DpopAlg::kES256) {
+    if (*kty != "EC") return Invalid("ES256 needs an EC key");
+    auto crv = jwk.find("crv");
+    if (crv == jwk.end() || *crv != "P-256") return Invalid("ES256 needs a P-256 key");
+    std::optional<std::string> x = B64Member(jwk, "x");
+    std::optional<std::string> y = B64Member(jwk, "y");
+    if (!x || !y || x->size() != kP256CoordinateBytes || y->size() != kP256CoordinateBytes) {
+      return Invalid("the proof's EC key has malformed coordinates");
+    }
+    return nlohmann::json{{"crv", "P-256"}, {"kty", "EC"}, {"x", jwk.at("x")}, {"y", jwk.at("y")}};
+  }
+  if (*kty != "RSA") return Invalid("RS256 needs an RSA key");
+  std::optional<std::string> n = B64Member(jwk, "n");
+  std::optional<std::string> e = B64Member(jwk, "e");
+  if (!n || !e || n->empty() || e->empty() || e->size() > kMaxRsaExponentBytes) {
+    return Invalid("the proof's RSA key is malformed");
+  }
+  // RFC 7518 §6.3.1: no leading zero octets, so that one key has one thumbprint.
+  if ((*n)[0] == '\0' || (*e)[0] == '\0') return Invalid("the proof's RSA key has leading zero octets");
+  size_t bits = n->size() * 8;
+  for (unsigned char top = static_cast<unsigned char>((*n)[0]); (top & 0x80) == 0; top <<= 1) --bits;
+  if (bits < kMinRsaBits) return Invalid("the proof's RSA key is shorter than 2048 bits");
+  if (bits > kMaxRsaBits) return Invalid("the proof's RSA key is longer than 8192 bits");
+  if ((static_cast<unsigned char>(e->back()) & 1) == 0) return Invalid("the proof's RSA key is malformed");
+  return nlohmann::json{{"e", jwk.at("e")}, {"kty", "RSA"}, {"n", jwk.at("n")}};
+}
+
+// A JSON number as whole seconds; nullopt for anything else or out of range.
+std::optional<int64_t> Seconds(const nlohmann::json& v) {
+  if (v.is_number_integer()) return v.get<int64_t>();
+  if (v.is_number_unsigned()) {
+    const uint64_t u = v.get<uint64_t>();
+    if (u > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
+    return static_cast<int64_t>(u);
+  }
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (!std::isfinite(d) || d < -9e15 || d > 9e15) return std::nullopt;
+    return static_cast<int64_t>(std::floor(d));
+  }
+  return std::nullopt;
+}
+
+const std::string* StringClaim(const nlohmann::json& claims, const char* name) {
+  auto it = claims.find(name);
+  if (it == claims.end() || !it->is_string()) return nullptr;
+  return &it->get_ref<const std::string&>();
+}
+
+}  // namespace
+
+Result<ParsedDpopProof> ParseDpopProof(std::string_view compact) {
+  if (compact.empty()) return Invalid("the DPoP proof is empty");
+  if (compact.size() > kMaxDpopProofBytes) return Invalid("the DPoP proof is too long");
+  const size_t dot1 = compact.find('.');
+  const size_t dot2 = dot1 == std::string_view::npos ? dot1 : compact.find('.', dot1 + 1);
+  if (dot2 == std::string_view::npos || compact.find('.', dot2 + 1) != std::string_view::npos) {
+    return Invalid("the DPoP proof is not a JWS in compact form");
+  }
+  std::optional<nlohmann::json> header = JsonPart(compact.substr(0, dot1));
+  if (!header) return Invalid("the proof's header is not base64url JSON");
+
+  auto typ = header->find("typ");
+  if (typ == header->end() || *typ != "dpop+jwt") return Invalid("the proof's typ is not dpop+jwt");
+  auto alg = header->find("alg");
+  if (alg == header->end() || !alg->is_string()) return Invalid("the proof has no alg");
+  ParsedDpopProof out;
+  if (*alg == "ES256") {
+    out.alg = DpopAlg::kES256;
+  } else if (*alg == "RS256") {
+    out.alg = DpopAlg::kRS256;
+  } else {
+    // "none", the HMAC algorithms (a symmetric key cannot prove possession) and the rest.
+    return Invalid("the proof's alg is not supported (ES256, RS256)");
+  }
+  if (header->contains("crit")) return Invalid("the proof's header has crit parameters");
+  Result<nlohmann::json> jwk = CheckJwk(*header, out.alg);
+  if (!jwk.ok()) return jwk.status();
+  out.jwk = *std::move(jwk);
+
+  std::optional<nlohmann::json> claims = JsonPart(compact.substr(dot1 + 1, dot2 - dot1 - 1));
+  if (!claims) return Invalid("the proof's payload is not base64url JSON");
+  out.claims = *std::move(claims);
+  Result<std::string> signature = crypto::Base64UrlDecodeStrict(compact.substr(dot2 + 1));
+  if (!signature.ok() || signature->empty()) return Invalid("the proof's signature is not base64url");
+  out.signature = *std::move(signature);
+  out.signing_input = std::string(compact.substr(0, dot2));
+  return out;
+}
+
+std::string JwkThumbprint(const nlohmann::json& jwk) {
+  // nlohmann's objects keep their members sorted and dump() writes no whitespace: RFC 7638 §3.
+  std::string digest(32, '\0');
+  const std::string canonical = jwk.dump();
+  EVP_Digest(canonical.data(), canonical.size(), reinterpret_cast<unsigned char*>(digest.data()), nullptr,
+             EVP_sha256(), nullptr);
+  return crypto::Base64UrlEncode(digest);
+}
+
+Result<DpopProof> VerifyDpopProof(std::string_view compact, const DpopExpectation& expect) {
+  Result<ParsedDpopProof> parsed = ParseDpopProof(compact);
+  if (!parsed.ok()) return parsed.status();
+  const nlohmann::json& claims = parsed->claims;
+
+  const std::string* jti = StringClaim(claims, "jti");
+  if (!jti || jti->empty() || jti->size() > kMaxDpopJtiBytes)
+    return Invalid("the proof's jti is missing or too long");
+  const std::string* htm = StringClaim(claims, "htm");
+  if (!htm || *htm != expect.method) return Invalid("the proof's htm does not match the request method");
+  const std::string* htu = StringClaim(claims, "htu");
+  if (!htu) return Invalid("the proof has no htu");
+  std::optional<std::string> proof_url = NormalizeHtu(*htu);
+  std::optional<std::string> target = NormalizeHtu(expect.url);
+  if (!proof_url || !target || *proof_url != *target)
+    return Invalid("the proof's htu does not match the request URL");
+  auto iat_it = claims.find("iat");
+  std::optional<int64_t> iat = iat_it == claims.end() ? std::nullopt : Seconds(*iat_it);
+  if (!iat) return Invalid("the proof has no iat");
+  if (*iat < expect.now - expect.max_age) return Invalid("the proof is too old (iat)");
+  if (*iat > expect.now + expect.max_future) return Invalid("the proof's iat is in the future");
+  if (!expect.access_token.empty()) {
+    const std::string* ath = StringClaim(claims, "ath");
+    std::string digest(32, '\0');
+    EVP_Digest(expect.access_token.data(), expect.access_token.size(),
+               reinterpret_cast<unsigned char*>(digest.data()), nullptr, EVP_sha256(), nullptr);
+    if (!ath || !crypto::ConstantTimeEquals(*ath, crypto::Base64UrlEncode(digest))) {
+      return Invalid("the proof's ath does not match the access token");
+    }
+  }
+  // The signature last: the checks above cost nothing, a verification does.
+  if (!VerifySignature(*parsed)) return Invalid("the proof's signature does not verify");
+  return DpopProof{JwkThumbprint(parsed->jwk), *jti, *iat};
+}
+
+std::optional<std::string> NormalizeHtu(std::string_view url) {
+  Result<net::Url> parsed = net::ParseUrl(url);
+  if (!parsed.ok() || (parsed->scheme != "http" && parsed->scheme != "https")) return std::nullopt;
+  std::string out = parsed->scheme + "://" + parsed->HostInUrl();
+  const int default_port = parsed->scheme == "https" ? 443 : 80;
+  if (parsed->port && *parsed->port != default_port) out += ":" + std::to_string(*parsed->port);
+  out += parsed->path.empty() ? "/" : parsed->path;
+  return out;
+}
+
+}  // namespace rendezvous::oauth
