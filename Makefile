@@ -12,7 +12,7 @@ PACKAGES := build-essential cmake ninja-build pkg-config ccache \
   libpistache-dev libyaml-cpp-dev liblua5.4-dev libmysqlcppconn-dev libssl-dev prometheus-cpp-dev \
   libcurl4-openssl-dev nlohmann-json3-dev libgtest-dev libgmock-dev libkainjow-mustache-dev \
   libhowardhinnant-date-dev tzdata libical-dev \
-  mariadb-server mariadb-client prometheus nginx galera-4 haproxy rsync wrk curl chromium clang libclang-rt-14-dev \
+  mariadb-server mariadb-client prometheus nginx galera-4 haproxy rsync wrk curl file systemd chromium clang libclang-rt-14-dev \
   clang-format clang-tidy
 E2E_DIR := tests/e2e
 
@@ -52,6 +52,10 @@ build: deps configure
 server: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS) --target rendezvous rdv_plugins
 
+# The Debian package (packaging/) in $(BUILD_DIR)/package, from the server and plugins alone.
+package: server
+	cpack --config $(BUILD_DIR)/CPackConfig.cmake
+
 # The embedded default database: a private MariaDB under var/db (socket only, no service).
 db: packages
 	@tools/mariadb.sh start $(VAR)/db >/dev/null
@@ -59,10 +63,12 @@ db: packages
 	  "CREATE DATABASE IF NOT EXISTS rendezvous CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci"
 	@[ -f $(VAR)/encryption.key ] || (umask 077; openssl rand -base64 32 > $(VAR)/encryption.key)
 
+# etc/rendezvous.yaml names var/encryption.key (security.encryption_key_file), so the server and
+# every admin command run with it find the key without an environment variable.
 run: server db
-	RENDEZVOUS_ENCRYPTION_KEY=$$(cat $(VAR)/encryption.key) $(BUILD_DIR)/bin/rendezvous migrate --config $(CONFIG)
+	$(BUILD_DIR)/bin/rendezvous migrate --config $(CONFIG)
 	@echo "serving: api http://127.0.0.1:8080  app http://127.0.0.1:8081  (make stop ends it)"
-	RENDEZVOUS_ENCRYPTION_KEY=$$(cat $(VAR)/encryption.key) $(BUILD_DIR)/bin/rendezvous serve --config $(CONFIG) & \
+	$(BUILD_DIR)/bin/rendezvous serve --config $(CONFIG) & \
 	  echo $$! > $(VAR)/rendezvous.pid; wait $$!
 
 stop:
