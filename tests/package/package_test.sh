@@ -7,7 +7,7 @@
 #   tests/package/package_test.sh BUILD_DIR DB_SOCKET
 set -euo pipefail
 build=$(cd "${1:?BUILD_DIR}" && pwd)
-socket=${2:?DB_SOCKET}
+socket=$(realpath -m "${2:?DB_SOCKET}")
 work=$(mktemp -d /tmp/rdv-package-XXXXXX)
 db="rdv_pkg_$$_$RANDOM"
 server=
@@ -88,6 +88,11 @@ RENDEZVOUS_ENCRYPTION_KEY=$(head -c 32 /dev/urandom | base64)
 "$bin" migrate --config "$cfg" > "$work/migrate.out" 2> "$work/migrate.err" \
   || { cat "$work/migrate.err" >&2; fail "migrate failed"; }
 if grep -q '"level":"\(warn\|error\)"' "$work/migrate.err"; then cat "$work/migrate.err" >&2; fail "migrate warned"; fi
+plugin_dir=$root/$(head -n 1 <<< "$plugins" | cut -d' ' -f1 | sed 's|^\./||')
+for p in oauth bookings calendar webhooks; do
+  grep -q "\"file\":\"$plugin_dir/rendezvous_$p.so\"" "$work/migrate.err" \
+    || { cat "$work/migrate.err" >&2; fail "the $p plugin was not loaded from $plugin_dir"; }
+done
 "$bin" serve --config "$cfg" > "$work/serve.out" 2> "$work/serve.log" &
 server=$!
 api=
