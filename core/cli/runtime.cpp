@@ -25,7 +25,8 @@ std::string ExecutableDir() {
 
 std::string PluginDir() {
   Dl_info info{};
-  if (::dladdr(reinterpret_cast<void*>(&PluginDir), &info) == 0 || info.dli_fname == nullptr) return ExecutableDir();
+  if (::dladdr(reinterpret_cast<void*>(&PluginDir), &info) == 0 || info.dli_fname == nullptr)
+    return ExecutableDir();
   char buf[PATH_MAX];
   if (::realpath(info.dli_fname, buf) == nullptr) return ExecutableDir();
   std::string path(buf);

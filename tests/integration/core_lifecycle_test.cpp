@@ -108,7 +108,8 @@ TEST(CoreStartup, EncryptionKeyFromFile) {
   ScratchDatabase db;
   TestServerOptions o;
   o.plugins = "calendar: {}\n";
-  o.top_extra = "security:\n  encryption_key_env: RDV_TEST_UNSET_KEY\n  encryption_key_file: var/encryption.key\n";
+  o.top_extra =
+      "security:\n  encryption_key_env: RDV_TEST_UNSET_KEY\n  encryption_key_file: var/encryption.key\n";
   TestServer server(db.name(), o);
   ::unsetenv("RDV_TEST_UNSET_KEY");
   ::mkdir((server.dir() + "/var").c_str(), 0700);
@@ -116,7 +117,8 @@ TEST(CoreStartup, EncryptionKeyFromFile) {
 
   CliResult r = server.Cli({"migrate"}, std::chrono::seconds(20));
   EXPECT_EQ(r.exit_code, 78) << r.err;
-  EXPECT_NE(r.err.find("security.encryption_key_file: " + key_file + ": cannot read"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("security.encryption_key_file: " + key_file + ": cannot read"), std::string::npos)
+      << r.err;
 
   std::ofstream(key_file) << "c2hvcnQta2V5LXZhbHVl\n";  // "short-key-value": 15 bytes
   r = server.Cli({"migrate"}, std::chrono::seconds(20));
