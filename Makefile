@@ -12,17 +12,16 @@ PACKAGES := build-essential cmake ninja-build pkg-config ccache \
   libpistache-dev libyaml-cpp-dev liblua5.4-dev libmysqlcppconn-dev libssl-dev prometheus-cpp-dev \
   libcurl4-openssl-dev nlohmann-json3-dev libgtest-dev libgmock-dev libkainjow-mustache-dev \
   libhowardhinnant-date-dev tzdata libical-dev \
-  mariadb-server mariadb-client prometheus nginx galera-4 haproxy rsync wrk curl chromium clang libclang-rt-14-dev \
+  mariadb-server mariadb-client prometheus nginx galera-4 haproxy rsync wrk curl file systemd chromium clang libclang-rt-14-dev \
   clang-format clang-tidy
 E2E_DIR := tests/e2e
 
-.PHONY: all deps configure build build-asan run stop test test-asan lint format bench clean db
+.PHONY: all packages deps configure build server build-asan run stop test test-asan lint format bench clean db package
 
 all: build
 
-# System packages from apt, then the browser tests' node packages (playwright-core, pinned by
-# tests/e2e/package-lock.json) when missing or older than the lock file.
-deps:
+# The system packages from apt that building, running and testing need.
+packages:
 	@missing=$$(for p in $(PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q "install ok installed" || echo $$p; done); \
 	command -v node >/dev/null 2>&1 || missing="$$missing nodejs"; \
 	command -v npm >/dev/null 2>&1 || missing="$$missing npm"; \
@@ -31,6 +30,10 @@ deps:
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -q && \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
 	fi
+
+# Those, then the browser tests' node packages (playwright-core, pinned by
+# tests/e2e/package-lock.json) when missing or older than the lock file.
+deps: packages
 	@if [ ! -d $(E2E_DIR)/node_modules ] || [ $(E2E_DIR)/package-lock.json -nt $(E2E_DIR)/node_modules ]; then \
 	  echo "npm ci in $(E2E_DIR)"; \
 	  (cd $(E2E_DIR) && npm ci --no-audit --no-fund) && touch $(E2E_DIR)/node_modules; \
@@ -39,22 +42,33 @@ deps:
 $(BUILD_DIR)/build.ninja:
 	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
 
-configure: deps $(BUILD_DIR)/build.ninja
+configure: packages $(BUILD_DIR)/build.ninja
 
-build: configure
+# Everything: the server, its plugins, the tests and the benchmarks.
+build: deps configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
+# Only what `make run` serves with: the server and its plugins (a fraction of the build).
+server: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target rendezvous rdv_plugins
+
+# The Debian package (packaging/) in $(BUILD_DIR)/package, from the server and plugins alone.
+package: server
+	cpack --config $(BUILD_DIR)/CPackConfig.cmake
+
 # The embedded default database: a private MariaDB under var/db (socket only, no service).
-db: deps
+db: packages
 	@tools/mariadb.sh start $(VAR)/db >/dev/null
 	@mariadb --no-defaults -S $(VAR)/db/mysqld.sock -uroot -e \
 	  "CREATE DATABASE IF NOT EXISTS rendezvous CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci"
 	@[ -f $(VAR)/encryption.key ] || (umask 077; openssl rand -base64 32 > $(VAR)/encryption.key)
 
-run: build db
-	RENDEZVOUS_ENCRYPTION_KEY=$$(cat $(VAR)/encryption.key) $(BUILD_DIR)/bin/rendezvous migrate --config $(CONFIG)
+# etc/rendezvous.yaml names var/encryption.key (security.encryption_key_file), so the server and
+# every admin command run with it find the key without an environment variable.
+run: server db
+	$(BUILD_DIR)/bin/rendezvous migrate --config $(CONFIG)
 	@echo "serving: api http://127.0.0.1:8080  app http://127.0.0.1:8081  (make stop ends it)"
-	RENDEZVOUS_ENCRYPTION_KEY=$$(cat $(VAR)/encryption.key) $(BUILD_DIR)/bin/rendezvous serve --config $(CONFIG) & \
+	$(BUILD_DIR)/bin/rendezvous serve --config $(CONFIG) & \
 	  echo $$! > $(VAR)/rendezvous.pid; wait $$!
 
 stop:

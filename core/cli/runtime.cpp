@@ -1,9 +1,13 @@
 #include "cli/runtime.hpp"
 
+#include <dlfcn.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 
 #include "log/logger.hpp"
 #include "rendezvous/crypto.hpp"
@@ -19,22 +23,47 @@ std::string ExecutableDir() {
   return slash == std::string::npos ? "." : path.substr(0, slash);
 }
 
+std::string PluginDir() {
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(&PluginDir), &info) == 0 || info.dli_fname == nullptr)
+    return ExecutableDir();
+  char buf[PATH_MAX];
+  if (::realpath(info.dli_fname, buf) == nullptr) return ExecutableDir();
+  std::string path(buf);
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? ExecutableDir() : path.substr(0, slash);
+}
+
 namespace {
 
 // The AES-256-GCM key for third-party credentials (DESIGN §5): 32 bytes, base64, in the variable
-// named by security.encryption_key_env. Unset: empty (features that encrypt refuse to work and
-// say why); set but malformed: a config error.
-std::string ReadEncryptionKey(const Config& config) {
-  const std::string& name = config.security.encryption_key_env;
-  const char* value = std::getenv(name.c_str());
-  if (value == nullptr || *value == '\0') return "";
-  std::string text(value);
+// named by security.encryption_key_env or, when that is unset or empty, in the file named by
+// security.encryption_key_file. Neither: empty (features that encrypt refuse to work and say why);
+// a malformed key or a named file that cannot be read: a config error.
+std::string DecodeEncryptionKey(std::string text, const std::string& where) {
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) text.pop_back();
   Result<std::string> raw = crypto::Base64Decode(text);
   if (!raw.ok() || raw->size() != 32)
-    throw ConfigError(config.file + ": security.encryption_key_env: the variable " + name +
-                      " must hold a 32-byte key in base64 (e.g. `openssl rand -base64 32`)");
+    throw ConfigError(where + " must hold a 32-byte key in base64 (e.g. `openssl rand -base64 32`)");
   return std::move(raw).value();
+}
+
+std::string ReadEncryptionKey(const Config& config) {
+  const std::string& name = config.security.encryption_key_env;
+  const char* value = std::getenv(name.c_str());
+  if (value != nullptr && *value != '\0')
+    return DecodeEncryptionKey(value, config.file + ": security.encryption_key_env: the variable " + name);
+  const std::string& path = config.security.encryption_key_file;
+  if (path.empty()) return "";
+  const std::string where = config.file + ": security.encryption_key_file: " + path;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(where + ": cannot read: " + std::strerror(errno));
+  // A base64 key is 44 bytes; anything much longer is not a key file.
+  std::string text(256, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.bad()) throw ConfigError(where + ": cannot read: I/O error");
+  text.resize(static_cast<size_t>(in.gcount()));
+  return DecodeEncryptionKey(std::move(text), where);
 }
 
 }  // namespace
@@ -101,7 +130,7 @@ Runtime::Runtime(const std::string& config_path, bool quiet) : config_(LoadConfi
   hs.config_file = config_.file;
   hs.encryption_key = ReadEncryptionKey(config_);
   plugins_ = std::make_unique<PluginHost>(hs);
-  plugins_->Load(config_.plugins, ExecutableDir());
+  plugins_->Load(config_.plugins, PluginDir());
 }
 
 Runtime::~Runtime() {

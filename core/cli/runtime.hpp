@@ -60,7 +60,11 @@ class Runtime {
   std::unique_ptr<PluginHost> plugins_;
 };
 
-// Folder of the running executable (where the built-in plugins live).
+// Folder of the running executable.
 std::string ExecutableDir();
+// Where the plugins named without `path:` live: the folder of the host library (librendezvous_host.so)
+// this process loaded, which the build puts next to the binary and an install puts with the plugins
+// (<libdir>/rendezvous). The executable's folder when that cannot be told.
+std::string PluginDir();
 
 }  // namespace rendezvous::core

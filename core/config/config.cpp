@@ -206,6 +206,10 @@ void ReadSecurity(ConfigNode sec, Config& c) {
     sec.Fail("api_key_prefix", "must be 1 to 16 lowercase letters or digits followed by '_' (e.g. rdv_)");
   s.encryption_key_env = sec.String("encryption_key_env", s.encryption_key_env);
   if (!IsEnvName(s.encryption_key_env)) sec.Fail("encryption_key_env", "must be the name of an environment variable");
+  s.encryption_key_file =
+      ResolveAgainst(c.root_dir, sec.String("encryption_key_file", s.encryption_key_file));
+  if (s.encryption_key_file.size() > 4096)
+    sec.Fail("encryption_key_file", "must be a path of at most 4096 bytes");
   s.password_hash_threads = static_cast<int>(sec.Int("password_hash_threads", s.password_hash_threads, 1, 64));
   s.password_hash_queue = static_cast<int>(sec.Int("password_hash_queue", s.password_hash_queue, 1, 100000));
   s.login_failures_per_ip = static_cast<int>(sec.Int("login_failures_per_ip", s.login_failures_per_ip, 1, 1000000));

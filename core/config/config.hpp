@@ -74,6 +74,9 @@ struct Config {
   struct Security {
     std::string api_key_prefix = "rdv_";  // [a-z0-9]{1,16}_
     std::string encryption_key_env = "RENDEZVOUS_ENCRYPTION_KEY";  // a variable name; not read here
+    // A file holding the key (base64), read when that variable is unset or empty; "" = none.
+    // Absolute (relative paths resolved); not read here.
+    std::string encryption_key_file;
     int password_hash_threads = 2;  // 1..64: sign-ins hash passwords here, never on a request worker
     int password_hash_queue = 16;   // 1..100000 sign-ins waiting for a hash thread; more answer 429
     int login_failures_per_ip = 50; // 1..1000000 failed sign-ins per client address per 15 minutes
