@@ -294,11 +294,17 @@ wh_queue() {
 }
 # TARGET NAME: starts the server and times it from its first /healthz answer until TARGET attempts
 # have succeeded (at most 180 s); sets d_load, d_from_ready, d_from_launch, d_cpu_ms, d_ok. With
-# BENCH_PERF=1 the server is profiled for 10 s meanwhile into var/bench-NAME.perf.
+# BENCH_PERF=1 the server and MariaDB are profiled for 10 s meanwhile into var/bench-NAME.perf and
+# var/bench-NAME-mariadb.perf; with BENCH_SLOWLOG=1 MariaDB logs every statement of the server's
+# connections meanwhile into var/bench-NAME-slow.log (long_query_time 0: slows the run down).
 wh_timed() {
   d_load=$(cut -d' ' -f1-3 /proc/loadavg)
   local launched ready done_at cpu0 cpu1 srv0 srv1 perf_pid=''
   launched=$(date +%s%N)
+  if [ "${BENCH_SLOWLOG:-0}" = 1 ]; then  # every statement of the server's connections (opened at start)
+    sql "SET GLOBAL slow_query_log_file = '$PWD/var/bench-$2-slow.log', GLOBAL long_query_time = 0,
+         GLOBAL log_slow_verbosity = 'query_plan,innodb', GLOBAL slow_query_log = 1"
+  fi
   wh_start
   ready=$(date +%s%N)
   srv0=$(cpu_ms $wh_pid)
@@ -306,6 +312,8 @@ wh_timed() {
   if [ "${BENCH_PERF:-0}" = 1 ]; then
     perf record -e cpu-clock -g -o "var/bench-$2.perf" -p $wh_pid -- sleep 10 >/dev/null 2>&1 &
     perf_pid=$!
+    perf record -e cpu-clock -g -o "var/bench-$2-mariadb.perf" -p $db_pid -- sleep 10 >/dev/null 2>&1 &
+    perf_pid="$perf_pid $!"
   fi
   d_ok=0
   for _ in $(seq 1 1800); do
@@ -316,6 +324,7 @@ wh_timed() {
   done_at=$(date +%s%N)
   srv1=$(cpu_ms $wh_pid)
   cpu1=$(( srv1 + $(cpu_ms $db_pid) ))
+  if [ "${BENCH_SLOWLOG:-0}" = 1 ]; then sql "SET GLOBAL slow_query_log = 0, GLOBAL long_query_time = 10"; fi
   [ -n "$perf_pid" ] && { wait $perf_pid || true; }
   d_from_ready=$(python3 -c "print(($done_at - $ready) / 1e9)")
   d_from_launch=$(python3 -c "print(($done_at - $launched) / 1e9)")
