@@ -1,5 +1,7 @@
 #include "delivery_sender.hpp"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <random>
 
@@ -143,6 +145,7 @@ void DeliverySender::Wake() noexcept {
 }
 
 void DeliverySender::SendLoop() {
+  pthread_setname_np(pthread_self(), "rdv-wh-send");  // for top -H and perf
   while (!stopping_) {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -193,6 +196,7 @@ void DeliverySender::StoreLoop() {
   // when at least half of that room is free (or a wake-up says work has arrived), so rounds stay
   // few and large. Finished attempts are recorded by the next round, at most kMaxRecordDelay
   // after the first of them finished.
+  pthread_setname_np(pthread_self(), "rdv-wh-store");
   const size_t budget = 2 * options_.max_in_flight;
   const size_t half = std::max<size_t>(1, options_.max_in_flight / 2);
   std::unique_lock<std::mutex> lock(mu_);
