@@ -185,7 +185,12 @@ std::vector<int64_t> DeliverySender::BusyWebhooksLocked() const {
   std::vector<int64_t> busy;
   for (const auto& [id, load] : webhooks_held_) {
     auto it = destinations_.find(load.destination);
-    if (it != destinations_.end() && it->second.waiting >= options_.max_per_host) busy.push_back(id);
+    // Full: all its slots open and as many deliveries waiting. One with free slots is not busy,
+    // whatever waits for it: the sending thread is only behind in starting them.
+    if (it != destinations_.end() && it->second.open >= options_.max_per_host &&
+        it->second.waiting >= options_.max_per_host) {
+      busy.push_back(id);
+    }
   }
   return busy;  // in id order: webhooks_held_ is a map
 }

@@ -11,8 +11,8 @@
 //   applied, in a few multi-row statements, and claims the next batch, which it hands to the
 //   sending thread. It claims ahead: up to `max_in_flight` deliveries wait, claimed, beside those
 //   in flight, so the next batch is there when slots free up. A claim leaves out the webhooks of
-//   destinations with `max_per_host` deliveries waiting already: their rows stay in the table for
-//   later claims. The same thread purges the delivery log past `retention` and measures the backlog.
+//   destinations with `max_per_host` requests open and as many deliveries waiting: their rows stay
+//   in the table for later claims. The same thread purges the delivery log past `retention` and measures the backlog.
 //
 // Start()/Stop() once each, from one thread; Wake() from any thread.
 #pragma once
@@ -134,7 +134,8 @@ class DeliverySender {
   // Metrics and logs of recorded attempts after their round (`recorded`: it committed).
   void Report(const std::vector<Finished>& finished, bool recorded, const std::vector<int64_t>& disabled);
   void Housekeeping();
-  // The webhooks whose destinations have max_per_host deliveries waiting (mu_ held).
+  // The webhooks whose destinations have max_per_host requests open and as many deliveries
+  // waiting (mu_ held).
   std::vector<int64_t> BusyWebhooksLocked() const;
 
   Database& db_;
