@@ -252,9 +252,16 @@ if want webhooks_drain || want webhooks_fanout || want webhooks_latency || want 
 wh_workers=${BENCH_WEBHOOK_WORKERS:-32}
 wh_per_host=${BENCH_WEBHOOK_WORKERS_PER_HOST:-$wh_workers}
 wh_settings="workers $wh_workers, workers_per_host $wh_per_host"
+# The receiver and poster: BENCH_TOOLS names another build's bench folder, so that a reference
+# build of the server is driven by the same client (default: the build's own).
+wh_tool=${BENCH_TOOLS:-$build/bench}/webhook_bench
 wh_cfg=var/bench-webhooks.yaml
 wh_port=$(free_port)
+# The public pool (POST /v2/bookings) as large as the API pool and at normal priority: the
+# latency scenario measures the path from the booking's commit to its delivery, and a pool of 4
+# threads at nice 10 cannot post 500 bookings a second on a shared machine.
 sed -e "s/18090/$wh_port/g" -e "s/18091/$(free_port)/g" -e "s/name: rendezvous_bench\$/name: rendezvous_bench_webhooks/" \
+  -e "s/^  worker_threads: 16\$/  worker_threads: 16\n  public_worker_threads: 16\n  public_worker_nice: 0/" \
   $base_cfg > $wh_cfg
 printf '  webhooks: { allow_private_networks: true, workers: %s, workers_per_host: %s }\n' \
   "$wh_workers" "$wh_per_host" >> $wh_cfg
@@ -319,11 +326,17 @@ wh_queue() {
 }
 # TARGET NAME: starts the server and times it from its first /healthz answer until TARGET attempts
 # have succeeded (at most 180 s); sets d_load, d_from_ready, d_from_launch, d_cpu_ms, d_ok. With
-# BENCH_PERF=1 the server is profiled for 10 s meanwhile into var/bench-NAME.perf.
+# BENCH_PERF=1 the server and MariaDB are profiled for 10 s meanwhile into var/bench-NAME.perf and
+# var/bench-NAME-mariadb.perf; with BENCH_SLOWLOG=1 MariaDB logs every statement of the server's
+# connections meanwhile into var/bench-NAME-slow.log (long_query_time 0: slows the run down).
 wh_timed() {
   d_load=$(cut -d' ' -f1-3 /proc/loadavg)
   local launched ready done_at cpu0 cpu1 srv0 srv1 perf_pid=''
   launched=$(date +%s%N)
+  if [ "${BENCH_SLOWLOG:-0}" = 1 ]; then  # every statement of the server's connections (opened at start)
+    sql "SET GLOBAL slow_query_log_file = '$PWD/var/bench-$2-slow.log', GLOBAL long_query_time = 0,
+         GLOBAL log_slow_verbosity = 'query_plan,innodb', GLOBAL slow_query_log = 1"
+  fi
   wh_start
   ready=$(date +%s%N)
   srv0=$(cpu_ms $wh_pid)
@@ -331,6 +344,8 @@ wh_timed() {
   if [ "${BENCH_PERF:-0}" = 1 ]; then
     perf record -e cpu-clock -g -o "var/bench-$2.perf" -p $wh_pid -- sleep 10 >/dev/null 2>&1 &
     perf_pid=$!
+    perf record -e cpu-clock -g -o "var/bench-$2-mariadb.perf" -p $db_pid -- sleep 10 >/dev/null 2>&1 &
+    perf_pid="$perf_pid $!"
   fi
   d_ok=0
   for _ in $(seq 1 1800); do
@@ -341,6 +356,7 @@ wh_timed() {
   done_at=$(date +%s%N)
   srv1=$(cpu_ms $wh_pid)
   cpu1=$(( srv1 + $(cpu_ms $db_pid) ))
+  if [ "${BENCH_SLOWLOG:-0}" = 1 ]; then sql "SET GLOBAL slow_query_log = 0, GLOBAL long_query_time = 10"; fi
   [ -n "$perf_pid" ] && { wait $perf_pid || true; }
   d_from_ready=$(python3 -c "print(($done_at - $ready) / 1e9)")
   d_from_launch=$(python3 -c "print(($done_at - $launched) / 1e9)")
@@ -361,7 +377,7 @@ recv_port=$(free_port)
 d_hook=$(wh_webhook "$d_key" "$recv_port")  # after the booking: its own event has no delivery
 wh_stop
 wh_queue "$drain_n" drain
-$build/bench/webhook_bench drain "$recv_port" "$drain_n" 200 > var/bench-webhooks-drain.json &
+$wh_tool drain "$recv_port" "$drain_n" 200 > var/bench-webhooks-drain.json &
 recv_pids=$!
 wait_receiver "$recv_port"
 wh_timed "$drain_n" webhooks-drain
@@ -396,7 +412,7 @@ wh_stop
 wh_queue "$fan_n" fanout
 recv_pids=''
 for r in $(seq 0 9); do
-  $build/bench/webhook_bench drain "${f_ports[$r]}" 100000000 300 > "var/bench-webhooks-fanout-$r.json" &
+  $wh_tool drain "${f_ports[$r]}" 100000000 300 > "var/bench-webhooks-fanout-$r.json" &
   recv_pids="$recv_pids $!"
 done
 for r in $(seq 0 9); do wait_receiver "${f_ports[$r]}"; done
@@ -419,12 +435,14 @@ print("| webhooks_fanout: %d queued BOOKING_CREATED events of one host, each to 
       % (int(e["N"]), e["SETTINGS"], e["LOAD"], ok, from_ready, float(e["FROM_LAUNCH"]), int(e["CPU_MS"]) * 1000.0 / max(1, ok), int(e["SERVER_MS"]) * 1000.0 / max(1, ok), sum(g["received"] for g in got), ok / from_ready, failed))' | tee -a "$results"
 fi
 
-# Latency: public bookings at RATE a second for BENCH_DURATION over BENCH_WEBHOOK_HOSTS hosts
-# (default 4), each with a BOOKING_CREATED webhook to the receiver; the latency is the receiver's
-# arrival time minus the event's createdAt (same clock). webhooks_latency at BENCH_WEBHOOK_RATE
-# (default 200), webhooks_latency_500 at 500 a second (target: p99 < 25 ms).
-wh_latency() { # RATE TAG
-local rate=$1 hosts=${BENCH_WEBHOOK_HOSTS:-4} recv_port event_types='' hooks='' l_key l_et load lat not_succeeded
+# Latency: public bookings at RATE a second for BENCH_DURATION over HOSTS hosts, each with a
+# BOOKING_CREATED webhook to the receiver, from BENCH_WEBHOOK_POSTERS connections (default 64,
+# open loop); the latency is the receiver's arrival time minus the event's createdAt (same clock).
+# webhooks_latency at BENCH_WEBHOOK_RATE (default 200) over BENCH_WEBHOOK_HOSTS hosts (default 4),
+# webhooks_latency_500 at 500 a second over 16 hosts (a host's bookings are written one at a time;
+# target: p99 < 25 ms).
+wh_latency() { # RATE TAG NAME HOSTS
+local rate=$1 hosts=$4 recv_port event_types='' hooks='' l_key l_et load lat not_succeeded
 recv_port=$(free_port)
 for h in $(seq 1 "$hosts"); do
   read -r l_key l_et <<< "$(wh_host "latency$2-$h")"
@@ -432,19 +450,19 @@ for h in $(seq 1 "$hosts"); do
   hooks=$hooks${hooks:+,}$(wh_webhook "$l_key" "$recv_port")
 done
 load=$(cut -d' ' -f1-3 /proc/loadavg)
-lat=$($build/bench/webhook_bench latency "$recv_port" $wh_url/v2/bookings "$event_types" "$rate" "${duration%s}" "$first_start" 5 || true)
+lat=$(WEBHOOK_BENCH_POSTERS=${BENCH_WEBHOOK_POSTERS:-64} $wh_tool latency "$recv_port" $wh_url/v2/bookings "$event_types" "$rate" "${duration%s}" "$first_start" 5 || true)
 not_succeeded=$(sql "SELECT COUNT(*) FROM webhook_deliveries WHERE webhook_id IN ($hooks) AND status <> 'succeeded'")
-echo "$lat" | BAD=$not_succeeded HOSTS=$hosts LOAD="$load" SETTINGS="$wh_settings" NAME="$3" python3 -c '
+echo "$lat" | BAD=$not_succeeded HOSTS=$hosts POSTERS=${BENCH_WEBHOOK_POSTERS:-64} LOAD="$load" SETTINGS="$wh_settings" NAME="$3" python3 -c '
 import json, os, sys
 e = os.environ; r = json.loads(sys.stdin.read())
 failed = r["post_failed"] + r["missing"] + int(e["BAD"])
-print("| %s: POST /v2/bookings at %g/s for %d s over %s hosts, a BOOKING_CREATED webhook each, one local receiver (bench/webhook_bench; %s; load %s at start): %d created (post p99 %.1f ms, %d late), %d delivered, %d duplicates; p50/p99 = arrival − event createdAt (max %.1f ms) | %.0f bookings/s | %.2fms | %.2fms | %d failed |"
-      % (e["NAME"], r["rate"], r["seconds"], e["HOSTS"], e["SETTINGS"], e["LOAD"], r["created"], r["post_p99_ms"], r["posts_late"], r["distinct"], r["duplicates"], r["max_ms"], r["created_per_second"], r["p50_ms"], r["p99_ms"], failed))' | tee -a "$results"
+print("| %s: POST /v2/bookings at %g/s for %d s over %s hosts from %s connections, a BOOKING_CREATED webhook each, one local receiver (bench/webhook_bench; %s; load %s at start): %d created (post p99 %.1f ms, %d late), %d delivered, %d duplicates; p50/p99 = arrival − event createdAt (max %.1f ms) | %.0f bookings/s | %.2fms | %.2fms | %d failed |"
+      % (e["NAME"], r["rate"], r["seconds"], e["HOSTS"], e["POSTERS"], e["SETTINGS"], e["LOAD"], r["created"], r["post_p99_ms"], r["posts_late"], r["distinct"], r["duplicates"], r["max_ms"], r["created_per_second"], r["p50_ms"], r["p99_ms"], failed))' | tee -a "$results"
 }
 if want webhooks_latency || want webhooks_latency_500; then
   [ -n "$wh_pid" ] || wh_start
-  if want webhooks_latency; then wh_latency "${BENCH_WEBHOOK_RATE:-200}" a webhooks_latency; fi
-  if want webhooks_latency_500; then wh_latency 500 b webhooks_latency_500; fi
+  if want webhooks_latency; then wh_latency "${BENCH_WEBHOOK_RATE:-200}" a webhooks_latency "${BENCH_WEBHOOK_HOSTS:-4}"; fi
+  if want webhooks_latency_500; then wh_latency 500 b webhooks_latency_500 "${BENCH_WEBHOOK_HOSTS:-16}"; fi
 fi
 [ -z "$wh_pid" ] || wh_stop
 fi

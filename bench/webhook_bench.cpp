@@ -159,7 +159,7 @@ bool WaitUntil(Done done, double seconds, const sigset_t& signals) {
 }
 
 // The posting half of `latency`: open loop, request i due at i / rate seconds from the start, so
-// a slow answer does not slow the offered rate down (up to `kPosters` outstanding at once).
+// a slow answer does not slow the offered rate down (up to Posters() outstanding at once).
 struct Posts {
   std::vector<std::string> created_uids;
   std::vector<double> latencies_ms;
@@ -167,7 +167,12 @@ struct Posts {
   long behind = 0;  // requests that started more than 50 ms late (all posters busy)
 };
 
-constexpr int kPosters = 16;
+// Posting threads (requests outstanding at once): WEBHOOK_BENCH_POSTERS, default 16.
+int Posters() {
+  const char* v = std::getenv("WEBHOOK_BENCH_POSTERS");
+  const int n = v != nullptr ? std::atoi(v) : 0;
+  return n >= 1 && n <= 256 ? n : 16;
+}
 
 Posts PostBookings(const std::string& url, const std::vector<std::string>& event_types, double rate, int seconds,
                    time_t first_start, int slot_minutes) {
@@ -177,7 +182,7 @@ Posts PostBookings(const std::string& url, const std::vector<std::string>& event
   std::mutex mu;
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<std::thread> threads;
-  for (int p = 0; p < kPosters; ++p) {
+  for (int p = 0, posters = Posters(); p < posters; ++p) {
     threads.emplace_back([&] {
       Posts mine;
       CURL* c = curl_easy_init();

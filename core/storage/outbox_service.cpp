@@ -1,5 +1,7 @@
 #include "storage/outbox_service.hpp"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <limits>
 #include <set>
@@ -26,6 +28,7 @@ constexpr int kPurgeBatch = 1000;
 constexpr int kMaxPurgeBatchesPerTopic = 100;
 constexpr auto kMaxBackoff = std::chrono::seconds(30);
 constexpr auto kFirstBackoff = std::chrono::milliseconds(500);
+constexpr auto kFirstHeldBackWait = std::chrono::milliseconds(2);
 
 std::string Placeholders(size_t n) {
   std::string out;
@@ -620,6 +623,12 @@ bool OutboxService::WaitFor(std::chrono::milliseconds d, uint64_t seen_generatio
 }
 
 void OutboxService::ConsumerLoop(Consumer* c) {
+  // "rdv-ob-" and the consumer's name, as much as a thread name holds (15 bytes): for top -H and perf.
+  pthread_setname_np(pthread_self(), ("rdv-ob-" + c->name).substr(0, 15).c_str());
+  // Events held back behind an id hole: looked at again soon, since most holes are an insert
+  // about to commit (a busy writer), waiting longer each time up to the poll interval (a hole
+  // that stays is a rolled-back insert: its events go once the settle window has passed).
+  std::chrono::milliseconds held_back_wait = kFirstHeldBackWait;
   for (;;) {
     uint64_t generation;
     {
@@ -648,7 +657,13 @@ void OutboxService::ConsumerLoop(Consumer* c) {
     }
     c->failures = 0;
     if (round.handed == static_cast<size_t>(options_.batch_size)) continue;  // more is waiting
-    if (!WaitFor(options_.poll_interval, generation, !round.held_back)) return;
+    if (round.held_back) {
+      if (!WaitFor(std::min(held_back_wait, options_.poll_interval), generation, false)) return;
+      held_back_wait *= 2;
+      continue;
+    }
+    held_back_wait = kFirstHeldBackWait;
+    if (!WaitFor(options_.poll_interval, generation, true)) return;
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 #include "rendezvous/crypto.hpp"
 #include "rendezvous/text.hpp"
@@ -142,10 +143,9 @@ size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& 
 
 std::vector<ClaimedDelivery> DeliveryQueue::Claim(Database& db, size_t limit, int64_t lease_seconds,
                                                   const std::vector<int64_t>& skip_webhooks,
-                                                  int64_t due_from_ms) {
-  return db.Transaction([&](DbConnection& tx) {
-    return ClaimIn(tx, limit, lease_seconds, skip_webhooks, due_from_ms, nullptr);
-  });
+                                                  ClaimCursor after) {
+  return db.Transaction(
+      [&](DbConnection& tx) { return ClaimIn(tx, limit, lease_seconds, skip_webhooks, after, nullptr); });
 }
 
 std::vector<int64_t> DeliveryQueue::Record(Database& db, const std::vector<RecordedAttempt>& batch,
@@ -159,13 +159,13 @@ RecordAndClaimResult DeliveryQueue::RecordAndClaim(Database& db, const std::vect
                                                    const DisabledHandler& on_disabled, size_t limit,
                                                    int64_t lease_seconds,
                                                    const std::vector<int64_t>& skip_webhooks,
-                                                   int64_t due_from_ms) {
+                                                   ClaimCursor after) {
   if (attempts.empty() && limit == 0) return {};
   return db.Transaction([&](DbConnection& tx) {
     RecordAndClaimResult round;  // built afresh on every try: a deadlock retries the whole transaction
     if (!attempts.empty()) round.disabled = RecordIn(tx, attempts, disable_after_seconds, on_disabled);
     if (limit > 0) {
-      round.claimed = ClaimIn(tx, limit, lease_seconds, skip_webhooks, due_from_ms, &round.first_due_ms);
+      round.claimed = ClaimIn(tx, limit, lease_seconds, skip_webhooks, after, &round.last);
     }
     return round;
   });
@@ -173,10 +173,13 @@ RecordAndClaimResult DeliveryQueue::RecordAndClaim(Database& db, const std::vect
 
 std::vector<ClaimedDelivery> DeliveryQueue::ClaimIn(DbConnection& tx, size_t limit, int64_t lease_seconds,
                                                     const std::vector<int64_t>& skip_webhooks,
-                                                    int64_t due_from_ms, int64_t* first_due_ms) {
+                                                    ClaimCursor after, ClaimCursor* last) {
   std::vector<ClaimedDelivery> out;
-  // `from` is the sender's own time (a formatted number), never from outside.
-  const std::string from = time::FormatSql(due_from_ms);
+  // `from` is the sender's own time (a formatted number), never from outside. After the cursor in
+  // the index's order (due time, then the primary key InnoDB appends to every secondary index): a
+  // range from its due time, the rows of that due time up to its id passed over by the index
+  // condition alone. (A row comparison, (next_attempt_at, id) > (…), would read each of those rows.)
+  const std::string from = time::FormatSql(after.due_ms);
   std::string sql =
       "SELECT id, webhook_id, message_id, trigger_event, body, content_type, round_attempts,"
       " UNIX_TIMESTAMP(COALESCE(event_at, created_at)) * 1000 AS event_ms, delivered_at IS NOT NULL AS "
@@ -186,12 +189,15 @@ std::vector<ClaimedDelivery> DeliveryQueue::ClaimIn(DbConnection& tx, size_t lim
       " AND (leased_until IS NULL OR leased_until <= UTC_TIMESTAMP(3))";
   std::vector<DbRow> rows;
   if (skip_webhooks.empty()) {
-    rows = tx.Query(sql + " AND next_attempt_at >= ? ORDER BY next_attempt_at LIMIT ? FOR UPDATE SKIP LOCKED",
-                    {from, static_cast<int64_t>(limit)});
+    rows = tx.Query(sql +
+                        " AND next_attempt_at >= ? AND (next_attempt_at > ? OR id > ?)"
+                        " ORDER BY next_attempt_at, id LIMIT ? FOR UPDATE SKIP LOCKED",
+                    {from, from, after.id, static_cast<int64_t>(limit)});
   } else {
     // The skipped ids are the sender's own, never from outside; the text changes with them.
-    rows = tx.QueryUnprepared(sql + " AND next_attempt_at >= '" + from + "' AND webhook_id NOT IN (" +
-                              IdList(skip_webhooks) + ") ORDER BY next_attempt_at LIMIT " +
+    rows = tx.QueryUnprepared(sql + " AND next_attempt_at >= '" + from + "' AND (next_attempt_at > '" + from +
+                              "' OR id > " + std::to_string(after.id) + ") AND webhook_id NOT IN (" +
+                              IdList(skip_webhooks) + ") ORDER BY next_attempt_at, id LIMIT " +
                               std::to_string(limit) + " FOR UPDATE SKIP LOCKED");
   }
   if (rows.empty()) return out;
@@ -207,8 +213,9 @@ std::vector<ClaimedDelivery> DeliveryQueue::ClaimIn(DbConnection& tx, size_t lim
     d.round_attempts = static_cast<int>(row.Int("round_attempts"));
     d.event_at_ms = static_cast<int64_t>(row.Double("event_ms"));
     d.delivered_before = row.Int("delivered") != 0;
-    if (first_due_ms != nullptr && (*first_due_ms == 0 || row.Int("due_ms") < *first_due_ms)) {
-      *first_due_ms = row.Int("due_ms");
+    if (last != nullptr) {
+      const ClaimCursor here{row.Int("due_ms"), d.id};
+      if (std::tie(here.due_ms, here.id) > std::tie(last->due_ms, last->id)) *last = here;
     }
     const int64_t webhook_id = row.Int("webhook_id");
     auto it = webhooks.find(webhook_id);
@@ -337,11 +344,13 @@ size_t DeliveryQueue::ForgetExpiredSecrets(Database& db) {
 Backlog DeliveryQueue::MeasureBacklog(Database& db) {
   return db.Run([&](DbConnection& conn) {
     Backlog b;
+    // From the due index alone: the rows being sent (leased) are counted too, so that no row is
+    // read (a lease is not in the index), a few hundred at most beside a backlog worth measuring.
     std::optional<DbRow> row = conn.QueryOne(
         "SELECT COUNT(*) AS n, COALESCE(TIMESTAMPDIFF(MICROSECOND, MIN(next_attempt_at), UTC_TIMESTAMP(3)), "
         "0) AS age_us"
-        " FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= UTC_TIMESTAMP(3)"
-        " AND (leased_until IS NULL OR leased_until <= UTC_TIMESTAMP(3))");
+        " FROM webhook_deliveries FORCE INDEX (ix_webhook_deliveries_due)"
+        " WHERE status = 'pending' AND next_attempt_at <= UTC_TIMESTAMP(3)");
     if (row) {
       b.due = row->Int("n");
       b.oldest_age_seconds = static_cast<double>(row->Int("age_us")) / 1e6;

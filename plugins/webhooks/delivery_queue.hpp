@@ -76,11 +76,17 @@ struct RecordedAttempt {
 // kept failing for `disable_after` seconds.
 using DisabledHandler = std::function<void(DbConnection& tx, const Webhook& webhook)>;
 
+// A place in the due index's order (due time, then id): a claim may start after it.
+struct ClaimCursor {
+  int64_t due_ms = 0;  // Unix ms; {0, 0}: from the start
+  int64_t id = 0;
+};
+
 // What one RecordAndClaim did.
 struct RecordAndClaimResult {
   std::vector<int64_t> disabled;          // webhooks set inactive for failing (as Record)
   std::vector<ClaimedDelivery> claimed;   // the next batch (as Claim)
-  int64_t first_due_ms = 0;               // the earliest due time among `claimed` (0: none)
+  ClaimCursor last;                       // the last of `claimed` in the index's order ({0, 0}: none)
 };
 
 struct Backlog {
@@ -98,13 +104,13 @@ class DeliveryQueue {
   size_t Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& batch);
 
   // Up to `limit` due deliveries, each leased for `lease_seconds`, none of the webhooks in
-  // `skip_webhooks` (their receivers are busy), earliest due first. `due_from_ms` (Unix ms, 0:
-  // none) starts the walk of the due index at that due time: every lease and outcome moves a row
-  // out of the index's due part and leaves a deleted entry behind until InnoDB purges it, so a
-  // sender that knows nothing is due before a time walks none of the entries of the rows it
-  // claimed before (see DeliverySender).
+  // `skip_webhooks` (their receivers are busy), earliest due first (by due time, then id).
+  // `after` starts the walk of the due index just after that place: the rows a sender leased
+  // before stay in the index (the lease is a column of its own) and every outcome leaves a deleted
+  // entry behind until InnoDB purges it, so a sender that knows nothing is due before a place
+  // walks none of the entries of the rows it claimed before (see DeliverySender).
   std::vector<ClaimedDelivery> Claim(Database& db, size_t limit, int64_t lease_seconds,
-                                     const std::vector<int64_t>& skip_webhooks = {}, int64_t due_from_ms = 0);
+                                     const std::vector<int64_t>& skip_webhooks = {}, ClaimCursor after = {});
   // Records a batch of attempts (one transaction). Webhooks failing for `disable_after_seconds`
   // are set inactive and handed to `on_disabled`; their ids are returned.
   std::vector<int64_t> Record(Database& db, const std::vector<RecordedAttempt>& attempts, int64_t disable_after_seconds,
@@ -115,7 +121,7 @@ class DeliveryQueue {
                                       int64_t disable_after_seconds, const DisabledHandler& on_disabled,
                                       size_t limit, int64_t lease_seconds,
                                       const std::vector<int64_t>& skip_webhooks = {},
-                                      int64_t due_from_ms = 0);
+                                      ClaimCursor after = {});
   // Deletes up to `limit` succeeded or failed deliveries (with their attempts) last changed more
   // than `retention_seconds` ago. Returns how many.
   size_t Purge(Database& db, int64_t retention_seconds, size_t limit);
@@ -139,8 +145,8 @@ class DeliveryQueue {
 
  private:
   std::vector<ClaimedDelivery> ClaimIn(DbConnection& tx, size_t limit, int64_t lease_seconds,
-                                       const std::vector<int64_t>& skip_webhooks, int64_t due_from_ms,
-                                       int64_t* first_due_ms);
+                                       const std::vector<int64_t>& skip_webhooks, ClaimCursor after,
+                                       ClaimCursor* last);
   std::vector<int64_t> RecordIn(DbConnection& tx, const std::vector<RecordedAttempt>& attempts,
                                 int64_t disable_after_seconds, const DisabledHandler& on_disabled);
 

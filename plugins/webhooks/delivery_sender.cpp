@@ -1,5 +1,7 @@
 #include "delivery_sender.hpp"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <random>
 
@@ -110,62 +112,49 @@ DeliverySender::~DeliverySender() { Stop(); }
 
 void DeliverySender::Start() {
   stopping_ = false;
-  thread_ = std::thread([this] { Loop(); });
+  send_thread_ = std::thread([this] { SendLoop(); });
+  store_thread_ = std::thread([this] { StoreLoop(); });
 }
 
 void DeliverySender::Stop() noexcept {
   stopping_ = true;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    store_cv_.notify_all();
+  }
   http_.Wakeup();
-  if (thread_.joinable()) thread_.join();
+  if (send_thread_.joinable()) send_thread_.join();
+  if (store_thread_.joinable()) store_thread_.join();
+  // What finished before the stop is recorded rather than sent again after the lease.
+  Publish();
+  if (!finished_.empty()) Round(0);
   http_.CancelAll();
   in_flight_.clear();
   per_host_.clear();
   waiting_.clear();
+  inbox_.clear();
+  destinations_.clear();
+  webhooks_held_.clear();
+  held_ = 0;
 }
 
 void DeliverySender::Wake() noexcept {
   woken_ = true;
-  http_.Wakeup();
+  std::lock_guard<std::mutex> lock(mu_);
+  store_cv_.notify_all();
 }
 
-void DeliverySender::Loop() {
-  auto next_claim = std::chrono::steady_clock::now();
-  // A round (record what finished, claim more) is one transaction: with requests in flight it
-  // waits until half the slots are free, so rounds stay few and large while the other half keeps
-  // the receivers busy. A wake-up says work has arrived and claims at once; finished attempts wait
-  // at most kMaxRecordDelay for their round.
-  const size_t half = std::max<size_t>(1, options_.max_in_flight / 2);
+void DeliverySender::SendLoop() {
+  pthread_setname_np(pthread_self(), "rdv-wh-send");  // for top -H and perf
   while (!stopping_) {
-    const auto now = std::chrono::steady_clock::now();
-    const bool woken = woken_.exchange(false);
-    if (woken) next_claim = std::min(next_claim, now);
-    StartWaiting();
-    const size_t busy = in_flight_.size() + waiting_.size();
-    const size_t room = busy < options_.max_in_flight ? options_.max_in_flight - busy : 0;
-    const bool roomy = busy == 0 || room >= half;
-    const bool claim = room > 0 && now >= next_claim && (woken || roomy || !finished_.empty());
-    const bool record = !finished_.empty() && (roomy || woken || now - first_finished_ >= kMaxRecordDelay);
-    if ((claim && (woken || roomy)) || record) {
-      const size_t limit = claim ? room : 0;
-      const size_t got = Round(limit);
-      if (got == kRoundFailed) {
-        next_claim = now + std::chrono::seconds(3);
-      } else if (limit > 0) {
-        // A full batch may mean more is due: claim again as soon as there is room. The outbox
-        // consumer wakes the sender before its transaction commits, so a wake-up that finds
-        // nothing looks again a few times, soon, before falling back to the poll interval.
-        if (got == limit) {
-          next_claim = now;
-          woken_retries_ = 0;
-        } else if (got == 0 && (woken || woken_retries_ > 0) && woken_retries_ < kMaxWokenRetries) {
-          next_claim = now + kWokenRetry * (1 << woken_retries_);
-          ++woken_retries_;
-        } else {
-          next_claim = now + options_.poll_interval;
-          woken_retries_ = 0;
-        }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      while (!inbox_.empty()) {
+        waiting_.push_back(std::move(inbox_.front()));
+        inbox_.pop_front();
       }
     }
+    StartWaiting();
     for (auto& [tag, response] : http_.Perform()) {
       auto it = in_flight_.find(tag);
       if (it == in_flight_.end()) continue;
@@ -174,95 +163,186 @@ void DeliverySender::Loop() {
       if (--per_host_[done.destination] == 0) per_host_.erase(done.destination);
       Finish(done, response);
     }
-    if (std::chrono::steady_clock::now() >= next_housekeeping_) Housekeeping();
-    // Until the next round is due, or a transfer moves (curl_multi_poll returns early on
-    // activity), or the poll interval.
-    const auto after = std::chrono::steady_clock::now();
-    const size_t busy_after = in_flight_.size() + waiting_.size();
-    const size_t room_after = busy_after < options_.max_in_flight ? options_.max_in_flight - busy_after : 0;
-    const bool roomy_after = busy_after == 0 || room_after >= half;
-    auto due = after + options_.poll_interval;
-    if (!finished_.empty()) due = std::min(due, roomy_after ? after : first_finished_ + kMaxRecordDelay);
-    if (room_after > 0 && roomy_after) due = std::min(due, next_claim);
-    int64_t wait = std::chrono::duration_cast<std::chrono::milliseconds>(due - after).count();
-    wait = std::clamp<int64_t>(wait, 0, in_flight_.empty() ? options_.poll_interval.count() : 50);
+    StartWaiting();  // into the slots that just freed up
+    Publish();
+    // Until a transfer moves (curl_multi_poll returns early on activity), the store thread hands
+    // over a batch (Wakeup), or a waiting delivery may start.
+    const int64_t wait = in_flight_.empty() && waiting_.empty() ? options_.poll_interval.count() : 50;
     http_.Poll(std::chrono::milliseconds(wait));
   }
-  // What finished before the stop is recorded rather than sent again after the lease.
-  if (!finished_.empty()) Round(0);
 }
 
-std::vector<int64_t> DeliverySender::BusyWebhooks() const {
+void DeliverySender::Publish() {
+  if (done_.empty()) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (finished_.empty()) first_finished_ = std::chrono::steady_clock::now();
+  for (Finished& f : done_) finished_.push_back(std::move(f));
+  done_.clear();
+  store_cv_.notify_all();
+}
+
+std::vector<int64_t> DeliverySender::BusyWebhooksLocked() const {
   std::vector<int64_t> busy;
-  auto full = [&](const std::string& destination) {
-    auto it = per_host_.find(destination);
-    return it != per_host_.end() && it->second >= options_.max_per_host;
-  };
-  for (const auto& [tag, r] : in_flight_) {
-    if (r.delivery.webhook && full(r.destination)) busy.push_back(r.delivery.webhook->id);
+  for (const auto& [id, load] : webhooks_held_) {
+    auto it = destinations_.find(load.destination);
+    // Full: all its slots open and as many deliveries waiting. One with free slots is not busy,
+    // whatever waits for it: the sending thread is only behind in starting them.
+    if (it != destinations_.end() && it->second.open >= options_.max_per_host &&
+        it->second.waiting >= options_.max_per_host) {
+      busy.push_back(id);
+    }
   }
-  for (const Claimed& c : waiting_) {
-    if (c.delivery.webhook) busy.push_back(c.delivery.webhook->id);
+  return busy;  // in id order: webhooks_held_ is a map
+}
+
+void DeliverySender::StoreLoop() {
+  auto next_claim = std::chrono::steady_clock::now();
+  // Claims keep up to `max_in_flight` deliveries waiting beside those in flight, and are made
+  // when at least half of that room is free (or a wake-up says work has arrived), so rounds stay
+  // few and large. Finished attempts are recorded by the next round, at most kMaxRecordDelay
+  // after the first of them finished.
+  pthread_setname_np(pthread_self(), "rdv-wh-store");
+  const size_t budget = 2 * options_.max_in_flight;
+  const size_t half = std::max<size_t>(1, options_.max_in_flight / 2);
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    const auto now = std::chrono::steady_clock::now();
+    const bool woken = woken_.exchange(false);
+    if (woken) next_claim = std::min(next_claim, now);
+    const size_t room = held_ < budget ? budget - held_ : 0;
+    const bool roomy = room >= half;
+    const bool claim = room > 0 && now >= next_claim && (woken || roomy);
+    const bool record = !finished_.empty() && (finished_.size() >= half || woken || roomy ||
+                                               now - first_finished_ >= kMaxRecordDelay);
+    if (claim || record) {
+      lock.unlock();
+      const size_t limit = claim ? room : 0;
+      const size_t got = Round(limit);
+      const auto after = std::chrono::steady_clock::now();
+      if (got == kRoundFailed) {
+        next_claim = after + std::chrono::seconds(3);
+      } else if (limit > 0) {
+        // A full batch may mean more is due: claim again as soon as there is room. The outbox
+        // consumer wakes the sender before its transaction commits, so a wake-up that finds
+        // nothing looks again a few times, soon, before falling back to the poll interval.
+        if (got == limit) {
+          next_claim = after;
+          woken_retries_ = 0;
+        } else if (got == 0 && (woken || woken_retries_ > 0) && woken_retries_ < kMaxWokenRetries) {
+          next_claim = after + kWokenRetry * (1 << woken_retries_);
+          ++woken_retries_;
+        } else {
+          next_claim = after + options_.poll_interval;
+          woken_retries_ = 0;
+        }
+      }
+      lock.lock();
+      continue;
+    }
+    if (now >= next_housekeeping_) {
+      lock.unlock();
+      Housekeeping();
+      lock.lock();
+      continue;
+    }
+    auto due = std::min(now + options_.poll_interval, next_housekeeping_);
+    if (!finished_.empty()) due = std::min(due, first_finished_ + kMaxRecordDelay);
+    if (roomy) due = std::min(due, next_claim);
+    store_cv_.wait_until(lock, due, [&] {
+      return stopping_ || woken_ || (!finished_.empty() && finished_.size() >= half) ||
+             (held_ < budget && budget - held_ >= half && !roomy);
+    });
   }
-  std::sort(busy.begin(), busy.end());
-  busy.erase(std::unique(busy.begin(), busy.end()), busy.end());
-  return busy;
 }
 
 size_t DeliverySender::Round(size_t limit) {
+  std::vector<Finished> recording;
+  std::vector<int64_t> busy;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    recording.swap(finished_);
+    if (limit > 0) busy = BusyWebhooksLocked();
+  }
   std::vector<RecordedAttempt> batch;
-  batch.reserve(finished_.size());
-  for (const Finished& f : finished_) batch.push_back(RecordedAttempt{&f.delivery, f.attempt, f.outcome});
+  batch.reserve(recording.size());
+  for (const Finished& f : recording) batch.push_back(RecordedAttempt{&f.delivery, f.attempt, f.outcome});
   RecordAndClaimResult round;
   bool ok = false;
   const auto started = std::chrono::steady_clock::now();
   const bool full_claim = limit > 0 && started >= next_full_claim_;
-  const std::vector<int64_t> busy = limit > 0 ? BusyWebhooks() : std::vector<int64_t>{};
   try {
     round = queue_.RecordAndClaim(db_, batch, options_.disable_after_seconds, hooks_.notify_owner, limit,
                                   2 * static_cast<int64_t>(options_.timeout.count()) + kLeaseSlackSeconds,
-                                  busy, full_claim ? 0 : claim_from_ms_);
+                                  busy, full_claim ? ClaimCursor{} : claim_after_);
     ok = true;
     if (full_claim) {
       next_full_claim_ = started + kFullClaimInterval;
-      if (busy.empty()) claim_from_ms_ = round.first_due_ms;  // 0 (from the start) when nothing was due
-    } else if (busy.empty() && round.first_due_ms > claim_from_ms_) {
-      claim_from_ms_ = round.first_due_ms;
+      if (busy.empty()) claim_after_ = round.last;  // {0, 0} (from the start) when nothing was due
+    } else if (busy.empty() && !round.claimed.empty()) {
+      claim_after_ = round.last;  // after claim_after_: the claim started there
     }
   } catch (const std::exception& e) {
     // The leases run out and the deliveries are sent again, with the same webhook-ids.
     logger_.Warn("webhook deliveries could not be recorded and claimed",
-                 {{"attempts", static_cast<int64_t>(finished_.size())}, {"error", e.what()}});
+                 {{"attempts", static_cast<int64_t>(recording.size())}, {"error", e.what()}});
   }
-  Report(ok, round.disabled);
+  Report(recording, ok, round.disabled);
   if (!ok) return kRoundFailed;
   const size_t got = round.claimed.size();
+  if (got == 0) return 0;
   const auto now = std::chrono::steady_clock::now();
+  std::vector<Claimed> claimed;
+  claimed.reserve(got);
   for (ClaimedDelivery& d : round.claimed) {
-    Claimed c{std::move(d), std::nullopt, "", now};
+    Claimed c{std::move(d), std::nullopt, "", "", now};
     if (c.delivery.webhook) {
       Result<net::Url> url = ParseSubscriberUrl(c.delivery.webhook->subscriber_url);
       if (url.ok()) {
         c.url = std::move(*url);
+        c.destination = c.url->Destination();
       } else {
         c.url_error = url.status().message();
       }
     }
-    waiting_.push_back(std::move(c));
+    claimed.push_back(std::move(c));
   }
-  StartWaiting();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (Claimed& c : claimed) {
+      ++held_;
+      if (!c.destination.empty()) {
+        ++destinations_[c.destination].waiting;
+        WebhookLoad& load = webhooks_held_[c.delivery.webhook->id];
+        load.destination = c.destination;
+        ++load.held;
+      }
+      inbox_.push_back(std::move(c));
+    }
+  }
+  http_.Wakeup();
   return got;
 }
 
 void DeliverySender::StartWaiting() {
   const auto now = std::chrono::steady_clock::now();
-  for (auto it = waiting_.begin(); it != waiting_.end();) {
+  for (auto it = waiting_.begin(); it != waiting_.end() && in_flight_.size() < options_.max_in_flight;) {
     if (now - it->claimed_at > options_.timeout + std::chrono::seconds(kLeaseSlackSeconds) - kStartMargin) {
-      it = waiting_.erase(it);  // its lease runs out and it is claimed again
+      // Its lease runs out and it is claimed again.
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        --held_;
+        if (!it->destination.empty()) {
+          --destinations_[it->destination].waiting;
+          auto load = webhooks_held_.find(it->delivery.webhook->id);
+          if (load != webhooks_held_.end() && --load->second.held == 0) webhooks_held_.erase(load);
+        }
+        store_cv_.notify_all();
+      }
+      it = waiting_.erase(it);
       continue;
     }
-    if (it->url) {
-      auto open = per_host_.find(it->url->Destination());
+    if (!it->destination.empty()) {
+      auto open = per_host_.find(it->destination);
       if (open != per_host_.end() && open->second >= options_.max_per_host) {
         ++it;
         continue;
@@ -280,18 +360,18 @@ void DeliverySender::Begin(Claimed c) {
   attempt.at_ms = time::Now();
   if (!d.webhook || !d.webhook->active) {
     attempt.error = "the webhook is inactive or was deleted";
-    Complete(std::move(d), attempt, Outcome{Outcome::kFailed}, "failed");
+    Complete(std::move(d), c.destination, false, attempt, Outcome{Outcome::kFailed}, "failed");
     return;
   }
   const Webhook& w = *d.webhook;
   if (w.secret_unreadable) {
     attempt.error = "the webhook's secret cannot be decrypted with the server's current key";
-    Complete(std::move(d), attempt, Outcome{Outcome::kFailed}, "failed");
+    Complete(std::move(d), c.destination, false, attempt, Outcome{Outcome::kFailed}, "failed");
     return;
   }
   if (!c.url) {
     attempt.error = c.url_error;
-    Complete(std::move(d), attempt, Outcome{Outcome::kFailed}, "failed");
+    Complete(std::move(d), c.destination, false, attempt, Outcome{Outcome::kFailed}, "failed");
     return;
   }
   // Checked again at every send (DNS may have changed since create), and the connection goes to
@@ -306,22 +386,32 @@ void DeliverySender::Begin(Claimed c) {
             ? NextDelayMillis(options_.retry_schedule, static_cast<size_t>(d.round_attempts) + 1, RandomUnit())
             : std::nullopt;
     if (delay) {
-      Complete(std::move(d), attempt, Outcome{Outcome::kRetryLater, *delay}, "retry");
+      Complete(std::move(d), c.destination, false, attempt, Outcome{Outcome::kRetryLater, *delay}, "retry");
     } else {
-      Complete(std::move(d), attempt, Outcome{Outcome::kFailed}, "failed");
+      Complete(std::move(d), c.destination, false, attempt, Outcome{Outcome::kFailed}, "failed");
     }
     return;
   }
   const uint64_t tag = ++next_tag_;
   if (!http_.Start(tag, DeliveryRequest(w, d.message_id, d.body, d.content_type, *c.url, *address, options_))) {
     logger_.Error("webhook delivery: the request could not be started");
-    return;  // the lease runs out and the delivery is tried again
+    // The lease runs out and the delivery is tried again; the sender holds it no more.
+    std::lock_guard<std::mutex> lock(mu_);
+    --held_;
+    --destinations_[c.destination].waiting;
+    auto load = webhooks_held_.find(w.id);
+    if (load != webhooks_held_.end() && --load->second.held == 0) webhooks_held_.erase(load);
+    return;
   }
   InFlight& r = in_flight_[tag];
-  r.destination = c.url->Destination();
+  r.destination = c.destination;
   r.started_ms = attempt.at_ms;
   r.delivery = std::move(d);
   ++per_host_[r.destination];
+  std::lock_guard<std::mutex> lock(mu_);
+  DestinationLoad& load = destinations_[r.destination];
+  --load.waiting;
+  ++load.open;
 }
 
 void DeliverySender::Finish(InFlight& r, const net::HttpResponse& response) {
@@ -358,18 +448,28 @@ void DeliverySender::Finish(InFlight& r, const net::HttpResponse& response) {
       break;
     }
   }
-  Complete(std::move(r.delivery), attempt, outcome, std::move(name));
+  Complete(std::move(r.delivery), r.destination, true, attempt, outcome, std::move(name));
 }
 
-void DeliverySender::Complete(ClaimedDelivery d, const Attempt& attempt, const Outcome& outcome,
-                              std::string outcome_name) {
-  if (finished_.empty()) first_finished_ = std::chrono::steady_clock::now();
-  finished_.push_back(Finished{std::move(d), attempt, outcome, std::move(outcome_name)});
+void DeliverySender::Complete(ClaimedDelivery d, const std::string& destination, bool was_open,
+                              const Attempt& attempt, const Outcome& outcome, std::string outcome_name) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    --held_;
+    if (!destination.empty()) {
+      DestinationLoad& load = destinations_[destination];
+      --(was_open ? load.open : load.waiting);
+      if (load.open == 0 && load.waiting == 0) destinations_.erase(destination);
+      auto held = webhooks_held_.find(d.webhook->id);
+      if (held != webhooks_held_.end() && --held->second.held == 0) webhooks_held_.erase(held);
+    }
+  }
+  done_.push_back(Finished{std::move(d), attempt, outcome, std::move(outcome_name)});
 }
 
-void DeliverySender::Report(bool recorded, const std::vector<int64_t>& disabled) {
+void DeliverySender::Report(const std::vector<Finished>& finished, bool recorded, const std::vector<int64_t>& disabled) {
   const int64_t now_ms = time::Now();
-  for (const Finished& f : finished_) {
+  for (const Finished& f : finished) {
     const ClaimedDelivery& d = f.delivery;
     const Attempt& a = f.attempt;
     if (hooks_.metrics) hooks_.metrics->Attempted(d.trigger, f.outcome_name, static_cast<double>(a.duration_ms) / 1000.0);
@@ -399,7 +499,6 @@ void DeliverySender::Report(bool recorded, const std::vector<int64_t>& disabled)
                                                                    {"disable_after_seconds", options_.disable_after_seconds}});
     if (hooks_.metrics) hooks_.metrics->Disabled("failing");
   }
-  finished_.clear();
 }
 
 void DeliverySender::Housekeeping() {

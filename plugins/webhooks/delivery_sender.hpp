@@ -1,24 +1,30 @@
-// Sends due deliveries (DESIGN §6): one thread claims them in batches (DeliveryQueue::Claim) and
-// drives every request at once through the host's outbound client (net::HttpMulti, one libcurl
-// multi handle) — not a thread per request —, so
-// connections to a receiver are reused and a slow receiver holds one slot, not a thread. At most
-// `max_in_flight` requests are open, at most `max_per_host` of them to one destination (host and
-// port), so a slow or dead receiver never holds up the others: while a destination is full, its
-// webhooks' deliveries are left in the table for later claims. Each request has `timeout`,
-// follows no redirect, uses no proxy, and connects only to the address the guard checked for this
-// attempt. Rounds of one transaction each (DeliveryQueue::RecordAndClaim) record the outcomes of
-// the attempts that finished, with the retry policy applied, and claim the next batch. The same thread purges the delivery log
-// past `retention` and measures the backlog.
+// Sends due deliveries (DESIGN §6) with two threads, so that the requests never wait on the
+// database and the database never waits on a request:
+// - the sending thread drives every request at once through the host's outbound client
+//   (net::HttpMulti, one libcurl multi handle) — not a thread per request —, so connections to a
+//   receiver are reused and a slow receiver holds one slot, not a thread. At most `max_in_flight`
+//   requests are open, at most `max_per_host` of them to one destination (host and port), so a
+//   slow or dead receiver never holds up the others. Each request has `timeout`, follows no
+//   redirect, uses no proxy, and connects only to the address the guard checked for this attempt.
+// - the store thread works in rounds of one transaction each (DeliveryQueue::RecordAndClaim):
+//   it records the outcomes of the attempts that finished meanwhile, with the retry policy
+//   applied, in a few multi-row statements, and claims the next batch, which it hands to the
+//   sending thread. It claims ahead: up to `max_in_flight` deliveries wait, claimed, beside those
+//   in flight, so the next batch is there when slots free up. A claim leaves out the webhooks of
+//   destinations with `max_per_host` requests open and as many deliveries waiting: their rows stay
+//   in the table for later claims. The same thread purges the delivery log past `retention` and measures the backlog.
 //
 // Start()/Stop() once each, from one thread; Wake() from any thread.
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <functional>
+#include <mutex>
 #include <memory>
 #include <optional>
 #include <string>
@@ -83,6 +89,7 @@ class DeliverySender {
     ClaimedDelivery delivery;
     std::optional<net::Url> url;
     std::string url_error;
+    std::string destination;  // url->Destination(), "" without a URL
     std::chrono::steady_clock::time_point claimed_at;
   };
   // A request under way.
@@ -97,21 +104,39 @@ class DeliverySender {
     Outcome outcome;
     std::string outcome_name;
   };
-  void Loop();
-  // One transaction: records the finished attempts and claims up to `limit` due deliveries, then
-  // starts those whose destination has room. Returns how many were claimed, kRoundFailed (in the
-  // source) when the transaction failed.
-  size_t Round(size_t limit);
+  // Deliveries of one destination the sender holds: requests open and claimed ones not started.
+  struct DestinationLoad {
+    size_t open = 0;
+    size_t waiting = 0;
+  };
+  // What the sender holds of one webhook: how many deliveries, to which destination.
+  struct WebhookLoad {
+    std::string destination;
+    size_t held = 0;
+  };
+
+  // The sending thread.
+  void SendLoop();
   void StartWaiting();
   void Begin(Claimed claimed);
   void Finish(InFlight& request, const net::HttpResponse& response);
-  void Complete(ClaimedDelivery delivery, const Attempt& attempt, const Outcome& outcome, std::string outcome_name);
-  // Metrics and logs of the finished attempts after their round (`recorded`: it committed); then
-  // forgets them.
-  void Report(bool recorded, const std::vector<int64_t>& disabled);
+  void Complete(ClaimedDelivery delivery, const std::string& destination, bool was_open, const Attempt& attempt,
+                const Outcome& outcome, std::string outcome_name);
+  // Hands what finished to the store thread (one lock for the lot).
+  void Publish();
+
+  // The store thread.
+  void StoreLoop();
+  // One transaction: records the finished attempts and claims up to `limit` due deliveries, then
+  // hands those to the sending thread. Returns how many were claimed, kRoundFailed (in the source)
+  // when the transaction failed.
+  size_t Round(size_t limit);
+  // Metrics and logs of recorded attempts after their round (`recorded`: it committed).
+  void Report(const std::vector<Finished>& finished, bool recorded, const std::vector<int64_t>& disabled);
   void Housekeeping();
-  // Destinations with max_per_host requests open; the webhooks whose deliveries go there.
-  std::vector<int64_t> BusyWebhooks() const;
+  // The webhooks whose destinations have max_per_host requests open and as many deliveries
+  // waiting (mu_ held).
+  std::vector<int64_t> BusyWebhooksLocked() const;
 
   Database& db_;
   DeliveryQueue& queue_;
@@ -119,29 +144,43 @@ class DeliverySender {
   const SenderOptions options_;
   SenderHooks hooks_;
 
+  // The sending thread's own.
   net::HttpMulti http_;
   uint64_t next_tag_ = 0;
   std::map<uint64_t, InFlight> in_flight_;  // by the tag of its request
   std::map<std::string, size_t> per_host_;  // destination -> requests open
-  // Claimed in a batch that brought a destination more than its share: started as it frees up,
-  // or dropped (left for a later claim) before their lease runs out.
+  // Claimed, not started: started as their destination frees up, or dropped (left for a later
+  // claim) before their lease runs out.
   std::deque<Claimed> waiting_;
-  std::vector<Finished> finished_;
+  std::vector<Finished> done_;               // finished since the last Publish()
+
+  // Between the two threads, under mu_.
+  std::mutex mu_;
+  std::condition_variable store_cv_;  // the store thread waits on it
+  std::deque<Claimed> inbox_;         // claimed, not yet taken by the sending thread
+  std::vector<Finished> finished_;    // finished, not yet recorded
   std::chrono::steady_clock::time_point first_finished_{};  // when finished_ became non-empty
+  size_t held_ = 0;                   // claimed and not finished: inbox_, waiting_ and in flight
+  std::map<std::string, DestinationLoad> destinations_;
+  std::map<int64_t, WebhookLoad> webhooks_held_;
+
+  // The store thread's own.
   int woken_retries_ = 0;
-  // Where claims start on the due index (DeliveryQueue::Claim's due_from_ms): the earliest due
-  // time of the last batch claimed with no destination full, since nothing committed later is due
-  // before it (the outbox consumer's transactions follow one another; retries and leases are
-  // due in the future). Rows that land behind it anyway (a destination that was full, a manual
-  // retry racing a claim, another instance's consumer) are found by a claim from the start of
-  // the index at least every kFullClaimInterval.
-  int64_t claim_from_ms_ = 0;
+  // Where claims start on the due index (DeliveryQueue::Claim's `after`): after the last row of
+  // the last batch claimed with no webhook left out, since nothing committed later is due before
+  // it (the outbox consumer's transactions follow one another; retries and leases are due in the
+  // future). Rows that land behind it anyway (a webhook left out, a manual retry racing a claim,
+  // another instance's consumer) are found by a claim from the start of the index at least every
+  // kFullClaimInterval.
+  ClaimCursor claim_after_;
   std::chrono::steady_clock::time_point next_full_claim_{};
   std::chrono::steady_clock::time_point next_housekeeping_{};
   std::chrono::steady_clock::time_point next_purge_{};
+
   std::atomic<bool> stopping_{false};
   std::atomic<bool> woken_{false};
-  std::thread thread_;
+  std::thread send_thread_;
+  std::thread store_thread_;
 };
 
 // One request now, on the calling thread, with every rule of a delivery (the address checked and
