@@ -13,7 +13,7 @@ PACKAGES := build-essential cmake ninja-build pkg-config ccache \
   libcurl4-openssl-dev nlohmann-json3-dev libgtest-dev libgmock-dev libkainjow-mustache-dev \
   libhowardhinnant-date-dev tzdata libical-dev \
   mariadb-server mariadb-client prometheus nginx galera-4 haproxy rsync wrk curl chromium clang libclang-rt-14-dev \
-  clang-format clang-tidy
+  clang-format clang-tidy lld
 E2E_DIR := tests/e2e
 
 .PHONY: all deps configure build build-asan run stop test test-asan lint format bench clean db
