@@ -36,8 +36,10 @@ deps:
 	  (cd $(E2E_DIR) && npm ci --no-audit --no-fund) && touch $(E2E_DIR)/node_modules; \
 	fi
 
+# CMAKE_ARGS: more settings for the first configuring of $(BUILD_DIR) (CI adds unity batches).
+CMAKE_ARGS ?=
 $(BUILD_DIR)/build.ninja:
-	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS)
 
 configure: deps $(BUILD_DIR)/build.ninja
 
@@ -75,7 +77,7 @@ build-asan: deps
 	cmake --build --preset asan-ubsan -j $(JOBS)
 
 # clang-format (check mode) and clang-tidy on the C++ lines changed since tools/lint-base; clang-tidy
-# reads the compile flags from $(BUILD_DIR)/compile_commands.json, which configuring writes.
+# reads the compile flags of each source from $(BUILD_DIR)/lint/, a tree the script configures.
 lint: configure
 	BUILD_DIR=$(BUILD_DIR) JOBS=$(JOBS) tools/lint.sh
 
