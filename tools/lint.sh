@@ -44,12 +44,11 @@ if [ -n "$format" ]; then
   status=1
 fi
 
-# clang-tidy reads one compile command per source: those of a tree configured for it, without
-# unity batches (CI builds $BUILD_DIR with them) and without GCC's precompiled header of the test
-# files (clang cannot read it). Configuring takes seconds and builds nothing.
+# clang-tidy reads one compile command per source: those of a tree configured for it, without the
+# unity batches CI builds $BUILD_DIR with. Configuring takes seconds and builds nothing.
 db_dir=$BUILD_DIR/lint
 if ! cmake -S . -B "$db_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
-    -DRENDEZVOUS_UNITY_BUILD=OFF -DRENDEZVOUS_TEST_PCH=OFF > "$db_dir.log" 2>&1; then
+    -DRENDEZVOUS_UNITY_BUILD=OFF > "$db_dir.log" 2>&1; then
   cat "$db_dir.log" >&2
   echo "lint: configuring $db_dir for clang-tidy failed" >&2
   exit 2
