@@ -13,7 +13,7 @@ PACKAGES := build-essential cmake ninja-build pkg-config ccache \
   libcurl4-openssl-dev nlohmann-json3-dev libgtest-dev libgmock-dev libkainjow-mustache-dev \
   libhowardhinnant-date-dev tzdata libical-dev \
   mariadb-server mariadb-client prometheus nginx galera-4 haproxy rsync wrk curl file systemd chromium clang libclang-rt-14-dev \
-  clang-format clang-tidy
+  clang-format clang-tidy lld
 E2E_DIR := tests/e2e
 
 .PHONY: all packages deps configure build server build-asan run stop test test-asan lint format bench clean db package
@@ -39,8 +39,10 @@ deps: packages
 	  (cd $(E2E_DIR) && npm ci --no-audit --no-fund) && touch $(E2E_DIR)/node_modules; \
 	fi
 
+# CMAKE_ARGS: more settings for the first configuring of $(BUILD_DIR) (CI adds unity batches).
+CMAKE_ARGS ?=
 $(BUILD_DIR)/build.ninja:
-	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS)
 
 configure: packages $(BUILD_DIR)/build.ninja
 
@@ -89,7 +91,7 @@ build-asan: deps
 	cmake --build --preset asan-ubsan -j $(JOBS)
 
 # clang-format (check mode) and clang-tidy on the C++ lines changed since tools/lint-base; clang-tidy
-# reads the compile flags from $(BUILD_DIR)/compile_commands.json, which configuring writes.
+# reads the compile flags of each source from $(BUILD_DIR)/lint/, a tree the script configures.
 lint: configure
 	BUILD_DIR=$(BUILD_DIR) JOBS=$(JOBS) tools/lint.sh
 

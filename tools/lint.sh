@@ -2,7 +2,7 @@
 # `make lint`: clang-format (check mode) and clang-tidy on the C++ lines changed since the commit
 # named in tools/lint-base (LINT_BASE=<commit> overrides it), the working tree's changes included.
 # On a clean clone that is every line written since that commit. clang-tidy reads the flags of
-# each source from $BUILD_DIR/compile_commands.json (`make configure` writes it) and reports on
+# each source from $BUILD_DIR/lint/compile_commands.json (configured here) and reports on
 # the changed lines of the changed .cpp files of core, plugins and bench (LINT_TESTS=1: and tests).
 # `tools/lint.sh --fix` (`make format`) rewrites the changed lines the way clang-format wants.
 set -euo pipefail
@@ -44,8 +44,13 @@ if [ -n "$format" ]; then
   status=1
 fi
 
-if [ ! -f "$BUILD_DIR/compile_commands.json" ]; then
-  echo "lint: $BUILD_DIR/compile_commands.json is missing (make configure writes it)" >&2
+# clang-tidy reads one compile command per source: those of a tree configured for it, without the
+# unity batches CI builds $BUILD_DIR with. Configuring takes seconds and builds nothing.
+db_dir=$BUILD_DIR/lint
+if ! cmake -S . -B "$db_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
+    -DRENDEZVOUS_UNITY_BUILD=OFF > "$db_dir.log" 2>&1; then
+  cat "$db_dir.log" >&2
+  echo "lint: configuring $db_dir for clang-tidy failed" >&2
   exit 2
 fi
 # clang-tidy costs about 8.5 CPU-seconds a source, most of it parsing: by default it reads the
@@ -54,7 +59,7 @@ tidy_dirs='core|plugins|bench'
 [ "${LINT_TESTS:-0}" = 1 ] && tidy_dirs='core|plugins|bench|tests'
 sources=$(printf '%s\n' "${files[@]}" | grep -cE "^($tidy_dirs)/.*\.cpp$" || true)
 echo "lint: clang-tidy on the changed lines of $sources sources, $JOBS at a time"
-tidy=$(clang-tidy-diff-14.py -p1 -path "$BUILD_DIR" -j "$JOBS" -quiet -iregex "($tidy_dirs)/.*\.cpp" \
+tidy=$(clang-tidy-diff-14.py -p1 -path "$db_dir" -j "$JOBS" -quiet -iregex "($tidy_dirs)/.*\.cpp" \
   -clang-tidy-binary "$(command -v clang-tidy-14)" <<<"$diff" 2>&1 || true)
 if grep -qE '(warning|error): ' <<<"$tidy"; then
   grep -vE '^[0-9]+ (warnings?|errors?) ' <<<"$tidy" || true

@@ -11,13 +11,13 @@ namespace {
 constexpr unsigned kAccepts = kApiKey | kOAuthToken;  // managed-user tokens serve the calendar lookup only
 constexpr const char* kScope = "VERIFIED_RESOURCES_WRITE";
 
-Response Unauthenticated() {
+Response UnauthenticatedResponse() {
   return Response::FromStatus(Status(ErrorCode::kUnauthenticated, "missing or invalid credentials"));
 }
 
 // A POST: the body as JSON, handed to `call` with the caller's user id.
 Response Posted(const Request& req, const std::function<Result<Json>(int64_t, const Json&)>& call) {
-  if (!req.principal) return Unauthenticated();
+  if (!req.principal) return UnauthenticatedResponse();
   Result<Json> body = req.JsonBody();
   if (!body.ok()) return Response::FromStatus(body.status());
   return Answer(call(req.principal->user_id, *body));
@@ -45,13 +45,13 @@ void RegisterVerifiedResourceRoutes(VerifiedResourceService& service, const std:
       return Posted(req, [&](int64_t user, const Json& body) { return service.VerifyCode(kind, user, body); });
     });
     route(Method::kGet, b, [&service, kind = kind](Request& req) {
-      if (!req.principal) return Unauthenticated();
+      if (!req.principal) return UnauthenticatedResponse();
       Result<ListPage> page = ParseListPage(req.query, kVerifiedListPage);
       if (!page.ok()) return Response::FromStatus(page.status());
       return Response::SuccessWith(service.List(kind, req.principal->user_id, *page));
     });
     route(Method::kGet, b + "/:id", [&service, kind = kind](Request& req) {
-      if (!req.principal) return Unauthenticated();
+      if (!req.principal) return UnauthenticatedResponse();
       auto it = req.params.find("id");
       return Answer(service.Get(kind, req.principal->user_id, it == req.params.end() ? std::string() : it->second));
     });

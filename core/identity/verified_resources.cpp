@@ -23,7 +23,7 @@ KindSql SqlOf(VerifiedKind kind) {
                                       : KindSql{"verified_phones", "phone", "phone number"};
 }
 
-Status Unauthenticated() {
+Status NotSignedIn() {
   return Status(ErrorCode::kUnauthenticated, "missing or invalid credentials");
 }
 
@@ -144,7 +144,7 @@ Result<Json> VerifiedResourceService::RequestCode(VerifiedKind kind, int64_t use
     return out;
   });
 
-  if (outcome.result == RequestResult::kNoUser) return Unauthenticated();
+  if (outcome.result == RequestResult::kNoUser) return NotSignedIn();
   if (outcome.result == RequestResult::kRateLimited) {
     const std::string seconds = std::to_string(outcome.retry_after.count());
     const std::string message =

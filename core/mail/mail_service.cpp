@@ -19,7 +19,7 @@
 namespace rendezvous::core {
 namespace {
 
-constexpr OutboxDelivery::Channel kChannel = {
+constexpr OutboxDelivery::Channel kMailChannel = {
     "mail",
     "MAIL",
     "core.mail",
@@ -227,7 +227,7 @@ std::string RenderMailMessage(const Mail& mail, std::string_view from,
 }
 
 MailService::MailService(MailOptions options, Outbox& outbox, prometheus::Registry& registry, Logger& logger)
-    : OutboxDelivery(kChannel, options.log_file, outbox, registry, logger),
+    : OutboxDelivery(kMailChannel, options.log_file, outbox, registry, logger),
       options_(std::move(options)),
       from_address_(MailAddressOf(options_.from)) {
   if (from_address_.empty() || HasControl(options_.from)) {

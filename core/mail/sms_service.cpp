@@ -19,7 +19,7 @@
 namespace rendezvous::core {
 namespace {
 
-constexpr OutboxDelivery::Channel kChannel = {
+constexpr OutboxDelivery::Channel kSmsChannel = {
     "sms",
     "SMS",
     "core.sms",
@@ -55,7 +55,7 @@ GatewayOutcome ClassifyGatewayStatus(long http_status) {
 }
 
 SmsService::SmsService(SmsOptions options, Outbox& outbox, prometheus::Registry& registry, Logger& logger)
-    : OutboxDelivery(kChannel, options.log_file, outbox, registry, logger), options_(std::move(options)) {}
+    : OutboxDelivery(kSmsChannel, options.log_file, outbox, registry, logger), options_(std::move(options)) {}
 
 void SmsService::Send(DbConnection& tx, const Sms& sms) {
   if (Status s = ValidateSms(sms); !s.ok()) throw std::invalid_argument(s.message());

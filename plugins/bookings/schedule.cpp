@@ -35,7 +35,7 @@ struct Hours {
   int end_minute;
 };
 
-Status Unknown(const Json& body) {
+Status UnknownScheduleMember(const Json& body) {
   static const std::set<std::string> kMembers = {"name", "timeZone", "isDefault", "availability",
                                                  "overrides"};
   for (auto it = body.begin(); it != body.end(); ++it) {
@@ -74,7 +74,7 @@ Status CheckMembers(const Json& entry, const std::string& at, std::initializer_l
 
 Status Apply(const Json& body, Schedule& s) {
   if (!body.is_object()) return FieldInvalid("body", "must be a JSON object");
-  if (Status e = Unknown(body); !e.ok()) return e;
+  if (Status e = UnknownScheduleMember(body); !e.ok()) return e;
   if (body.contains("name")) {
     const Json& v = body["name"];
     if (!v.is_string()) return FieldInvalid("name", "must be a string");

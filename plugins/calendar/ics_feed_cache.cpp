@@ -6,7 +6,7 @@
 namespace rendezvous::calendar {
 namespace {
 
-constexpr std::chrono::seconds kFreshAfterFailure{10};
+constexpr std::chrono::seconds kFeedFreshAfterFailure{10};
 
 }  // namespace
 
@@ -39,7 +39,7 @@ IcsFeedCache::Ticket IcsFeedCache::Start(const std::string& key, std::chrono::se
     t.ready = Answer{e.calendar, e.bytes, std::nullopt, false};
     return t;
   }
-  if (e.failure && now - e.failed_at < std::min(fresh, kFreshAfterFailure)) {
+  if (e.failure && now - e.failed_at < std::min(fresh, kFeedFreshAfterFailure)) {
     t.ready = StandIn(e, now);
     t.ready->failure = e.failure;
     return t;

@@ -72,7 +72,7 @@ Json ClientSummaryJson(const OAuthClient& client) {
           {"has_secrets", !secrets.empty()}};
 }
 
-std::string Render(const std::string& tmpl, const Json& data) {
+std::string RenderClientView(const std::string& tmpl, const Json& data) {
   auto out = RenderTemplate(tmpl, data);
   // The templates are constants covered by the unit tests; a failure here is a programming error,
   // and the page says so rather than showing half a form.
@@ -80,9 +80,9 @@ std::string Render(const std::string& tmpl, const Json& data) {
 }
 
 std::string Nav(const PageFrame& frame) {
-  return Render(templates::kNav, {{"is_admin", frame.is_admin},
-                                  {"notice", Optional(frame.notice)},
-                                  {"error", Optional(frame.error)}});
+  return RenderClientView(
+      templates::kNav,
+      {{"is_admin", frame.is_admin}, {"notice", Optional(frame.notice)}, {"error", Optional(frame.error)}});
 }
 
 std::string Page(const std::string& title, const std::string& body) {
@@ -157,8 +157,8 @@ std::string RenderClientListPage(const PageFrame& frame, const std::vector<OAuth
                {"form", FormJson(form, {})},
                {"fields", ""}};
   data["form"]["choose_kind"] = true;
-  data["fields"] = Render(templates::kSettingsFields, data);
-  return Page("OAuth clients", Render(templates::kListBody, data));
+  data["fields"] = RenderClientView(templates::kSettingsFields, data);
+  return Page("OAuth clients", RenderClientView(templates::kListBody, data));
 }
 
 std::string RenderClientPage(const PageFrame& frame, const OAuthClient& client,
@@ -176,8 +176,8 @@ std::string RenderClientPage(const PageFrame& frame, const OAuthClient& client,
                {"has_secret", new_secret.has_value()},
                {"secret", new_secret.value_or("")},
                {"fields", ""}};
-  data["fields"] = Render(templates::kSettingsFields, data);
-  return Page(client.settings.name + " · OAuth client", Render(templates::kClientBody, data));
+  data["fields"] = RenderClientView(templates::kSettingsFields, data);
+  return Page(client.settings.name + " · OAuth client", RenderClientView(templates::kClientBody, data));
 }
 
 std::string RenderReviewPage(const PageFrame& frame, const std::vector<ReviewEntry>& entries) {
@@ -203,12 +203,12 @@ std::string RenderReviewPage(const PageFrame& frame, const std::vector<ReviewEnt
                {"csrf_token", frame.csrf_token},
                {"entries", list},
                {"has_entries", !list.empty()}};
-  return Page("Review OAuth clients", Render(templates::kReviewBody, data));
+  return Page("Review OAuth clients", RenderClientView(templates::kReviewBody, data));
 }
 
 std::string RenderMessagePage(const PageFrame& frame, const std::string& title, const std::string& message) {
-  return Page(title, Render(templates::kMessageBody,
-                            {{"nav", Nav(frame)}, {"title", title}, {"message", message}}));
+  return Page(title, RenderClientView(templates::kMessageBody,
+                                      {{"nav", Nav(frame)}, {"title", title}, {"message", message}}));
 }
 
 }  // namespace rendezvous::oauth

@@ -14,9 +14,10 @@ namespace {
 
 constexpr const char* kSettingsPath = "/settings/developer/oauth";
 constexpr const char* kReviewPath = "/admin/oauth-clients";
-constexpr size_t kMaxClientIdBytes = 128;  // longer path segments cannot name a client
+constexpr size_t kMaxClientIdSegmentBytes = 128;  // longer path segments cannot name a client
 constexpr size_t kMaxReasonChars = 1000;
-constexpr const char* kFormExpired = "This form expired or was not sent from this site. Go back, reload the page and try again.";
+constexpr const char* kClientFormExpired =
+    "This form expired or was not sent from this site. Go back, reload the page and try again.";
 
 // Messages shown after a redirect, chosen by a fixed code in the query so that nothing from the
 // URL is echoed into the page.
@@ -41,7 +42,7 @@ std::string NoticeFrom(const Request& req) {
   return it == Notices().end() ? std::string() : it->second;
 }
 
-std::string Field(const std::map<std::string, std::string>& form, const std::string& name) {
+std::string FormField(const std::map<std::string, std::string>& form, const std::string& name) {
   auto it = form.find(name);
   return it == form.end() ? std::string() : it->second;
 }
@@ -183,15 +184,15 @@ class ClientPages {
     return WithForm(req, [&](const User& user, const Form& form, Response& res, PageFrame& frame) {
       if (!RequireAdmin(user, res, frame)) return;
       const std::string& client_id = req.params["client_id"];
-      bool accept = Field(form, "accept") == "1";
-      bool reject = Field(form, "reject") == "1";
-      std::string reason = Field(form, "reason");
+      bool accept = FormField(form, "accept") == "1";
+      bool reject = FormField(form, "reject") == "1";
+      std::string reason = FormField(form, "reason");
       Status problem;
       if (accept == reject) {
         problem = Status(ErrorCode::kInvalid, "Choose Accept or Reject.");
       } else if (CodePoints(reason) > kMaxReasonChars) {
         problem = Status(ErrorCode::kInvalid, "The reason is too long (at most 1000 characters).");
-      } else if (client_id.size() > kMaxClientIdBytes) {
+      } else if (client_id.size() > kMaxClientIdSegmentBytes) {
         problem = Status(ErrorCode::kNotFound, "OAuth client not found.");
       } else {
         auto reviewed = service_.Review(client_id, accept, reason);
@@ -239,8 +240,9 @@ class ClientPages {
         FillProblem(res, form.status(), RenderMessagePage(frame, "Form not accepted", "The form could not be read."));
         return;
       }
-      if (!identity_.CheckCsrf(req, Field(*form, "csrf_token"))) {
-        FillProblem(res, Status(ErrorCode::kForbidden, kFormExpired), RenderMessagePage(frame, "Form expired", kFormExpired));
+      if (!identity_.CheckCsrf(req, FormField(*form, "csrf_token"))) {
+        FillProblem(res, Status(ErrorCode::kForbidden, kClientFormExpired),
+                    RenderMessagePage(frame, "Form expired", kClientFormExpired));
         return;
       }
       fill(user, *form, res, frame);
@@ -250,7 +252,7 @@ class ClientPages {
   // The client named by the route's :client_id if it is the user's; otherwise fills a 404 page.
   std::optional<OAuthClient> OwnClient(Request& req, const User& user, Response& res, const PageFrame& frame) {
     const std::string& client_id = req.params["client_id"];
-    if (client_id.empty() || client_id.size() > kMaxClientIdBytes) return NotFound(res, frame);
+    if (client_id.empty() || client_id.size() > kMaxClientIdSegmentBytes) return NotFound(res, frame);
     auto client = service_.Get(client_id, user.id);
     if (client.ok()) return std::move(client).value();
     if (client.status().code() == ErrorCode::kNotFound) return NotFound(res, frame);
