@@ -131,7 +131,8 @@ const EVP_MD* Sha256() {
   return md;
 }
 
-bool VerifySignature(DpopAlg alg, EVP_PKEY* key, const std::string& raw_signature, std::string_view signing_input) {
+bool VerifySignature(DpopAlg alg, EVP_PKEY* key, const std::string& raw_signature,
+                     std::string_view signing_input) {
   if (key == nullptr || Sha256() == nullptr) return false;
   std::optional<std::string> der;
   if (alg == DpopAlg::kES256) {
@@ -143,8 +144,9 @@ bool VerifySignature(DpopAlg alg, EVP_PKEY* key, const std::string& raw_signatur
   const std::string& signature = der ? *der : raw_signature;
   std::unique_ptr<EVP_MD_CTX, MdCtxFree> md(EVP_MD_CTX_new());
   if (!md || EVP_DigestVerifyInit(md.get(), nullptr, Sha256(), nullptr, key) != 1) return false;
-  return EVP_DigestVerify(md.get(), reinterpret_cast<const unsigned char*>(signature.data()), signature.size(),
-                          reinterpret_cast<const unsigned char*>(signing_input.data()), signing_input.size()) == 1;
+  return EVP_DigestVerify(md.get(), reinterpret_cast<const unsigned char*>(signature.data()),
+                          signature.size(), reinterpret_cast<const unsigned char*>(signing_input.data()),
+                          signing_input.size()) == 1;
 }
 
 // The public key of the header: its own members checked, private ones refused. Returns the
@@ -223,8 +225,8 @@ Result<ProofParts> SplitProof(std::string_view compact) {
   if (dot2 == std::string_view::npos || compact.find('.', dot2 + 1) != std::string_view::npos) {
     return Invalid("the DPoP proof is not a JWS in compact form");
   }
-  return ProofParts{compact.substr(0, dot1), compact.substr(dot1 + 1, dot2 - dot1 - 1), compact.substr(dot2 + 1),
-                    compact.substr(0, dot2)};
+  return ProofParts{compact.substr(0, dot1), compact.substr(dot1 + 1, dot2 - dot1 - 1),
+                    compact.substr(dot2 + 1), compact.substr(0, dot2)};
 }
 
 // A checked header: its alg and the members of its key the thumbprint hashes.
@@ -324,7 +326,8 @@ std::string JwkThumbprint(const nlohmann::json& jwk) {
   return crypto::Base64UrlEncode(digest);
 }
 
-Result<DpopProof> VerifyDpopProof(std::string_view compact, const DpopExpectation& expect, DpopKeyCache* cache) {
+Result<DpopProof> VerifyDpopProof(std::string_view compact, const DpopExpectation& expect,
+                                  DpopKeyCache* cache) {
   Result<ProofParts> parts = SplitProof(compact);
   if (!parts.ok()) return parts.status();
   std::shared_ptr<const DpopHeaderKey> header_key = cache ? cache->Find(parts->header) : nullptr;

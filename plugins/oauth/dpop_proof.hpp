@@ -89,7 +89,7 @@ class DpopKeyCache {
   using Entry = std::pair<std::string, std::shared_ptr<const DpopHeaderKey>>;
   mutable std::mutex mu_;
   size_t capacity_;
-  std::list<Entry> order_;  // most recently used first
+  std::list<Entry> order_;                                                  // most recently used first
   std::unordered_map<std::string_view, std::list<Entry>::iterator> index_;  // views into order_
 };
 
