@@ -125,23 +125,28 @@ std::optional<std::string> EcdsaDer(const std::string& raw) {
   return out;
 }
 
-bool VerifySignature(const ParsedDpopProof& proof) {
-  Pkey key = KeyOf(proof.jwk);
-  if (!key) return false;
-  std::string signature = proof.signature;
-  if (proof.alg == DpopAlg::kES256) {
-    std::optional<std::string> der = EcdsaDer(proof.signature);
+// SHA-256 fetched once (EVP_sha256() would be looked up again in every verification).
+const EVP_MD* Sha256() {
+  static EVP_MD* const md = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+  return md;
+}
+
+bool VerifySignature(DpopAlg alg, EVP_PKEY* key, const std::string& raw_signature,
+                     std::string_view signing_input) {
+  if (key == nullptr || Sha256() == nullptr) return false;
+  std::optional<std::string> der;
+  if (alg == DpopAlg::kES256) {
+    der = EcdsaDer(raw_signature);
     if (!der) return false;
-    signature = *std::move(der);
-  } else if (proof.signature.size() != static_cast<size_t>(EVP_PKEY_get_size(key.get()))) {
+  } else if (raw_signature.size() != static_cast<size_t>(EVP_PKEY_get_size(key))) {
     return false;
   }
+  const std::string& signature = der ? *der : raw_signature;
   std::unique_ptr<EVP_MD_CTX, MdCtxFree> md(EVP_MD_CTX_new());
-  if (!md || EVP_DigestVerifyInit(md.get(), nullptr, EVP_sha256(), nullptr, key.get()) != 1) return false;
+  if (!md || EVP_DigestVerifyInit(md.get(), nullptr, Sha256(), nullptr, key) != 1) return false;
   return EVP_DigestVerify(md.get(), reinterpret_cast<const unsigned char*>(signature.data()),
-                          signature.size(),
-                          reinterpret_cast<const unsigned char*>(proof.signing_input.data()),
-                          proof.signing_input.size()) == 1;
+                          signature.size(), reinterpret_cast<const unsigned char*>(signing_input.data()),
+                          signing_input.size()) == 1;
 }
 
 // The public key of the header: its own members checked, private ones refused. Returns the
@@ -204,9 +209,15 @@ const std::string* StringClaim(const nlohmann::json& claims, const char* name) {
   return &it->get_ref<const std::string&>();
 }
 
-}  // namespace
+// The three parts of a compact JWS.
+struct ProofParts {
+  std::string_view header;
+  std::string_view payload;
+  std::string_view signature;
+  std::string_view signing_input;  // "header.payload"
+};
 
-Result<ParsedDpopProof> ParseDpopProof(std::string_view compact) {
+Result<ProofParts> SplitProof(std::string_view compact) {
   if (compact.empty()) return Invalid("the DPoP proof is empty");
   if (compact.size() > kMaxDpopProofBytes) return Invalid("the DPoP proof is too long");
   const size_t dot1 = compact.find('.');
@@ -214,14 +225,25 @@ Result<ParsedDpopProof> ParseDpopProof(std::string_view compact) {
   if (dot2 == std::string_view::npos || compact.find('.', dot2 + 1) != std::string_view::npos) {
     return Invalid("the DPoP proof is not a JWS in compact form");
   }
-  std::optional<nlohmann::json> header = JsonPart(compact.substr(0, dot1));
+  return ProofParts{compact.substr(0, dot1), compact.substr(dot1 + 1, dot2 - dot1 - 1),
+                    compact.substr(dot2 + 1), compact.substr(0, dot2)};
+}
+
+// A checked header: its alg and the members of its key the thumbprint hashes.
+struct CheckedHeader {
+  DpopAlg alg = DpopAlg::kES256;
+  nlohmann::json jwk;
+};
+
+Result<CheckedHeader> CheckHeader(std::string_view part) {
+  std::optional<nlohmann::json> header = JsonPart(part);
   if (!header) return Invalid("the proof's header is not base64url JSON");
 
   auto typ = header->find("typ");
   if (typ == header->end() || *typ != "dpop+jwt") return Invalid("the proof's typ is not dpop+jwt");
   auto alg = header->find("alg");
   if (alg == header->end() || !alg->is_string()) return Invalid("the proof has no alg");
-  ParsedDpopProof out;
+  CheckedHeader out;
   if (*alg == "ES256") {
     out.alg = DpopAlg::kES256;
   } else if (*alg == "RS256") {
@@ -234,14 +256,64 @@ Result<ParsedDpopProof> ParseDpopProof(std::string_view compact) {
   Result<nlohmann::json> jwk = CheckJwk(*header, out.alg);
   if (!jwk.ok()) return jwk.status();
   out.jwk = *std::move(jwk);
+  return out;
+}
 
-  std::optional<nlohmann::json> claims = JsonPart(compact.substr(dot1 + 1, dot2 - dot1 - 1));
-  if (!claims) return Invalid("the proof's payload is not base64url JSON");
-  out.claims = *std::move(claims);
-  Result<std::string> signature = crypto::Base64UrlDecodeStrict(compact.substr(dot2 + 1));
-  if (!signature.ok() || signature->empty()) return Invalid("the proof's signature is not base64url");
-  out.signature = *std::move(signature);
-  out.signing_input = std::string(compact.substr(0, dot2));
+// The payload (a JSON object) and the raw signature of a proof.
+Status DecodeBody(const ProofParts& parts, nlohmann::json& claims, std::string& signature) {
+  std::optional<nlohmann::json> payload = JsonPart(parts.payload);
+  if (!payload) return Invalid("the proof's payload is not base64url JSON");
+  claims = *std::move(payload);
+  Result<std::string> raw = crypto::Base64UrlDecodeStrict(parts.signature);
+  if (!raw.ok() || raw->empty()) return Invalid("the proof's signature is not base64url");
+  signature = *std::move(raw);
+  return Status();
+}
+
+}  // namespace
+
+struct DpopHeaderKey {
+  DpopAlg alg = DpopAlg::kES256;
+  std::shared_ptr<EVP_PKEY> key;  // null when the key does not decode
+  std::string jkt;
+};
+
+std::shared_ptr<const DpopHeaderKey> DpopKeyCache::Find(std::string_view header) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = index_.find(header);
+  if (it == index_.end()) return nullptr;
+  order_.splice(order_.begin(), order_, it->second);
+  return it->second->second;
+}
+
+void DpopKeyCache::Put(std::string_view header, std::shared_ptr<const DpopHeaderKey> key) {
+  if (capacity_ == 0 || header.size() > kMaxHeaderBytes) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (index_.contains(header)) return;
+  if (order_.size() >= capacity_) {
+    index_.erase(order_.back().first);
+    order_.pop_back();
+  }
+  order_.emplace_front(std::string(header), std::move(key));
+  index_.emplace(order_.front().first, order_.begin());
+}
+
+size_t DpopKeyCache::size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return order_.size();
+}
+
+Result<ParsedDpopProof> ParseDpopProof(std::string_view compact) {
+  Result<ProofParts> parts = SplitProof(compact);
+  if (!parts.ok()) return parts.status();
+  Result<CheckedHeader> header = CheckHeader(parts->header);
+  if (!header.ok()) return header.status();
+  ParsedDpopProof out;
+  out.alg = header->alg;
+  out.jwk = std::move(header->jwk);
+  Status body = DecodeBody(*parts, out.claims, out.signature);
+  if (!body.ok()) return body;
+  out.signing_input = std::string(parts->signing_input);
   return out;
 }
 
@@ -254,10 +326,26 @@ std::string JwkThumbprint(const nlohmann::json& jwk) {
   return crypto::Base64UrlEncode(digest);
 }
 
-Result<DpopProof> VerifyDpopProof(std::string_view compact, const DpopExpectation& expect) {
-  Result<ParsedDpopProof> parsed = ParseDpopProof(compact);
-  if (!parsed.ok()) return parsed.status();
-  const nlohmann::json& claims = parsed->claims;
+Result<DpopProof> VerifyDpopProof(std::string_view compact, const DpopExpectation& expect,
+                                  DpopKeyCache* cache) {
+  Result<ProofParts> parts = SplitProof(compact);
+  if (!parts.ok()) return parts.status();
+  std::shared_ptr<const DpopHeaderKey> header_key = cache ? cache->Find(parts->header) : nullptr;
+  if (!header_key) {
+    Result<CheckedHeader> header = CheckHeader(parts->header);
+    if (!header.ok()) return header.status();
+    auto built = std::make_shared<DpopHeaderKey>();
+    built->alg = header->alg;
+    built->key = std::shared_ptr<EVP_PKEY>(KeyOf(header->jwk).release(), EVP_PKEY_free);
+    built->jkt = JwkThumbprint(header->jwk);
+    // A key that does not decode is not kept: such proofs fail below, each time.
+    if (cache && built->key) cache->Put(parts->header, built);
+    header_key = std::move(built);
+  }
+  nlohmann::json claims;
+  std::string signature;
+  Status body = DecodeBody(*parts, claims, signature);
+  if (!body.ok()) return body;
 
   const std::string* jti = StringClaim(claims, "jti");
   if (!jti || jti->empty() || jti->size() > kMaxDpopJtiBytes)
@@ -279,14 +367,16 @@ Result<DpopProof> VerifyDpopProof(std::string_view compact, const DpopExpectatio
     const std::string* ath = StringClaim(claims, "ath");
     std::string digest(32, '\0');
     EVP_Digest(expect.access_token.data(), expect.access_token.size(),
-               reinterpret_cast<unsigned char*>(digest.data()), nullptr, EVP_sha256(), nullptr);
+               reinterpret_cast<unsigned char*>(digest.data()), nullptr, Sha256(), nullptr);
     if (!ath || !crypto::ConstantTimeEquals(*ath, crypto::Base64UrlEncode(digest))) {
       return Invalid("the proof's ath does not match the access token");
     }
   }
   // The signature last: the checks above cost nothing, a verification does.
-  if (!VerifySignature(*parsed)) return Invalid("the proof's signature does not verify");
-  return DpopProof{JwkThumbprint(parsed->jwk), *jti, *iat};
+  if (!VerifySignature(header_key->alg, header_key->key.get(), signature, parts->signing_input)) {
+    return Invalid("the proof's signature does not verify");
+  }
+  return DpopProof{header_key->jkt, *jti, *iat};
 }
 
 std::optional<std::string> NormalizeHtu(std::string_view url) {

@@ -12,9 +12,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -60,8 +65,38 @@ struct DpopProof {
   int64_t iat = 0;
 };
 
-// Parses and verifies a proof against `expect`. kInvalid with the reason.
-Result<DpopProof> VerifyDpopProof(std::string_view compact, const DpopExpectation& expect);
+// A proof header that passed the header and key checks: its alg, its key ready for OpenSSL (null
+// when the key does not decode, which fails the signature check) and the key's thumbprint.
+struct DpopHeaderKey;
+
+// Checked proof headers by their exact base64url text, so that a client's key is decoded, built and
+// hashed once rather than for every proof (a client sends the same header with each proof). Only
+// what ParseDpopProof would conclude from that same text is kept: every proof's claims and
+// signature are still checked. Bounded (the least recently used header goes); thread-safe.
+class DpopKeyCache {
+ public:
+  static constexpr size_t kDefaultCapacity = 4096;
+  // Longer headers (large RSA keys) are checked every time rather than kept.
+  static constexpr size_t kMaxHeaderBytes = 1536;
+
+  explicit DpopKeyCache(size_t capacity = kDefaultCapacity) : capacity_(capacity) {}
+
+  std::shared_ptr<const DpopHeaderKey> Find(std::string_view header);
+  void Put(std::string_view header, std::shared_ptr<const DpopHeaderKey> key);
+  size_t size() const;
+
+ private:
+  using Entry = std::pair<std::string, std::shared_ptr<const DpopHeaderKey>>;
+  mutable std::mutex mu_;
+  size_t capacity_;
+  std::list<Entry> order_;                                                  // most recently used first
+  std::unordered_map<std::string_view, std::list<Entry>::iterator> index_;  // views into order_
+};
+
+// Parses and verifies a proof against `expect`. kInvalid with the reason. With a cache, a header
+// seen before is not decoded again (the result is the same).
+Result<DpopProof> VerifyDpopProof(std::string_view compact, const DpopExpectation& expect,
+                                  DpopKeyCache* cache = nullptr);
 
 // An htu as RFC 9449 §4.3 compares it: scheme and host lower-cased, the scheme's default port
 // dropped, an empty path as "/", no query or fragment. nullopt when `url` is not an absolute

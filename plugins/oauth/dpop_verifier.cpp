@@ -21,7 +21,7 @@ Result<std::string> DpopVerifier::Accept(std::string_view proof, std::string_vie
   expect.now = time::Now() / 1000;
   expect.max_age = max_age_;
   expect.max_future = kMaxFutureSeconds;
-  Result<DpopProof> verified = VerifyDpopProof(proof, expect);
+  Result<DpopProof> verified = VerifyDpopProof(proof, expect, &keys_);
   if (!verified.ok()) return verified.status();
   // A jti is unique per key (RFC 9449 §11.1); hashing both bounds the row whatever the jti's
   // length. It is kept while a proof carrying it could still pass the iat check: until

@@ -2,7 +2,8 @@
 // §11.1): a proof that passes VerifyDpopProof (dpop_proof.hpp) and whose jti was not accepted
 // before. The jti of every accepted proof is kept in oauth_dpop_jtis (oauth migration 5) until
 // no proof with it could pass the iat window any more, so a replay is refused on every instance
-// sharing the database; TokenPurger deletes the rows past that. Cost: one INSERT per proof.
+// sharing the database; TokenPurger deletes the rows past that. Cost: one INSERT per proof, one
+// signature verification, and the key's import and thumbprint once per header (DpopKeyCache).
 // Thread-safe; Accept may throw DatabaseUnavailable. The Database must outlive it.
 #pragma once
 
@@ -31,6 +32,7 @@ class DpopVerifier {
  private:
   Database& db_;
   int64_t max_age_;
+  DpopKeyCache keys_;  // the keys of the headers seen, built once each
 };
 
 }  // namespace rendezvous::oauth

@@ -124,10 +124,25 @@ DpopExpectation Expect(std::string_view method = "GET", std::string_view url = k
   return e;
 }
 
-// The reason a proof is refused ("" when accepted).
+// One key cache for the whole program, warm with every header the tests have sent.
+DpopKeyCache& SharedCache() {
+  static DpopKeyCache cache;
+  return cache;
+}
+
+// The reason a proof is refused ("" when accepted). Every proof is judged twice, without and with
+// the key cache (a header seen before is then not checked again): both must conclude the same.
 std::string Refusal(const std::string& proof, const DpopExpectation& expect = Expect()) {
   Result<DpopProof> r = VerifyDpopProof(proof, expect);
-  return r.ok() ? "" : r.status().message();
+  const std::string plain = r.ok() ? "" : r.status().message();
+  for (int pass = 0; pass < 2; ++pass) {  // the second pass finds the header in the cache
+    Result<DpopProof> cached = VerifyDpopProof(proof, expect, &SharedCache());
+    EXPECT_EQ(cached.ok() ? "" : cached.status().message(), plain) << "pass " << pass;
+    if (r.ok() && cached.ok()) {
+      EXPECT_EQ(cached->jkt, r->jkt);
+    }
+  }
+  return plain;
 }
 
 std::string Sha256B64(std::string_view data) {
@@ -315,6 +330,40 @@ TEST(DpopProof, SignatureIsVerified) {
   EXPECT_EQ(Refusal(input + "." + B64(Sign(Rs256(), input))), "");
   // ES256 signature of the wrong length.
   EXPECT_EQ(Refusal(good + "AAAA"), "the proof's signature does not verify");
+}
+
+TEST(DpopProof, KeyCacheKeepsHeadersNotVerdicts) {
+  DpopKeyCache cache(2);
+  const std::string good = Proof(Es256());
+  Result<DpopProof> first = VerifyDpopProof(good, Expect(), &cache);
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  EXPECT_EQ(cache.size(), 1U);
+  // The same header, another payload signed by another key: the cached key refuses it.
+  Key other = EcKey();
+  EXPECT_EQ(VerifyDpopProof(Proof(other, Header(Es256()), Claims()), Expect(), &cache).status().message(),
+            "the proof's signature does not verify");
+  json claims = Claims();
+  claims["htm"] = "POST";
+  const std::string forged =
+      good.substr(0, good.find('.') + 1) + B64(claims.dump()) + good.substr(good.rfind('.'));
+  EXPECT_EQ(VerifyDpopProof(forged, Expect("POST"), &cache).status().message(),
+            "the proof's signature does not verify");
+  EXPECT_FALSE(VerifyDpopProof(good, Expect("POST"), &cache).ok());
+  EXPECT_EQ(cache.size(), 1U);
+  // Bounded: the least recently used header goes.
+  ASSERT_TRUE(VerifyDpopProof(Proof(other), Expect(), &cache).ok());
+  ASSERT_TRUE(VerifyDpopProof(Proof(Rs256()), Expect(), &cache).ok());
+  EXPECT_EQ(cache.size(), 2U);
+  Result<DpopProof> again = VerifyDpopProof(good, Expect(), &cache);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->jkt, first->jkt);
+  EXPECT_EQ(cache.size(), 2U);
+  // A key that does not decode is not kept.
+  json header = Header(Es256());
+  header["jwk"]["x"] = B64(std::string(32, '\x01'));
+  EXPECT_EQ(VerifyDpopProof(Proof(Es256(), header, Claims()), Expect(), &cache).status().message(),
+            "the proof's signature does not verify");
+  EXPECT_EQ(cache.size(), 2U);
 }
 
 TEST(DpopProof, CompactFormIsStrict) {
