@@ -120,8 +120,7 @@ class DeliveryQueue {
   RecordAndClaimResult RecordAndClaim(Database& db, const std::vector<RecordedAttempt>& attempts,
                                       int64_t disable_after_seconds, const DisabledHandler& on_disabled,
                                       size_t limit, int64_t lease_seconds,
-                                      const std::vector<int64_t>& skip_webhooks = {},
-                                      ClaimCursor after = {});
+                                      const std::vector<int64_t>& skip_webhooks = {}, ClaimCursor after = {});
   // Deletes up to `limit` succeeded or failed deliveries (with their attempts) last changed more
   // than `retention_seconds` ago. Returns how many.
   size_t Purge(Database& db, int64_t retention_seconds, size_t limit);

@@ -6,9 +6,9 @@
 #include <random>
 
 #include "address_guard.hpp"
-#include "retry_policy.hpp"
 #include "rendezvous/text.hpp"
 #include "rendezvous/time.hpp"
+#include "retry_policy.hpp"
 #include "signature.hpp"
 
 namespace rendezvous::webhooks {
@@ -467,7 +467,8 @@ void DeliverySender::Complete(ClaimedDelivery d, const std::string& destination,
   done_.push_back(Finished{std::move(d), attempt, outcome, std::move(outcome_name)});
 }
 
-void DeliverySender::Report(const std::vector<Finished>& finished, bool recorded, const std::vector<int64_t>& disabled) {
+void DeliverySender::Report(const std::vector<Finished>& finished, bool recorded,
+                            const std::vector<int64_t>& disabled) {
   const int64_t now_ms = time::Now();
   for (const Finished& f : finished) {
     const ClaimedDelivery& d = f.delivery;

@@ -12,7 +12,8 @@
 //   sending thread. It claims ahead: up to `max_in_flight` deliveries wait, claimed, beside those
 //   in flight, so the next batch is there when slots free up. A claim leaves out the webhooks of
 //   destinations with `max_per_host` requests open and as many deliveries waiting: their rows stay
-//   in the table for later claims. The same thread purges the delivery log past `retention` and measures the backlog.
+//   in the table for later claims. The same thread purges the delivery log past `retention` and
+//   measures the backlog.
 //
 // Start()/Stop() once each, from one thread; Wake() from any thread.
 #pragma once
@@ -22,17 +23,17 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
-#include <map>
 #include <functional>
-#include <mutex>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "delivery_queue.hpp"
 #include "address_guard.hpp"
+#include "delivery_queue.hpp"
 #include "rendezvous/database.hpp"
 #include "rendezvous/log.hpp"
 #include "rendezvous/outbound.hpp"
@@ -120,8 +121,8 @@ class DeliverySender {
   void StartWaiting();
   void Begin(Claimed claimed);
   void Finish(InFlight& request, const net::HttpResponse& response);
-  void Complete(ClaimedDelivery delivery, const std::string& destination, bool was_open, const Attempt& attempt,
-                const Outcome& outcome, std::string outcome_name);
+  void Complete(ClaimedDelivery delivery, const std::string& destination, bool was_open,
+                const Attempt& attempt, const Outcome& outcome, std::string outcome_name);
   // Hands what finished to the store thread (one lock for the lot).
   void Publish();
 
@@ -152,15 +153,15 @@ class DeliverySender {
   // Claimed, not started: started as their destination frees up, or dropped (left for a later
   // claim) before their lease runs out.
   std::deque<Claimed> waiting_;
-  std::vector<Finished> done_;               // finished since the last Publish()
+  std::vector<Finished> done_;  // finished since the last Publish()
 
   // Between the two threads, under mu_.
   std::mutex mu_;
-  std::condition_variable store_cv_;  // the store thread waits on it
-  std::deque<Claimed> inbox_;         // claimed, not yet taken by the sending thread
-  std::vector<Finished> finished_;    // finished, not yet recorded
+  std::condition_variable store_cv_;                        // the store thread waits on it
+  std::deque<Claimed> inbox_;                               // claimed, not yet taken by the sending thread
+  std::vector<Finished> finished_;                          // finished, not yet recorded
   std::chrono::steady_clock::time_point first_finished_{};  // when finished_ became non-empty
-  size_t held_ = 0;                   // claimed and not finished: inbox_, waiting_ and in flight
+  size_t held_ = 0;  // claimed and not finished: inbox_, waiting_ and in flight
   std::map<std::string, DestinationLoad> destinations_;
   std::map<int64_t, WebhookLoad> webhooks_held_;
 

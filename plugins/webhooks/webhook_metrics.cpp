@@ -20,7 +20,10 @@ WebhookMetrics::WebhookMetrics(Metrics& metrics)
                    .With()),
       disabled_(
           metrics.Counter("webhooks_disabled_total", "Webhooks set inactive by the sender.", {"reason"})),
-      due_(metrics.Gauge("webhooks_due_deliveries", "Deliveries due and not yet finished (those being sent included).").With()),
+      due_(metrics
+               .Gauge("webhooks_due_deliveries",
+                      "Deliveries due and not yet finished (those being sent included).")
+               .With()),
       oldest_due_age_(metrics
                           .Gauge("webhooks_oldest_due_age_seconds",
                                  "How long the longest-waiting due delivery has waited.")
