@@ -27,11 +27,15 @@ if [ "$(id -u)" = 0 ]; then run_user=mysql; else run_user=$(id -un); fi
 
 # DIR/ports: one line per node: mysql galera ist sst
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+# Below the kernel's ephemeral range: a node restarted mid-test must find its ports free, and an
+# outgoing connection of any process may take any port of that range in the meantime.
 probe_ports() {
-  local taken=" " p out=()
+  local taken=" " p out=() low=32768
+  read -r low _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
+  [ "$low" -gt 12000 ] || { echo "galera-cluster.sh: the ephemeral port range starts at $low" >&2; exit 1; }
   for _ in $(seq 1 12); do
     for _try in $(seq 1 200); do
-      p=$((20000 + RANDOM % 40000))
+      p=$((10000 + RANDOM % (low - 10000)))
       case "$taken" in *" $p "*) continue ;; esac
       port_busy "$p" && continue
       taken="$taken$p "; out+=("$p"); break

@@ -14,7 +14,7 @@ Json Optional(const std::string& value) {
 }
 
 std::string Render(const std::string& tmpl, const Json& data) {
-  auto out = RenderTemplate(tmpl, data);
+  auto out = rendezvous::RenderTemplate(tmpl, data);
   // The templates are constants covered by the tests; a failure here is a programming error, and
   // the page says so rather than showing half a form.
   return out.ok() ? *out : std::string("<p class=\"error\">This page could not be shown.</p>");
