@@ -13,7 +13,7 @@ namespace {
 
 constexpr const char* kSettingsPath = "/settings/developer/webhooks";
 constexpr int64_t kDeliveriesPerPage = 50;
-constexpr int64_t kMaxSkip = 1000000;
+constexpr int64_t kMaxPageSkip = 1000000;
 constexpr const char* kFormExpired =
     "This form expired or was not sent from this site. Go back, reload the page and try again.";
 constexpr const char* kNotFound = "There is no webhook of yours at this address.";
@@ -84,7 +84,7 @@ class WebhookPages {
       auto webhook = OwnWebhook(req, user, res, frame);
       if (!webhook) return;
       NoticeFrom(req, frame);
-      auto skip = text::ParseDigits(req.Query("skip").value_or("0"), 0, kMaxSkip);
+      auto skip = text::ParseDigits(req.Query("skip").value_or("0"), 0, kMaxPageSkip);
       ShowWebhook(res, frame, user, *webhook, Status::Ok(), FormOf(*webhook), skip.value_or(0));
     });
   }
