@@ -137,6 +137,7 @@ int main(int argc, char** argv) {
   bench::Tally tally;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
   std::vector<std::thread> threads;
+  threads.reserve(tokens.size());
   for (const std::string& first : tokens) {
     threads.emplace_back([&, first] {
       CURL* c = curl_easy_init();

@@ -180,7 +180,7 @@ Result<nlohmann::json> CheckJwk(const nlohmann::json& header, DpopAlg alg) {
   // RFC 7518 §6.3.1: no leading zero octets, so that one key has one thumbprint.
   if ((*n)[0] == '\0' || (*e)[0] == '\0') return Invalid("the proof's RSA key has leading zero octets");
   size_t bits = n->size() * 8;
-  for (unsigned char top = static_cast<unsigned char>((*n)[0]); (top & 0x80) == 0; top <<= 1) --bits;
+  for (auto top = static_cast<unsigned char>((*n)[0]); (top & 0x80) == 0; top <<= 1) --bits;
   if (bits < kMinRsaBits) return Invalid("the proof's RSA key is shorter than 2048 bits");
   if (bits > kMaxRsaBits) return Invalid("the proof's RSA key is longer than 8192 bits");
   if ((static_cast<unsigned char>(e->back()) & 1) == 0) return Invalid("the proof's RSA key is malformed");

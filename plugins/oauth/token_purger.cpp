@@ -12,8 +12,9 @@ uint64_t TokenPurger::PurgeExpired(size_t batch) {
   static constexpr const char* kDeletes[] = {
       "DELETE FROM oauth_codes WHERE expires_at < UTC_TIMESTAMP(3) LIMIT ?",
       "DELETE FROM oauth_access_tokens WHERE expires_at < UTC_TIMESTAMP(3) OR revoked_at IS NOT NULL LIMIT ?",
-      "DELETE FROM oauth_refresh_tokens WHERE expires_at < UTC_TIMESTAMP(3) OR revoked_at IS NOT NULL LIMIT "
-      "?",
+      // NOLINTNEXTLINE(bugprone-suspicious-missing-comma): one statement, split at the column limit.
+      "DELETE FROM oauth_refresh_tokens WHERE expires_at < UTC_TIMESTAMP(3) OR revoked_at IS NOT NULL "
+      "LIMIT ?",
       "DELETE FROM oauth_pushed_requests WHERE expires_at < UTC_TIMESTAMP(3) LIMIT ?",
       "DELETE FROM oauth_dpop_jtis WHERE expires_at < UTC_TIMESTAMP(3) LIMIT ?",
   };
