@@ -31,16 +31,7 @@ bool HasAnyControl(std::string_view s) {
 
 AuthorizeQuery AuthorizeQuery::FromParams(const std::multimap<std::string, std::string>& query) {
   AuthorizeQuery q;
-  const std::pair<const char*, std::optional<std::string> AuthorizeQuery::*> fields[] = {
-      {"client_id", &AuthorizeQuery::client_id},
-      {"redirect_uri", &AuthorizeQuery::redirect_uri},
-      {"state", &AuthorizeQuery::state},
-      {"scope", &AuthorizeQuery::scope},
-      {"response_type", &AuthorizeQuery::response_type},
-      {"code_challenge", &AuthorizeQuery::code_challenge},
-      {"code_challenge_method", &AuthorizeQuery::code_challenge_method},
-  };
-  for (const auto& [name, member] : fields) {
+  for (const auto& [name, member] : kAuthorizeQueryFields) {
     auto [begin, end] = query.equal_range(name);
     if (begin == end) continue;
     q.*member = begin->second;

@@ -39,6 +39,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -72,6 +73,19 @@ struct AuthorizeQuery {
   // From decoded query parameters (e.g. rendezvous::Request::query); the first value of a
   // repeated parameter is kept and the name noted in `repeated`.
   static AuthorizeQuery FromParams(const std::multimap<std::string, std::string>& query);
+};
+
+// The authorization parameters by name, each with its AuthorizeQuery member: one table for the
+// query reader and the pushed requests' storage.
+using AuthorizeQueryField = std::optional<std::string> AuthorizeQuery::*;
+inline constexpr std::pair<const char*, AuthorizeQueryField> kAuthorizeQueryFields[] = {
+    {"client_id", &AuthorizeQuery::client_id},
+    {"redirect_uri", &AuthorizeQuery::redirect_uri},
+    {"state", &AuthorizeQuery::state},
+    {"scope", &AuthorizeQuery::scope},
+    {"response_type", &AuthorizeQuery::response_type},
+    {"code_challenge", &AuthorizeQuery::code_challenge},
+    {"code_challenge_method", &AuthorizeQuery::code_challenge_method},
 };
 
 // Shown on the authorization page; the application is not contacted.

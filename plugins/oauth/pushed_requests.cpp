@@ -11,18 +11,6 @@
 namespace rendezvous::oauth {
 namespace {
 
-using Field = std::optional<std::string> AuthorizeQuery::*;
-
-constexpr std::pair<const char*, Field> kFields[] = {
-    {"client_id", &AuthorizeQuery::client_id},
-    {"redirect_uri", &AuthorizeQuery::redirect_uri},
-    {"state", &AuthorizeQuery::state},
-    {"scope", &AuthorizeQuery::scope},
-    {"response_type", &AuthorizeQuery::response_type},
-    {"code_challenge", &AuthorizeQuery::code_challenge},
-    {"code_challenge_method", &AuthorizeQuery::code_challenge_method},
-};
-
 // base64url of kRequestUriRandomBytes bytes, without padding.
 constexpr size_t kRandomChars = (kRequestUriRandomBytes * 4 + 2) / 3;
 
@@ -34,7 +22,7 @@ bool IsBase64UrlChar(char c) {
 
 std::string PushedParamsJson(const AuthorizeQuery& params) {
   nlohmann::json j = nlohmann::json::object();
-  for (const auto& [name, member] : kFields) {
+  for (const auto& [name, member] : kAuthorizeQueryFields) {
     if (params.*member) j[name] = *(params.*member);
   }
   return j.dump();
@@ -44,7 +32,7 @@ std::optional<AuthorizeQuery> PushedParamsFromJson(std::string_view json) {
   nlohmann::json j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object()) return std::nullopt;
   AuthorizeQuery q;
-  for (const auto& [name, member] : kFields) {
+  for (const auto& [name, member] : kAuthorizeQueryFields) {
     auto it = j.find(name);
     if (it == j.end()) continue;
     if (!it->is_string()) return std::nullopt;
