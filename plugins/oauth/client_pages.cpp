@@ -211,24 +211,15 @@ class ClientPages {
  private:
   using Form = std::map<std::string, std::string>;
 
-  // Runs `fill` with the signed-in user, a response whose Set-Cookie headers the CSRF token may
-  // need, and the page frame; adds the page headers.
+  // Runs `fill` with the signed-in user, the page response and the page frame (ServeUserPage).
   template <class Fill>
   Response WithUser(Request& req, Fill&& fill) {
-    auto user = identity_.SessionUser(req);
-    if (!user) {
-      // The core redirects requests without a session; this covers a session ending meanwhile.
-      Response res = SeeOther("/auth/login?next=" + net::PercentEncode(req.path));
-      AddPageHeaders(res);
-      return res;
-    }
-    Response res = Response::Page(Status::Ok(), "");
-    PageFrame frame;
-    frame.csrf_token = identity_.CsrfToken(req, res);
-    frame.is_admin = user->is_admin;
-    fill(*user, res, frame);
-    AddPageHeaders(res);
-    return res;
+    return ServeUserPage(identity_, req, [&](const User& user, Response& res, std::string csrf_token) {
+      PageFrame frame;
+      frame.csrf_token = std::move(csrf_token);
+      frame.is_admin = user.is_admin;
+      fill(user, res, frame);
+    });
   }
 
   // WithUser for a POST: reads the form and checks its CSRF token before anything else.

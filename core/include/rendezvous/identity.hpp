@@ -6,6 +6,8 @@
 #include <string>
 
 #include "rendezvous/http.hpp"
+#include "rendezvous/pages.hpp"
+#include "rendezvous/url.hpp"
 #include "rendezvous/user.hpp"
 
 namespace rendezvous {
@@ -22,5 +24,24 @@ class Identity : public UserDirectory {
   // JSON of a user as /v2/me shows it.
   virtual Json UserJson(const User& user) = 0;
 };
+
+// A settings page of the signed-in user: runs fill(user, res, csrf_token) on a 200 page response
+// that already carries any Set-Cookie the CSRF token needs. Without a session (one that ended after
+// the core's own check) the answer is a 303 to the sign-in page, back to this path after it. The
+// page headers (AddPageHeaders) are added either way.
+template <class Fill>
+Response ServeUserPage(Identity& identity, const Request& req, Fill&& fill) {
+  std::optional<User> user = identity.SessionUser(req);
+  if (!user) {
+    Response res = Response::Redirect("/auth/login?next=" + net::PercentEncode(req.path), 303);
+    AddPageHeaders(res);
+    return res;
+  }
+  Response res = Response::Page(Status::Ok(), "");
+  std::string csrf_token = identity.CsrfToken(req, res);
+  fill(*user, res, std::move(csrf_token));
+  AddPageHeaders(res);
+  return res;
+}
 
 }  // namespace rendezvous
