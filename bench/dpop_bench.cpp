@@ -1,16 +1,21 @@
 // DPoP (RFC 9449) against a running server, with its bearer twin measured by the same client so
 // that the ratio compares the server's work only: N connections, each with its own managed-user
 // grant and its own ES256 key.
-//   dpop_bench me|refresh dpop|bearer BASE_URL CLIENT_ID CLIENT_SECRET SECONDS TOKENS_FILE
-// me: each connection refreshes its grant once (with a proof in dpop mode: its tokens become
+//   dpop_bench me|refresh dpop|dpop-presigned|bearer BASE_URL CLIENT_ID CLIENT_SECRET SECONDS TOKENS_FILE
+// me: each connection refreshes its grant once (with a proof in the DPoP modes: its tokens become
 // bound), then GETs /v2/me in a loop, with `Authorization: DPoP` and a fresh proof per request
-// (dpop) or `Authorization: Bearer` (bearer). refresh: each connection rotates its refresh token
-// in a loop, with a fresh proof per grant (dpop) or without. TOKENS_FILE: one refresh token per
-// line, one connection per line. Prints one JSON line (bench::Tally).
+// (dpop, dpop-presigned) or `Authorization: Bearer` (bearer). dpop-presigned signs every
+// connection's proofs (each with its own jti) before the clock starts, so that the client's ECDSA
+// signing does not take the shared cores from the server while it is measured; a connection that
+// runs out of proofs counts a failure. refresh: each connection rotates its refresh token in a
+// loop, with a fresh proof per grant (dpop) or without. TOKENS_FILE: one refresh token per line,
+// one connection per line. The grants and proofs are made before the measured seconds start.
+// Prints one JSON line (bench::Tally).
 #include <chrono>
 #include <ctime>
 #include <fstream>
 #include <iostream>
+#include <latch>
 #include <string>
 #include <thread>
 #include <vector>
@@ -122,11 +127,16 @@ nlohmann::json Refresh(CURL* c, const std::string& token_url, const std::string&
 int main(int argc, char** argv) {
   if (argc != 8) {
     std::cerr
-        << "usage: dpop_bench me|refresh dpop|bearer BASE_URL CLIENT_ID CLIENT_SECRET SECONDS TOKENS_FILE\n";
+        << "usage: dpop_bench me|refresh dpop|dpop-presigned|bearer BASE_URL CLIENT_ID CLIENT_SECRET SECONDS"
+           " TOKENS_FILE\n";
     return 2;
   }
   const std::string scenario = argv[1], base = argv[3], client_id = argv[4], secret = argv[5];
-  const bool dpop = std::string(argv[2]) == "dpop";
+  const std::string mode = argv[2];
+  const bool presigned = mode == "dpop-presigned";
+  const bool dpop = mode == "dpop" || presigned;
+  // Enough proofs for each connection to outrun what the server answers in the measured seconds.
+  constexpr size_t kPresignedPerSecond = 2000;
   const int seconds = std::stoi(argv[6]);
   const std::string token_url = base + "/v2/auth/oauth2/token", me_url = base + "/v2/me";
   std::vector<std::string> tokens;
@@ -135,7 +145,10 @@ int main(int argc, char** argv) {
     if (!line.empty()) tokens.push_back(line);
   curl_global_init(CURL_GLOBAL_ALL);
   bench::Tally tally;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  // Every connection gets ready (its first grant, its proofs), then the clock starts for all.
+  std::latch ready(static_cast<std::ptrdiff_t>(tokens.size()));
+  std::latch go(1);
+  std::chrono::steady_clock::time_point deadline;
   std::vector<std::thread> threads;
   threads.reserve(tokens.size());
   for (const std::string& first : tokens) {
@@ -146,6 +159,8 @@ int main(int argc, char** argv) {
       std::vector<double> mine;
       std::string refresh_token = first;
       if (scenario == "refresh") {
+        ready.count_down();
+        go.wait();
         while (std::chrono::steady_clock::now() < deadline) {
           nlohmann::json t = Refresh(c, token_url, client_id, secret, refresh_token, proofs);
           if (t.is_null()) {
@@ -160,11 +175,26 @@ int main(int argc, char** argv) {
         nlohmann::json t = Refresh(c, token_url, client_id, secret, refresh_token, proofs);
         const std::string access = t.is_null() ? "" : t["access_token"].get<std::string>();
         if (access.empty()) ++tally.failed;
+        std::vector<std::string> signed_ahead;
+        if (presigned && !access.empty()) {
+          signed_ahead.resize(kPresignedPerSecond * static_cast<size_t>(seconds));
+          for (std::string& proof : signed_ahead) proof = key.Proof("GET", me_url, access);
+        }
+        size_t next_proof = 0;
+        ready.count_down();
+        go.wait();
         while (!access.empty() && std::chrono::steady_clock::now() < deadline) {
           curl_slist* headers = nullptr;
+          if (presigned && next_proof == signed_ahead.size()) {
+            std::cerr << "a connection used up its " << signed_ahead.size() << " signed proofs\n";
+            ++tally.failed;
+            break;
+          }
           if (dpop) {
             headers = curl_slist_append(headers, ("Authorization: DPoP " + access).c_str());
-            headers = curl_slist_append(headers, ("DPoP: " + key.Proof("GET", me_url, access)).c_str());
+            const std::string proof = presigned ? std::move(signed_ahead[next_proof++])
+                                                : key.Proof("GET", me_url, access);
+            headers = curl_slist_append(headers, ("DPoP: " + proof).c_str());
           } else {
             headers = curl_slist_append(headers, ("Authorization: Bearer " + access).c_str());
           }
@@ -183,6 +213,9 @@ int main(int argc, char** argv) {
       curl_easy_cleanup(c);
     });
   }
+  ready.wait();
+  deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  go.count_down();
   for (auto& t : threads) t.join();
   return tally.Report(tokens.size(), seconds);
 }
