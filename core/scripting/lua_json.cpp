@@ -28,7 +28,9 @@ void PushJsonNull(lua_State* L) {
 // longjmps over them.
 void PushJson(lua_State* L, const nlohmann::json& value, int depth) {
   if (depth > kLuaJsonMaxDepth) luaL_error(L, "JSON nesting deeper than %d", kLuaJsonMaxDepth);
-  luaL_checkstack(L, 3, "JSON value too deep");
+  // A container holds its table, a key and a member's value on the stack, and a member that is a
+  // container checks for its own: scalars below the top level need no check of their own.
+  if (depth == 0 || value.is_array() || value.is_object()) luaL_checkstack(L, 3, "JSON value too deep");
   switch (value.type()) {
     case nlohmann::json::value_t::null:
     case nlohmann::json::value_t::discarded:
