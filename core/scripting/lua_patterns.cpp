@@ -284,26 +284,32 @@ const char* Match(Matcher* m, const char* s, const char* p) {
 // A match can start only where the pattern's first item matches when that item is a single
 // character (a character, '.', %x or a set) that must match at least once (no '*', '?' or '-'
 // after it). Then the positions whose character fails it are passed over without running the
-// matcher (each still charged one step, as the matcher's failure would be), and the item's answer
-// is kept per byte value. Patterns that start otherwise (a capture, an anchor, %b, %f, a back
-// reference) are matched at every position.
+// matcher (each still charged one step, as the matcher's failure there would be), and the item's
+// answer is kept per byte value. Patterns that start otherwise (a capture, an anchor, %b, %f, a
+// back reference) are matched at every position.
 class FirstItem {
  public:
   FirstItem(Matcher* m, const char* p) : m_(m), p_(p) {}
 
-  // False when no match can start at `s`.
-  bool MayStartAt(const char* s) {
+  // The first position from `s` where a match may start, passing over at most kStepsPerCheck
+  // positions and never the subject's end; `s` itself when the pattern does not start so.
+  const char* Skip(const char* s) {
     if (state_ == kUnchecked) Check();
-    if (state_ == kOff) return true;
-    if (s >= m_->src_end) return false;
-    unsigned char& known = known_[U(*s)];
-    if (known == kUnknown) known = ItemMatches(m_, s, p_, ep_) ? kYes : kNo;
-    return known == kYes;
+    if (state_ == kOff) return s;
+    const char* limit = m_->src_end - s > static_cast<ptrdiff_t>(kStepsPerCheck) ? s + kStepsPerCheck : m_->src_end;
+    while (s < limit && !Matches(s)) ++s;
+    return s;
   }
 
  private:
   enum : unsigned char { kUnknown = 0, kNo = 1, kYes = 2 };
   enum State { kUnchecked, kOff, kOn };
+
+  bool Matches(const char* s) {
+    unsigned char& known = known_[U(*s)];
+    if (known == kUnknown) known = ItemMatches(m_, s, p_, ep_) ? kYes : kNo;
+    return known == kYes;
+  }
 
   // Run where the matcher would first read the item, so a malformed item fails as it would.
   void Check() {
@@ -324,6 +330,13 @@ class FirstItem {
   State state_ = kUnchecked;
   unsigned char known_[256];
 };
+
+// Passes `first` over the positions from `s` where no match can start, charging a step for each.
+const char* SkipToCandidate(FirstItem* first, Meter* meter, const char* s) {
+  const char* next = first->Skip(s);
+  if (next != s) meter->Charge(static_cast<size_t>(next - s));
+  return next;
+}
 
 void Prepare(Matcher* m, lua_State* L, Meter* meter, const char* s, size_t ls, const char* p, size_t lp) {
   m->L = L;
@@ -421,10 +434,7 @@ int FindOrMatch(lua_State* L, bool find) {
   const char* from = s + init;
   FirstItem first(&m, p);
   do {
-    if (!anchor && !first.MayStartAt(from)) {
-      meter.Charge(1);
-      continue;
-    }
+    if (!anchor) from = SkipToCandidate(&first, &meter, from);
     Reset(&m);
     if (const char* e = Match(&m, from, p)) {
       if (!find) return PushCaptures(&m, from, e);
@@ -454,10 +464,7 @@ int GmatchNext(lua_State* L) {
   g->m.meter = &meter;
   FirstItem first(&g->m, g->p);
   for (const char* from = g->src; from <= g->m.src_end; ++from) {
-    if (!first.MayStartAt(from)) {
-      meter.Charge(1);
-      continue;
-    }
+    from = SkipToCandidate(&first, &meter, from);
     Reset(&g->m);
     const char* e = Match(&g->m, from, g->p);
     if (e != nullptr && e != g->lastmatch) {
@@ -565,11 +572,13 @@ int StrGsub(lua_State* L) {
   bool changed = false;
   FirstItem first(&m, p);
   while (n < max) {
-    if (!anchor && !first.MayStartAt(src)) {
-      meter.Charge(1);
-      if (src >= m.src_end) break;
-      luaL_addchar(&b, *src++);
-      continue;
+    if (!anchor) {
+      const char* next = SkipToCandidate(&first, &meter, src);
+      if (next != src) {
+        luaL_addlstring(&b, src, static_cast<size_t>(next - src));
+        src = next;
+        continue;
+      }
     }
     Reset(&m);
     const char* e = Match(&m, src, p);

@@ -681,6 +681,20 @@ TEST_F(LuaRuntimeTest, PatternFunctionsKeepLuaSemantics) {
         string.rep("x", 0),
         string.rep("", math.maxinteger),
         string.rep("", 3, "-"),
+        show(pack(string.gsub('a"b\\c\nd', '[%c"\\]', {['"'] = "Q", ["\\"] = "B", ["\n"] = "N"}))),
+        (function()
+          local r, n = string.gsub(string.rep("x", 9000) .. "y" .. string.rep("x", 9000) .. "y", "y", "z")
+          return #r .. "," .. n .. "," .. r:sub(9000, 9002) .. "," .. r:sub(-2)
+        end)(),
+        show(pack(string.find(string.rep("a", 9000) .. "12", "%d+"))),
+        show(pack(string.match("abcDEF", "%U+"))),
+        show(pack(string.find("abcDEF", "%u"))),
+        words("a1 b22 c333", "%d+"),
+        show(pack(string.match("user@Example.COM", "@([^@]+)$"))),
+        show(pack(string.gsub("aa bb  cc", " +", "_"))),
+        show(pack(string.gsub("", "x", "y"))),
+        show(pack(string.find("abcx", "[xy]", 2))),
+        show(pack(string.find("abc", "[xy]"))),
       }
     end
     function errors()
@@ -726,7 +740,9 @@ TEST_F(LuaRuntimeTest, PatternFunctionsKeepLuaSemantics) {
       "trim me", "3,5", "quick", "(a(b)c)", "123", "a-", "]", "ab", "lo", "o$", "1,3", "\",hi",
       "2024,01,05", "x,", "nil", "aaab", "END", "hell0 w0rld,2", "<hello> <world>,2", "aabbcc,3",
       "HI world,2", "-a-b-c-,4", "hello,2", "ABC DEF,2", "yx,1", "50%,1", "--c,2", "a1b,1",
-      "one|two|three", "k1=v1|k2=v2", "b|c", "|||", "ab,ab,ab", "", "", "--"};
+      "one|two|three", "k1=v1|k2=v2", "b|c", "|||", "ab,ab,ab", "", "", "--",
+      "aQbBcNd,3", "18002,2,xzx,xz", "9001,9002", "abc", "4,4", "1|22|333", "Example.COM", "aa_bb_cc,2",
+      ",0", "4,4", "nil"};
   ASSERT_EQ(cases->size(), expected.size()) << cases->dump();
   for (size_t i = 0; i < expected.size(); ++i) EXPECT_EQ((*cases)[i], expected[i]) << "case " << i + 1;
 
