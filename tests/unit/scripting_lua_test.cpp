@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -119,6 +120,49 @@ Result<json> RoundTrip(const json& value) {
   EXPECT_EQ(top, lua_gettop(L)) << "ToJson must leave the stack as it found it";
   lua_close(L);
   return back;
+}
+
+// Pushes through one state's key cache, as the runtime's calls do, and converts back.
+Result<json> RoundTripCached(lua_State* L, LuaKeyCache& keys, const json& value) {
+  struct Box {
+    const json* value;
+    LuaKeyCache* keys;
+  } box{&value, &keys};
+  lua_pushcfunction(L, [](lua_State* L) -> int {
+    auto* b = static_cast<Box*>(lua_touserdata(L, 1));
+    PushJson(L, *b->value, *b->keys);
+    return 1;
+  });
+  lua_pushlightuserdata(L, &box);
+  if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
+    std::string msg = lua_tostring(L, -1);
+    lua_settop(L, 0);
+    return Status(ErrorCode::kInvalid, msg);
+  }
+  Result<json> back = ToJson(L, -1);
+  lua_settop(L, 0);
+  return back;
+}
+
+TEST(LuaJsonTest, KeysThroughTheKeyCacheRoundTrip) {
+  lua_State* L = luaL_newstate();
+  auto keys = std::make_unique<LuaKeyCache>();
+  json many = json::object();  // more keys than the cache keeps
+  for (int i = 0; i < LuaKeyCache::kMaxKeys + 60; ++i) many["key" + std::to_string(i)] = i;
+  const json odd = {{"aaaaaaaaXaaaaaaaa", 1},  // same length, head and tail as the next
+                    {"aaaaaaaaYaaaaaaaa", 2},
+                    {std::string(LuaKeyCache::kMaxKeyBytes + 1, 'k'), 3},  // too long to keep
+                    {std::string("nul\0key", 7), 4},
+                    {"", 5},
+                    {"a", {{"a", {{"a", "deep"}}}}}};
+  for (int round = 0; round < 3; ++round) {  // learned in the first round, found in the others
+    for (const json* value : std::vector<const json*>{&many, &odd}) {
+      Result<json> back = RoundTripCached(L, *keys, *value);
+      ASSERT_TRUE(back.ok()) << back.status().message();
+      EXPECT_EQ(*back, *value) << "round " << round;
+    }
+  }
+  lua_close(L);
 }
 
 TEST(LuaJsonTest, NestedValuesRoundTrip) {
