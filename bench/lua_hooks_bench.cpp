@@ -7,6 +7,9 @@
 // time (cpu_mean_us, cpu_p50_us, cpu_p99_us). On a shared machine the CPU figures are the steadier:
 // time the thread spent waiting for a core is not in them. mean_us is the mean of the deliveries'
 // own intervals (the clock reads between them are left out).
+#include <time.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -16,9 +19,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <time.h>
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 #include <prometheus/registry.h>
@@ -87,7 +87,9 @@ Figures Summarize(std::vector<double>& us) {
   double sum = 0;
   for (const double u : us) sum += u;
   std::sort(us.begin(), us.end());
-  const auto pct = [&us](double p) { return us[static_cast<size_t>(p * static_cast<double>(us.size() - 1))]; };
+  const auto pct = [&us](double p) {
+    return us[static_cast<size_t>(p * static_cast<double>(us.size() - 1))];
+  };
   f.mean = sum / static_cast<double>(us.size());
   f.p50 = pct(0.50);
   f.p99 = pct(0.99);

@@ -146,7 +146,9 @@ char key_strings_key;
 
 }  // namespace
 
-void PushJson(lua_State* L, const nlohmann::json& value, int depth) { Push(L, value, depth, nullptr, 0); }
+void PushJson(lua_State* L, const nlohmann::json& value, int depth) {
+  Push(L, value, depth, nullptr, 0);
+}
 
 void PushJson(lua_State* L, const nlohmann::json& value, LuaKeyCache& keys) {
   luaL_checkstack(L, 2, "JSON value too deep");

@@ -54,7 +54,9 @@ struct Matcher {
 
 unsigned char U(char c) { return static_cast<unsigned char>(c); }
 
-bool IsAsciiUpper(int c) { return c >= 'A' && c <= 'Z'; }
+bool IsAsciiUpper(int c) {
+  return c >= 'A' && c <= 'Z';
+}
 
 // The class letters are ASCII: they are told apart without the locale's tables, as the "C" locale
 // the server runs in would.
@@ -296,7 +298,8 @@ class FirstItem {
   const char* Skip(const char* s) {
     if (state_ == kUnchecked) Check();
     if (state_ == kOff) return s;
-    const char* limit = m_->src_end - s > static_cast<ptrdiff_t>(kStepsPerCheck) ? s + kStepsPerCheck : m_->src_end;
+    const char* limit =
+        m_->src_end - s > static_cast<ptrdiff_t>(kStepsPerCheck) ? s + kStepsPerCheck : m_->src_end;
     while (s < limit && !Matches(s)) ++s;
     return s;
   }

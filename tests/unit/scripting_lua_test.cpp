@@ -1,3 +1,5 @@
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -7,7 +9,6 @@
 #include <mutex>
 #include <string>
 #include <thread>
-#include <unistd.h>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -725,6 +726,11 @@ TEST_F(LuaRuntimeTest, PatternFunctionsKeepLuaSemantics) {
         string.rep("x", 0),
         string.rep("", math.maxinteger),
         string.rep("", 3, "-"),
+      }
+    end
+    -- Patterns whose first item is a single character: positions where it fails are passed over.
+    function skipped()
+      return {
         show(pack(string.gsub('a"b\\c\nd', '[%c"\\]', {['"'] = "Q", ["\\"] = "B", ["\n"] = "N"}))),
         (function()
           local r, n = string.gsub(string.rep("x", 9000) .. "y" .. string.rep("x", 9000) .. "y", "y", "z")
@@ -784,11 +790,15 @@ TEST_F(LuaRuntimeTest, PatternFunctionsKeepLuaSemantics) {
       "trim me", "3,5", "quick", "(a(b)c)", "123", "a-", "]", "ab", "lo", "o$", "1,3", "\",hi",
       "2024,01,05", "x,", "nil", "aaab", "END", "hell0 w0rld,2", "<hello> <world>,2", "aabbcc,3",
       "HI world,2", "-a-b-c-,4", "hello,2", "ABC DEF,2", "yx,1", "50%,1", "--c,2", "a1b,1",
-      "one|two|three", "k1=v1|k2=v2", "b|c", "|||", "ab,ab,ab", "", "", "--",
-      "aQbBcNd,3", "18002,2,xzx,xz", "9001,9002", "abc", "4,4", "1|22|333", "Example.COM", "aa_bb_cc,2",
-      ",0", "4,4", "nil"};
+      "one|two|three", "k1=v1|k2=v2", "b|c", "|||", "ab,ab,ab", "", "", "--"};
   ASSERT_EQ(cases->size(), expected.size()) << cases->dump();
   for (size_t i = 0; i < expected.size(); ++i) EXPECT_EQ((*cases)[i], expected[i]) << "case " << i + 1;
+
+  auto skipped = script->Call("skipped", {});
+  ASSERT_TRUE(skipped.ok()) << skipped.status().message();
+  const json expected_skipped = {"aQbBcNd,3",   "18002,2,xzx,xz", "9001,9002", "abc", "4,4", "1|22|333",
+                                 "Example.COM", "aa_bb_cc,2",     ",0",        "4,4", "nil"};
+  EXPECT_EQ(*skipped, expected_skipped);
 
   auto errors = script->Call("errors", {});
   ASSERT_TRUE(errors.ok()) << errors.status().message();
