@@ -65,7 +65,7 @@ namespace {
 
 // Only trivially destructible locals (iterators, references) live in these frames: a Lua error
 // longjmps over them. `keys` is null, or a cache whose strings table is at stack index `strings`.
-void Push(lua_State* L, const nlohmann::json& value, int depth, LuaKeyCache* keys, int strings) {
+void PushValue(lua_State* L, const nlohmann::json& value, int depth, LuaKeyCache* keys, int strings) {
   if (depth > kLuaJsonMaxDepth) luaL_error(L, "JSON nesting deeper than %d", kLuaJsonMaxDepth);
   // A container holds its table, a key and a member's value on the stack, and a member that is a
   // container checks for its own: scalars below the top level need no check of their own.
@@ -114,7 +114,7 @@ void Push(lua_State* L, const nlohmann::json& value, int depth, LuaKeyCache* key
       lua_createtable(L, n, 0);
       lua_Integer i = 1;
       for (auto it = value.begin(); it != value.end(); ++it, ++i) {
-        Push(L, *it, depth + 1, keys, strings);
+        PushValue(L, *it, depth + 1, keys, strings);
         lua_rawseti(L, -2, i);
       }
       return;
@@ -132,7 +132,7 @@ void Push(lua_State* L, const nlohmann::json& value, int depth, LuaKeyCache* key
         } else {
           lua_pushlstring(L, key.data(), key.size());
         }
-        Push(L, *it, depth + 1, keys, strings);
+        PushValue(L, *it, depth + 1, keys, strings);
         lua_rawset(L, -3);
       }
       return;
@@ -147,7 +147,7 @@ char key_strings_key;
 }  // namespace
 
 void PushJson(lua_State* L, const nlohmann::json& value, int depth) {
-  Push(L, value, depth, nullptr, 0);
+  PushValue(L, value, depth, nullptr, 0);
 }
 
 void PushJson(lua_State* L, const nlohmann::json& value, LuaKeyCache& keys) {
@@ -159,7 +159,7 @@ void PushJson(lua_State* L, const nlohmann::json& value, LuaKeyCache& keys) {
     lua_rawsetp(L, LUA_REGISTRYINDEX, &key_strings_key);
   }
   const int strings = lua_gettop(L);
-  Push(L, value, 0, &keys, strings);
+  PushValue(L, value, 0, &keys, strings);
   lua_remove(L, strings);
 }
 
