@@ -1,5 +1,6 @@
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 
@@ -24,11 +25,51 @@ void PushJsonNull(lua_State* L) {
   lua_pushlightuserdata(L, const_cast<char*>(&kJsonNullTag));
 }
 
+void LuaKeyCache::Push(lua_State* L, int strings, std::string_view key) {
+  if (key.size() > kMaxKeyBytes) {
+    lua_pushlstring(L, key.data(), key.size());
+    return;
+  }
+  // The length and the first and last eight bytes (overlapping for short keys): few keys of one
+  // event share all three, and the bytes are compared on a hit anyway.
+  std::uint64_t head = 0, tail = 0;
+  if (key.size() >= 8) {
+    std::memcpy(&head, key.data(), 8);
+    std::memcpy(&tail, key.data() + key.size() - 8, 8);
+  } else {
+    std::memcpy(&head, key.data(), key.size());
+  }
+  const std::uint64_t mixed = (head * 0x9E3779B97F4A7C15ull) ^ (tail * 0xC2B2AE3D27D4EB4Full) ^ key.size();
+  const auto hash = static_cast<std::uint32_t>((mixed ^ (mixed >> 29)) * 0xBF58476D1CE4E5B9ull >> 32);
+  int slot = static_cast<int>(hash & (kSlots - 1));
+  for (; slots_[slot] != 0; slot = (slot + 1) & (kSlots - 1)) {
+    const int index = slots_[slot] - 1;
+    const Entry& e = entries_[index];
+    if (e.hash == hash && e.size == key.size() && std::memcmp(e.bytes, key.data(), key.size()) == 0) {
+      lua_rawgeti(L, strings, index + 1);
+      return;
+    }
+  }
+  lua_pushlstring(L, key.data(), key.size());
+  if (used_ == kMaxKeys) return;
+  lua_pushvalue(L, -1);
+  lua_rawseti(L, strings, used_ + 1);  // may raise: the cache learns the key only once it is kept
+  Entry& e = entries_[used_];
+  e.hash = hash;
+  e.size = static_cast<std::uint8_t>(key.size());
+  std::memcpy(e.bytes, key.data(), key.size());
+  slots_[slot] = static_cast<std::int16_t>(++used_);
+}
+
+namespace {
+
 // Only trivially destructible locals (iterators, references) live in these frames: a Lua error
-// longjmps over them.
-void PushJson(lua_State* L, const nlohmann::json& value, int depth) {
+// longjmps over them. `keys` is null, or a cache whose strings table is at stack index `strings`.
+void PushValue(lua_State* L, const nlohmann::json& value, int depth, LuaKeyCache* keys, int strings) {
   if (depth > kLuaJsonMaxDepth) luaL_error(L, "JSON nesting deeper than %d", kLuaJsonMaxDepth);
-  luaL_checkstack(L, 3, "JSON value too deep");
+  // A container holds its table, a key and a member's value on the stack, and a member that is a
+  // container checks for its own: scalars below the top level need no check of their own.
+  if (depth == 0 || value.is_array() || value.is_object()) luaL_checkstack(L, 3, "JSON value too deep");
   switch (value.type()) {
     case nlohmann::json::value_t::null:
     case nlohmann::json::value_t::discarded:
@@ -73,7 +114,7 @@ void PushJson(lua_State* L, const nlohmann::json& value, int depth) {
       lua_createtable(L, n, 0);
       lua_Integer i = 1;
       for (auto it = value.begin(); it != value.end(); ++it, ++i) {
-        PushJson(L, *it, depth + 1);
+        PushValue(L, *it, depth + 1, keys, strings);
         lua_rawseti(L, -2, i);
       }
       return;
@@ -86,14 +127,40 @@ void PushJson(lua_State* L, const nlohmann::json& value, int depth) {
       for (auto it = value.begin(); it != value.end(); ++it) {
         if (it->is_null()) continue;  // a nil member is an absent key in Lua
         const std::string& key = it.key();
-        lua_pushlstring(L, key.data(), key.size());
-        PushJson(L, *it, depth + 1);
+        if (keys != nullptr) {
+          keys->Push(L, strings, key);
+        } else {
+          lua_pushlstring(L, key.data(), key.size());
+        }
+        PushValue(L, *it, depth + 1, keys, strings);
         lua_rawset(L, -3);
       }
       return;
     }
   }
   lua_pushnil(L);
+}
+
+// The registry key of a state's table of cached key strings (its address).
+char key_strings_key;
+
+}  // namespace
+
+void PushJson(lua_State* L, const nlohmann::json& value, int depth) {
+  PushValue(L, value, depth, nullptr, 0);
+}
+
+void PushJson(lua_State* L, const nlohmann::json& value, LuaKeyCache& keys) {
+  luaL_checkstack(L, 2, "JSON value too deep");
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &key_strings_key) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_createtable(L, 0, 0);
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &key_strings_key);
+  }
+  const int strings = lua_gettop(L);
+  PushValue(L, value, 0, &keys, strings);
+  lua_remove(L, strings);
 }
 
 Result<nlohmann::json> ToJson(lua_State* L, int index, int depth) {

@@ -54,9 +54,15 @@ struct Matcher {
 
 unsigned char U(char c) { return static_cast<unsigned char>(c); }
 
+bool IsAsciiUpper(int c) {
+  return c >= 'A' && c <= 'Z';
+}
+
+// The class letters are ASCII: they are told apart without the locale's tables, as the "C" locale
+// the server runs in would.
 bool ClassMatches(int c, int cl) {
   bool yes = false;
-  switch (std::tolower(cl)) {
+  switch (IsAsciiUpper(cl) ? cl - 'A' + 'a' : cl) {
     case 'a': yes = std::isalpha(c) != 0; break;
     case 'c': yes = std::iscntrl(c) != 0; break;
     case 'd': yes = std::isdigit(c) != 0; break;
@@ -69,7 +75,7 @@ bool ClassMatches(int c, int cl) {
     case 'x': yes = std::isxdigit(c) != 0; break;
     default: return cl == c;  // an escaped character stands for itself
   }
-  return std::isupper(cl) != 0 ? !yes : yes;
+  return IsAsciiUpper(cl) ? !yes : yes;
 }
 
 // `set` points at '[', `close` at the set's closing ']'.
@@ -277,6 +283,64 @@ const char* Match(Matcher* m, const char* s, const char* p) {
   return result;
 }
 
+// A match can start only where the pattern's first item matches when that item is a single
+// character (a character, '.', %x or a set) that must match at least once (no '*', '?' or '-'
+// after it). Then the positions whose character fails it are passed over without running the
+// matcher (each still charged one step, as the matcher's failure there would be), and the item's
+// answer is kept per byte value. Patterns that start otherwise (a capture, an anchor, %b, %f, a
+// back reference) are matched at every position.
+class FirstItem {
+ public:
+  FirstItem(Matcher* m, const char* p) : m_(m), p_(p) {}
+
+  // The first position from `s` where a match may start, passing over at most kStepsPerCheck
+  // positions and never the subject's end; `s` itself when the pattern does not start so.
+  const char* Skip(const char* s) {
+    if (state_ == kUnchecked) Check();
+    if (state_ == kOff) return s;
+    const char* limit =
+        m_->src_end - s > static_cast<ptrdiff_t>(kStepsPerCheck) ? s + kStepsPerCheck : m_->src_end;
+    while (s < limit && !Matches(s)) ++s;
+    return s;
+  }
+
+ private:
+  enum : unsigned char { kUnknown = 0, kNo = 1, kYes = 2 };
+  enum State { kUnchecked, kOff, kOn };
+
+  bool Matches(const char* s) {
+    unsigned char& known = known_[U(*s)];
+    if (known == kUnknown) known = ItemMatches(m_, s, p_, ep_) ? kYes : kNo;
+    return known == kYes;
+  }
+
+  // Run where the matcher would first read the item, so a malformed item fails as it would.
+  void Check() {
+    state_ = kOff;
+    const char* p = p_;
+    if (p == m_->p_end || *p == '(' || *p == ')' || (*p == '$' && p + 1 == m_->p_end)) return;
+    if (*p == '%' && p + 1 < m_->p_end && (p[1] == 'b' || p[1] == 'f' || std::isdigit(U(p[1])) != 0)) return;
+    ep_ = ItemEnd(m_, p);
+    const char quantifier = ep_ < m_->p_end ? *ep_ : '\0';
+    if (quantifier == '*' || quantifier == '?' || quantifier == '-') return;
+    std::memset(known_, kUnknown, sizeof known_);
+    state_ = kOn;
+  }
+
+  Matcher* m_;
+  const char* p_;
+  const char* ep_ = nullptr;
+  State state_ = kUnchecked;
+  unsigned char known_[256];
+};
+
+// Passes `first` over the positions from `s` where no match can start, charging a step for each.
+const char* SkipToCandidate(FirstItem* first, Meter* meter, const char* s) {
+  const char* next = first->Skip(s);
+  if (next != s) meter->Charge(static_cast<size_t>(next - s));
+  return next;
+}
+
 void Prepare(Matcher* m, lua_State* L, Meter* meter, const char* s, size_t ls, const char* p, size_t lp) {
   m->L = L;
   m->meter = meter;
@@ -371,7 +435,9 @@ int FindOrMatch(lua_State* L, bool find) {
   Matcher m;
   Prepare(&m, L, &meter, s, ls, p, lp);
   const char* from = s + init;
+  FirstItem first(&m, p);
   do {
+    if (!anchor) from = SkipToCandidate(&first, &meter, from);
     Reset(&m);
     if (const char* e = Match(&m, from, p)) {
       if (!find) return PushCaptures(&m, from, e);
@@ -399,7 +465,9 @@ int GmatchNext(lua_State* L) {
   Meter meter{L};
   g->m.L = L;  // the iterator may run on another coroutine than gmatch did
   g->m.meter = &meter;
+  FirstItem first(&g->m, g->p);
   for (const char* from = g->src; from <= g->m.src_end; ++from) {
+    from = SkipToCandidate(&first, &meter, from);
     Reset(&g->m);
     const char* e = Match(&g->m, from, g->p);
     if (e != nullptr && e != g->lastmatch) {
@@ -505,7 +573,16 @@ int StrGsub(lua_State* L) {
   const char* lastmatch = nullptr;
   lua_Integer n = 0;
   bool changed = false;
+  FirstItem first(&m, p);
   while (n < max) {
+    if (!anchor) {
+      const char* next = SkipToCandidate(&first, &meter, src);
+      if (next != src) {
+        luaL_addlstring(&b, src, static_cast<size_t>(next - src));
+        src = next;
+        continue;
+      }
+    }
     Reset(&m);
     const char* e = Match(&m, src, p);
     if (e != nullptr && e != lastmatch) {

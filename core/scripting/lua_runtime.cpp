@@ -86,6 +86,7 @@ struct CallRequest {
   const std::string* function = nullptr;
   std::span<const nlohmann::json* const> args;
   bool missing = false;
+  LuaKeyCache* keys = nullptr;  // the state's, for the arguments' object keys
 };
 
 // Runs under lua_pcall: every Lua error here (conversion, memory, the script itself) unwinds
@@ -103,7 +104,13 @@ int CallTrampoline(lua_State* L) {
   const std::span<const nlohmann::json* const> args = request->args;
   luaL_checkstack(L, static_cast<int>(std::min<size_t>(args.size(), 10000)) + LUA_MINSTACK,
                   "too many arguments");
-  for (size_t i = 0; i < args.size(); ++i) PushJson(L, *args[i], 0);
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (request->keys != nullptr) {
+      PushJson(L, *args[i], *request->keys);
+    } else {
+      PushJson(L, *args[i], 0);
+    }
+  }
   lua_call(L, static_cast<int>(args.size()), 1);
   return 1;
 }
@@ -331,7 +338,7 @@ class LuaScript final : public Script {
     if (acquired.outcome != LuaOutcome::kOk)
       return Fail(function, acquired.outcome, std::move(acquired.message));
 
-    CallRequest request{&function, args, false};
+    CallRequest request{&function, args, false, &pooled.state->keys()};
     lua_State* L = pooled.state->L();
     lua_settop(L, 0);
     lua_pushcfunction(L, CallTrampoline);
@@ -473,7 +480,7 @@ LuaCheckResult CheckLuaCall(const std::string& name, const std::string& path, co
 
   std::vector<const nlohmann::json*> pointers;
   for (const nlohmann::json& arg : args) pointers.push_back(&arg);
-  CallRequest request{&function, pointers, false};
+  CallRequest request{&function, pointers, false, &state->keys()};
   lua_State* L = state->L();
   auto call = [&] {
     lua_settop(L, 0);

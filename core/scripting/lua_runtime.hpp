@@ -26,9 +26,11 @@
 // function and the message (which carries the line); arguments are never logged.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <lua.hpp>
@@ -70,6 +72,33 @@ class LuaRuntime final : public ScriptRuntime {
   std::vector<std::weak_ptr<Script>> scripts_;
 };
 
+// The object keys one Lua state has been handed, kept as its Lua strings so that pushing a key
+// again is a hash of its bytes and a table read rather than Lua's interning of a new string. Keys
+// repeat from one event to the next (the same members in every booking), so most are found. At
+// most kMaxKeys keys of at most kMaxKeyBytes each; once full it keeps those it has. Holds no
+// allocation of its own beyond its fixed arrays (a Lua error may unwind through Push). Belongs to
+// one lua_State (its strings live in that state's registry); not thread-safe.
+class LuaKeyCache {
+ public:
+  static constexpr int kMaxKeys = 256;
+  static constexpr size_t kMaxKeyBytes = 40;
+
+  // Pushes `key` (a Lua string). `strings` is the absolute stack index of the state's table of
+  // cached strings (PushJson pushes it). Raises Lua errors (out of memory).
+  void Push(lua_State* L, int strings, std::string_view key);
+
+ private:
+  static constexpr int kSlots = 2 * kMaxKeys;  // a power of two: open addressing, half full at most
+  struct Entry {
+    std::uint32_t hash;
+    std::uint8_t size;
+    char bytes[kMaxKeyBytes];
+  };
+  int used_ = 0;
+  std::int16_t slots_[kSlots] = {};  // 0: free, else 1 + the index of an entry (and of its string)
+  Entry entries_[kMaxKeys];
+};
+
 // JSON -> Lua. Pushes one value: objects become tables with string keys (members whose value is
 // null are left out), arrays become sequences 1..n with JSON null as the `json.null` sentinel,
 // null at the top level (depth 0) becomes nil; integers stay integers (unsigned values above
@@ -77,6 +106,8 @@ class LuaRuntime final : public ScriptRuntime {
 // error (nesting deeper than kLuaJsonMaxDepth, out of memory), so call it from protected code (a C
 // function run by lua_pcall), never bare from C++.
 void PushJson(lua_State* L, const nlohmann::json& value, int depth = 0);
+// The same, pushing object keys through `keys` (one cache per lua_State, used with no other).
+void PushJson(lua_State* L, const nlohmann::json& value, LuaKeyCache& keys);
 
 // Lua -> JSON for the value at `index`. nil -> null; the `json.null` sentinel -> null; booleans;
 // integers stay integers, floats stay floats (NaN and infinities fail); strings byte for byte;

@@ -407,6 +407,7 @@ SandboxState::RunResult SandboxState::Create(const std::string& script_name, Log
                                              std::unique_ptr<SandboxState>& out) {
   std::unique_ptr<SandboxState> state(new SandboxState());
   state->ctx_ = std::make_unique<LuaStateContext>();
+  state->keys_ = std::make_unique<LuaKeyCache>();
   LuaStateContext& ctx = *state->ctx_;
   ctx.script_name = script_name;
   ctx.logger = &logger;

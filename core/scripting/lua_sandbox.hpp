@@ -16,6 +16,8 @@ namespace rendezvous::core {
 
 enum class LuaOutcome { kOk, kRuntime, kBudget, kMemory, kTime };
 
+class LuaKeyCache;
+
 // Small blocks freed by a state, kept for its next allocations of the same size class: a call's
 // converted arguments are many small tables and strings that die together, and this spares the
 // general-purpose allocator most of them. Holds at most `limit` bytes; the rest is freed.
@@ -83,6 +85,8 @@ class SandboxState {
   SandboxState& operator=(const SandboxState&) = delete;
 
   lua_State* L() const { return L_; }
+  // For PushJson's object keys into this state.
+  LuaKeyCache& keys() { return *keys_; }
 
   // Compiles `source` as a text chunk named "@name" and runs its top level under the limits, in
   // a fresh environment (see PushCallEnvironment), which HasFunction-like lookups can read with
@@ -108,6 +112,7 @@ class SandboxState {
   SandboxState() = default;
 
   std::unique_ptr<LuaStateContext> ctx_;
+  std::unique_ptr<LuaKeyCache> keys_;
   lua_State* L_ = nullptr;
 };
 

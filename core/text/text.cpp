@@ -60,6 +60,10 @@ int HexDigitValue(char c) {
 
 bool IsValidUtf8(std::string_view s) {
   for (size_t i = 0; i < s.size();) {
+    if (static_cast<unsigned char>(s[i]) < 0x80) {  // ASCII, most of any text: one byte, always valid
+      ++i;
+      continue;
+    }
     size_t n = SequenceLength(s, i);
     if (n == 0) return false;
     i += n;

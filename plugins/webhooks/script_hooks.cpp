@@ -65,14 +65,18 @@ ScriptHooks::Args::Args(const Json& outbox_payload, Json webhook_value)
   if (!IsEventValue(outbox_payload)) filtered_ = EventValue(outbox_payload);
 }
 
+// Built member by member: an initializer list would copy every value once more.
 Json ScriptHooks::WebhookValue(const Webhook& w) {
-  Json value{{"id", w.id},
-             {"userId", w.user_id},
-             {"subscriberUrl", w.subscriber_url},
-             {"triggers", w.triggers},
-             {"active", w.active},
-             {"payloadTemplate", w.payload_template ? Json(*w.payload_template) : Json()}};
-  if (w.event_type_id) value["eventTypeId"] = *w.event_type_id;
+  Json value(Json::value_t::object);
+  Json::object_t& members = *value.get_ptr<Json::object_t*>();
+  members.emplace("id", w.id);
+  members.emplace("userId", w.user_id);
+  members.emplace("subscriberUrl", w.subscriber_url);
+  Json& triggers = members.emplace("triggers", Json::value_t::array).first->second;
+  triggers.get_ptr<Json::array_t*>()->assign(w.triggers.begin(), w.triggers.end());
+  members.emplace("active", w.active);
+  members.emplace("payloadTemplate", w.payload_template ? Json(*w.payload_template) : Json());
+  if (w.event_type_id) members.emplace("eventTypeId", *w.event_type_id);
   return value;
 }
 
@@ -101,7 +105,7 @@ std::optional<std::string> ScriptHooks::Render(const std::optional<std::string>&
   Result<Json> answer = CallWith(*render_, kRenderFunction, &template_value, args);
   if (!answer.ok()) return std::nullopt;  // logged and counted by the runtime
   if (answer->is_string()) {
-    std::string body = std::move(answer).value().get<std::string>();
+    std::string body = std::move(answer->get_ref<std::string&>());
     if (text::IsValidUtf8(body)) return body;
     // A body the database cannot store and a receiver cannot read: the built-in one instead.
     if (logger_ != nullptr) {

@@ -37,14 +37,15 @@ function render(template, event, webhook)
   if template ~= nil then return nil end
   local p = event.payload or {}
   local lines = {}
-  lines[#lines + 1] = string.format("*%s*: %s", HEADLINES[event.triggerEvent] or tostring(event.triggerEvent),
-                                    text_or(p.title, text_or(p.eventTitle, "booking")))
-  lines[#lines + 1] = string.format("When: %s – %s", text_or(p.startTime, text_or(p.start, "?")),
-                                    text_or(p.endTime, text_or(p["end"], "?")))
+  -- Every piece is a string here (text_or answers one), so `..` joins them.
+  lines[#lines + 1] = "*" .. (HEADLINES[event.triggerEvent] or tostring(event.triggerEvent)) .. "*: " ..
+                      text_or(p.title, text_or(p.eventTitle, "booking"))
+  lines[#lines + 1] = "When: " .. text_or(p.startTime, text_or(p.start, "?")) .. " – " ..
+                      text_or(p.endTime, text_or(p["end"], "?"))
   local who = {}
   for _, attendee in ipairs(p.attendees or {}) do
     if type(attendee) == "table" then
-      who[#who + 1] = string.format("%s <%s>", text_or(attendee.name, "?"), text_or(attendee.email, "?"))
+      who[#who + 1] = text_or(attendee.name, "?") .. " <" .. text_or(attendee.email, "?") .. ">"
     end
   end
   if #who > 0 then lines[#lines + 1] = "With: " .. table.concat(who, ", ") end
