@@ -10,7 +10,8 @@ constexpr int64_t kMaxFutureSeconds = 60;
 
 }  // namespace
 
-DpopVerifier::DpopVerifier(Database& db, int64_t max_age) : db_(db), max_age_(max_age) {}
+DpopVerifier::DpopVerifier(Database& db, int64_t max_age)
+    : max_age_(max_age), jtis_(db, max_age + kMaxFutureSeconds) {}
 
 Result<std::string> DpopVerifier::Accept(std::string_view proof, std::string_view method,
                                          std::string_view url, std::string_view access_token) {
@@ -27,13 +28,9 @@ Result<std::string> DpopVerifier::Accept(std::string_view proof, std::string_vie
   // length. It is kept while a proof carrying it could still pass the iat check: until
   // iat + max_age, at most now + 60 + max_age.
   const std::string key = crypto::Sha256Hex(verified->jkt + "." + verified->jti);
-  const uint64_t inserted = db_.Run([&](DbConnection& conn) {
-    return conn.Exec(
-        "INSERT IGNORE INTO oauth_dpop_jtis (jti_hash, expires_at)"
-        " VALUES (?, UTC_TIMESTAMP(3) + INTERVAL ? SECOND)",
-        {key, max_age_ + kMaxFutureSeconds});
-  });
-  if (inserted != 1) return Status(ErrorCode::kInvalid, "the proof's jti was used before");
+  Result<bool> fresh = jtis_.Claim(key);
+  if (!fresh.ok()) return fresh.status();
+  if (!*fresh) return Status(ErrorCode::kInvalid, "the proof's jti was used before");
   return std::move(verified->jkt);
 }
 

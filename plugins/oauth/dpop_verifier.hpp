@@ -2,8 +2,9 @@
 // §11.1): a proof that passes VerifyDpopProof (dpop_proof.hpp) and whose jti was not accepted
 // before. The jti of every accepted proof is kept in oauth_dpop_jtis (oauth migration 5) until
 // no proof with it could pass the iat window any more, so a replay is refused on every instance
-// sharing the database; TokenPurger deletes the rows past that. Cost: one INSERT per proof, one
-// signature verification, and the key's import and thumbprint once per header (DpopKeyCache).
+// sharing the database; TokenPurger deletes the rows past that. Cost: one signature verification,
+// a share of one INSERT (concurrent proofs' jti values are written together: DpopJtiLedger), and
+// the key's import and thumbprint once per header (DpopKeyCache).
 // Thread-safe; Accept may throw DatabaseUnavailable. The Database must outlive it.
 #pragma once
 
@@ -11,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "dpop_jti_ledger.hpp"
 #include "dpop_proof.hpp"
 #include "rendezvous/database.hpp"
 
@@ -30,8 +32,8 @@ class DpopVerifier {
   int64_t max_age() const { return max_age_; }
 
  private:
-  Database& db_;
   int64_t max_age_;
+  DpopJtiLedger jtis_;
   DpopKeyCache keys_;  // the keys of the headers seen, built once each
 };
 

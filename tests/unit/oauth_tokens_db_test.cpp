@@ -4,6 +4,7 @@
 // IssuedTokens (resolution of both kinds, refusal of malformed tokens without a query,
 // introspection and revocation scoped to the client), ManagedUserTokens and TokenPurger.
 #include <atomic>
+#include <barrier>
 #include <chrono>
 #include <condition_variable>
 #include <memory>
@@ -19,6 +20,7 @@
 #include "client_auth.hpp"
 #include "client_service.hpp"
 #include "code_exchange.hpp"
+#include "dpop_jti_ledger.hpp"
 #include "eventually.hpp"
 #include "issued_tokens.hpp"
 #include "managed_user_tokens.hpp"
@@ -444,6 +446,68 @@ TEST_F(OAuthCodeExchangeDb, CodeGrantReadsTheClientRowOnce) {
   res = HandleTokenRequest(services, req);
   EXPECT_EQ(res.status, 200) << res.body;
   EXPECT_EQ(recorded.Count("FROM oauth_clients"), 1u);
+}
+
+class OAuthDpopJtisDb : public OAuthDbTest {
+ protected:
+  void SetUp() override { OpenDatabase(OAuthMigrations()); }
+
+  int64_t Count(const std::string& sql) {
+    return db_->Run([&](DbConnection& conn) { return conn.QueryOne(sql)->Int(1); });
+  }
+};
+
+TEST_F(OAuthDpopJtisDb, EachKeyIsNewOnceWhateverTheConcurrency) {
+  DpopJtiLedger ledger(*db_, 360);
+  constexpr int kThreads = 16, kRounds = 30;
+  std::atomic<int> fresh{0}, replayed{0}, failed{0};
+  // In each round every thread claims a key of its own and then the round's key, which all threads
+  // claim at once: its claims meet in one write, and in the writes after it.
+  std::barrier round_start(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < kRounds; ++r) {
+        round_start.arrive_and_wait();
+        const std::string own = crypto::Sha256Hex(std::to_string(t) + "." + std::to_string(r));
+        for (const std::string& key : {own, crypto::Sha256Hex("round " + std::to_string(r))}) {
+          Result<bool> claimed = ledger.Claim(key);
+          if (!claimed.ok()) ++failed;
+          else if (*claimed) ++fresh;
+          else ++replayed;
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failed.load(), 0);
+  EXPECT_EQ(fresh.load(), kThreads * kRounds + kRounds);
+  EXPECT_EQ(replayed.load(), (kThreads - 1) * kRounds);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM oauth_dpop_jtis"), kThreads * kRounds + kRounds);
+  // Kept for the given seconds (give or take the test's own run time).
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM oauth_dpop_jtis WHERE expires_at BETWEEN UTC_TIMESTAMP(3) + INTERVAL 300 SECOND"
+                  " AND UTC_TIMESTAMP(3) + INTERVAL 361 SECOND"),
+            kThreads * kRounds + kRounds);
+}
+
+TEST_F(OAuthDpopJtisDb, AKeyClaimedBeforeOrOnAnotherInstanceIsNotNew) {
+  const std::string key = crypto::Sha256Hex("jti");
+  DpopJtiLedger one(*db_, 360), other(*db_, 360);
+  EXPECT_EQ(one.Claim(key).value(), true);
+  EXPECT_EQ(one.Claim(key).value(), false);
+  EXPECT_EQ(other.Claim(key).value(), false);
+  EXPECT_EQ(other.Claim(crypto::Sha256Hex("jti2")).value(), true);
+}
+
+TEST_F(OAuthDpopJtisDb, OnlyHexadecimalKeysAreWritten) {
+  DpopJtiLedger ledger(*db_, 360);
+  for (const std::string& bad : {std::string(), std::string(64, 'A'), std::string(63, 'a'),
+                                 std::string(63, 'a') + "'", std::string(65, 'a')}) {
+    Result<bool> claimed = ledger.Claim(bad);
+    ASSERT_FALSE(claimed.ok()) << bad;
+    EXPECT_EQ(claimed.status().code(), ErrorCode::kInvalid);
+  }
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM oauth_dpop_jtis"), 0);
 }
 
 }  // namespace

@@ -1,0 +1,77 @@
+#include "dpop_jti_ledger.hpp"
+
+#include <algorithm>
+
+namespace rendezvous::oauth {
+namespace {
+
+bool IsSha256Hex(const std::string& key) {
+  return key.size() == 64 &&
+         std::all_of(key.begin(), key.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+}  // namespace
+
+DpopJtiLedger::DpopJtiLedger(Database& db, int64_t keep_seconds) : db_(db), keep_seconds_(keep_seconds) {}
+
+Result<bool> DpopJtiLedger::Claim(const std::string& key) {
+  if (!IsSha256Hex(key)) return Status(ErrorCode::kInvalid, "a jti key is 64 hexadecimal characters");
+  Claimant mine;
+  mine.key = &key;
+  std::unique_lock lock(mu_);
+  waiting_.push_back(&mine);
+  while (!mine.done) {
+    if (writing_) {
+      written_.wait(lock);
+      continue;
+    }
+    // This thread writes for everyone waiting (its own claim among them, the first kMaxBatch).
+    writing_ = true;
+    const size_t n = std::min(waiting_.size(), kMaxBatch);
+    std::vector<Claimant*> batch(waiting_.begin(), waiting_.begin() + static_cast<std::ptrdiff_t>(n));
+    waiting_.erase(waiting_.begin(), waiting_.begin() + static_cast<std::ptrdiff_t>(n));
+    lock.unlock();
+    std::exception_ptr error;
+    try {
+      Write(batch);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    lock.lock();
+    for (Claimant* c : batch) {
+      c->error = error;
+      c->done = true;
+    }
+    writing_ = false;
+    written_.notify_all();
+  }
+  if (mine.error) std::rethrow_exception(mine.error);
+  return mine.fresh;
+}
+
+void DpopJtiLedger::Write(const std::vector<Claimant*>& batch) {
+  // The keys are checked hexadecimal and the interval is a number: the statement is written out
+  // in full and sent unprepared, one round trip, whatever the batch's size.
+  std::string sql = "INSERT IGNORE INTO oauth_dpop_jtis (jti_hash, expires_at) VALUES ";
+  sql.reserve(sql.size() + batch.size() * 110 + 32);
+  const std::string expires = "', UTC_TIMESTAMP(3) + INTERVAL " + std::to_string(keep_seconds_) + " SECOND)";
+  for (size_t i = 0; i < batch.size(); ++i) {
+    sql += i == 0 ? "('" : ", ('";
+    sql += *batch[i]->key;
+    sql += expires;
+  }
+  sql += " RETURNING jti_hash";
+  const std::vector<DbRow> inserted = db_.Run([&](DbConnection& conn) { return conn.QueryUnprepared(sql); });
+  // A key twice in one batch is inserted once: only its first claimant gets it.
+  for (const DbRow& row : inserted) {
+    const std::string key = row.String(1);
+    for (Claimant* c : batch) {
+      if (!c->fresh && *c->key == key) {
+        c->fresh = true;
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace rendezvous::oauth
