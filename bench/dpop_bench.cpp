@@ -192,8 +192,8 @@ int main(int argc, char** argv) {
           }
           if (dpop) {
             headers = curl_slist_append(headers, ("Authorization: DPoP " + access).c_str());
-            const std::string proof = presigned ? std::move(signed_ahead[next_proof++])
-                                                : key.Proof("GET", me_url, access);
+            const std::string proof =
+                presigned ? std::move(signed_ahead[next_proof++]) : key.Proof("GET", me_url, access);
             headers = curl_slist_append(headers, ("DPoP: " + proof).c_str());
           } else {
             headers = curl_slist_append(headers, ("Authorization: Bearer " + access).c_str());

@@ -7,12 +7,12 @@
 // time (cpu_mean_us, cpu_p50_us, cpu_p99_us). On a shared machine the CPU figures are the steadier:
 // time the thread spent waiting for a core is not in them. mean_us is the mean of the deliveries'
 // own intervals (the clock reads between them are left out).
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>

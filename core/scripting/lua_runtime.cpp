@@ -104,11 +104,11 @@ int CallTrampoline(lua_State* L) {
   const std::span<const nlohmann::json* const> args = request->args;
   luaL_checkstack(L, static_cast<int>(std::min<size_t>(args.size(), 10000)) + LUA_MINSTACK,
                   "too many arguments");
-  for (size_t i = 0; i < args.size(); ++i) {
+  for (const nlohmann::json* arg : args) {
     if (request->keys != nullptr) {
-      PushJson(L, *args[i], *request->keys);
+      PushJson(L, *arg, *request->keys);
     } else {
-      PushJson(L, *args[i], 0);
+      PushJson(L, *arg, 0);
     }
   }
   lua_call(L, static_cast<int>(args.size()), 1);

@@ -5,9 +5,12 @@
 namespace rendezvous::oauth {
 namespace {
 
+bool IsLowerHexDigit(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
+
 bool IsSha256Hex(const std::string& key) {
-  return key.size() == 64 &&
-         std::all_of(key.begin(), key.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+  return key.size() == 64 && std::all_of(key.begin(), key.end(), IsLowerHexDigit);
 }
 
 }  // namespace

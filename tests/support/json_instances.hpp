@@ -6,9 +6,9 @@
 // compiles in a quarter to a third less time. tests/CMakeLists.txt includes this header first in
 // every test source.
 
-#include <nlohmann/json.hpp>
-
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 namespace rendezvous::testing::json_instances {
 using Json = nlohmann::json;

@@ -472,9 +472,11 @@ TEST_F(OAuthDpopJtisDb, EachKeyIsNewOnceWhateverTheConcurrency) {
         const std::string own = crypto::Sha256Hex(std::to_string(t) + "." + std::to_string(r));
         for (const std::string& key : {own, crypto::Sha256Hex("round " + std::to_string(r))}) {
           Result<bool> claimed = ledger.Claim(key);
-          if (!claimed.ok()) ++failed;
-          else if (*claimed) ++fresh;
-          else ++replayed;
+          if (!claimed.ok()) {
+            ++failed;
+          } else {
+            ++(*claimed ? fresh : replayed);
+          }
         }
       }
     });
@@ -485,9 +487,10 @@ TEST_F(OAuthDpopJtisDb, EachKeyIsNewOnceWhateverTheConcurrency) {
   EXPECT_EQ(replayed.load(), (kThreads - 1) * kRounds);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM oauth_dpop_jtis"), kThreads * kRounds + kRounds);
   // Kept for the given seconds (give or take the test's own run time).
-  EXPECT_EQ(Count("SELECT COUNT(*) FROM oauth_dpop_jtis WHERE expires_at BETWEEN UTC_TIMESTAMP(3) + INTERVAL 300 SECOND"
-                  " AND UTC_TIMESTAMP(3) + INTERVAL 361 SECOND"),
-            kThreads * kRounds + kRounds);
+  EXPECT_EQ(
+      Count("SELECT COUNT(*) FROM oauth_dpop_jtis WHERE expires_at"
+            " BETWEEN UTC_TIMESTAMP(3) + INTERVAL 300 SECOND AND UTC_TIMESTAMP(3) + INTERVAL 361 SECOND"),
+      kThreads * kRounds + kRounds);
 }
 
 TEST_F(OAuthDpopJtisDb, AKeyClaimedBeforeOrOnAnotherInstanceIsNotNew) {
