@@ -3,9 +3,11 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <set>
 #include <stdexcept>
+#include <string_view>
 #include <utility>
 
 #include <prometheus/counter.h>
@@ -29,6 +31,10 @@ constexpr int kMaxPurgeBatchesPerTopic = 100;
 constexpr auto kMaxBackoff = std::chrono::seconds(30);
 constexpr auto kFirstBackoff = std::chrono::milliseconds(500);
 constexpr auto kFirstHeldBackWait = std::chrono::milliseconds(2);
+// Parsed payloads kept for the other consumers of their topic: at most this many, of at most this
+// much text in all (the parsed form takes a few times the text); the lowest ids go first.
+constexpr size_t kMaxSharedPayloads = 1024;
+constexpr size_t kMaxSharedPayloadBytes = 2 << 20;
 
 std::string Placeholders(size_t n) {
   std::string out;
@@ -55,22 +61,6 @@ constexpr auto kLagMeasureInterval = std::chrono::seconds(1);
 // A handler's message as the tables keep it: well-formed UTF-8, cut on a character boundary.
 std::string ErrorText(std::string_view what) {
   return text::TruncateUtf8(text::SanitizeUtf8(what), kMaxErrorBytes);
-}
-
-OutboxEvent EventFromRow(const DbRow& row, int first) {
-  OutboxEvent e;
-  e.id = row.Int(first);
-  e.topic = row.String(first + 1);
-  e.type = row.String(first + 2);
-  std::string text = row.String(first + 3);
-  e.payload = nlohmann::json::parse(text, nullptr, false);
-  if (e.payload.is_discarded()) {
-    e.payload = text;
-  } else {
-    e.payload_text = std::move(text);
-  }
-  e.created_at = std::chrono::system_clock::time_point(std::chrono::milliseconds(row.Int(first + 4)));
-  return e;
 }
 
 // Runs the handler; a throw other than a lost connection is noted in `failed` and `error` (the
@@ -108,6 +98,62 @@ constexpr const char* kEventColumns =
     "id, topic, type, payload, CAST(UNIX_TIMESTAMP(created_at) * 1000 AS SIGNED)";
 
 }  // namespace
+
+OutboxEvent OutboxService::EventFromRow(const DbRow& row, int first, bool share) {
+  OutboxEvent e;
+  e.id = row.Int(first);
+  e.topic = row.String(first + 1);
+  e.type = row.String(first + 2);
+  std::string text = row.String(first + 3);
+  const size_t hash = std::hash<std::string_view>{}(text);
+  bool well_formed = false;
+  if (share) {
+    std::lock_guard<std::mutex> lk(shared_mu_);
+    auto it = shared_.find(e.id);
+    if (it != shared_.end() && it->second.text_hash == hash && it->second.text_size == text.size()) {
+      e.payload = it->second.payload;
+      well_formed = it->second.well_formed;
+      if (--it->second.takers_left == 0) ForgetShared(it);
+    }
+  }
+  if (!e.payload) {
+    nlohmann::json parsed = nlohmann::json::parse(text, nullptr, false);
+    well_formed = !parsed.is_discarded();
+    if (!well_formed) parsed = text;
+    e.payload = std::make_shared<const nlohmann::json>(std::move(parsed));
+    if (share) KeepShared(e, hash, text.size(), well_formed);
+  }
+  if (well_formed) e.payload_text = std::move(text);
+  e.created_at = std::chrono::system_clock::time_point(std::chrono::milliseconds(row.Int(first + 4)));
+  return e;
+}
+
+void OutboxService::KeepShared(const OutboxEvent& e, size_t text_hash, size_t text_size, bool well_formed) {
+  std::lock_guard<std::mutex> lk(shared_mu_);
+  auto consumers = topic_consumers_.find(e.topic);
+  if (consumers == topic_consumers_.end() || consumers->second < 2) return;  // nobody else to share with
+  if (text_size > kMaxSharedPayloadBytes / 8) return;
+  auto it = shared_.find(e.id);
+  if (it != shared_.end()) {
+    // Parsed by two consumers at once: this one counts as taking the kept copy.
+    if (it->second.text_hash == text_hash && it->second.text_size == text_size) {
+      if (--it->second.takers_left == 0) ForgetShared(it);
+      return;
+    }
+    ForgetShared(it);  // an id used again (a new database): the old text is gone
+  }
+  while (!shared_.empty() &&
+         (shared_.size() >= kMaxSharedPayloads || shared_bytes_ + text_size > kMaxSharedPayloadBytes)) {
+    ForgetShared(shared_.begin());
+  }
+  shared_.emplace(e.id, SharedPayload{text_hash, text_size, well_formed, e.payload, consumers->second - 1});
+  shared_bytes_ += text_size;
+}
+
+void OutboxService::ForgetShared(std::map<int64_t, SharedPayload>::iterator it) {
+  shared_bytes_ -= it->second.text_size;
+  shared_.erase(it);
+}
 
 OutboxService::OutboxService(Database& db, prometheus::Registry& registry, Logger& logger,
                              OutboxOptions options)
@@ -198,7 +244,7 @@ int64_t OutboxService::Publish(DbConnection& tx, const std::string& topic, const
 }
 
 void OutboxService::Subscribe(const std::string& consumer, const std::vector<std::string>& topics,
-                              OutboxHandler handler) {
+                              OutboxHandler handler, OutboxCommitted committed) {
   CheckName("consumer", consumer, kMaxConsumerLength);
   if (topics.empty() || topics.size() > kMaxTopicsPerConsumer) {
     throw std::invalid_argument("outbox consumer '" + consumer + "' needs 1 to 64 topics");
@@ -210,6 +256,7 @@ void OutboxService::Subscribe(const std::string& consumer, const std::vector<std
   std::set<std::string> unique(topics.begin(), topics.end());
   c->topics.assign(unique.begin(), unique.end());
   c->handler = std::move(handler);
+  c->committed = std::move(committed);
   c->consumed = &consumed_.Add({{"consumer", consumer}});
   c->handler_errors = &handler_errors_.Add({{"consumer", consumer}});
   c->lag = &lag_.Add({{"consumer", consumer}});
@@ -222,6 +269,10 @@ void OutboxService::Subscribe(const std::string& consumer, const std::vector<std
     throw std::invalid_argument("outbox consumer '" + consumer + "' subscribed twice");
   }
   Consumer* raw = c.get();
+  {
+    std::lock_guard<std::mutex> shared_lk(shared_mu_);
+    for (const std::string& topic : raw->topics) ++topic_consumers_[topic];
+  }
   consumers_.emplace(consumer, std::move(c));
   if (running_ && !stopping_) StartLoopLocked(raw);
 }
@@ -302,7 +353,7 @@ OutboxService::Round OutboxService::RunRound(Consumer& c) {
         params.emplace_back(options_.batch_size);
         for (const DbRow& row : tx.Query(batch_sql, params)) {
           Candidate cand;
-          cand.event = EventFromRow(row, 1);
+          cand.event = EventFromRow(row, 1, true);
           cand.settled = row.Int(6) != 0;
           candidates.push_back(std::move(cand));
         }
@@ -362,8 +413,11 @@ OutboxService::Round OutboxService::RunRound(Consumer& c) {
     round.held_back = held_back;
     HandleOneByOne(c, start_position, batch, round);
   }
+  if (round.handed > 0) Committed(c);
   if (row_missing_or_locked) c.row_created = false;  // recreate it next round if it was deleted
+  const size_t handed_before_retries = round.handed;
   RetryDue(c, round);
+  if (round.handed > handed_before_retries) Committed(c);
   if (round.handed > 0) c.consumed->Increment(static_cast<double>(round.handed));
   if (!batch_failed) {
     if (lag >= 0) {
@@ -374,6 +428,16 @@ OutboxService::Round OutboxService::RunRound(Consumer& c) {
   }
   CountParked(c, round.parked > 0);
   return round;
+}
+
+void OutboxService::Committed(Consumer& c) {
+  if (!c.committed) return;
+  try {
+    c.committed();
+  } catch (const std::exception& e) {
+    logger_.Warn("outbox consumer's after-commit callback failed",
+                 {{"consumer", c.name}, {"error", e.what()}});
+  }
 }
 
 void OutboxService::HandleOneByOne(Consumer& c, int64_t position, const std::vector<OutboxEvent>& batch,
@@ -453,7 +517,7 @@ void OutboxService::RetryDue(Consumer& c, Round& round) {
         const int64_t event_id = due->Int(1);
         std::optional<DbRow> row = tx.QueryOne(event_sql, {event_id});
         if (row) {
-          event = EventFromRow(*row, 1);
+          event = EventFromRow(*row, 1, false);  // a retry: the others took it long ago
           CallHandler(c.handler, tx, {event}, failed, error);
         } else {
           logger_.Warn("outbox retry of an event no longer stored; forgotten",
