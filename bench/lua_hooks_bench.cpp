@@ -4,6 +4,8 @@
 // warm-up. Target: under 20 µs per delivery.
 //   lua_hooks_bench [SCRIPTS_DIR] [DELIVERIES]   (default: scripts/webhooks of the source tree, 20000)
 // Prints one JSON line.
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -13,8 +15,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 #include <prometheus/registry.h>
@@ -125,7 +125,9 @@ int main(int argc, char** argv) {
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::sort(us.begin(), us.end());
-  const auto pct = [&us](double p) { return us.empty() ? 0.0 : us[static_cast<size_t>(p * (us.size() - 1))]; };
+  const auto pct = [&us](double p) {
+    return us.empty() ? 0.0 : us[static_cast<size_t>(p * (us.size() - 1))];
+  };
   const json out = {{"deliveries", deliveries},
                     {"rendered_by_script", delivered},
                     {"seconds", seconds},

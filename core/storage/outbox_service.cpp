@@ -99,21 +99,24 @@ constexpr const char* kEventColumns =
 
 }  // namespace
 
-OutboxEvent OutboxService::EventFromRow(const DbRow& row, int first, bool share) {
+OutboxEvent OutboxService::EventFromRow(const DbRow& row, int first, const Consumer* reader) {
   OutboxEvent e;
   e.id = row.Int(first);
   e.topic = row.String(first + 1);
   e.type = row.String(first + 2);
   std::string text = row.String(first + 3);
-  const size_t hash = std::hash<std::string_view>{}(text);
   bool well_formed = false;
-  if (share) {
+  std::optional<size_t> hash;
+  if (reader != nullptr) {
     std::lock_guard<std::mutex> lk(shared_mu_);
     auto it = shared_.find(e.id);
-    if (it != shared_.end() && it->second.text_hash == hash && it->second.text_size == text.size()) {
-      e.payload = it->second.payload;
-      well_formed = it->second.well_formed;
-      if (--it->second.takers_left == 0) ForgetShared(it);
+    if (it != shared_.end()) {
+      hash = std::hash<std::string_view>{}(text);
+      if (it->second.text_hash == *hash && it->second.text_size == text.size()) {
+        e.payload = it->second.payload;
+        well_formed = it->second.well_formed;
+        if (--it->second.takers_left == 0) ForgetShared(it);
+      }
     }
   }
   if (!e.payload) {
@@ -121,18 +124,28 @@ OutboxEvent OutboxService::EventFromRow(const DbRow& row, int first, bool share)
     well_formed = !parsed.is_discarded();
     if (!well_formed) parsed = text;
     e.payload = std::make_shared<const nlohmann::json>(std::move(parsed));
-    if (share) KeepShared(e, hash, text.size(), well_formed);
+    if (reader != nullptr) {
+      KeepShared(e, *reader, hash ? *hash : std::hash<std::string_view>{}(text), text.size(), well_formed);
+    }
   }
   if (well_formed) e.payload_text = std::move(text);
   e.created_at = std::chrono::system_clock::time_point(std::chrono::milliseconds(row.Int(first + 4)));
   return e;
 }
 
-void OutboxService::KeepShared(const OutboxEvent& e, size_t text_hash, size_t text_size, bool well_formed) {
+void OutboxService::KeepShared(const OutboxEvent& e, const Consumer& reader, size_t text_hash,
+                               size_t text_size, bool well_formed) {
+  if (text_size > kMaxSharedPayloadBytes / 8) return;
   std::lock_guard<std::mutex> lk(shared_mu_);
   auto consumers = topic_consumers_.find(e.topic);
-  if (consumers == topic_consumers_.end() || consumers->second < 2) return;  // nobody else to share with
-  if (text_size > kMaxSharedPayloadBytes / 8) return;
+  if (consumers == topic_consumers_.end()) return;
+  // Kept for the topic's other consumers that are behind it, but near enough to read it before
+  // it would be dropped (a backlog that one consumer drains faster than another is not kept).
+  size_t takers = 0;
+  for (const Consumer* other : consumers->second) {
+    const int64_t at = other->position.load();
+    if (other != &reader && at < e.id && e.id - at <= static_cast<int64_t>(kMaxSharedPayloads)) ++takers;
+  }
   auto it = shared_.find(e.id);
   if (it != shared_.end()) {
     // Parsed by two consumers at once: this one counts as taking the kept copy.
@@ -142,11 +155,12 @@ void OutboxService::KeepShared(const OutboxEvent& e, size_t text_hash, size_t te
     }
     ForgetShared(it);  // an id used again (a new database): the old text is gone
   }
+  if (takers == 0) return;
   while (!shared_.empty() &&
          (shared_.size() >= kMaxSharedPayloads || shared_bytes_ + text_size > kMaxSharedPayloadBytes)) {
     ForgetShared(shared_.begin());
   }
-  shared_.emplace(e.id, SharedPayload{text_hash, text_size, well_formed, e.payload, consumers->second - 1});
+  shared_.emplace(e.id, SharedPayload{text_hash, text_size, well_formed, e.payload, takers});
   shared_bytes_ += text_size;
 }
 
@@ -271,7 +285,7 @@ void OutboxService::Subscribe(const std::string& consumer, const std::vector<std
   Consumer* raw = c.get();
   {
     std::lock_guard<std::mutex> shared_lk(shared_mu_);
-    for (const std::string& topic : raw->topics) ++topic_consumers_[topic];
+    for (const std::string& topic : raw->topics) topic_consumers_[topic].push_back(raw);
   }
   consumers_.emplace(consumer, std::move(c));
   if (running_ && !stopping_) StartLoopLocked(raw);
@@ -340,6 +354,7 @@ OutboxService::Round OutboxService::RunRound(Consumer& c) {
       }
       int64_t position = claim->Int(1);
       start_position = position;
+      c.position = position;
 
       struct Candidate {
         OutboxEvent event;
@@ -353,7 +368,7 @@ OutboxService::Round OutboxService::RunRound(Consumer& c) {
         params.emplace_back(options_.batch_size);
         for (const DbRow& row : tx.Query(batch_sql, params)) {
           Candidate cand;
-          cand.event = EventFromRow(row, 1, true);
+          cand.event = EventFromRow(row, 1, &c);
           cand.settled = row.Int(6) != 0;
           candidates.push_back(std::move(cand));
         }
@@ -390,6 +405,7 @@ OutboxService::Round OutboxService::RunRound(Consumer& c) {
           tx.Exec("UPDATE outbox_consumers SET position = ?, updated_at = UTC_TIMESTAMP(3) WHERE consumer = ?",
                   {batch.back().id, c.name});
           position = batch.back().id;
+          c.position = position;
           round.handed = batch.size();
         }
       }
@@ -517,7 +533,7 @@ void OutboxService::RetryDue(Consumer& c, Round& round) {
         const int64_t event_id = due->Int(1);
         std::optional<DbRow> row = tx.QueryOne(event_sql, {event_id});
         if (row) {
-          event = EventFromRow(*row, 1, false);  // a retry: the others took it long ago
+          event = EventFromRow(*row, 1, nullptr);  // a retry: the others took it long ago
           CallHandler(c.handler, tx, {event}, failed, error);
         } else {
           logger_.Warn("outbox retry of an event no longer stored; forgotten",

@@ -178,6 +178,7 @@ class OutboxService final : public Outbox {
     OutboxHandler handler;
     OutboxCommitted committed;
     std::atomic<bool> row_created{false};  // the outbox_consumers row is known to exist
+    std::atomic<int64_t> position{0};      // as its last round here found it (shared payloads)
     int failures = 0;                      // consecutive failed rounds (loop thread only)
     prometheus::Counter* consumed = nullptr;
     prometheus::Counter* handler_errors = nullptr;
@@ -208,8 +209,10 @@ class OutboxService final : public Outbox {
   Consumer* Find(const std::string& consumer);
   // The event of an outbox_events row (kEventColumns from `first`). With `share`, its payload is
   // taken from shared_ when another consumer parsed it, else parsed and kept there for them.
-  OutboxEvent EventFromRow(const DbRow& row, int first, bool share);
-  void KeepShared(const OutboxEvent& e, size_t text_hash, size_t text_size, bool well_formed);
+  // `reader` is the consumer reading it.
+  OutboxEvent EventFromRow(const DbRow& row, int first, const Consumer* reader);
+  void KeepShared(const OutboxEvent& e, const Consumer& reader, size_t text_hash, size_t text_size,
+                  bool well_formed);
   void ForgetShared(std::map<int64_t, SharedPayload>::iterator it);  // shared_mu_ held
   // Runs the consumer's `committed` callback, if any (after a commit that handed events); a throw
   // is logged (the events are committed).
@@ -250,10 +253,10 @@ class OutboxService final : public Outbox {
   bool stopping_ = false;
   std::thread purge_thread_;
 
-  std::mutex shared_mu_;                           // shared_, shared_bytes_, topic_consumers_
-  std::map<int64_t, SharedPayload> shared_;        // by event id
-  size_t shared_bytes_ = 0;                        // text bytes of shared_'s payloads
-  std::map<std::string, size_t> topic_consumers_;  // consumers subscribed here, by topic
+  std::mutex shared_mu_;                     // shared_, shared_bytes_, topic_consumers_
+  std::map<int64_t, SharedPayload> shared_;  // by event id
+  size_t shared_bytes_ = 0;                  // text bytes of shared_'s payloads
+  std::map<std::string, std::vector<const Consumer*>> topic_consumers_;  // subscribed here, by topic
 };
 
 }  // namespace rendezvous::core
