@@ -241,7 +241,7 @@ void MailService::Send(DbConnection& tx, const Mail& mail) {
 }
 
 void MailService::HandleEvent(const OutboxEvent& event) {
-  const nlohmann::json& p = event.payload;
+  const nlohmann::json& p = *event.payload;
   Mail mail;
   bool readable = p.is_object();
   if (readable) {

@@ -32,7 +32,7 @@ void OutboxDelivery::Register() {
                         // Messages carry verification codes: once handled, the outbox keeps no
                         // readable copy (this commits with the consumer's progress).
                         tx.Exec("UPDATE outbox_events SET payload = ? WHERE id = ?",
-                                {Blanked(event.payload).dump(), event.id});
+                                {Blanked(*event.payload).dump(), event.id});
                       }
                     });
 }

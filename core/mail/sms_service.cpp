@@ -63,7 +63,7 @@ void SmsService::Send(DbConnection& tx, const Sms& sms) {
 }
 
 void SmsService::HandleEvent(const OutboxEvent& event) {
-  const nlohmann::json& p = event.payload;
+  const nlohmann::json& p = *event.payload;
   Sms sms;
   bool readable =
       p.is_object() && p.contains("to") && p["to"].is_string() && p.contains("text") && p["text"].is_string();

@@ -3,9 +3,11 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <set>
 #include <stdexcept>
+#include <string_view>
 #include <utility>
 
 #include <prometheus/counter.h>
@@ -29,6 +31,10 @@ constexpr int kMaxPurgeBatchesPerTopic = 100;
 constexpr auto kMaxBackoff = std::chrono::seconds(30);
 constexpr auto kFirstBackoff = std::chrono::milliseconds(500);
 constexpr auto kFirstHeldBackWait = std::chrono::milliseconds(2);
+// Parsed payloads kept for the other consumers of their topic: at most this many, of at most this
+// much text in all (the parsed form takes a few times the text); the lowest ids go first.
+constexpr size_t kMaxSharedPayloads = 1024;
+constexpr size_t kMaxSharedPayloadBytes = 2 << 20;
 
 std::string Placeholders(size_t n) {
   std::string out;
@@ -55,22 +61,6 @@ constexpr auto kLagMeasureInterval = std::chrono::seconds(1);
 // A handler's message as the tables keep it: well-formed UTF-8, cut on a character boundary.
 std::string ErrorText(std::string_view what) {
   return text::TruncateUtf8(text::SanitizeUtf8(what), kMaxErrorBytes);
-}
-
-OutboxEvent EventFromRow(const DbRow& row, int first) {
-  OutboxEvent e;
-  e.id = row.Int(first);
-  e.topic = row.String(first + 1);
-  e.type = row.String(first + 2);
-  std::string text = row.String(first + 3);
-  e.payload = nlohmann::json::parse(text, nullptr, false);
-  if (e.payload.is_discarded()) {
-    e.payload = text;
-  } else {
-    e.payload_text = std::move(text);
-  }
-  e.created_at = std::chrono::system_clock::time_point(std::chrono::milliseconds(row.Int(first + 4)));
-  return e;
 }
 
 // Runs the handler; a throw other than a lost connection is noted in `failed` and `error` (the
@@ -108,6 +98,76 @@ constexpr const char* kEventColumns =
     "id, topic, type, payload, CAST(UNIX_TIMESTAMP(created_at) * 1000 AS SIGNED)";
 
 }  // namespace
+
+OutboxEvent OutboxService::EventFromRow(const DbRow& row, int first, const Consumer* reader) {
+  OutboxEvent e;
+  e.id = row.Int(first);
+  e.topic = row.String(first + 1);
+  e.type = row.String(first + 2);
+  std::string text = row.String(first + 3);
+  bool well_formed = false;
+  std::optional<size_t> hash;
+  if (reader != nullptr) {
+    std::lock_guard<std::mutex> lk(shared_mu_);
+    auto it = shared_.find(e.id);
+    if (it != shared_.end()) {
+      hash = std::hash<std::string_view>{}(text);
+      if (it->second.text_hash == *hash && it->second.text_size == text.size()) {
+        e.payload = it->second.payload;
+        well_formed = it->second.well_formed;
+        if (--it->second.takers_left == 0) ForgetShared(it);
+      }
+    }
+  }
+  if (!e.payload) {
+    nlohmann::json parsed = nlohmann::json::parse(text, nullptr, false);
+    well_formed = !parsed.is_discarded();
+    if (!well_formed) parsed = text;
+    e.payload = std::make_shared<const nlohmann::json>(std::move(parsed));
+    if (reader != nullptr) {
+      KeepShared(e, *reader, hash ? *hash : std::hash<std::string_view>{}(text), text.size(), well_formed);
+    }
+  }
+  if (well_formed) e.payload_text = std::move(text);
+  e.created_at = std::chrono::system_clock::time_point(std::chrono::milliseconds(row.Int(first + 4)));
+  return e;
+}
+
+void OutboxService::KeepShared(const OutboxEvent& e, const Consumer& reader, size_t text_hash,
+                               size_t text_size, bool well_formed) {
+  if (text_size > kMaxSharedPayloadBytes / 8) return;
+  std::lock_guard<std::mutex> lk(shared_mu_);
+  auto consumers = topic_consumers_.find(e.topic);
+  if (consumers == topic_consumers_.end()) return;
+  // Kept for the topic's other consumers that are behind it, but near enough to read it before
+  // it would be dropped (a backlog that one consumer drains faster than another is not kept).
+  size_t takers = 0;
+  for (const Consumer* other : consumers->second) {
+    const int64_t at = other->position.load();
+    if (other != &reader && at < e.id && e.id - at <= static_cast<int64_t>(kMaxSharedPayloads)) ++takers;
+  }
+  auto it = shared_.find(e.id);
+  if (it != shared_.end()) {
+    // Parsed by two consumers at once: this one counts as taking the kept copy.
+    if (it->second.text_hash == text_hash && it->second.text_size == text_size) {
+      if (--it->second.takers_left == 0) ForgetShared(it);
+      return;
+    }
+    ForgetShared(it);  // an id used again (a new database): the old text is gone
+  }
+  if (takers == 0) return;
+  while (!shared_.empty() &&
+         (shared_.size() >= kMaxSharedPayloads || shared_bytes_ + text_size > kMaxSharedPayloadBytes)) {
+    ForgetShared(shared_.begin());
+  }
+  shared_.emplace(e.id, SharedPayload{text_hash, text_size, well_formed, e.payload, takers});
+  shared_bytes_ += text_size;
+}
+
+void OutboxService::ForgetShared(std::map<int64_t, SharedPayload>::iterator it) {
+  shared_bytes_ -= it->second.text_size;
+  shared_.erase(it);
+}
 
 OutboxService::OutboxService(Database& db, prometheus::Registry& registry, Logger& logger,
                              OutboxOptions options)
@@ -198,7 +258,7 @@ int64_t OutboxService::Publish(DbConnection& tx, const std::string& topic, const
 }
 
 void OutboxService::Subscribe(const std::string& consumer, const std::vector<std::string>& topics,
-                              OutboxHandler handler) {
+                              OutboxHandler handler, OutboxCommitted committed) {
   CheckName("consumer", consumer, kMaxConsumerLength);
   if (topics.empty() || topics.size() > kMaxTopicsPerConsumer) {
     throw std::invalid_argument("outbox consumer '" + consumer + "' needs 1 to 64 topics");
@@ -210,6 +270,7 @@ void OutboxService::Subscribe(const std::string& consumer, const std::vector<std
   std::set<std::string> unique(topics.begin(), topics.end());
   c->topics.assign(unique.begin(), unique.end());
   c->handler = std::move(handler);
+  c->committed = std::move(committed);
   c->consumed = &consumed_.Add({{"consumer", consumer}});
   c->handler_errors = &handler_errors_.Add({{"consumer", consumer}});
   c->lag = &lag_.Add({{"consumer", consumer}});
@@ -222,6 +283,10 @@ void OutboxService::Subscribe(const std::string& consumer, const std::vector<std
     throw std::invalid_argument("outbox consumer '" + consumer + "' subscribed twice");
   }
   Consumer* raw = c.get();
+  {
+    std::lock_guard<std::mutex> shared_lk(shared_mu_);
+    for (const std::string& topic : raw->topics) topic_consumers_[topic].push_back(raw);
+  }
   consumers_.emplace(consumer, std::move(c));
   if (running_ && !stopping_) StartLoopLocked(raw);
 }
@@ -289,6 +354,7 @@ OutboxService::Round OutboxService::RunRound(Consumer& c) {
       }
       int64_t position = claim->Int(1);
       start_position = position;
+      c.position = position;
 
       struct Candidate {
         OutboxEvent event;
@@ -302,7 +368,7 @@ OutboxService::Round OutboxService::RunRound(Consumer& c) {
         params.emplace_back(options_.batch_size);
         for (const DbRow& row : tx.Query(batch_sql, params)) {
           Candidate cand;
-          cand.event = EventFromRow(row, 1);
+          cand.event = EventFromRow(row, 1, &c);
           cand.settled = row.Int(6) != 0;
           candidates.push_back(std::move(cand));
         }
@@ -339,6 +405,7 @@ OutboxService::Round OutboxService::RunRound(Consumer& c) {
           tx.Exec("UPDATE outbox_consumers SET position = ?, updated_at = UTC_TIMESTAMP(3) WHERE consumer = ?",
                   {batch.back().id, c.name});
           position = batch.back().id;
+          c.position = position;
           round.handed = batch.size();
         }
       }
@@ -362,8 +429,11 @@ OutboxService::Round OutboxService::RunRound(Consumer& c) {
     round.held_back = held_back;
     HandleOneByOne(c, start_position, batch, round);
   }
+  if (round.handed > 0) Committed(c);
   if (row_missing_or_locked) c.row_created = false;  // recreate it next round if it was deleted
+  const size_t handed_before_retries = round.handed;
   RetryDue(c, round);
+  if (round.handed > handed_before_retries) Committed(c);
   if (round.handed > 0) c.consumed->Increment(static_cast<double>(round.handed));
   if (!batch_failed) {
     if (lag >= 0) {
@@ -374,6 +444,16 @@ OutboxService::Round OutboxService::RunRound(Consumer& c) {
   }
   CountParked(c, round.parked > 0);
   return round;
+}
+
+void OutboxService::Committed(Consumer& c) {
+  if (!c.committed) return;
+  try {
+    c.committed();
+  } catch (const std::exception& e) {
+    logger_.Warn("outbox consumer's after-commit callback failed",
+                 {{"consumer", c.name}, {"error", e.what()}});
+  }
 }
 
 void OutboxService::HandleOneByOne(Consumer& c, int64_t position, const std::vector<OutboxEvent>& batch,
@@ -453,7 +533,7 @@ void OutboxService::RetryDue(Consumer& c, Round& round) {
         const int64_t event_id = due->Int(1);
         std::optional<DbRow> row = tx.QueryOne(event_sql, {event_id});
         if (row) {
-          event = EventFromRow(*row, 1);
+          event = EventFromRow(*row, 1, nullptr);  // a retry: the others took it long ago
           CallHandler(c.handler, tx, {event}, failed, error);
         } else {
           logger_.Warn("outbox retry of an event no longer stored; forgotten",

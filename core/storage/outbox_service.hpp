@@ -141,8 +141,8 @@ class OutboxService final : public Outbox {
                   const nlohmann::json& payload) override;
   // consumer: 1 to 128 characters, unique; topics: 1 to 64 non-empty names of 1 to 64
   // characters. Throws std::invalid_argument otherwise.
-  void Subscribe(const std::string& consumer, const std::vector<std::string>& topics,
-                 OutboxHandler handler) override;
+  void Subscribe(const std::string& consumer, const std::vector<std::string>& topics, OutboxHandler handler,
+                 OutboxCommitted committed = {}) override;
   void Notify() noexcept override;
 
   // Starts one loop thread per consumer plus one for retention. Idempotent.
@@ -176,7 +176,9 @@ class OutboxService final : public Outbox {
     std::string name;
     std::vector<std::string> topics;
     OutboxHandler handler;
+    OutboxCommitted committed;
     std::atomic<bool> row_created{false};  // the outbox_consumers row is known to exist
+    std::atomic<int64_t> position{0};      // as its last round here found it (shared payloads)
     int failures = 0;                      // consecutive failed rounds (loop thread only)
     prometheus::Counter* consumed = nullptr;
     prometheus::Counter* handler_errors = nullptr;
@@ -195,7 +197,26 @@ class OutboxService final : public Outbox {
     size_t parked = 0;
   };
 
+  // A parsed payload kept for the topic's other consumers.
+  struct SharedPayload {
+    size_t text_hash = 0;  // of the text it was parsed from, with its size: an id used again misses
+    size_t text_size = 0;
+    bool well_formed = false;  // the text was JSON (else the payload is the text as a string)
+    std::shared_ptr<const nlohmann::json> payload;
+    size_t takers_left = 0;  // consumers here of its topic that have not taken it yet
+  };
+
   Consumer* Find(const std::string& consumer);
+  // The event of an outbox_events row (kEventColumns from `first`). With `share`, its payload is
+  // taken from shared_ when another consumer parsed it, else parsed and kept there for them.
+  // `reader` is the consumer reading it.
+  OutboxEvent EventFromRow(const DbRow& row, int first, const Consumer* reader);
+  void KeepShared(const OutboxEvent& e, const Consumer& reader, size_t text_hash, size_t text_size,
+                  bool well_formed);
+  void ForgetShared(std::map<int64_t, SharedPayload>::iterator it);  // shared_mu_ held
+  // Runs the consumer's `committed` callback, if any (after a commit that handed events); a throw
+  // is logged (the events are committed).
+  void Committed(Consumer& c);
   Round RunRound(Consumer& c);
   // The failed batch again, one event per transaction, from `position`.
   void HandleOneByOne(Consumer& c, int64_t position, const std::vector<OutboxEvent>& batch, Round& round);
@@ -231,6 +252,11 @@ class OutboxService final : public Outbox {
   bool running_ = false;
   bool stopping_ = false;
   std::thread purge_thread_;
+
+  std::mutex shared_mu_;                     // shared_, shared_bytes_, topic_consumers_
+  std::map<int64_t, SharedPayload> shared_;  // by event id
+  size_t shared_bytes_ = 0;                  // text bytes of shared_'s payloads
+  std::map<std::string, std::vector<const Consumer*>> topic_consumers_;  // subscribed here, by topic
 };
 
 }  // namespace rendezvous::core

@@ -3,6 +3,7 @@
 // booking events' way into Google Calendar (an outbox consumer writing sync jobs, the sync worker
 // performing them, the booking references it records).
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -174,11 +175,17 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   };
   auto worker = std::make_shared<SyncWorker>(ctx.db(), logger, sync_options, std::move(hooks), *metrics);
   // Runs inside the transaction that advances the consumer: the jobs commit with its progress, and
-  // Google is never called here.
-  ctx.outbox().Subscribe(kSyncConsumer, {kBookingsTopic},
-                         [worker](DbConnection& tx, const std::vector<OutboxEvent>& batch) {
-                           if (QueueBookingSyncJobs(tx, batch, time::Now())) worker->Wake();
-                         });
+  // Google is never called here. The worker is woken once they have committed (it would not see
+  // them before).
+  auto queued = std::make_shared<std::atomic<bool>>(false);
+  ctx.outbox().Subscribe(
+      kSyncConsumer, {kBookingsTopic},
+      [queued](DbConnection& tx, const std::vector<OutboxEvent>& batch) {
+        if (QueueBookingSyncJobs(tx, batch, time::Now())) queued->store(true);
+      },
+      [worker, queued] {
+        if (queued->exchange(false)) worker->Wake();
+      });
   return std::make_unique<CalendarPlugin>(ctx, std::move(metrics), std::move(api), std::move(parts),
                                           std::move(references), std::move(worker));
 }

@@ -189,14 +189,14 @@ std::optional<std::string> SyncJobStore::BookingEventCalendar(DbConnection& c, i
 bool QueueBookingSyncJobs(DbConnection& tx, const std::vector<OutboxEvent>& batch, time::Millis now) {
   std::set<int64_t> hosts;
   for (const OutboxEvent& e : batch) {
-    if (std::optional<int64_t> host = BookingEventHost(e.payload)) hosts.insert(*host);
+    if (std::optional<int64_t> host = BookingEventHost(*e.payload)) hosts.insert(*host);
   }
   const std::set<int64_t> connected = SyncJobStore::WithCredential(tx, hosts);
   bool queued = false;
   for (const OutboxEvent& e : batch) {
-    std::optional<int64_t> host = BookingEventHost(e.payload);
+    std::optional<int64_t> host = BookingEventHost(*e.payload);
     if (!host || connected.count(*host) == 0) continue;
-    if (std::optional<SyncPlan> plan = PlanBookingSync(e.type, e.payload, now))
+    if (std::optional<SyncPlan> plan = PlanBookingSync(e.type, *e.payload, now))
       queued = SyncJobStore::Enqueue(tx, *plan) || queued;
   }
   return queued;

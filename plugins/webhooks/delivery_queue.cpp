@@ -97,12 +97,13 @@ size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& 
     row_bytes = 0;
   };
   for (const OutboxEvent& e : batch) {
-    if (!e.payload.is_object()) continue;
-    const std::string trigger = e.payload.value("triggerEvent", e.type);
+    if (!e.payload || !e.payload->is_object()) continue;
+    const Json& payload = *e.payload;
+    const std::string trigger = payload.value("triggerEvent", e.type);
     if (!IsTrigger(trigger)) continue;
-    std::optional<int64_t> organizer = OrganizerId(e.payload);
+    std::optional<int64_t> organizer = OrganizerId(payload);
     if (!organizer) continue;
-    const auto level = std::make_pair(*organizer, EventTypeId(e.payload));
+    const auto level = std::make_pair(*organizer, EventTypeId(payload));
     auto webhooks = active.find(level);
     if (webhooks == active.end())
       webhooks = active.emplace(level, webhooks_.Active(tx, level.first, level.second)).first;
@@ -115,19 +116,19 @@ size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& 
       if (!w.Subscribes(trigger)) continue;
       RenderedBody body;
       if (hooks_.has_filter() || hooks_.has_render()) {
-        if (!args) args.emplace(e.payload);
+        if (!args) args.emplace(payload);
         args->webhook = ScriptHooks::WebhookValue(w);
         if (!hooks_.ShouldDeliver(*args)) continue;
-        body = hooks_.Body(w, e.payload, *args);
+        body = hooks_.Body(w, payload, *args);
       } else if (!w.payload_template) {
         if (!event_body) {
           event_body = !e.payload_text.empty() && text::IsValidUtf8(e.payload_text)
                            ? e.payload_text
-                           : RenderBody(std::nullopt, e.payload).body;
+                           : RenderBody(std::nullopt, payload).body;
         }
         body = RenderedBody{*event_body, "application/json"};
       } else {
-        body = RenderBody(w.payload_template, e.payload);  // no scripts: no Lua values to build
+        body = RenderBody(w.payload_template, payload);  // no scripts: no Lua values to build
       }
       row_bytes += body.body.size();
       const std::string event_at = time::FormatSql(

@@ -22,8 +22,6 @@ constexpr int64_t kLeaseSlackSeconds = 5;
 constexpr std::chrono::seconds kStartMargin{2};
 // Answers are read up to this size (the rest is refused); the log keeps kMaxResponseExcerpt.
 constexpr size_t kMaxResponseBytes = 256 * 1024;
-constexpr std::chrono::milliseconds kWokenRetry{2};  // doubled on each of kMaxWokenRetries
-constexpr int kMaxWokenRetries = 5;
 // Finished attempts wait at most this long for the round that records them.
 constexpr std::chrono::milliseconds kMaxRecordDelay{20};
 constexpr std::chrono::seconds kFullClaimInterval{1};
@@ -222,19 +220,10 @@ void DeliverySender::StoreLoop() {
       if (got == kRoundFailed) {
         next_claim = after + std::chrono::seconds(3);
       } else if (limit > 0) {
-        // A full batch may mean more is due: claim again as soon as there is room. The outbox
-        // consumer wakes the sender before its transaction commits, so a wake-up that finds
-        // nothing looks again a few times, soon, before falling back to the poll interval.
-        if (got == limit) {
-          next_claim = after;
-          woken_retries_ = 0;
-        } else if (got == 0 && (woken || woken_retries_ > 0) && woken_retries_ < kMaxWokenRetries) {
-          next_claim = after + kWokenRetry * (1 << woken_retries_);
-          ++woken_retries_;
-        } else {
-          next_claim = after + options_.poll_interval;
-          woken_retries_ = 0;
-        }
+        // A full batch may mean more is due: claim again as soon as there is room. Wake-ups
+        // come after the commit of what they announce (the outbox consumer's from its
+        // after-commit callback), so one that finds nothing has nothing to wait for.
+        next_claim = got == limit ? after : after + options_.poll_interval;
       }
       lock.lock();
       continue;

@@ -166,7 +166,6 @@ class DeliverySender {
   std::map<int64_t, WebhookLoad> webhooks_held_;
 
   // The store thread's own.
-  int woken_retries_ = 0;
   // Where claims start on the due index (DeliveryQueue::Claim's `after`): after the last row of
   // the last batch claimed with no webhook left out, since nothing committed later is due before
   // it (the outbox consumer's transactions follow one another; retries and leases are due in the

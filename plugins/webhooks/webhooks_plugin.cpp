@@ -4,6 +4,7 @@
 // the outbox, so it starts whether or not the bookings plugin is enabled; event types, for their
 // webhooks, come from the bookings plugin's "bookings.event_types" when it is (without it, no event
 // type exists).
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -151,14 +152,21 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
 
   ctx.AddMigrations(WebhookMigrations());
 
-  ctx.outbox().Subscribe(kConsumer, {kTopic},
-                         [queue, sender, metrics](DbConnection& tx, const std::vector<OutboxEvent>& batch) {
-                           const size_t n = queue->Enqueue(tx, batch);
-                           if (n > 0) {
-                             metrics->DeliveriesCreated(n);
-                             sender->Wake();
-                           }
-                         });
+  // The sender is woken once the new deliveries have committed: woken earlier, its claim would
+  // not see them yet.
+  auto created = std::make_shared<std::atomic<bool>>(false);
+  ctx.outbox().Subscribe(
+      kConsumer, {kTopic},
+      [queue, metrics, created](DbConnection& tx, const std::vector<OutboxEvent>& batch) {
+        const size_t n = queue->Enqueue(tx, batch);
+        if (n > 0) {
+          metrics->DeliveriesCreated(n);
+          created->store(true);
+        }
+      },
+      [sender, created] {
+        if (created->exchange(false)) sender->Wake();
+      });
   ServiceOptions service_options;
   service_options.allow_private_networks = config.allow_private_networks;
   service_options.send = options;

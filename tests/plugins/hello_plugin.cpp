@@ -102,7 +102,8 @@ std::unique_ptr<rendezvous::Plugin> Create(rendezvous::PluginContext& ctx) {
   // deliver exactly once.
   ctx.outbox().Subscribe("hello.seen", {"hello"}, [](DbConnection& tx, const std::vector<rendezvous::OutboxEvent>& batch) {
     for (const auto& e : batch)
-      tx.Exec("INSERT INTO hello_seen (event_id, item_id) VALUES (?, ?)", {e.id, e.payload.value("id", int64_t{0})});
+      tx.Exec("INSERT INTO hello_seen (event_id, item_id) VALUES (?, ?)",
+              {e.id, e.payload->value("id", int64_t{0})});
   });
   ctx.AddRoute(Route::Api(Method::kGet, "/v2/hello/seen", RouteAuth::Public(), [&ctx](Request&) {
     auto n = ctx.db().Run([](DbConnection& c) { return c.QueryOne("SELECT COUNT(*) FROM hello_seen")->Int(1); });

@@ -162,7 +162,8 @@ TEST(MailService, SendPublishesAndTheConsumerWritesTheLog) {
   // A poisoned event (tampered payload) is dropped; the good one is delivered.
   OutboxEvent poisoned;
   poisoned.id = 99;
-  poisoned.payload = {{"to", "a@b.c\r\nBcc: x@y.z"}, {"subject", "s"}, {"text", "t"}};
+  poisoned.payload = std::make_shared<const nlohmann::json>(
+      nlohmann::json{{"to", "a@b.c\r\nBcc: x@y.z"}, {"subject", "s"}, {"text", "t"}});
   std::vector<OutboxEvent> batch = {poisoned, outbox.events[0]};
   outbox.handler(tx, batch);
   auto lines = ReadJsonLines(o.log_file);
@@ -173,7 +174,7 @@ TEST(MailService, SendPublishesAndTheConsumerWritesTheLog) {
   EXPECT_TRUE(lines[0]["at"].is_string());
   // The poisoned and the delivered event are both blanked in the consumer's transaction.
   EXPECT_EQ(tx.statements, std::vector<std::string>(2, "UPDATE outbox_events SET payload = ? WHERE id = ?"));
-  EXPECT_EQ(MailService::Blanked(outbox.events[0].payload),
+  EXPECT_EQ(MailService::Blanked(*outbox.events[0].payload),
             (nlohmann::json{{"to", "owner@example.com"}, {"delivered", true}}));
 
   outbox.handler(tx, {outbox.events[0]});

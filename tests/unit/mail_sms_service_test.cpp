@@ -103,7 +103,8 @@ TEST(SmsService, SendPublishesAndTheConsumerWritesTheLog) {
 
   OutboxEvent poisoned;
   poisoned.id = 99;
-  poisoned.payload = {{"to", "not a number"}, {"text", "t"}};
+  poisoned.payload =
+      std::make_shared<const nlohmann::json>(nlohmann::json{{"to", "not a number"}, {"text", "t"}});
   outbox.handler(tx, {poisoned, outbox.events[0]});
   auto lines = ReadJsonLines(o.log_file);
   ASSERT_EQ(lines.size(), 1u);
@@ -113,7 +114,8 @@ TEST(SmsService, SendPublishesAndTheConsumerWritesTheLog) {
   // Each handled event's outbox copy is blanked in the consumer's transaction: no code at rest.
   ASSERT_EQ(tx.statements.size(), 2u);
   EXPECT_EQ(tx.statements[1], "UPDATE outbox_events SET payload = ? WHERE id = ?");
-  EXPECT_EQ(SmsService::Blanked(outbox.events[0].payload), (nlohmann::json{{"to", "+15551234567"}, {"delivered", true}}));
+  EXPECT_EQ(SmsService::Blanked(*outbox.events[0].payload),
+            (nlohmann::json{{"to", "+15551234567"}, {"delivered", true}}));
   outbox.handler(tx, {outbox.events[0]});
   EXPECT_EQ(ReadJsonLines(o.log_file).size(), 2u);  // appended
   EXPECT_EQ(Counter(t.registry, "logged"), 2);

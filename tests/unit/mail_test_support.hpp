@@ -41,12 +41,12 @@ class FakeOutbox final : public Outbox {
     e.id = static_cast<int64_t>(events.size()) + 1;
     e.topic = topic;
     e.type = type;
-    e.payload = payload;
+    e.payload = std::make_shared<const nlohmann::json>(payload);
     events.push_back(e);
     return e.id;
   }
-  void Subscribe(const std::string& consumer, const std::vector<std::string>& topics,
-                 OutboxHandler h) override {
+  void Subscribe(const std::string& consumer, const std::vector<std::string>& topics, OutboxHandler h,
+                 OutboxCommitted = {}) override {
     this->consumer = consumer;
     this->topics = topics;
     handler = std::move(h);

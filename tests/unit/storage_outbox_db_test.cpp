@@ -88,7 +88,7 @@ TEST_F(OutboxTest, RolledBackPublishIsNeverDelivered) {
   EXPECT_EQ(outbox.PollOnce("c"), 0u);
   ASSERT_EQ(sink.Size(), 1u);
   EXPECT_EQ(sink.events[0].id, id);
-  EXPECT_EQ(sink.events[0].payload, (nlohmann::json{{"n", 2}}));
+  EXPECT_EQ(*sink.events[0].payload, (nlohmann::json{{"n", 2}}));
   EXPECT_EQ(sink.events[0].type, "THING_HAPPENED");
   EXPECT_EQ(sink.events[0].topic, "things");
   EXPECT_LT(std::chrono::system_clock::now() - sink.events[0].created_at, std::chrono::minutes(1));
@@ -214,6 +214,68 @@ TEST_F(OutboxTest, HandlerFailureRollsBackItsWritesAndTheEventsComeAgainOneByOne
   EXPECT_EQ(outbox.PollOnce("c"), 0u);
 }
 
+TEST_F(OutboxTest, CommittedCallbackRunsAfterTheHandlersWritesCommitted) {
+  scratch_.Exec("CREATE TABLE work (event_id BIGINT PRIMARY KEY)");
+  OutboxService outbox(*db_, registry_, QuietLogger());
+  int calls = 0;
+  std::vector<std::string> seen;  // rows of `work` another connection sees at each callback
+  outbox.Subscribe(
+      "c", {"things"},
+      [&](DbConnection& tx, const std::vector<OutboxEvent>& batch) {
+        ++calls;
+        for (const auto& e : batch) tx.Exec("INSERT INTO work (event_id) VALUES (?)", {e.id});
+        if (calls == 2) throw std::runtime_error("handler broke");
+      },
+      [&] { seen.push_back(scratch_.QueryValue("SELECT COUNT(*) FROM work")); });
+  EXPECT_EQ(outbox.PollOnce("c"), 0u);
+  EXPECT_TRUE(seen.empty());  // nothing handed, no callback
+
+  PublishOne(outbox, "things", 1);
+  ASSERT_TRUE(Eventually("1 event handed to c", kPolling, [&] { return outbox.PollOnce("c") == 1; }));
+  EXPECT_EQ(seen, (std::vector<std::string>{"1"}));
+  // A batch that fails is handled again one event at a time: one callback, after those commits.
+  PublishOne(outbox, "things", 2);
+  PublishOne(outbox, "things", 3);
+  ASSERT_TRUE(Eventually("2 more events handed to c", kPolling, [&] { return outbox.PollOnce("c") == 2; }));
+  EXPECT_EQ(seen, (std::vector<std::string>{"1", "3"}));
+}
+
+TEST_F(OutboxTest, ConsumersOfATopicShareOneParsedPayloadUnlessItsTextChanged) {
+  OutboxService outbox(*db_, registry_, QuietLogger());
+  Sink a;
+  Sink b;
+  Sink other;
+  outbox.Subscribe("a", {"things"}, a.Handler());
+  outbox.Subscribe("b", {"things"}, b.Handler());
+  // Rewrites event 3's text (as the mail consumer blanks what it sent) before c reads it.
+  outbox.Subscribe("c", {"things"}, [&](DbConnection& tx, const std::vector<OutboxEvent>& batch) {
+    other.Handler()(tx, batch);
+    for (const auto& e : batch) {
+      if (e.payload->value("n", 0) == 3)
+        tx.Exec("UPDATE outbox_events SET payload = '{\"n\":30}' WHERE id = ?", {e.id});
+    }
+  });
+  for (int n = 1; n <= 3; ++n) PublishOne(outbox, "things", n);
+  ASSERT_TRUE(Eventually("3 events handed to a", kPolling, [&] {
+    outbox.PollOnce("a");
+    return a.Size() == 3;
+  }));
+  ASSERT_TRUE(Eventually("3 events handed to c", kPolling, [&] {
+    outbox.PollOnce("c");
+    return other.Size() == 3;
+  }));
+  ASSERT_EQ(outbox.PollOnce("b"), 3u);
+  ASSERT_EQ(b.Size(), 3u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(a.events[i].payload.get(), b.events[i].payload.get()) << i;
+    EXPECT_EQ(a.events[i].payload.get(), other.events[i].payload.get()) << i;
+    EXPECT_EQ(b.events[i].payload_text, a.events[i].payload_text) << i;
+  }
+  EXPECT_EQ(*a.events[2].payload, (nlohmann::json{{"n", 3}}));
+  EXPECT_EQ(*b.events[2].payload, (nlohmann::json{{"n", 30}}));  // parsed again from the new text
+  EXPECT_EQ(b.events[2].payload_text, "{\"n\":30}");
+}
+
 // Handles every event but those whose "n" is in `poisoned`, which throw; counts the calls per n.
 struct PickyHandler {
   std::mutex mu;
@@ -224,7 +286,7 @@ struct PickyHandler {
     return [this](DbConnection&, const std::vector<OutboxEvent>& batch) {
       std::lock_guard<std::mutex> lk(mu);
       for (const auto& e : batch) {
-        const int n = e.payload.value("n", 0);
+        const int n = e.payload->value("n", 0);
         ++calls[n];
         if (poisoned.count(n)) throw std::runtime_error(message);
       }

@@ -58,9 +58,10 @@ class WebhooksDeliveryQueueDb : public ::testing::Test {
       e.id = i;
       e.topic = "bookings";
       e.type = "BOOKING_CREATED";
-      e.payload = {{"triggerEvent", "BOOKING_CREATED"},
-                   {"createdAt", "2030-01-01T09:00:00.000Z"},
-                   {"payload", {{"uid", "b" + std::to_string(i)}, {"organizer", {{"id", 3}}}}}};
+      e.payload = std::make_shared<const nlohmann::json>(
+          nlohmann::json{{"triggerEvent", "BOOKING_CREATED"},
+                         {"createdAt", "2030-01-01T09:00:00.000Z"},
+                         {"payload", {{"uid", "b" + std::to_string(i)}, {"organizer", {{"id", 3}}}}}});
       e.created_at = std::chrono::system_clock::now();
       batch.push_back(std::move(e));
     }
@@ -270,8 +271,10 @@ TEST_F(WebhooksDeliveryQueueDb, EventGoesToTheOrganizersAndItsEventTypesWebhooks
     e.type = "BOOKING_CREATED";
     webhooks::Json payload = {{"uid", "b" + std::to_string(id)}, {"organizer", {{"id", 3}}}};
     if (event_type) payload["eventTypeId"] = *event_type;
-    e.payload = {
-        {"triggerEvent", "BOOKING_CREATED"}, {"createdAt", "2030-01-01T09:00:00.000Z"}, {"payload", payload}};
+    e.payload =
+        std::make_shared<const nlohmann::json>(nlohmann::json{{"triggerEvent", "BOOKING_CREATED"},
+                                                              {"createdAt", "2030-01-01T09:00:00.000Z"},
+                                                              {"payload", payload}});
     e.created_at = std::chrono::system_clock::now();
     return e;
   };

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,7 +19,9 @@ struct OutboxEvent {
   int64_t id = 0;
   std::string topic;     // e.g. "booking"
   std::string type;      // e.g. "BOOKING_CREATED"
-  nlohmann::json payload;
+  // The payload, parsed once per process: consumers handed the same event while it is fresh share
+  // one parsed copy, so it is read-only. Never null in an event the outbox hands out.
+  std::shared_ptr<const nlohmann::json> payload;
   std::chrono::system_clock::time_point created_at;
   // The payload as the outbox stores it (compact JSON text) when the event was read from the
   // outbox; empty otherwise. Lets a consumer that forwards the event as it is skip serializing it.
@@ -34,6 +37,10 @@ struct OutboxEvent {
 // after later ones, and must treat each event on its own. Throw only for what another attempt
 // may fix or an operator must see; never for input it can judge bad itself (skip that).
 using OutboxHandler = std::function<void(DbConnection& tx, const std::vector<OutboxEvent>& batch)>;
+// Called on the consumer's loop thread once the handler's writes have committed: after a batch,
+// and after the events handled one by one or retried when there were any. Work the handler queued
+// (rows another thread takes up) can be signalled here, when that thread can already see it.
+using OutboxCommitted = std::function<void()>;
 
 class Outbox {
  public:
@@ -43,9 +50,10 @@ class Outbox {
                           const nlohmann::json& payload) = 0;
   // Registers a named consumer of the given topics. The host's background loop claims batches
   // (SELECT ... FOR UPDATE SKIP LOCKED on the consumer's progress row), so across instances one
-  // claims a batch at a time. Must be called before the host starts (plugin Start()).
+  // claims a batch at a time. Must be called before the host starts (plugin Start()). `committed`
+  // (optional) runs after each commit that handed events to `handler`.
   virtual void Subscribe(const std::string& consumer, const std::vector<std::string>& topics,
-                         OutboxHandler handler) = 0;
+                         OutboxHandler handler, OutboxCommitted committed = {}) = 0;
   // Wakes the consumer loops now (after a local publish) instead of at their next poll.
   virtual void Notify() noexcept = 0;
 };
