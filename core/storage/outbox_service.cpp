@@ -56,6 +56,8 @@ prometheus::Family<prometheus::Counter>& CounterFamily(prometheus::Registry& reg
 
 constexpr size_t kMaxErrorBytes = 512;
 constexpr auto kParkedCountInterval = std::chrono::seconds(1);
+// At least this often a consumer looks for retries recorded elsewhere (another instance, a replay).
+constexpr auto kRetryCheckInterval = std::chrono::seconds(1);
 constexpr auto kLagMeasureInterval = std::chrono::seconds(1);
 
 // A handler's message as the tables keep it: well-formed UTF-8, cut on a character boundary.
@@ -248,6 +250,13 @@ int64_t OutboxService::Publish(DbConnection& tx, const std::string& topic, const
                                const nlohmann::json& payload) {
   CheckName("topic", topic, kMaxTopicLength);
   CheckName("type", type, kMaxTopicLength);
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    // At most the distinct topic names the code publishes; cleared by every Notify().
+    if (std::find(published_topics_.begin(), published_topics_.end(), topic) == published_topics_.end()) {
+      published_topics_.push_back(topic);
+    }
+  }
   tx.Exec(
       "INSERT INTO outbox_events (topic, type, payload, created_at)"
       " VALUES (?, ?, ?, UTC_TIMESTAMP(3))",
@@ -294,7 +303,14 @@ void OutboxService::Subscribe(const std::string& consumer, const std::vector<std
 void OutboxService::Notify() noexcept {
   {
     std::lock_guard<std::mutex> lk(mu_);
-    ++generation_;
+    for (const auto& [name, c] : consumers_) {
+      c->woken = c->woken || published_topics_.empty() ||
+                 std::any_of(c->topics.begin(), c->topics.end(), [&](const std::string& t) {
+                   return std::find(published_topics_.begin(), published_topics_.end(), t) !=
+                          published_topics_.end();
+                 });
+    }
+    published_topics_.clear();
   }
   cv_.notify_all();
 }
@@ -376,22 +392,29 @@ OutboxService::Round OutboxService::RunRound(Consumer& c) {
 
       if (!candidates.empty()) {
         // The first id missing after `position` (any topic): events at or past it must settle.
+        // Nothing is missing when the candidates follow `position` without a gap, and nothing
+        // waits when every candidate has settled: then the ids need no scan.
         int64_t first_hole = std::numeric_limits<int64_t>::max();
         const int64_t last = candidates.back().event.id;
-        const std::vector<DbRow> ids = tx.Query(
-            "SELECT id FROM outbox_events WHERE id > ? AND id <= ? ORDER BY id LIMIT ?",
-            {position, last, kHoleScanLimit});
-        int64_t expected = position + 1;
-        for (const DbRow& row : ids) {
-          const int64_t id = row.Int(1);
-          if (id != expected) {
-            first_hole = expected;
-            break;
+        const bool gapless = last - position == static_cast<int64_t>(candidates.size());
+        const bool all_settled = std::all_of(candidates.begin(), candidates.end(),
+                                             [](const Candidate& cand) { return cand.settled; });
+        if (!gapless && !all_settled) {
+          const std::vector<DbRow> ids =
+              tx.Query("SELECT id FROM outbox_events WHERE id > ? AND id <= ? ORDER BY id LIMIT ?",
+                       {position, last, kHoleScanLimit});
+          int64_t expected = position + 1;
+          for (const DbRow& row : ids) {
+            const int64_t id = row.Int(1);
+            if (id != expected) {
+              first_hole = expected;
+              break;
+            }
+            expected = id + 1;
           }
-          expected = id + 1;
-        }
-        if (first_hole == std::numeric_limits<int64_t>::max() && expected <= last) {
-          first_hole = expected;  // scan limit reached: unknown beyond, treat as a hole
+          if (first_hole == std::numeric_limits<int64_t>::max() && expected <= last) {
+            first_hole = expected;  // scan limit reached: unknown beyond, treat as a hole
+          }
         }
 
         for (auto& cand : candidates) {
@@ -512,6 +535,14 @@ void OutboxService::HandleOneByOne(Consumer& c, int64_t position, const std::vec
 }
 
 void OutboxService::RetryDue(Consumer& c, Round& round) {
+  // The retries are looked for only when one may be due: most rounds have none, and looking costs
+  // a transaction. Retries this instance records or replays bring the time forward; those of other
+  // instances (or of `admin outbox parked replay`) are found within the interval.
+  const auto now = std::chrono::steady_clock::now();
+  if (now.time_since_epoch().count() < c.retries_due_at.load()) return;
+  const auto interval = std::min<std::chrono::steady_clock::duration>(
+      {kRetryCheckInterval, options_.poll_interval, options_.first_retry_delay});
+  c.retries_due_at = (now + interval).time_since_epoch().count();
   const std::string due_sql =
       "SELECT event_id FROM outbox_retries WHERE consumer = ? AND next_attempt_at <= UTC_TIMESTAMP(3)"
       " ORDER BY next_attempt_at LIMIT 1 FOR UPDATE SKIP LOCKED";
@@ -548,6 +579,7 @@ void OutboxService::RetryDue(Consumer& c, Round& round) {
     if (none) return;
     if (!threw) {
       if (event.id != 0) ++round.handed;
+      if (i + 1 == options_.batch_size) c.retries_due_at = 0;  // more may be due: look again next round
       continue;
     }
     c.handler_errors->Increment();
@@ -585,6 +617,8 @@ bool OutboxService::RecordFailure(DbConnection& tx, Consumer& c, const OutboxEve
     return true;
   }
   const auto delay = Backoff(attempts, options_.first_retry_delay, options_.max_retry_delay);
+  const auto due = (std::chrono::steady_clock::now() + delay).time_since_epoch().count();
+  if (due < c.retries_due_at.load()) c.retries_due_at = due;
   tx.Exec(
       "INSERT INTO outbox_retries (consumer, event_id, attempts, last_error, next_attempt_at)"
       " VALUES (?, ?, ?, ?, UTC_TIMESTAMP(3) + INTERVAL ? MICROSECOND) ON DUPLICATE KEY UPDATE"
@@ -675,6 +709,7 @@ bool OutboxService::Replay(int64_t parked_id) {
   });
   if (found) {
     logger_.Info("outbox event replayed", {{"consumer", consumer}, {"parked_id", parked_id}});
+    if (Consumer* c = Find(consumer)) c->retries_due_at = 0;
     Notify();
   }
   return found;
@@ -693,12 +728,9 @@ bool OutboxService::Drop(int64_t parked_id) {
   return true;
 }
 
-bool OutboxService::WaitFor(std::chrono::milliseconds d, uint64_t seen_generation,
-                            bool wake_on_notify) {
+bool OutboxService::WaitFor(std::chrono::milliseconds d, const bool* woken) {
   std::unique_lock<std::mutex> lk(mu_);
-  cv_.wait_for(lk, d, [&] {
-    return stopping_ || (wake_on_notify && generation_ != seen_generation);
-  });
+  cv_.wait_for(lk, d, [&] { return stopping_ || (woken != nullptr && *woken); });
   return !stopping_;
 }
 
@@ -710,11 +742,10 @@ void OutboxService::ConsumerLoop(Consumer* c) {
   // that stays is a rolled-back insert: its events go once the settle window has passed).
   std::chrono::milliseconds held_back_wait = kFirstHeldBackWait;
   for (;;) {
-    uint64_t generation;
     {
       std::lock_guard<std::mutex> lk(mu_);
       if (stopping_) return;
-      generation = generation_;
+      c->woken = false;  // a Notify() from here on finds the round's events, or wakes the next one
     }
     Round round;
     bool failed = false;
@@ -732,18 +763,18 @@ void OutboxService::ConsumerLoop(Consumer* c) {
     }
     if (failed) {
       ++c->failures;
-      if (!WaitFor(Backoff(c->failures), generation, false)) return;
+      if (!WaitFor(Backoff(c->failures), nullptr)) return;
       continue;
     }
     c->failures = 0;
     if (round.handed == static_cast<size_t>(options_.batch_size)) continue;  // more is waiting
     if (round.held_back) {
-      if (!WaitFor(std::min(held_back_wait, options_.poll_interval), generation, false)) return;
+      if (!WaitFor(std::min(held_back_wait, options_.poll_interval), nullptr)) return;
       held_back_wait *= 2;
       continue;
     }
     held_back_wait = kFirstHeldBackWait;
-    if (!WaitFor(options_.poll_interval, generation, true)) return;
+    if (!WaitFor(options_.poll_interval, &c->woken)) return;
   }
 }
 
@@ -812,8 +843,7 @@ void OutboxService::PurgeLoop() {
     } catch (const std::exception& e) {
       logger_.Warn("outbox retention failed", {{"error", e.what()}});
     }
-    if (!WaitFor(std::chrono::duration_cast<std::chrono::milliseconds>(options_.purge_interval), 0,
-                 false)) {
+    if (!WaitFor(std::chrono::duration_cast<std::chrono::milliseconds>(options_.purge_interval), nullptr)) {
       return;
     }
   }

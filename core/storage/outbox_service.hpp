@@ -180,6 +180,7 @@ class OutboxService final : public Outbox {
     std::atomic<bool> row_created{false};  // the outbox_consumers row is known to exist
     std::atomic<int64_t> position{0};      // as its last round here found it (shared payloads)
     int failures = 0;                      // consecutive failed rounds (loop thread only)
+    bool woken = false;  // mu_: Notify() since its round began, after a publish of one of its topics
     prometheus::Counter* consumed = nullptr;
     prometheus::Counter* handler_errors = nullptr;
     prometheus::Gauge* lag = nullptr;
@@ -187,6 +188,10 @@ class OutboxService final : public Outbox {
     prometheus::Gauge* parked_now = nullptr;
     std::atomic<std::chrono::steady_clock::rep> parked_counted_at{0};  // steady_clock ticks
     std::atomic<std::chrono::steady_clock::rep> lag_measured_at{0};    // steady_clock ticks
+    // No retry of this consumer is due before this (steady_clock ticks), as far as this instance
+    // knows: its own failures and replays bring it forward, another instance's are seen within
+    // kRetryCheckInterval.
+    std::atomic<std::chrono::steady_clock::rep> retries_due_at{0};
     std::thread thread;
   };
 
@@ -230,9 +235,9 @@ class OutboxService final : public Outbox {
   void ConsumerLoop(Consumer* c);
   void PurgeLoop();
   void StartLoopLocked(Consumer* c);
-  // Waits up to `d`, or until Stop(), or (when `wake_on_notify`) until the Notify() generation
-  // differs from `seen_generation`. False when stopping.
-  bool WaitFor(std::chrono::milliseconds d, uint64_t seen_generation, bool wake_on_notify);
+  // Waits up to `d`, or until Stop(), or (when `woken` is given) until *woken is set. False when
+  // stopping.
+  bool WaitFor(std::chrono::milliseconds d, const bool* woken);
 
   Database& db_;
   Logger& logger_;
@@ -245,10 +250,13 @@ class OutboxService final : public Outbox {
   prometheus::Family<prometheus::Counter>& parked_total_;
   prometheus::Family<prometheus::Gauge>& parked_now_;
 
-  std::mutex mu_;  // consumers_ (the map, not the rounds), generation_, running_, stopping_
+  std::mutex mu_;  // consumers_ (the map, not the rounds), each Consumer's woken, published_topics_,
+                   // running_, stopping_
   std::condition_variable cv_;
   std::map<std::string, std::unique_ptr<Consumer>> consumers_;
-  uint64_t generation_ = 0;
+  // The topics published here since the last Notify(): it wakes only their consumers (all of
+  // them when it is empty: a Notify() after no publish of this instance).
+  std::vector<std::string> published_topics_;
   bool running_ = false;
   bool stopping_ = false;
   std::thread purge_thread_;

@@ -457,6 +457,34 @@ TEST_F(OutboxTest, TwoInstancesShareOneConsumerWithoutDuplicates) {
             std::to_string(kThreads * kPerThread));
 }
 
+TEST_F(OutboxTest, NotifyWakesOnlyTheConsumersOfTheTopicsPublished) {
+  // A long poll: after its first round, a consumer runs another only when a Notify() wakes it.
+  OutboxOptions options;
+  options.poll_interval = std::chrono::seconds(60);
+  OutboxService outbox(*db_, registry_, QuietLogger(), options);
+  OutboxService elsewhere(*db_, registry_, QuietLogger());  // another instance: notifies nobody here
+  Sink things, mail;
+  outbox.Subscribe("things-consumer", {"things"}, things.Handler());
+  outbox.Subscribe("mail-consumer", {"mail"}, mail.Handler());
+  PublishOne(elsewhere, "mail", 1);
+  outbox.Start();
+  ASSERT_TRUE(Eventually("the first mail event handed", kPolling, [&] { return mail.Size() == 1; }));
+
+  // Another mail event committed elsewhere, then a "things" event published and notified here:
+  // the things consumer is woken, the mail consumer is not.
+  PublishOne(elsewhere, "mail", 2);
+  PublishOne(outbox, "things", 3);
+  outbox.Notify();
+  ASSERT_TRUE(Eventually("the things event handed", kPolling, [&] { return things.Size() == 1; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // what a wrongly woken round would take
+  EXPECT_EQ(mail.Size(), 1u);
+
+  // A Notify() after no publish here wakes every consumer: the second mail event is handed.
+  outbox.Notify();
+  EXPECT_TRUE(Eventually("the second mail event handed", kPolling, [&] { return mail.Size() == 2; }));
+  outbox.Stop();
+}
+
 TEST_F(OutboxTest, RetentionDeletesOnlyOldEventsEveryConsumerPassed) {
   OutboxService outbox(*db_, registry_, QuietLogger());
   Sink a, b;
