@@ -8,6 +8,7 @@
 #include <openssl/ecdsa.h>
 #include <openssl/evp.h>
 #include <openssl/param_build.h>
+#include <openssl/sha.h>
 
 #include "rendezvous/crypto.hpp"
 #include "rendezvous/url.hpp"
@@ -29,9 +30,6 @@ struct PkeyFree {
 };
 struct PkeyCtxFree {
   void operator()(EVP_PKEY_CTX* p) const { EVP_PKEY_CTX_free(p); }
-};
-struct MdCtxFree {
-  void operator()(EVP_MD_CTX* p) const { EVP_MD_CTX_free(p); }
 };
 struct ParamBldFree {
   void operator()(OSSL_PARAM_BLD* p) const { OSSL_PARAM_BLD_free(p); }
@@ -125,15 +123,29 @@ std::optional<std::string> EcdsaDer(const std::string& raw) {
   return out;
 }
 
-// SHA-256 fetched once (EVP_sha256() would be looked up again in every verification).
+// SHA-256 fetched once (EVP_sha256() would be looked up again in every use).
 const EVP_MD* Sha256() {
   static EVP_MD* const md = EVP_MD_fetch(nullptr, "SHA256", nullptr);
   return md;
 }
 
-bool VerifySignature(DpopAlg alg, EVP_PKEY* key, const std::string& raw_signature,
+// A verification context for `key` with SHA-256 as the signature's digest, made once per key: a
+// proof's verification duplicates it (no provider look-up, no key export) instead of setting one
+// up (EVP_DigestVerifyInit fetches the signature algorithm and walks the provider's names each
+// time). Null when OpenSSL refuses the key.
+std::shared_ptr<EVP_PKEY_CTX> VerifyContext(EVP_PKEY* key) {
+  if (key == nullptr || Sha256() == nullptr) return nullptr;
+  std::shared_ptr<EVP_PKEY_CTX> ctx(EVP_PKEY_CTX_new_from_pkey(nullptr, key, nullptr), EVP_PKEY_CTX_free);
+  if (!ctx || EVP_PKEY_verify_init(ctx.get()) != 1 || EVP_PKEY_CTX_set_signature_md(ctx.get(), Sha256()) != 1) {
+    return nullptr;
+  }
+  return ctx;
+}
+
+// `prepared` is VerifyContext(key): only read here (duplicated), so one serves every thread.
+bool VerifySignature(DpopAlg alg, EVP_PKEY* key, EVP_PKEY_CTX* prepared, const std::string& raw_signature,
                      std::string_view signing_input) {
-  if (key == nullptr || Sha256() == nullptr) return false;
+  if (key == nullptr || prepared == nullptr) return false;
   std::optional<std::string> der;
   if (alg == DpopAlg::kES256) {
     der = EcdsaDer(raw_signature);
@@ -142,11 +154,11 @@ bool VerifySignature(DpopAlg alg, EVP_PKEY* key, const std::string& raw_signatur
     return false;
   }
   const std::string& signature = der ? *der : raw_signature;
-  std::unique_ptr<EVP_MD_CTX, MdCtxFree> md(EVP_MD_CTX_new());
-  if (!md || EVP_DigestVerifyInit(md.get(), nullptr, Sha256(), nullptr, key) != 1) return false;
-  return EVP_DigestVerify(md.get(), reinterpret_cast<const unsigned char*>(signature.data()),
-                          signature.size(), reinterpret_cast<const unsigned char*>(signing_input.data()),
-                          signing_input.size()) == 1;
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(signing_input.data()), signing_input.size(), digest);
+  std::unique_ptr<EVP_PKEY_CTX, PkeyCtxFree> ctx(EVP_PKEY_CTX_dup(prepared));
+  return ctx && EVP_PKEY_verify(ctx.get(), reinterpret_cast<const unsigned char*>(signature.data()),
+                                signature.size(), digest, sizeof digest) == 1;
 }
 
 // The public key of the header: its own members checked, private ones refused. Returns the
@@ -274,7 +286,8 @@ Status DecodeBody(const ProofParts& parts, nlohmann::json& claims, std::string& 
 
 struct DpopHeaderKey {
   DpopAlg alg = DpopAlg::kES256;
-  std::shared_ptr<EVP_PKEY> key;  // null when the key does not decode
+  std::shared_ptr<EVP_PKEY> key;        // null when the key does not decode
+  std::shared_ptr<EVP_PKEY_CTX> verify;  // VerifyContext(key): null with it
   std::string jkt;
 };
 
@@ -322,7 +335,7 @@ std::string JwkThumbprint(const nlohmann::json& jwk) {
   std::string digest(32, '\0');
   const std::string canonical = jwk.dump();
   EVP_Digest(canonical.data(), canonical.size(), reinterpret_cast<unsigned char*>(digest.data()), nullptr,
-             EVP_sha256(), nullptr);
+             Sha256(), nullptr);
   return crypto::Base64UrlEncode(digest);
 }
 
@@ -337,9 +350,10 @@ Result<DpopProof> VerifyDpopProof(std::string_view compact, const DpopExpectatio
     auto built = std::make_shared<DpopHeaderKey>();
     built->alg = header->alg;
     built->key = std::shared_ptr<EVP_PKEY>(KeyOf(header->jwk).release(), EVP_PKEY_free);
+    built->verify = VerifyContext(built->key.get());
     built->jkt = JwkThumbprint(header->jwk);
     // A key that does not decode is not kept: such proofs fail below, each time.
-    if (cache && built->key) cache->Put(parts->header, built);
+    if (cache && built->verify) cache->Put(parts->header, built);
     header_key = std::move(built);
   }
   nlohmann::json claims;
@@ -365,15 +379,16 @@ Result<DpopProof> VerifyDpopProof(std::string_view compact, const DpopExpectatio
   if (*iat > expect.now + expect.max_future) return Invalid("the proof's iat is in the future");
   if (!expect.access_token.empty()) {
     const std::string* ath = StringClaim(claims, "ath");
-    std::string digest(32, '\0');
-    EVP_Digest(expect.access_token.data(), expect.access_token.size(),
-               reinterpret_cast<unsigned char*>(digest.data()), nullptr, Sha256(), nullptr);
+    std::string digest(SHA256_DIGEST_LENGTH, '\0');
+    SHA256(reinterpret_cast<const unsigned char*>(expect.access_token.data()), expect.access_token.size(),
+           reinterpret_cast<unsigned char*>(digest.data()));
     if (!ath || !crypto::ConstantTimeEquals(*ath, crypto::Base64UrlEncode(digest))) {
       return Invalid("the proof's ath does not match the access token");
     }
   }
   // The signature last: the checks above cost nothing, a verification does.
-  if (!VerifySignature(header_key->alg, header_key->key.get(), signature, parts->signing_input)) {
+  if (!VerifySignature(header_key->alg, header_key->key.get(), header_key->verify.get(), signature,
+                       parts->signing_input)) {
     return Invalid("the proof's signature does not verify");
   }
   return DpopProof{header_key->jkt, *jti, *iat};
