@@ -429,9 +429,11 @@ OutboxService::Round OutboxService::RunRound(Consumer& c) {
     round.held_back = held_back;
     HandleOneByOne(c, start_position, batch, round);
   }
-  if (round.handed > 0 && !batch_failed) Committed(c);  // one by one: after each of their commits
+  if (round.handed > 0) Committed(c);
   if (row_missing_or_locked) c.row_created = false;  // recreate it next round if it was deleted
+  const size_t handed_before_retries = round.handed;
   RetryDue(c, round);
+  if (round.handed > handed_before_retries) Committed(c);
   if (round.handed > 0) c.consumed->Increment(static_cast<double>(round.handed));
   if (!batch_failed) {
     if (lag >= 0) {
@@ -484,7 +486,6 @@ void OutboxService::HandleOneByOne(Consumer& c, int64_t position, const std::vec
     if (!threw) {
       ++round.handed;
       position = event.id;
-      Committed(c);
       continue;
     }
     c.handler_errors->Increment();
@@ -546,10 +547,7 @@ void OutboxService::RetryDue(Consumer& c, Round& round) {
     }
     if (none) return;
     if (!threw) {
-      if (event.id != 0) {
-        ++round.handed;
-        Committed(c);
-      }
+      if (event.id != 0) ++round.handed;
       continue;
     }
     c.handler_errors->Increment();

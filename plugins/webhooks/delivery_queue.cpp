@@ -1,9 +1,7 @@
 #include "delivery_queue.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <map>
-#include <string_view>
 #include <tuple>
 
 #include "rendezvous/crypto.hpp"
@@ -46,11 +44,12 @@ std::string IdList(const std::vector<int64_t>& ids) {
   return out;
 }
 
-// Calls `fn` on consecutive parts of `rows` of a few fixed sizes (each size is one cached
-// statement, whatever the batch), then clears `rows`.
-template <typename Fn>
-void ForEachChunk(std::vector<std::vector<DbValue>>& rows, Fn&& fn) {
+// Inserts `rows` with multi-row statements of a few fixed sizes (each size is one cached
+// statement, whatever the batch). Returns the affected rows.
+uint64_t InsertInChunks(DbConnection& tx, std::string_view head, std::vector<std::vector<DbValue>>& rows,
+                        std::string_view tail = {}, std::string_view row = {}) {
   constexpr size_t kChunks[] = {64, 32, 16, 8, 4, 2, 1};
+  uint64_t affected = 0;
   size_t at = 0;
   while (at < rows.size()) {
     size_t n = 1;
@@ -62,17 +61,10 @@ void ForEachChunk(std::vector<std::vector<DbValue>>& rows, Fn&& fn) {
     }
     std::vector<std::vector<DbValue>> part(std::make_move_iterator(rows.begin() + static_cast<std::ptrdiff_t>(at)),
                                            std::make_move_iterator(rows.begin() + static_cast<std::ptrdiff_t>(at + n)));
-    fn(part);
+    affected += tx.InsertRows(head, part, tail, row);
     at += n;
   }
   rows.clear();
-}
-
-// Inserts `rows` with multi-row statements (ForEachChunk). Returns the affected rows.
-uint64_t InsertInChunks(DbConnection& tx, std::string_view head, std::vector<std::vector<DbValue>>& rows,
-                        std::string_view tail = {}, std::string_view row = {}) {
-  uint64_t affected = 0;
-  ForEachChunk(rows, [&](std::vector<std::vector<DbValue>>& part) { affected += tx.InsertRows(head, part, tail, row); });
   return affected;
 }
 
@@ -87,58 +79,21 @@ Json AttemptJson(const DbRow& row) {
 
 }  // namespace
 
-size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& batch, Handoff* handoff) {
+size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& batch) {
   // The webhooks of each organizer and event type (both levels, one query) are read once per
   // batch; the deliveries are written by multi-row inserts, each at most kMaxInsertBytes of bodies.
   constexpr size_t kMaxInsertBytes = 4 << 20;
-  constexpr std::string_view kInsert =
-      "INSERT INTO webhook_deliveries (webhook_id, event_id, trigger_event, message_id, body, content_type,"
-      " event_at, status, round_attempts, next_attempt_at, created_at, updated_at";
   std::map<std::pair<int64_t, std::optional<int64_t>>, std::vector<Webhook>> active;
   std::vector<std::vector<DbValue>> rows;
   size_t row_bytes = 0;
   size_t created = 0;
-  // The handed-off deliveries: rows inserted leased (with their secrets' webhooks, read once per
-  // batch, as a claim reads them), matched to the ids the insert returns by their webhook-ids.
-  std::vector<std::vector<DbValue>> leased_rows;
-  std::vector<ClaimedDelivery> leased;
-  std::map<int64_t, std::optional<Webhook>> loaded;
   auto flush = [&] {
-    created += InsertInChunks(tx, std::string(kInsert) + ")", rows, " ON DUPLICATE KEY UPDATE id = id",
-                              "(?, ?, ?, ?, ?, ?, ?, 'pending', 0, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))");
-    if (!leased_rows.empty()) {
-      // INSERT … RETURNING answers for every row of the statement, those that hit the unique
-      // (webhook, event) key with the existing row's values: a row of an event handed over twice
-      // comes back with a webhook-id other than the one just chosen, and is neither counted nor
-      // handed off (another claim owns it).
-      std::map<std::string_view, size_t> by_message;
-      for (size_t i = 0; i < leased.size(); ++i) by_message.emplace(leased[i].message_id, i);
-      std::vector<bool> inserted(leased.size(), false);
-      ForEachChunk(leased_rows, [&](std::vector<std::vector<DbValue>>& part) {
-        std::string sql = std::string(kInsert) + ", leased_until) VALUES ";
-        std::vector<DbValue> values;
-        values.reserve(part.size() * 8);
-        for (size_t r = 0; r < part.size(); ++r) {
-          sql += r ? ", " : "";
-          sql += "(?, ?, ?, ?, ?, ?, ?, 'pending', 0, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3), UTC_TIMESTAMP(3),"
-                 " UTC_TIMESTAMP(3) + INTERVAL ? SECOND)";
-          for (DbValue& v : part[r]) values.push_back(std::move(v));
-        }
-        sql += " ON DUPLICATE KEY UPDATE id = id RETURNING id, message_id";
-        for (const DbRow& row : tx.Query(sql, values)) {
-          auto it = by_message.find(row.String("message_id"));
-          if (it == by_message.end()) continue;
-          leased[it->second].id = row.Int("id");
-          inserted[it->second] = true;
-        }
-      });
-      for (size_t i = 0; i < leased.size(); ++i) {
-        if (!inserted[i]) continue;
-        ++created;
-        handoff->deliveries.push_back(std::move(leased[i]));
-      }
-      leased.clear();
-    }
+    created += InsertInChunks(
+        tx,
+        "INSERT INTO webhook_deliveries (webhook_id, event_id, trigger_event, message_id, body, content_type,"
+        " event_at, status, round_attempts, next_attempt_at, created_at, updated_at)",
+        rows, " ON DUPLICATE KEY UPDATE id = id",
+        "(?, ?, ?, ?, ?, ?, ?, 'pending', 0, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))");
     row_bytes = 0;
   };
   for (const OutboxEvent& e : batch) {
@@ -157,8 +112,6 @@ size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& 
     // (the stored text when it is well-formed UTF-8, else the parsed event serialized), copied to
     // each webhook's delivery.
     std::optional<std::string> event_body;
-    const int64_t event_at_ms =
-        std::chrono::duration_cast<std::chrono::milliseconds>(e.created_at.time_since_epoch()).count();
     for (const Webhook& w : webhooks->second) {
       if (!w.Subscribes(trigger)) continue;
       RenderedBody body;
@@ -178,27 +131,10 @@ size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& 
         body = RenderBody(w.payload_template, payload);  // no scripts: no Lua values to build
       }
       row_bytes += body.body.size();
-      const std::string event_at = time::FormatSql(event_at_ms);
-      std::string message_id = "msg_" + crypto::RandomToken(18);
-      const bool lease = handoff != nullptr && handoff->deliveries.size() + leased.size() < handoff->room &&
-                         !std::binary_search(handoff->busy.begin(), handoff->busy.end(), w.id);
-      if (lease) {
-        auto hook = loaded.find(w.id);
-        if (hook == loaded.end()) hook = loaded.emplace(w.id, webhooks_.Load(tx, w.id)).first;
-        ClaimedDelivery d;
-        d.message_id = message_id;
-        d.trigger = trigger;
-        d.body = body.body;
-        d.content_type = body.content_type;
-        d.event_at_ms = event_at_ms;
-        d.webhook = hook->second;
-        leased.push_back(std::move(d));
-        leased_rows.push_back({w.id, e.id, trigger, std::move(message_id), std::move(body.body),
-                               std::move(body.content_type), event_at, handoff->lease_seconds});
-      } else {
-        rows.push_back({w.id, e.id, trigger, std::move(message_id), std::move(body.body),
-                        std::move(body.content_type), event_at});
-      }
+      const std::string event_at = time::FormatSql(
+          std::chrono::duration_cast<std::chrono::milliseconds>(e.created_at.time_since_epoch()).count());
+      rows.push_back({w.id, e.id, trigger, "msg_" + crypto::RandomToken(18), std::move(body.body),
+                      std::move(body.content_type), event_at});
       if (row_bytes >= kMaxInsertBytes) flush();
     }
   }

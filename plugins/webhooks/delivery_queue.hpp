@@ -89,19 +89,6 @@ struct RecordAndClaimResult {
   ClaimCursor last;                       // the last of `claimed` in the index's order ({0, 0}: none)
 };
 
-// The outbox consumer's hand-off to this process's sender (Enqueue's `handoff`): up to `room` of
-// the deliveries a batch creates are inserted already leased for `lease_seconds` (none of the
-// webhooks in `busy`, whose destinations are full), and come back in `deliveries` as a claim
-// would have read them, their ids those of the rows. The caller hands them to the sender once the
-// transaction has committed, and drops them if it rolls back. A process that dies in between
-// leaves them to their leases: claimed and sent again later, with the same webhook-id.
-struct Handoff {
-  size_t room = 0;
-  std::vector<int64_t> busy;  // sorted
-  int64_t lease_seconds = 0;
-  std::vector<ClaimedDelivery> deliveries;  // out
-};
-
 struct Backlog {
   int64_t due = 0;                 // pending deliveries whose time has come
   double oldest_age_seconds = 0;  // how long the longest-waiting of them has been due
@@ -113,9 +100,8 @@ class DeliveryQueue {
       : webhooks_(webhooks), hooks_(std::move(hooks)) {}
   // Versions after WebhookStore's.
 
-  // The outbox handler's work (topic "bookings"). Returns the number of deliveries created (those
-  // handed off included).
-  size_t Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& batch, Handoff* handoff = nullptr);
+  // The outbox handler's work (topic "bookings"). Returns the number of deliveries created.
+  size_t Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& batch);
 
   // Up to `limit` due deliveries, each leased for `lease_seconds`, none of the webhooks in
   // `skip_webhooks` (their receivers are busy), earliest due first (by due time, then id).

@@ -110,7 +110,6 @@ DeliverySender::~DeliverySender() { Stop(); }
 
 void DeliverySender::Start() {
   stopping_ = false;
-  started_ = true;
   send_thread_ = std::thread([this] { SendLoop(); });
   store_thread_ = std::thread([this] { StoreLoop(); });
 }
@@ -135,40 +134,6 @@ void DeliverySender::Stop() noexcept {
   destinations_.clear();
   webhooks_held_.clear();
   held_ = 0;
-}
-
-int64_t DeliverySender::LeaseSeconds() const {
-  return 2 * static_cast<int64_t>(options_.timeout.count()) + kLeaseSlackSeconds;
-}
-
-DeliverySender::Grant DeliverySender::Reserve() {
-  Grant grant;
-  grant.lease_seconds = LeaseSeconds();
-  grant.at = std::chrono::steady_clock::now();
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!started_ || stopping_) return grant;
-  const size_t budget = 2 * options_.max_in_flight;
-  grant.room = held_ < budget ? budget - held_ : 0;
-  if (grant.room == 0) return grant;
-  held_ += grant.room;
-  grant.busy = BusyWebhooksLocked();  // in id order
-  return grant;
-}
-
-void DeliverySender::Release(const Grant& grant) noexcept {
-  if (grant.room == 0) return;
-  std::lock_guard<std::mutex> lock(mu_);
-  held_ -= std::min(held_, grant.room);  // Stop() may have reset it meanwhile
-  store_cv_.notify_all();
-}
-
-void DeliverySender::Accept(std::vector<ClaimedDelivery> deliveries, const Grant& grant) {
-  if (deliveries.size() > grant.room) deliveries.resize(grant.room);  // never: Enqueue keeps to it
-  if (stopping_ || deliveries.empty()) {
-    Release(grant);  // after Stop: left to their leases
-    return;
-  }
-  Hold(std::move(deliveries), grant.at, grant.room);
 }
 
 void DeliverySender::Wake() noexcept {
@@ -296,7 +261,7 @@ size_t DeliverySender::Round(size_t limit) {
   const bool full_claim = limit > 0 && started >= next_full_claim_;
   try {
     round = queue_.RecordAndClaim(db_, batch, options_.disable_after_seconds, hooks_.notify_owner, limit,
-                                  LeaseSeconds(),
+                                  2 * static_cast<int64_t>(options_.timeout.count()) + kLeaseSlackSeconds,
                                   busy, full_claim ? ClaimCursor{} : claim_after_);
     ok = true;
     if (full_claim) {
@@ -314,16 +279,11 @@ size_t DeliverySender::Round(size_t limit) {
   if (!ok) return kRoundFailed;
   const size_t got = round.claimed.size();
   if (got == 0) return 0;
-  Hold(std::move(round.claimed), std::chrono::steady_clock::now(), 0);
-  return got;
-}
-
-void DeliverySender::Hold(std::vector<ClaimedDelivery> deliveries, std::chrono::steady_clock::time_point claimed_at,
-                          size_t reserved) {
+  const auto now = std::chrono::steady_clock::now();
   std::vector<Claimed> claimed;
-  claimed.reserve(deliveries.size());
-  for (ClaimedDelivery& d : deliveries) {
-    Claimed c{std::move(d), std::nullopt, "", "", claimed_at};
+  claimed.reserve(got);
+  for (ClaimedDelivery& d : round.claimed) {
+    Claimed c{std::move(d), std::nullopt, "", "", now};
     if (c.delivery.webhook) {
       Result<net::Url> url = ParseSubscriberUrl(c.delivery.webhook->subscriber_url);
       if (url.ok()) {
@@ -337,7 +297,6 @@ void DeliverySender::Hold(std::vector<ClaimedDelivery> deliveries, std::chrono::
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
-    held_ -= std::min(held_, reserved);
     for (Claimed& c : claimed) {
       ++held_;
       if (!c.destination.empty()) {
@@ -348,9 +307,9 @@ void DeliverySender::Hold(std::vector<ClaimedDelivery> deliveries, std::chrono::
       }
       inbox_.push_back(std::move(c));
     }
-    if (reserved > claimed.size()) store_cv_.notify_all();  // room returned
   }
   http_.Wakeup();
+  return got;
 }
 
 void DeliverySender::StartWaiting() {

@@ -15,15 +15,7 @@
 //   in the table for later claims. The same thread purges the delivery log past `retention` and
 //   measures the backlog.
 //
-// - the outbox consumer hands over what it creates (DeliveryQueue::Handoff): its transaction
-//   reserves room beside what the sender holds (Reserve), inserts up to that many deliveries
-//   already leased, and after its commit hands them over with their ids and bodies (Accept), so
-//   that they are neither claimed nor read back; a rolled-back transaction returns the room
-//   (Release). Handed-over deliveries then wait and are sent like claimed ones: the same
-//   per-destination limits, lease start margin, address checks and records.
-//
-// Start()/Stop() once each, from one thread; Wake(), Reserve(), Accept() and Release() from any
-// thread.
+// Start()/Stop() once each, from one thread; Wake() from any thread.
 #pragma once
 
 #include <atomic>
@@ -91,20 +83,6 @@ class DeliverySender {
   // Deliveries may be due: claim now rather than at the next poll.
   void Wake() noexcept;
 
-  // Room for a hand-off: every free place of the claim-ahead budget, reserved until Accept or
-  // Release; none before Start or after Stop.
-  struct Grant {
-    size_t room = 0;
-    std::vector<int64_t> busy;  // sorted: webhooks a claim would leave out now
-    int64_t lease_seconds = 0;
-    std::chrono::steady_clock::time_point at;  // before the rows' leases start
-  };
-  Grant Reserve();
-  // Takes over `deliveries` (at most grant.room, leased since after grant.at) and returns the
-  // rest of the room.
-  void Accept(std::vector<ClaimedDelivery> deliveries, const Grant& grant);
-  void Release(const Grant& grant) noexcept;
-
  private:
   // A claimed delivery, its subscriber URL parsed once (nullopt, with url_error, when its webhook
   // is gone or the URL does not parse).
@@ -157,11 +135,6 @@ class DeliverySender {
   // Metrics and logs of recorded attempts after their round (`recorded`: it committed).
   void Report(const std::vector<Finished>& finished, bool recorded, const std::vector<int64_t>& disabled);
   void Housekeeping();
-  // Parses the deliveries' URLs and hands them to the sending thread, counted as held;
-  // `reserved` places of held_ were theirs already.
-  void Hold(std::vector<ClaimedDelivery> deliveries, std::chrono::steady_clock::time_point claimed_at,
-            size_t reserved);
-  int64_t LeaseSeconds() const;
   // The webhooks whose destinations have max_per_host requests open and as many deliveries
   // waiting (mu_ held).
   std::vector<int64_t> BusyWebhooksLocked() const;
@@ -204,7 +177,6 @@ class DeliverySender {
   std::chrono::steady_clock::time_point next_housekeeping_{};
   std::chrono::steady_clock::time_point next_purge_{};
 
-  std::atomic<bool> started_{false};
   std::atomic<bool> stopping_{false};
   std::atomic<bool> woken_{false};
   std::thread send_thread_;

@@ -4,11 +4,9 @@
 // the outbox, so it starts whether or not the bookings plugin is enabled; event types, for their
 // webhooks, come from the bookings plugin's "bookings.event_types" when it is (without it, no event
 // type exists).
+#include <atomic>
 #include <memory>
-#include <mutex>
-#include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "delivery_queue.hpp"
@@ -154,57 +152,20 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
 
   ctx.AddMigrations(WebhookMigrations());
 
-  // The consumer's transaction inserts what the sender has room for already leased to it, and
-  // hands those over once it has committed (the outbox calls `committed` after every commit that
-  // handed events to the handler, before the handler's next call: a grant still pending when the
-  // handler runs again belongs to a transaction that rolled back, and only its room is returned).
-  // For the rest, the sender is woken after the commit: woken earlier, its claim would not see
-  // them yet.
-  struct PendingHandoff {
-    std::mutex mu;
-    std::optional<DeliverySender::Grant> grant;
-    std::vector<ClaimedDelivery> deliveries;
-    bool unleased = false;  // rows the sender must claim were created
-  };
-  auto pending = std::make_shared<PendingHandoff>();
+  // The sender is woken once the new deliveries have committed: woken earlier, its claim would
+  // not see them yet.
+  auto created = std::make_shared<std::atomic<bool>>(false);
   ctx.outbox().Subscribe(
       kConsumer, {kTopic},
-      [queue, metrics, sender, pending](DbConnection& tx, const std::vector<OutboxEvent>& batch) {
-        std::lock_guard<std::mutex> lock(pending->mu);
-        if (pending->grant) {
-          sender->Release(*pending->grant);
-          pending->grant.reset();
-          pending->deliveries.clear();
+      [queue, metrics, created](DbConnection& tx, const std::vector<OutboxEvent>& batch) {
+        const size_t n = queue->Enqueue(tx, batch);
+        if (n > 0) {
+          metrics->DeliveriesCreated(n);
+          created->store(true);
         }
-        Handoff handoff;
-        DeliverySender::Grant grant = sender->Reserve();
-        handoff.room = grant.room;
-        handoff.busy = grant.busy;
-        handoff.lease_seconds = grant.lease_seconds;
-        size_t n = 0;
-        try {
-          n = queue->Enqueue(tx, batch, &handoff);
-        } catch (...) {
-          sender->Release(grant);
-          throw;
-        }
-        if (n > 0) metrics->DeliveriesCreated(n);
-        if (n > handoff.deliveries.size()) pending->unleased = true;
-        pending->deliveries = std::move(handoff.deliveries);
-        pending->grant = std::move(grant);
       },
-      [sender, pending] {
-        std::optional<DeliverySender::Grant> grant;
-        std::vector<ClaimedDelivery> deliveries;
-        bool unleased = false;
-        {
-          std::lock_guard<std::mutex> lock(pending->mu);
-          grant.swap(pending->grant);
-          deliveries.swap(pending->deliveries);
-          unleased = std::exchange(pending->unleased, false);
-        }
-        if (grant) sender->Accept(std::move(deliveries), *grant);
-        if (unleased) sender->Wake();
+      [sender, created] {
+        if (created->exchange(false)) sender->Wake();
       });
   ServiceOptions service_options;
   service_options.allow_private_networks = config.allow_private_networks;

@@ -15,9 +15,6 @@
 #include <prometheus/registry.h>
 
 #include "delivery_queue.hpp"
-#include "delivery_sender.hpp"
-#include "eventually.hpp"
-#include "loopback_http_server.hpp"
 #include "rendezvous/time.hpp"
 #include "storage/migrator.hpp"
 #include "storage/mysql_database.hpp"
@@ -31,8 +28,6 @@ namespace {
 using webhooks::Attempt;
 using webhooks::ClaimedDelivery;
 using webhooks::DeliveryQueue;
-using webhooks::DeliverySender;
-using webhooks::Handoff;
 using webhooks::Outcome;
 using webhooks::RecordedAttempt;
 using webhooks::WebhookStore;
@@ -57,15 +52,8 @@ class WebhooksDeliveryQueueDb : public ::testing::Test {
 
   // `n` BOOKING_CREATED events of organizer 3 turned into deliveries by the outbox handler.
   void Enqueue(int n) {
-    const std::vector<OutboxEvent> batch = Events(1, n);
-    const size_t created = db_->Transaction([&](DbConnection& tx) { return queue_->Enqueue(tx, batch); });
-    ASSERT_EQ(created, static_cast<size_t>(n));
-  }
-
-  // BOOKING_CREATED events of organizer 3 with ids from..to.
-  static std::vector<OutboxEvent> Events(int from, int to) {
     std::vector<OutboxEvent> batch;
-    for (int i = from; i <= to; ++i) {
+    for (int i = 1; i <= n; ++i) {
       OutboxEvent e;
       e.id = i;
       e.topic = "bookings";
@@ -77,7 +65,8 @@ class WebhooksDeliveryQueueDb : public ::testing::Test {
       e.created_at = std::chrono::system_clock::now();
       batch.push_back(std::move(e));
     }
-    return batch;
+    const size_t created = db_->Transaction([&](DbConnection& tx) { return queue_->Enqueue(tx, batch); });
+    ASSERT_EQ(created, static_cast<size_t>(n));
   }
 
   static std::vector<RecordedAttempt> Outcomes(const std::vector<ClaimedDelivery>& claimed,
@@ -301,126 +290,6 @@ TEST_F(WebhooksDeliveryQueueDb, EventGoesToTheOrganizersAndItsEventTypesWebhooks
   EXPECT_EQ(webhooks_of(2), std::to_string(webhook_id_));
   EXPECT_EQ(webhooks_of(3), std::to_string(webhook_id_) + "," + on_seven);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE webhook_id = " + on_eight), 0);
-}
-
-// The outbox consumer's hand-off: up to its room, the deliveries are inserted already leased and
-// come back with the ids, webhook-ids and bodies of their rows, so that no claim takes them; the
-// rest stay for the claim. An event handed over twice hands nothing off. A hand-off that never
-// reaches the sender (the process died after the commit) is claimed once the lease runs out, with
-// the same webhook-ids.
-TEST_F(WebhooksDeliveryQueueDb, HandoffLeasesUpToItsRoomWithTheRowsIds) {
-  const std::vector<OutboxEvent> batch = Events(1, 3);
-  Handoff handoff;
-  handoff.room = 2;
-  handoff.lease_seconds = kLease;
-  EXPECT_EQ(db_->Transaction([&](DbConnection& tx) { return queue_->Enqueue(tx, batch, &handoff); }), 3u);
-  ASSERT_EQ(handoff.deliveries.size(), 2u);
-  std::set<int64_t> handed;
-  for (const ClaimedDelivery& d : handoff.deliveries) {
-    handed.insert(d.id);
-    EXPECT_EQ(scratch_.QueryValue("SELECT message_id FROM webhook_deliveries WHERE id = " + std::to_string(d.id)),
-              d.message_id);
-    EXPECT_EQ(scratch_.QueryValue("SELECT body FROM webhook_deliveries WHERE id = " + std::to_string(d.id)), d.body);
-    EXPECT_EQ(d.trigger, "BOOKING_CREATED");
-    EXPECT_EQ(d.round_attempts, 0);
-    EXPECT_GT(d.event_at_ms, 0);
-    ASSERT_TRUE(d.webhook.has_value());
-    EXPECT_EQ(d.webhook->id, webhook_id_);
-  }
-  EXPECT_EQ(handed.size(), 2u);
-  EXPECT_EQ(Leased(), 2);
-
-  const std::vector<ClaimedDelivery> claimed = queue_->Claim(*db_, 10, kLease);
-  ASSERT_EQ(claimed.size(), 1u);
-  EXPECT_EQ(handed.count(claimed[0].id), 0u);
-
-  Handoff again;
-  again.room = 10;
-  again.lease_seconds = kLease;
-  EXPECT_EQ(db_->Transaction([&](DbConnection& tx) { return queue_->Enqueue(tx, batch, &again); }), 0u);
-  EXPECT_TRUE(again.deliveries.empty());
-  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries"), 3);
-
-  // The hand-off is lost; its leases run out.
-  scratch_.Exec("UPDATE webhook_deliveries SET leased_until = UTC_TIMESTAMP(3) - INTERVAL 1 SECOND WHERE id IN (" +
-                std::to_string(*handed.begin()) + "," + std::to_string(*handed.rbegin()) + ")");
-  const std::vector<ClaimedDelivery> reclaimed = queue_->Claim(*db_, 10, kLease);
-  ASSERT_EQ(reclaimed.size(), 2u);
-  for (const ClaimedDelivery& d : reclaimed) {
-    auto was = std::find_if(handoff.deliveries.begin(), handoff.deliveries.end(),
-                            [&](const ClaimedDelivery& h) { return h.id == d.id; });
-    ASSERT_NE(was, handoff.deliveries.end()) << d.id;
-    EXPECT_EQ(d.message_id, was->message_id);
-  }
-}
-
-// Through the sender: what a committed transaction hands over is sent once, with the webhook-ids
-// its rows hold, and recorded against those rows; a transaction that rolls back leaves no row and
-// returns its room, and nothing more is sent.
-TEST_F(WebhooksDeliveryQueueDb, HandedOverDeliveriesAreSentOnceAndARollbackHandsNothingOver) {
-  LoopbackHttpServer receiver([](const PeerRequest&) {
-    PeerResponse ok;
-    ok.body = "ok";
-    return ok;
-  });
-  scratch_.Exec("UPDATE webhooks SET subscriber_url = '" + receiver.url() + "/hook' WHERE id = " +
-                std::to_string(webhook_id_));
-  webhooks::SenderOptions options;
-  options.allow_private_networks = true;
-  options.max_in_flight = 4;
-  options.poll_interval = std::chrono::seconds(60);  // no claim finds them: only the hand-off sends
-  DeliverySender sender(*db_, *queue_, QuietLogger(), options);
-  EXPECT_EQ(sender.Reserve().room, 0u);  // not started
-  sender.Start();
-
-  DeliverySender::Grant grant = sender.Reserve();
-  ASSERT_EQ(grant.room, 8u);
-  Handoff handoff;
-  handoff.room = grant.room;
-  handoff.lease_seconds = grant.lease_seconds;
-  const std::vector<OutboxEvent> batch = Events(1, 3);
-  ASSERT_EQ(db_->Transaction([&](DbConnection& tx) { return queue_->Enqueue(tx, batch, &handoff); }), 3u);
-  ASSERT_EQ(handoff.deliveries.size(), 3u);
-  sender.Accept(std::move(handoff.deliveries), grant);
-  ASSERT_TRUE(receiver.AwaitRequests(3));
-  ASSERT_TRUE(Eventually("3 deliveries recorded as succeeded", Patience{}, [&] {
-    return Count("SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'succeeded'") == 3;
-  }));
-  std::multiset<std::string> sent;
-  for (const PeerRequest& r : receiver.Requests()) sent.insert(r.Header("webhook-id"));
-  std::multiset<std::string> stored;
-  for (int64_t i = 1; i <= 3; ++i) {
-    stored.insert(scratch_.QueryValue("SELECT message_id FROM webhook_deliveries WHERE event_id = " + std::to_string(i)));
-  }
-  EXPECT_EQ(sent, stored);
-  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_delivery_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id"
-                  " WHERE a.status_code = 200"),
-            3);
-
-  // Rolled back: the rows are gone, the room comes back whole.
-  ASSERT_TRUE(Eventually("the sender's room free again", Patience{}, [&] {
-    DeliverySender::Grant g = sender.Reserve();
-    sender.Release(g);
-    return g.room == 8;
-  }));
-  DeliverySender::Grant lost = sender.Reserve();
-  EXPECT_EQ(lost.room, 8u);
-  Handoff rolled_back;
-  rolled_back.room = lost.room;
-  rolled_back.lease_seconds = lost.lease_seconds;
-  const std::vector<OutboxEvent> more = Events(4, 5);
-  EXPECT_THROW(db_->Transaction([&](DbConnection& tx) {
-                 queue_->Enqueue(tx, more, &rolled_back);
-                 throw std::runtime_error("the consumer's transaction fails");
-               }),
-               std::runtime_error);
-  sender.Release(lost);
-  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries"), 3);
-  DeliverySender::Grant after = sender.Reserve();
-  EXPECT_EQ(after.room, 8u);
-  sender.Release(after);
-  sender.Stop();
-  EXPECT_EQ(receiver.Requests().size(), 3u);
 }
 
 }  // namespace

@@ -37,12 +37,9 @@ struct OutboxEvent {
 // after later ones, and must treat each event on its own. Throw only for what another attempt
 // may fix or an operator must see; never for input it can judge bad itself (skip that).
 using OutboxHandler = std::function<void(DbConnection& tx, const std::vector<OutboxEvent>& batch)>;
-// Called on the consumer's loop thread once the handler's writes have committed: after each
-// commit of a transaction that called the handler (a batch, an event handled one by one or
-// retried), before the handler's next call. So a handler's call that is not followed by this one
-// before the next call belongs to a transaction that rolled back. Work the handler queued (rows
-// another thread takes up) can be signalled or handed over here, when that thread can already see
-// it.
+// Called on the consumer's loop thread once the handler's writes have committed: after a batch,
+// and after the events handled one by one or retried when there were any. Work the handler queued
+// (rows another thread takes up) can be signalled here, when that thread can already see it.
 using OutboxCommitted = std::function<void()>;
 
 class Outbox {
