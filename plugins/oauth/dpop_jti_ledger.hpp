@@ -2,13 +2,15 @@
 // Claim(key) is true for a key no instance sharing the database has claimed before. Concurrent
 // claims are written together, as a database group commit does: the claims that arrive while one
 // write is under way wait for it and then go in one `INSERT IGNORE … RETURNING` (at most
-// kMaxBatch keys), which answers with the keys that were new; a lone claim is written at once. A
-// busy server so pays one statement for many proofs instead of one for each, and a replay is still
-// refused on every instance (the primary key decides). Thread-safe; Claim throws
-// DatabaseUnavailable when the write fails (every claim of that write). The Database must outlive
-// the ledger.
+// kMaxBatch keys), which answers with the keys that were new. A busy server so pays one statement
+// for many proofs instead of one for each, and a replay is still refused on every instance (the
+// primary key decides). A lone claim is a prepared `INSERT IGNORE` answered by its affected-row
+// count, and so is each claim of a batch on a server without `RETURNING` (MySQL 8: found once, by
+// VERSION()). Thread-safe; Claim throws DatabaseUnavailable when the write fails (every claim of
+// that write). The Database must outlive the ledger.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -25,8 +27,9 @@ class DpopJtiLedger {
  public:
   static constexpr size_t kMaxBatch = 128;
 
-  // keep_seconds: how long a claimed key is kept (TokenPurger deletes it after that).
-  DpopJtiLedger(Database& db, int64_t keep_seconds);
+  // keep_seconds: how long a claimed key is kept (TokenPurger deletes it after that). With
+  // `returning` false, batches are written claim by claim even where RETURNING exists.
+  DpopJtiLedger(Database& db, int64_t keep_seconds, bool returning = true);
 
   // `key`: 64 lowercase hexadecimal characters (a SHA-256); kInvalid otherwise. True when it was
   // new, false when it had been claimed before (by this call's batch too: once only).
@@ -41,9 +44,12 @@ class DpopJtiLedger {
   };
 
   void Write(const std::vector<Claimant*>& batch);
+  void WriteEach(const std::vector<Claimant*>& batch);
+  bool Returning();  // whether the server has INSERT … RETURNING (asked once)
 
   Database& db_;
   const int64_t keep_seconds_;
+  std::atomic<int> returning_;  // 1 yes, 0 no, -1 not known yet
   std::mutex mu_;
   std::condition_variable written_;
   std::vector<Claimant*> waiting_;

@@ -136,7 +136,8 @@ const EVP_MD* Sha256() {
 std::shared_ptr<EVP_PKEY_CTX> VerifyContext(EVP_PKEY* key) {
   if (key == nullptr || Sha256() == nullptr) return nullptr;
   std::shared_ptr<EVP_PKEY_CTX> ctx(EVP_PKEY_CTX_new_from_pkey(nullptr, key, nullptr), EVP_PKEY_CTX_free);
-  if (!ctx || EVP_PKEY_verify_init(ctx.get()) != 1 || EVP_PKEY_CTX_set_signature_md(ctx.get(), Sha256()) != 1) {
+  if (!ctx || EVP_PKEY_verify_init(ctx.get()) != 1 ||
+      EVP_PKEY_CTX_set_signature_md(ctx.get(), Sha256()) != 1) {
     return nullptr;
   }
   return ctx;
@@ -286,7 +287,7 @@ Status DecodeBody(const ProofParts& parts, nlohmann::json& claims, std::string& 
 
 struct DpopHeaderKey {
   DpopAlg alg = DpopAlg::kES256;
-  std::shared_ptr<EVP_PKEY> key;        // null when the key does not decode
+  std::shared_ptr<EVP_PKEY> key;         // null when the key does not decode
   std::shared_ptr<EVP_PKEY_CTX> verify;  // VerifyContext(key): null with it
   std::string jkt;
 };
