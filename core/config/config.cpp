@@ -1,5 +1,4 @@
 #include "config/config.hpp"
-#include "rendezvous/url.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -16,6 +15,8 @@
 #include "config/config_value.hpp"
 #include "http/client_address.hpp"
 #include "log/logger.hpp"
+#include "rendezvous/text.hpp"
+#include "rendezvous/url.hpp"
 
 namespace rendezvous::core {
 namespace {
@@ -80,7 +81,10 @@ std::string BaseUrl(ConfigNode& node, const std::string& key, const std::string&
   std::optional<net::Url> url = ConfigUrl(value, {"http", "https"});
   if (!url || url->query || url->fragment) node.Fail(key, kMessage);
   for (std::string& path = url->path; !path.empty() && path.back() == '/'; path.pop_back()) value.pop_back();
-  return value;
+  // The scheme in its canonical lower case (RFC 3986 §3.1): the URL is the issuer and the prefix
+  // of every link and DPoP htu the server compares.
+  const size_t colon = value.find(':');
+  return text::AsciiLower(std::string_view(value).substr(0, colon)) + value.substr(colon);
 }
 
 // RFC 9110 token characters.

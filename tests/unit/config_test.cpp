@@ -227,6 +227,16 @@ TEST(ConfigTest, EmptyFileMeansDefaults) {
   }
 }
 
+TEST(ConfigTest, BaseUrlSchemeIsWrittenInLowerCase) {
+  Config c = Parse(R"(
+server:
+  api: { base_url: "HTTPS://api.example.com/" }
+  app: { app_url: "hTTp://127.0.0.1:8081" }
+)");
+  EXPECT_EQ(c.api.base_url, "https://api.example.com");
+  EXPECT_EQ(c.app.base_url, "http://127.0.0.1:8081");
+}
+
 TEST(ConfigTest, ReadsEveryCoreKey) {
   ::setenv("RDV_CONFIG_TEST_DBPW", "pw-from-env", 1);
   Config c = Parse(R"(
