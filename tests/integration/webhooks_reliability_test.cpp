@@ -4,8 +4,11 @@
 // middle of a burst loses nothing, two instances on one database share the work without sending
 // anything twice, and one user's event that cannot be handled (a body past the size limit, a row
 // the database refuses) holds up no one: cut on a character, or parked for the operator.
+#include <condition_variable>
 #include <fstream>
+#include <functional>
 #include <map>
+#include <mutex>
 #include <set>
 #include <sstream>
 
@@ -302,8 +305,26 @@ TEST_F(WebhooksReliability, DeliveryLogIsPurgedAfterItsRetention) {
 }
 
 TEST_F(WebhooksReliability, KillDuringABurstLosesNothing) {
-  // 20 ms a request, one at a time: the deliveries outlast the bookings, so the kill cuts them.
-  LoopbackHttpServer receiver([](const PeerRequest&) { return Ok(std::chrono::milliseconds(20)); });
+  // The receiver takes 30 deliveries, then holds the next one until the server is killed (it
+  // serves one request at a time): the kill cuts the burst whatever the machine's pace.
+  std::mutex gate_mu;
+  std::condition_variable gate_cv;
+  bool gate_open = false;
+  size_t taken = 0;
+  auto open_gate = [&] {
+    std::lock_guard<std::mutex> lock(gate_mu);
+    gate_open = true;
+    gate_cv.notify_all();
+  };
+  LoopbackHttpServer receiver([&](const PeerRequest&) {
+    std::unique_lock<std::mutex> lock(gate_mu);
+    if (++taken > 30) gate_cv.wait_for(lock, std::chrono::seconds(60), [&] { return gate_open; });
+    return Ok(std::chrono::milliseconds(2));
+  });
+  struct OpenAtExit {
+    std::function<void()> open;
+    ~OpenAtExit() { open(); }
+  } open_at_exit{open_gate};  // before the receiver's end, whatever fails
   StartServer(Plugins("  timeout: 1\n"));
   CreateWebhook(Body(receiver.url() + "/burst", {"BOOKING_CREATED"}));
 
@@ -312,6 +333,7 @@ TEST_F(WebhooksReliability, KillDuringABurstLosesNothing) {
   ASSERT_TRUE(receiver.AwaitRequests(30, std::chrono::seconds(30)));
   ASSERT_EQ(server_->Stop(9), 9 + 128) << "the server was not killed";  // mid-delivery
   const size_t at_kill = receiver.Requests().size();
+  open_gate();
   std::string why;
   ASSERT_TRUE(server_->Start(&why)) << why;
 
