@@ -60,6 +60,13 @@ constexpr auto kParkedCountInterval = std::chrono::seconds(1);
 constexpr auto kRetryCheckInterval = std::chrono::seconds(1);
 constexpr auto kLagMeasureInterval = std::chrono::seconds(1);
 
+// Moves `at` to `to` when that is sooner, whatever other threads move it to meanwhile.
+void BringForward(std::atomic<std::chrono::steady_clock::rep>& at, std::chrono::steady_clock::rep to) {
+  auto seen = at.load();
+  while (to < seen && !at.compare_exchange_weak(seen, to)) {
+  }
+}
+
 // A handler's message as the tables keep it: well-formed UTF-8, cut on a character boundary.
 std::string ErrorText(std::string_view what) {
   return text::TruncateUtf8(text::SanitizeUtf8(what), kMaxErrorBytes);
@@ -617,8 +624,7 @@ bool OutboxService::RecordFailure(DbConnection& tx, Consumer& c, const OutboxEve
     return true;
   }
   const auto delay = Backoff(attempts, options_.first_retry_delay, options_.max_retry_delay);
-  const auto due = (std::chrono::steady_clock::now() + delay).time_since_epoch().count();
-  if (due < c.retries_due_at.load()) c.retries_due_at = due;
+  BringForward(c.retries_due_at, (std::chrono::steady_clock::now() + delay).time_since_epoch().count());
   tx.Exec(
       "INSERT INTO outbox_retries (consumer, event_id, attempts, last_error, next_attempt_at)"
       " VALUES (?, ?, ?, ?, UTC_TIMESTAMP(3) + INTERVAL ? MICROSECOND) ON DUPLICATE KEY UPDATE"
@@ -709,7 +715,7 @@ bool OutboxService::Replay(int64_t parked_id) {
   });
   if (found) {
     logger_.Info("outbox event replayed", {{"consumer", consumer}, {"parked_id", parked_id}});
-    if (Consumer* c = Find(consumer)) c->retries_due_at = 0;
+    if (Consumer* c = Find(consumer)) BringForward(c->retries_due_at, 0);
     Notify();
   }
   return found;
