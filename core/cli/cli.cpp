@@ -85,12 +85,12 @@ int Serve(Runtime& rt) {
   server.SetBearerAuthenticator([&rt](std::string_view token) { return rt.Authenticate(token); });
   // The proof's htu is judged against the configured base URL, not the Host header: behind a
   // proxy the public URL is the one clients sign.
-  server.SetDpopAuthenticator([&rt](std::string_view proof, std::string_view method, std::string_view path,
-                                    std::string_view token) -> Result<std::string> {
-    const DpopProofChecker& check = rt.plugins().dpop_checker();
-    if (!check) return Status(ErrorCode::kInvalid, "DPoP proofs are not accepted here");
-    return check(proof, method, rt.config().api.base_url + std::string(path), token);
-  });
+  if (rt.plugins().dpop_resolver()) {
+    server.SetDpopAuthenticator([&rt](std::string_view token, std::string_view proof, std::string_view method,
+                                      std::string_view path) {
+      return rt.plugins().dpop_resolver()(token, proof, method, rt.config().api.base_url + std::string(path));
+    });
+  }
   server.SetSessionChecker([&rt](const Request& req) { return rt.identity().SessionUser(req).has_value(); });
   server.SetReadinessCheck([&rt] { return rt.db().Ping(); });
 

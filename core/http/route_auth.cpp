@@ -62,8 +62,19 @@ std::optional<Response> CheckRouteAuth(const RouteAuth& auth, Request& r, const 
   if (value.empty() || value.size() > kMaxBearerTokenBytes || value.find_first_of(" \t") != std::string_view::npos)
     return Unauthorized("Bearer", "malformed Authorization header: expected Bearer <token>");
 
+  // A token with a proof goes to the DPoP resolver, which looks the token up and claims the
+  // proof's jti together; a token it does not know is asked of the bearer resolvers too, so that
+  // the answer is the same as without a proof (an API key sent as DPoP: not DPoP-bound).
+  const std::optional<std::string> proof = dpop_scheme ? r.Header("dpop") : std::nullopt;
   std::optional<Principal> principal;
-  if (bearer) principal = bearer(value);
+  DpopResolution resolved;
+  const bool with_proof = proof && dpop;
+  if (with_proof) {
+    const std::string_view path = std::string_view(raw_target).substr(0, raw_target.find('?'));
+    resolved = dpop(value, *proof, MethodName(r.method), path);
+    principal = std::move(resolved.principal);
+  }
+  if (!principal && bearer) principal = bearer(value);
   const std::string invalid = dpop_scheme ? kDpopInvalidToken : "Bearer error=\"invalid_token\"";
   if (!principal) return Unauthorized(invalid, "the bearer token is invalid, expired or revoked");
   if (!dpop_scheme && !principal->dpop_jkt.empty())
@@ -73,13 +84,11 @@ std::optional<Response> CheckRouteAuth(const RouteAuth& auth, Request& r, const 
     if (principal->dpop_jkt.empty())
       return Unauthorized(kDpopInvalidToken,
                           "this token is not DPoP-bound: send it as Authorization: Bearer");
-    const std::optional<std::string> proof = r.Header("dpop");
     if (!proof) return Unauthorized(kDpopInvalidProof, "a DPoP proof header is required");
-    if (!dpop) return Unauthorized(kDpopInvalidProof, "DPoP proofs are not accepted here");
-    const std::string_view path = std::string_view(raw_target).substr(0, raw_target.find('?'));
-    Result<std::string> jkt = dpop(*proof, MethodName(r.method), path, value);
-    if (!jkt.ok()) return Unauthorized(kDpopInvalidProof, jkt.status().message());
-    if (*jkt != principal->dpop_jkt)
+    if (!with_proof) return Unauthorized(kDpopInvalidProof, "DPoP proofs are not accepted here");
+    if (!resolved.proof_error.empty())
+      return Unauthorized(kDpopInvalidProof, std::move(resolved.proof_error));
+    if (resolved.jkt.empty() || resolved.jkt != principal->dpop_jkt)
       return Unauthorized(kDpopInvalidProof, "the DPoP proof is not signed by the key the token is bound to");
   }
   if ((auth.accepted & principal->kind) == 0)

@@ -611,7 +611,7 @@ void HttpServer::SetBearerAuthenticator(std::function<std::optional<Principal>(s
 }
 
 void HttpServer::SetDpopAuthenticator(
-    std::function<Result<std::string>(std::string_view, std::string_view, std::string_view, std::string_view)>
+    std::function<DpopResolution(std::string_view, std::string_view, std::string_view, std::string_view)>
         fn) {
   impl_->dpop_ = std::move(fn);
 }

@@ -107,11 +107,11 @@ class HttpServer {
   // Resolves `Authorization: Bearer <token>` for routes with auth.bearer_required; nullopt -> 401.
   // May throw DatabaseUnavailable -> 503. Runs on a worker thread.
   void SetBearerAuthenticator(std::function<std::optional<Principal>(std::string_view)> fn);
-  // Checks the DPoP proof sent with a DPoP-bound token (route_auth.hpp): the proof, the method,
-  // the request's raw path and the token. Without one, DPoP-bound tokens are refused.
-  void SetDpopAuthenticator(std::function<Result<std::string>(std::string_view, std::string_view,
-                                                              std::string_view, std::string_view)>
-                                fn);
+  // Resolves a token sent as `Authorization: DPoP` with its proof (route_auth.hpp): the token, the
+  // proof, the method and the request's raw path. Without one, DPoP-bound tokens are refused.
+  void SetDpopAuthenticator(
+      std::function<DpopResolution(std::string_view, std::string_view, std::string_view, std::string_view)>
+          fn);
   // For routes with auth.session_required (app pages): false -> 302 to /auth/login?next=<path+query>.
   // Without a checker every such request redirects.
   void SetSessionChecker(std::function<bool(const Request&)> fn);

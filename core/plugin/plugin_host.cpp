@@ -58,10 +58,10 @@ class PluginHost::Context final : public PluginContext {
   void AddBearerResolver(BearerKind kind, BearerResolver resolver) override {
     host_.resolvers_.emplace_back(kind, std::move(resolver));
   }
-  void SetDpopProofChecker(DpopProofChecker checker) override {
-    if (host_.dpop_checker_)
-      throw std::runtime_error("plugin " + name_ + ": a DPoP proof checker is already set");
-    host_.dpop_checker_ = std::move(checker);
+  void SetDpopResolver(DpopResolver resolver) override {
+    if (host_.dpop_resolver_)
+      throw std::runtime_error("plugin " + name_ + ": a DPoP resolver is already set");
+    host_.dpop_resolver_ = std::move(resolver);
   }
   void AddAdminCommand(const std::string& group, AdminCommand command) override {
     if (!host_.commands_.emplace(group, std::move(command)).second)

@@ -57,7 +57,7 @@ class PluginHost {
   const std::vector<std::pair<std::string, std::vector<Migration>>>& migrations() const { return migrations_; }
   const std::vector<std::pair<BearerKind, BearerResolver>>& resolvers() const { return resolvers_; }
   // Empty when no plugin checks DPoP proofs.
-  const DpopProofChecker& dpop_checker() const { return dpop_checker_; }
+  const DpopResolver& dpop_resolver() const { return dpop_resolver_; }
   const std::map<std::string, AdminCommand>& admin_commands() const { return commands_; }
 
  private:
@@ -70,7 +70,7 @@ class PluginHost {
   std::vector<Route> routes_;
   std::vector<std::pair<std::string, std::vector<Migration>>> migrations_;
   std::vector<std::pair<BearerKind, BearerResolver>> resolvers_;
-  DpopProofChecker dpop_checker_;
+  DpopResolver dpop_resolver_;
   std::map<std::string, AdminCommand> commands_;
   std::map<std::string, std::pair<std::type_index, std::shared_ptr<void>>> services_by_name_;
   std::vector<std::shared_ptr<BusyTimeSource>> busy_sources_;  // registered by factories, read after

@@ -153,6 +153,9 @@ bool IsRetryableTransactionError(const DatabaseError& e) noexcept {
 struct MysqlConnection::Cached {
   std::unique_ptr<sql::PreparedStatement> ps;
   std::optional<Shape> shape;  // learnt from the first result
+  // A CALL: the procedure's rows are followed by its own status, which must be read before the
+  // connection runs anything else.
+  bool call = false;
 };
 
 MysqlConnection::MysqlConnection(std::unique_ptr<sql::Connection> raw) : raw_(std::move(raw)) {}
@@ -176,6 +179,7 @@ MysqlConnection::Cached& MysqlConnection::Prepare(std::string_view sql) {
   }
   auto cached = std::make_unique<Cached>();
   cached->ps.reset(raw_->prepareStatement(key));
+  cached->call = key.size() > 5 && (key.compare(0, 5, "CALL ") == 0 || key.compare(0, 5, "call ") == 0);
   return *stmts_.emplace(std::move(key), std::move(cached)).first->second;
 }
 
@@ -199,6 +203,10 @@ uint64_t MysqlConnection::Run(std::string_view sql, DbParams params, Mode mode, 
     // another column count.
     if (!st.shape || st.shape->kinds.size() != rs->getMetaData()->getColumnCount()) st.shape = ShapeOf(*rs);
     ReadRows(*rs, *st.shape, *rows, max_rows);
+    if (st.call) {
+      rs.reset();
+      while (st.ps->getMoreResults()) std::unique_ptr<sql::ResultSet>(st.ps->getResultSet()).reset();
+    }
     return 0;
   } catch (const sql::SQLException& e) {
     Translate(e);

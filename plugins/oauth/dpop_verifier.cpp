@@ -11,10 +11,10 @@ constexpr int64_t kMaxFutureSeconds = 60;
 }  // namespace
 
 DpopVerifier::DpopVerifier(Database& db, int64_t max_age)
-    : max_age_(max_age), jtis_(db, max_age + kMaxFutureSeconds) {}
+    : max_age_(max_age), jtis_(db, jti_keep_seconds()) {}
 
-Result<std::string> DpopVerifier::Accept(std::string_view proof, std::string_view method,
-                                         std::string_view url, std::string_view access_token) {
+Result<DpopProof> DpopVerifier::Check(std::string_view proof, std::string_view method, std::string_view url,
+                                      std::string_view access_token) {
   DpopExpectation expect;
   expect.method = method;
   expect.url = url;
@@ -22,13 +22,22 @@ Result<std::string> DpopVerifier::Accept(std::string_view proof, std::string_vie
   expect.now = time::Now() / 1000;
   expect.max_age = max_age_;
   expect.max_future = kMaxFutureSeconds;
-  Result<DpopProof> verified = VerifyDpopProof(proof, expect, &keys_);
+  return VerifyDpopProof(proof, expect, &keys_);
+}
+
+std::string DpopVerifier::JtiKey(const DpopProof& proof) {
+  return crypto::Sha256Hex(proof.jkt + "." + proof.jti);
+}
+
+int64_t DpopVerifier::jti_keep_seconds() const {
+  return max_age_ + kMaxFutureSeconds;
+}
+
+Result<std::string> DpopVerifier::Accept(std::string_view proof, std::string_view method,
+                                         std::string_view url, std::string_view access_token) {
+  Result<DpopProof> verified = Check(proof, method, url, access_token);
   if (!verified.ok()) return verified.status();
-  // A jti is unique per key (RFC 9449 §11.1); hashing both bounds the row whatever the jti's
-  // length. It is kept while a proof carrying it could still pass the iat check: until
-  // iat + max_age, at most now + 60 + max_age.
-  const std::string key = crypto::Sha256Hex(verified->jkt + "." + verified->jti);
-  Result<bool> fresh = jtis_.Claim(key);
+  Result<bool> fresh = jtis_.Claim(JtiKey(*verified));
   if (!fresh.ok()) return fresh.status();
   if (!*fresh) return Status(ErrorCode::kInvalid, "the proof's jti was used before");
   return std::move(verified->jkt);

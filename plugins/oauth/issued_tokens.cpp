@@ -8,6 +8,24 @@ namespace rendezvous::oauth {
 
 IssuedTokens::IssuedTokens(Database& db) : db_(db) {}
 
+namespace {
+
+// The columns both look-ups select: g.id, g.client_id, g.user_id, g.scopes, g.all_scopes, g.kind,
+// a.dpop_jkt.
+ResolvedToken TokenOf(const DbRow& row) {
+  ResolvedToken t;
+  t.grant_id = row.Int(1);
+  t.client_id = row.String(2);
+  t.user_id = row.Int(3);
+  for (std::string& s : JsonList(row.String(4))) t.scopes.insert(std::move(s));
+  t.all_scopes = row.Bool(5);
+  t.managed = row.String(6) == "managed";
+  t.dpop_jkt = row.String(7);
+  return t;
+}
+
+}  // namespace
+
 std::optional<ResolvedToken> IssuedTokens::Resolve(std::string_view token) {
   if (!WellFormed(token, kAccessTokenPrefix)) return std::nullopt;
   const std::string hash = crypto::Sha256Hex(token);
@@ -21,16 +39,22 @@ std::optional<ResolvedToken> IssuedTokens::Resolve(std::string_view token) {
         " AND g.revoked_at IS NULL AND c.state <> 'rejected'",
         {hash});
     if (!rs) return std::nullopt;
-    ResolvedToken t;
-    t.grant_id = rs->Int(1);
-    t.client_id = rs->String(2);
-    t.user_id = rs->Int(3);
-    for (std::string& s : JsonList(rs->String(4))) t.scopes.insert(std::move(s));
-    t.all_scopes = rs->Bool(5);
-    t.managed = rs->String(6) == "managed";
-    t.dpop_jkt = rs->String(7);
-    return t;
+    return TokenOf(*rs);
   });
+}
+
+IssuedTokens::WithJti IssuedTokens::ResolveClaimingJti(std::string_view token, const std::string& jti_key,
+                                                       int64_t keep_seconds) {
+  WithJti out;
+  if (!WellFormed(token, kAccessTokenPrefix)) return out;
+  const std::string hash = crypto::Sha256Hex(token);
+  std::optional<DbRow> row = db_.Run([&](DbConnection& conn) {
+    return conn.QueryOne("CALL oauth_resolve_dpop_token(?, ?, ?)", {hash, jti_key, keep_seconds});
+  });
+  if (!row) return out;
+  out.token = TokenOf(*row);
+  out.jti_fresh = row->Int(8) == 1;
+  return out;
 }
 
 void IssuedTokens::Revoke(const std::string& client_id, const std::string& token) {

@@ -36,6 +36,16 @@ class IssuedTokens {
   // rejected); nullopt for anything else, a malformed token without a query.
   std::optional<ResolvedToken> Resolve(std::string_view token);
 
+  // Resolve, and in the same round trip (procedure oauth_resolve_dpop_token) the claim of a DPoP
+  // proof's jti: `jti_key` (64 lowercase hexadecimal characters, DpopVerifier::JtiKey) is written
+  // to oauth_dpop_jtis, kept `keep_seconds`, whether or not the token is live. `jti_fresh` is true
+  // when the token is live and the key was new; a malformed token claims nothing.
+  struct WithJti {
+    std::optional<ResolvedToken> token;
+    bool jti_fresh = false;
+  };
+  WithJti ResolveClaimingJti(std::string_view token, const std::string& jti_key, int64_t keep_seconds);
+
   // For the client's own tokens only. Revoking an access token revokes it alone; revoking a
   // refresh token revokes its whole grant. Other clients' and unknown tokens: no-op /
   // {"active":false}. A DPoP-bound token shows `cnf: {"jkt": ...}` (RFC 9449 §6.2) and, for an

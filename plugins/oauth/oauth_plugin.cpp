@@ -101,9 +101,29 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
     if (!resolved) return std::nullopt;
     return PrincipalOf(*std::move(resolved));
   });
-  ctx.SetDpopProofChecker([tokens](std::string_view proof, std::string_view method, std::string_view url,
-                                   std::string_view access_token) {
-    return tokens->dpop.Accept(proof, method, url, access_token);
+  // A token with a proof: the proof is checked here, then the token's look-up and the claim of
+  // the proof's jti share one round trip. A proof that fails its checks claims nothing; the token
+  // is still looked up, so that an invalid token is reported as such whatever its proof.
+  ctx.SetDpopResolver([tokens](std::string_view token, std::string_view proof, std::string_view method,
+                               std::string_view url) {
+    DpopResolution out;
+    Result<DpopProof> checked = tokens->dpop.Check(proof, method, url, token);
+    std::optional<ResolvedToken> resolved;
+    if (!checked.ok()) {
+      out.proof_error = checked.status().message();
+      resolved = tokens->issued.Resolve(token);
+    } else {
+      IssuedTokens::WithJti claimed = tokens->issued.ResolveClaimingJti(token, DpopVerifier::JtiKey(*checked),
+                                                                        tokens->dpop.jti_keep_seconds());
+      resolved = std::move(claimed.token);
+      if (claimed.jti_fresh) {
+        out.jkt = std::move(checked->jkt);
+      } else {
+        out.proof_error = "the proof's jti was used before";
+      }
+    }
+    if (resolved) out.principal = PrincipalOf(*std::move(resolved));
+    return out;
   });
 
   ctx.AddAdminCommand("oauth-client", [clients](const std::vector<std::string>& args, std::ostream& out,

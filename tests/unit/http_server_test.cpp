@@ -8,6 +8,8 @@
 #include <future>
 #include <mutex>
 #include <thread>
+#include <tuple>
+#include <vector>
 
 #include <curl/curl.h>
 #include <gtest/gtest.h>
@@ -28,7 +30,7 @@ class HttpServerTest : public HttpServerFixture {
   void StartServer(ServerOptions options = TestOptions()) {
     Create(std::move(options));
     AddRoutes();
-    server_->SetBearerAuthenticator([](std::string_view token) -> std::optional<Principal> {
+    server_->SetBearerAuthenticator([this](std::string_view token) -> std::optional<Principal> {
       if (token == "down") throw DatabaseUnavailable("connection refused");
       Principal p;
       if (token == "key") {
@@ -41,12 +43,44 @@ class HttpServerTest : public HttpServerFixture {
         p.scopes = {"BOOKING_READ"};
         return p;
       }
+      ++bearer_calls_;
+      if (token == "bound") return BoundPrincipal();
       return std::nullopt;
+    });
+    // The resolver of tokens sent with a proof: "bound" is bound to the key "jkt-1"; the proof
+    // "good" is signed by that key for GET /v2/me, "other-key" by another, "replayed" was seen.
+    server_->SetDpopAuthenticator([this](std::string_view token, std::string_view proof,
+                                         std::string_view method, std::string_view path) {
+      ++dpop_calls_;
+      DpopResolution out;
+      if (token != "bound") return out;
+      out.principal = BoundPrincipal();
+      if (method != "GET" || path != "/v2/me") {
+        out.proof_error = "the proof's htu does not match the request URL";
+      } else if (proof == "good") {
+        out.jkt = "jkt-1";
+      } else if (proof == "other-key") {
+        out.jkt = "jkt-2";
+      } else {
+        out.proof_error = "the proof's jti was used before";
+      }
+      return out;
     });
     Listen();
     ASSERT_NE(port_, 0);
     ASSERT_NE(app_port_, 0);
   }
+
+  static Principal BoundPrincipal() {
+    Principal p;
+    p.kind = kOAuthToken;
+    p.scopes = {"BOOKING_READ"};
+    p.dpop_jkt = "jkt-1";
+    return p;
+  }
+
+  std::atomic<int> bearer_calls_{0};  // of tokens other than "key", "oauth-read" and "down"
+  std::atomic<int> dpop_calls_{0};
 
   void AddRoutes() {
     server_->AddRoute(MakeRoute(Method::kGet, "/v2/echo/:id", [](Request& r) {
@@ -304,6 +338,44 @@ TEST_F(HttpServerTest, MissingOrInvalidBearerIs401WithChallenge) {
   EXPECT_EQ(wrong_kind->status, 401);
   EXPECT_EQ(wrong_kind->Header("www-authenticate"), "Bearer error=\"invalid_token\"");
   EXPECT_NE(wrong_kind->Json()["error"]["message"].get<std::string>().find("API keys"), std::string::npos);
+}
+
+// A token sent as DPoP with a proof is resolved by the DPoP resolver alone (one call for the
+// token and the proof); the bearer resolvers are asked only for a token it does not know.
+TEST_F(HttpServerTest, ADpopTokenIsResolvedWithItsProofInOneCall) {
+  StartServer();
+  auto ok = Fetch(port_, "GET", "/v2/me", {"Authorization: DPoP bound", "DPoP: good"});
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200);
+  EXPECT_EQ(dpop_calls_.load(), 1);
+  EXPECT_EQ(bearer_calls_.load(), 0);
+
+  const std::tuple<std::vector<std::string>, std::string, std::string> refused[] = {
+      {{"Authorization: DPoP bound", "DPoP: replayed"}, "DPoP error=\"invalid_dpop_proof\"", "used before"},
+      {{"Authorization: DPoP bound", "DPoP: other-key"},
+       "DPoP error=\"invalid_dpop_proof\"",
+       "not signed by the key"},
+      {{"Authorization: DPoP bound"}, "DPoP error=\"invalid_dpop_proof\"", "proof header is required"},
+      {{"Authorization: Bearer bound", "DPoP: good"},
+       "DPoP error=\"invalid_token\"",
+       "send it as Authorization: DPoP"},
+      {{"Authorization: DPoP key", "DPoP: good"}, "DPoP error=\"invalid_token\"", "not DPoP-bound"},
+      {{"Authorization: DPoP nope", "DPoP: good"},
+       "DPoP error=\"invalid_token\"",
+       "invalid, expired or revoked"},
+  };
+  for (const auto& [headers, challenge, message] : refused) {
+    auto r = Fetch(port_, "GET", "/v2/me", headers);
+    ASSERT_TRUE(r) << message;
+    ExpectEnvelope(*r, 401, "unauthorized");
+    EXPECT_EQ(r->Header("www-authenticate"), challenge) << message;
+    EXPECT_NE(r->Json()["error"]["message"].get<std::string>().find(message), std::string::npos) << r->body;
+  }
+  // The proof names the request: another path is refused by the resolver.
+  auto other_path = Fetch(port_, "GET", "/v2/bookings", {"Authorization: DPoP bound", "DPoP: good"});
+  ASSERT_TRUE(other_path);
+  EXPECT_EQ(other_path->status, 401);
+  EXPECT_EQ(other_path->Header("www-authenticate"), "DPoP error=\"invalid_dpop_proof\"");
 }
 
 TEST_F(HttpServerTest, MissingScopeIs403InsufficientScope) {

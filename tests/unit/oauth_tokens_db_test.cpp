@@ -109,6 +109,45 @@ TEST_F(OAuthIssuedTokensDb, AnExchangedTokenResolvesToItsGrant) {
   EXPECT_FALSE(issued_->Resolve(std::string(kAccessTokenPrefix) + std::string(43, '!')));
 }
 
+// The look-up of a token sent with a DPoP proof and the claim of the proof's jti: one statement.
+TEST_F(OAuthIssuedTokensDb, ATokenIsResolvedWithItsProofsJtiClaimedInOneStatement) {
+  TokenResult r = codes_->Exchange(client_id_, Code(), kAppRedirect, "");
+  ASSERT_TRUE(std::holds_alternative<TokenResponse>(r));
+  const std::string token = std::get<TokenResponse>(r).access_token;
+  auto count = [&](const std::string& sql) {
+    return db_->Run([&](DbConnection& conn) { return conn.QueryOne(sql)->Int(1); });
+  };
+  testing::RecordingDatabase recorded(*db_);
+  IssuedTokens issued(recorded);
+  const std::string key = crypto::Sha256Hex("jkt.jti-1");
+
+  IssuedTokens::WithJti first = issued.ResolveClaimingJti(token, key, 360);
+  ASSERT_TRUE(first.token);
+  EXPECT_EQ(first.token->user_id, 2);
+  EXPECT_EQ(first.token->client_id, client_id_);
+  EXPECT_EQ(first.token->scopes.count("BOOKING_READ"), 1u);
+  EXPECT_TRUE(first.jti_fresh);
+  EXPECT_EQ(recorded.Count(""), 1u);
+  // The same jti again: the token still resolves, the jti is not new.
+  IssuedTokens::WithJti replay = issued.ResolveClaimingJti(token, key, 360);
+  ASSERT_TRUE(replay.token);
+  EXPECT_FALSE(replay.jti_fresh);
+  EXPECT_TRUE(issued.ResolveClaimingJti(token, crypto::Sha256Hex("jkt.jti-2"), 360).jti_fresh);
+  EXPECT_EQ(
+      count("SELECT COUNT(*) FROM oauth_dpop_jtis WHERE expires_at"
+            " BETWEEN UTC_TIMESTAMP(3) + INTERVAL 300 SECOND AND UTC_TIMESTAMP(3) + INTERVAL 361 SECOND"),
+      2);
+
+  // A token that is not live resolves to nothing (its proof's jti is claimed all the same); a
+  // malformed one runs no statement.
+  issued_->Revoke(client_id_, token);
+  EXPECT_FALSE(issued.ResolveClaimingJti(token, crypto::Sha256Hex("jkt.jti-3"), 360).token);
+  EXPECT_EQ(count("SELECT COUNT(*) FROM oauth_dpop_jtis"), 3);
+  recorded.Clear();
+  EXPECT_FALSE(issued.ResolveClaimingJti(token + "x", crypto::Sha256Hex("jkt.jti-4"), 360).token);
+  EXPECT_EQ(recorded.Count(""), 0u);
+}
+
 TEST_F(OAuthCodeExchangeDb, ConcurrentExchangesOfOneCodeIssueOnce) {
   const std::string code = Code();
   constexpr int kThreads = 8;

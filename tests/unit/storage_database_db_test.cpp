@@ -107,6 +107,27 @@ TEST_F(DatabaseTest, PreparedStatementsAreCachedPerConnectionAndCleared) {
             0);
 }
 
+// A procedure's rows come back through Query; its closing status is read with them, so the
+// connection (a pool of one) runs the next statement, prepared or not, at once.
+TEST_F(DatabaseTest, ACallThatSelectsRowsLeavesTheConnectionReady) {
+  scratch_.Exec(
+      "CREATE PROCEDURE add_and_count(IN p_id INT) MODIFIES SQL DATA BEGIN"
+      " INSERT IGNORE INTO t VALUES (p_id, 1); SELECT COUNT(*), ROW_COUNT() FROM t; END");
+  MysqlDatabase db(OptionsFor(scratch_, 1), registry_, QuietLogger());
+  for (int round = 0; round < 2; ++round) {
+    db.Run([&](DbConnection& c) {
+      std::optional<DbRow> first = c.QueryOne("CALL add_and_count(?)", {2 * round + 1});
+      ASSERT_TRUE(first);
+      EXPECT_EQ(first->Int(1), 2 * round + 1);
+      std::vector<DbRow> again = c.Query("CALL add_and_count(?)", {2 * round + 2});
+      ASSERT_EQ(again.size(), 1u);
+      EXPECT_EQ(again[0].Int(1), 2 * round + 2);
+      EXPECT_EQ(c.QueryOne("SELECT ? + 1", {41})->Int(1), 42);
+      EXPECT_EQ(c.QueryUnprepared("SELECT COUNT(*) FROM t").at(0).Int(1), 2 * round + 2);
+    });
+  }
+}
+
 TEST_F(DatabaseTest, LastInsertId) {
   scratch_.Exec("CREATE TABLE a (id BIGINT AUTO_INCREMENT PRIMARY KEY, x INT)");
   MysqlDatabase db(OptionsFor(scratch_), registry_, QuietLogger());

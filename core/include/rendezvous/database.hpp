@@ -174,7 +174,8 @@ class DbConnection {
 
   // Runs a statement that returns no rows; returns the affected rows.
   uint64_t Exec(std::string_view sql, DbParams params = {}) { return Run(sql, params, Mode::kPrepared, nullptr, 0); }
-  // Runs a query; returns all its rows.
+  // Runs a query; returns all its rows. A `CALL` of a procedure that selects rows returns those of
+  // its first result (one result per procedure: the rest are read and dropped).
   std::vector<DbRow> Query(std::string_view sql, DbParams params = {}) {
     std::vector<DbRow> rows;
     Run(sql, params, Mode::kPrepared, &rows, kAllRows);

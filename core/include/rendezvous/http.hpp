@@ -189,12 +189,24 @@ struct Route {
 // invalid/expired/revoked. Must be thread-safe. May throw DatabaseUnavailable.
 using BearerResolver = std::function<std::optional<Principal>(std::string_view token)>;
 
-// Checks the DPoP proof of a request to a protected route (RFC 9449 §7.1): `proof` is the `DPoP`
-// header; it must name `method` and `url` (the configured base_url + the request's path) and
-// carry the ath of `access_token`. Returns the thumbprint of the proof's key, or a Status whose
-// message says what is wrong (the core answers 401 invalid_dpop_proof). A proof is accepted once.
-// Must be thread-safe; may throw DatabaseUnavailable.
-using DpopProofChecker = std::function<Result<std::string>(
-    std::string_view proof, std::string_view method, std::string_view url, std::string_view access_token)>;
+// A token sent as `Authorization: DPoP <token>` resolved together with its request's proof.
+struct DpopResolution {
+  // The token's principal when the token is valid (bound to a key or not); nullopt otherwise.
+  std::optional<Principal> principal;
+  // The thumbprint of the proof's key when the proof passed every check, its jti new until now;
+  // empty otherwise (`proof_error` says why).
+  std::string jkt;
+  std::string proof_error;
+};
+
+// Resolves an access token sent with a DPoP proof (RFC 9449 §7.1) in one step, so that the
+// token's look-up and the claim of the proof's jti can share a database round trip: `proof` is the
+// `DPoP` header; it must name `method` and `url` (the configured base_url + the request's path),
+// carry the ath of `access_token`, and its jti is accepted once. The core then requires a
+// principal, bound to a key (Principal::dpop_jkt), that key being the proof's `jkt` (401
+// invalid_token, or invalid_dpop_proof with `proof_error`). Must be thread-safe; may throw
+// DatabaseUnavailable.
+using DpopResolver = std::function<DpopResolution(std::string_view access_token, std::string_view proof,
+                                                  std::string_view method, std::string_view url)>;
 
 }  // namespace rendezvous

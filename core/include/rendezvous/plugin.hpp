@@ -24,7 +24,7 @@
 #include "rendezvous/scripting.hpp"
 #include "rendezvous/status.hpp"
 
-#define RENDEZVOUS_PLUGIN_ABI_VERSION 11u
+#define RENDEZVOUS_PLUGIN_ABI_VERSION 12u
 
 #define RENDEZVOUS_STR2(x) #x
 #define RENDEZVOUS_STR(x) RENDEZVOUS_STR2(x)
@@ -86,9 +86,9 @@ class PluginContext {
   virtual void AddRoute(Route route) = 0;
   virtual void AddMigrations(std::vector<Migration> migrations) = 0;
   virtual void AddBearerResolver(BearerKind kind, BearerResolver resolver) = 0;
-  // The checker of DPoP proofs for tokens whose principal carries a dpop_jkt (http.hpp). One
-  // plugin at most sets one; a second throws.
-  virtual void SetDpopProofChecker(DpopProofChecker checker) = 0;
+  // The resolver of tokens sent with a DPoP proof (http.hpp). One plugin at most sets one; a
+  // second throws.
+  virtual void SetDpopResolver(DpopResolver resolver) = 0;
   virtual void AddAdminCommand(const std::string& group, AdminCommand command) = 0;
   // A source of busy times beyond the bookings (busy_times.hpp).
   virtual void AddBusyTimeSource(std::shared_ptr<BusyTimeSource> source) = 0;
