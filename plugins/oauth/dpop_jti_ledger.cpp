@@ -1,6 +1,7 @@
 #include "dpop_jti_ledger.hpp"
 
 #include <algorithm>
+#include <unordered_map>
 
 namespace rendezvous::oauth {
 namespace {
@@ -30,23 +31,51 @@ bool DpopJtiLedger::Returning() {
   return known == 1;
 }
 
-void DpopJtiLedger::WriteEach(const std::vector<Claimant*>& batch) {
-  // One prepared statement for each claim, on one connection; a key the table had (or that an
-  // earlier claim of the batch wrote) affects no row.
-  db_.Run([&](DbConnection& conn) {
-    for (Claimant* c : batch) {
-      c->fresh = conn.Exec(
-                     "INSERT IGNORE INTO oauth_dpop_jtis (jti_hash, expires_at)"
-                     " VALUES (?, UTC_TIMESTAMP(3) + INTERVAL ? SECOND)",
-                     {*c->key, keep_seconds_}) == 1;
-    }
-  });
+void DpopJtiLedger::WriteEach(DbConnection& conn, const std::vector<Claimant*>& batch) {
+  // One prepared statement for each claim; a key the table had (or that an earlier claim of the
+  // batch wrote) affects no row.
+  for (Claimant* c : batch) {
+    c->fresh = conn.Exec(
+                   "INSERT IGNORE INTO oauth_dpop_jtis (jti_hash, expires_at)"
+                   " VALUES (?, UTC_TIMESTAMP(3) + INTERVAL ? SECOND)",
+                   {*c->key, keep_seconds_}) == 1;
+  }
+}
+
+void DpopJtiLedger::LookUp(DbConnection& conn, const std::vector<Claimant*>& batch) {
+  std::vector<std::string> hashes;
+  for (const Claimant* c : batch) {
+    if (c->token_hash) hashes.push_back(*c->token_hash);
+  }
+  if (hashes.empty()) return;
+  std::unordered_map<std::string, ResolvedToken> live = IssuedTokens::LiveByHash(conn, hashes);
+  for (Claimant* c : batch) {
+    if (!c->token_hash) continue;
+    auto it = live.find(*c->token_hash);
+    if (it != live.end()) *c->token = it->second;
+  }
 }
 
 Result<bool> DpopJtiLedger::Claim(const std::string& key) {
   if (!IsSha256Hex(key)) return Status(ErrorCode::kInvalid, "a jti key is 64 hexadecimal characters");
   Claimant mine;
   mine.key = &key;
+  return Join(mine);
+}
+
+Result<bool> DpopJtiLedger::ClaimResolving(const std::string& key, const std::string& token_hash,
+                                           std::optional<ResolvedToken>& token) {
+  if (!IsSha256Hex(key) || !IsSha256Hex(token_hash))
+    return Status(ErrorCode::kInvalid, "a jti key and a token hash are 64 hexadecimal characters");
+  token.reset();
+  Claimant mine;
+  mine.key = &key;
+  mine.token_hash = &token_hash;
+  mine.token = &token;
+  return Join(mine);
+}
+
+Result<bool> DpopJtiLedger::Join(Claimant& mine) {
   std::unique_lock lock(mu_);
   waiting_.push_back(&mine);
   while (!mine.done) {
@@ -79,10 +108,18 @@ Result<bool> DpopJtiLedger::Claim(const std::string& key) {
 }
 
 void DpopJtiLedger::Write(const std::vector<Claimant*>& batch) {
-  if (batch.size() == 1 || !Returning()) {
-    WriteEach(batch);
-    return;
-  }
+  const bool returning = batch.size() > 1 && Returning();
+  db_.Run([&](DbConnection& conn) {
+    if (returning) {
+      WriteReturning(conn, batch);
+    } else {
+      WriteEach(conn, batch);
+    }
+    LookUp(conn, batch);
+  });
+}
+
+void DpopJtiLedger::WriteReturning(DbConnection& conn, const std::vector<Claimant*>& batch) {
   // The keys are checked hexadecimal and the interval is a number: the statement is written out
   // in full and sent unprepared, one round trip, whatever the batch's size.
   std::string sql = "INSERT IGNORE INTO oauth_dpop_jtis (jti_hash, expires_at) VALUES ";
@@ -94,7 +131,7 @@ void DpopJtiLedger::Write(const std::vector<Claimant*>& batch) {
     sql += expires;
   }
   sql += " RETURNING jti_hash";
-  const std::vector<DbRow> inserted = db_.Run([&](DbConnection& conn) { return conn.QueryUnprepared(sql); });
+  const std::vector<DbRow> inserted = conn.QueryUnprepared(sql);
   // A key twice in one batch is inserted once: only its first claimant gets it.
   for (const DbRow& row : inserted) {
     const std::string key = row.String(1);

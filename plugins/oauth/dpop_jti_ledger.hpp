@@ -15,9 +15,11 @@
 #include <cstdint>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "issued_tokens.hpp"
 #include "rendezvous/database.hpp"
 #include "rendezvous/status.hpp"
 
@@ -35,16 +37,28 @@ class DpopJtiLedger {
   // new, false when it had been claimed before (by this call's batch too: once only).
   Result<bool> Claim(const std::string& key);
 
+  // Claim, and with it the look-up of the live access token whose hash (SHA-256 hex) is
+  // `token_hash` (IssuedTokens::LiveByHash), into `token`: the claims written together read their
+  // tokens together, on the same connection, so a protected route's DPoP request costs the
+  // batch's write and read rather than a look-up and a write of its own.
+  Result<bool> ClaimResolving(const std::string& key, const std::string& token_hash,
+                              std::optional<ResolvedToken>& token);
+
  private:
   struct Claimant {
     const std::string* key = nullptr;
+    const std::string* token_hash = nullptr;  // with a look-up: its answer goes to `token`
+    std::optional<ResolvedToken>* token = nullptr;
     bool done = false;
     bool fresh = false;
     std::exception_ptr error;
   };
 
+  Result<bool> Join(Claimant& mine);
   void Write(const std::vector<Claimant*>& batch);
-  void WriteEach(const std::vector<Claimant*>& batch);
+  void WriteEach(DbConnection& conn, const std::vector<Claimant*>& batch);
+  void WriteReturning(DbConnection& conn, const std::vector<Claimant*>& batch);
+  void LookUp(DbConnection& conn, const std::vector<Claimant*>& batch);
   bool Returning();  // whether the server has INSERT … RETURNING (asked once)
 
   Database& db_;

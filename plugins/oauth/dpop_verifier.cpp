@@ -8,10 +8,21 @@ namespace {
 
 constexpr int64_t kMaxFutureSeconds = 60;
 
+// A proof's jti is kept while a proof carrying it could still pass the iat check: until
+// iat + max_age, at most now + 60 + max_age.
+int64_t JtiKeepSeconds(int64_t max_age) {
+  return max_age + kMaxFutureSeconds;
+}
+
+// A jti is unique per key (RFC 9449 §11.1); hashing both bounds the row whatever the jti's length.
+std::string JtiKey(const DpopProof& proof) {
+  return crypto::Sha256Hex(proof.jkt + "." + proof.jti);
+}
+
 }  // namespace
 
 DpopVerifier::DpopVerifier(Database& db, int64_t max_age)
-    : max_age_(max_age), jtis_(db, jti_keep_seconds()) {}
+    : max_age_(max_age), jtis_(db, JtiKeepSeconds(max_age)) {}
 
 Result<DpopProof> DpopVerifier::Check(std::string_view proof, std::string_view method, std::string_view url,
                                       std::string_view access_token) {
@@ -25,12 +36,9 @@ Result<DpopProof> DpopVerifier::Check(std::string_view proof, std::string_view m
   return VerifyDpopProof(proof, expect, &keys_);
 }
 
-std::string DpopVerifier::JtiKey(const DpopProof& proof) {
-  return crypto::Sha256Hex(proof.jkt + "." + proof.jti);
-}
-
-int64_t DpopVerifier::jti_keep_seconds() const {
-  return max_age_ + kMaxFutureSeconds;
+Result<bool> DpopVerifier::ClaimResolving(const DpopProof& proof, const std::string& token_hash,
+                                          std::optional<ResolvedToken>& token) {
+  return jtis_.ClaimResolving(JtiKey(proof), token_hash, token);
 }
 
 Result<std::string> DpopVerifier::Accept(std::string_view proof, std::string_view method,

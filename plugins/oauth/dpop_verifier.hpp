@@ -4,13 +4,14 @@
 // no proof with it could pass the iat window any more, so a replay is refused on every instance
 // sharing the database; TokenPurger deletes the rows past that. Cost: one signature verification,
 // the key's import and thumbprint once per header (DpopKeyCache), and the jti's INSERT: at the
-// token endpoint a share of one (Accept: concurrent proofs' jti values are written together,
-// DpopJtiLedger), on a protected route one that rides with the token's look-up (Check, then
-// IssuedTokens::ResolveClaimingJti).
+// token endpoint a share of one (concurrent proofs' jti values are written together,
+// DpopJtiLedger), on a protected route the same share, the token's look-up riding with it
+// (Check, then ClaimResolving).
 // Thread-safe; Accept may throw DatabaseUnavailable. The Database must outlive it.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -31,16 +32,13 @@ class DpopVerifier {
   Result<std::string> Accept(std::string_view proof, std::string_view method, std::string_view url,
                              std::string_view access_token = {});
 
-  // The checks of Accept but the replay check: the caller claims JtiKey(proof), kept
-  // jti_keep_seconds(), itself (IssuedTokens::ResolveClaimingJti does it with the token's look-up).
+  // The checks of Accept but the replay check, which ClaimResolving then makes.
   Result<DpopProof> Check(std::string_view proof, std::string_view method, std::string_view url,
                           std::string_view access_token = {});
-  // The ledger's key of a proof's jti: a jti is unique per key (RFC 9449 §11.1); hashing both
-  // bounds the row whatever the jti's length.
-  static std::string JtiKey(const DpopProof& proof);
-  // A proof's jti is kept while a proof carrying it could still pass the iat check: until
-  // iat + max_age, at most now + 60 + max_age.
-  int64_t jti_keep_seconds() const;
+  // The replay check of a proof Check accepted (true: its jti is new) together with the look-up
+  // of the live access token whose hash is `token_hash`, into `token` (DpopJtiLedger).
+  Result<bool> ClaimResolving(const DpopProof& proof, const std::string& token_hash,
+                              std::optional<ResolvedToken>& token);
 
   int64_t max_age() const { return max_age_; }
 

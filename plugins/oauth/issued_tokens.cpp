@@ -1,5 +1,7 @@
 #include "issued_tokens.hpp"
 
+#include <stdexcept>
+
 #include "rendezvous/crypto.hpp"
 #include "scopes.hpp"
 #include "token_storage.hpp"
@@ -9,6 +11,8 @@ namespace rendezvous::oauth {
 IssuedTokens::IssuedTokens(Database& db) : db_(db) {}
 
 namespace {
+
+constexpr size_t kMaxLiveByHash = 1000;
 
 // The columns both look-ups select: g.id, g.client_id, g.user_id, g.scopes, g.all_scopes, g.kind,
 // a.dpop_jkt.
@@ -43,18 +47,37 @@ std::optional<ResolvedToken> IssuedTokens::Resolve(std::string_view token) {
   });
 }
 
-IssuedTokens::WithJti IssuedTokens::ResolveClaimingJti(std::string_view token, const std::string& jti_key,
-                                                       int64_t keep_seconds) {
-  WithJti out;
-  if (!WellFormed(token, kAccessTokenPrefix)) return out;
-  const std::string hash = crypto::Sha256Hex(token);
-  std::optional<DbRow> row = db_.Run([&](DbConnection& conn) {
-    return conn.QueryOne("CALL oauth_resolve_dpop_token(?, ?, ?)", {hash, jti_key, keep_seconds});
-  });
-  if (!row) return out;
-  out.token = TokenOf(*row);
-  out.jti_fresh = row->Int(8) == 1;
-  return out;
+std::unordered_map<std::string, ResolvedToken> IssuedTokens::LiveByHash(
+    DbConnection& conn, const std::vector<std::string>& hashes) {
+  std::unordered_map<std::string, ResolvedToken> live;
+  if (hashes.empty()) return live;
+  if (hashes.size() > kMaxLiveByHash) throw std::invalid_argument("LiveByHash: at most 1000 hashes");
+  static constexpr const char* kColumns =
+      "SELECT g.id, g.client_id, g.user_id, g.scopes, g.all_scopes, g.kind, a.dpop_jkt, a.token_hash"
+      " FROM oauth_access_tokens a"
+      " JOIN oauth_grants g ON g.id = a.grant_id"
+      " JOIN oauth_clients c ON c.client_id = g.client_id"
+      " WHERE a.revoked_at IS NULL AND a.expires_at > UTC_TIMESTAMP(3) AND g.revoked_at IS NULL"
+      " AND c.state <> 'rejected' AND a.token_hash ";
+  if (hashes.size() == 1) {
+    // One token: the prepared statement, as Resolve's.
+    std::optional<DbRow> row = conn.QueryOne(std::string(kColumns) + "= ?", {hashes.front()});
+    if (row) live.emplace(hashes.front(), TokenOf(*row));
+    return live;
+  }
+  std::string in;
+  in.reserve(hashes.size() * 68);
+  for (const std::string& hash : hashes) {
+    // Written into the statement: only what a SHA-256 hex digest can be.
+    if (hash.size() != 64 || hash.find_first_not_of("0123456789abcdef") != std::string::npos)
+      throw std::invalid_argument("LiveByHash: a hash is 64 lowercase hexadecimal characters");
+    in += in.empty() ? "'" : ", '";
+    in += hash;
+    in += '\'';
+  }
+  const std::string sql = std::string(kColumns) + "IN (" + in + ")";
+  for (const DbRow& row : conn.QueryUnprepared(sql)) live.emplace(row.String(8), TokenOf(row));
+  return live;
 }
 
 void IssuedTokens::Revoke(const std::string& client_id, const std::string& token) {

@@ -9,6 +9,8 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -36,15 +38,11 @@ class IssuedTokens {
   // rejected); nullopt for anything else, a malformed token without a query.
   std::optional<ResolvedToken> Resolve(std::string_view token);
 
-  // Resolve, and in the same round trip (procedure oauth_resolve_dpop_token) the claim of a DPoP
-  // proof's jti: `jti_key` (64 lowercase hexadecimal characters, DpopVerifier::JtiKey) is written
-  // to oauth_dpop_jtis, kept `keep_seconds`, whether or not the token is live. `jti_fresh` is true
-  // when the token is live and the key was new; a malformed token claims nothing.
-  struct WithJti {
-    std::optional<ResolvedToken> token;
-    bool jti_fresh = false;
-  };
-  WithJti ResolveClaimingJti(std::string_view token, const std::string& jti_key, int64_t keep_seconds);
+  // The live access tokens among `hashes` (SHA-256 hex of tokens, as stored), by hash, read on
+  // `conn` in one statement: what Resolve reads, for several tokens at once (DpopJtiLedger reads
+  // the tokens of the DPoP proofs it claims together this way). At most 1000 hashes.
+  static std::unordered_map<std::string, ResolvedToken> LiveByHash(DbConnection& conn,
+                                                                   const std::vector<std::string>& hashes);
 
   // For the client's own tokens only. Revoking an access token revokes it alone; revoking a
   // refresh token revokes its whole grant. Other clients' and unknown tokens: no-op /

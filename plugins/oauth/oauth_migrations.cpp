@@ -169,29 +169,6 @@ BEGIN
 END;
 )sql";
 
-// A resource request's DPoP-bound token looked up and its proof's jti claimed in one round trip:
-// the claim first (INSERT IGNORE: a key met before writes nothing, ROW_COUNT() 0), then the live
-// token's row (Resolve's look-up) with the claim's outcome as its last column. Each statement
-// commits on its own; the claim is made whether or not the token is live (the proof was checked
-// before the call). Hashes are ascii compared as ascii_bin, as the columns are.
-constexpr const char* kResolveDpopProcedure = R"sql(DROP PROCEDURE IF EXISTS oauth_resolve_dpop_token;
-CREATE PROCEDURE oauth_resolve_dpop_token(IN p_token_hash CHAR(64) CHARACTER SET ascii,
-    IN p_jti_hash CHAR(64) CHARACTER SET ascii, IN p_keep_seconds INT)
-MODIFIES SQL DATA
-BEGIN
-  DECLARE v_fresh INT DEFAULT 0;
-  INSERT IGNORE INTO oauth_dpop_jtis (jti_hash, expires_at)
-    VALUES (p_jti_hash, UTC_TIMESTAMP(3) + INTERVAL p_keep_seconds SECOND);
-  SET v_fresh = ROW_COUNT();
-  SELECT g.id, g.client_id, g.user_id, g.scopes, g.all_scopes, g.kind, a.dpop_jkt, v_fresh
-    FROM oauth_access_tokens a
-    JOIN oauth_grants g ON g.id = a.grant_id
-    JOIN oauth_clients c ON c.client_id = g.client_id
-   WHERE a.token_hash = p_token_hash COLLATE ascii_bin AND a.revoked_at IS NULL
-     AND a.expires_at > UTC_TIMESTAMP(3) AND g.revoked_at IS NULL AND c.state <> 'rejected';
-END;
-)sql";
-
 }  // namespace
 
 std::vector<Migration> OAuthMigrations() {
@@ -200,8 +177,7 @@ std::vector<Migration> OAuthMigrations() {
       Migration{2, "oauth_grants, oauth_codes, oauth_access_tokens, oauth_refresh_tokens", kTokensMigration},
       Migration{3, "procedure oauth_rotate_refresh_token", kRotateProcedure},
       Migration{4, "oauth_pushed_requests, oauth_clients.require_par", kPushedRequestsMigration},
-      Migration{5, "DPoP: token key binding, oauth_dpop_jtis", kDpopMigration},
-      Migration{6, "procedure oauth_resolve_dpop_token", kResolveDpopProcedure}};
+      Migration{5, "DPoP: token key binding, oauth_dpop_jtis", kDpopMigration}};
 }
 
 }  // namespace rendezvous::oauth

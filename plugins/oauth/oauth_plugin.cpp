@@ -18,10 +18,12 @@
 #include "par_endpoint.hpp"
 #include "pushed_requests.hpp"
 #include "refresh_grant.hpp"
+#include "rendezvous/crypto.hpp"
 #include "rendezvous/plugin.hpp"
 #include "token_endpoint.hpp"
 #include "token_metrics.hpp"
 #include "token_purger.hpp"
+#include "token_storage.hpp"
 
 namespace rendezvous::oauth {
 namespace {
@@ -101,9 +103,10 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
     if (!resolved) return std::nullopt;
     return PrincipalOf(*std::move(resolved));
   });
-  // A token with a proof: the proof is checked here, then the token's look-up and the claim of
-  // the proof's jti share one round trip. A proof that fails its checks claims nothing; the token
-  // is still looked up, so that an invalid token is reported as such whatever its proof.
+  // A token with a proof: the proof is checked here, then its jti is claimed and the token looked
+  // up together (with the claims of the proofs arriving at the same time: DpopJtiLedger). A proof
+  // that fails its checks claims nothing; the token is still looked up, so that an invalid token
+  // is reported as such whatever its proof.
   ctx.SetDpopResolver([tokens](std::string_view token, std::string_view proof, std::string_view method,
                                std::string_view url) {
     DpopResolution out;
@@ -112,11 +115,11 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
     if (!checked.ok()) {
       out.proof_error = checked.status().message();
       resolved = tokens->issued.Resolve(token);
-    } else {
-      IssuedTokens::WithJti claimed = tokens->issued.ResolveClaimingJti(token, DpopVerifier::JtiKey(*checked),
-                                                                        tokens->dpop.jti_keep_seconds());
-      resolved = std::move(claimed.token);
-      if (claimed.jti_fresh) {
+    } else if (WellFormed(token, kAccessTokenPrefix)) {
+      Result<bool> fresh = tokens->dpop.ClaimResolving(*checked, crypto::Sha256Hex(token), resolved);
+      if (!fresh.ok()) {
+        out.proof_error = fresh.status().message();
+      } else if (*fresh) {
         out.jkt = std::move(checked->jkt);
       } else {
         out.proof_error = "the proof's jti was used before";

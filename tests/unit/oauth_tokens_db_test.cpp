@@ -109,43 +109,82 @@ TEST_F(OAuthIssuedTokensDb, AnExchangedTokenResolvesToItsGrant) {
   EXPECT_FALSE(issued_->Resolve(std::string(kAccessTokenPrefix) + std::string(43, '!')));
 }
 
-// The look-up of a token sent with a DPoP proof and the claim of the proof's jti: one statement.
-TEST_F(OAuthIssuedTokensDb, ATokenIsResolvedWithItsProofsJtiClaimedInOneStatement) {
-  TokenResult r = codes_->Exchange(client_id_, Code(), kAppRedirect, "");
-  ASSERT_TRUE(std::holds_alternative<TokenResponse>(r));
-  const std::string token = std::get<TokenResponse>(r).access_token;
-  auto count = [&](const std::string& sql) {
-    return db_->Run([&](DbConnection& conn) { return conn.QueryOne(sql)->Int(1); });
-  };
+// Several live tokens read in one statement; the ones not live are left out.
+TEST_F(OAuthIssuedTokensDb, LiveTokensAreReadByTheirHashesTogether) {
+  std::vector<std::string> tokens;
+  for (int i = 0; i < 3; ++i) {
+    TokenResult r = codes_->Exchange(client_id_, Code(), kAppRedirect, "");
+    ASSERT_TRUE(std::holds_alternative<TokenResponse>(r));
+    tokens.push_back(std::get<TokenResponse>(r).access_token);
+  }
+  issued_->Revoke(client_id_, tokens[2]);
+  const std::vector<std::string> hashes = {crypto::Sha256Hex(tokens[0]), crypto::Sha256Hex(tokens[1]),
+                                           crypto::Sha256Hex(tokens[2]), crypto::Sha256Hex("unknown")};
   testing::RecordingDatabase recorded(*db_);
-  IssuedTokens issued(recorded);
-  const std::string key = crypto::Sha256Hex("jkt.jti-1");
+  auto live = recorded.Run([&](DbConnection& conn) { return IssuedTokens::LiveByHash(conn, hashes); });
+  EXPECT_EQ(recorded.Statements().size(), 1u);
+  ASSERT_EQ(live.size(), 2u);
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(live.contains(hashes[i]));
+    EXPECT_EQ(live.at(hashes[i]).grant_id, issued_->Resolve(tokens[i])->grant_id);
+    EXPECT_EQ(live.at(hashes[i]).user_id, 2);
+  }
+  EXPECT_NE(live.at(hashes[0]).grant_id, live.at(hashes[1]).grant_id);
+  // One hash: the prepared statement; text that is not a hash is refused before any statement.
+  auto one = db_->Run([&](DbConnection& conn) { return IssuedTokens::LiveByHash(conn, {hashes[1]}); });
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one.begin()->second.grant_id, live.at(hashes[1]).grant_id);
+  EXPECT_THROW(db_->Run([&](DbConnection& conn) {
+    IssuedTokens::LiveByHash(conn, {hashes[0], "x' OR 1=1"});
+  }),
+               std::invalid_argument);
+}
 
-  IssuedTokens::WithJti first = issued.ResolveClaimingJti(token, key, 360);
-  ASSERT_TRUE(first.token);
-  EXPECT_EQ(first.token->user_id, 2);
-  EXPECT_EQ(first.token->client_id, client_id_);
-  EXPECT_EQ(first.token->scopes.count("BOOKING_READ"), 1u);
-  EXPECT_TRUE(first.jti_fresh);
-  EXPECT_EQ(recorded.Count(""), 1u);
-  // The same jti again: the token still resolves, the jti is not new.
-  IssuedTokens::WithJti replay = issued.ResolveClaimingJti(token, key, 360);
-  ASSERT_TRUE(replay.token);
-  EXPECT_FALSE(replay.jti_fresh);
-  EXPECT_TRUE(issued.ResolveClaimingJti(token, crypto::Sha256Hex("jkt.jti-2"), 360).jti_fresh);
-  EXPECT_EQ(
-      count("SELECT COUNT(*) FROM oauth_dpop_jtis WHERE expires_at"
-            " BETWEEN UTC_TIMESTAMP(3) + INTERVAL 300 SECOND AND UTC_TIMESTAMP(3) + INTERVAL 361 SECOND"),
-      2);
-
-  // A token that is not live resolves to nothing (its proof's jti is claimed all the same); a
-  // malformed one runs no statement.
-  issued_->Revoke(client_id_, token);
-  EXPECT_FALSE(issued.ResolveClaimingJti(token, crypto::Sha256Hex("jkt.jti-3"), 360).token);
-  EXPECT_EQ(count("SELECT COUNT(*) FROM oauth_dpop_jtis"), 3);
-  recorded.Clear();
-  EXPECT_FALSE(issued.ResolveClaimingJti(token + "x", crypto::Sha256Hex("jkt.jti-4"), 360).token);
-  EXPECT_EQ(recorded.Count(""), 0u);
+// A DPoP proof's jti claimed with its token's look-up: each claimant gets its own token (or none)
+// and each key is new once, however the claims meet in the ledger's writes.
+TEST_F(OAuthIssuedTokensDb, ClaimsResolveTheirOwnTokensWhateverTheConcurrency) {
+  std::vector<std::string> hashes;
+  std::vector<int64_t> grants;
+  for (int i = 0; i < 2; ++i) {
+    TokenResult r = codes_->Exchange(client_id_, Code(), kAppRedirect, "");
+    ASSERT_TRUE(std::holds_alternative<TokenResponse>(r));
+    const std::string& token = std::get<TokenResponse>(r).access_token;
+    hashes.push_back(crypto::Sha256Hex(token));
+    grants.push_back(issued_->Resolve(token)->grant_id);
+  }
+  hashes.push_back(crypto::Sha256Hex("not a token"));
+  DpopJtiLedger ledger(*db_, 360);
+  constexpr int kThreads = 12, kRounds = 20;
+  std::atomic<int> wrong{0}, fresh{0};
+  std::barrier round_start(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < kRounds; ++r) {
+        round_start.arrive_and_wait();
+        const size_t which = static_cast<size_t>(t + r) % hashes.size();
+        std::optional<ResolvedToken> token;
+        Result<bool> claimed = ledger.ClaimResolving(
+            crypto::Sha256Hex(std::to_string(t) + "." + std::to_string(r)), hashes[which], token);
+        if (!claimed.ok()) {
+          ++wrong;
+          continue;
+        }
+        fresh += *claimed ? 1 : 0;
+        const bool right = which < grants.size() ? token && token->grant_id == grants[which] : !token;
+        if (!right) ++wrong;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(fresh.load(), kThreads * kRounds);
+  // The same key again: not new, and the token is still read.
+  std::optional<ResolvedToken> token;
+  EXPECT_EQ(ledger.ClaimResolving(crypto::Sha256Hex("0.0"), hashes[0], token).value(), false);
+  ASSERT_TRUE(token);
+  EXPECT_EQ(token->grant_id, grants[0]);
+  EXPECT_FALSE(ledger.ClaimResolving(crypto::Sha256Hex("0.1"), "not hex", token).ok());
 }
 
 TEST_F(OAuthCodeExchangeDb, ConcurrentExchangesOfOneCodeIssueOnce) {
