@@ -402,15 +402,20 @@ OutboxService::Round OutboxService::RunRound(Consumer& c) {
         // Nothing is missing when the candidates follow `position` without a gap, and nothing
         // waits when every candidate has settled: then the ids need no scan.
         int64_t first_hole = std::numeric_limits<int64_t>::max();
+        // An event of these topics the scan finds but the candidates' read did not: it became
+        // visible in between (its insert raced that read). Nothing at or past it is taken this
+        // round, settled or not; the next round reads it.
+        int64_t first_unseen = std::numeric_limits<int64_t>::max();
         const int64_t last = candidates.back().event.id;
         const bool gapless = last - position == static_cast<int64_t>(candidates.size());
         const bool all_settled = std::all_of(candidates.begin(), candidates.end(),
                                              [](const Candidate& cand) { return cand.settled; });
         if (!gapless && !all_settled) {
           const std::vector<DbRow> ids =
-              tx.Query("SELECT id FROM outbox_events WHERE id > ? AND id <= ? ORDER BY id LIMIT ?",
+              tx.Query("SELECT id, topic FROM outbox_events WHERE id > ? AND id <= ? ORDER BY id LIMIT ?",
                        {position, last, kHoleScanLimit});
           int64_t expected = position + 1;
+          size_t next_candidate = 0;
           for (const DbRow& row : ids) {
             const int64_t id = row.Int(1);
             if (id != expected) {
@@ -418,14 +423,23 @@ OutboxService::Round OutboxService::RunRound(Consumer& c) {
               break;
             }
             expected = id + 1;
+            while (next_candidate < candidates.size() && candidates[next_candidate].event.id < id)
+              ++next_candidate;
+            const bool candidate =
+                next_candidate < candidates.size() && candidates[next_candidate].event.id == id;
+            if (!candidate && std::binary_search(c.topics.begin(), c.topics.end(), row.String(2))) {
+              first_unseen = id;
+              break;
+            }
           }
-          if (first_hole == std::numeric_limits<int64_t>::max() && expected <= last) {
+          if (first_hole == std::numeric_limits<int64_t>::max() &&
+              first_unseen == std::numeric_limits<int64_t>::max() && expected <= last) {
             first_hole = expected;  // scan limit reached: unknown beyond, treat as a hole
           }
         }
 
         for (auto& cand : candidates) {
-          if (cand.event.id >= first_hole && !cand.settled) break;
+          if (cand.event.id >= first_unseen || (cand.event.id >= first_hole && !cand.settled)) break;
           batch.push_back(std::move(cand.event));
         }
         round.held_back = batch.size() < candidates.size();

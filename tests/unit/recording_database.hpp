@@ -1,8 +1,11 @@
 // A Database over a real one that notes the text of every statement run through it, for tests
 // that check how many round trips a call makes and which tables they touch. The statements run on
-// the real connection unchanged; only their text is kept. Thread-safe.
+// the real connection unchanged; only their text is kept. A test may also act right after a
+// statement ran (AfterStatement), e.g. commit something from another connection between two reads
+// of one transaction. Thread-safe.
 #pragma once
 
+#include <functional>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -39,6 +42,10 @@ class RecordingDatabase final : public Database {
     std::lock_guard<std::mutex> lk(mu_);
     statements_.clear();
   }
+  // Called with each statement's text right after it ran, on the thread that ran it (set it before
+  // the statements it should see).
+  void AfterStatement(std::function<void(std::string_view sql)> fn) { after_ = std::move(fn); }
+
   // How many of the statements so far contain `text`.
   size_t Count(std::string_view text) {
     std::lock_guard<std::mutex> lk(mu_);
@@ -60,6 +67,14 @@ class RecordingDatabase final : public Database {
         std::lock_guard<std::mutex> lk(db_.mu_);
         db_.statements_.emplace_back(sql);
       }
+      const uint64_t affected = RunInner(sql, params, mode, rows, max_rows);
+      if (db_.after_) db_.after_(sql);
+      return affected;
+    }
+
+   private:
+    uint64_t RunInner(std::string_view sql, DbParams params, Mode mode, std::vector<DbRow>* rows,
+                      size_t max_rows) {
       const std::vector<DbValue> values(params.begin(), params.end());
       if (mode == Mode::kUnprepared) {
         if (!rows) return inner_.ExecUnprepared(sql);
@@ -72,7 +87,6 @@ class RecordingDatabase final : public Database {
       return 0;
     }
 
-   private:
     static void Append(std::vector<DbRow> found, std::vector<DbRow>* rows, size_t max_rows) {
       for (DbRow& row : found) {
         if (rows->size() >= max_rows) break;
@@ -87,6 +101,7 @@ class RecordingDatabase final : public Database {
   Database& inner_;
   std::mutex mu_;
   std::vector<std::string> statements_;
+  std::function<void(std::string_view)> after_;
 };
 
 }  // namespace rendezvous::testing

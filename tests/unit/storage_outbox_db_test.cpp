@@ -12,6 +12,7 @@
 #include <prometheus/registry.h>
 
 #include "eventually.hpp"
+#include "recording_database.hpp"
 #include "storage/migrator.hpp"
 #include "storage/mysql_database.hpp"
 #include "storage/outbox_service.hpp"
@@ -190,6 +191,51 @@ TEST_F(OutboxTest, EventsBehindAnIdHoleWaitForTheSettleWindow) {
   }));
   EXPECT_GE(steady_clock::now() - published, std::chrono::milliseconds(1000));
   EXPECT_EQ(sink.Ids(), (std::vector<int64_t>{first, after}));
+}
+
+// An event whose insert races a round's read of its candidates (not among them, but committed
+// by the time the round scans the ids after them) is not passed over: the round stops before it
+// and the next one takes it, in order.
+TEST_F(OutboxTest, AnEventCommittedBetweenTheRoundsTwoReadsIsNotPassedOver) {
+  OutboxOptions options;
+  options.settle_window = std::chrono::seconds(60);  // nothing settles during the test
+  RecordingDatabase wrapped(*db_);
+  OutboxService outbox(wrapped, registry_, QuietLogger(), options);
+  Sink sink;
+  outbox.Subscribe("c", {"things"}, sink.Handler());
+  const int64_t first = PublishOne(outbox, "things", 1);
+  ASSERT_TRUE(Eventually("the first event handed to c", kPolling, [&] {
+    outbox.PollOnce("c");
+    return sink.Size() == 1;
+  }));
+  // A rolled-back publish leaves its id free; the event after it is young, so it waits behind it.
+  int64_t free_id = 0;
+  EXPECT_THROW(db_->Transaction([&](DbConnection& tx) {
+    free_id = outbox.Publish(tx, "things", "ROLLED_BACK", {});
+    throw std::runtime_error("abort");
+  }),
+               std::runtime_error);
+  const int64_t after = PublishOne(outbox, "things", 2);
+  ASSERT_LT(free_id, after);
+  // Right after the next round's read of its candidates, an event of the topic takes the free id
+  // and commits, from another connection.
+  std::atomic<bool> inserted{false};
+  wrapped.AfterStatement([&](std::string_view sql) {
+    if (sql.find("LOCK IN SHARE MODE") == std::string_view::npos || inserted.exchange(true)) return;
+    db_->Run([&](DbConnection& conn) {
+      conn.Exec(
+          "INSERT INTO outbox_events (id, topic, type, payload, created_at)"
+          " VALUES (?, 'things', 'LATE', '{}', UTC_TIMESTAMP(3))",
+          {free_id});
+    });
+  });
+  outbox.PollOnce("c");
+  ASSERT_TRUE(inserted.load());
+  ASSERT_TRUE(Eventually("the late event and the one after it handed to c", kPolling, [&] {
+    outbox.PollOnce("c");
+    return sink.Size() == 3;
+  }));
+  EXPECT_EQ(sink.Ids(), (std::vector<int64_t>{first, free_id, after}));
 }
 
 TEST_F(OutboxTest, HandlerFailureRollsBackItsWritesAndTheEventsComeAgainOneByOne) {
