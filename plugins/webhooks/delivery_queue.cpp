@@ -249,13 +249,19 @@ std::vector<ClaimedDelivery> DeliveryQueue::ClaimIn(DbConnection& tx, size_t lim
   // the index's order (due time, then the primary key InnoDB appends to every secondary index): a
   // range from its due time, the rows of that due time up to its id passed over by the index
   // condition alone. (A row comparison, (next_attempt_at, id) > (…), would read each of those rows.)
+  // FORCE INDEX: when every pending row is due, the range on (status, next_attempt_at) is
+  // estimated at all of them, costlier than a table scan, and the optimizer drops it for a ref on
+  // `status` alone, which starts at the first pending entry: each claim then walks the entries the
+  // rows finished before the cursor left behind until InnoDB purges them. With the index forced
+  // the range is kept, and it starts at the cursor.
   const std::string from = time::FormatSql(after.due_ms);
   std::string sql =
       "SELECT id, webhook_id, message_id, trigger_event, body, content_type, round_attempts,"
       " UNIX_TIMESTAMP(COALESCE(event_at, created_at)) * 1000 AS event_ms, delivered_at IS NOT NULL AS "
       "delivered,"
       " CAST(UNIX_TIMESTAMP(next_attempt_at) * 1000 AS SIGNED) AS due_ms"
-      " FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= UTC_TIMESTAMP(3)"
+      " FROM webhook_deliveries FORCE INDEX (ix_webhook_deliveries_due)"
+      " WHERE status = 'pending' AND next_attempt_at <= UTC_TIMESTAMP(3)"
       " AND (leased_until IS NULL OR leased_until <= UTC_TIMESTAMP(3))";
   std::vector<DbRow> rows;
   if (skip_webhooks.empty()) {
