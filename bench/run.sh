@@ -323,10 +323,12 @@ wh_booking() {
     $wh_url/v2/bookings
 }
 # N PREFIX: N copies of the newest BOOKING_CREATED event, each with its own booking uid, queued
-# while the server is down.
+# while the server is down. Compact, as the server writes its events: the consumer sends the stored
+# text as the body, and the receiver finds the uid in compact text only (JSON_SET's own output has
+# a space after each colon, and a receiver that reads no uid waits out its SECONDS).
 wh_queue() {
   sql "INSERT INTO outbox_events (topic, type, payload, created_at)
-       SELECT 'bookings', 'BOOKING_CREATED', JSON_SET(e.payload, '\$.payload.uid', CONCAT('$2-', seq)), UTC_TIMESTAMP(3)
+       SELECT 'bookings', 'BOOKING_CREATED', JSON_COMPACT(JSON_SET(e.payload, '\$.payload.uid', CONCAT('$2-', seq))), UTC_TIMESTAMP(3)
        FROM seq_1_to_$1 JOIN (SELECT payload FROM outbox_events WHERE topic = 'bookings' ORDER BY id DESC LIMIT 1) e"
   # INSERT … SELECT reserves ids in growing blocks and leaves the counter past a gap; the next event
   # would sit behind that hole for the outbox's settle window (2 s). Back to MAX(id) + 1.

@@ -44,6 +44,75 @@ std::string IdList(const std::vector<int64_t>& ids) {
   return out;
 }
 
+// Id lists go to prepared statements of a few fixed lengths, each length one cached statement
+// whatever the batch: a list is cut into chunks of the longest length, and what is left goes in one
+// statement of the shortest length that holds it, padded by repeating its last id (an IN list is a
+// set and a CASE takes its first match: the same rows match, with the same values).
+constexpr size_t kLongestIdChunk = 256;
+constexpr size_t kIdChunks[] = {1, 4, 16, 64, kLongestIdChunk};
+
+// The length of the statement for `n` ids: the shortest of kIdChunks that holds them, else a
+// multiple of the longest (a list that cannot be cut).
+size_t IdListLength(size_t n) {
+  for (size_t c : kIdChunks) {
+    if (c >= n) return c;
+  }
+  return (n + kLongestIdChunk - 1) / kLongestIdChunk * kLongestIdChunk;
+}
+
+// Calls each(first, count, length) for the chunks of a list of `n`: `count` items from `first`,
+// in a statement made for `length` (count <= length).
+template <class F>
+void ForEachIdChunk(size_t n, F&& each) {
+  for (size_t at = 0; at < n;) {
+    const size_t count = std::min(n - at, kLongestIdChunk);
+    each(at, count, IdListLength(count));
+    at += count;
+  }
+}
+
+// Binds `count` ids from `at`, padded to `length` with the last of them.
+void BindIds(std::vector<DbValue>& values, const std::vector<int64_t>& ids, size_t at, size_t count,
+             size_t length) {
+  for (size_t i = 0; i < length; ++i) values.emplace_back(ids[at + std::min(i, count - 1)]);
+}
+
+// `n` copies of `item` separated by `separator`: "?, ?, ?".
+std::string Repeated(std::string_view item, size_t n, std::string_view separator = ", ") {
+  std::string out;
+  out.reserve(n * (item.size() + separator.size()));
+  for (size_t i = 0; i < n; ++i) {
+    if (i > 0) out += separator;
+    out += item;
+  }
+  return out;
+}
+
+// Runs `head` + " IN (?, …)" + `tail` over `ids`, in chunks (ForEachIdChunk), with `before` bound
+// ahead of each chunk's ids. Appends the rows of a query to `rows` when given. Returns the
+// affected rows.
+uint64_t InIdChunks(DbConnection& tx, std::string_view head, const std::vector<int64_t>& ids,
+                    std::string_view tail = {}, const std::vector<DbValue>& before = {},
+                    std::vector<DbRow>* rows = nullptr) {
+  uint64_t affected = 0;
+  ForEachIdChunk(ids.size(), [&](size_t at, size_t count, size_t length) {
+    std::string sql(head);
+    sql += " IN (";
+    sql += Repeated("?", length);
+    sql += ")";
+    sql += tail;
+    std::vector<DbValue> values = before;
+    values.reserve(before.size() + length);
+    BindIds(values, ids, at, count, length);
+    if (rows == nullptr) {
+      affected += tx.Exec(sql, values);
+    } else {
+      for (DbRow& row : tx.Query(sql, values)) rows->push_back(std::move(row));
+    }
+  });
+  return affected;
+}
+
 // Inserts `rows` with multi-row statements of a few fixed sizes (each size is one cached
 // statement, whatever the batch). Returns the affected rows.
 uint64_t InsertInChunks(DbConnection& tx, std::string_view head, std::vector<std::vector<DbValue>>& rows,
@@ -180,13 +249,19 @@ std::vector<ClaimedDelivery> DeliveryQueue::ClaimIn(DbConnection& tx, size_t lim
   // the index's order (due time, then the primary key InnoDB appends to every secondary index): a
   // range from its due time, the rows of that due time up to its id passed over by the index
   // condition alone. (A row comparison, (next_attempt_at, id) > (…), would read each of those rows.)
+  // FORCE INDEX: when every pending row is due, the range on (status, next_attempt_at) is
+  // estimated at all of them, costlier than a table scan, and the optimizer drops it for a ref on
+  // `status` alone, which starts at the first pending entry: each claim then walks the entries the
+  // rows finished before the cursor left behind until InnoDB purges them. With the index forced
+  // the range is kept, and it starts at the cursor.
   const std::string from = time::FormatSql(after.due_ms);
   std::string sql =
       "SELECT id, webhook_id, message_id, trigger_event, body, content_type, round_attempts,"
       " UNIX_TIMESTAMP(COALESCE(event_at, created_at)) * 1000 AS event_ms, delivered_at IS NOT NULL AS "
       "delivered,"
       " CAST(UNIX_TIMESTAMP(next_attempt_at) * 1000 AS SIGNED) AS due_ms"
-      " FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= UTC_TIMESTAMP(3)"
+      " FROM webhook_deliveries FORCE INDEX (ix_webhook_deliveries_due)"
+      " WHERE status = 'pending' AND next_attempt_at <= UTC_TIMESTAMP(3)"
       " AND (leased_until IS NULL OR leased_until <= UTC_TIMESTAMP(3))";
   std::vector<DbRow> rows;
   if (skip_webhooks.empty()) {
@@ -195,11 +270,15 @@ std::vector<ClaimedDelivery> DeliveryQueue::ClaimIn(DbConnection& tx, size_t lim
                         " ORDER BY next_attempt_at, id LIMIT ? FOR UPDATE SKIP LOCKED",
                     {from, from, after.id, static_cast<int64_t>(limit)});
   } else {
-    // The skipped ids are the sender's own, never from outside; the text changes with them.
-    rows = tx.QueryUnprepared(sql + " AND next_attempt_at >= '" + from + "' AND (next_attempt_at > '" + from +
-                              "' OR id > " + std::to_string(after.id) + ") AND webhook_id NOT IN (" +
-                              IdList(skip_webhooks) + ") ORDER BY next_attempt_at, id LIMIT " +
-                              std::to_string(limit) + " FOR UPDATE SKIP LOCKED");
+    // One statement, whatever the list (it cannot be cut).
+    const size_t length = IdListLength(skip_webhooks.size());
+    std::vector<DbValue> values = {from, from, after.id};
+    BindIds(values, skip_webhooks, 0, skip_webhooks.size(), length);
+    values.emplace_back(static_cast<int64_t>(limit));
+    rows = tx.Query(
+        sql + " AND next_attempt_at >= ? AND (next_attempt_at > ? OR id > ?) AND webhook_id NOT IN (" +
+            Repeated("?", length) + ") ORDER BY next_attempt_at, id LIMIT ? FOR UPDATE SKIP LOCKED",
+        values);
   }
   if (rows.empty()) return out;
   std::vector<int64_t> ids;
@@ -225,9 +304,8 @@ std::vector<ClaimedDelivery> DeliveryQueue::ClaimIn(DbConnection& tx, size_t lim
     ids.push_back(d.id);
     out.push_back(std::move(d));
   }
-  // The ids come from the rows just read, never from outside.
-  tx.ExecUnprepared("UPDATE webhook_deliveries SET leased_until = UTC_TIMESTAMP(3) + INTERVAL " +
-                    std::to_string(lease_seconds) + " SECOND WHERE id IN (" + IdList(ids) + ")");
+  InIdChunks(tx, "UPDATE webhook_deliveries SET leased_until = UTC_TIMESTAMP(3) + INTERVAL ? SECOND WHERE id",
+             ids, {}, {lease_seconds});
   return out;
 }
 
@@ -237,7 +315,7 @@ std::vector<int64_t> DeliveryQueue::RecordIn(DbConnection& tx, const std::vector
   std::vector<int64_t> succeeded;
   std::vector<int64_t> failed;
   std::vector<int64_t> retried;
-  std::string retry_delays;  // "WHEN id THEN microseconds" for each of `retried`
+  std::vector<int64_t> retry_delays_us;  // for each of `retried`
   std::vector<int64_t> succeeded_webhooks;
   std::vector<int64_t> failing_webhooks;
   std::vector<int64_t> gone_webhooks;
@@ -255,7 +333,7 @@ std::vector<int64_t> DeliveryQueue::RecordIn(DbConnection& tx, const std::vector
       case Outcome::kFailed: failed.push_back(d.id); break;
       case Outcome::kRetryLater:
         retried.push_back(d.id);
-        retry_delays += " WHEN " + std::to_string(d.id) + " THEN " + std::to_string(outcome.retry_in_ms * 1000);
+        retry_delays_us.push_back(outcome.retry_in_ms * 1000);
         break;
     }
     if (!d.webhook) continue;
@@ -264,31 +342,35 @@ std::vector<int64_t> DeliveryQueue::RecordIn(DbConnection& tx, const std::vector
   }
   InsertInChunks(tx, "INSERT INTO webhook_delivery_attempts (delivery_id, at, status_code, duration_ms, error, response)",
                  attempt_rows);
-  // One statement per kind of outcome. The ids and delays are the sender's own (claimed rows, the
-  // retry policy), never from outside.
-  if (!succeeded.empty()) {
-    tx.ExecUnprepared(
-        "UPDATE webhook_deliveries SET status = 'succeeded', round_attempts = round_attempts + 1,"
-        " next_attempt_at = UTC_TIMESTAMP(3), updated_at = UTC_TIMESTAMP(3), leased_until = NULL,"
-        " delivered_at = COALESCE(delivered_at, UTC_TIMESTAMP(3)) WHERE id IN (" +
-        IdList(succeeded) + ")");
-  }
-  if (!failed.empty()) {
-    tx.ExecUnprepared(
-        "UPDATE webhook_deliveries SET status = 'failed', round_attempts = round_attempts + 1,"
-        " next_attempt_at = UTC_TIMESTAMP(3), updated_at = UTC_TIMESTAMP(3), leased_until = NULL"
-        " WHERE id IN (" +
-        IdList(failed) + ")");
-  }
-  if (!retried.empty()) {
-    tx.ExecUnprepared(
+  // One statement per kind of outcome (per chunk of ids).
+  InIdChunks(tx,
+             "UPDATE webhook_deliveries SET status = 'succeeded', round_attempts = round_attempts + 1,"
+             " next_attempt_at = UTC_TIMESTAMP(3), updated_at = UTC_TIMESTAMP(3), leased_until = NULL,"
+             " delivered_at = COALESCE(delivered_at, UTC_TIMESTAMP(3)) WHERE id",
+             succeeded);
+  InIdChunks(
+      tx,
+      "UPDATE webhook_deliveries SET status = 'failed', round_attempts = round_attempts + 1,"
+      " next_attempt_at = UTC_TIMESTAMP(3), updated_at = UTC_TIMESTAMP(3), leased_until = NULL WHERE id",
+      failed);
+  // Each retry after its own delay: "CASE id WHEN ? THEN ? … END", then the same ids' IN list.
+  ForEachIdChunk(retried.size(), [&](size_t at, size_t count, size_t length) {
+    std::vector<DbValue> values;
+    values.reserve(3 * length);
+    for (size_t i = 0; i < length; ++i) {
+      const size_t k = at + std::min(i, count - 1);
+      values.emplace_back(retried[k]);
+      values.emplace_back(retry_delays_us[k]);
+    }
+    BindIds(values, retried, at, count, length);
+    tx.Exec(
         "UPDATE webhook_deliveries SET status = 'pending', round_attempts = round_attempts + 1,"
-        " next_attempt_at = UTC_TIMESTAMP(3) + INTERVAL (CASE id" +
-        retry_delays +
-        " END) MICROSECOND,"
-        " updated_at = UTC_TIMESTAMP(3), leased_until = NULL WHERE id IN (" +
-        IdList(retried) + ")");
-  }
+        " next_attempt_at = UTC_TIMESTAMP(3) + INTERVAL (CASE id " +
+            Repeated("WHEN ? THEN ?", length, " ") +
+            " END) MICROSECOND, updated_at = UTC_TIMESTAMP(3), leased_until = NULL WHERE id IN (" +
+            Repeated("?", length) + ")",
+        values);
+  });
   for (int64_t id : gone_webhooks) webhooks_.Deactivate(tx, id);
   if (!succeeded_webhooks.empty()) {
     // Most rounds clear nothing: a plain read (no lock) finds the webhooks that were failing, and
@@ -297,28 +379,27 @@ std::vector<int64_t> DeliveryQueue::RecordIn(DbConnection& tx, const std::vector
     std::sort(succeeded_webhooks.begin(), succeeded_webhooks.end());
     succeeded_webhooks.erase(std::unique(succeeded_webhooks.begin(), succeeded_webhooks.end()),
                              succeeded_webhooks.end());
+    std::vector<DbRow> rows;
+    InIdChunks(tx, "SELECT id FROM webhooks WHERE failing_since IS NOT NULL AND id", succeeded_webhooks, {},
+               {}, &rows);
     std::vector<int64_t> recovered;
-    for (const DbRow& row :
-         tx.QueryUnprepared("SELECT id FROM webhooks WHERE failing_since IS NOT NULL AND id IN (" +
-                            IdList(succeeded_webhooks) + ")")) {
-      recovered.push_back(row.Int("id"));
-    }
-    if (!recovered.empty()) {
-      tx.ExecUnprepared(
-          "UPDATE webhooks SET failing_since = NULL WHERE failing_since IS NOT NULL AND id IN (" +
-          IdList(recovered) + ")");
-    }
+    for (const DbRow& row : rows) recovered.push_back(row.Int("id"));
+    InIdChunks(tx, "UPDATE webhooks SET failing_since = NULL WHERE failing_since IS NOT NULL AND id",
+               recovered);
   }
   std::vector<int64_t> disabled;
   if (failing_webhooks.empty()) return disabled;
   std::sort(failing_webhooks.begin(), failing_webhooks.end());
   failing_webhooks.erase(std::unique(failing_webhooks.begin(), failing_webhooks.end()),
                          failing_webhooks.end());
-  tx.ExecUnprepared("UPDATE webhooks SET failing_since = UTC_TIMESTAMP(3) WHERE failing_since IS NULL AND id IN (" +
-                    IdList(failing_webhooks) + ")");
-  for (const DbRow& row : tx.QueryUnprepared(
-           "SELECT id FROM webhooks WHERE active = 1 AND failing_since <= UTC_TIMESTAMP(3) - INTERVAL " +
-           std::to_string(disable_after_seconds) + " SECOND AND id IN (" + IdList(failing_webhooks) + ") FOR UPDATE")) {
+  InIdChunks(tx, "UPDATE webhooks SET failing_since = UTC_TIMESTAMP(3) WHERE failing_since IS NULL AND id",
+             failing_webhooks);
+  std::vector<DbRow> overdue;
+  InIdChunks(tx,
+             "SELECT id FROM webhooks WHERE active = 1 AND failing_since <= UTC_TIMESTAMP(3) - INTERVAL ? "
+             "SECOND AND id",
+             failing_webhooks, " FOR UPDATE", {disable_after_seconds}, &overdue);
+  for (const DbRow& row : overdue) {
     std::optional<Webhook> w = webhooks_.Load(tx, row.Int("id"));
     if (!w) continue;
     webhooks_.Deactivate(tx, w->id);

@@ -1,10 +1,12 @@
 // DeliveryQueue against a real MariaDB: a round records the finished batch and claims the next
 // one in one transaction, so a round that fails (a crash before its commit) leaves neither its
 // attempts nor its new leases behind, and the deliveries it held are claimed again with the same
-// webhook-id; the outcomes of a mixed batch land with one statement per kind; a recovery walks
-// its window in small batches and queues exactly the failed deliveries in it; an event goes to
-// its organizer's own webhooks and to its event type's, one delivery each.
+// webhook-id; the outcomes of a mixed batch land with one statement per kind, each row once and
+// with its own delay however long the batch; a claim leaves out exactly the webhooks it is told
+// to; a recovery walks its window in small batches and queues exactly the failed deliveries in
+// it; an event goes to its organizer's own webhooks and to its event type's, one delivery each.
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -50,8 +52,9 @@ class WebhooksDeliveryQueueDb : public ::testing::Test {
     webhook_id_ = std::stoll(scratch_.QueryValue("SELECT MAX(id) FROM webhooks"));
   }
 
-  // `n` BOOKING_CREATED events of organizer 3 turned into deliveries by the outbox handler.
-  void Enqueue(int n) {
+  // `n` BOOKING_CREATED events of organizer 3 turned into deliveries by the outbox handler, one
+  // per event and webhook of organizer 3.
+  void Enqueue(int n, int webhooks = 1) {
     std::vector<OutboxEvent> batch;
     for (int i = 1; i <= n; ++i) {
       OutboxEvent e;
@@ -66,7 +69,7 @@ class WebhooksDeliveryQueueDb : public ::testing::Test {
       batch.push_back(std::move(e));
     }
     const size_t created = db_->Transaction([&](DbConnection& tx) { return queue_->Enqueue(tx, batch); });
-    ASSERT_EQ(created, static_cast<size_t>(n));
+    ASSERT_EQ(created, static_cast<size_t>(n * webhooks));
   }
 
   static std::vector<RecordedAttempt> Outcomes(const std::vector<ClaimedDelivery>& claimed,
@@ -192,6 +195,74 @@ TEST_F(WebhooksDeliveryQueueDb, MixedOutcomesLandEachWithItsNextState) {
   EXPECT_GT(due_in(3), 5 * 3600);
   // A failed attempt marks its webhook as failing, successes beside it in the batch or not.
   EXPECT_EQ(Count("SELECT COUNT(*) FROM webhooks WHERE failing_since IS NOT NULL"), 1);
+}
+
+// The ids of a round go to prepared statements of a few lengths, a long list in several of them:
+// every claimed row is leased, and every outcome lands once, with its own retry delay, whatever
+// the cut.
+TEST_F(WebhooksDeliveryQueueDb, LongBatchesAreLeasedAndRecordedEachRowOnce) {
+  constexpr int kRows =
+      700;  // 280 successes, 350 retries, 70 failures: longer lists than one statement takes
+  Enqueue(kRows);
+  const std::vector<ClaimedDelivery> claimed =
+      queue_->RecordAndClaim(*db_, {}, 60, {}, kRows, kLease).claimed;
+  ASSERT_EQ(claimed.size(), static_cast<size_t>(kRows));
+  EXPECT_EQ(Leased(), kRows);
+  std::vector<Outcome> outcomes;
+  std::map<int64_t, int64_t> delay_s;  // delivery id -> its retry delay
+  for (int i = 0; i < kRows; ++i) {
+    if (i % 10 == 4) {
+      outcomes.push_back(Outcome{Outcome::kFailed});
+    } else if (i % 2 == 1) {
+      outcomes.push_back(Outcome{Outcome::kRetryLater, int64_t{1000 + i} * 1000});
+      delay_s[claimed[i].id] = 1000 + i;
+    } else {
+      outcomes.push_back(Outcome{Outcome::kSucceeded});
+    }
+  }
+  ASSERT_EQ(delay_s.size(), 350u);
+  queue_->RecordAndClaim(*db_, Outcomes(claimed, outcomes), 60, {}, 0, kLease);
+
+  EXPECT_EQ(
+      Count("SELECT COUNT(*) FROM webhook_deliveries WHERE round_attempts = 1 AND leased_until IS NULL"),
+      kRows);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_delivery_attempts"), kRows);
+  EXPECT_EQ(Count("SELECT COUNT(DISTINCT delivery_id) FROM webhook_delivery_attempts"), kRows);
+  EXPECT_EQ(
+      Count(
+          "SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'succeeded' AND delivered_at IS NOT NULL"),
+      280);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE delivered_at IS NOT NULL"), 280);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'failed'"), 70);
+  std::map<int64_t, int64_t> due;
+  db_->Run([&](DbConnection& conn) {
+    for (const DbRow& row : conn.Query("SELECT id, TIMESTAMPDIFF(SECOND, updated_at, next_attempt_at) AS s"
+                                       " FROM webhook_deliveries WHERE status = 'pending'")) {
+      due[row.Int("id")] = row.Int("s");
+    }
+  });
+  EXPECT_EQ(due, delay_s) << "each retry due after its own delay";
+}
+
+// The webhooks of busy destinations are left out of a claim, however many (the list is padded to
+// its statement's length), and only those.
+TEST_F(WebhooksDeliveryQueueDb, ClaimLeavesOutTheSkippedWebhooksOnly) {
+  scratch_.Exec(
+      "INSERT INTO webhooks (user_id, subscriber_url, url_hash, active, triggers, created_at, updated_at)"
+      " VALUES (3, 'http://127.0.0.1:9/other', SHA2('http://127.0.0.1:9/other', 256), 1,"
+      " '[\"BOOKING_CREATED\"]', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))");
+  const int64_t other = std::stoll(scratch_.QueryValue("SELECT MAX(id) FROM webhooks"));
+  Enqueue(3, 2);  // 3 deliveries to each webhook
+  const std::vector<ClaimedDelivery> first =
+      queue_
+          ->RecordAndClaim(*db_, {}, 60, {}, 10, kLease, {other + 1, other + 2, other, other + 3, other + 4})
+          .claimed;
+  ASSERT_EQ(first.size(), 3u);
+  for (const ClaimedDelivery& d : first) EXPECT_EQ(d.webhook->id, webhook_id_) << d.id;
+  const std::vector<ClaimedDelivery> second =
+      queue_->RecordAndClaim(*db_, {}, 60, {}, 10, kLease, {webhook_id_}).claimed;
+  ASSERT_EQ(second.size(), 3u);
+  for (const ClaimedDelivery& d : second) EXPECT_EQ(d.webhook->id, other) << d.id;
 }
 
 // The enqueue picks webhooks and renders bodies, which needs no secret: none is decrypted for it.
