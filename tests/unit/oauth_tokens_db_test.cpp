@@ -41,6 +41,23 @@ class NullMailer final : public Mailer {
   void Send(DbConnection&, const Mail&) override {}
 };
 
+// Runs fn(thread, round) on `threads` threads for `rounds` rounds, the threads meeting at the start
+// of each round, so that their calls in a round arrive together.
+template <class F>
+void InRoundsOnThreads(int threads, int rounds, F&& fn) {
+  std::barrier round_start(threads);
+  std::vector<std::thread> running;
+  for (int t = 0; t < threads; ++t) {
+    running.emplace_back([&, t] {
+      for (int r = 0; r < rounds; ++r) {
+        round_start.arrive_and_wait();
+        fn(t, r);
+      }
+    });
+  }
+  for (auto& th : running) th.join();
+}
+
 class TokenJobsDb : public OAuthDbTest {
  protected:
   void SetUp() override {
@@ -156,27 +173,19 @@ TEST_F(OAuthIssuedTokensDb, ClaimsResolveTheirOwnTokensWhateverTheConcurrency) {
   DpopJtiLedger ledger(*db_, 360);
   constexpr int kThreads = 12, kRounds = 20;
   std::atomic<int> wrong{0}, fresh{0};
-  std::barrier round_start(kThreads);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      for (int r = 0; r < kRounds; ++r) {
-        round_start.arrive_and_wait();
-        const size_t which = static_cast<size_t>(t + r) % hashes.size();
-        std::optional<ResolvedToken> token;
-        Result<bool> claimed = ledger.ClaimResolving(
-            crypto::Sha256Hex(std::to_string(t) + "." + std::to_string(r)), hashes[which], token);
-        if (!claimed.ok()) {
-          ++wrong;
-          continue;
-        }
-        fresh += *claimed ? 1 : 0;
-        const bool right = which < grants.size() ? token && token->grant_id == grants[which] : !token;
-        if (!right) ++wrong;
-      }
-    });
-  }
-  for (auto& th : threads) th.join();
+  InRoundsOnThreads(kThreads, kRounds, [&](int t, int r) {
+    const size_t which = static_cast<size_t>(t + r) % hashes.size();
+    std::optional<ResolvedToken> token;
+    Result<bool> claimed = ledger.ClaimResolving(
+        crypto::Sha256Hex(std::to_string(t) + "." + std::to_string(r)), hashes[which], token);
+    if (!claimed.ok()) {
+      ++wrong;
+      return;
+    }
+    fresh += *claimed ? 1 : 0;
+    const bool right = which < grants.size() ? token && token->grant_id == grants[which] : !token;
+    if (!right) ++wrong;
+  });
   EXPECT_EQ(wrong.load(), 0);
   EXPECT_EQ(fresh.load(), kThreads * kRounds);
   // The same key again: not new, and the token is still read.
@@ -555,25 +564,17 @@ void OAuthDpopJtisDb::ClaimFromManyThreads(DpopJtiLedger& ledger) {
   std::atomic<int> fresh{0}, replayed{0}, failed{0};
   // In each round every thread claims a key of its own and then the round's key, which all threads
   // claim at once: its claims meet in one write, and in the writes after it.
-  std::barrier round_start(kThreads);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      for (int r = 0; r < kRounds; ++r) {
-        round_start.arrive_and_wait();
-        const std::string own = crypto::Sha256Hex(std::to_string(t) + "." + std::to_string(r));
-        for (const std::string& key : {own, crypto::Sha256Hex("round " + std::to_string(r))}) {
-          Result<bool> claimed = ledger.Claim(key);
-          if (!claimed.ok()) {
-            ++failed;
-          } else {
-            ++(*claimed ? fresh : replayed);
-          }
-        }
+  InRoundsOnThreads(kThreads, kRounds, [&](int t, int r) {
+    const std::string own = crypto::Sha256Hex(std::to_string(t) + "." + std::to_string(r));
+    for (const std::string& key : {own, crypto::Sha256Hex("round " + std::to_string(r))}) {
+      Result<bool> claimed = ledger.Claim(key);
+      if (!claimed.ok()) {
+        ++failed;
+      } else {
+        ++(*claimed ? fresh : replayed);
       }
-    });
-  }
-  for (auto& th : threads) th.join();
+    }
+  });
   EXPECT_EQ(failed.load(), 0);
   EXPECT_EQ(fresh.load(), kThreads * kRounds + kRounds);
   EXPECT_EQ(replayed.load(), (kThreads - 1) * kRounds);

@@ -66,6 +66,18 @@ class OutboxTest : public ::testing::Test {
     });
   }
 
+  // Subscribes `sink` as consumer "c" of "things", publishes one event and polls until c has it
+  // (the test fails if it does not come); returns its id.
+  int64_t SubscribeAndHandOverOne(OutboxService& outbox, Sink& sink) {
+    outbox.Subscribe("c", {"things"}, sink.Handler());
+    const int64_t id = PublishOne(outbox, "things", 1);
+    EXPECT_TRUE(Eventually("the first event handed to c", kPolling, [&] {
+      outbox.PollOnce("c");
+      return sink.Size() == 1;
+    }));
+    return id;
+  }
+
   ScratchDatabase scratch_;
   prometheus::Registry registry_;
   std::unique_ptr<MysqlDatabase> db_;
@@ -166,12 +178,7 @@ TEST_F(OutboxTest, EventsBehindAnIdHoleWaitForTheSettleWindow) {
   options.settle_window = std::chrono::milliseconds(1500);
   OutboxService outbox(*db_, registry_, QuietLogger(), options);
   Sink sink;
-  outbox.Subscribe("c", {"things"}, sink.Handler());
-  const int64_t first = PublishOne(outbox, "things", 1);
-  ASSERT_TRUE(Eventually("the first event handed to c", kPolling, [&] {
-    outbox.PollOnce("c");
-    return sink.Size() == 1;
-  }));
+  const int64_t first = SubscribeAndHandOverOne(outbox, sink);
   EXPECT_EQ(sink.Ids(), std::vector<int64_t>{first});
   // A rolled-back insert leaves a hole (an id that will never appear).
   EXPECT_THROW(db_->Transaction([&](DbConnection& tx) {
@@ -202,12 +209,7 @@ TEST_F(OutboxTest, AnEventCommittedBetweenTheRoundsTwoReadsIsNotPassedOver) {
   RecordingDatabase wrapped(*db_);
   OutboxService outbox(wrapped, registry_, QuietLogger(), options);
   Sink sink;
-  outbox.Subscribe("c", {"things"}, sink.Handler());
-  const int64_t first = PublishOne(outbox, "things", 1);
-  ASSERT_TRUE(Eventually("the first event handed to c", kPolling, [&] {
-    outbox.PollOnce("c");
-    return sink.Size() == 1;
-  }));
+  const int64_t first = SubscribeAndHandOverOne(outbox, sink);
   // A rolled-back publish leaves its id free; the event after it is young, so it waits behind it.
   int64_t free_id = 0;
   EXPECT_THROW(db_->Transaction([&](DbConnection& tx) {
