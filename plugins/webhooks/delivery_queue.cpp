@@ -383,6 +383,7 @@ std::vector<int64_t> DeliveryQueue::RecordIn(DbConnection& tx, const std::vector
     InIdChunks(tx, "SELECT id FROM webhooks WHERE failing_since IS NOT NULL AND id", succeeded_webhooks, {},
                {}, &rows);
     std::vector<int64_t> recovered;
+    recovered.reserve(rows.size());
     for (const DbRow& row : rows) recovered.push_back(row.Int("id"));
     InIdChunks(tx, "UPDATE webhooks SET failing_since = NULL WHERE failing_since IS NOT NULL AND id",
                recovered);
