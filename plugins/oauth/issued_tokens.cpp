@@ -14,8 +14,17 @@ namespace {
 
 constexpr size_t kMaxLiveByHash = 1000;
 
-// The columns both look-ups select: g.id, g.client_id, g.user_id, g.scopes, g.all_scopes, g.kind,
-// a.dpop_jkt.
+// The live access tokens, ended by the condition on a.token_hash ("= ?" or "IN (…)"): a token not
+// expired or revoked, on a live grant of a client that is not rejected.
+constexpr const char* kLiveTokens =
+    "SELECT g.id, g.client_id, g.user_id, g.scopes, g.all_scopes, g.kind, a.dpop_jkt, a.token_hash"
+    " FROM oauth_access_tokens a"
+    " JOIN oauth_grants g ON g.id = a.grant_id"
+    " JOIN oauth_clients c ON c.client_id = g.client_id"
+    " WHERE a.revoked_at IS NULL AND a.expires_at > UTC_TIMESTAMP(3) AND g.revoked_at IS NULL"
+    " AND c.state <> 'rejected' AND a.token_hash ";
+
+// A row of kLiveTokens.
 ResolvedToken TokenOf(const DbRow& row) {
   ResolvedToken t;
   t.grant_id = row.Int(1);
@@ -33,18 +42,14 @@ ResolvedToken TokenOf(const DbRow& row) {
 std::optional<ResolvedToken> IssuedTokens::Resolve(std::string_view token) {
   if (!WellFormed(token, kAccessTokenPrefix)) return std::nullopt;
   const std::string hash = crypto::Sha256Hex(token);
-  return db_.Run([&](DbConnection& conn) -> std::optional<ResolvedToken> {
-    std::optional<DbRow> rs = conn.QueryOne(
-        "SELECT g.id, g.client_id, g.user_id, g.scopes, g.all_scopes, g.kind, a.dpop_jkt"
-        " FROM oauth_access_tokens a"
-        " JOIN oauth_grants g ON g.id = a.grant_id"
-        " JOIN oauth_clients c ON c.client_id = g.client_id"
-        " WHERE a.token_hash = ? AND a.revoked_at IS NULL AND a.expires_at > UTC_TIMESTAMP(3)"
-        " AND g.revoked_at IS NULL AND c.state <> 'rejected'",
-        {hash});
-    if (!rs) return std::nullopt;
-    return TokenOf(*rs);
-  });
+  return db_.Run([&](DbConnection& conn) { return LiveOne(conn, hash); });
+}
+
+std::optional<ResolvedToken> IssuedTokens::LiveOne(DbConnection& conn, const std::string& hash) {
+  static const std::string kOne = std::string(kLiveTokens) + "= ?";
+  std::optional<DbRow> row = conn.QueryOne(kOne, {hash});
+  if (!row) return std::nullopt;
+  return TokenOf(*row);
 }
 
 std::unordered_map<std::string, ResolvedToken> IssuedTokens::LiveByHash(
@@ -52,17 +57,10 @@ std::unordered_map<std::string, ResolvedToken> IssuedTokens::LiveByHash(
   std::unordered_map<std::string, ResolvedToken> live;
   if (hashes.empty()) return live;
   if (hashes.size() > kMaxLiveByHash) throw std::invalid_argument("LiveByHash: at most 1000 hashes");
-  static constexpr const char* kColumns =
-      "SELECT g.id, g.client_id, g.user_id, g.scopes, g.all_scopes, g.kind, a.dpop_jkt, a.token_hash"
-      " FROM oauth_access_tokens a"
-      " JOIN oauth_grants g ON g.id = a.grant_id"
-      " JOIN oauth_clients c ON c.client_id = g.client_id"
-      " WHERE a.revoked_at IS NULL AND a.expires_at > UTC_TIMESTAMP(3) AND g.revoked_at IS NULL"
-      " AND c.state <> 'rejected' AND a.token_hash ";
   if (hashes.size() == 1) {
-    // One token: the prepared statement, as Resolve's.
-    std::optional<DbRow> row = conn.QueryOne(std::string(kColumns) + "= ?", {hashes.front()});
-    if (row) live.emplace(hashes.front(), TokenOf(*row));
+    // One token: Resolve's prepared statement.
+    if (std::optional<ResolvedToken> one = LiveOne(conn, hashes.front()))
+      live.emplace(hashes.front(), *std::move(one));
     return live;
   }
   std::string in;
@@ -75,7 +73,7 @@ std::unordered_map<std::string, ResolvedToken> IssuedTokens::LiveByHash(
     in += hash;
     in += '\'';
   }
-  const std::string sql = std::string(kColumns) + "IN (" + in + ")";
+  const std::string sql = std::string(kLiveTokens) + "IN (" + in + ")";
   for (const DbRow& row : conn.QueryUnprepared(sql)) live.emplace(row.String(8), TokenOf(row));
   return live;
 }

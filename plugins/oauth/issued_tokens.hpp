@@ -52,6 +52,9 @@ class IssuedTokens {
   nlohmann::json Introspect(const std::string& client_id, const std::string& token);
 
  private:
+  // The live access token whose hash is `hash`, read on `conn` (one prepared statement).
+  static std::optional<ResolvedToken> LiveOne(DbConnection& conn, const std::string& hash);
+
   Database& db_;
 };
 
