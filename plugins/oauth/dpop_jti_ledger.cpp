@@ -79,14 +79,11 @@ Result<bool> DpopJtiLedger::Join(Claimant& mine) {
   std::unique_lock lock(mu_);
   waiting_.push_back(&mine);
   while (!mine.done) {
-    if (writing_ && !mine.leads) {
-      // Woken only when its claim is written or the next write is its own to make: a write wakes
-      // its batch's claimants and one more, not every waiting thread.
-      mine.wake.wait(lock);
+    if (writing_) {
+      written_.wait(lock);
       continue;
     }
     // This thread writes for everyone waiting (its own claim among them, the first kMaxBatch).
-    mine.leads = false;
     writing_ = true;
     const size_t n = std::min(waiting_.size(), kMaxBatch);
     std::vector<Claimant*> batch(waiting_.begin(), waiting_.begin() + static_cast<std::ptrdiff_t>(n));
@@ -99,21 +96,12 @@ Result<bool> DpopJtiLedger::Join(Claimant& mine) {
       error = std::current_exception();
     }
     lock.lock();
-    // Notified under the lock: a claimant cannot return (and take its condition with it) before.
     for (Claimant* c : batch) {
       c->error = error;
       c->done = true;
-      if (c != &mine) c->wake.notify_one();
     }
-    // The claims that came during the write go next, written by the first of them (this thread
-    // again when its own claim was past the batch); with none, the next claim writes at once.
-    if (waiting_.empty()) {
-      writing_ = false;
-    } else {
-      Claimant* next = waiting_.front();
-      next->leads = true;
-      if (next != &mine) next->wake.notify_one();
-    }
+    writing_ = false;
+    written_.notify_all();
   }
   if (mine.error) std::rethrow_exception(mine.error);
   return mine.fresh;

@@ -54,9 +54,7 @@ class DpopJtiLedger {
     bool done = false;
     bool fresh = false;
     bool looked_up = false;  // `token` is answered (by the claim's own statement)
-    bool leads = false;      // the next write is this claimant's to make
     std::exception_ptr error;
-    std::condition_variable wake;
   };
 
   Result<bool> Join(Claimant& mine);
@@ -70,6 +68,7 @@ class DpopJtiLedger {
   const int64_t keep_seconds_;
   std::atomic<int> returning_;  // 1 yes, 0 no, -1 not known yet
   std::mutex mu_;
+  std::condition_variable written_;
   std::vector<Claimant*> waiting_;
   bool writing_ = false;
 };
