@@ -1,7 +1,6 @@
 #include "delivery_queue.hpp"
 
 #include <algorithm>
-#include <array>
 #include <map>
 #include <tuple>
 
@@ -147,16 +146,6 @@ Json AttemptJson(const DbRow& row) {
   return a;
 }
 
-// A first attempt kept in the delivery's row (a success: no error), as AttemptJson shows it.
-Json FirstAttemptJson(const DbRow& row) {
-  Json a = {{"at", time::FormatIso(time::ParseSql(row.String("first_attempt_at")).value_or(0))},
-            {"statusCode", row.IsNull("first_status_code") ? Json() : Json(row.Int("first_status_code"))},
-            {"durationMs", row.Int("first_duration_ms")},
-            {"error", Json()}};
-  a["response"] = row.IsNull("first_response") ? Json() : Json(row.String("first_response"));
-  return a;
-}
-
 }  // namespace
 
 size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& batch) {
@@ -267,7 +256,7 @@ std::vector<ClaimedDelivery> DeliveryQueue::ClaimIn(DbConnection& tx, size_t lim
   // the range is kept, and it starts at the cursor.
   const std::string from = time::FormatSql(after.due_ms);
   std::string sql =
-      "SELECT id, webhook_id, message_id, trigger_event, body, content_type, round_attempts, attempted,"
+      "SELECT id, webhook_id, message_id, trigger_event, body, content_type, round_attempts,"
       " UNIX_TIMESTAMP(COALESCE(event_at, created_at)) * 1000 AS event_ms, delivered_at IS NOT NULL AS "
       "delivered,"
       " CAST(UNIX_TIMESTAMP(next_attempt_at) * 1000 AS SIGNED) AS due_ms"
@@ -304,7 +293,6 @@ std::vector<ClaimedDelivery> DeliveryQueue::ClaimIn(DbConnection& tx, size_t lim
     d.round_attempts = static_cast<int>(row.Int("round_attempts"));
     d.event_at_ms = static_cast<int64_t>(row.Double("event_ms"));
     d.delivered_before = row.Int("delivered") != 0;
-    d.first_attempt = row.Int("attempted") == 0;
     if (last != nullptr) {
       const ClaimCursor here{row.Int("due_ms"), d.id};
       if (std::tie(here.due_ms, here.id) > std::tie(last->due_ms, last->id)) *last = here;
@@ -325,10 +313,6 @@ std::vector<int64_t> DeliveryQueue::RecordIn(DbConnection& tx, const std::vector
                                              int64_t disable_after_seconds, const DisabledHandler& on_disabled) {
   std::vector<std::vector<DbValue>> attempt_rows;
   std::vector<int64_t> succeeded;
-  // First attempts that succeeded, kept in their deliveries' rows: their ids, and for each the
-  // attempt's time, status code, duration and response.
-  std::vector<int64_t> first_succeeded;
-  std::vector<std::array<DbValue, 4>> first_attempts;
   std::vector<int64_t> failed;
   std::vector<int64_t> retried;
   std::vector<int64_t> retry_delays_us;  // for each of `retried`
@@ -339,13 +323,6 @@ std::vector<int64_t> DeliveryQueue::RecordIn(DbConnection& tx, const std::vector
     const ClaimedDelivery& d = *r.delivery;
     const Attempt& a = r.attempt;
     const Outcome& outcome = r.outcome;
-    if (outcome.kind == Outcome::kSucceeded && d.first_attempt && a.status_code > 0 && a.error.empty()) {
-      first_succeeded.push_back(d.id);
-      first_attempts.push_back({DbValue(time::FormatSql(a.at_ms)), DbValue(static_cast<int64_t>(a.status_code)),
-                                DbValue(a.duration_ms), DbValue(a.response)});
-      if (d.webhook) succeeded_webhooks.push_back(d.webhook->id);
-      continue;
-    }
     attempt_rows.push_back(
         {d.id, time::FormatSql(a.at_ms),
          a.status_code > 0 ? DbValue(static_cast<int64_t>(a.status_code)) : DbValue(), a.duration_ms,
@@ -368,35 +345,14 @@ std::vector<int64_t> DeliveryQueue::RecordIn(DbConnection& tx, const std::vector
   // One statement per kind of outcome (per chunk of ids).
   InIdChunks(tx,
              "UPDATE webhook_deliveries SET status = 'succeeded', round_attempts = round_attempts + 1,"
-             " attempted = 1, next_attempt_at = UTC_TIMESTAMP(3), updated_at = UTC_TIMESTAMP(3),"
-             " leased_until = NULL, delivered_at = COALESCE(delivered_at, UTC_TIMESTAMP(3)) WHERE id",
+             " next_attempt_at = UTC_TIMESTAMP(3), updated_at = UTC_TIMESTAMP(3), leased_until = NULL,"
+             " delivered_at = COALESCE(delivered_at, UTC_TIMESTAMP(3)) WHERE id",
              succeeded);
-  // First successes: the same, with each row's attempt in its first_* columns ("CASE id WHEN ?
-  // THEN ? … END" per column, then the same ids' IN list).
-  ForEachIdChunk(first_succeeded.size(), [&](size_t at, size_t count, size_t length) {
-    std::vector<DbValue> values;
-    values.reserve(9 * length);
-    for (size_t column = 0; column < 4; ++column) {
-      for (size_t i = 0; i < length; ++i) {
-        const size_t k = at + std::min(i, count - 1);
-        values.emplace_back(first_succeeded[k]);
-        values.push_back(first_attempts[k][column]);
-      }
-    }
-    BindIds(values, first_succeeded, at, count, length);
-    const std::string when = "CASE id " + Repeated("WHEN ? THEN ?", length, " ") + " END";
-    tx.Exec(
-        "UPDATE webhook_deliveries SET status = 'succeeded', round_attempts = round_attempts + 1, attempted = 1,"
-        " next_attempt_at = UTC_TIMESTAMP(3), updated_at = UTC_TIMESTAMP(3), leased_until = NULL,"
-        " delivered_at = COALESCE(delivered_at, UTC_TIMESTAMP(3)), first_attempt_at = " + when +
-            ", first_status_code = " + when + ", first_duration_ms = " + when + ", first_response = " + when +
-            " WHERE id IN (" + Repeated("?", length) + ")",
-        values);
-  });
-  InIdChunks(tx,
-             "UPDATE webhook_deliveries SET status = 'failed', round_attempts = round_attempts + 1, attempted = 1,"
-             " next_attempt_at = UTC_TIMESTAMP(3), updated_at = UTC_TIMESTAMP(3), leased_until = NULL WHERE id",
-             failed);
+  InIdChunks(
+      tx,
+      "UPDATE webhook_deliveries SET status = 'failed', round_attempts = round_attempts + 1,"
+      " next_attempt_at = UTC_TIMESTAMP(3), updated_at = UTC_TIMESTAMP(3), leased_until = NULL WHERE id",
+      failed);
   // Each retry after its own delay: "CASE id WHEN ? THEN ? … END", then the same ids' IN list.
   ForEachIdChunk(retried.size(), [&](size_t at, size_t count, size_t length) {
     std::vector<DbValue> values;
@@ -408,7 +364,7 @@ std::vector<int64_t> DeliveryQueue::RecordIn(DbConnection& tx, const std::vector
     }
     BindIds(values, retried, at, count, length);
     tx.Exec(
-        "UPDATE webhook_deliveries SET status = 'pending', round_attempts = round_attempts + 1, attempted = 1,"
+        "UPDATE webhook_deliveries SET status = 'pending', round_attempts = round_attempts + 1,"
         " next_attempt_at = UTC_TIMESTAMP(3) + INTERVAL (CASE id " +
             Repeated("WHEN ? THEN ?", length, " ") +
             " END) MICROSECOND, updated_at = UTC_TIMESTAMP(3), leased_until = NULL WHERE id IN (" +
@@ -495,19 +451,16 @@ Result<std::pair<Json, int64_t>> DeliveryQueue::List(Database& db, int64_t user_
     std::vector<int64_t> ids;
     std::map<int64_t, size_t> index;
     for (const DbRow& row : conn.Query(
-             "SELECT id, trigger_event, status, message_id, first_attempt_at, first_status_code, first_duration_ms,"
-             " first_response FROM webhook_deliveries WHERE webhook_id = ? ORDER BY id DESC LIMIT ? OFFSET ?",
+             "SELECT id, trigger_event, status, message_id FROM webhook_deliveries WHERE webhook_id = ?"
+             " ORDER BY id DESC LIMIT ? OFFSET ?",
              {webhook_id, take, skip})) {
       index[row.Int("id")] = data.size();
       ids.push_back(row.Int("id"));
-      // A first attempt kept in the row comes before every attempt of the attempts table.
-      Json attempts = Json::array();
-      if (!row.IsNull("first_attempt_at")) attempts.push_back(FirstAttemptJson(row));
       data.push_back({{"id", row.Int("id")},
                       {"triggerEvent", row.String("trigger_event")},
                       {"status", row.String("status")},
                       {"webhookId", row.String("message_id")},
-                      {"attempts", std::move(attempts)}});
+                      {"attempts", Json::array()}});
     }
     if (!ids.empty()) {
       // The ids come from the rows just read, never from outside.
@@ -597,8 +550,8 @@ void DeliveryQueue::RecordPing(Database& db, int64_t webhook_id, const std::stri
   db.Transaction([&](DbConnection& tx) {
     tx.Exec(
         "INSERT INTO webhook_deliveries (webhook_id, event_id, trigger_event, message_id, body, content_type,"
-        " status, round_attempts, attempted, next_attempt_at, created_at, updated_at, delivered_at)"
-        " VALUES (?, NULL, 'PING', ?, ?, 'application/json', ?, 1, 1, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3),"
+        " status, round_attempts, next_attempt_at, created_at, updated_at, delivered_at)"
+        " VALUES (?, NULL, 'PING', ?, ?, 'application/json', ?, 1, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3),"
         " UTC_TIMESTAMP(3), IF(?, UTC_TIMESTAMP(3), NULL))",
         {webhook_id, message_id, body, std::string(ok ? "succeeded" : "failed"), ok});
     const int64_t id = tx.LastInsertId();

@@ -1,8 +1,6 @@
 // The delivery log as a durable queue (DESIGN §6, §9). Tables `webhook_deliveries` (one row per
 // event and webhook: the body rendered when the event arrived, a `webhook-id` chosen once, the
-// state and when it is next due) and `webhook_delivery_attempts` (one row per attempt, but for a
-// first attempt that succeeded: that one is kept in the delivery's own row, `first_*`, and listed
-// as the delivery's first attempt all the same).
+// state and when it is next due) and `webhook_delivery_attempts` (one row per attempt).
 //
 // - Enqueue runs inside the outbox consumer's transaction: one row per active webhook of the
 //   booking's organizer and of the booking's event type (WebhookStore::Active, one query for both
@@ -50,7 +48,6 @@ struct ClaimedDelivery {
   int round_attempts = 0;  // attempts since creation or the last manual retry
   int64_t event_at_ms = 0;  // when the booking event was written (its transaction's time)
   bool delivered_before = false;  // a 2xx was recorded already (a manual retry of a success)
-  bool first_attempt = false;     // no attempt was recorded before: a success goes in the row itself
   std::optional<Webhook> webhook;  // nullopt when it was deleted meanwhile
 };
 

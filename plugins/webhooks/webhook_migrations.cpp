@@ -90,16 +90,6 @@ constexpr const char* kLeases =
     "ALTER TABLE webhook_deliveries ADD COLUMN leased_until DATETIME(3) NULL, DROP KEY "
     "ix_webhook_deliveries_finished";
 
-// A delivery's first attempt, when it succeeded, in the delivery's own row rather than as a row of
-// webhook_delivery_attempts (most deliveries have that one attempt and no other). `attempted`
-// tells the sender whether an attempt was recorded before; the rows already there count as
-// attempted (their first attempt, if any, is in webhook_delivery_attempts), new rows as not.
-constexpr const char* kFirstAttempt =
-    R"sql(ALTER TABLE webhook_deliveries ADD COLUMN attempted TINYINT(1) NOT NULL DEFAULT 1,
-  ADD COLUMN first_attempt_at DATETIME(3) NULL, ADD COLUMN first_status_code INT NULL,
-  ADD COLUMN first_duration_ms BIGINT NULL, ADD COLUMN first_response TEXT NULL;
-ALTER TABLE webhook_deliveries ALTER COLUMN attempted SET DEFAULT 0)sql";
-
 }  // namespace
 
 std::vector<Migration> WebhookMigrations() {
@@ -111,8 +101,7 @@ std::vector<Migration> WebhookMigrations() {
           {6, "webhooks_previous_secret", kPreviousSecret},
           {7, "webhook_deliveries_by_webhook", kByWebhook},
           {8, "webhooks_event_types", kEventTypes},
-          {9, "webhook_deliveries_leases", kLeases},
-          {10, "webhook_deliveries_first_attempt", kFirstAttempt}};
+          {9, "webhook_deliveries_leases", kLeases}};
 }
 
 }  // namespace rendezvous::webhooks

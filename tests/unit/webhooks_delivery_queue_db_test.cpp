@@ -4,9 +4,7 @@
 // webhook-id; the outcomes of a mixed batch land with one statement per kind, each row once and
 // with its own delay however long the batch; a claim leaves out exactly the webhooks it is told
 // to; a recovery walks its window in small batches and queues exactly the failed deliveries in
-// it; an event goes to its organizer's own webhooks and to its event type's, one delivery each; a
-// delivery's first attempt, when it succeeds, is kept in the delivery's row and listed like any
-// other attempt, before the later ones.
+// it; an event goes to its organizer's own webhooks and to its event type's, one delivery each.
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -90,25 +88,6 @@ class WebhooksDeliveryQueueDb : public ::testing::Test {
   }
 
   int64_t Count(const std::string& sql) const { return std::stoll("0" + scratch_.QueryValue(sql)); }
-
-  // The attempts of a delivery of organizer 3's webhook as the delivery log lists them.
-  static nlohmann::json ListedAttempts(DeliveryQueue& queue, Database& db, int64_t webhook_id, int64_t delivery_id) {
-    Result<std::pair<nlohmann::json, int64_t>> list = queue.List(db, 3, webhook_id, 0, 100);
-    EXPECT_TRUE(list.ok()) << list.status().message();
-    if (!list.ok()) return nullptr;
-    for (const nlohmann::json& d : list->first) {
-      if (d["id"] == delivery_id) return d["attempts"];
-    }
-    return nullptr;
-  }
-  // An attempt as the delivery log shows it.
-  static nlohmann::json Listed(const Attempt& a) {
-    return {{"at", time::FormatIso(a.at_ms)},
-            {"statusCode", a.status_code},
-            {"durationMs", a.duration_ms},
-            {"error", a.error.empty() ? nlohmann::json() : nlohmann::json(a.error)},
-            {"response", a.response}};
-  }
   int64_t Leased() const {
     return Count(
         "SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'pending' AND leased_until > "
@@ -141,8 +120,7 @@ TEST_F(WebhooksDeliveryQueueDb, RoundRecordsTheFinishedBatchAndClaimsTheNext) {
         << d.id << " was claimed while its first attempt was being recorded";
   }
   EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'succeeded' AND delivered_at IS NOT NULL"), 4);
-  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE first_status_code = 200"), 4);
-  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_delivery_attempts"), 0) << "first successes have no attempts row";
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_delivery_attempts WHERE status_code = 200"), 4);
   EXPECT_EQ(Leased(), 4);  // the second batch; the first is finished
   EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= "
                   "UTC_TIMESTAMP(3)"
@@ -205,8 +183,7 @@ TEST_F(WebhooksDeliveryQueueDb, MixedOutcomesLandEachWithItsNextState) {
   EXPECT_EQ(status(3), "pending");
   EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'succeeded'"), 10);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE round_attempts = 1"), 13);
-  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_delivery_attempts"), 3);
-  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE first_attempt_at IS NOT NULL"), 10);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_delivery_attempts"), 13);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_delivery_attempts WHERE error = 'HTTP 503' AND status_code = 503"), 3);
   // Each retry is due after its own delay (an hour, ten hours).
   const auto due_in = [&](size_t i) {
@@ -249,11 +226,8 @@ TEST_F(WebhooksDeliveryQueueDb, LongBatchesAreLeasedAndRecordedEachRowOnce) {
   EXPECT_EQ(
       Count("SELECT COUNT(*) FROM webhook_deliveries WHERE round_attempts = 1 AND leased_until IS NULL"),
       kRows);
-  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_delivery_attempts"), kRows - 280);
-  EXPECT_EQ(Count("SELECT COUNT(DISTINCT delivery_id) FROM webhook_delivery_attempts"), kRows - 280);
-  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE first_status_code = 200 AND status = 'succeeded'"
-                  " AND first_attempt_at IS NOT NULL AND first_duration_ms = 1 AND first_response = 'ok'"),
-            280);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_delivery_attempts"), kRows);
+  EXPECT_EQ(Count("SELECT COUNT(DISTINCT delivery_id) FROM webhook_delivery_attempts"), kRows);
   EXPECT_EQ(
       Count(
           "SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'succeeded' AND delivered_at IS NOT NULL"),
@@ -387,102 +361,6 @@ TEST_F(WebhooksDeliveryQueueDb, EventGoesToTheOrganizersAndItsEventTypesWebhooks
   EXPECT_EQ(webhooks_of(2), std::to_string(webhook_id_));
   EXPECT_EQ(webhooks_of(3), std::to_string(webhook_id_) + "," + on_seven);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE webhook_id = " + on_eight), 0);
-}
-
-// A first attempt that succeeds is kept in the delivery's row, not in the attempts table; the log
-// lists it as before, first, with the attempts recorded after it (a manual retry of the success)
-// and beside deliveries whose first attempt failed (those keep every attempt in the table).
-TEST_F(WebhooksDeliveryQueueDb, AFirstSuccessIsKeptInTheDeliveryAndListedAsItsFirstAttempt) {
-  Enqueue(3);
-  const std::vector<ClaimedDelivery> claimed = queue_->RecordAndClaim(*db_, {}, 60, {}, 3, kLease).claimed;
-  ASSERT_EQ(claimed.size(), 3u);
-  for (const ClaimedDelivery& d : claimed) EXPECT_TRUE(d.first_attempt) << d.id;
-  const std::vector<RecordedAttempt> first = Outcomes(
-      claimed, {Outcome{Outcome::kSucceeded}, Outcome{Outcome::kRetryLater, 1000}, Outcome{Outcome::kFailed}});
-  queue_->RecordAndClaim(*db_, first, 60, {}, 0, kLease);
-  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_delivery_attempts WHERE delivery_id = " +
-                  std::to_string(claimed[0].id)),
-            0);
-  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_delivery_attempts"), 2);
-  EXPECT_EQ(ListedAttempts(*queue_, *db_, webhook_id_, claimed[0].id), nlohmann::json::array({Listed(first[0].attempt)}));
-  EXPECT_EQ(ListedAttempts(*queue_, *db_, webhook_id_, claimed[1].id), nlohmann::json::array({Listed(first[1].attempt)}));
-  EXPECT_EQ(ListedAttempts(*queue_, *db_, webhook_id_, claimed[2].id), nlohmann::json::array({Listed(first[2].attempt)}));
-
-  // The retried delivery succeeds at its second attempt; the first success is sent again by hand.
-  scratch_.Exec("UPDATE webhook_deliveries SET next_attempt_at = UTC_TIMESTAMP(3) - INTERVAL 1 SECOND WHERE id = " +
-                std::to_string(claimed[1].id));
-  ASSERT_TRUE(queue_->Retry(*db_, 3, webhook_id_, claimed[0].id).ok());
-  const std::vector<ClaimedDelivery> again = queue_->RecordAndClaim(*db_, {}, 60, {}, 3, kLease).claimed;
-  ASSERT_EQ(again.size(), 2u);
-  for (const ClaimedDelivery& d : again) EXPECT_FALSE(d.first_attempt) << d.id;
-  const std::vector<RecordedAttempt> second =
-      Outcomes(again, {Outcome{Outcome::kSucceeded}, Outcome{Outcome::kSucceeded}});
-  queue_->RecordAndClaim(*db_, second, 60, {}, 0, kLease);
-  const auto listed_second = [&](int64_t id) {
-    return Listed(std::find_if(second.begin(), second.end(), [&](const RecordedAttempt& r) {
-                    return r.delivery->id == id;
-                  })->attempt);
-  };
-  EXPECT_EQ(ListedAttempts(*queue_, *db_, webhook_id_, claimed[0].id),
-            nlohmann::json::array({Listed(first[0].attempt), listed_second(claimed[0].id)}));
-  EXPECT_EQ(ListedAttempts(*queue_, *db_, webhook_id_, claimed[1].id),
-            nlohmann::json::array({Listed(first[1].attempt), listed_second(claimed[1].id)}));
-  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'succeeded'"), 2);
-}
-
-// Deliveries written before the first attempt moved into the row count as attempted: one that
-// failed before the upgrade and succeeds after it lists its attempts in their order.
-TEST(WebhooksDeliveryQueueUpgrade, ADeliveryAttemptedBeforeTheUpgradeKeepsItsAttemptsInOrder) {
-  ScratchDatabase scratch;
-  prometheus::Registry registry;
-  auto db = std::make_unique<core::MysqlDatabase>(OptionsFor(scratch, 2), registry, QuietLogger());
-  std::vector<Migration> all = webhooks::WebhookMigrations();
-  std::vector<Migration> before(all.begin(), all.end() - 1);
-  ASSERT_EQ(before.back().version, 9);
-  {
-    core::Migrator m(*db, QuietLogger());
-    m.Add("webhooks", before);
-    m.Apply();
-  }
-  scratch.Exec(
-      "INSERT INTO webhooks (user_id, subscriber_url, url_hash, active, triggers, created_at, updated_at)"
-      " VALUES (3, 'http://127.0.0.1:9/hook', SHA2('http://127.0.0.1:9/hook', 256), 1,"
-      " '[\"BOOKING_CREATED\"]', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))");
-  const int64_t webhook_id = std::stoll(scratch.QueryValue("SELECT MAX(id) FROM webhooks"));
-  scratch.Exec(
-      "INSERT INTO webhook_deliveries (webhook_id, event_id, trigger_event, message_id, body, content_type, status,"
-      " round_attempts, next_attempt_at, created_at, updated_at)"
-      " VALUES (" + std::to_string(webhook_id) + ", 1, 'BOOKING_CREATED', 'msg_before', '{}', 'application/json',"
-      " 'pending', 1, UTC_TIMESTAMP(3) - INTERVAL 1 SECOND, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))");
-  const int64_t delivery_id = std::stoll(scratch.QueryValue("SELECT MAX(id) FROM webhook_deliveries"));
-  scratch.Exec(
-      "INSERT INTO webhook_delivery_attempts (delivery_id, at, status_code, duration_ms, error, response)"
-      " VALUES (" + std::to_string(delivery_id) + ", '2030-01-01 09:00:00.120', 503, 12, 'HTTP 503', 'busy')");
-  {
-    core::Migrator m(*db, QuietLogger());
-    m.Add("webhooks", all);
-    m.Apply();
-  }
-  WebhookStore store(*db, "");
-  DeliveryQueue queue(store);
-  const std::vector<ClaimedDelivery> claimed = queue.RecordAndClaim(*db, {}, 60, {}, 10, kLease).claimed;
-  ASSERT_EQ(claimed.size(), 1u);
-  EXPECT_FALSE(claimed[0].first_attempt);
-  Attempt a;
-  a.at_ms = time::Now();
-  a.status_code = 200;
-  a.duration_ms = 3;
-  a.response = "ok";
-  queue.RecordAndClaim(*db, {RecordedAttempt{&claimed[0], a, Outcome{Outcome::kSucceeded}}}, 60, {}, 0, kLease);
-  Result<std::pair<nlohmann::json, int64_t>> list = queue.List(*db, 3, webhook_id, 0, 10);
-  ASSERT_TRUE(list.ok()) << list.status().message();
-  ASSERT_EQ(list->first.size(), 1u);
-  const nlohmann::json expected = nlohmann::json::array(
-      {{{"at", "2030-01-01T09:00:00.120Z"}, {"statusCode", 503}, {"durationMs", 12}, {"error", "HTTP 503"},
-        {"response", "busy"}},
-       {{"at", time::FormatIso(a.at_ms)}, {"statusCode", 200}, {"durationMs", 3}, {"error", nullptr},
-        {"response", "ok"}}});
-  EXPECT_EQ(list->first[0]["attempts"], expected);
 }
 
 }  // namespace
