@@ -108,12 +108,17 @@ constexpr const char* kEventColumns =
 
 }  // namespace
 
-OutboxEvent OutboxService::EventFromRow(const DbRow& row, int first, const Consumer* reader) {
+OutboxEvent OutboxService::EventFromRow(const DbRow& row, int first, const Consumer* reader, bool texts) {
   OutboxEvent e;
   e.id = row.Int(first);
   e.topic = row.String(first + 1);
   e.type = row.String(first + 2);
+  e.created_at = std::chrono::system_clock::time_point(std::chrono::milliseconds(row.Int(first + 4)));
   std::string text = row.String(first + 3);
+  if (texts) {
+    e.payload_text = std::move(text);
+    return e;
+  }
   bool well_formed = false;
   std::optional<size_t> hash;
   if (reader != nullptr) {
@@ -138,7 +143,6 @@ OutboxEvent OutboxService::EventFromRow(const DbRow& row, int first, const Consu
     }
   }
   if (well_formed) e.payload_text = std::move(text);
-  e.created_at = std::chrono::system_clock::time_point(std::chrono::milliseconds(row.Int(first + 4)));
   return e;
 }
 
@@ -153,7 +157,9 @@ void OutboxService::KeepShared(const OutboxEvent& e, const Consumer& reader, siz
   size_t takers = 0;
   for (const Consumer* other : consumers->second) {
     const int64_t at = other->position.load();
-    if (other != &reader && at < e.id && e.id - at <= static_cast<int64_t>(kMaxSharedPayloads)) ++takers;
+    if (other != &reader && !other->texts && at < e.id &&
+        e.id - at <= static_cast<int64_t>(kMaxSharedPayloads))
+      ++takers;
   }
   auto it = shared_.find(e.id);
   if (it != shared_.end()) {
@@ -274,7 +280,7 @@ int64_t OutboxService::Publish(DbConnection& tx, const std::string& topic, const
 }
 
 void OutboxService::Subscribe(const std::string& consumer, const std::vector<std::string>& topics,
-                              OutboxHandler handler, OutboxCommitted committed) {
+                              OutboxHandler handler, OutboxCommitted committed, OutboxPayload payload) {
   CheckName("consumer", consumer, kMaxConsumerLength);
   if (topics.empty() || topics.size() > kMaxTopicsPerConsumer) {
     throw std::invalid_argument("outbox consumer '" + consumer + "' needs 1 to 64 topics");
@@ -287,6 +293,7 @@ void OutboxService::Subscribe(const std::string& consumer, const std::vector<std
   c->topics.assign(unique.begin(), unique.end());
   c->handler = std::move(handler);
   c->committed = std::move(committed);
+  c->texts = payload == OutboxPayload::kText;
   c->consumed = &consumed_.Add({{"consumer", consumer}});
   c->handler_errors = &handler_errors_.Add({{"consumer", consumer}});
   c->lag = &lag_.Add({{"consumer", consumer}});
@@ -391,7 +398,7 @@ OutboxService::Round OutboxService::RunRound(Consumer& c) {
         params.emplace_back(options_.batch_size);
         for (const DbRow& row : tx.Query(batch_sql, params)) {
           Candidate cand;
-          cand.event = EventFromRow(row, 1, &c);
+          cand.event = EventFromRow(row, 1, &c, c.texts);
           cand.settled = row.Int(6) != 0;
           candidates.push_back(std::move(cand));
         }
@@ -585,7 +592,7 @@ void OutboxService::RetryDue(Consumer& c, Round& round) {
         const int64_t event_id = due->Int(1);
         std::optional<DbRow> row = tx.QueryOne(event_sql, {event_id});
         if (row) {
-          event = EventFromRow(*row, 1, nullptr);  // a retry: the others took it long ago
+          event = EventFromRow(*row, 1, nullptr, c.texts);  // a retry: the others took it long ago
           CallHandler(c.handler, tx, {event}, failed, error);
         } else {
           logger_.Warn("outbox retry of an event no longer stored; forgotten",

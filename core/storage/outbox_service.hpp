@@ -142,7 +142,7 @@ class OutboxService final : public Outbox {
   // consumer: 1 to 128 characters, unique; topics: 1 to 64 non-empty names of 1 to 64
   // characters. Throws std::invalid_argument otherwise.
   void Subscribe(const std::string& consumer, const std::vector<std::string>& topics, OutboxHandler handler,
-                 OutboxCommitted committed = {}) override;
+                 OutboxCommitted committed = {}, OutboxPayload payload = OutboxPayload::kParsed) override;
   void Notify() noexcept override;
 
   // Starts one loop thread per consumer plus one for retention. Idempotent.
@@ -177,6 +177,7 @@ class OutboxService final : public Outbox {
     std::vector<std::string> topics;
     OutboxHandler handler;
     OutboxCommitted committed;
+    bool texts = false;                    // handed payload texts only (OutboxPayload::kText)
     std::atomic<bool> row_created{false};  // the outbox_consumers row is known to exist
     std::atomic<int64_t> position{0};      // as its last round here found it (shared payloads)
     int failures = 0;                      // consecutive failed rounds (loop thread only)
@@ -215,7 +216,9 @@ class OutboxService final : public Outbox {
   // The event of an outbox_events row (kEventColumns from `first`). With `share`, its payload is
   // taken from shared_ when another consumer parsed it, else parsed and kept there for them.
   // `reader` is the consumer reading it.
-  OutboxEvent EventFromRow(const DbRow& row, int first, const Consumer* reader);
+  // `reader`: the consumer reading it in a round (shares parsed payloads), else null; `texts`:
+  // the text only, unparsed.
+  OutboxEvent EventFromRow(const DbRow& row, int first, const Consumer* reader, bool texts);
   void KeepShared(const OutboxEvent& e, const Consumer& reader, size_t text_hash, size_t text_size,
                   bool well_formed);
   void ForgetShared(std::map<int64_t, SharedPayload>::iterator it);  // shared_mu_ held

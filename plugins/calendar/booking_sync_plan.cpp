@@ -2,6 +2,7 @@
 
 #include "json_fields.hpp"
 #include "rendezvous/crypto.hpp"
+#include "rendezvous/json_pick.hpp"
 
 namespace rendezvous::calendar {
 namespace {
@@ -83,6 +84,17 @@ std::optional<int64_t> BookingEventHost(const json& envelope) {
   auto payload = envelope.find("payload");
   if (payload == envelope.end() || !payload->is_object()) return std::nullopt;
   return HostId(*payload);
+}
+
+std::optional<int64_t> BookingEventHostInText(std::string_view envelope_text) {
+  static const std::vector<rendezvous::json::JsonPath> kPaths = {{"payload", "organizer", "id"},
+                                                                 {"payload", "hosts", "0", "id"}};
+  std::optional<std::vector<json>> v = rendezvous::json::PickScalars(envelope_text, kPaths);
+  if (!v) return std::nullopt;
+  for (const json& id : *v) {
+    if (id.is_number_integer()) return id.get<int64_t>();
+  }
+  return std::nullopt;
 }
 
 std::optional<SyncPlan> PlanBookingSync(const std::string& trigger, const json& envelope, time::Millis now) {

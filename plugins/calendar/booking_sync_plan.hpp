@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -38,6 +39,9 @@ struct SyncPlan {
 
 // The host whose calendar a booking event is about (payload.organizer.id, else payload.hosts[0].id).
 std::optional<int64_t> BookingEventHost(const nlohmann::json& envelope);
+// BookingEventHost read from the event's JSON text without parsing the whole of it (nullopt too when the
+// text is not well-formed).
+std::optional<int64_t> BookingEventHostInText(std::string_view envelope_text);
 
 // The plan for one booking event (`trigger` e.g. "BOOKING_CREATED", `envelope` the outbox payload
 // {triggerEvent, createdAt, payload}); nullopt when the event changes nothing in Google (a pending

@@ -185,7 +185,8 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
       },
       [worker, queued] {
         if (queued->exchange(false)) worker->Wake();
-      });
+      },
+      OutboxPayload::kText);  // the host is read from the text (QueueBookingSyncJobs)
   return std::make_unique<CalendarPlugin>(ctx, std::move(metrics), std::move(api), std::move(parts),
                                           std::move(references), std::move(worker));
 }

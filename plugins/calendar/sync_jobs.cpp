@@ -187,16 +187,26 @@ std::optional<std::string> SyncJobStore::BookingEventCalendar(DbConnection& c, i
 }
 
 bool QueueBookingSyncJobs(DbConnection& tx, const std::vector<OutboxEvent>& batch, time::Millis now) {
+  // The host is read from the event's text (the consumer takes texts); only the events of hosts
+  // with a calendar connected are parsed whole.
+  const auto host_of = [](const OutboxEvent& e) {
+    return e.payload ? BookingEventHost(*e.payload) : BookingEventHostInText(e.payload_text);
+  };
+  std::vector<std::optional<int64_t>> event_hosts;
+  event_hosts.reserve(batch.size());
   std::set<int64_t> hosts;
   for (const OutboxEvent& e : batch) {
-    if (std::optional<int64_t> host = BookingEventHost(*e.payload)) hosts.insert(*host);
+    event_hosts.push_back(host_of(e));
+    if (event_hosts.back()) hosts.insert(*event_hosts.back());
   }
   const std::set<int64_t> connected = SyncJobStore::WithCredential(tx, hosts);
   bool queued = false;
-  for (const OutboxEvent& e : batch) {
-    std::optional<int64_t> host = BookingEventHost(*e.payload);
-    if (!host || connected.count(*host) == 0) continue;
-    if (std::optional<SyncPlan> plan = PlanBookingSync(e.type, *e.payload, now))
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const OutboxEvent& e = batch[i];
+    if (!event_hosts[i] || connected.count(*event_hosts[i]) == 0) continue;
+    const nlohmann::json parsed =
+        e.payload ? nlohmann::json() : nlohmann::json::parse(e.payload_text, nullptr, false);
+    if (std::optional<SyncPlan> plan = PlanBookingSync(e.type, e.payload ? *e.payload : parsed, now))
       queued = SyncJobStore::Enqueue(tx, *plan) || queued;
   }
   return queued;

@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "rendezvous/crypto.hpp"
+#include "rendezvous/json_pick.hpp"
 #include "rendezvous/text.hpp"
 #include "rendezvous/time.hpp"
 #include "template_renderer.hpp"
@@ -12,30 +13,39 @@
 namespace rendezvous::webhooks {
 namespace {
 
-// The organizer of the booking an event is about: payload.organizer.id, else payload.hosts[0].id.
-std::optional<int64_t> OrganizerId(const Json& event) {
-  auto payload = event.find("payload");
-  if (payload == event.end() || !payload->is_object()) return std::nullopt;
-  auto organizer = payload->find("organizer");
-  if (organizer != payload->end() && organizer->is_object()) {
-    auto id = organizer->find("id");
-    if (id != organizer->end() && id->is_number_integer()) return id->get<int64_t>();
-  }
-  auto hosts = payload->find("hosts");
-  if (hosts != payload->end() && hosts->is_array() && !hosts->empty() && (*hosts)[0].is_object()) {
-    auto id = (*hosts)[0].find("id");
-    if (id != (*hosts)[0].end() && id->is_number_integer()) return id->get<int64_t>();
-  }
-  return std::nullopt;
-}
+// What routes an event to webhooks: its trigger, the booking's organizer (payload.organizer.id,
+// else payload.hosts[0].id) and its event type (payload.eventTypeId), read from the event's text
+// without parsing the whole of it. nullopt for an event of no organizer or not well-formed.
+struct EventRoute {
+  std::string trigger;
+  int64_t organizer = 0;
+  std::optional<int64_t> event_type;
+};
 
-// The event type of the booking an event is about: payload.eventTypeId.
-std::optional<int64_t> EventTypeId(const Json& event) {
-  auto payload = event.find("payload");
-  if (payload == event.end() || !payload->is_object()) return std::nullopt;
-  auto id = payload->find("eventTypeId");
-  if (id == payload->end() || !id->is_number_integer()) return std::nullopt;
-  return id->get<int64_t>();
+std::optional<EventRoute> RouteOf(std::string_view text, const std::string& type) {
+  static const std::vector<json::JsonPath> kPaths = {{"triggerEvent"},
+                                                     {"payload", "organizer", "id"},
+                                                     {"payload", "hosts", "0", "id"},
+                                                     {"payload", "eventTypeId"}};
+  std::optional<std::vector<Json>> v = json::PickScalars(text, kPaths);
+  if (!v) return std::nullopt;
+  EventRoute r;
+  if ((*v)[0].is_string()) {
+    r.trigger = (*v)[0].get<std::string>();
+  } else if ((*v)[0].is_discarded()) {
+    r.trigger = type;
+  } else {
+    return std::nullopt;
+  }
+  if ((*v)[1].is_number_integer()) {
+    r.organizer = (*v)[1].get<int64_t>();
+  } else if ((*v)[2].is_number_integer()) {
+    r.organizer = (*v)[2].get<int64_t>();
+  } else {
+    return std::nullopt;
+  }
+  if ((*v)[3].is_number_integer()) r.event_type = (*v)[3].get<int64_t>();
+  return r;
 }
 
 std::string IdList(const std::vector<int64_t>& ids) {
@@ -166,42 +176,44 @@ size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& 
     row_bytes = 0;
   };
   for (const OutboxEvent& e : batch) {
-    if (!e.payload || !e.payload->is_object()) continue;
-    const Json& payload = *e.payload;
-    const std::string trigger = payload.value("triggerEvent", e.type);
-    if (!IsTrigger(trigger)) continue;
-    std::optional<int64_t> organizer = OrganizerId(payload);
-    if (!organizer) continue;
-    const auto level = std::make_pair(*organizer, EventTypeId(payload));
+    // The event's text: as the outbox stores it (the consumer takes texts), else the handed
+    // event serialized. Only a template or a script needs the event parsed.
+    std::string serialized;
+    if (e.payload_text.empty()) {
+      if (!e.payload || !e.payload->is_object()) continue;
+      serialized = RenderBody(std::nullopt, *e.payload).body;
+    }
+    const std::string& text = e.payload_text.empty() ? serialized : e.payload_text;
+    std::optional<EventRoute> route = RouteOf(text, e.type);
+    if (!route || !IsTrigger(route->trigger)) continue;
+    const std::string& trigger = route->trigger;
+    const auto level = std::make_pair(route->organizer, route->event_type);
     auto webhooks = active.find(level);
     if (webhooks == active.end())
       webhooks = active.emplace(level, webhooks_.Active(tx, level.first, level.second)).first;
+    std::shared_ptr<const Json> parsed = e.payload;
+    const auto payload = [&]() -> const Json& {
+      if (!parsed) parsed = std::make_shared<const Json>(Json::parse(text));  // well-formed: RouteOf read it
+      return *parsed;
+    };
     std::optional<ScriptHooks::Args> args;
-    // The built-in body without a template: the event as the outbox holds it, made once per event
-    // (the stored text when it is well-formed UTF-8, else the parsed event serialized), copied to
-    // each webhook's delivery.
-    std::optional<std::string> event_body;
+    const std::string event_at = time::FormatSql(
+        std::chrono::duration_cast<std::chrono::milliseconds>(e.created_at.time_since_epoch()).count());
     for (const Webhook& w : webhooks->second) {
       if (!w.Subscribes(trigger)) continue;
       RenderedBody body;
       if (hooks_.has_filter() || hooks_.has_render()) {
-        if (!args) args.emplace(payload);
+        if (!args) args.emplace(payload());
         args->webhook = ScriptHooks::WebhookValue(w);
         if (!hooks_.ShouldDeliver(*args)) continue;
-        body = hooks_.Body(w, payload, *args);
+        body = hooks_.Body(w, payload(), *args);
       } else if (!w.payload_template) {
-        if (!event_body) {
-          event_body = !e.payload_text.empty() && text::IsValidUtf8(e.payload_text)
-                           ? e.payload_text
-                           : RenderBody(std::nullopt, payload).body;
-        }
-        body = RenderedBody{*event_body, "application/json"};
+        // The built-in body: the event's text, copied to each webhook's delivery.
+        body = RenderedBody{text, "application/json"};
       } else {
-        body = RenderBody(w.payload_template, payload);  // no scripts: no Lua values to build
+        body = RenderBody(w.payload_template, payload());  // no scripts: no Lua values to build
       }
       row_bytes += body.body.size();
-      const std::string event_at = time::FormatSql(
-          std::chrono::duration_cast<std::chrono::milliseconds>(e.created_at.time_since_epoch()).count());
       rows.push_back({w.id, e.id, trigger, "msg_" + crypto::RandomToken(18), std::move(body.body),
                       std::move(body.content_type), event_at});
       if (row_bytes >= kMaxInsertBytes) flush();

@@ -166,7 +166,8 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
       },
       [sender, created] {
         if (created->exchange(false)) sender->Wake();
-      });
+      },
+      OutboxPayload::kText);  // the routing members are read from the text (DeliveryQueue::Enqueue)
   ServiceOptions service_options;
   service_options.allow_private_networks = config.allow_private_networks;
   service_options.send = options;

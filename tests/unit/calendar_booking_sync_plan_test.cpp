@@ -92,5 +92,23 @@ TEST(CalendarBookingSyncPlan, EventIdsAreBase32HexStableAndDistinct) {
   for (char c : id) EXPECT_TRUE((c >= '0' && c <= '9') || (c >= 'a' && c <= 'v')) << id;
 }
 
+// The host read from an event's text is the one read from its parsed tree.
+TEST(CalendarBookingSyncPlan, TheHostReadFromTheTextIsTheParsedTreesHost) {
+  const std::vector<std::string> texts = {
+      Envelope("accepted").dump(),
+      R"({"payload":{"organizer":{"name":"no id"},"hosts":[{"id":8},{"id":9}]}})",
+      R"({"payload":{"organizer":{"id":"3"},"hosts":[{"id":"8"}]}})",
+      R"({"payload":{"hosts":[[{"id":8}]]},"organizer":{"id":4}})",
+      R"({"payload":{"organizer":{"id":3}},"payload":{"organizer":{"id":5}}})",
+      R"(["payload"])",
+  };
+  for (const std::string& text : texts) {
+    EXPECT_EQ(BookingEventHostInText(text), BookingEventHost(json::parse(text))) << text;
+  }
+  EXPECT_EQ(BookingEventHostInText(texts[0]), 3);
+  EXPECT_EQ(BookingEventHostInText(texts[1]), 8);
+  EXPECT_EQ(BookingEventHostInText(R"({"payload":{"organizer":{"id":3}})"), std::nullopt);  // not well-formed
+}
+
 }  // namespace
 }  // namespace rendezvous::calendar

@@ -46,7 +46,7 @@ class FakeOutbox final : public Outbox {
     return e.id;
   }
   void Subscribe(const std::string& consumer, const std::vector<std::string>& topics, OutboxHandler h,
-                 OutboxCommitted = {}) override {
+                 OutboxCommitted = {}, OutboxPayload = OutboxPayload::kParsed) override {
     this->consumer = consumer;
     this->topics = topics;
     handler = std::move(h);

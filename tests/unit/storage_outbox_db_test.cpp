@@ -324,6 +324,41 @@ TEST_F(OutboxTest, ConsumersOfATopicShareOneParsedPayloadUnlessItsTextChanged) {
   EXPECT_EQ(b.events[2].payload_text, "{\"n\":30}");
 }
 
+// A consumer of texts is handed each payload as stored, well-formed or not, never parsed; a
+// consumer of parsed payloads beside it gets them parsed as before.
+TEST_F(OutboxTest, AConsumerOfTextsIsHandedTheStoredTextsUnparsed) {
+  OutboxService outbox(*db_, registry_, QuietLogger());
+  Sink texts;
+  Sink parsed;
+  outbox.Subscribe("t", {"things"}, texts.Handler(), {}, OutboxPayload::kText);
+  outbox.Subscribe("p", {"things"}, parsed.Handler());
+  PublishOne(outbox, "things", 1);
+  db_->Transaction([&](DbConnection& tx) {
+    tx.Exec(
+        "INSERT INTO outbox_events (topic, type, payload, created_at)"
+        " VALUES ('things', 'THING_HAPPENED', 'not json', UTC_TIMESTAMP(3))");
+  });
+  ASSERT_TRUE(Eventually("2 events handed to t", kPolling, [&] {
+    outbox.PollOnce("t");
+    return texts.Size() == 2;
+  }));
+  ASSERT_TRUE(Eventually("2 events handed to p", kPolling, [&] {
+    outbox.PollOnce("p");
+    return parsed.Size() == 2;
+  }));
+  EXPECT_EQ(texts.events[0].payload, nullptr);
+  EXPECT_EQ(texts.events[0].payload_text, "{\"n\":1}");
+  EXPECT_EQ(texts.events[1].payload, nullptr);
+  EXPECT_EQ(texts.events[1].payload_text, "not json");
+  EXPECT_EQ(texts.events[1].type, "THING_HAPPENED");
+  EXPECT_GT(texts.events[1].created_at.time_since_epoch().count(), 0);
+  ASSERT_NE(parsed.events[0].payload, nullptr);
+  EXPECT_EQ(*parsed.events[0].payload, (nlohmann::json{{"n", 1}}));
+  ASSERT_NE(parsed.events[1].payload, nullptr);
+  EXPECT_EQ(*parsed.events[1].payload, "not json");  // unparseable: the text as a string, as before
+  EXPECT_EQ(parsed.events[1].payload_text, "");
+}
+
 // Handles every event but those whose "n" is in `poisoned`, which throw; counts the calls per n.
 struct PickyHandler {
   std::mutex mu;

@@ -1,7 +1,9 @@
-// rendezvous/text.hpp: ASCII case and whitespace, UTF-8 checks, cuts on character boundaries.
+// rendezvous/text.hpp: ASCII case and whitespace, UTF-8 checks, cuts on character boundaries;
+// rendezvous/json_pick.hpp: a few values of a JSON text read as a parsed tree would give them.
 #include <gtest/gtest.h>
 
 #include "rendezvous/digits.hpp"
+#include "rendezvous/json_pick.hpp"
 #include "rendezvous/text.hpp"
 
 namespace rendezvous::text {
@@ -54,6 +56,53 @@ TEST(Text, DigitsOnlyWithinBounds) {
     EXPECT_FALSE(ParseDigits(bad, 1)) << bad;
   EXPECT_EQ(ParseDigits("250", 1, 250), 250);
   EXPECT_FALSE(ParseDigits("251", 1, 250));
+}
+
+// Each path's value is the one the parsed tree holds there (the pointer's), whatever surrounds it.
+TEST(JsonPick, ValuesAreThoseOfTheParsedTree) {
+  const std::vector<json::JsonPath> paths = {{"triggerEvent"},
+                                             {"payload", "organizer", "id"},
+                                             {"payload", "hosts", "0", "id"},
+                                             {"payload", "hosts", "1", "id"},
+                                             {"payload", "eventTypeId"},
+                                             {"payload", "organizer"},
+                                             {"missing"}};
+  const std::vector<std::string> texts = {
+      R"({"triggerEvent":"BOOKING_CREATED","payload":{"uid":"b1","organizer":{"id":7,"name":"O"},)"
+      R"("hosts":[{"id":8},{"name":"x","id":9}],"eventTypeId":3,"attendees":[{"id":1},[2,{"id":3}]]}})",
+      R"({"payload":{"hosts":[[{"id":1}],{"id":2}],"organizer":{"id":"7"},"eventTypeId":null}})",
+      R"({"payload":{"organizer":{"id":1},"organizer":{"name":"later"}},"triggerEvent":1.5})",
+      R"({"payload":{"organizer":5,"organizer":{"id":-2}},"triggerEvent":true,"triggerEvent":"X"})",
+      R"({"payload":{"organizer":{"id":18446744073709551615}},"x":{"payload":{"eventTypeId":4}}})",
+      R"([{"payload":{"eventTypeId":4}}])",
+      R"("text")",
+  };
+  for (const std::string& text : texts) {
+    const nlohmann::json tree = nlohmann::json::parse(text);
+    std::optional<std::vector<nlohmann::json>> picked = json::PickScalars(text, paths);
+    ASSERT_TRUE(picked.has_value()) << text;
+    ASSERT_EQ(picked->size(), paths.size());
+    for (size_t i = 0; i < paths.size(); ++i) {
+      nlohmann::json::json_pointer pointer;
+      for (const std::string& step : paths[i]) pointer /= step;
+      const bool scalar = tree.contains(pointer) && !tree.at(pointer).is_structured();
+      if (scalar) {
+        EXPECT_EQ((*picked)[i], tree.at(pointer)) << text << " " << pointer.to_string();
+      } else {
+        EXPECT_TRUE((*picked)[i].is_discarded())
+            << text << " " << pointer.to_string() << ": " << (*picked)[i];
+      }
+    }
+  }
+}
+
+TEST(JsonPick, TextThatIsNotOneWellFormedValueGivesNothing) {
+  const std::vector<json::JsonPath> paths = {{"a"}};
+  EXPECT_EQ(json::PickScalars(R"({"a":1)", paths), std::nullopt);
+  EXPECT_EQ(json::PickScalars(R"({"a":1} {"a":2})", paths), std::nullopt);
+  EXPECT_EQ(json::PickScalars("{\"a\":\"\xC0\xAF\"}", paths), std::nullopt);  // ill-formed UTF-8
+  EXPECT_EQ(json::PickScalars("", paths), std::nullopt);
+  ASSERT_TRUE(json::PickScalars(R"( {"a" : [ ] } )", paths).has_value());
 }
 
 }  // namespace

@@ -4,7 +4,8 @@
 // webhook-id; the outcomes of a mixed batch land with one statement per kind, each row once and
 // with its own delay however long the batch; a claim leaves out exactly the webhooks it is told
 // to; a recovery walks its window in small batches and queues exactly the failed deliveries in
-// it; an event goes to its organizer's own webhooks and to its event type's, one delivery each.
+// it; an event goes to its organizer's own webhooks and to its event type's, one delivery each,
+// routed by the members read from its text.
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -361,6 +362,37 @@ TEST_F(WebhooksDeliveryQueueDb, EventGoesToTheOrganizersAndItsEventTypesWebhooks
   EXPECT_EQ(webhooks_of(2), std::to_string(webhook_id_));
   EXPECT_EQ(webhooks_of(3), std::to_string(webhook_id_) + "," + on_seven);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE webhook_id = " + on_eight), 0);
+}
+
+// The consumer takes the events' texts: each is routed by the members read from its text (the
+// organizer, else the first host; the trigger) and sent as stored; a text that is not well-formed
+// JSON, another organizer's event and a trigger the webhook does not take create nothing.
+TEST_F(WebhooksDeliveryQueueDb, AnEventHandedAsTextIsRoutedByItsMembersAndSentAsStored) {
+  const std::vector<std::string> texts = {
+      R"({"triggerEvent":"BOOKING_CREATED","createdAt":"2030-01-01T09:00:00.000Z",)"
+      R"("payload":{"uid":"t1","organizer":{"name":"no id"},"hosts":[{"id":3}],"title":"Caf\u00e9 \"x\""}})",
+      R"({"triggerEvent":"BOOKING_CREATED","payload":{"uid":"t2","organizer":{"id":4}}})",
+      R"({"triggerEvent":"BOOKING_CANCELLED","payload":{"uid":"t3","organizer":{"id":3}}})",
+      R"({"triggerEvent":"BOOKING_CREATED","payload":{"uid":"t4","organizer":{"id":3}})",
+      "not json",
+  };
+  std::vector<OutboxEvent> batch;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    OutboxEvent e;
+    e.id = static_cast<int64_t>(i) + 1;
+    e.topic = "bookings";
+    e.type = "BOOKING_CREATED";
+    e.payload_text = texts[i];
+    e.created_at = std::chrono::system_clock::now();
+    batch.push_back(std::move(e));
+  }
+  EXPECT_EQ(db_->Transaction([&](DbConnection& tx) { return queue_->Enqueue(tx, batch); }), 1u);
+  EXPECT_EQ(scratch_.QueryValue("SELECT CONCAT(event_id, ' ', webhook_id) FROM webhook_deliveries"),
+            "1 " + std::to_string(webhook_id_));
+  const std::vector<ClaimedDelivery> claimed = queue_->RecordAndClaim(*db_, {}, 60, {}, 10, kLease).claimed;
+  ASSERT_EQ(claimed.size(), 1u);
+  EXPECT_EQ(claimed[0].body, texts[0]);
+  EXPECT_EQ(claimed[0].content_type, "application/json");
 }
 
 }  // namespace

@@ -20,11 +20,14 @@ struct OutboxEvent {
   std::string topic;     // e.g. "booking"
   std::string type;      // e.g. "BOOKING_CREATED"
   // The payload, parsed once per process: consumers handed the same event while it is fresh share
-  // one parsed copy, so it is read-only. Never null in an event the outbox hands out.
+  // one parsed copy, so it is read-only. Never null in an event the outbox hands to a consumer of
+  // parsed payloads; null for a consumer of texts (OutboxPayload::kText).
   std::shared_ptr<const nlohmann::json> payload;
   std::chrono::system_clock::time_point created_at;
   // The payload as the outbox stores it (compact JSON text) when the event was read from the
   // outbox; empty otherwise. Lets a consumer that forwards the event as it is skip serializing it.
+  // For a consumer of parsed payloads, set only when the text is well-formed JSON; for a consumer
+  // of texts, always set, as stored (not checked).
   std::string payload_text;
 };
 
@@ -42,6 +45,13 @@ using OutboxHandler = std::function<void(DbConnection& tx, const std::vector<Out
 // (rows another thread takes up) can be signalled here, when that thread can already see it.
 using OutboxCommitted = std::function<void()>;
 
+// What a consumer is handed of each event's payload.
+enum class OutboxPayload {
+  kParsed,  // `payload` parsed, `payload_text` when well-formed
+  kText,    // `payload_text` only: for a consumer that reads a few members (rendezvous/json_pick.hpp)
+            // and parses the whole rarely; the parse is the larger part of a light consumer's work
+};
+
 class Outbox {
  public:
   virtual ~Outbox() = default;
@@ -51,9 +61,11 @@ class Outbox {
   // Registers a named consumer of the given topics. The host's background loop claims batches
   // (SELECT ... FOR UPDATE SKIP LOCKED on the consumer's progress row), so across instances one
   // claims a batch at a time. Must be called before the host starts (plugin Start()). `committed`
-  // (optional) runs after each commit that handed events to `handler`.
+  // (optional) runs after each commit that handed events to `handler`; `payload` says what the
+  // handler is given of each event's payload.
   virtual void Subscribe(const std::string& consumer, const std::vector<std::string>& topics,
-                         OutboxHandler handler, OutboxCommitted committed = {}) = 0;
+                         OutboxHandler handler, OutboxCommitted committed = {},
+                         OutboxPayload payload = OutboxPayload::kParsed) = 0;
   // Wakes the consumer loops now (after a local publish) instead of at their next poll.
   virtual void Notify() noexcept = 0;
 };

@@ -1,0 +1,27 @@
+// A few values of a JSON text read without building its tree: one pass of the parser that keeps
+// the scalars found at the paths asked for and nothing else. For readers that need two or three
+// members of a large document and the whole of it rarely (an outbox event's routing members).
+// Pure function; thread-safe.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace rendezvous::json {
+
+// A path from the root: object member names, and array indexes written in decimal ("0" is an
+// array's first element).
+using JsonPath = std::vector<std::string>;
+
+// The values at `paths` in `text`, in their order: a string, number, boolean or null where the path
+// leads to one; a discarded value (is_discarded()) where it leads nowhere or to an object or an
+// array. A member that occurs twice counts as its last occurrence, as in a parsed tree. nullopt
+// when `text` is not one well-formed JSON value (checked to its end).
+std::optional<std::vector<nlohmann::json>> PickScalars(std::string_view text,
+                                                       const std::vector<JsonPath>& paths);
+
+}  // namespace rendezvous::json
