@@ -66,6 +66,15 @@ class OutboxTest : public ::testing::Test {
     });
   }
 
+  // Polls `consumer` until `sink` holds `n` events; a failure naming them when they do not come.
+  static ::testing::AssertionResult PolledUntilHanded(OutboxService& outbox, const std::string& consumer,
+                                                      Sink& sink, size_t n) {
+    return Eventually(std::to_string(n) + " events handed to " + consumer, kPolling, [&] {
+      outbox.PollOnce(consumer);
+      return sink.Size() == n;
+    });
+  }
+
   // Subscribes `sink` as consumer "c" of "things", publishes one event and polls until c has it
   // (the test fails if it does not come); returns its id.
   int64_t SubscribeAndHandOverOne(OutboxService& outbox, Sink& sink) {
@@ -304,14 +313,8 @@ TEST_F(OutboxTest, ConsumersOfATopicShareOneParsedPayloadUnlessItsTextChanged) {
     }
   });
   for (int n = 1; n <= 3; ++n) PublishOne(outbox, "things", n);
-  ASSERT_TRUE(Eventually("3 events handed to a", kPolling, [&] {
-    outbox.PollOnce("a");
-    return a.Size() == 3;
-  }));
-  ASSERT_TRUE(Eventually("3 events handed to c", kPolling, [&] {
-    outbox.PollOnce("c");
-    return other.Size() == 3;
-  }));
+  ASSERT_TRUE(PolledUntilHanded(outbox, "a", a, 3));
+  ASSERT_TRUE(PolledUntilHanded(outbox, "c", other, 3));
   ASSERT_EQ(outbox.PollOnce("b"), 3u);
   ASSERT_EQ(b.Size(), 3u);
   for (size_t i = 0; i < 2; ++i) {
@@ -338,14 +341,8 @@ TEST_F(OutboxTest, AConsumerOfTextsIsHandedTheStoredTextsUnparsed) {
         "INSERT INTO outbox_events (topic, type, payload, created_at)"
         " VALUES ('things', 'THING_HAPPENED', 'not json', UTC_TIMESTAMP(3))");
   });
-  ASSERT_TRUE(Eventually("2 events handed to t", kPolling, [&] {
-    outbox.PollOnce("t");
-    return texts.Size() == 2;
-  }));
-  ASSERT_TRUE(Eventually("2 events handed to p", kPolling, [&] {
-    outbox.PollOnce("p");
-    return parsed.Size() == 2;
-  }));
+  ASSERT_TRUE(PolledUntilHanded(outbox, "t", texts, 2));
+  ASSERT_TRUE(PolledUntilHanded(outbox, "p", parsed, 2));
   EXPECT_EQ(texts.events[0].payload, nullptr);
   EXPECT_EQ(texts.events[0].payload_text, "{\"n\":1}");
   EXPECT_EQ(texts.events[1].payload, nullptr);
