@@ -45,12 +45,12 @@ void DpopJtiLedger::WriteEach(DbConnection& conn, const std::vector<Claimant*>& 
 void DpopJtiLedger::LookUp(DbConnection& conn, const std::vector<Claimant*>& batch) {
   std::vector<std::string> hashes;
   for (const Claimant* c : batch) {
-    if (c->token_hash) hashes.push_back(*c->token_hash);
+    if (c->token_hash && !c->looked_up) hashes.push_back(*c->token_hash);
   }
   if (hashes.empty()) return;
   std::unordered_map<std::string, ResolvedToken> live = IssuedTokens::LiveByHash(conn, hashes);
   for (Claimant* c : batch) {
-    if (!c->token_hash) continue;
+    if (!c->token_hash || c->looked_up) continue;
     auto it = live.find(*c->token_hash);
     if (it != live.end()) *c->token = it->second;
   }
@@ -108,38 +108,61 @@ Result<bool> DpopJtiLedger::Join(Claimant& mine) {
 }
 
 void DpopJtiLedger::Write(const std::vector<Claimant*>& batch) {
-  const bool returning = batch.size() > 1 && Returning();
+  const bool lookups = std::any_of(batch.begin(), batch.end(), [](const Claimant* c) { return c->token_hash; });
+  // One statement answers a batch with RETURNING, even a batch of one when it has a token to read.
+  const bool returning = (batch.size() > 1 || lookups) && Returning();
   db_.Run([&](DbConnection& conn) {
     if (returning) {
       WriteReturning(conn, batch);
     } else {
       WriteEach(conn, batch);
     }
+    // The tokens RETURNING did not read: every one without it, a replayed proof's with it.
     LookUp(conn, batch);
   });
 }
 
 void DpopJtiLedger::WriteReturning(DbConnection& conn, const std::vector<Claimant*>& batch) {
-  // The keys are checked hexadecimal and the interval is a number: the statement is written out
-  // in full and sent unprepared, one round trip, whatever the batch's size.
+  // The keys and token hashes are checked hexadecimal and the interval is a number: the statement
+  // is written out in full and sent unprepared, one round trip, whatever the batch's size. A new
+  // key's row comes back with its claimant's token read by the same statement (a subquery keyed by
+  // the key's token hash): the claim and the look-up cost one statement for the whole batch.
   std::string sql = "INSERT IGNORE INTO oauth_dpop_jtis (jti_hash, expires_at) VALUES ";
-  sql.reserve(sql.size() + batch.size() * 110 + 32);
+  sql.reserve(sql.size() + batch.size() * 190 + 640);
   const std::string expires = "', UTC_TIMESTAMP(3) + INTERVAL " + std::to_string(keep_seconds_) + " SECOND)";
+  std::string token_of;  // CASE jti_hash WHEN key THEN its token's hash … END
   for (size_t i = 0; i < batch.size(); ++i) {
+    const Claimant& c = *batch[i];
     sql += i == 0 ? "('" : ", ('";
-    sql += *batch[i]->key;
+    sql += *c.key;
     sql += expires;
+    if (c.token_hash) {
+      token_of += token_of.empty() ? "CASE jti_hash WHEN '" : " WHEN '";
+      token_of += *c.key;
+      token_of += "' THEN '";
+      token_of += *c.token_hash;
+      token_of += '\'';
+    }
   }
   sql += " RETURNING jti_hash";
+  if (!token_of.empty()) {
+    token_of += " END";
+    sql += ", ";
+    sql += IssuedTokens::LiveTokenJson(token_of);
+  }
   const std::vector<DbRow> inserted = conn.QueryUnprepared(sql);
-  // A key twice in one batch is inserted once: only its first claimant gets it.
+  // A key twice in one batch is inserted once: only its first claimant gets it (and CASE gives the
+  // first claimant's token hash).
   for (const DbRow& row : inserted) {
     const std::string key = row.String(1);
     for (Claimant* c : batch) {
-      if (!c->fresh && *c->key == key) {
-        c->fresh = true;
-        break;
+      if (c->fresh || *c->key != key) continue;
+      c->fresh = true;
+      if (c->token_hash && !token_of.empty()) {
+        c->looked_up = true;
+        if (!row.IsNull(2)) *c->token = IssuedTokens::TokenOfJson(row.String(2));
       }
+      break;
     }
   }
 }

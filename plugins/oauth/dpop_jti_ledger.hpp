@@ -2,12 +2,14 @@
 // Claim(key) is true for a key no instance sharing the database has claimed before. Concurrent
 // claims are written together, as a database group commit does: the claims that arrive while one
 // write is under way wait for it and then go in one `INSERT IGNORE … RETURNING` (at most
-// kMaxBatch keys), which answers with the keys that were new. A busy server so pays one statement
-// for many proofs instead of one for each, and a replay is still refused on every instance (the
-// primary key decides). A lone claim is a prepared `INSERT IGNORE` answered by its affected-row
+// kMaxBatch keys), which answers with the keys that were new and, for a ClaimResolving, the
+// claimant's access token read in the same statement. A busy server so pays one statement for
+// many proofs instead of two for each, and a replay is still refused on every instance (the
+// primary key decides). A lone Claim is a prepared `INSERT IGNORE` answered by its affected-row
 // count, and so is each claim of a batch on a server without `RETURNING` (MySQL 8: found once, by
-// VERSION()). Thread-safe; Claim throws DatabaseUnavailable when the write fails (every claim of
-// that write). The Database must outlive the ledger.
+// VERSION()), the tokens then read by one more statement. Thread-safe; Claim throws
+// DatabaseUnavailable when the write fails (every claim of that write). The Database must outlive
+// the ledger.
 #pragma once
 
 #include <atomic>
@@ -51,6 +53,7 @@ class DpopJtiLedger {
     std::optional<ResolvedToken>* token = nullptr;
     bool done = false;
     bool fresh = false;
+    bool looked_up = false;  // `token` is answered (by the claim's own statement)
     std::exception_ptr error;
   };
 

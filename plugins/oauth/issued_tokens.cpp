@@ -16,15 +16,23 @@ constexpr size_t kMaxLiveByHash = 1000;
 
 // The live access tokens, ended by the condition on a.token_hash ("= ?" or "IN (…)"): a token not
 // expired or revoked, on a live grant of a client that is not rejected.
-constexpr const char* kLiveTokens =
-    "SELECT g.id, g.client_id, g.user_id, g.scopes, g.all_scopes, g.kind, a.dpop_jkt, a.token_hash"
+constexpr std::string_view kLiveTokenColumns =
+    "g.id, g.client_id, g.user_id, g.scopes, g.all_scopes, g.kind, a.dpop_jkt";
+constexpr std::string_view kLiveTokensFrom =
     " FROM oauth_access_tokens a"
     " JOIN oauth_grants g ON g.id = a.grant_id"
     " JOIN oauth_clients c ON c.client_id = g.client_id"
     " WHERE a.revoked_at IS NULL AND a.expires_at > UTC_TIMESTAMP(3) AND g.revoked_at IS NULL"
     " AND c.state <> 'rejected' AND a.token_hash ";
 
-// A row of kLiveTokens.
+// kLiveTokenColumns and the token's hash.
+const std::string& LiveTokens() {
+  static const std::string sql =
+      "SELECT " + std::string(kLiveTokenColumns) + ", a.token_hash" + std::string(kLiveTokensFrom);
+  return sql;
+}
+
+// A row of LiveTokens().
 ResolvedToken TokenOf(const DbRow& row) {
   ResolvedToken t;
   t.grant_id = row.Int(1);
@@ -46,7 +54,7 @@ std::optional<ResolvedToken> IssuedTokens::Resolve(std::string_view token) {
 }
 
 std::optional<ResolvedToken> IssuedTokens::LiveOne(DbConnection& conn, const std::string& hash) {
-  static const std::string kOne = std::string(kLiveTokens) + "= ?";
+  static const std::string kOne = LiveTokens() + "= ?";
   std::optional<DbRow> row = conn.QueryOne(kOne, {hash});
   if (!row) return std::nullopt;
   return TokenOf(*row);
@@ -73,9 +81,40 @@ std::unordered_map<std::string, ResolvedToken> IssuedTokens::LiveByHash(
     in += hash;
     in += '\'';
   }
-  const std::string sql = std::string(kLiveTokens) + "IN (" + in + ")";
+  const std::string sql = LiveTokens() + "IN (" + in + ")";
   for (const DbRow& row : conn.QueryUnprepared(sql)) live.emplace(row.String(8), TokenOf(row));
   return live;
+}
+
+std::string IssuedTokens::LiveTokenJson(std::string_view hash_expression) {
+  std::string sql = "(SELECT JSON_ARRAY(";
+  sql += kLiveTokenColumns;
+  sql += ")";
+  sql += kLiveTokensFrom;
+  sql += "= ";
+  sql += hash_expression;
+  sql += ")";
+  return sql;
+}
+
+std::optional<ResolvedToken> IssuedTokens::TokenOfJson(std::string_view text) {
+  const nlohmann::json a = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  // [id, client_id, user_id, scopes (the column's JSON text), all_scopes, kind, dpop_jkt]
+  constexpr size_t kColumns = 7;
+  if (!a.is_array() || a.size() != kColumns || !a[0].is_number_integer() || !a[1].is_string() ||
+      !a[2].is_number_integer() || !a[3].is_string() || !a[4].is_number_integer() || !a[5].is_string() ||
+      !a[6].is_string()) {
+    return std::nullopt;
+  }
+  ResolvedToken t;
+  t.grant_id = a[0].get<int64_t>();
+  t.client_id = a[1].get<std::string>();
+  t.user_id = a[2].get<int64_t>();
+  for (std::string& s : JsonList(a[3].get_ref<const std::string&>())) t.scopes.insert(std::move(s));
+  t.all_scopes = a[4].get<int64_t>() != 0;
+  t.managed = a[5].get_ref<const std::string&>() == "managed";
+  t.dpop_jkt = a[6].get<std::string>();
+  return t;
 }
 
 void IssuedTokens::Revoke(const std::string& client_id, const std::string& token) {

@@ -44,6 +44,14 @@ class IssuedTokens {
   static std::unordered_map<std::string, ResolvedToken> LiveByHash(DbConnection& conn,
                                                                    const std::vector<std::string>& hashes);
 
+  // A scalar subquery (parenthesised) giving, for the access token whose hash is the value of
+  // `hash_expression` (SQL text, spliced in as it is: the caller writes only what it has checked),
+  // the live token's columns as one JSON array, NULL when no live token has that hash. The
+  // conditions are Resolve's. DpopJtiLedger asks it in its INSERT's RETURNING clause, so that a
+  // proof's jti is claimed and its token read in one statement. TokenOfJson reads the value.
+  static std::string LiveTokenJson(std::string_view hash_expression);
+  static std::optional<ResolvedToken> TokenOfJson(std::string_view text);
+
   // For the client's own tokens only. Revoking an access token revokes it alone; revoking a
   // refresh token revokes its whole grant. Other clients' and unknown tokens: no-op /
   // {"active":false}. A DPoP-bound token shows `cnf: {"jkt": ...}` (RFC 9449 §6.2) and, for an

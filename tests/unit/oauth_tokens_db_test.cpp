@@ -196,6 +196,51 @@ TEST_F(OAuthIssuedTokensDb, ClaimsResolveTheirOwnTokensWhateverTheConcurrency) {
   EXPECT_FALSE(ledger.ClaimResolving(crypto::Sha256Hex("0.1"), "not hex", token).ok());
 }
 
+void ExpectSameToken(const std::optional<ResolvedToken>& got, const std::optional<ResolvedToken>& want) {
+  ASSERT_TRUE(got);
+  ASSERT_TRUE(want);
+  EXPECT_EQ(got->grant_id, want->grant_id);
+  EXPECT_EQ(got->client_id, want->client_id);
+  EXPECT_EQ(got->user_id, want->user_id);
+  EXPECT_EQ(got->scopes, want->scopes);
+  EXPECT_EQ(got->all_scopes, want->all_scopes);
+  EXPECT_EQ(got->managed, want->managed);
+  EXPECT_EQ(got->dpop_jkt, want->dpop_jkt);
+}
+
+// A new proof's claim reads its token in the claim's own statement, whatever kind of token it is
+// (what Resolve answers, member by member); a replayed one, not new, has its token read after.
+TEST_F(OAuthIssuedTokensDb, AClaimReadsItsTokenInItsOwnStatement) {
+  const std::string jkt(43, 'k');
+  TokenResult bound = codes_->Exchange(client_id_, Code(), kAppRedirect, "", {}, jkt);
+  ASSERT_TRUE(std::holds_alternative<TokenResponse>(bound));
+  const std::vector<std::string> tokens = {std::get<TokenResponse>(bound).access_token,
+                                           managed_->Issue(client_id_, 3).access_token};
+  testing::RecordingDatabase recorded(*db_);
+  DpopJtiLedger ledger(recorded, 360);
+  std::optional<ResolvedToken> token;
+  ASSERT_TRUE(ledger.ClaimResolving(crypto::Sha256Hex("first"), crypto::Sha256Hex(tokens[0]), token).value());
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    recorded.Clear();
+    const std::string key = crypto::Sha256Hex("proof " + std::to_string(i));
+    ASSERT_TRUE(ledger.ClaimResolving(key, crypto::Sha256Hex(tokens[i]), token).value());
+    EXPECT_EQ(recorded.Statements().size(), 1u);
+    ExpectSameToken(token, issued_->Resolve(tokens[i]));
+    recorded.Clear();
+    EXPECT_FALSE(ledger.ClaimResolving(key, crypto::Sha256Hex(tokens[i]), token).value());
+    EXPECT_EQ(recorded.Statements().size(), 2u);
+    ExpectSameToken(token, issued_->Resolve(tokens[i]));
+  }
+  EXPECT_EQ(token->user_id, 3);
+  EXPECT_TRUE(token->managed);
+  // A revoked token: the key is new, no token comes back.
+  issued_->Revoke(client_id_, tokens[0]);
+  recorded.Clear();
+  EXPECT_TRUE(ledger.ClaimResolving(crypto::Sha256Hex("after"), crypto::Sha256Hex(tokens[0]), token).value());
+  EXPECT_EQ(recorded.Statements().size(), 1u);
+  EXPECT_FALSE(token);
+}
+
 TEST_F(OAuthCodeExchangeDb, ConcurrentExchangesOfOneCodeIssueOnce) {
   const std::string code = Code();
   constexpr int kThreads = 8;
