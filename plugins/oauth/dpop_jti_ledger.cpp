@@ -108,7 +108,8 @@ Result<bool> DpopJtiLedger::Join(Claimant& mine) {
 }
 
 void DpopJtiLedger::Write(const std::vector<Claimant*>& batch) {
-  const bool lookups = std::any_of(batch.begin(), batch.end(), [](const Claimant* c) { return c->token_hash; });
+  const bool lookups =
+      std::any_of(batch.begin(), batch.end(), [](const Claimant* c) { return c->token_hash; });
   // One statement answers a batch with RETURNING, even a batch of one when it has a token to read.
   const bool returning = (batch.size() > 1 || lookups) && Returning();
   db_.Run([&](DbConnection& conn) {
