@@ -48,6 +48,10 @@ std::optional<EventRoute> RouteOf(std::string_view text, const std::string& type
   return r;
 }
 
+// "Not leased" and "never delivered" in the lease and delivery columns: a time long past rather than
+// NULL, so that leasing a row and recording its outcome rewrite it in place (webhooks migration 10).
+#define RDV_LONG_AGO "'1970-01-01 00:00:00'"
+
 std::string IdList(const std::vector<int64_t>& ids) {
   std::string out;
   for (int64_t id : ids) out += (out.empty() ? "" : ",") + std::to_string(id);
@@ -269,12 +273,13 @@ std::vector<ClaimedDelivery> DeliveryQueue::ClaimIn(DbConnection& tx, size_t lim
   const std::string from = time::FormatSql(after.due_ms);
   std::string sql =
       "SELECT id, webhook_id, message_id, trigger_event, body, content_type, round_attempts,"
-      " UNIX_TIMESTAMP(COALESCE(event_at, created_at)) * 1000 AS event_ms, delivered_at IS NOT NULL AS "
-      "delivered,"
+      " UNIX_TIMESTAMP(COALESCE(event_at, created_at)) * 1000 AS event_ms,"
+      " delivered_at > " RDV_LONG_AGO
+      " AS delivered,"
       " CAST(UNIX_TIMESTAMP(next_attempt_at) * 1000 AS SIGNED) AS due_ms"
       " FROM webhook_deliveries FORCE INDEX (ix_webhook_deliveries_due)"
       " WHERE status = 'pending' AND next_attempt_at <= UTC_TIMESTAMP(3)"
-      " AND (leased_until IS NULL OR leased_until <= UTC_TIMESTAMP(3))";
+      " AND leased_until <= UTC_TIMESTAMP(3)";
   std::vector<DbRow> rows;
   if (skip_webhooks.empty()) {
     rows = tx.Query(sql +
@@ -355,15 +360,18 @@ std::vector<int64_t> DeliveryQueue::RecordIn(DbConnection& tx, const std::vector
   InsertInChunks(tx, "INSERT INTO webhook_delivery_attempts (delivery_id, at, status_code, duration_ms, error, response)",
                  attempt_rows);
   // One statement per kind of outcome (per chunk of ids).
-  InIdChunks(tx,
-             "UPDATE webhook_deliveries SET status = 'succeeded', round_attempts = round_attempts + 1,"
-             " next_attempt_at = UTC_TIMESTAMP(3), updated_at = UTC_TIMESTAMP(3), leased_until = NULL,"
-             " delivered_at = COALESCE(delivered_at, UTC_TIMESTAMP(3)) WHERE id",
-             succeeded);
+  InIdChunks(
+      tx,
+      "UPDATE webhook_deliveries SET status = 'succeeded', round_attempts = round_attempts + 1,"
+      " next_attempt_at = UTC_TIMESTAMP(3), updated_at = UTC_TIMESTAMP(3), leased_until = " RDV_LONG_AGO
+      ","
+      " delivered_at = IF(delivered_at > " RDV_LONG_AGO ", delivered_at, UTC_TIMESTAMP(3)) WHERE id",
+      succeeded);
   InIdChunks(
       tx,
       "UPDATE webhook_deliveries SET status = 'failed', round_attempts = round_attempts + 1,"
-      " next_attempt_at = UTC_TIMESTAMP(3), updated_at = UTC_TIMESTAMP(3), leased_until = NULL WHERE id",
+      " next_attempt_at = UTC_TIMESTAMP(3), updated_at = UTC_TIMESTAMP(3), leased_until = " RDV_LONG_AGO
+      " WHERE id",
       failed);
   // Each retry after its own delay: "CASE id WHEN ? THEN ? … END", then the same ids' IN list.
   ForEachIdChunk(retried.size(), [&](size_t at, size_t count, size_t length) {
@@ -379,7 +387,8 @@ std::vector<int64_t> DeliveryQueue::RecordIn(DbConnection& tx, const std::vector
         "UPDATE webhook_deliveries SET status = 'pending', round_attempts = round_attempts + 1,"
         " next_attempt_at = UTC_TIMESTAMP(3) + INTERVAL (CASE id " +
             Repeated("WHEN ? THEN ?", length, " ") +
-            " END) MICROSECOND, updated_at = UTC_TIMESTAMP(3), leased_until = NULL WHERE id IN (" +
+            " END) MICROSECOND, updated_at = UTC_TIMESTAMP(3), leased_until = " RDV_LONG_AGO
+            " WHERE id IN (" +
             Repeated("?", length) + ")",
         values);
   });
@@ -501,7 +510,7 @@ Result<Json> DeliveryQueue::Retry(Database& db, int64_t user_id, int64_t webhook
     tx.Exec(
         "UPDATE webhook_deliveries SET status = 'pending', round_attempts = 0, next_attempt_at = "
         "UTC_TIMESTAMP(3),"
-        " updated_at = UTC_TIMESTAMP(3), leased_until = NULL WHERE id = ?",
+        " updated_at = UTC_TIMESTAMP(3), leased_until = " RDV_LONG_AGO " WHERE id = ?",
         {delivery_id});
     return Json{{"id", delivery_id},
                 {"triggerEvent", row->String("trigger_event")},
@@ -544,7 +553,7 @@ Result<int64_t> DeliveryQueue::Recover(Database& db, int64_t user_id, int64_t we
       tx.ExecUnprepared(
           "UPDATE webhook_deliveries SET status = 'pending', round_attempts = 0, next_attempt_at = "
           "UTC_TIMESTAMP(3),"
-          " updated_at = UTC_TIMESTAMP(3), leased_until = NULL WHERE id IN (" +
+          " updated_at = UTC_TIMESTAMP(3), leased_until = " RDV_LONG_AGO " WHERE id IN (" +
           IdList(ids) + ")");
       return Batch{rows.size(), rows.back().String("created_at"), rows.back().Int("id")};
     });
@@ -564,7 +573,7 @@ void DeliveryQueue::RecordPing(Database& db, int64_t webhook_id, const std::stri
         "INSERT INTO webhook_deliveries (webhook_id, event_id, trigger_event, message_id, body, content_type,"
         " status, round_attempts, next_attempt_at, created_at, updated_at, delivered_at)"
         " VALUES (?, NULL, 'PING', ?, ?, 'application/json', ?, 1, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3),"
-        " UTC_TIMESTAMP(3), IF(?, UTC_TIMESTAMP(3), NULL))",
+        " UTC_TIMESTAMP(3), IF(?, UTC_TIMESTAMP(3), " RDV_LONG_AGO "))",
         {webhook_id, message_id, body, std::string(ok ? "succeeded" : "failed"), ok});
     const int64_t id = tx.LastInsertId();
     tx.Exec(

@@ -90,6 +90,19 @@ constexpr const char* kLeases =
     "ALTER TABLE webhook_deliveries ADD COLUMN leased_until DATETIME(3) NULL, DROP KEY "
     "ix_webhook_deliveries_finished";
 
+// The sender's writes in place. InnoDB rewrites a row in place only when no field it changes
+// changes size; otherwise it deletes and re-inserts the whole record (the body with it) and logs
+// it whole. So the status is a fixed-size CHAR, and "no lease" and "never delivered" are a time
+// long past (kLongAgo in delivery_queue.cpp) rather than NULL. The webhook-id's unique key goes:
+// it is never looked up, and an id is 144 random bits (its index was a random insert per row).
+constexpr const char* kInPlace =
+    R"sql(UPDATE webhook_deliveries SET leased_until = '1970-01-01 00:00:00' WHERE leased_until IS NULL;
+UPDATE webhook_deliveries SET delivered_at = '1970-01-01 00:00:00' WHERE delivered_at IS NULL;
+ALTER TABLE webhook_deliveries MODIFY status CHAR(9) CHARACTER SET ascii NOT NULL,
+  MODIFY leased_until DATETIME(3) NOT NULL DEFAULT '1970-01-01 00:00:00',
+  MODIFY delivered_at DATETIME(3) NOT NULL DEFAULT '1970-01-01 00:00:00',
+  DROP KEY uq_webhook_deliveries_message)sql";
+
 }  // namespace
 
 std::vector<Migration> WebhookMigrations() {
@@ -101,7 +114,8 @@ std::vector<Migration> WebhookMigrations() {
           {6, "webhooks_previous_secret", kPreviousSecret},
           {7, "webhook_deliveries_by_webhook", kByWebhook},
           {8, "webhooks_event_types", kEventTypes},
-          {9, "webhook_deliveries_leases", kLeases}};
+          {9, "webhook_deliveries_leases", kLeases},
+          {10, "webhook_deliveries_in_place", kInPlace}};
 }
 
 }  // namespace rendezvous::webhooks

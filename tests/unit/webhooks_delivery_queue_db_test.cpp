@@ -120,12 +120,14 @@ TEST_F(WebhooksDeliveryQueueDb, RoundRecordsTheFinishedBatchAndClaimsTheNext) {
     EXPECT_TRUE(std::none_of(first.begin(), first.end(), [&](const ClaimedDelivery& f) { return f.id == d.id; }))
         << d.id << " was claimed while its first attempt was being recorded";
   }
-  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'succeeded' AND delivered_at IS NOT NULL"), 4);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'succeeded' AND delivered_at > "
+                  "'1970-01-01'"),
+            4);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_delivery_attempts WHERE status_code = 200"), 4);
   EXPECT_EQ(Leased(), 4);  // the second batch; the first is finished
   EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= "
                   "UTC_TIMESTAMP(3)"
-                  " AND leased_until IS NULL"),
+                  " AND leased_until = '1970-01-01'"),
             2);
 }
 
@@ -152,7 +154,8 @@ TEST_F(WebhooksDeliveryQueueDb, FailedRoundLeavesNeitherItsAttemptsNorItsLeases)
   // The leases run out: every delivery is claimed again, the held ones with their webhook-ids.
   scratch_.Exec(
       "UPDATE webhook_deliveries SET leased_until = UTC_TIMESTAMP(3) - INTERVAL 1 SECOND WHERE leased_until "
-      "IS NOT NULL");
+      "> "
+      "UTC_TIMESTAMP(3)");
   const std::vector<ClaimedDelivery> again = queue_->RecordAndClaim(*db_, {}, 60, {}, 10, kLease).claimed;
   ASSERT_EQ(again.size(), 6u);
   for (const ClaimedDelivery& h : held) {
@@ -225,15 +228,15 @@ TEST_F(WebhooksDeliveryQueueDb, LongBatchesAreLeasedAndRecordedEachRowOnce) {
   queue_->RecordAndClaim(*db_, Outcomes(claimed, outcomes), 60, {}, 0, kLease);
 
   EXPECT_EQ(
-      Count("SELECT COUNT(*) FROM webhook_deliveries WHERE round_attempts = 1 AND leased_until IS NULL"),
+      Count(
+          "SELECT COUNT(*) FROM webhook_deliveries WHERE round_attempts = 1 AND leased_until = '1970-01-01'"),
       kRows);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_delivery_attempts"), kRows);
   EXPECT_EQ(Count("SELECT COUNT(DISTINCT delivery_id) FROM webhook_delivery_attempts"), kRows);
-  EXPECT_EQ(
-      Count(
-          "SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'succeeded' AND delivered_at IS NOT NULL"),
-      280);
-  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE delivered_at IS NOT NULL"), 280);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'succeeded' AND delivered_at > "
+                  "'1970-01-01'"),
+            280);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE delivered_at > '1970-01-01'"), 280);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'failed'"), 70);
   std::map<int64_t, int64_t> due;
   db_->Run([&](DbConnection& conn) {
@@ -393,6 +396,86 @@ TEST_F(WebhooksDeliveryQueueDb, AnEventHandedAsTextIsRoutedByItsMembersAndSentAs
   ASSERT_EQ(claimed.size(), 1u);
   EXPECT_EQ(claimed[0].body, texts[0]);
   EXPECT_EQ(claimed[0].content_type, "application/json");
+}
+
+// The sender's columns keep their size (the status a CHAR, no lease and never delivered a time long
+// past rather than NULL: its writes rewrite rows in place), and rows written before that are claimed
+// and recorded as before: an unleased row is claimed, a leased one is not, a success delivered
+// before keeps its first delivery time through a manual retry.
+TEST(WebhooksDeliveryQueueUpgrade, RowsWrittenBeforeTheFixedSizeColumnsAreClaimedAndRecordedAsBefore) {
+  ScratchDatabase scratch;
+  prometheus::Registry registry;
+  auto db = std::make_unique<core::MysqlDatabase>(OptionsFor(scratch, 2), registry, QuietLogger());
+  const std::vector<Migration> all = webhooks::WebhookMigrations();
+  const std::vector<Migration> before(all.begin(), all.end() - 1);
+  ASSERT_EQ(before.back().version, 9);
+  {
+    core::Migrator m(*db, QuietLogger());
+    m.Add("webhooks", before);
+    m.Apply();
+  }
+  scratch.Exec(
+      "INSERT INTO webhooks (user_id, subscriber_url, url_hash, active, triggers, created_at, updated_at)"
+      " VALUES (3, 'http://127.0.0.1:9/hook', SHA2('http://127.0.0.1:9/hook', 256), 1,"
+      " '[\"BOOKING_CREATED\"]', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))");
+  const std::string webhook = scratch.QueryValue("SELECT MAX(id) FROM webhooks");
+  const auto insert = [&](int event, const std::string& status, const std::string& leased_until,
+                          const std::string& delivered_at) {
+    scratch.Exec(
+        "INSERT INTO webhook_deliveries (webhook_id, event_id, trigger_event, message_id, body, "
+        "content_type, status,"
+        " round_attempts, next_attempt_at, created_at, updated_at, leased_until, delivered_at) VALUES (" +
+        webhook + ", " + std::to_string(event) + ", 'BOOKING_CREATED', 'msg_" + std::to_string(event) +
+        "', '{}', 'application/json', '" + status +
+        "', 1, UTC_TIMESTAMP(3) - INTERVAL 1 SECOND, UTC_TIMESTAMP(3),"
+        " UTC_TIMESTAMP(3), " +
+        leased_until + ", " + delivered_at + ")");
+    return std::stoll(scratch.QueryValue("SELECT MAX(id) FROM webhook_deliveries"));
+  };
+  const int64_t unleased = insert(1, "pending", "NULL", "NULL");
+  const int64_t leased = insert(2, "pending", "UTC_TIMESTAMP(3) + INTERVAL 1 HOUR", "NULL");
+  const int64_t delivered = insert(3, "succeeded", "NULL", "'2030-01-01 09:00:00.120'");
+  {
+    core::Migrator m(*db, QuietLogger());
+    m.Add("webhooks", all);
+    m.Apply();
+  }
+  EXPECT_EQ(scratch.QueryValue(
+                "SELECT GROUP_CONCAT(CONCAT(column_name, ' ', column_type, ' ', is_nullable)"
+                " ORDER BY column_name) FROM information_schema.columns WHERE table_schema = DATABASE()"
+                " AND table_name = 'webhook_deliveries'"
+                " AND column_name IN ('status', 'leased_until', 'delivered_at')"),
+            "delivered_at datetime(3) NO,leased_until datetime(3) NO,status char(9) NO");
+
+  WebhookStore store(*db, "");
+  DeliveryQueue queue(store);
+  const std::vector<ClaimedDelivery> first = queue.RecordAndClaim(*db, {}, 60, {}, 10, kLease).claimed;
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0].id, unleased);
+  EXPECT_FALSE(first[0].delivered_before);
+  ASSERT_TRUE(queue.Retry(*db, 3, std::stoll(webhook), delivered).ok());
+  const std::vector<ClaimedDelivery> second = queue.RecordAndClaim(*db, {}, 60, {}, 10, kLease).claimed;
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_EQ(second[0].id, delivered);
+  EXPECT_TRUE(second[0].delivered_before);
+
+  Attempt ok;
+  ok.at_ms = time::Now();
+  ok.status_code = 200;
+  ok.duration_ms = 1;
+  queue.RecordAndClaim(*db,
+                       {RecordedAttempt{&first[0], ok, Outcome{Outcome::kSucceeded}},
+                        RecordedAttempt{&second[0], ok, Outcome{Outcome::kSucceeded}}},
+                       60, {}, 0, kLease);
+  const auto row = [&](int64_t id) {
+    return scratch.QueryValue(
+        "SELECT CONCAT(status, ' ', leased_until <= UTC_TIMESTAMP(3), ' ', delivered_at > '1970-01-01', ' ',"
+        " delivered_at = '2030-01-01 09:00:00.120') FROM webhook_deliveries WHERE id = " +
+        std::to_string(id));
+  };
+  EXPECT_EQ(row(unleased), "succeeded 1 1 0");
+  EXPECT_EQ(row(delivered), "succeeded 1 1 1") << "the first delivery's time is kept";
+  EXPECT_EQ(row(leased), "pending 0 0 0") << "still leased, never delivered";
 }
 
 }  // namespace
