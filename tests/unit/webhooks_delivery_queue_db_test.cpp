@@ -367,6 +367,30 @@ TEST_F(WebhooksDeliveryQueueDb, EventGoesToTheOrganizersAndItsEventTypesWebhooks
   EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE webhook_id = " + on_eight), 0);
 }
 
+// A booking's webhooks of both levels come in id order from one query that needs no temporary
+// table (MariaDB sorts a UNION in one, on disk for TEXT columns: a file per booking event).
+TEST_F(WebhooksDeliveryQueueDb, BothLevelsComeInIdOrderWithoutATemporaryTable) {
+  scratch_.Exec(
+      "INSERT INTO webhooks (user_id, event_type_id, subscriber_url, url_hash, active, triggers, created_at,"
+      " updated_at) VALUES"
+      " (3, 7, 'http://127.0.0.1:9/seven', SHA2('http://127.0.0.1:9/seven', 256), 1, '[\"BOOKING_CREATED\"]',"
+      "   UTC_TIMESTAMP(3), UTC_TIMESTAMP(3)),"
+      " (3, NULL, 'http://127.0.0.1:9/own', SHA2('http://127.0.0.1:9/own', 256), 1, '[\"BOOKING_CREATED\"]',"
+      "   UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))");
+  const auto [ids, temporary_tables] = db_->Run([&](DbConnection& conn) {
+    const auto created = [&] {
+      return conn.QueryOne("SHOW SESSION STATUS LIKE 'Created_tmp_tables'")->String("Value");
+    };
+    const std::string before = created();
+    std::vector<int64_t> got;
+    for (const webhooks::Webhook& w : store_->Active(conn, 3, 7)) got.push_back(w.id);
+    return std::make_pair(got, std::stoll(created()) - std::stoll(before));
+  });
+  const int64_t first = webhook_id_;
+  EXPECT_EQ(ids, (std::vector<int64_t>{first, first + 1, first + 2}));
+  EXPECT_EQ(temporary_tables, 0);
+}
+
 // The consumer takes the events' texts: each is routed by the members read from its text (the
 // organizer, else the first host; the trigger) and sent as stored; a text that is not well-formed
 // JSON, another organizer's event and a trigger the webhook does not take create nothing.
