@@ -141,8 +141,8 @@ Result<Booking> BookingFlow::Book(DbConnection& conn, const User& host, const Ev
   const SlotRules rules = RulesOf(et);
   const Schedule schedule = ScheduleForEventType(conn, host, et.fields.schedule_id);
   const TimeRange window = GridWindow(request.start, request.start + 1, rules);
-  std::vector<BusyBlock> busy =
-      HostBusyBlocks(conn, host.id, request.start, request.start + 1, replaces ? replaces->id : 0);
+  std::vector<BusyBlock> busy = HostBusyBlocks(conn, host.id, request.start, request.start + 1, rules.length,
+                                               replaces ? replaces->id : 0);
   busy.insert(busy.end(), outside.begin(), outside.end());
   const Millis now = time::Now();
   if (Status refused = CheckBookable(WorkingIntervals(schedule, window.start, window.end), ZoneOf(schedule),
@@ -341,7 +341,7 @@ Result<Json> BookingFlow::Reopen(const User& host, const std::string& uid) {
     if (!et) return Status(ErrorCode::kInternal, "the booking's event type is missing");
     SlotRules rules = RulesOf(*et);
     rules.length = b.duration;
-    std::vector<BusyBlock> busy = HostBusyBlocks(conn, host.id, b.start, b.start + 1, b.id);
+    std::vector<BusyBlock> busy = HostBusyBlocks(conn, host.id, b.start, b.start + 1, rules.length, b.id);
     busy.insert(busy.end(), outside.begin(), outside.end());
     if (Conflicts(b.start, rules, busy)) {
       if (metrics_) metrics_->OverlapRefused("reopen");

@@ -134,6 +134,15 @@ ALTER TABLE event_types
   ADD COLUMN limit_day INT NULL, ADD COLUMN limit_week INT NULL, ADD COLUMN limit_month INT NULL,
   ADD COLUMN limit_year INT NULL)sql";
 
+// The longest booking each host has had: it bounds the bookings a conflict check reads
+// (HostBusyBlocks), where a day was assumed before. Hosts with bookings and no lock row yet get one
+// (no changes counted).
+constexpr const char* kLongestMigration =
+    R"sql(ALTER TABLE booking_host_locks ADD COLUMN longest_ms BIGINT NOT NULL DEFAULT 0;
+INSERT INTO booking_host_locks (host_id, changes, longest_ms)
+  SELECT host_id, 0, MAX(end_ms - start_ms) FROM bookings GROUP BY host_id
+  ON DUPLICATE KEY UPDATE longest_ms = VALUES(longest_ms))sql";
+
 }  // namespace
 
 std::vector<Migration> BookingMigrations() {
@@ -145,7 +154,8 @@ std::vector<Migration> BookingMigrations() {
                 "ALTER TABLE bookings ADD KEY ix_bookings_host_busy (host_id, status, start_at, end_at, "
                 "event_type_id)"},
       Migration{5, "bookings times in epoch milliseconds, end after start; event type booking limits",
-                kTimesMigration}};
+                kTimesMigration},
+      Migration{6, "booking_host_locks.longest_ms", kLongestMigration}};
 }
 
 }  // namespace rendezvous::bookings

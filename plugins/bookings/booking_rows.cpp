@@ -1,5 +1,6 @@
 #include "booking_rows.hpp"
 
+#include <algorithm>
 #include <map>
 
 #include "schedule_rows.hpp"
@@ -145,6 +146,12 @@ void InsertBooking(DbConnection& conn, Booking& b, bool emit_completion) {
     attendees.push_back({b.id, i, a.name, a.email, a.time_zone, a.absent});
   }
   conn.InsertRows("INSERT INTO booking_attendees (booking_id, position, name, email, time_zone, absent)", attendees);
+  // The longest booking the host has had bounds the conflict checks' reads (HostBusyBlocks). Kept
+  // as the longest ever: a booking cancelled may be reopened.
+  conn.Exec(
+      "INSERT INTO booking_host_locks (host_id, changes, longest_ms) VALUES (?, 0, ?)"
+      " ON DUPLICATE KEY UPDATE longest_ms = GREATEST(longest_ms, VALUES(longest_ms))",
+      {b.host_id, b.end - b.start});
 }
 
 int64_t LockHost(DbConnection& conn, int64_t host_id) {
@@ -154,15 +161,6 @@ int64_t LockHost(DbConnection& conn, int64_t host_id) {
       " ON DUPLICATE KEY UPDATE changes = LAST_INSERT_ID(changes + 1)",
       {host_id});
   return conn.LastInsertId();
-}
-
-EventTypeBuffers HostBuffers(DbConnection& conn, int64_t host_id) {
-  EventTypeBuffers out;
-  for (const DbRow& row : conn.Query(
-           "SELECT id, before_event_buffer, after_event_buffer FROM event_types WHERE owner_id = ?", {host_id})) {
-    out[row.Int(1)] = {static_cast<int>(row.Int(2)), static_cast<int>(row.Int(3))};
-  }
-  return out;
 }
 
 HostEventTypes LoadEventTypeWithBuffers(DbConnection& conn, int64_t id) {
@@ -201,6 +199,28 @@ std::vector<Millis> EventTypeBookedStarts(DbConnection& conn, int64_t event_type
       " AND start_ms >= ? AND start_ms < ? AND id <> ? ORDER BY start_ms",
       {event_type_id, range.start, range.end, except_id}, starts);
   return starts;
+}
+
+std::vector<BusyBlock> HostBusyBlocks(DbConnection& conn, int64_t host_id, Millis from, Millis to,
+                                      int length_minutes, int64_t except_id) {
+  // A booking belongs to one of the host's event types (they cannot be deleted while booked), so a
+  // host with bookings has event types, and each row carries the host's longest booking.
+  EventTypeBuffers buffers;
+  HostReach reach;
+  for (const DbRow& row : conn.Query("SELECT id, before_event_buffer, after_event_buffer, length_minutes,"
+                                     " (SELECT longest_ms FROM booking_host_locks WHERE host_id = owner_id) "
+                                     "FROM event_types WHERE owner_id = ?",
+                                     {host_id})) {
+    const auto before = static_cast<int>(row.Int(2));
+    const auto after = static_cast<int>(row.Int(3));
+    buffers[row.Int(1)] = {before, after};
+    reach.max_buffer = std::max({reach.max_buffer, before, after});
+    reach.longest =
+        std::max({reach.longest, row.Int(4) * time::kMillisPerMinute, row.IsNull(5) ? 0 : row.Int(5)});
+  }
+  return WithBuffers(
+      HostBookedTimes(conn, host_id, ConflictStartRange(from, to, length_minutes, reach), except_id),
+      buffers);
 }
 
 // A host's bookings are all of the host's own event types (an event type never changes owner), so

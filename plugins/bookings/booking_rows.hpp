@@ -60,7 +60,6 @@ void InsertBooking(DbConnection& conn, Booking& booking, bool emit_completion);
 int64_t LockHost(DbConnection& conn, int64_t host_id);
 // The buffers (before, after; minutes) of each of the host's event types, by id.
 using EventTypeBuffers = std::map<int64_t, std::pair<int, int>>;
-EventTypeBuffers HostBuffers(DbConnection& conn, int64_t host_id);
 // The event type `id`, the buffers of every event type of its owner and the owner's version (how
 // many times the host's lock was taken: every change that can alter which times the host has
 // booked takes it, so an unchanged version means unchanged booked times), in one query; no event
@@ -89,10 +88,27 @@ std::vector<Millis> EventTypeBookedStarts(DbConnection& conn, int64_t event_type
                                           int64_t except_id = 0);
 // Booked times as busy blocks, each with its event type's buffers.
 std::vector<BusyBlock> WithBuffers(const std::vector<BookedTime>& times, const EventTypeBuffers& buffers);
-inline std::vector<BusyBlock> HostBusyBlocks(DbConnection& conn, int64_t host_id, Millis from, Millis to,
-                                             int64_t except_id = 0) {
-  return WithBuffers(HostBookedTimes(conn, host_id, from, to, except_id), HostBuffers(conn, host_id));
+// What bounds the bookings that may conflict with a start: the largest buffer of the host's event
+// types (minutes) and the longest booking the host may have (ms): its event types' lengths and the
+// longest booking it has had (booking_host_locks.longest_ms, kept by InsertBooking).
+struct HostReach {
+  int max_buffer = 0;
+  Millis longest = 0;
+};
+// The starts of the bookings that may conflict with a booking `length_minutes` long starting in
+// [from, to). A booking blocks the starts after its own start less the new booking's length and
+// the larger buffer, and before its end plus the larger buffer (ForbiddenBy); its end is at most
+// `longest` after its start.
+inline TimeRange ConflictStartRange(Millis from, Millis to, int length_minutes, const HostReach& reach) {
+  const Millis buffer = reach.max_buffer * time::kMillisPerMinute;
+  return {from - buffer - reach.longest, to + length_minutes * time::kMillisPerMinute + buffer};
 }
+// The host's accepted and pending bookings that may conflict with a booking `length_minutes` long
+// starting in [from, to) (ConflictStartRange), as busy blocks with their event types' buffers; the
+// booking `except_id` is left out. Two reads: the host's event types with its longest booking, then
+// the bookings in the range.
+std::vector<BusyBlock> HostBusyBlocks(DbConnection& conn, int64_t host_id, Millis from, Millis to,
+                                      int length_minutes, int64_t except_id = 0);
 
 // The event type's fields in column order (title ... schedule_id, limit_day ... limit_year), followed by `tail`.
 std::vector<DbValue> FieldValues(const EventTypeFields& fields, std::initializer_list<DbValue> tail);

@@ -276,6 +276,82 @@ TEST_F(BookingsImportDb, AnImportedBookingLeavesTheSlotsAtOnce) {
   EXPECT_EQ(Count("SELECT COUNT(*) FROM bookings"), 1);
 }
 
+// A conflict check reads only the bookings that can reach the start asked for: those starting
+// within the host's longest booking before it. The longest is the longest booking the host ever
+// had, not its event types' lengths now: a ten-hour booking made before its event type was
+// shortened to thirty minutes still blocks its whole time.
+TEST_F(BookingsFlowDb, ALongBookingBlocksItsWholeTimeAfterItsEventTypeIsShortened) {
+  const Millis from = time::Now() + 86400000;
+  const std::vector<Millis> free = SlotStarts(*flow_, event_type_, from, from + 7 * 86400000);
+  ASSERT_GE(free.size(), 12u);
+  const Millis first = free.front();
+  // The first start with four hours to spare after it and one more than four hours after it.
+  const auto later =
+      std::find_if(free.begin(), free.end(), [&](Millis s) { return s >= first + 4 * 3600000; });
+  ASSERT_NE(later, free.end());
+  const Millis inside = *later;
+  scratch_.Exec("UPDATE event_types SET length_minutes = 600 WHERE id = " + std::to_string(event_type_));
+  Import(first);
+  scratch_.Exec("UPDATE event_types SET length_minutes = 30 WHERE id = " + std::to_string(event_type_));
+  EXPECT_EQ(Count("SELECT longest_ms FROM booking_host_locks WHERE host_id = 1"), 600 * 60000);
+
+  bookings::CreateRequest r;
+  r.event_type_id = event_type_;
+  r.attendee = {"Bo", "bo@example.com", "UTC", false};
+  r.start = inside;
+  Result<Json> refused = flow_->Create(r, std::nullopt, "");
+  EXPECT_EQ(refused.status().code(), ErrorCode::kConflict) << "a start inside the ten-hour booking";
+  r.start = first + 600 * 60000;
+  Result<Json> after = flow_->Create(r, std::nullopt, "");
+  // Ten hours after the first start may be off the schedule; it is never refused as taken.
+  if (!after.ok()) EXPECT_NE(after.status().reason(), "slot_unavailable") << after.status().message();
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM bookings WHERE start_ms = " + std::to_string(inside)), 0);
+}
+
+// Hosts booked before the longest booking was kept get it from their bookings when the
+// migration runs.
+TEST(BookingsLongestMigration, HostsBookedBeforeGetTheirLongestBooking) {
+  ScratchDatabase scratch;
+  prometheus::Registry registry;
+  auto db = std::make_unique<core::MysqlDatabase>(OptionsFor(scratch, 2), registry, QuietLogger());
+  const std::vector<Migration> all = bookings::BookingMigrations();
+  ASSERT_EQ(all.back().version, 6);
+  {
+    core::Migrator m(*db, QuietLogger());
+    m.Add("bookings", std::vector<Migration>(all.begin(), all.end() - 1));
+    m.Apply();
+  }
+  bookings::EventTypeService event_types(*db);
+  auto et = event_types.Create(1, [] {
+    bookings::EventTypeFields f;
+    f.title = "Call";
+    f.slug = "call";
+    f.length_minutes = 30;
+    return f;
+  }());
+  ASSERT_TRUE(et.ok()) << et.status().message();
+  const std::string id = std::to_string((*et)["id"].get<int64_t>());
+  for (const char* times :
+       {"'2030-01-01 09:00:00', '2030-01-01 09:30:00'", "'2030-01-02 09:00:00', '2030-01-02 11:00:00'"}) {
+    scratch.Exec(
+        "INSERT INTO bookings (uid, event_type_id, host_id, title, description, metadata, status, start_at,"
+        " end_at, duration, created_at, updated_at) VALUES (UUID(), " +
+        id +
+        ", 1, 'Call', '', '{}',"
+        " 'accepted', " +
+        times + ", 30, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))");
+  }
+  scratch.Exec("INSERT INTO booking_host_locks (host_id, changes) VALUES (1, 7)");
+  {
+    core::Migrator m(*db, QuietLogger());
+    m.Add("bookings", all);
+    m.Apply();
+  }
+  EXPECT_EQ(
+      scratch.QueryValue("SELECT CONCAT(changes, ' ', longest_ms) FROM booking_host_locks WHERE host_id = 1"),
+      "7 7200000");
+}
+
 TEST_F(BookingsEventTypesDb, OwnedBySlugAndGuardedWhileBooked) {
   EXPECT_EQ(event_types_->List(1).size(), 1u);
   EXPECT_EQ(event_types_->List(2).size(), 0u);
