@@ -5,6 +5,7 @@
 #include <cppconn/connection.h>
 #include <cppconn/datatype.h>
 #include <cppconn/exception.h>
+#include <cppconn/metadata.h>
 #include <cppconn/prepared_statement.h>
 #include <cppconn/resultset.h>
 #include <cppconn/resultset_metadata.h>
@@ -146,6 +147,23 @@ bool IsConnectionErrorCode(int code) noexcept {
   }
 }
 
+bool ServerHasReturning(std::string_view version) {
+  // MariaDB's replication prefix, sent to clients that predate MariaDB 10: "5.5.5-10.11.6-MariaDB".
+  if (version.rfind("5.5.5-", 0) == 0) version.remove_prefix(6);
+  if (version.find("MariaDB") == std::string_view::npos) return false;
+  int major = 0;
+  int minor = 0;
+  size_t at = 0;
+  for (; at < version.size() && version[at] >= '0' && version[at] <= '9'; ++at)
+    major = major * 10 + (version[at] - '0');
+  if (at == 0 || at >= version.size() || version[at] != '.') return false;
+  const size_t minor_at = ++at;
+  for (; at < version.size() && version[at] >= '0' && version[at] <= '9'; ++at)
+    minor = minor * 10 + (version[at] - '0');
+  if (at == minor_at) return false;
+  return major > 10 || (major == 10 && minor >= 5);
+}
+
 bool IsRetryableTransactionError(const DatabaseError& e) noexcept {
   return e.code() == kDbErrorDeadlock || e.code() == kDbErrorLockWaitTimeout;
 }
@@ -158,7 +176,15 @@ struct MysqlConnection::Cached {
   bool call = false;
 };
 
-MysqlConnection::MysqlConnection(std::unique_ptr<sql::Connection> raw) : raw_(std::move(raw)) {}
+MysqlConnection::MysqlConnection(std::unique_ptr<sql::Connection> raw) : raw_(std::move(raw)) {
+  // MariaDB has had INSERT … RETURNING since 10.5; MySQL has none. The version is the one the
+  // server announced when the connection opened: no query.
+  try {
+    returning_ = ServerHasReturning(std::string(raw_->getMetaData()->getDatabaseProductVersion()));
+  } catch (const sql::SQLException&) {
+    returning_ = false;
+  }
+}
 
 MysqlConnection::~MysqlConnection() {
   // Statements belong to the connection: free them before closing it.

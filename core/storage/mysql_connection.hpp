@@ -38,6 +38,10 @@ bool IsConnectionErrorCode(int code) noexcept;
 // Deadlock (1213) or lock wait timeout (1205): the transaction may be retried.
 bool IsRetryableTransactionError(const DatabaseError& e) noexcept;
 
+// Whether a server announcing `version` (its handshake's version string) runs INSERT … RETURNING:
+// MariaDB from 10.5.
+bool ServerHasReturning(std::string_view version);
+
 class MysqlConnection final : public DbConnection {
  public:
   explicit MysqlConnection(std::unique_ptr<sql::Connection> raw);
@@ -60,6 +64,7 @@ class MysqlConnection final : public DbConnection {
   uint64_t validated_epoch = 0;
 
  protected:
+  bool Returns(Mode mode) const override { return returning_ && !(mode == Mode::kLock && replicate_locks_); }
   uint64_t Run(std::string_view sql, DbParams params, Mode mode, std::vector<DbRow>* rows,
                size_t max_rows) override;
   void RunInts(std::string_view sql, DbParams params, std::vector<int64_t>& out) override;
@@ -74,6 +79,7 @@ class MysqlConnection final : public DbConnection {
   std::unique_ptr<sql::Statement> plain_;
   std::unordered_map<std::string, std::unique_ptr<Cached>> stmts_;
   bool replicate_locks_ = false;
+  bool returning_ = false;  // the server runs INSERT … RETURNING
 };
 
 }  // namespace rendezvous::core

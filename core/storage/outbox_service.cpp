@@ -270,11 +270,10 @@ int64_t OutboxService::Publish(DbConnection& tx, const std::string& topic, const
       published_topics_.push_back(topic);
     }
   }
-  tx.Exec(
+  const int64_t id = tx.InsertReturning(
       "INSERT INTO outbox_events (topic, type, payload, created_at)"
       " VALUES (?, ?, ?, UTC_TIMESTAMP(3))",
       {topic, type, payload.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)});
-  const int64_t id = tx.LastInsertId();
   published_.Add({{"topic", topic}}).Increment();
   return id;
 }

@@ -132,14 +132,14 @@ std::optional<int64_t> BookingHost(DbConnection& conn, const std::string& uid) {
 
 void InsertBooking(DbConnection& conn, Booking& b, bool emit_completion) {
   const std::string now = time::FormatSql(b.created_at);
-  conn.Exec(
-      "INSERT INTO bookings (uid, event_type_id, host_id, title, description, status, start_at, end_at, duration,"
+  b.id = conn.InsertReturning(
+      "INSERT INTO bookings (uid, event_type_id, host_id, title, description, status, start_at, end_at, "
+      "duration,"
       " location, metadata, rescheduled_from_uid, host_absent, emit_completion, created_at, updated_at)"
       " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)",
-      {b.uid, b.event_type_id, b.host_id, b.title, b.description, StatusName(b.status), time::FormatSql(b.start),
-       time::FormatSql(b.end), b.duration, b.location, b.metadata.dump(), b.rescheduled_from_uid, emit_completion,
-       now, now});
-  b.id = conn.LastInsertId();
+      {b.uid, b.event_type_id, b.host_id, b.title, b.description, StatusName(b.status),
+       time::FormatSql(b.start), time::FormatSql(b.end), b.duration, b.location, b.metadata.dump(),
+       b.rescheduled_from_uid, emit_completion, now, now});
   std::vector<std::vector<DbValue>> attendees;
   for (size_t i = 0; i < b.attendees.size(); ++i) {
     const Attendee& a = b.attendees[i];
@@ -155,12 +155,11 @@ void InsertBooking(DbConnection& conn, Booking& b, bool emit_completion) {
 }
 
 int64_t LockHost(DbConnection& conn, int64_t host_id) {
-  // LAST_INSERT_ID(expr) hands the new count back without another read.
-  conn.ExecLock(
+  // The new count comes back by RETURNING, else as LAST_INSERT_ID(expr).
+  return conn.InsertReturning(
       "INSERT INTO booking_host_locks (host_id, changes) VALUES (?, LAST_INSERT_ID(1))"
       " ON DUPLICATE KEY UPDATE changes = LAST_INSERT_ID(changes + 1)",
-      {host_id});
-  return conn.LastInsertId();
+      {host_id}, "changes", true);
 }
 
 HostEventTypes LoadEventTypeWithBuffers(DbConnection& conn, int64_t id) {

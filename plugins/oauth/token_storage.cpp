@@ -84,11 +84,10 @@ TokenResponse IssueTokens(DbConnection& conn, int64_t grant_id, const TokenLifet
 
 int64_t InsertGrant(DbConnection& conn, const std::string& client_id, int64_t user_id,
                     const std::vector<std::string>& scopes, bool all_scopes, const char* kind) {
-  conn.Exec(
+  return conn.InsertReturning(
       "INSERT INTO oauth_grants (client_id, user_id, scopes, all_scopes, kind, created_at)"
       " VALUES (?, ?, ?, ?, ?, UTC_TIMESTAMP(3))",
       {client_id, user_id, nlohmann::json(scopes).dump(), all_scopes, kind});
-  return conn.LastInsertId();
 }
 
 }  // namespace rendezvous::oauth

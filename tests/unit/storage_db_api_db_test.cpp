@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <prometheus/registry.h>
 
+#include "storage/mysql_connection.hpp"
 #include "storage/mysql_database.hpp"
 #include "storage_test_util.hpp"
 
@@ -110,6 +111,42 @@ TEST_F(DbApiTest, InsertRowsBindsEveryRowInOneStatement) {
     EXPECT_THROW(c.InsertRows("INSERT INTO v (n, s)", {{1, "x"}}, "", "(?)"), std::invalid_argument);
   });
   EXPECT_EQ(scratch_.QueryValue("SELECT GROUP_CONCAT(n ORDER BY n) FROM v"), "2,3,4,5");
+}
+
+// InsertReturning answers the new row's id, or the value an ON DUPLICATE KEY UPDATE set, as
+// LAST_INSERT_ID() would; on MariaDB in the insert's own statement (no SELECT after it), also for
+// a lock row.
+TEST_F(DbApiTest, InsertReturningAnswersTheIdOrTheUpdatedValueInOneStatement) {
+  scratch_.Exec("CREATE TABLE counters (k BIGINT PRIMARY KEY, c BIGINT NOT NULL) ENGINE=InnoDB");
+  db_.Run([&](DbConnection& c) {
+    const auto selects = [&] { return c.QueryOne("SHOW SESSION STATUS LIKE 'Com_select'")->Int("Value"); };
+    const int64_t before = selects();
+    const int64_t first = c.InsertReturning("INSERT INTO v (n) VALUES (?)", {int64_t{1}});
+    const int64_t second = c.InsertReturning("INSERT INTO v (n) VALUES (?)", {int64_t{2}});
+    const char* count =
+        "INSERT INTO counters (k, c) VALUES (?, LAST_INSERT_ID(1)) ON DUPLICATE KEY UPDATE c = "
+        "LAST_INSERT_ID(c + 1)";
+    const int64_t once = c.InsertReturning(count, {int64_t{7}}, "c", true);
+    const int64_t twice = c.InsertReturning(count, {int64_t{7}}, "c", true);
+    EXPECT_EQ(selects() - before, 0) << "an insert answered by a SELECT after it";
+    EXPECT_EQ(second, first + 1);
+    EXPECT_EQ(c.QueryOne("SELECT n FROM v WHERE id = ?", {second})->Int(1), 2);
+    EXPECT_EQ(once, 1);
+    EXPECT_EQ(twice, 2);
+    EXPECT_EQ(c.LastInsertId(), 2) << "LAST_INSERT_ID() agrees";
+  });
+}
+
+// MariaDB from 10.5 runs INSERT … RETURNING, as its handshake announces it; MySQL never.
+TEST(ServerVersion, ReturningIsMariaDbFromTenFive) {
+  EXPECT_TRUE(core::ServerHasReturning("10.11.6-MariaDB-0+deb12u1"));
+  EXPECT_TRUE(core::ServerHasReturning("5.5.5-10.11.6-MariaDB-log"));
+  EXPECT_TRUE(core::ServerHasReturning("11.4.2-MariaDB"));
+  EXPECT_TRUE(core::ServerHasReturning("10.5.0-MariaDB"));
+  EXPECT_FALSE(core::ServerHasReturning("10.4.32-MariaDB"));
+  EXPECT_FALSE(core::ServerHasReturning("8.0.36"));
+  EXPECT_FALSE(core::ServerHasReturning("MariaDB"));
+  EXPECT_FALSE(core::ServerHasReturning(""));
 }
 
 TEST_F(DbApiTest, ServerErrorsAreMappedOnce) {

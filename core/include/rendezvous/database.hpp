@@ -227,10 +227,32 @@ class DbConnection {
   // LAST_INSERT_ID() of this connection: the first AUTO_INCREMENT id of the last insert.
   virtual int64_t LastInsertId() = 0;
 
+  // An INSERT of one row that answers `column` of the row it wrote (its AUTO_INCREMENT id, or what
+  // its ON DUPLICATE KEY UPDATE set): in the statement itself where the server has INSERT …
+  // RETURNING (MariaDB), else by LastInsertId() after it, so `column` must then be what
+  // LAST_INSERT_ID() holds (the id, or the `LAST_INSERT_ID(expr)` the statement set). `lock`: the
+  // insert is the transaction's lock row (ExecLock). One round trip instead of two.
+  int64_t InsertReturning(std::string_view sql, DbParams params, std::string_view column = "id",
+                          bool lock = false) {
+    const Mode mode = lock ? Mode::kLock : Mode::kPrepared;
+    if (!Returns(mode)) {
+      Run(sql, params, mode, nullptr, 0);
+      return LastInsertId();
+    }
+    std::string text(sql);
+    text += " RETURNING ";
+    text += column;
+    std::vector<DbRow> rows;
+    Run(text, params, mode, &rows, 1);
+    return rows.empty() ? 0 : rows.front().Int(1);
+  }
+
  protected:
   // kLock: a prepared statement run as ExecLock says.
   enum class Mode { kPrepared, kUnprepared, kLock };
   static constexpr size_t kAllRows = static_cast<size_t>(-1);
+  // Whether a statement run in `mode` may end with RETURNING and hand its rows back.
+  virtual bool Returns(Mode /*mode*/) const { return false; }
   // The one primitive the host implements. Runs `sql` with `params` (none when kUnprepared). When
   // `rows` is set the statement is a query and up to `max_rows` of its rows are appended there.
   // Returns the affected rows (0 for a query).
