@@ -136,13 +136,13 @@ Result<Json> BookingFlow::Slots(const SlotsQuery& q) {
 }
 
 Result<Booking> BookingFlow::Book(DbConnection& conn, const User& host, const EventType& et,
-                                     const CreateRequest& request, const std::vector<BusyBlock>& outside,
-                                     const Booking* replaces) {
+                                  const HostEventTypeReach& types, const CreateRequest& request,
+                                  const std::vector<BusyBlock>& outside, const Booking* replaces) {
   const SlotRules rules = RulesOf(et);
   const Schedule schedule = ScheduleForEventType(conn, host, et.fields.schedule_id);
   const TimeRange window = GridWindow(request.start, request.start + 1, rules);
-  std::vector<BusyBlock> busy = HostBusyBlocks(conn, host.id, request.start, request.start + 1, rules.length,
-                                               replaces ? replaces->id : 0);
+  std::vector<BusyBlock> busy = HostBusyBlocks(conn, host.id, types, request.start, request.start + 1,
+                                               rules.length, replaces ? replaces->id : 0);
   busy.insert(busy.end(), outside.begin(), outside.end());
   const Millis now = time::Now();
   if (Status refused = CheckBookable(WorkingIntervals(schedule, window.start, window.end), ZoneOf(schedule),
@@ -171,7 +171,7 @@ Result<Booking> BookingFlow::Book(DbConnection& conn, const User& host, const Ev
   b.duration = et.fields.length_minutes;
   b.end = b.start + static_cast<Millis>(b.duration) * time::kMillisPerMinute;
   b.created_at = now;
-  InsertBooking(conn, b, true);
+  InsertBooking(conn, b, true, types.recorded_longest);
   return b;
 }
 
@@ -192,8 +192,9 @@ Result<Json> BookingFlow::Create(const CreateRequest& request, const std::option
     published = false;
     change = {};
     change.version = LockHost(conn, host->id);
-    std::optional<EventType> et = FindEventType(conn, request.event_type_id);
-    if (!et || et->owner_id != host->id) return UnknownEventType();
+    const HostEventTypeReach types = LoadHostEventTypes(conn, host->id, request.event_type_id);
+    const std::optional<EventType>& et = types.event_type;
+    if (!et) return UnknownEventType();
     const Millis now = time::Now();
     if (idempotency_key) {
       std::optional<DbRow> seen = conn.QueryOne(
@@ -211,7 +212,7 @@ Result<Json> BookingFlow::Create(const CreateRequest& request, const std::option
       }
       conn.Exec("DELETE FROM booking_idempotency_keys WHERE event_type_id = ? AND key_hash = ?", {et->id, key_hash});
     }
-    Result<Booking> b = Book(conn, *host, *et, request, outside, nullptr);
+    Result<Booking> b = Book(conn, *host, *et, types, request, outside, nullptr);
     if (!b.ok()) return b.status();
     change.added = BookedTime{b->start, b->end, b->event_type_id, b->id};
     if (idempotency_key) {
@@ -290,11 +291,12 @@ Result<Json> BookingFlow::Reschedule(const std::string& uid, const RescheduleReq
         !refused.ok()) {
       return refused;
     }
-    std::optional<EventType> et = FindEventType(conn, old.event_type_id);
+    const HostEventTypeReach types = LoadHostEventTypes(conn, host->id, old.event_type_id);
+    const std::optional<EventType>& et = types.event_type;
     if (!et) return Status(ErrorCode::kInternal, "the booking's event type is missing");
     CreateRequest draft;
     draft.start = request.start;
-    Result<Booking> fresh = Book(conn, *host, *et, draft, outside, &old);
+    Result<Booking> fresh = Book(conn, *host, *et, types, draft, outside, &old);
     if (!fresh.ok()) return fresh.status();
     change.added = BookedTime{fresh->start, fresh->end, fresh->event_type_id, fresh->id};
     change.removed = old.id;
@@ -337,11 +339,13 @@ Result<Json> BookingFlow::Reopen(const User& host, const std::string& uid) {
       return Status::Conflict("the booking was rescheduled to " + *b.rescheduled_to_uid + "; it cannot be reopened");
     }
     if (Status far = CheckHorizon(b.start); !far.ok()) return far;
-    std::optional<EventType> et = FindEventType(conn, b.event_type_id);
+    const HostEventTypeReach types = LoadHostEventTypes(conn, host.id, b.event_type_id);
+    const std::optional<EventType>& et = types.event_type;
     if (!et) return Status(ErrorCode::kInternal, "the booking's event type is missing");
     SlotRules rules = RulesOf(*et);
     rules.length = b.duration;
-    std::vector<BusyBlock> busy = HostBusyBlocks(conn, host.id, b.start, b.start + 1, rules.length, b.id);
+    std::vector<BusyBlock> busy =
+        HostBusyBlocks(conn, host.id, types, b.start, b.start + 1, rules.length, b.id);
     busy.insert(busy.end(), outside.begin(), outside.end());
     if (Conflicts(b.start, rules, busy)) {
       if (metrics_) metrics_->OverlapRefused("reopen");

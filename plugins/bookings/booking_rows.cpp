@@ -130,7 +130,8 @@ std::optional<int64_t> BookingHost(DbConnection& conn, const std::string& uid) {
   return row->Int(1);
 }
 
-void InsertBooking(DbConnection& conn, Booking& b, bool emit_completion) {
+void InsertBooking(DbConnection& conn, Booking& b, bool emit_completion,
+                   std::optional<Millis> recorded_longest) {
   const std::string now = time::FormatSql(b.created_at);
   b.id = conn.InsertReturning(
       "INSERT INTO bookings (uid, event_type_id, host_id, title, description, status, start_at, end_at, "
@@ -148,6 +149,7 @@ void InsertBooking(DbConnection& conn, Booking& b, bool emit_completion) {
   conn.InsertRows("INSERT INTO booking_attendees (booking_id, position, name, email, time_zone, absent)", attendees);
   // The longest booking the host has had bounds the conflict checks' reads (HostBusyBlocks). Kept
   // as the longest ever: a booking cancelled may be reopened.
+  if (recorded_longest && b.end - b.start <= *recorded_longest) return;
   conn.Exec(
       "INSERT INTO booking_host_locks (host_id, changes, longest_ms) VALUES (?, 0, ?)"
       " ON DUPLICATE KEY UPDATE longest_ms = GREATEST(longest_ms, VALUES(longest_ms))",
@@ -200,26 +202,34 @@ std::vector<Millis> EventTypeBookedStarts(DbConnection& conn, int64_t event_type
   return starts;
 }
 
-std::vector<BusyBlock> HostBusyBlocks(DbConnection& conn, int64_t host_id, Millis from, Millis to,
-                                      int length_minutes, int64_t except_id) {
+HostEventTypeReach LoadHostEventTypes(DbConnection& conn, int64_t host_id, int64_t event_type_id) {
   // A booking belongs to one of the host's event types (they cannot be deleted while booked), so a
   // host with bookings has event types, and each row carries the host's longest booking.
-  EventTypeBuffers buffers;
-  HostReach reach;
-  for (const DbRow& row : conn.Query("SELECT id, before_event_buffer, after_event_buffer, length_minutes,"
-                                     " (SELECT longest_ms FROM booking_host_locks WHERE host_id = owner_id) "
-                                     "FROM event_types WHERE owner_id = ?",
-                                     {host_id})) {
-    const auto before = static_cast<int>(row.Int(2));
-    const auto after = static_cast<int>(row.Int(3));
-    buffers[row.Int(1)] = {before, after};
-    reach.max_buffer = std::max({reach.max_buffer, before, after});
-    reach.longest =
-        std::max({reach.longest, row.Int(4) * time::kMillisPerMinute, row.IsNull(5) ? 0 : row.Int(5)});
+  HostEventTypeReach out;
+  for (const DbRow& row :
+       conn.Query(std::string("SELECT ") + kEventTypeColumns +
+                      ", (SELECT longest_ms FROM booking_host_locks WHERE host_id = owner_id)"
+                      " FROM event_types WHERE owner_id = ?",
+                  {host_id})) {
+    EventType et = EventTypeFromRow(row);
+    const int before = et.fields.before_event_buffer;
+    const int after = et.fields.after_event_buffer;
+    out.buffers[et.id] = {before, after};
+    out.reach.max_buffer = std::max({out.reach.max_buffer, before, after});
+    const int column = kEventTypeColumnCount + 1;
+    out.recorded_longest = row.IsNull(column) ? 0 : row.Int(column);
+    out.reach.longest = std::max(
+        {out.reach.longest, et.fields.length_minutes * time::kMillisPerMinute, out.recorded_longest});
+    if (et.id == event_type_id) out.event_type = std::move(et);
   }
+  return out;
+}
+
+std::vector<BusyBlock> HostBusyBlocks(DbConnection& conn, int64_t host_id, const HostEventTypeReach& host,
+                                      Millis from, Millis to, int length_minutes, int64_t except_id) {
   return WithBuffers(
-      HostBookedTimes(conn, host_id, ConflictStartRange(from, to, length_minutes, reach), except_id),
-      buffers);
+      HostBookedTimes(conn, host_id, ConflictStartRange(from, to, length_minutes, host.reach), except_id),
+      host.buffers);
 }
 
 // A host's bookings are all of the host's own event types (an event type never changes owner), so

@@ -51,8 +51,11 @@ std::optional<BookingRow> LoadBooking(DbConnection& conn, int64_t host_id, const
 std::optional<EventType> FindEventType(DbConnection& conn, int64_t id);
 // The host of the booking `uid`; nullopt when there is none (or `uid` cannot be one).
 std::optional<int64_t> BookingHost(DbConnection& conn, const std::string& uid);
-// Writes a new booking with its attendees; sets booking.id.
-void InsertBooking(DbConnection& conn, Booking& booking, bool emit_completion);
+// Writes a new booking with its attendees; sets booking.id. Raises the host's longest booking
+// (booking_host_locks.longest_ms) when the booking is longer than `recorded_longest` (what the
+// transaction read of it; nullopt: unknown).
+void InsertBooking(DbConnection& conn, Booking& booking, bool emit_completion,
+                   std::optional<Millis> recorded_longest = std::nullopt);
 // Takes the host's booking lock for the rest of the transaction: changes that may make two of a
 // host's bookings overlap run one at a time per host. Must be the transaction's first statement,
 // so every read after it sees what the previous holder committed. Answers the host's version this
@@ -103,12 +106,21 @@ inline TimeRange ConflictStartRange(Millis from, Millis to, int length_minutes, 
   const Millis buffer = reach.max_buffer * time::kMillisPerMinute;
   return {from - buffer - reach.longest, to + length_minutes * time::kMillisPerMinute + buffer};
 }
+// The host's event types and what bounds a conflict check of its bookings, read together.
+struct HostEventTypeReach {
+  std::optional<EventType> event_type;  // the one asked for, when it is the host's
+  EventTypeBuffers buffers;
+  HostReach reach;
+  Millis recorded_longest = 0;  // booking_host_locks.longest_ms (0: no row yet)
+};
+// Every event type of `host_id` (`event_type_id` among them, or not: then no event type) and the
+// host's longest booking, in one query; under LockHost, what the transaction's checks see.
+HostEventTypeReach LoadHostEventTypes(DbConnection& conn, int64_t host_id, int64_t event_type_id);
 // The host's accepted and pending bookings that may conflict with a booking `length_minutes` long
-// starting in [from, to) (ConflictStartRange), as busy blocks with their event types' buffers; the
-// booking `except_id` is left out. Two reads: the host's event types with its longest booking, then
-// the bookings in the range.
-std::vector<BusyBlock> HostBusyBlocks(DbConnection& conn, int64_t host_id, Millis from, Millis to,
-                                      int length_minutes, int64_t except_id = 0);
+// starting in [from, to) (ConflictStartRange over `host`), as busy blocks with their event types'
+// buffers; the booking `except_id` is left out.
+std::vector<BusyBlock> HostBusyBlocks(DbConnection& conn, int64_t host_id, const HostEventTypeReach& host,
+                                      Millis from, Millis to, int length_minutes, int64_t except_id = 0);
 
 // The event type's fields in column order (title ... schedule_id, limit_day ... limit_year), followed by `tail`.
 std::vector<DbValue> FieldValues(const EventTypeFields& fields, std::initializer_list<DbValue> tail);
