@@ -20,6 +20,32 @@
 namespace rendezvous::core {
 namespace {
 
+// The topics each thread published since its last Notify(), by outbox. A publish and its Notify()
+// run on the caller's thread (its transaction, then the wake-up): a Notify() wakes the consumers
+// of what its own thread published however many threads publish at once, and one after no
+// publish of its thread wakes every consumer. At most the distinct topic names the code
+// publishes, per thread.
+thread_local std::vector<std::pair<const void*, std::string>> t_published;
+
+void PublishedHere(const void* outbox, const std::string& topic) {
+  const auto it = std::find_if(t_published.begin(), t_published.end(),
+                               [&](const auto& p) { return p.first == outbox && p.second == topic; });
+  if (it == t_published.end()) t_published.emplace_back(outbox, topic);
+}
+
+std::vector<std::string> TakePublishedHere(const void* outbox) {
+  std::vector<std::string> topics;
+  for (auto it = t_published.begin(); it != t_published.end();) {
+    if (it->first == outbox) {
+      topics.push_back(std::move(it->second));
+      it = t_published.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return topics;
+}
+
 constexpr size_t kMaxTopicLength = 64;
 constexpr size_t kMaxConsumerLength = 128;
 constexpr size_t kMaxTopicsPerConsumer = 64;
@@ -263,13 +289,7 @@ int64_t OutboxService::Publish(DbConnection& tx, const std::string& topic, const
                                const nlohmann::json& payload) {
   CheckName("topic", topic, kMaxTopicLength);
   CheckName("type", type, kMaxTopicLength);
-  {
-    std::lock_guard<std::mutex> lk(mu_);
-    // At most the distinct topic names the code publishes; cleared by every Notify().
-    if (std::find(published_topics_.begin(), published_topics_.end(), topic) == published_topics_.end()) {
-      published_topics_.push_back(topic);
-    }
-  }
+  PublishedHere(this, topic);
   const int64_t id = tx.InsertReturning(
       "INSERT INTO outbox_events (topic, type, payload, created_at)"
       " VALUES (?, ?, ?, UTC_TIMESTAMP(3))",
@@ -314,16 +334,15 @@ void OutboxService::Subscribe(const std::string& consumer, const std::vector<std
 }
 
 void OutboxService::Notify() noexcept {
+  const std::vector<std::string> topics = TakePublishedHere(this);
   {
     std::lock_guard<std::mutex> lk(mu_);
     for (const auto& [name, c] : consumers_) {
-      c->woken = c->woken || published_topics_.empty() ||
+      c->woken = c->woken || topics.empty() ||
                  std::any_of(c->topics.begin(), c->topics.end(), [&](const std::string& t) {
-                   return std::find(published_topics_.begin(), published_topics_.end(), t) !=
-                          published_topics_.end();
+                   return std::find(topics.begin(), topics.end(), t) != topics.end();
                  });
     }
-    published_topics_.clear();
   }
   cv_.notify_all();
 }

@@ -253,13 +253,9 @@ class OutboxService final : public Outbox {
   prometheus::Family<prometheus::Counter>& parked_total_;
   prometheus::Family<prometheus::Gauge>& parked_now_;
 
-  std::mutex mu_;  // consumers_ (the map, not the rounds), each Consumer's woken, published_topics_,
-                   // running_, stopping_
+  std::mutex mu_;  // consumers_ (the map, not the rounds), each Consumer's woken, running_, stopping_
   std::condition_variable cv_;
   std::map<std::string, std::unique_ptr<Consumer>> consumers_;
-  // The topics published here since the last Notify(): it wakes only their consumers (all of
-  // them when it is empty: a Notify() after no publish of this instance).
-  std::vector<std::string> published_topics_;
   bool running_ = false;
   bool stopping_ = false;
   std::thread purge_thread_;

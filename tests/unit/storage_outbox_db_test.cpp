@@ -559,6 +559,31 @@ TEST_F(OutboxTest, NotifyWakesOnlyTheConsumersOfTheTopicsPublished) {
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // what a wrongly woken round would take
   EXPECT_EQ(mail.Size(), 1u);
 
+  // Two threads publish "things", then each notifies: the second Notify() finds its own thread's
+  // topic (the first one's wake-up covered it) and wakes no other consumer either.
+  std::promise<void> a_published, b_published, a_go, b_go;
+  std::thread a([&] {
+    PublishOne(outbox, "things", 4);
+    a_published.set_value();
+    a_go.get_future().wait();
+    outbox.Notify();
+  });
+  std::thread b([&] {
+    PublishOne(outbox, "things", 5);
+    b_published.set_value();
+    b_go.get_future().wait();
+    outbox.Notify();
+  });
+  a_published.get_future().wait();
+  b_published.get_future().wait();
+  a_go.set_value();
+  a.join();
+  b_go.set_value();
+  b.join();
+  ASSERT_TRUE(Eventually("both things events handed", kPolling, [&] { return things.Size() == 3; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // what a wrongly woken round would take
+  EXPECT_EQ(mail.Size(), 1u) << "a Notify() woke the consumer of a topic its thread did not publish";
+
   // A Notify() after no publish here wakes every consumer: the second mail event is handed.
   outbox.Notify();
   EXPECT_TRUE(Eventually("the second mail event handed", kPolling, [&] { return mail.Size() == 2; }));
