@@ -299,7 +299,8 @@ int64_t OutboxService::Publish(DbConnection& tx, const std::string& topic, const
 }
 
 void OutboxService::Subscribe(const std::string& consumer, const std::vector<std::string>& topics,
-                              OutboxHandler handler, OutboxCommitted committed, OutboxPayload payload) {
+                              OutboxHandler handler, OutboxCommitted committed, OutboxPayload payload,
+                              std::chrono::milliseconds gather) {
   CheckName("consumer", consumer, kMaxConsumerLength);
   if (topics.empty() || topics.size() > kMaxTopicsPerConsumer) {
     throw std::invalid_argument("outbox consumer '" + consumer + "' needs 1 to 64 topics");
@@ -313,6 +314,7 @@ void OutboxService::Subscribe(const std::string& consumer, const std::vector<std
   c->handler = std::move(handler);
   c->committed = std::move(committed);
   c->texts = payload == OutboxPayload::kText;
+  c->gather = std::clamp(gather, std::chrono::milliseconds{0}, options_.poll_interval);
   c->consumed = &consumed_.Add({{"consumer", consumer}});
   c->handler_errors = &handler_errors_.Add({{"consumer", consumer}});
   c->lag = &lag_.Add({{"consumer", consumer}});
@@ -819,6 +821,9 @@ void OutboxService::ConsumerLoop(Consumer* c) {
       continue;
     }
     held_back_wait = kFirstHeldBackWait;
+    // What arrives meanwhile waits for the next round, handed with the rest (the events are
+    // committed: a round finds them whenever it runs).
+    if (round.handed > 0 && c->gather.count() > 0 && !WaitFor(c->gather, nullptr)) return;
     if (!WaitFor(options_.poll_interval, &c->woken)) return;
   }
 }

@@ -142,7 +142,8 @@ class OutboxService final : public Outbox {
   // consumer: 1 to 128 characters, unique; topics: 1 to 64 non-empty names of 1 to 64
   // characters. Throws std::invalid_argument otherwise.
   void Subscribe(const std::string& consumer, const std::vector<std::string>& topics, OutboxHandler handler,
-                 OutboxCommitted committed = {}, OutboxPayload payload = OutboxPayload::kParsed) override;
+                 OutboxCommitted committed = {}, OutboxPayload payload = OutboxPayload::kParsed,
+                 std::chrono::milliseconds gather = std::chrono::milliseconds{0}) override;
   void Notify() noexcept override;
 
   // Starts one loop thread per consumer plus one for retention. Idempotent.
@@ -178,6 +179,7 @@ class OutboxService final : public Outbox {
     OutboxHandler handler;
     OutboxCommitted committed;
     bool texts = false;                    // handed payload texts only (OutboxPayload::kText)
+    std::chrono::milliseconds gather{0};   // the wait after a round that handed events
     std::atomic<bool> row_created{false};  // the outbox_consumers row is known to exist
     std::atomic<int64_t> position{0};      // as its last round here found it (shared payloads)
     int failures = 0;                      // consecutive failed rounds (loop thread only)

@@ -4,6 +4,7 @@
 // performing them, the booking references it records).
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +26,10 @@ namespace rendezvous::calendar {
 namespace {
 
 constexpr const char* kSyncConsumer = "calendar";
+// A booking's calendar event follows it by the sync worker's call to Google, not at once: the
+// consumer that queues the sync jobs gathers a steady stream of bookings into rounds at most this
+// often, a transaction each, instead of a round per booking.
+constexpr std::chrono::milliseconds kSyncGather{25};
 constexpr const char* kBookingsTopic = "bookings";
 
 class CalendarPlugin final : public Plugin {
@@ -186,7 +191,8 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
       [worker, queued] {
         if (queued->exchange(false)) worker->Wake();
       },
-      OutboxPayload::kText);  // the host is read from the text (QueueBookingSyncJobs)
+      OutboxPayload::kText,  // the host is read from the text (QueueBookingSyncJobs)
+      kSyncGather);
   return std::make_unique<CalendarPlugin>(ctx, std::move(metrics), std::move(api), std::move(parts),
                                           std::move(references), std::move(worker));
 }

@@ -46,7 +46,8 @@ class FakeOutbox final : public Outbox {
     return e.id;
   }
   void Subscribe(const std::string& consumer, const std::vector<std::string>& topics, OutboxHandler h,
-                 OutboxCommitted = {}, OutboxPayload = OutboxPayload::kParsed) override {
+                 OutboxCommitted = {}, OutboxPayload = OutboxPayload::kParsed,
+                 std::chrono::milliseconds = std::chrono::milliseconds{0}) override {
     this->consumer = consumer;
     this->topics = topics;
     handler = std::move(h);

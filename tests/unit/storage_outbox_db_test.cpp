@@ -3,6 +3,7 @@
 #include <future>
 #include <map>
 #include <mutex>
+#include <numeric>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -588,6 +589,45 @@ TEST_F(OutboxTest, NotifyWakesOnlyTheConsumersOfTheTopicsPublished) {
   outbox.Notify();
   EXPECT_TRUE(Eventually("the second mail event handed", kPolling, [&] { return mail.Size() == 2; }));
   outbox.Stop();
+}
+
+// A consumer that gathers waits after a round that handed events, so what arrives meanwhile comes
+// in one round: three events published and notified one by one after the first was handed come
+// as one batch. A consumer that does not gather takes a round per notified event.
+TEST_F(OutboxTest, AGatheringConsumerHandsWhatArrivedMeanwhileInOneRound) {
+  OutboxOptions options;
+  options.poll_interval = std::chrono::seconds(60);
+  OutboxService outbox(*db_, registry_, QuietLogger(), options);
+  std::mutex mu;
+  std::vector<size_t> gathered, prompt;
+  const auto batches = [&](std::vector<size_t>& sizes) -> OutboxHandler {
+    return [&](DbConnection&, const std::vector<OutboxEvent>& batch) {
+      std::lock_guard<std::mutex> lk(mu);
+      sizes.push_back(batch.size());
+    };
+  };
+  const auto handed = [&](const std::vector<size_t>& sizes) {
+    std::lock_guard<std::mutex> lk(mu);
+    return std::accumulate(sizes.begin(), sizes.end(), size_t{0});
+  };
+  outbox.Subscribe("gathered", {"things"}, batches(gathered), {}, OutboxPayload::kParsed,
+                   std::chrono::milliseconds(1500));
+  outbox.Subscribe("prompt", {"things"}, batches(prompt));
+  outbox.Start();
+  PublishOne(outbox, "things", 1);
+  outbox.Notify();
+  ASSERT_TRUE(Eventually("the first event handed", kPolling, [&] { return handed(gathered) == 1; }));
+  for (int n = 2; n <= 4; ++n) {
+    PublishOne(outbox, "things", n);
+    outbox.Notify();
+    ASSERT_TRUE(Eventually("the prompt consumer's round", kPolling,
+                           [&] { return handed(prompt) == static_cast<size_t>(n); }));
+  }
+  ASSERT_TRUE(Eventually("every event handed", kPolling, [&] { return handed(gathered) == 4; }));
+  outbox.Stop();
+  std::lock_guard<std::mutex> lk(mu);
+  EXPECT_EQ(gathered, (std::vector<size_t>{1, 3}));
+  EXPECT_EQ(prompt.size(), 4u);
 }
 
 TEST_F(OutboxTest, RetentionDeletesOnlyOldEventsEveryConsumerPassed) {

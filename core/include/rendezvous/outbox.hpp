@@ -62,10 +62,14 @@ class Outbox {
   // (SELECT ... FOR UPDATE SKIP LOCKED on the consumer's progress row), so across instances one
   // claims a batch at a time. Must be called before the host starts (plugin Start()). `committed`
   // (optional) runs after each commit that handed events to `handler`; `payload` says what the
-  // handler is given of each event's payload.
+  // handler is given of each event's payload. `gather`: after a round that handed events, the
+  // consumer waits this long before its next one, so that the events of a steady stream are
+  // handed in fewer, larger rounds (each round is a transaction of its own); for consumers whose
+  // work may wait that long, never for those that carry an event's latency (0: none).
   virtual void Subscribe(const std::string& consumer, const std::vector<std::string>& topics,
                          OutboxHandler handler, OutboxCommitted committed = {},
-                         OutboxPayload payload = OutboxPayload::kParsed) = 0;
+                         OutboxPayload payload = OutboxPayload::kParsed,
+                         std::chrono::milliseconds gather = std::chrono::milliseconds{0}) = 0;
   // Wakes the consumer loops now (after a local publish) instead of at their next poll.
   virtual void Notify() noexcept = 0;
 };
