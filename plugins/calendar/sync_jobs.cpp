@@ -187,8 +187,10 @@ std::optional<std::string> SyncJobStore::BookingEventCalendar(DbConnection& c, i
 }
 
 bool QueueBookingSyncJobs(DbConnection& tx, const std::vector<OutboxEvent>& batch, time::Millis now) {
-  // The host is read from the event's text (the consumer takes texts); only the events of hosts
-  // with a calendar connected are parsed whole.
+  // With no calendar connected at all (a deployment that does not use Google), nothing is read of
+  // the events. Else the host is read from each event's text (the consumer takes texts), and only
+  // the events of hosts with a calendar connected are parsed whole.
+  if (!tx.QueryOne("SELECT 1 FROM calendar_google_credentials LIMIT 1")) return false;
   const auto host_of = [](const OutboxEvent& e) {
     return e.payload ? BookingEventHost(*e.payload) : BookingEventHostInText(e.payload_text);
   };

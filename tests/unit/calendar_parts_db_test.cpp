@@ -3,11 +3,11 @@
 // real registry. Each class is driven through its own calls: the connect flow and the connection,
 // the credential's refresh and invalidation, the calendar list and destination, ICS feeds and busy
 // times, and the event writer and lookup.
-#include <gtest/gtest.h>
-
 #include <memory>
 #include <optional>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "calendar_metrics.hpp"
 #include "calendar_migrations.hpp"
@@ -19,6 +19,7 @@
 #include "storage/migrator.hpp"
 #include "storage/mysql_database.hpp"
 #include "storage_test_util.hpp"
+#include "sync_jobs.hpp"
 
 namespace rendezvous::testing {
 namespace {
@@ -91,6 +92,48 @@ class CalendarPartsDb : public ::testing::Test {
   std::unique_ptr<GoogleApi> api_;
   std::unique_ptr<CalendarParts> parts_;
 };
+
+// The outbox consumer's work (QueueBookingSyncJobs): with no calendar connected anywhere, one
+// statement a batch and no job (the events are not read); with one connected, the batch's hosts
+// are looked up and only the connected host's booking gets a sync job.
+TEST_F(CalendarPartsDb, OnlyAConnectedHostsBookingQueuesASyncJob) {
+  const auto event = [](int64_t id, int64_t host) {
+    OutboxEvent e;
+    e.id = id;
+    e.topic = "bookings";
+    e.type = "BOOKING_CREATED";
+    e.payload_text =
+        json{{"triggerEvent", "BOOKING_CREATED"},
+             {"payload",
+              {{"uid", "b" + std::to_string(id)},
+               {"status", "accepted"},
+               {"start", "2030-05-01T09:00:00.000Z"},
+               {"end", "2030-05-01T09:30:00.000Z"},
+               {"title", "Call"},
+               {"organizer", {{"id", host}, {"email", "h@example.com"}, {"name", "H"}, {"timeZone", "UTC"}}},
+               {"attendees", json::array()}}}}
+            .dump();
+    return e;
+  };
+  const std::vector<OutboxEvent> batch = {event(1, kBob), event(2, kAda), event(3, kBob)};
+  const auto run = [&](bool* queued) {
+    return db_->Transaction([&](DbConnection& tx) {
+      const auto statements = [&] {
+        return tx.QueryOne("SHOW SESSION STATUS LIKE 'Com_select'")->Int("Value");
+      };
+      const int64_t before = statements();
+      *queued = calendar::QueueBookingSyncJobs(tx, batch, time::Now());
+      return statements() - before;
+    });
+  };
+  bool queued = true;
+  EXPECT_EQ(run(&queued), 1);
+  EXPECT_FALSE(queued);
+  ConnectAda();
+  EXPECT_GT(run(&queued), 1);
+  EXPECT_TRUE(queued);
+  EXPECT_EQ(std::stoll(scratch_.QueryValue("SELECT COUNT(*) FROM calendar_sync_jobs")), 1);
+}
 
 TEST_F(CalendarPartsDb, MetricsAreExportedAtZeroFromTheStart) {
   EXPECT_EQ(Metric("calendar_google_requests_total", {{"endpoint", "events_patch"}, {"outcome", "bad_body"}}),
