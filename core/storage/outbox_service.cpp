@@ -33,19 +33,6 @@ void PublishedHere(const void* outbox, const std::string& topic) {
   if (it == t_published.end()) t_published.emplace_back(outbox, topic);
 }
 
-std::vector<std::string> TakePublishedHere(const void* outbox) {
-  std::vector<std::string> topics;
-  for (auto it = t_published.begin(); it != t_published.end();) {
-    if (it->first == outbox) {
-      topics.push_back(std::move(it->second));
-      it = t_published.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  return topics;
-}
-
 constexpr size_t kMaxTopicLength = 64;
 constexpr size_t kMaxConsumerLength = 128;
 constexpr size_t kMaxTopicsPerConsumer = 64;
@@ -336,16 +323,19 @@ void OutboxService::Subscribe(const std::string& consumer, const std::vector<std
 }
 
 void OutboxService::Notify() noexcept {
-  const std::vector<std::string> topics = TakePublishedHere(this);
+  const auto mine = [this](const std::pair<const void*, std::string>& p) { return p.first == this; };
+  const bool published = std::any_of(t_published.begin(), t_published.end(), mine);
   {
     std::lock_guard<std::mutex> lk(mu_);
     for (const auto& [name, c] : consumers_) {
-      c->woken = c->woken || topics.empty() ||
-                 std::any_of(c->topics.begin(), c->topics.end(), [&](const std::string& t) {
-                   return std::find(topics.begin(), topics.end(), t) != topics.end();
-                 });
+      c->woken =
+          c->woken || !published || std::any_of(t_published.begin(), t_published.end(), [&](const auto& p) {
+            return mine(p) && std::find(c->topics.begin(), c->topics.end(), p.second) != c->topics.end();
+          });
     }
   }
+  // Nothing allocates here: a Notify() cannot fail.
+  t_published.erase(std::remove_if(t_published.begin(), t_published.end(), mine), t_published.end());
   cv_.notify_all();
 }
 
