@@ -134,9 +134,9 @@ void InsertBooking(DbConnection& conn, Booking& b, bool emit_completion,
                    std::optional<Millis> recorded_longest) {
   const std::string now = time::FormatSql(b.created_at);
   b.id = conn.InsertReturning(
-      "INSERT INTO bookings (uid, event_type_id, host_id, title, description, status, start_at, end_at, "
-      "duration,"
-      " location, metadata, rescheduled_from_uid, host_absent, emit_completion, created_at, updated_at)"
+      "INSERT INTO bookings (uid, event_type_id, host_id, title, description, status, start_at, end_at,"
+      " duration, location, metadata, rescheduled_from_uid, host_absent, emit_completion, created_at,"
+      " updated_at)"
       " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)",
       {b.uid, b.event_type_id, b.host_id, b.title, b.description, StatusName(b.status),
        time::FormatSql(b.start), time::FormatSql(b.end), b.duration, b.location, b.metadata.dump(),

@@ -360,13 +360,12 @@ std::vector<int64_t> DeliveryQueue::RecordIn(DbConnection& tx, const std::vector
   InsertInChunks(tx, "INSERT INTO webhook_delivery_attempts (delivery_id, at, status_code, duration_ms, error, response)",
                  attempt_rows);
   // One statement per kind of outcome (per chunk of ids).
-  InIdChunks(
-      tx,
-      "UPDATE webhook_deliveries SET status = 'succeeded', round_attempts = round_attempts + 1,"
-      " next_attempt_at = UTC_TIMESTAMP(3), updated_at = UTC_TIMESTAMP(3), leased_until = " RDV_LONG_AGO
-      ","
-      " delivered_at = IF(delivered_at > " RDV_LONG_AGO ", delivered_at, UTC_TIMESTAMP(3)) WHERE id",
-      succeeded);
+  InIdChunks(tx,
+             "UPDATE webhook_deliveries SET status = 'succeeded', round_attempts = round_attempts + 1,"
+             " next_attempt_at = UTC_TIMESTAMP(3), updated_at = UTC_TIMESTAMP(3),"
+             " leased_until = " RDV_LONG_AGO ", delivered_at = IF(delivered_at > " RDV_LONG_AGO
+             ", delivered_at, UTC_TIMESTAMP(3)) WHERE id",
+             succeeded);
   InIdChunks(
       tx,
       "UPDATE webhook_deliveries SET status = 'failed', round_attempts = round_attempts + 1,"

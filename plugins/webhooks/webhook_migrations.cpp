@@ -93,8 +93,9 @@ constexpr const char* kLeases =
 // The sender's writes in place. InnoDB rewrites a row in place only when no field it changes
 // changes size; otherwise it deletes and re-inserts the whole record (the body with it) and logs
 // it whole. So the status is a fixed-size CHAR, and "no lease" and "never delivered" are a time
-// long past (kLongAgo in delivery_queue.cpp) rather than NULL. The webhook-id's unique key goes:
-// it is never looked up, and an id is 144 random bits (its index was a random insert per row).
+// long past (RDV_LONG_AGO in delivery_queue.cpp) rather than NULL. The webhook-id's unique key
+// goes: it is never looked up, and an id is 144 random bits (its index was a random insert per
+// row).
 constexpr const char* kInPlace =
     R"sql(UPDATE webhook_deliveries SET leased_until = '1970-01-01 00:00:00' WHERE leased_until IS NULL;
 UPDATE webhook_deliveries SET delivered_at = '1970-01-01 00:00:00' WHERE delivered_at IS NULL;
