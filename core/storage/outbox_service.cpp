@@ -327,10 +327,11 @@ void OutboxService::Notify() noexcept {
   const bool published = std::any_of(t_published.begin(), t_published.end(), mine);
   {
     std::lock_guard<std::mutex> lk(mu_);
-    for (const auto& [name, c] : consumers_) {
-      c->woken =
-          c->woken || !published || std::any_of(t_published.begin(), t_published.end(), [&](const auto& p) {
-            return mine(p) && std::find(c->topics.begin(), c->topics.end(), p.second) != c->topics.end();
+    for (const auto& entry : consumers_) {
+      Consumer& c = *entry.second;
+      c.woken =
+          c.woken || !published || std::any_of(t_published.begin(), t_published.end(), [&](const auto& p) {
+            return mine(p) && std::find(c.topics.begin(), c.topics.end(), p.second) != c.topics.end();
           });
     }
   }
