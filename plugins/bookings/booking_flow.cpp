@@ -136,7 +136,7 @@ Result<Json> BookingFlow::Slots(const SlotsQuery& q) {
 }
 
 Result<Booking> BookingFlow::Book(DbConnection& conn, const User& host, const EventType& et,
-                                  const HostEventTypeReach& types, const CreateRequest& request,
+                                  const HostEventTypes& types, const CreateRequest& request,
                                   const std::vector<BusyBlock>& outside, const Booking* replaces) {
   const SlotRules rules = RulesOf(et);
   const Schedule schedule = ScheduleForEventType(conn, host, et.fields.schedule_id);
@@ -192,7 +192,7 @@ Result<Json> BookingFlow::Create(const CreateRequest& request, const std::option
     published = false;
     change = {};
     change.version = LockHost(conn, host->id);
-    const HostEventTypeReach types = LoadHostEventTypes(conn, host->id, request.event_type_id);
+    const HostEventTypes types = LoadHostEventTypes(conn, host->id, request.event_type_id);
     const std::optional<EventType>& et = types.event_type;
     if (!et) return UnknownEventType();
     const Millis now = time::Now();
@@ -291,7 +291,7 @@ Result<Json> BookingFlow::Reschedule(const std::string& uid, const RescheduleReq
         !refused.ok()) {
       return refused;
     }
-    const HostEventTypeReach types = LoadHostEventTypes(conn, host->id, old.event_type_id);
+    const HostEventTypes types = LoadHostEventTypes(conn, host->id, old.event_type_id);
     const std::optional<EventType>& et = types.event_type;
     if (!et) return Status(ErrorCode::kInternal, "the booking's event type is missing");
     CreateRequest draft;
@@ -339,7 +339,7 @@ Result<Json> BookingFlow::Reopen(const User& host, const std::string& uid) {
       return Status::Conflict("the booking was rescheduled to " + *b.rescheduled_to_uid + "; it cannot be reopened");
     }
     if (Status far = CheckHorizon(b.start); !far.ok()) return far;
-    const HostEventTypeReach types = LoadHostEventTypes(conn, host.id, b.event_type_id);
+    const HostEventTypes types = LoadHostEventTypes(conn, host.id, b.event_type_id);
     const std::optional<EventType>& et = types.event_type;
     if (!et) return Status(ErrorCode::kInternal, "the booking's event type is missing");
     SlotRules rules = RulesOf(*et);

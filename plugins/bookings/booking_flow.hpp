@@ -38,7 +38,7 @@
 
 namespace rendezvous::bookings {
 
-struct HostEventTypeReach;  // booking_rows.hpp
+struct HostEventTypes;  // booking_rows.hpp
 
 // Busy times of a host from outside the bookings (connected calendars) that overlap [from, to),
 // with the sources that could not be read (busy_times.hpp).
@@ -115,9 +115,9 @@ class BookingFlow {
   // Writes a new booking (and its event) for `request` inside a transaction holding the host's
   // lock: checks the start, then inserts. `replaces` is the booking a reschedule cancels.
   // `types`: the host's event types and reach, read after its lock (LoadHostEventTypes).
-  Result<Booking> Book(DbConnection& conn, const User& host, const EventType& et,
-                       const HostEventTypeReach& types, const CreateRequest& request,
-                       const std::vector<BusyBlock>& outside, const Booking* replaces);
+  Result<Booking> Book(DbConnection& conn, const User& host, const EventType& et, const HostEventTypes& types,
+                       const CreateRequest& request, const std::vector<BusyBlock>& outside,
+                       const Booking* replaces);
   // A 400 naming start when `start` is further ahead than max_days_ahead.
   Status CheckHorizon(Millis start) const;
   // What a transaction holding a host's lock changed in the host's booked times, for the cache:

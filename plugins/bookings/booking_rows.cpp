@@ -164,19 +164,37 @@ int64_t LockHost(DbConnection& conn, int64_t host_id) {
       {host_id}, "changes", true);
 }
 
-HostEventTypes LoadEventTypeWithBuffers(DbConnection& conn, int64_t id) {
+namespace {
+
+// The event types of the owner `owner` (an SQL expression of one parameter) with the owner's lock
+// row: its version and its longest booking.
+HostEventTypes ReadHostEventTypes(DbConnection& conn, std::string_view owner, int64_t param,
+                                  int64_t event_type_id) {
   HostEventTypes out;
-  for (const DbRow& row : conn.Query(
-           std::string("SELECT ") + kEventTypeColumns +
-               ", (SELECT changes FROM booking_host_locks WHERE host_id = owner_id)"
-               " FROM event_types WHERE owner_id = (SELECT owner_id FROM event_types WHERE id = ?)",
-           {id})) {
+  for (const DbRow& row : conn.Query(std::string("SELECT ") + kEventTypeColumns +
+                                         ", l.changes, l.longest_ms FROM event_types LEFT JOIN "
+                                         "booking_host_locks l ON l.host_id = owner_id"
+                                         " WHERE owner_id = " +
+                                         std::string(owner),
+                                     {param})) {
     EventType et = EventTypeFromRow(row);
-    out.buffers[et.id] = {et.fields.before_event_buffer, et.fields.after_event_buffer};
+    const int before = et.fields.before_event_buffer;
+    const int after = et.fields.after_event_buffer;
+    out.buffers[et.id] = {before, after};
     out.version = row.IsNull(kEventTypeColumnCount + 1) ? 0 : row.Int(kEventTypeColumnCount + 1);
-    if (et.id == id) out.event_type = std::move(et);
+    out.recorded_longest = row.IsNull(kEventTypeColumnCount + 2) ? 0 : row.Int(kEventTypeColumnCount + 2);
+    out.reach.max_buffer = std::max({out.reach.max_buffer, before, after});
+    out.reach.longest = std::max(
+        {out.reach.longest, et.fields.length_minutes * time::kMillisPerMinute, out.recorded_longest});
+    if (et.id == event_type_id) out.event_type = std::move(et);
   }
   return out;
+}
+
+}  // namespace
+
+HostEventTypes LoadEventTypeWithBuffers(DbConnection& conn, int64_t id) {
+  return ReadHostEventTypes(conn, "(SELECT owner_id FROM event_types WHERE id = ?)", id, id);
 }
 
 std::vector<BookedTime> HostBookedTimes(DbConnection& conn, int64_t host_id, TimeRange starts, int64_t except_id) {
@@ -202,30 +220,13 @@ std::vector<Millis> EventTypeBookedStarts(DbConnection& conn, int64_t event_type
   return starts;
 }
 
-HostEventTypeReach LoadHostEventTypes(DbConnection& conn, int64_t host_id, int64_t event_type_id) {
+HostEventTypes LoadHostEventTypes(DbConnection& conn, int64_t host_id, int64_t event_type_id) {
   // A booking belongs to one of the host's event types (they cannot be deleted while booked), so a
   // host with bookings has event types, and each row carries the host's longest booking.
-  HostEventTypeReach out;
-  for (const DbRow& row :
-       conn.Query(std::string("SELECT ") + kEventTypeColumns +
-                      ", (SELECT longest_ms FROM booking_host_locks WHERE host_id = owner_id)"
-                      " FROM event_types WHERE owner_id = ?",
-                  {host_id})) {
-    EventType et = EventTypeFromRow(row);
-    const int before = et.fields.before_event_buffer;
-    const int after = et.fields.after_event_buffer;
-    out.buffers[et.id] = {before, after};
-    out.reach.max_buffer = std::max({out.reach.max_buffer, before, after});
-    const int column = kEventTypeColumnCount + 1;
-    out.recorded_longest = row.IsNull(column) ? 0 : row.Int(column);
-    out.reach.longest = std::max(
-        {out.reach.longest, et.fields.length_minutes * time::kMillisPerMinute, out.recorded_longest});
-    if (et.id == event_type_id) out.event_type = std::move(et);
-  }
-  return out;
+  return ReadHostEventTypes(conn, "?", host_id, event_type_id);
 }
 
-std::vector<BusyBlock> HostBusyBlocks(DbConnection& conn, int64_t host_id, const HostEventTypeReach& host,
+std::vector<BusyBlock> HostBusyBlocks(DbConnection& conn, int64_t host_id, const HostEventTypes& host,
                                       Millis from, Millis to, int length_minutes, int64_t except_id) {
   return WithBuffers(
       HostBookedTimes(conn, host_id, ConflictStartRange(from, to, length_minutes, host.reach), except_id),

@@ -61,6 +61,13 @@ void InsertBooking(DbConnection& conn, Booking& booking, bool emit_completion,
 // so every read after it sees what the previous holder committed. Answers the host's version this
 // transaction makes (see LoadEventTypeWithBuffers).
 int64_t LockHost(DbConnection& conn, int64_t host_id);
+// What bounds the bookings that may conflict with a start: the largest buffer of the host's event
+// types (minutes) and the longest booking the host may have (ms): its event types' lengths and the
+// longest booking it has had (booking_host_locks.longest_ms, kept by InsertBooking).
+struct HostReach {
+  int max_buffer = 0;
+  Millis longest = 0;
+};
 // The buffers (before, after; minutes) of each of the host's event types, by id.
 using EventTypeBuffers = std::map<int64_t, std::pair<int, int>>;
 // The event type `id`, the buffers of every event type of its owner and the owner's version (how
@@ -71,6 +78,8 @@ struct HostEventTypes {
   std::optional<EventType> event_type;
   EventTypeBuffers buffers;
   int64_t version = 0;
+  HostReach reach;              // what bounds a conflict check of the host's bookings
+  Millis recorded_longest = 0;  // booking_host_locks.longest_ms (0: no row yet)
 };
 HostEventTypes LoadEventTypeWithBuffers(DbConnection& conn, int64_t id);
 // The starts of the bookings that may conflict with starts in [from, to): bookings and buffers are
@@ -91,13 +100,6 @@ std::vector<Millis> EventTypeBookedStarts(DbConnection& conn, int64_t event_type
                                           int64_t except_id = 0);
 // Booked times as busy blocks, each with its event type's buffers.
 std::vector<BusyBlock> WithBuffers(const std::vector<BookedTime>& times, const EventTypeBuffers& buffers);
-// What bounds the bookings that may conflict with a start: the largest buffer of the host's event
-// types (minutes) and the longest booking the host may have (ms): its event types' lengths and the
-// longest booking it has had (booking_host_locks.longest_ms, kept by InsertBooking).
-struct HostReach {
-  int max_buffer = 0;
-  Millis longest = 0;
-};
 // The starts of the bookings that may conflict with a booking `length_minutes` long starting in
 // [from, to). A booking blocks the starts after its own start less the new booking's length and
 // the larger buffer, and before its end plus the larger buffer (ForbiddenBy); its end is at most
@@ -106,20 +108,13 @@ inline TimeRange ConflictStartRange(Millis from, Millis to, int length_minutes, 
   const Millis buffer = reach.max_buffer * time::kMillisPerMinute;
   return {from - buffer - reach.longest, to + length_minutes * time::kMillisPerMinute + buffer};
 }
-// The host's event types and what bounds a conflict check of its bookings, read together.
-struct HostEventTypeReach {
-  std::optional<EventType> event_type;  // the one asked for, when it is the host's
-  EventTypeBuffers buffers;
-  HostReach reach;
-  Millis recorded_longest = 0;  // booking_host_locks.longest_ms (0: no row yet)
-};
 // Every event type of `host_id` (`event_type_id` among them, or not: then no event type) and the
 // host's longest booking, in one query; under LockHost, what the transaction's checks see.
-HostEventTypeReach LoadHostEventTypes(DbConnection& conn, int64_t host_id, int64_t event_type_id);
+HostEventTypes LoadHostEventTypes(DbConnection& conn, int64_t host_id, int64_t event_type_id);
 // The host's accepted and pending bookings that may conflict with a booking `length_minutes` long
 // starting in [from, to) (ConflictStartRange over `host`), as busy blocks with their event types'
 // buffers; the booking `except_id` is left out.
-std::vector<BusyBlock> HostBusyBlocks(DbConnection& conn, int64_t host_id, const HostEventTypeReach& host,
+std::vector<BusyBlock> HostBusyBlocks(DbConnection& conn, int64_t host_id, const HostEventTypes& host,
                                       Millis from, Millis to, int length_minutes, int64_t except_id = 0);
 
 // The event type's fields in column order (title ... schedule_id, limit_day ... limit_year), followed by `tail`.
