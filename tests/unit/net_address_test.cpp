@@ -2,10 +2,17 @@
 // sides of each boundary, the addresses other addresses embed, resolving and pinning. The URL kit
 // (rendezvous/url.hpp): parsing, host checks, percent-encoding and forms. The one outbound client
 // (rendezvous/outbound.hpp) against a real HTTP peer on loopback.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "loopback_http_server.hpp"
 #include "rendezvous/net.hpp"
@@ -440,6 +447,86 @@ TEST(NetOutbound, MultiDrivesManyRequestsFromOneThread) {
     EXPECT_EQ(res.Header("retry-after"), "7");
   }
   EXPECT_EQ(multi.open(), 0u);
+}
+
+// A peer that takes connections into its backlog and never answers: a request to it waits until
+// its own time limit, which only libcurl's timer can end.
+class SilentPeer {
+ public:
+  SilentPeer() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), len) != 0 || ::listen(fd_, 16) != 0 ||
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+      ADD_FAILURE() << "no silent peer";
+      return;
+    }
+    port_ = ntohs(addr.sin_port);
+  }
+  ~SilentPeer() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  SilentPeer(const SilentPeer&) = delete;
+  SilentPeer& operator=(const SilentPeer&) = delete;
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
+TEST(NetOutbound, MultiTimesOutASilentPeerWhileTheOthersFinish) {
+  LoopbackHttpServer peer(&Echo);
+  SilentPeer silent;
+  HttpMulti multi(8);
+  HttpRequest stuck;
+  stuck.url = silent.url() + "/never";
+  stuck.timeout = std::chrono::milliseconds(300);
+  ASSERT_TRUE(multi.Start(99, std::move(stuck)));
+  for (uint64_t tag = 1; tag <= 3; ++tag) {
+    HttpRequest req;
+    req.url = peer.url() + "/m" + std::to_string(tag);
+    ASSERT_TRUE(multi.Start(tag, std::move(req)));
+  }
+  std::map<uint64_t, HttpResponse> done;
+  const auto started = std::chrono::steady_clock::now();
+  const auto deadline = started + std::chrono::seconds(20);
+  while (done.size() < 4 && std::chrono::steady_clock::now() < deadline) {
+    for (auto& [tag, res] : multi.Perform()) done.emplace(tag, std::move(res));
+    // Waits longer than the silent request may take: its end comes from the timer, not the wait.
+    if (done.size() < 4) multi.Poll(std::chrono::seconds(5));
+  }
+  ASSERT_EQ(done.size(), 4u);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(2500));
+  EXPECT_EQ(done[99].outcome, HttpOutcome::kTimeout) << done[99].error;
+  for (uint64_t tag = 1; tag <= 3; ++tag) {
+    ASSERT_TRUE(done[tag].ok()) << done[tag].error;
+    EXPECT_EQ(done[tag].body, "GET /m" + std::to_string(tag) + " ");
+  }
+  EXPECT_EQ(multi.open(), 0u);
+}
+
+TEST(NetOutbound, MultiWakeupEndsAPoll) {
+  HttpMulti multi(2);
+  std::atomic<bool> polled{false};
+  std::thread waker([&] {
+    // Wakes until the poll has returned (each wake-up ends at most one wait).
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!polled && std::chrono::steady_clock::now() < give_up) {
+      multi.Wakeup();
+      std::this_thread::yield();
+    }
+  });
+  const auto started = std::chrono::steady_clock::now();
+  multi.Poll(std::chrono::seconds(30));
+  polled = true;
+  waker.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(20));
+  // Nothing ran: Perform() has nothing to hand back.
+  EXPECT_TRUE(multi.Perform().empty());
 }
 
 TEST(NetOutbound, SmtpFailureSaysWhy) {
