@@ -3,7 +3,6 @@
 // (rendezvous/url.hpp): parsing, host checks, percent-encoding and forms. The one outbound client
 // (rendezvous/outbound.hpp) against a real HTTP peer on loopback.
 #include <arpa/inet.h>
-#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -13,6 +12,8 @@
 #include <map>
 #include <set>
 #include <thread>
+
+#include <gtest/gtest.h>
 
 #include "loopback_http_server.hpp"
 #include "rendezvous/net.hpp"
