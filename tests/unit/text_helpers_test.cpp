@@ -1,5 +1,7 @@
 // rendezvous/text.hpp: ASCII case and whitespace, UTF-8 checks, cuts on character boundaries;
 // rendezvous/json_pick.hpp: a few values of a JSON text read as a parsed tree would give them.
+#include <random>
+
 #include <gtest/gtest.h>
 
 #include "rendezvous/digits.hpp"
@@ -103,6 +105,164 @@ TEST(JsonPick, TextThatIsNotOneWellFormedValueGivesNothing) {
   EXPECT_EQ(json::PickScalars("{\"a\":\"\xC0\xAF\"}", paths), std::nullopt);  // ill-formed UTF-8
   EXPECT_EQ(json::PickScalars("", paths), std::nullopt);
   ASSERT_TRUE(json::PickScalars(R"( {"a" : [ ] } )", paths).has_value());
+}
+
+// Random documents, well-formed and not, read by PickScalars and by nlohmann's parser: the same
+// verdict on every text, and on every well-formed one the values of the parsed tree.
+class RandomJson {
+ public:
+  explicit RandomJson(uint32_t seed) : rng_(seed) {}
+
+  std::string Document() {
+    std::string out;
+    Value(out, 0);
+    return out;
+  }
+
+  // One byte cut, changed or added somewhere: mostly no longer well-formed.
+  std::string Mutated(std::string text) {
+    static const std::string kBytes = "\"\\{}[],:0-.eE \x01\xC0\xED\xF5\x80x";
+    if (text.empty()) return text;
+    const size_t at = Pick(text.size());
+    switch (Pick(3)) {
+      case 0:
+        text.resize(at);
+        break;
+      case 1:
+        text[at] = kBytes[Pick(kBytes.size())];
+        break;
+      default:
+        text.insert(text.begin() + static_cast<std::ptrdiff_t>(at), kBytes[Pick(kBytes.size())]);
+        break;
+    }
+    return text;
+  }
+
+ private:
+  size_t Pick(size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(rng_); }
+
+  void Space(std::string& out) {
+    static const char* kSpace[] = {"", "", "", " ", "\n", " \t\r\n"};
+    out += kSpace[Pick(6)];
+  }
+
+  void Value(std::string& out, int depth) {
+    Space(out);
+    const size_t kind = depth >= 5 ? 2 + Pick(6) : Pick(8);
+    if (kind == 0) {
+      out += '{';
+      const size_t n = Pick(5);
+      for (size_t i = 0; i < n; ++i) {
+        if (i > 0) out += ',';
+        Space(out);
+        static const char* kKeys[] = {R"("a")",      R"("b")",  R"("0")",       R"("1")",      R"("a\u0062")",
+                                      R"("\u00e9")", R"("id")", R"("payload")", "\"\xC3\xA9\""};
+        out += kKeys[Pick(9)];
+        Space(out);
+        out += ':';
+        Value(out, depth + 1);
+      }
+      Space(out);
+      out += '}';
+    } else if (kind == 1) {
+      out += '[';
+      const size_t n = Pick(4);
+      for (size_t i = 0; i < n; ++i) {
+        if (i > 0) out += ',';
+        Value(out, depth + 1);
+      }
+      Space(out);
+      out += ']';
+    } else if (kind <= 3) {
+      static const char* kNumbers[] = {"0",
+                                       "-0",
+                                       "7",
+                                       "-12",
+                                       "18446744073709551615",
+                                       "18446744073709551616",
+                                       "-9223372036854775808",
+                                       "-9223372036854775809",
+                                       "1.5",
+                                       "-0.25e3",
+                                       "1E400",
+                                       "1e-400",
+                                       "3.0e+2",
+                                       "123456789012345678901234567890"};
+      out += kNumbers[Pick(14)];
+    } else if (kind <= 5) {
+      out += '"';
+      const size_t n = Pick(4);
+      for (size_t i = 0; i < n; ++i) {
+        static const char* kPieces[] = {"plain",           R"(\n)",
+                                        R"(\")",           R"(\\)",
+                                        R"(\/)",           R"(\u00e9)",
+                                        R"(\ud83d\ude00)", "\xC3\xA9",
+                                        "\xE2\x82\xAC",    "\xF0\x9F\x98\x80",
+                                        R"(\u0000)",       " "};
+        out += kPieces[Pick(12)];
+      }
+      out += '"';
+    } else {
+      static const char* kWords[] = {"true", "false", "null"};
+      out += kWords[Pick(3)];
+    }
+    Space(out);
+  }
+
+  std::mt19937 rng_;
+};
+
+TEST(JsonPick, AgreesWithTheParserOnRandomDocuments) {
+  const std::vector<json::JsonPath> paths = {
+      {},    {"a"},           {"a", "b"}, {"a", "0"},   {"a", "01"},       {"a", "0", "b"},
+      {"0"}, {"1", "1", "a"}, {"ab"},     {"\xC3\xA9"}, {"payload", "id"}, {"payload", "a", "0", "1", "b"}};
+  RandomJson random(20261128);
+  size_t well_formed = 0;
+  size_t ill_formed = 0;
+  for (int round = 0; round < 20000; ++round) {
+    std::string text = random.Document();
+    if (round % 2 == 1) text = random.Mutated(std::move(text));
+    const bool accepted = nlohmann::json::accept(text);
+    const std::optional<std::vector<nlohmann::json>> picked = json::PickScalars(text, paths);
+    ASSERT_EQ(picked.has_value(), accepted) << text;
+    if (!accepted) {
+      ++ill_formed;
+      continue;
+    }
+    ++well_formed;
+    const nlohmann::json tree = nlohmann::json::parse(text);
+    for (size_t i = 0; i < paths.size(); ++i) {
+      nlohmann::json::json_pointer pointer;
+      for (const std::string& step : paths[i]) pointer /= step;
+      const bool scalar = tree.contains(pointer) && !tree.at(pointer).is_structured();
+      if (scalar) {
+        ASSERT_EQ((*picked)[i], tree.at(pointer)) << text << " " << pointer.to_string();
+      } else {
+        ASSERT_TRUE((*picked)[i].is_discarded())
+            << text << " " << pointer.to_string() << ": " << (*picked)[i];
+      }
+    }
+  }
+  // Both kinds were tried, many times each.
+  EXPECT_GT(well_formed, 9000u);
+  EXPECT_GT(ill_formed, 3000u);
+}
+
+TEST(JsonPick, ByteOrderMarkAndManyPaths) {
+  const std::optional<std::vector<nlohmann::json>> bom = json::PickScalars("\xEF\xBB\xBF{\"a\":1}", {{"a"}});
+  ASSERT_TRUE(bom.has_value());
+  EXPECT_EQ((*bom)[0], 1);
+  // More paths than one pass holds: each still gets its value.
+  std::vector<json::JsonPath> paths;
+  std::string text = "{";
+  for (int i = 0; i < 150; ++i) {
+    paths.push_back({"k" + std::to_string(i)});
+    text += (i > 0 ? ",\"k" : "\"k") + std::to_string(i) + "\":" + std::to_string(i);
+  }
+  text += "}";
+  const std::optional<std::vector<nlohmann::json>> many = json::PickScalars(text, paths);
+  ASSERT_TRUE(many.has_value());
+  for (int i = 0; i < 150; ++i) EXPECT_EQ((*many)[static_cast<size_t>(i)], i);
 }
 
 }  // namespace
