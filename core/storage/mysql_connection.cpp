@@ -6,6 +6,7 @@
 #include <cppconn/datatype.h>
 #include <cppconn/exception.h>
 #include <cppconn/metadata.h>
+#include <cppconn/parameter_metadata.h>
 #include <cppconn/prepared_statement.h>
 #include <cppconn/resultset.h>
 #include <cppconn/resultset_metadata.h>
@@ -174,6 +175,10 @@ struct MysqlConnection::Cached {
   // A CALL: the procedure's rows are followed by its own status, which must be read before the
   // connection runs anything else.
   bool call = false;
+  // Its placeholders. Every run binds each of them again (Connector/C++ replaces a parameter's
+  // buffer when it is set), so a cached statement is not cleared between runs: clearing frees and
+  // the next run allocates every parameter's buffer again, hundreds for a multi-row insert.
+  size_t params = 0;
 };
 
 MysqlConnection::MysqlConnection(std::unique_ptr<sql::Connection> raw) : raw_(std::move(raw)) {
@@ -199,12 +204,11 @@ MysqlConnection::~MysqlConnection() {
 MysqlConnection::Cached& MysqlConnection::Prepare(std::string_view sql) {
   std::string key(sql);
   auto it = stmts_.find(key);
-  if (it != stmts_.end()) {
-    it->second->ps->clearParameters();
-    return *it->second;
-  }
+  if (it != stmts_.end()) return *it->second;
   auto cached = std::make_unique<Cached>();
   cached->ps.reset(raw_->prepareStatement(key));
+  // The metadata belongs to the statement.
+  cached->params = static_cast<size_t>(cached->ps->getParameterMetaData()->getParameterCount());
   cached->call = key.size() > 5 && (key.compare(0, 5, "CALL ") == 0 || key.compare(0, 5, "call ") == 0);
   return *stmts_.emplace(std::move(key), std::move(cached)).first->second;
 }
@@ -221,6 +225,12 @@ uint64_t MysqlConnection::Run(std::string_view sql, DbParams params, Mode mode, 
       return 0;
     }
     Cached& st = Prepare(sql);
+    // Each placeholder bound on every run (a value left from an earlier run is never sent).
+    if (params.size() != st.params) {
+      throw DatabaseError(kDbErrorParamsNotBound, "the statement has " + std::to_string(st.params) +
+                                                      " placeholders; " + std::to_string(params.size()) +
+                                                      " values were given");
+    }
     Bind(*st.ps, params);
     if (mode == Mode::kLock && replicate_locks_) return ExecReplicated(*st.ps);
     if (rows == nullptr) return static_cast<uint64_t>(st.ps->executeUpdate());
@@ -268,6 +278,12 @@ void MysqlConnection::StopStreaming() {
 void MysqlConnection::RunInts(std::string_view sql, DbParams params, std::vector<int64_t>& out) {
   try {
     Cached& st = Prepare(sql);
+    // Each placeholder bound on every run (a value left from an earlier run is never sent).
+    if (params.size() != st.params) {
+      throw DatabaseError(kDbErrorParamsNotBound, "the statement has " + std::to_string(st.params) +
+                                                      " placeholders; " + std::to_string(params.size()) +
+                                                      " values were given");
+    }
     Bind(*st.ps, params);
     std::unique_ptr<sql::ResultSet> rs(st.ps->executeQuery());
     const unsigned n = rs->getMetaData()->getColumnCount();

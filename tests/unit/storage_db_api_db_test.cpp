@@ -113,6 +113,34 @@ TEST_F(DbApiTest, InsertRowsBindsEveryRowInOneStatement) {
   EXPECT_EQ(scratch_.QueryValue("SELECT GROUP_CONCAT(n ORDER BY n) FROM v"), "2,3,4,5");
 }
 
+// A cached statement keeps no value between runs: each run binds every placeholder again (a run
+// with a value missing fails before anything is sent), and the values of a run with more text or a
+// NULL do not leak into the next.
+TEST_F(DbApiTest, EveryRunOfACachedStatementBindsAllItsPlaceholders) {
+  db_.Run([](DbConnection& c) {
+    const char* insert = "INSERT INTO v (n, s, d) VALUES (?, ?, ?)";
+    EXPECT_EQ(c.Exec(insert, {int64_t{1}, std::string(90, 'x'), 1.5}), 1u);
+    try {
+      c.Exec(insert, {int64_t{2}, std::string("short")});
+      ADD_FAILURE() << "a run with a value missing was sent";
+    } catch (const DatabaseError& e) {
+      EXPECT_EQ(e.code(), kDbErrorParamsNotBound);
+    }
+    EXPECT_THROW(c.Exec(insert, {int64_t{2}, std::string("y"), 2.5, int64_t{4}}), DatabaseError);
+    EXPECT_EQ(c.Exec(insert, {int64_t{3}, std::string("z"), nullptr}), 1u);
+    EXPECT_EQ(c.Exec(insert, {nullptr, std::string("w"), 4.5}), 1u);
+    const std::vector<DbRow> rows = c.Query("SELECT n, s, d FROM v ORDER BY id");
+    ASSERT_EQ(rows.size(), 3u);
+    EXPECT_EQ(rows[0].String("s"), std::string(90, 'x'));
+    EXPECT_EQ(rows[1].Int("n"), 3);
+    EXPECT_EQ(rows[1].String("s"), "z");
+    EXPECT_TRUE(rows[1].IsNull("d"));
+    EXPECT_TRUE(rows[2].IsNull("n"));
+    EXPECT_EQ(rows[2].String("s"), "w");
+    EXPECT_DOUBLE_EQ(rows[2].Double("d"), 4.5);
+  });
+}
+
 // InsertReturning answers the new row's id, or the value an ON DUPLICATE KEY UPDATE set, as
 // LAST_INSERT_ID() would; on MariaDB in the insert's own statement (no SELECT after it), also for
 // a lock row.

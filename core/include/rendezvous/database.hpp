@@ -61,6 +61,7 @@ inline constexpr int kDbErrorNoReferencedRow = 1452;  // a foreign key names no 
 inline constexpr int kDbErrorLockWaitTimeout = 1205;
 inline constexpr int kDbErrorDeadlock = 1213;
 inline constexpr int kDbErrorSignal = 1644;  // SIGNAL from a stored procedure
+inline constexpr int kDbErrorParamsNotBound = 2031;  // not one value per placeholder (client side)
 
 // One value bound to a `?` placeholder: NULL, an integer (bound as signed 64-bit), a double, a
 // bool or a string (also binary data). Implicit from those types and from std::optional of them
