@@ -16,6 +16,7 @@
 #include <prometheus/registry.h>
 
 #include "rendezvous/text.hpp"
+#include "rendezvous/time.hpp"
 
 namespace rendezvous::core {
 namespace {
@@ -116,8 +117,9 @@ constexpr const char* kStillNeeded =
     " AND NOT EXISTS (SELECT 1 FROM outbox_retries r WHERE r.event_id = outbox_events.id)"
     " AND NOT EXISTS (SELECT 1 FROM outbox_parked p WHERE p.event_id = outbox_events.id)";
 
-constexpr const char* kEventColumns =
-    "id, topic, type, payload, CAST(UNIX_TIMESTAMP(created_at) * 1000 AS SIGNED)";
+// The time as its DATETIME(3) text, read here (the session's zone is UTC): MariaDB's
+// UNIX_TIMESTAMP(…) * 1000 is decimal arithmetic on every row.
+constexpr const char* kEventColumns = "id, topic, type, payload, created_at";
 
 }  // namespace
 
@@ -126,7 +128,8 @@ OutboxEvent OutboxService::EventFromRow(const DbRow& row, int first, const Consu
   e.id = row.Int(first);
   e.topic = row.String(first + 1);
   e.type = row.String(first + 2);
-  e.created_at = std::chrono::system_clock::time_point(std::chrono::milliseconds(row.Int(first + 4)));
+  e.created_at = std::chrono::system_clock::time_point(
+      std::chrono::milliseconds(time::ParseSql(row.String(first + 4)).value_or(0)));
   std::string text = row.String(first + 3);
   if (texts) {
     e.payload_text = std::move(text);

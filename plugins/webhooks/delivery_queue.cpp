@@ -273,10 +273,10 @@ std::vector<ClaimedDelivery> DeliveryQueue::ClaimIn(DbConnection& tx, size_t lim
   const std::string from = time::FormatSql(after.due_ms);
   std::string sql =
       "SELECT id, webhook_id, message_id, trigger_event, body, content_type, round_attempts,"
-      " UNIX_TIMESTAMP(COALESCE(event_at, created_at)) * 1000 AS event_ms,"
+      " COALESCE(event_at, created_at) AS event_at,"
       " delivered_at > " RDV_LONG_AGO
       " AS delivered,"
-      " CAST(UNIX_TIMESTAMP(next_attempt_at) * 1000 AS SIGNED) AS due_ms"
+      " next_attempt_at AS due_at"
       " FROM webhook_deliveries FORCE INDEX (ix_webhook_deliveries_due)"
       " WHERE status = 'pending' AND next_attempt_at <= UTC_TIMESTAMP(3)"
       " AND leased_until <= UTC_TIMESTAMP(3)";
@@ -308,10 +308,11 @@ std::vector<ClaimedDelivery> DeliveryQueue::ClaimIn(DbConnection& tx, size_t lim
     d.body = row.String("body");
     d.content_type = row.String("content_type");
     d.round_attempts = static_cast<int>(row.Int("round_attempts"));
-    d.event_at_ms = static_cast<int64_t>(row.Double("event_ms"));
+    // The times as DATETIME(3) texts (UTC), read here rather than by decimal arithmetic in MariaDB.
+    d.event_at_ms = time::ParseSql(row.String("event_at")).value_or(0);
     d.delivered_before = row.Int("delivered") != 0;
     if (last != nullptr) {
-      const ClaimCursor here{row.Int("due_ms"), d.id};
+      const ClaimCursor here{time::ParseSql(row.String("due_at")).value_or(0), d.id};
       if (std::tie(here.due_ms, here.id) > std::tie(last->due_ms, last->id)) *last = here;
     }
     const int64_t webhook_id = row.Int("webhook_id");
