@@ -7,9 +7,9 @@
 #include <memory>
 #include <vector>
 
+#include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
 #include <openssl/rand.h>
 
 namespace rendezvous::crypto {
@@ -26,6 +26,12 @@ constexpr uint64_t kScryptMaxMem = 64ull * 1024 * 1024;
 constexpr size_t kGcmNonceBytes = 12;
 constexpr size_t kGcmTagBytes = 16;
 constexpr std::string_view kCipherPrefix = "v1:";
+
+// SHA-256 looked up once: EVP_sha256() makes every digest look the algorithm up by name again.
+const EVP_MD* FetchedSha256() {
+  static EVP_MD* const md = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+  return md != nullptr ? md : EVP_sha256();
+}
 
 const unsigned char* Bytes(std::string_view s) {
   static const unsigned char kEmpty = 0;
@@ -106,7 +112,7 @@ std::string RandomHex(size_t bytes) { return ToHex(RandomBytes(bytes)); }
 std::string Sha256Hex(std::string_view data) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
-  if (EVP_Digest(Bytes(data), data.size(), md, &len, EVP_sha256(), nullptr) != 1) {
+  if (EVP_Digest(Bytes(data), data.size(), md, &len, FetchedSha256(), nullptr) != 1) {
     std::fputs("rendezvous: SHA-256 failed\n", stderr);
     std::abort();
   }
@@ -114,10 +120,35 @@ std::string Sha256Hex(std::string_view data) {
 }
 
 std::string HmacSha256(std::string_view key, std::string_view data) {
+  // One context per thread, its digest set once: each call only sets the key (OpenSSL's one-shot
+  // HMAC() looks the MAC and the digest up by name every time, half of a webhook signature's cost).
+  struct MacContext {
+    EVP_MAC_CTX* ctx = nullptr;
+    MacContext() {
+      EVP_MAC* mac = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
+      if (mac != nullptr) ctx = EVP_MAC_CTX_new(mac);
+      EVP_MAC_free(mac);  // the context holds its own reference
+      char digest[] = "SHA256";
+      const OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
+                                   OSSL_PARAM_construct_end()};
+      if (ctx != nullptr && EVP_MAC_CTX_set_params(ctx, params) != 1) {
+        EVP_MAC_CTX_free(ctx);
+        ctx = nullptr;
+      }
+    }
+    ~MacContext() { EVP_MAC_CTX_free(ctx); }
+    MacContext(const MacContext&) = delete;
+    MacContext& operator=(const MacContext&) = delete;
+  };
+  thread_local MacContext mac;
   unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  if (HMAC(EVP_sha256(), Bytes(key), static_cast<int>(key.size()), Bytes(data), data.size(), md,
-           &len) == nullptr) {
+  size_t len = 0;
+  // Never a null key pointer: EVP_MAC_init would keep the previous call's key.
+  static const unsigned char kNoKey = 0;
+  const unsigned char* key_bytes = key.empty() ? &kNoKey : Bytes(key);
+  if (mac.ctx == nullptr || EVP_MAC_init(mac.ctx, key_bytes, key.size(), nullptr) != 1 ||
+      EVP_MAC_update(mac.ctx, Bytes(data), data.size()) != 1 ||
+      EVP_MAC_final(mac.ctx, md, &len, sizeof md) != 1) {
     std::fputs("rendezvous: HMAC-SHA256 failed\n", stderr);
     std::abort();
   }

@@ -129,6 +129,12 @@ const EVP_MD* Sha256() {
   return md;
 }
 
+// `data`'s SHA-256 into `out` (SHA256_DIGEST_LENGTH bytes) with the fetched digest (OpenSSL's
+// one-shot SHA256() looks it up by name on every call).
+bool Sha256Of(std::string_view data, unsigned char* out) {
+  return Sha256() != nullptr && EVP_Digest(data.data(), data.size(), out, nullptr, Sha256(), nullptr) == 1;
+}
+
 // A verification context for `key` with SHA-256 as the signature's digest, made once per key: a
 // proof's verification duplicates it (no provider look-up, no key export) instead of setting one
 // up (EVP_DigestVerifyInit fetches the signature algorithm and walks the provider's names each
@@ -156,7 +162,7 @@ bool VerifySignature(DpopAlg alg, EVP_PKEY* key, EVP_PKEY_CTX* prepared, const s
   }
   const std::string& signature = der ? *der : raw_signature;
   unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(signing_input.data()), signing_input.size(), digest);
+  if (!Sha256Of(signing_input, digest)) return false;
   std::unique_ptr<EVP_PKEY_CTX, PkeyCtxFree> ctx(EVP_PKEY_CTX_dup(prepared));
   return ctx && EVP_PKEY_verify(ctx.get(), reinterpret_cast<const unsigned char*>(signature.data()),
                                 signature.size(), digest, sizeof digest) == 1;
@@ -381,8 +387,9 @@ Result<DpopProof> VerifyDpopProof(std::string_view compact, const DpopExpectatio
   if (!expect.access_token.empty()) {
     const std::string* ath = StringClaim(claims, "ath");
     std::string digest(SHA256_DIGEST_LENGTH, '\0');
-    SHA256(reinterpret_cast<const unsigned char*>(expect.access_token.data()), expect.access_token.size(),
-           reinterpret_cast<unsigned char*>(digest.data()));
+    if (!Sha256Of(expect.access_token, reinterpret_cast<unsigned char*>(digest.data()))) {
+      return Invalid("the access token could not be hashed");
+    }
     if (!ath || !crypto::ConstantTimeEquals(*ath, crypto::Base64UrlEncode(digest))) {
       return Invalid("the proof's ath does not match the access token");
     }

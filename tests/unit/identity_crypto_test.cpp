@@ -30,6 +30,9 @@ TEST(IdentityHmacSha256, EmptyKeyAndData) {
   EXPECT_EQ(ToHex(HmacSha256("", "")),
             "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad");
   EXPECT_EQ(HmacSha256("k", "d").size(), 32u);
+  // An empty key without storage is the empty key, not the one used just before on this thread.
+  EXPECT_EQ(ToHex(HmacSha256(std::string_view(), "")),
+            "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad");
 }
 
 TEST(IdentityHex, EncodesLowerCase) {
