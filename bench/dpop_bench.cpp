@@ -69,8 +69,14 @@ class ProofKey {
                                      {"x", coordinate(OSSL_PKEY_PARAM_EC_PUB_X)},
                                      {"y", coordinate(OSSL_PKEY_PARAM_EC_PUB_Y)}}}};
     header_ = B64Url(header.dump());
+    sign_ = EVP_PKEY_CTX_new_from_pkey(nullptr, key_, nullptr);
+    EVP_PKEY_sign_init(sign_);
   }
-  ~ProofKey() { EVP_PKEY_free(key_); }
+  ~ProofKey() {
+    EVP_PKEY_CTX_free(sign_);
+    EVP_MD_free(sha256_);
+    EVP_PKEY_free(key_);
+  }
   ProofKey(const ProofKey&) = delete;
   ProofKey& operator=(const ProofKey&) = delete;
 
@@ -81,14 +87,16 @@ class ProofKey {
         {"jti", B64Url(jti)}, {"htm", method}, {"htu", url}, {"iat", std::time(nullptr)}};
     if (!access_token.empty()) claims["ath"] = B64Url(Sha256(access_token));
     const std::string input = header_ + "." + B64Url(claims.dump());
-    EVP_MD_CTX* md = EVP_MD_CTX_new();
+    // The digest, then the signature with a context set up once for the key (duplicated per
+    // proof): EVP_DigestSignInit would look the algorithms up and set the key up on every proof.
+    unsigned char digest[32];
+    EVP_Digest(input.data(), input.size(), digest, nullptr, sha256_, nullptr);
+    EVP_PKEY_CTX* ctx = EVP_PKEY_CTX_dup(sign_);
     size_t len = 0;
-    EVP_DigestSignInit(md, nullptr, EVP_sha256(), nullptr, key_);
-    EVP_DigestSign(md, nullptr, &len, reinterpret_cast<const unsigned char*>(input.data()), input.size());
+    EVP_PKEY_sign(ctx, nullptr, &len, digest, sizeof digest);
     std::string der(len, '\0');
-    EVP_DigestSign(md, reinterpret_cast<unsigned char*>(der.data()), &len,
-                   reinterpret_cast<const unsigned char*>(input.data()), input.size());
-    EVP_MD_CTX_free(md);
+    EVP_PKEY_sign(ctx, reinterpret_cast<unsigned char*>(der.data()), &len, digest, sizeof digest);
+    EVP_PKEY_CTX_free(ctx);
     const auto* p = reinterpret_cast<const unsigned char*>(der.data());
     ECDSA_SIG* sig = d2i_ECDSA_SIG(nullptr, &p, static_cast<long>(len));
     std::string raw(64, '\0');
@@ -100,6 +108,8 @@ class ProofKey {
 
  private:
   EVP_PKEY* key_;
+  EVP_PKEY_CTX* sign_ = nullptr;
+  EVP_MD* sha256_ = EVP_MD_fetch(nullptr, "SHA256", nullptr);
   std::string header_;
 };
 
