@@ -213,6 +213,16 @@ MysqlConnection::Cached& MysqlConnection::Prepare(std::string_view sql) {
   return *stmts_.emplace(std::move(key), std::move(cached)).first->second;
 }
 
+void MysqlConnection::BindAll(Cached& st, DbParams params) {
+  // Each placeholder bound on every run (a value left from an earlier run is never sent).
+  if (params.size() != st.params) {
+    throw DatabaseError(kDbErrorParamsNotBound, "the statement has " + std::to_string(st.params) +
+                                                    " placeholders; " + std::to_string(params.size()) +
+                                                    " values were given");
+  }
+  Bind(*st.ps, params);
+}
+
 uint64_t MysqlConnection::Run(std::string_view sql, DbParams params, Mode mode, std::vector<DbRow>* rows,
                               size_t max_rows) {
   try {
@@ -225,13 +235,7 @@ uint64_t MysqlConnection::Run(std::string_view sql, DbParams params, Mode mode, 
       return 0;
     }
     Cached& st = Prepare(sql);
-    // Each placeholder bound on every run (a value left from an earlier run is never sent).
-    if (params.size() != st.params) {
-      throw DatabaseError(kDbErrorParamsNotBound, "the statement has " + std::to_string(st.params) +
-                                                      " placeholders; " + std::to_string(params.size()) +
-                                                      " values were given");
-    }
-    Bind(*st.ps, params);
+    BindAll(st, params);
     if (mode == Mode::kLock && replicate_locks_) return ExecReplicated(*st.ps);
     if (rows == nullptr) return static_cast<uint64_t>(st.ps->executeUpdate());
     std::unique_ptr<sql::ResultSet> rs(st.ps->executeQuery());
@@ -278,13 +282,7 @@ void MysqlConnection::StopStreaming() {
 void MysqlConnection::RunInts(std::string_view sql, DbParams params, std::vector<int64_t>& out) {
   try {
     Cached& st = Prepare(sql);
-    // Each placeholder bound on every run (a value left from an earlier run is never sent).
-    if (params.size() != st.params) {
-      throw DatabaseError(kDbErrorParamsNotBound, "the statement has " + std::to_string(st.params) +
-                                                      " placeholders; " + std::to_string(params.size()) +
-                                                      " values were given");
-    }
-    Bind(*st.ps, params);
+    BindAll(st, params);
     std::unique_ptr<sql::ResultSet> rs(st.ps->executeQuery());
     const unsigned n = rs->getMetaData()->getColumnCount();
     out.reserve(out.size() + rs->rowsCount() * n);

@@ -72,6 +72,8 @@ class MysqlConnection final : public DbConnection {
  private:
   struct Cached;
   Cached& Prepare(std::string_view sql);
+  // Binds `params` to the cached statement: exactly one value per placeholder, else DatabaseError.
+  static void BindAll(Cached& st, DbParams params);
   uint64_t ExecReplicated(sql::PreparedStatement& ps);
   void StopStreaming();
 

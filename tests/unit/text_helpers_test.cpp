@@ -60,6 +60,24 @@ TEST(Text, DigitsOnlyWithinBounds) {
   EXPECT_FALSE(ParseDigits("251", 1, 250));
 }
 
+// Whether `picked` holds, for each path, the scalar the parsed tree of `text` has there (its JSON
+// pointer's), and a discarded value where the tree has nothing or an object or an array.
+::testing::AssertionResult HasTheTreesValues(const std::string& text,
+                                             const std::vector<json::JsonPath>& paths,
+                                             const std::vector<nlohmann::json>& picked) {
+  const nlohmann::json tree = nlohmann::json::parse(text);
+  if (picked.size() != paths.size()) return ::testing::AssertionFailure() << picked.size() << " values";
+  for (size_t i = 0; i < paths.size(); ++i) {
+    nlohmann::json::json_pointer pointer;
+    for (const std::string& step : paths[i]) pointer /= step;
+    const bool scalar = tree.contains(pointer) && !tree.at(pointer).is_structured();
+    if (scalar ? picked[i] != tree.at(pointer) : !picked[i].is_discarded()) {
+      return ::testing::AssertionFailure() << text << " " << pointer.to_string() << ": " << picked[i];
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
 // Each path's value is the one the parsed tree holds there (the pointer's), whatever surrounds it.
 TEST(JsonPick, ValuesAreThoseOfTheParsedTree) {
   const std::vector<json::JsonPath> paths = {{"triggerEvent"},
@@ -80,21 +98,9 @@ TEST(JsonPick, ValuesAreThoseOfTheParsedTree) {
       R"("text")",
   };
   for (const std::string& text : texts) {
-    const nlohmann::json tree = nlohmann::json::parse(text);
     std::optional<std::vector<nlohmann::json>> picked = json::PickScalars(text, paths);
     ASSERT_TRUE(picked.has_value()) << text;
-    ASSERT_EQ(picked->size(), paths.size());
-    for (size_t i = 0; i < paths.size(); ++i) {
-      nlohmann::json::json_pointer pointer;
-      for (const std::string& step : paths[i]) pointer /= step;
-      const bool scalar = tree.contains(pointer) && !tree.at(pointer).is_structured();
-      if (scalar) {
-        EXPECT_EQ((*picked)[i], tree.at(pointer)) << text << " " << pointer.to_string();
-      } else {
-        EXPECT_TRUE((*picked)[i].is_discarded())
-            << text << " " << pointer.to_string() << ": " << (*picked)[i];
-      }
-    }
+    EXPECT_TRUE(HasTheTreesValues(text, paths, *picked));
   }
 }
 
@@ -230,18 +236,7 @@ TEST(JsonPick, AgreesWithTheParserOnRandomDocuments) {
       continue;
     }
     ++well_formed;
-    const nlohmann::json tree = nlohmann::json::parse(text);
-    for (size_t i = 0; i < paths.size(); ++i) {
-      nlohmann::json::json_pointer pointer;
-      for (const std::string& step : paths[i]) pointer /= step;
-      const bool scalar = tree.contains(pointer) && !tree.at(pointer).is_structured();
-      if (scalar) {
-        ASSERT_EQ((*picked)[i], tree.at(pointer)) << text << " " << pointer.to_string();
-      } else {
-        ASSERT_TRUE((*picked)[i].is_discarded())
-            << text << " " << pointer.to_string() << ": " << (*picked)[i];
-      }
-    }
+    ASSERT_TRUE(HasTheTreesValues(text, paths, *picked));
   }
   // Both kinds were tried, many times each.
   EXPECT_GT(well_formed, 9000u);
