@@ -779,8 +779,10 @@ void OutboxService::ConsumerLoop(Consumer* c) {
   // "rdv-ob-" and the consumer's name, as much as a thread name holds (15 bytes): for top -H and perf.
   pthread_setname_np(pthread_self(), ("rdv-ob-" + c->name).substr(0, 15).c_str());
   // Events held back behind an id hole: looked at again soon, since most holes are an insert
-  // about to commit (a busy writer), waiting longer each time up to the poll interval (a hole
-  // that stays is a rolled-back insert: its events go once the settle window has passed).
+  // about to commit (a busy writer), waiting longer each time the same hole is still there, up to
+  // the poll interval (a hole that stays is a rolled-back insert: its events go once the settle
+  // window has passed). A round that handed events met a hole past the last one: the wait starts
+  // short again, so a steady stream whose rounds keep meeting fresh holes never waits long.
   std::chrono::milliseconds held_back_wait = kFirstHeldBackWait;
   for (;;) {
     {
@@ -810,6 +812,7 @@ void OutboxService::ConsumerLoop(Consumer* c) {
     c->failures = 0;
     if (round.handed == static_cast<size_t>(options_.batch_size)) continue;  // more is waiting
     if (round.held_back) {
+      if (round.handed > 0) held_back_wait = kFirstHeldBackWait;
       if (!WaitFor(std::min(held_back_wait, options_.poll_interval), nullptr)) return;
       held_back_wait *= 2;
       continue;

@@ -210,6 +210,46 @@ TEST_F(OutboxTest, EventsBehindAnIdHoleWaitForTheSettleWindow) {
   EXPECT_EQ(sink.Ids(), (std::vector<int64_t>{first, after}));
 }
 
+// Rounds that each hand events and stop at a new hole (the one before filled meanwhile, as a busy
+// writer's inserts commit) do not wait longer and longer: each such round is followed by the
+// short wait, not one doubled from the rounds before. Fifteen rounds, each creating the next hole
+// and filling the last one from the committed callback (on the consumer's thread, before its next
+// round): done in well under a second, where waits doubled from 2 ms would take over a minute.
+TEST_F(OutboxTest, RoundsThatMeetFreshHolesDoNotWaitLongerEachTime) {
+  OutboxOptions options;
+  options.poll_interval = std::chrono::seconds(120);  // only the held-back waits run the rounds
+  options.settle_window = std::chrono::seconds(120);  // a hole never settles during the test
+  OutboxService outbox(*db_, registry_, QuietLogger(), options);
+  const auto insert = [&](int64_t id) {
+    db_->Transaction([&](DbConnection& tx) {
+      tx.Exec(
+          "INSERT INTO outbox_events (id, topic, type, payload, created_at)"
+          " VALUES (?, 'things', 'THING_HAPPENED', '{}', UTC_TIMESTAMP(3))",
+          {id});
+    });
+  };
+  constexpr int kRounds = 15;
+  Sink sink;
+  std::atomic<int> commits{0};
+  outbox.Subscribe("c", {"things"}, sink.Handler(), [&] {
+    // After round r (1-based): ids up to 2r - 1 are handed, 2r is missing and 2r + 1 held back.
+    const int r = ++commits;
+    if (r < kRounds) insert(2 * r + 3);  // the next hole: 2r + 2
+    insert(2 * r);
+  });
+  insert(1);
+  insert(3);
+  outbox.Start();
+  const size_t total = 2 * kRounds + 1;
+  EXPECT_TRUE(
+      Eventually(std::to_string(total) + " events handed", kPolling, [&] { return sink.Size() == total; }));
+  outbox.Stop();
+  std::vector<int64_t> expected;
+  for (int64_t id = 1; id <= static_cast<int64_t>(total); ++id) expected.push_back(id);
+  EXPECT_EQ(sink.Ids(), expected);
+  EXPECT_GE(commits.load(), kRounds);
+}
+
 // An event whose insert races a round's read of its candidates (not among them, but committed
 // by the time the round scans the ids after them) is not passed over: the round stops before it
 // and the next one takes it, in order.
