@@ -461,6 +461,7 @@ for h in $(seq 1 "$hosts"); do
 done
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 lat=$(WEBHOOK_BENCH_POSTERS=${BENCH_WEBHOOK_POSTERS:-64} $wh_tool latency "$recv_port" $wh_url/v2/bookings "$event_types" "$rate" "${duration%s}" "$first_start" 5 || true)
+echo "$lat" > "var/bench-$3.json"  # with the slowest events (when written, how late)
 # The receiver has had every delivery; the server records the last attempts within its record
 # delay: a delivery still not recorded as succeeded after 10 s counts as failed.
 for _ in $(seq 1 100); do

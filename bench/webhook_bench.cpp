@@ -286,6 +286,10 @@ int main(int argc, char** argv) {
     const bool all = WaitUntil([&] { return arrivals.HasAll(posts.created_uids); }, 30.0, signals);
     std::unordered_map<std::string, Arrival> first = arrivals.FirstByUid();
     std::vector<double> latencies;
+    // The slowest events, each as [when it was written (s after the first event), latency ms]:
+    // whether the late ones are one stall (close together) or apart.
+    std::vector<std::pair<double, double>> late;
+    double first_created = -1;
     long missing = 0;
     for (const std::string& uid : posts.created_uids) {
       auto it = first.find(uid);
@@ -293,9 +297,19 @@ int main(int argc, char** argv) {
         ++missing;
       } else {
         latencies.push_back(it->second.at_ms - it->second.created_ms);
+        late.emplace_back(it->second.created_ms, latencies.back());
+        if (first_created < 0 || it->second.created_ms < first_created) first_created = it->second.created_ms;
       }
     }
     std::sort(latencies.begin(), latencies.end());
+    std::sort(late.begin(), late.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    nlohmann::json slowest = nlohmann::json::array();
+    for (size_t i = 0; i < late.size() && i < 10; ++i) {
+      slowest.push_back({(late[i].first - first_created) / 1000.0, late[i].second});
+    }
+    const auto over = [&](double ms) {
+      return std::count_if(latencies.begin(), latencies.end(), [&](double l) { return l > ms; });
+    };
     out.update({{"rate", rate},
                 {"seconds", seconds},
                 {"posted", posts.latencies_ms.size()},
@@ -308,7 +322,10 @@ int main(int argc, char** argv) {
                 {"missing", missing},
                 {"p50_ms", bench::Percentile(latencies, 0.50)},
                 {"p99_ms", bench::Percentile(latencies, 0.99)},
-                {"max_ms", latencies.empty() ? 0.0 : latencies.back()}});
+                {"max_ms", latencies.empty() ? 0.0 : latencies.back()},
+                {"over_50ms", over(50)},
+                {"over_100ms", over(100)},
+                {"slowest", slowest}});
     out.update(arrivals.Summary());
     status = all && posts.failed == 0 ? 0 : 1;
   }
