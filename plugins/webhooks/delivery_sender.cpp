@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <random>
+#include <tuple>
 
 #include "address_guard.hpp"
 #include "rendezvous/text.hpp"
@@ -24,7 +25,6 @@ constexpr std::chrono::seconds kStartMargin{2};
 constexpr size_t kMaxResponseBytes = 256 * 1024;
 // Finished attempts wait at most this long for the round that records them.
 constexpr std::chrono::milliseconds kMaxRecordDelay{20};
-constexpr std::chrono::seconds kFullClaimInterval{1};
 // Round()'s answer when its transaction failed.
 constexpr size_t kRoundFailed = static_cast<size_t>(-1);
 
@@ -142,6 +142,13 @@ void DeliverySender::Wake() noexcept {
   store_cv_.notify_all();
 }
 
+void DeliverySender::WakeFrom(int64_t due_ms) noexcept {
+  int64_t earliest = rewind_ms_.load();
+  while (due_ms < earliest && !rewind_ms_.compare_exchange_weak(earliest, due_ms)) {
+  }
+  Wake();
+}
+
 void DeliverySender::SendLoop() {
   pthread_setname_np(pthread_self(), "rdv-wh-send");  // for top -H and perf
   while (!stopping_) {
@@ -257,6 +264,13 @@ size_t DeliverySender::Round(size_t limit) {
   for (const Finished& f : recording) batch.push_back(RecordedAttempt{&f.delivery, f.attempt, f.outcome});
   RecordAndClaimResult round;
   bool ok = false;
+  // Taken before the claim: a WakeFrom() during it (its rows committing while it ran) moves the
+  // place back after it has moved forward.
+  const int64_t rewind = rewind_ms_.exchange(kNoRewind);
+  if (rewind != kNoRewind) {
+    const ClaimCursor back{rewind - 1, 0};  // rows due at `rewind` or later come after it
+    if (std::tie(claim_after_.due_ms, claim_after_.id) > std::tie(back.due_ms, back.id)) claim_after_ = back;
+  }
   const auto started = std::chrono::steady_clock::now();
   const bool full_claim = limit > 0 && started >= next_full_claim_;
   try {
@@ -265,7 +279,7 @@ size_t DeliverySender::Round(size_t limit) {
                                   busy, full_claim ? ClaimCursor{} : claim_after_);
     ok = true;
     if (full_claim) {
-      next_full_claim_ = started + kFullClaimInterval;
+      next_full_claim_ = started + options_.full_claim_interval;
       if (busy.empty()) claim_after_ = round.last;  // {0, 0} (from the start) when nothing was due
     } else if (busy.empty() && !round.claimed.empty()) {
       claim_after_ = round.last;  // after claim_after_: the claim started there

@@ -50,6 +50,9 @@ struct SenderOptions {
   int64_t disable_after_seconds = 432000;
   int64_t retention_seconds = 2592000;
   std::chrono::milliseconds poll_interval{250};
+  // How often a claim walks the due index from its start rather than from where the last claim
+  // ended (DeliverySender::claim_after_): it finds rows that landed behind that place.
+  std::chrono::milliseconds full_claim_interval{1000};
   std::string user_agent = "Rendezvous-Webhooks";
 };
 
@@ -82,6 +85,11 @@ class DeliverySender {
   void Stop() noexcept;
   // Deliveries may be due: claim now rather than at the next poll.
   void Wake() noexcept;
+  // Deliveries due from `due_ms` on (Unix ms by the database's clock) have committed: claim now,
+  // and walk the due index from before that time at the latest. A claim that ran while they
+  // committed may have passed over some of them (still locked: skipped) and taken later ones, so
+  // that the place where claims start is past them.
+  void WakeFrom(int64_t due_ms) noexcept;
 
  private:
   // A claimed delivery, its subscriber URL parsed once (nullopt, with url_error, when its webhook
@@ -173,6 +181,10 @@ class DeliverySender {
   // another instance's consumer) are found by a claim from the start of the index at least every
   // kFullClaimInterval.
   ClaimCursor claim_after_;
+  // WakeFrom()'s earliest time since the last round (kNoRewind: none); the next round moves
+  // claim_after_ back before it.
+  static constexpr int64_t kNoRewind = INT64_MAX;
+  std::atomic<int64_t> rewind_ms_{kNoRewind};
   std::chrono::steady_clock::time_point next_full_claim_{};
   std::chrono::steady_clock::time_point next_housekeeping_{};
   std::chrono::steady_clock::time_point next_purge_{};

@@ -5,6 +5,7 @@
 // webhooks, come from the bookings plugin's "bookings.event_types" when it is (without it, no event
 // type exists).
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "delivery_sender.hpp"
 #include "rendezvous/event_types.hpp"
 #include "rendezvous/plugin.hpp"
+#include "rendezvous/time.hpp"
 #include "script_hooks.hpp"
 #include "webhook_fields.hpp"
 #include "webhook_metrics.hpp"
@@ -31,6 +33,10 @@ namespace {
 
 constexpr const char* kConsumer = "webhooks";
 constexpr const char* kTopic = "bookings";
+// How far the database's clock may be ahead of this server's for the sender's claims to find new
+// deliveries at once whatever happens as they commit (beyond it, within the sender's
+// full_claim_interval).
+constexpr std::chrono::milliseconds kDueClockMargin{5};
 
 struct WebhooksConfig {
   bool allow_private_networks = false;
@@ -152,20 +158,25 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
 
   ctx.AddMigrations(WebhookMigrations());
 
-  // The sender is woken once the new deliveries have committed: woken earlier, its claim would
-  // not see them yet.
-  auto created = std::make_shared<std::atomic<bool>>(false);
+  // The sender is woken once the new deliveries have committed (woken earlier, its claim would
+  // not see them yet), with the time they are due from: the handler's start by this clock, less
+  // kDueClockMargin for the database's (their due time is the database's time of their insert).
+  // A claim that ran while they committed may have skipped some (still locked) and taken later
+  // ones; the sender's next claim then starts before them again (DeliverySender::WakeFrom).
+  auto created_since = std::make_shared<std::atomic<int64_t>>(0);  // 0: nothing created
   ctx.outbox().Subscribe(
       kConsumer, {kTopic},
-      [queue, metrics, created](DbConnection& tx, const std::vector<OutboxEvent>& batch) {
+      [queue, metrics, created_since](DbConnection& tx, const std::vector<OutboxEvent>& batch) {
+        const int64_t started_ms = time::Now();
         const size_t n = queue->Enqueue(tx, batch);
         if (n > 0) {
           metrics->DeliveriesCreated(n);
-          created->store(true);
+          created_since->store(started_ms);
         }
       },
-      [sender, created] {
-        if (created->exchange(false)) sender->Wake();
+      [sender, created_since] {
+        const int64_t since = created_since->exchange(0);
+        if (since > 0) sender->WakeFrom(since - kDueClockMargin.count());
       },
       OutboxPayload::kText);  // the routing members are read from the text (DeliveryQueue::Enqueue)
   ServiceOptions service_options;

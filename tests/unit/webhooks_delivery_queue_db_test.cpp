@@ -7,17 +7,22 @@
 // it; an event goes to its organizer's own webhooks and to its event type's, one delivery each,
 // routed by the members read from its text.
 #include <algorithm>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 #include <prometheus/registry.h>
 
 #include "delivery_queue.hpp"
+#include "delivery_sender.hpp"
+#include "eventually.hpp"
+#include "loopback_http_server.hpp"
 #include "rendezvous/time.hpp"
 #include "storage/migrator.hpp"
 #include "storage/mysql_database.hpp"
@@ -31,6 +36,7 @@ namespace {
 using webhooks::Attempt;
 using webhooks::ClaimedDelivery;
 using webhooks::DeliveryQueue;
+using webhooks::DeliverySender;
 using webhooks::Outcome;
 using webhooks::RecordedAttempt;
 using webhooks::WebhookStore;
@@ -56,8 +62,15 @@ class WebhooksDeliveryQueueDb : public ::testing::Test {
   // `n` BOOKING_CREATED events of organizer 3 turned into deliveries by the outbox handler, one
   // per event and webhook of organizer 3.
   void Enqueue(int n, int webhooks = 1) {
+    const std::vector<OutboxEvent> batch = Events(1, n);
+    const size_t created = db_->Transaction([&](DbConnection& tx) { return queue_->Enqueue(tx, batch); });
+    ASSERT_EQ(created, static_cast<size_t>(n * webhooks));
+  }
+
+  // BOOKING_CREATED events of organizer 3 with ids from..to.
+  static std::vector<OutboxEvent> Events(int from, int to) {
     std::vector<OutboxEvent> batch;
-    for (int i = 1; i <= n; ++i) {
+    for (int i = from; i <= to; ++i) {
       OutboxEvent e;
       e.id = i;
       e.topic = "bookings";
@@ -69,8 +82,7 @@ class WebhooksDeliveryQueueDb : public ::testing::Test {
       e.created_at = std::chrono::system_clock::now();
       batch.push_back(std::move(e));
     }
-    const size_t created = db_->Transaction([&](DbConnection& tx) { return queue_->Enqueue(tx, batch); });
-    ASSERT_EQ(created, static_cast<size_t>(n * webhooks));
+    return batch;
   }
 
   static std::vector<RecordedAttempt> Outcomes(const std::vector<ClaimedDelivery>& claimed,
@@ -426,6 +438,53 @@ TEST_F(WebhooksDeliveryQueueDb, AnEventHandedAsTextIsRoutedByItsMembersAndSentAs
 // past rather than NULL: its writes rewrite rows in place), and rows written before that are claimed
 // and recorded as before: an unleased row is claimed, a leased one is not, a success delivered
 // before keeps its first delivery time through a manual retry.
+// A claim skips the rows of a transaction that has not committed yet (SKIP LOCKED) and may take
+// later ones that have: the place where its next claim starts is then past the skipped rows. The
+// sender told from when new deliveries are due (WakeFrom, as the outbox consumer does after each
+// commit) claims them at once; with full claims (from the start of the index) set an hour apart,
+// nothing else would find them within the test.
+TEST_F(WebhooksDeliveryQueueDb, TheSenderFindsDeliveriesItsLastClaimPassedOverWhenToldWhereTheyStart) {
+  LoopbackHttpServer receiver([](const PeerRequest&) {
+    PeerResponse ok;
+    ok.body = "ok";
+    return ok;
+  });
+  scratch_.Exec("UPDATE webhooks SET subscriber_url = '" + receiver.url() +
+                "/hook' WHERE id = " + std::to_string(webhook_id_));
+  webhooks::SenderOptions options;
+  options.allow_private_networks = true;
+  options.poll_interval = std::chrono::seconds(3600);
+  options.full_claim_interval = std::chrono::seconds(3600);
+  DeliverySender sender(*db_, *queue_, QuietLogger(), options);
+  sender.Start();
+
+  // Event 1's delivery is written by a transaction left open; event 2's, written after it (a
+  // later id, due no earlier), commits.
+  const int64_t before_ms = time::Now();
+  std::promise<void> written, commit;
+  std::thread open([&] {
+    db_->Transaction([&](DbConnection& tx) {
+      const std::vector<OutboxEvent> one = Events(1, 1);
+      queue_->Enqueue(tx, one);
+      written.set_value();
+      commit.get_future().wait();
+    });
+  });
+  written.get_future().wait();
+  const std::vector<OutboxEvent> two = Events(2, 2);
+  ASSERT_EQ(db_->Transaction([&](DbConnection& tx) { return queue_->Enqueue(tx, two); }), 1u);
+  sender.Wake();
+  ASSERT_TRUE(receiver.AwaitRequests(1));  // event 2's: claimed past the locked row of event 1
+  commit.set_value();
+  open.join();
+
+  sender.WakeFrom(before_ms);
+  EXPECT_TRUE(
+      Eventually("event 1's delivery sent", Patience{}, [&] { return receiver.Requests().size() == 2; }));
+  sender.Stop();
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'pending'"), 0);
+}
+
 TEST(WebhooksDeliveryQueueUpgrade, RowsWrittenBeforeTheFixedSizeColumnsAreClaimedAndRecordedAsBefore) {
   ScratchDatabase scratch;
   prometheus::Registry registry;
