@@ -438,11 +438,13 @@ TEST_F(WebhooksDeliveryQueueDb, AnEventHandedAsTextIsRoutedByItsMembersAndSentAs
 // past rather than NULL: its writes rewrite rows in place), and rows written before that are claimed
 // and recorded as before: an unleased row is claimed, a leased one is not, a success delivered
 // before keeps its first delivery time through a manual retry.
-// A claim skips the rows of a transaction that has not committed yet (SKIP LOCKED) and may take
-// later ones that have: the place where its next claim starts is then past the skipped rows. The
-// sender told from when new deliveries are due (WakeFrom, as the outbox consumer does after each
-// commit) claims them at once; with full claims (from the start of the index) set an hour apart,
-// nothing else would find them within the test.
+// A claim skips the rows another transaction holds locked (SKIP LOCKED: a consumer's rows still
+// committing) and may take later ones: the place where its next claim starts is then past the
+// skipped rows. The sender told from when new deliveries are due (WakeFrom, as the outbox consumer
+// does after each commit) claims them at once; with full claims (from the start of the index) an
+// hour apart, nothing else would find them within the test. (The lock is taken on the row by its
+// key, as a claim's would be: a lock left by an uncommitted insert would also hold up the sender's
+// purge, whose range ends at the row.)
 TEST_F(WebhooksDeliveryQueueDb, TheSenderFindsDeliveriesItsLastClaimPassedOverWhenToldWhereTheyStart) {
   LoopbackHttpServer receiver([](const PeerRequest&) {
     PeerResponse ok;
@@ -451,32 +453,31 @@ TEST_F(WebhooksDeliveryQueueDb, TheSenderFindsDeliveriesItsLastClaimPassedOverWh
   });
   scratch_.Exec("UPDATE webhooks SET subscriber_url = '" + receiver.url() +
                 "/hook' WHERE id = " + std::to_string(webhook_id_));
+  const int64_t before_ms = time::Now();
+  Enqueue(2);  // event 1's delivery, then event 2's: a later id, due no earlier
+  const std::string first = scratch_.QueryValue("SELECT MIN(id) FROM webhook_deliveries");
+
   webhooks::SenderOptions options;
   options.allow_private_networks = true;
   options.poll_interval = std::chrono::seconds(3600);
   options.full_claim_interval = std::chrono::seconds(3600);
   DeliverySender sender(*db_, *queue_, QuietLogger(), options);
-  sender.Start();
-
-  // Event 1's delivery is written by a transaction left open; event 2's, written after it (a
-  // later id, due no earlier), commits.
-  const int64_t before_ms = time::Now();
-  std::promise<void> written, commit;
-  std::thread open([&] {
+  std::promise<void> locked, release;
+  std::thread holder([&] {
     db_->Transaction([&](DbConnection& tx) {
-      const std::vector<OutboxEvent> one = Events(1, 1);
-      queue_->Enqueue(tx, one);
-      written.set_value();
-      commit.get_future().wait();
+      tx.QueryOne("SELECT id FROM webhook_deliveries WHERE id = " + first + " FOR UPDATE");
+      locked.set_value();
+      release.get_future().wait();
     });
   });
-  written.get_future().wait();
-  const std::vector<OutboxEvent> two = Events(2, 2);
-  ASSERT_EQ(db_->Transaction([&](DbConnection& tx) { return queue_->Enqueue(tx, two); }), 1u);
-  sender.Wake();
-  ASSERT_TRUE(receiver.AwaitRequests(1));  // event 2's: claimed past the locked row of event 1
-  commit.set_value();
-  open.join();
+  locked.get_future().wait();
+  sender.Start();
+  const bool second_sent = receiver.AwaitRequests(1);  // event 2's, claimed past the locked row
+  release.set_value();
+  holder.join();
+  ASSERT_TRUE(second_sent);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE id = " + first + " AND status = 'pending'"),
+            1);
 
   sender.WakeFrom(before_ms);
   EXPECT_TRUE(
