@@ -264,8 +264,9 @@ size_t DeliverySender::Round(size_t limit) {
   for (const Finished& f : recording) batch.push_back(RecordedAttempt{&f.delivery, f.attempt, f.outcome});
   RecordAndClaimResult round;
   bool ok = false;
-  // Taken before the claim: a WakeFrom() during it (its rows committing while it ran) moves the
-  // place back after it has moved forward.
+  // The WakeFrom()s since the last round move the place back before the earliest. Taken before
+  // this round's claim: one that comes during it (rows committing while the claim ran) is applied
+  // by the next round, after this claim has moved the place forward.
   const int64_t rewind = rewind_ms_.exchange(kNoRewind);
   if (rewind != kNoRewind) {
     const ClaimCursor back{rewind - 1, 0};  // rows due at `rewind` or later come after it

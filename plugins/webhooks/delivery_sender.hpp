@@ -179,7 +179,7 @@ class DeliverySender {
   // it (the outbox consumer's transactions follow one another; retries and leases are due in the
   // future). Rows that land behind it anyway (a webhook left out, a manual retry racing a claim,
   // another instance's consumer) are found by a claim from the start of the index at least every
-  // kFullClaimInterval.
+  // full_claim_interval; the outbox consumer's new rows are found at once (WakeFrom).
   ClaimCursor claim_after_;
   // WakeFrom()'s earliest time since the last round (kNoRewind: none); the next round moves
   // claim_after_ back before it.

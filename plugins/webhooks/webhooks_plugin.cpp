@@ -33,7 +33,7 @@ namespace {
 
 constexpr const char* kConsumer = "webhooks";
 constexpr const char* kTopic = "bookings";
-// How far the database's clock may be ahead of this server's for the sender's claims to find new
+// How far the database's clock may be behind this server's for the sender's claims to find new
 // deliveries at once whatever happens as they commit (beyond it, within the sender's
 // full_claim_interval).
 constexpr std::chrono::milliseconds kDueClockMargin{5};
@@ -160,9 +160,11 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
 
   // The sender is woken once the new deliveries have committed (woken earlier, its claim would
   // not see them yet), with the time they are due from: the handler's start by this clock, less
-  // kDueClockMargin for the database's (their due time is the database's time of their insert).
-  // A claim that ran while they committed may have skipped some (still locked) and taken later
-  // ones; the sender's next claim then starts before them again (DeliverySender::WakeFrom).
+  // kDueClockMargin for the database's (their due time is the database's time of their insert);
+  // the earliest such start since the last wake-up, when several transactions committed in
+  // between (events handled one by one). A claim that ran while they committed may have skipped
+  // some (still locked) and taken later ones; the sender's next claim then starts before them
+  // again (DeliverySender::WakeFrom).
   auto created_since = std::make_shared<std::atomic<int64_t>>(0);  // 0: nothing created
   ctx.outbox().Subscribe(
       kConsumer, {kTopic},
@@ -171,7 +173,8 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
         const size_t n = queue->Enqueue(tx, batch);
         if (n > 0) {
           metrics->DeliveriesCreated(n);
-          created_since->store(started_ms);
+          int64_t none = 0;
+          created_since->compare_exchange_strong(none, started_ms);  // keeps an earlier start
         }
       },
       [sender, created_since] {
