@@ -94,16 +94,22 @@ size_t OnHeader(char* data, size_t size, size_t n, void* user) {
   }
   const size_t colon = line.find(':');
   if (colon == std::string_view::npos) return len;
-  const std::string name = text::AsciiLower(text::Trim(line.substr(0, colon)));
-  const auto& wanted = x->request->keep_headers;
-  if (std::find(wanted.begin(), wanted.end(), name) == wanted.end()) return len;
+  const std::string_view name = text::Trim(line.substr(0, colon));
+  const auto& wanted = x->request->keep_headers;  // lower case
+  const auto is_name = [&](const std::string& w) {
+    return w.size() == name.size() && std::equal(w.begin(), w.end(), name.begin(), [](char a, char b) {
+             return a == (b >= 'A' && b <= 'Z' ? static_cast<char>(b - 'A' + 'a') : b);
+           });
+  };
+  const auto match = std::find_if(wanted.begin(), wanted.end(), is_name);
+  if (match == wanted.end()) return len;
   const std::string_view value = text::Trim(line.substr(colon + 1));
   if (value.size() > kMaxKeptHeader) return len;
-  auto it = std::find_if(kept.begin(), kept.end(), [&](const auto& h) { return h.first == name; });
+  auto it = std::find_if(kept.begin(), kept.end(), [&](const auto& h) { return h.first == *match; });
   if (it != kept.end()) {
     it->second.assign(value);
   } else {
-    kept.emplace_back(name, std::string(value));
+    kept.emplace_back(*match, std::string(value));
   }
   return len;
 }
@@ -297,10 +303,13 @@ struct HttpMulti::Impl {
   CURLM* multi = nullptr;
   std::vector<std::unique_ptr<Transfer>> open;
   std::vector<CURL*> idle;  // reset, for reuse: the multi handle keeps the connections
+  // The most transfers open at once so far: as many handles are kept (at least kMaxIdleHandles),
+  // so a caller that keeps that many open does not free and create handles with every answer.
+  size_t peak_open = 0;
 
   void Recycle(CURL* e) {
     if (e == nullptr) return;
-    if (idle.size() >= kMaxIdleHandles) {
+    if (idle.size() >= std::max(kMaxIdleHandles, peak_open)) {
       curl_easy_cleanup(e);
       return;
     }
@@ -345,6 +354,7 @@ bool HttpMulti::Start(uint64_t tag, HttpRequest request) {
     return false;
   }
   impl_->open.push_back(std::move(t));
+  impl_->peak_open = std::max(impl_->peak_open, impl_->open.size());
   return true;
 }
 
