@@ -153,6 +153,7 @@ class Receiver {
     a.sin_port = htons(static_cast<uint16_t>(port));
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     if (::bind(listener_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(listener_, 1024) != 0) {
+      if (listener_ >= 0) ::close(listener_);
       throw std::runtime_error("the receiver cannot listen on port " + std::to_string(port));
     }
     epoll_ = ::epoll_create1(EPOLL_CLOEXEC);
