@@ -96,12 +96,8 @@ size_t OnHeader(char* data, size_t size, size_t n, void* user) {
   if (colon == std::string_view::npos) return len;
   const std::string_view name = text::Trim(line.substr(0, colon));
   const auto& wanted = x->request->keep_headers;  // lower case
-  const auto is_name = [&](const std::string& w) {
-    return w.size() == name.size() && std::equal(w.begin(), w.end(), name.begin(), [](char a, char b) {
-             return a == (b >= 'A' && b <= 'Z' ? static_cast<char>(b - 'A' + 'a') : b);
-           });
-  };
-  const auto match = std::find_if(wanted.begin(), wanted.end(), is_name);
+  const auto match = std::find_if(wanted.begin(), wanted.end(),
+                                  [&](const std::string& w) { return text::EqualsIgnoreCase(w, name); });
   if (match == wanted.end()) return len;
   const std::string_view value = text::Trim(line.substr(colon + 1));
   if (value.size() > kMaxKeptHeader) return len;

@@ -434,10 +434,6 @@ TEST_F(WebhooksDeliveryQueueDb, AnEventHandedAsTextIsRoutedByItsMembersAndSentAs
   EXPECT_EQ(claimed[0].content_type, "application/json");
 }
 
-// The sender's columns keep their size (the status a CHAR, no lease and never delivered a time long
-// past rather than NULL: its writes rewrite rows in place), and rows written before that are claimed
-// and recorded as before: an unleased row is claimed, a leased one is not, a success delivered
-// before keeps its first delivery time through a manual retry.
 // A claim skips the rows another transaction holds locked (SKIP LOCKED: a consumer's rows still
 // committing) and may take later ones: the place where its next claim starts is then past the
 // skipped rows. The sender told from when new deliveries are due (WakeFrom, as the outbox consumer
@@ -486,6 +482,10 @@ TEST_F(WebhooksDeliveryQueueDb, TheSenderFindsDeliveriesItsLastClaimPassedOverWh
   EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'pending'"), 0);
 }
 
+// The sender's columns keep their size (the status a CHAR, no lease and never delivered a time long
+// past rather than NULL: its writes rewrite rows in place), and rows written before that are claimed
+// and recorded as before: an unleased row is claimed, a leased one is not, a success delivered
+// before keeps its first delivery time through a manual retry.
 TEST(WebhooksDeliveryQueueUpgrade, RowsWrittenBeforeTheFixedSizeColumnsAreClaimedAndRecordedAsBefore) {
   ScratchDatabase scratch;
   prometheus::Registry registry;
