@@ -288,6 +288,13 @@ int64_t OutboxService::Publish(DbConnection& tx, const std::string& topic, const
   return id;
 }
 
+void OutboxService::KeepEvents(const std::string& topic, std::chrono::seconds at_least) {
+  CheckName("topic", topic, kMaxTopicLength);
+  std::lock_guard<std::mutex> lk(mu_);
+  std::chrono::seconds& keep = kept_[topic];
+  keep = std::max(keep, at_least);
+}
+
 void OutboxService::Subscribe(const std::string& consumer, const std::vector<std::string>& topics,
                               OutboxHandler handler, OutboxCommitted committed, OutboxPayload payload,
                               std::chrono::milliseconds gather) {
@@ -827,12 +834,16 @@ void OutboxService::ConsumerLoop(Consumer* c) {
 
 size_t OutboxService::PurgeOnce() {
   std::map<std::string, std::vector<std::string>> topic_consumers;
+  std::map<std::string, std::chrono::seconds> kept;
   {
     std::lock_guard<std::mutex> lk(mu_);
     for (const auto& [name, c] : consumers_) {
       for (const auto& t : c->topics) topic_consumers[t].push_back(name);
     }
+    kept = kept_;
   }
+  // A kept topic nobody here subscribes to is purged by its own age alone.
+  for (const auto& [topic, at_least] : kept) topic_consumers[topic];
   std::map<std::string, int64_t> positions;
   db_.Run([&](DbConnection& conn) {
     for (const auto& [topic, names] : topic_consumers) {
@@ -853,13 +864,16 @@ size_t OutboxService::PurgeOnce() {
     const auto& names = topic_entry.second;
     int64_t passed = std::numeric_limits<int64_t>::max();
     for (const auto& name : names) passed = std::min(passed, positions[name]);
+    auto keep = kept.find(topic);
+    const int64_t topic_retention =
+        keep == kept.end() ? retention_seconds : std::max(retention_seconds, static_cast<int64_t>(keep->second.count()));
     for (int i = 0; i < kMaxPurgeBatchesPerTopic; ++i) {
       uint64_t n = 0;
       db_.Run([&](DbConnection& conn) {
         n = conn.Exec(std::string("DELETE FROM outbox_events WHERE topic = ? AND id <= ?"
                                   " AND created_at < UTC_TIMESTAMP(3) - INTERVAL ? SECOND") +
                           kStillNeeded + " ORDER BY id LIMIT " + std::to_string(kPurgeBatch),
-                      {topic, passed, retention_seconds});
+                      {topic, passed, topic_retention});
       });
       deleted += n;
       if (n < static_cast<uint64_t>(kPurgeBatch)) break;
@@ -928,3 +942,24 @@ void OutboxService::Stop() {
 }
 
 }  // namespace rendezvous::core
+
+namespace rendezvous {
+
+std::unordered_map<int64_t, std::string> OutboxPayloads(DbConnection& tx, const std::vector<int64_t>& ids) {
+  std::unordered_map<int64_t, std::string> out;
+  // The ids are numbers, spelled out: one statement a chunk whatever its length, sent unprepared
+  // (its text changes with the list).
+  constexpr size_t kChunk = 1000;
+  for (size_t at = 0; at < ids.size(); at += kChunk) {
+    std::string sql = "SELECT id, payload FROM outbox_events WHERE id IN (";
+    for (size_t i = at; i < std::min(ids.size(), at + kChunk); ++i) {
+      if (i > at) sql += ',';
+      sql += std::to_string(ids[i]);
+    }
+    sql += ')';
+    for (const DbRow& row : tx.QueryUnprepared(sql)) out.emplace(row.Int(1), row.String(2));
+  }
+  return out;
+}
+
+}  // namespace rendezvous

@@ -48,9 +48,10 @@
 //   up to settle_window) and constant with auto_increment_increment > 1 (Galera): there every
 //   event waits settle_window.
 //
-// Retention (PurgeOnce, every `purge_interval` from the loop): events older than `retention` are
-// deleted in batches of 1,000 when every consumer subscribed here to their topic has passed them;
-// events of topics nobody here subscribes to are deleted once older than `retention`. An event a
+// Retention (PurgeOnce, every `purge_interval` from the loop): events older than `retention` (or
+// than a longer KeepEvents of their topic) are deleted in batches of 1,000 when every consumer
+// subscribed here to their topic has passed them; events of topics nobody here subscribes to are
+// deleted once older than `retention` (or their KeepEvents). An event a
 // consumer retries or has parked is never deleted (the parked row names it: replay needs it). Consumers
 // present in the table but not subscribed in this process are ignored (a disabled plugin must not
 // keep events forever).
@@ -145,6 +146,7 @@ class OutboxService final : public Outbox {
                  OutboxCommitted committed = {}, OutboxPayload payload = OutboxPayload::kParsed,
                  std::chrono::milliseconds gather = std::chrono::milliseconds{0}) override;
   void Notify() noexcept override;
+  void KeepEvents(const std::string& topic, std::chrono::seconds at_least) override;
 
   // Starts one loop thread per consumer plus one for retention. Idempotent.
   void Start();
@@ -258,6 +260,7 @@ class OutboxService final : public Outbox {
   std::mutex mu_;  // consumers_ (the map, not the rounds), each Consumer's woken, running_, stopping_
   std::condition_variable cv_;
   std::map<std::string, std::unique_ptr<Consumer>> consumers_;
+  std::map<std::string, std::chrono::seconds> kept_;  // mu_: KeepEvents, by topic
   bool running_ = false;
   bool stopping_ = false;
   std::thread purge_thread_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <tuple>
+#include <unordered_map>
 
 #include "rendezvous/crypto.hpp"
 #include "rendezvous/json_pick.hpp"
@@ -160,6 +161,28 @@ Json AttemptJson(const DbRow& row) {
   return a;
 }
 
+// Rows queued again may outlive their events in the outbox, which keeps an event for one life of
+// its deliveries (WebhooksPlugin: KeepEvents): those of `ids` that refer to their event's text get
+// a copy of it now. One whose event is gone keeps referring to it, and fails when claimed.
+void CopyEventTexts(DbConnection& tx, const std::vector<int64_t>& ids) {
+  if (ids.empty()) return;
+  // The ids come from rows just read, never from outside.
+  const std::vector<DbRow> rows = tx.QueryUnprepared(
+      "SELECT id, event_id FROM webhook_deliveries WHERE body IS NULL AND event_id IS NOT NULL AND id IN (" +
+      IdList(ids) + ")");
+  if (rows.empty()) return;
+  std::vector<int64_t> events;
+  events.reserve(rows.size());
+  for (const DbRow& row : rows) events.push_back(row.Int("event_id"));
+  const std::unordered_map<int64_t, std::string> texts = OutboxPayloads(tx, events);
+  for (const DbRow& row : rows) {
+    auto text = texts.find(row.Int("event_id"));
+    if (text != texts.end()) {
+      tx.Exec("UPDATE webhook_deliveries SET body = ? WHERE id = ?", {text->second, row.Int("id")});
+    }
+  }
+}
+
 }  // namespace
 
 size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& batch) {
@@ -206,20 +229,23 @@ size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& 
     for (const Webhook& w : webhooks->second) {
       if (!w.Subscribes(trigger)) continue;
       RenderedBody body;
+      bool refers = false;  // the body is the event's text as the outbox keeps it: not copied
       if (hooks_.has_filter() || hooks_.has_render()) {
         if (!args) args.emplace(payload());
         args->webhook = ScriptHooks::WebhookValue(w);
         if (!hooks_.ShouldDeliver(*args)) continue;
         body = hooks_.Body(w, payload(), *args);
       } else if (!w.payload_template) {
-        // The built-in body: the event's text, copied to each webhook's delivery.
-        body = RenderedBody{text, "application/json"};
+        // The built-in body: the event's text. One read from the outbox is kept there and the row
+        // refers to it (a NULL body); a handed event's serialization is copied.
+        refers = !e.payload_text.empty();
+        body = RenderedBody{refers ? std::string() : text, "application/json"};
       } else {
         body = RenderBody(w.payload_template, payload());  // no scripts: no Lua values to build
       }
       row_bytes += body.body.size();
-      rows.push_back({w.id, e.id, trigger, "msg_" + crypto::RandomToken(18), std::move(body.body),
-                      std::move(body.content_type), event_at});
+      rows.push_back({w.id, e.id, trigger, "msg_" + crypto::RandomToken(18),
+                      refers ? DbValue() : DbValue(std::move(body.body)), std::move(body.content_type), event_at});
       if (row_bytes >= kMaxInsertBytes) flush();
     }
   }
@@ -272,7 +298,7 @@ std::vector<ClaimedDelivery> DeliveryQueue::ClaimIn(DbConnection& tx, size_t lim
   // the range is kept, and it starts at the cursor.
   const std::string from = time::FormatSql(after.due_ms);
   std::string sql =
-      "SELECT id, webhook_id, message_id, trigger_event, body, content_type, round_attempts,"
+      "SELECT id, webhook_id, event_id, message_id, trigger_event, body, content_type, round_attempts,"
       " COALESCE(event_at, created_at) AS event_at,"
       " delivered_at > " RDV_LONG_AGO
       " AS delivered,"
@@ -300,12 +326,18 @@ std::vector<ClaimedDelivery> DeliveryQueue::ClaimIn(DbConnection& tx, size_t lim
   if (rows.empty()) return out;
   std::vector<int64_t> ids;
   std::map<int64_t, std::optional<Webhook>> webhooks;
+  std::vector<int64_t> referred_events;  // of the rows whose body is their event's text
   for (const DbRow& row : rows) {
     ClaimedDelivery d;
     d.id = row.Int("id");
     d.message_id = row.String("message_id");
     d.trigger = row.String("trigger_event");
-    d.body = row.String("body");
+    if (row.IsNull("body")) {
+      d.event_id = row.Int("event_id");
+      referred_events.push_back(d.event_id);
+    } else {
+      d.body = row.String("body");
+    }
     d.content_type = row.String("content_type");
     d.round_attempts = static_cast<int>(row.Int("round_attempts"));
     // The times as DATETIME(3) texts (UTC), read here rather than by decimal arithmetic in MariaDB.
@@ -321,6 +353,18 @@ std::vector<ClaimedDelivery> DeliveryQueue::ClaimIn(DbConnection& tx, size_t lim
     d.webhook = it->second;
     ids.push_back(d.id);
     out.push_back(std::move(d));
+  }
+  if (!referred_events.empty()) {
+    std::unordered_map<int64_t, std::string> texts = OutboxPayloads(tx, referred_events);
+    for (ClaimedDelivery& d : out) {
+      if (d.event_id == 0) continue;
+      auto text = texts.find(d.event_id);
+      if (text == texts.end()) {
+        d.body_gone = true;
+      } else {
+        d.body = text->second;  // a copy: two webhooks' deliveries may carry one event
+      }
+    }
   }
   InIdChunks(tx, "UPDATE webhook_deliveries SET leased_until = UTC_TIMESTAMP(3) + INTERVAL ? SECOND WHERE id",
              ids, {}, {lease_seconds});
@@ -512,6 +556,7 @@ Result<Json> DeliveryQueue::Retry(Database& db, int64_t user_id, int64_t webhook
         "UTC_TIMESTAMP(3),"
         " updated_at = UTC_TIMESTAMP(3), leased_until = " RDV_LONG_AGO " WHERE id = ?",
         {delivery_id});
+    CopyEventTexts(tx, {delivery_id});
     return Json{{"id", delivery_id},
                 {"triggerEvent", row->String("trigger_event")},
                 {"status", "pending"},
@@ -555,6 +600,7 @@ Result<int64_t> DeliveryQueue::Recover(Database& db, int64_t user_id, int64_t we
           "UTC_TIMESTAMP(3),"
           " updated_at = UTC_TIMESTAMP(3), leased_until = " RDV_LONG_AGO " WHERE id IN (" +
           IdList(ids) + ")");
+      CopyEventTexts(tx, ids);
       return Batch{rows.size(), rows.back().String("created_at"), rows.back().Int("id")};
     });
     queued += static_cast<int64_t>(done.n);

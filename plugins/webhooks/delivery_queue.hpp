@@ -44,6 +44,10 @@ struct ClaimedDelivery {
   std::string message_id;  // the webhook-id header
   std::string trigger;
   std::string body;
+  // A body that is its event's text as the outbox keeps it (the row refers to it): the event's id
+  // (0 for a body of the row's own), and whether the outbox no longer has it (body empty).
+  int64_t event_id = 0;
+  bool body_gone = false;
   std::string content_type;
   int round_attempts = 0;  // attempts since creation or the last manual retry
   int64_t event_at_ms = 0;  // when the booking event was written (its transaction's time)

@@ -373,6 +373,11 @@ void DeliverySender::Begin(Claimed c) {
     Complete(std::move(d), c.destination, false, attempt, Outcome{Outcome::kFailed}, "failed");
     return;
   }
+  if (d.body_gone) {
+    attempt.error = "the event this delivery carries is no longer kept (the outbox's retention)";
+    Complete(std::move(d), c.destination, false, attempt, Outcome{Outcome::kFailed}, "failed");
+    return;
+  }
   if (!c.url) {
     attempt.error = c.url_error;
     Complete(std::move(d), c.destination, false, attempt, Outcome{Outcome::kFailed}, "failed");

@@ -104,6 +104,10 @@ ALTER TABLE webhook_deliveries MODIFY status CHAR(9) CHARACTER SET ascii NOT NUL
   MODIFY delivered_at DATETIME(3) NOT NULL DEFAULT '1970-01-01 00:00:00',
   DROP KEY uq_webhook_deliveries_message)sql";
 
+// A delivery whose body is its event's text as the outbox keeps it refers to the event instead of
+// copying it: a NULL body (DeliveryQueue::Enqueue).
+constexpr const char* kReferredBodies = "ALTER TABLE webhook_deliveries MODIFY body MEDIUMTEXT NULL";
+
 }  // namespace
 
 std::vector<Migration> WebhookMigrations() {
@@ -116,7 +120,8 @@ std::vector<Migration> WebhookMigrations() {
           {7, "webhook_deliveries_by_webhook", kByWebhook},
           {8, "webhooks_event_types", kEventTypes},
           {9, "webhook_deliveries_leases", kLeases},
-          {10, "webhook_deliveries_in_place", kInPlace}};
+          {10, "webhook_deliveries_in_place", kInPlace},
+          {11, "webhook_deliveries_referred_bodies", kReferredBodies}};
 }
 
 }  // namespace rendezvous::webhooks

@@ -53,6 +53,7 @@ class FakeOutbox final : public Outbox {
     handler = std::move(h);
   }
   void Notify() noexcept override {}
+  void KeepEvents(const std::string&, std::chrono::seconds) override {}
 
   std::vector<OutboxEvent> events;
   std::string consumer;

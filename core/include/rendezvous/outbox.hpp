@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -72,6 +73,14 @@ class Outbox {
                          std::chrono::milliseconds gather = std::chrono::milliseconds{0}) = 0;
   // Wakes the consumer loops now (after a local publish) instead of at their next poll.
   virtual void Notify() noexcept = 0;
+  // The events of `topic` are kept at least `at_least` after they were written, however short the
+  // host's own retention: for a consumer whose rows refer to events instead of copying them
+  // (OutboxPayloads). Before the host starts, like Subscribe; the longest of several calls holds.
+  virtual void KeepEvents(const std::string& topic, std::chrono::seconds at_least) = 0;
 };
+
+// The payloads of the events `ids`, as stored (compact JSON texts), by id, read with `tx`. An
+// event no longer kept is absent.
+std::unordered_map<int64_t, std::string> OutboxPayloads(DbConnection& tx, const std::vector<int64_t>& ids);
 
 }  // namespace rendezvous
