@@ -1,6 +1,8 @@
 // The delivery log as a durable queue (DESIGN §6, §9). Tables `webhook_deliveries` (one row per
-// event and webhook: the body rendered when the event arrived, a `webhook-id` chosen once, the
-// state and when it is next due) and `webhook_delivery_attempts` (one row per attempt).
+// event and webhook: the body rendered when the event arrived, or NULL for the built-in body of an
+// event read from the outbox, whose text the outbox keeps (OutboxPayloads; a claim reads it back,
+// Retry and Recover copy it in), a `webhook-id` chosen once, the state and when it is next due)
+// and `webhook_delivery_attempts` (one row per attempt).
 //
 // - Enqueue runs inside the outbox consumer's transaction: one row per active webhook of the
 //   booking's organizer and of the booking's event type (WebhookStore::Active, one query for both
