@@ -866,7 +866,8 @@ size_t OutboxService::PurgeOnce() {
     for (const auto& name : names) passed = std::min(passed, positions[name]);
     auto keep = kept.find(topic);
     const int64_t topic_retention =
-        keep == kept.end() ? retention_seconds : std::max(retention_seconds, static_cast<int64_t>(keep->second.count()));
+        keep == kept.end() ? retention_seconds
+                           : std::max(retention_seconds, static_cast<int64_t>(keep->second.count()));
     for (int i = 0; i < kMaxPurgeBatchesPerTopic; ++i) {
       uint64_t n = 0;
       db_.Run([&](DbConnection& conn) {

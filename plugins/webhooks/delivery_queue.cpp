@@ -245,7 +245,8 @@ size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& 
       }
       row_bytes += body.body.size();
       rows.push_back({w.id, e.id, trigger, "msg_" + crypto::RandomToken(18),
-                      refers ? DbValue() : DbValue(std::move(body.body)), std::move(body.content_type), event_at});
+                      refers ? DbValue() : DbValue(std::move(body.body)), std::move(body.content_type),
+                      event_at});
       if (row_bytes >= kMaxInsertBytes) flush();
     }
   }

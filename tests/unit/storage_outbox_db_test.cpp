@@ -707,7 +707,8 @@ TEST_F(OutboxTest, KeptTopicsOutliveTheRetentionAndTheirTextsAreReadBackById) {
   const int64_t old = PublishOne(outbox, "things", 2);
   const int64_t other = PublishOne(outbox, "other", 3);
   const int64_t unheard = PublishOne(outbox, "kept-unheard", 4);
-  scratch_.Exec("INSERT INTO outbox_consumers VALUES ('a', " + std::to_string(unheard) + ", UTC_TIMESTAMP(3))");
+  scratch_.Exec("INSERT INTO outbox_consumers VALUES ('a', " + std::to_string(unheard) +
+                ", UTC_TIMESTAMP(3))");
   scratch_.Exec("UPDATE outbox_events SET created_at = UTC_TIMESTAMP(3) - INTERVAL 30 DAY");
   scratch_.Exec("UPDATE outbox_events SET created_at = UTC_TIMESTAMP(3) - INTERVAL 41 DAY WHERE id = " +
                 std::to_string(old));
@@ -715,11 +716,13 @@ TEST_F(OutboxTest, KeptTopicsOutliveTheRetentionAndTheirTextsAreReadBackById) {
   EXPECT_EQ(outbox.PurgeOnce(), 2u);  // the 41 days old one and the other topic's
   EXPECT_EQ(scratch_.QueryValue("SELECT GROUP_CONCAT(id ORDER BY id) FROM outbox_events"),
             std::to_string(month) + "," + std::to_string(unheard));
-  const std::unordered_map<int64_t, std::string> texts = db_->Run(
-      [&](DbConnection& conn) { return OutboxPayloads(conn, {month, old, other, unheard}); });
+  const std::unordered_map<int64_t, std::string> texts = db_->Run([&](DbConnection& conn) {
+    return OutboxPayloads(conn, {month, old, other, unheard});
+  });
   ASSERT_EQ(texts.size(), 2u);
-  EXPECT_EQ(nlohmann::json::parse(texts.at(month)), nlohmann::json::parse(
-      scratch_.QueryValue("SELECT payload FROM outbox_events WHERE id = " + std::to_string(month))));
+  EXPECT_EQ(nlohmann::json::parse(texts.at(month)),
+            nlohmann::json::parse(scratch_.QueryValue("SELECT payload FROM outbox_events WHERE id = " +
+                                                      std::to_string(month))));
   EXPECT_TRUE(texts.count(unheard));
   EXPECT_THROW(outbox.KeepEvents("", std::chrono::hours(1)), std::invalid_argument);
 }

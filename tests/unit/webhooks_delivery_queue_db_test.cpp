@@ -469,10 +469,11 @@ TEST_F(WebhooksDeliveryQueueDb, DeliveriesOfTheBuiltInBodyReferToTheirEventsInTh
     EXPECT_EQ(claimed[i].body, texts[i]);
     EXPECT_FALSE(claimed[i].body_gone);
   }
-  queue_->RecordAndClaim(*db_, Outcomes(claimed, {Outcome{Outcome::kFailed}, Outcome{Outcome::kFailed}}), 60, {},
-                         0, kLease);
+  queue_->RecordAndClaim(*db_, Outcomes(claimed, {Outcome{Outcome::kFailed}, Outcome{Outcome::kFailed}}), 60,
+                         {}, 0, kLease);
   ASSERT_TRUE(queue_->Retry(*db_, 3, webhook_id_, claimed[0].id).ok());
-  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE body IS NULL"), 1) << "the retried one copied";
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE body IS NULL"), 1)
+      << "the retried one copied";
   scratch_.Exec("DELETE FROM outbox_events");
   ASSERT_TRUE(queue_->Retry(*db_, 3, webhook_id_, claimed[1].id).ok());
 
@@ -487,7 +488,8 @@ TEST_F(WebhooksDeliveryQueueDb, DeliveriesOfTheBuiltInBodyReferToTheirEventsInTh
   // The sender's attempt at the one without a body.
   scratch_.Exec("UPDATE webhook_deliveries SET leased_until = '1970-01-01 00:00:00' WHERE id = " +
                 std::to_string(again[1].id));
-  scratch_.Exec("UPDATE webhook_deliveries SET status = 'succeeded' WHERE id = " + std::to_string(again[0].id));
+  scratch_.Exec("UPDATE webhook_deliveries SET status = 'succeeded' WHERE id = " +
+                std::to_string(again[0].id));
   webhooks::SenderOptions options;
   options.allow_private_networks = true;
   DeliverySender sender(*db_, *queue_, QuietLogger(), options);
