@@ -6,6 +6,8 @@ each phase is followed by a quiet second and a half).
 
   bench/delivery_rows.py [N] [BATCH] [VARIANT ...]
 
+The deliveries carry a body of their own, as a template's or a script's do (a delivery of the
+built-in body refers to its event in the outbox instead: a NULL body, read back by the claim).
 Phases: `enqueue` (the consumer's multi-row insert of N deliveries of a 885-byte body), `claim`
 (the sender's claim from its cursor, FOR UPDATE SKIP LOCKED, and its lease), `record` (the
 outcome of a first successful attempt). Variants of `record`: `attempt` (an attempts row and the
