@@ -504,6 +504,35 @@ TEST_F(WebhooksDeliveryQueueDb, DeliveriesOfTheBuiltInBodyReferToTheirEventsInTh
             "the event this delivery carries is no longer kept (the outbox's retention)");
 }
 
+// A recovery queues its window's failed deliveries with a copy of their events' texts, so they are
+// sent with their bodies even once the outbox has let the events go.
+TEST_F(WebhooksDeliveryQueueDb, ARecoveryCopiesTheTextsOfTheEventsItsDeliveriesReferTo) {
+  const std::vector<std::string> texts = {
+      R"({"triggerEvent":"BOOKING_CREATED","payload":{"uid":"v1","organizer":{"id":3}}})",
+      R"({"triggerEvent":"BOOKING_CREATED","payload":{"uid":"v2","organizer":{"id":3}}})",
+      R"({"triggerEvent":"BOOKING_CREATED","payload":{"uid":"v3","organizer":{"id":3}}})",
+  };
+  const std::vector<OutboxEvent> batch = StoredEvents(texts);
+  ASSERT_EQ(db_->Transaction([&](DbConnection& tx) { return queue_->Enqueue(tx, batch); }), 3u);
+  const std::vector<ClaimedDelivery> claimed = queue_->RecordAndClaim(*db_, {}, 60, {}, 10, kLease).claimed;
+  ASSERT_EQ(claimed.size(), 3u);
+  queue_->RecordAndClaim(
+      *db_, Outcomes(claimed, std::vector<Outcome>(3, Outcome{Outcome::kFailed})), 60, {}, 0, kLease);
+  const int64_t now = time::Now();
+  const Result<int64_t> queued = queue_->Recover(*db_, 3, webhook_id_, now - 3600000, now + 3600000, 2);
+  ASSERT_TRUE(queued.ok());
+  EXPECT_EQ(*queued, 3);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE body IS NULL"), 0);
+  scratch_.Exec("DELETE FROM outbox_events");
+  std::vector<ClaimedDelivery> again = queue_->RecordAndClaim(*db_, {}, 60, {}, 10, kLease).claimed;
+  ASSERT_EQ(again.size(), 3u);
+  std::sort(again.begin(), again.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(again[i].body, texts[i]);
+    EXPECT_FALSE(again[i].body_gone);
+  }
+}
+
 // A claim skips the rows another transaction holds locked (SKIP LOCKED: a consumer's rows still
 // committing) and may take later ones: the place where its next claim starts is then past the
 // skipped rows. The sender told from when new deliveries are due (WakeFrom, as the outbox consumer
