@@ -516,8 +516,8 @@ TEST_F(WebhooksDeliveryQueueDb, ARecoveryCopiesTheTextsOfTheEventsItsDeliveriesR
   ASSERT_EQ(db_->Transaction([&](DbConnection& tx) { return queue_->Enqueue(tx, batch); }), 3u);
   const std::vector<ClaimedDelivery> claimed = queue_->RecordAndClaim(*db_, {}, 60, {}, 10, kLease).claimed;
   ASSERT_EQ(claimed.size(), 3u);
-  queue_->RecordAndClaim(
-      *db_, Outcomes(claimed, std::vector<Outcome>(3, Outcome{Outcome::kFailed})), 60, {}, 0, kLease);
+  queue_->RecordAndClaim(*db_, Outcomes(claimed, std::vector<Outcome>(3, Outcome{Outcome::kFailed})), 60, {},
+                         0, kLease);
   const int64_t now = time::Now();
   const Result<int64_t> queued = queue_->Recover(*db_, 3, webhook_id_, now - 3600000, now + 3600000, 2);
   ASSERT_TRUE(queued.ok());
