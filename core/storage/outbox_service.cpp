@@ -120,6 +120,8 @@ constexpr const char* kStillNeeded =
 // The time as its DATETIME(3) text, read here (the session's zone is UTC): MariaDB's
 // UNIX_TIMESTAMP(…) * 1000 is decimal arithmetic on every row.
 constexpr const char* kEventColumns = "id, topic, type, payload, created_at";
+// For a consumer handed no payloads (OutboxPayload::kNone): the text is not read at all.
+constexpr const char* kEventColumnsNoPayload = "id, topic, type, '' AS payload, created_at";
 
 }  // namespace
 
@@ -310,7 +312,8 @@ void OutboxService::Subscribe(const std::string& consumer, const std::vector<std
   c->topics.assign(unique.begin(), unique.end());
   c->handler = std::move(handler);
   c->committed = std::move(committed);
-  c->texts = payload == OutboxPayload::kText;
+  c->texts = payload == OutboxPayload::kText || payload == OutboxPayload::kNone;
+  c->no_payloads = payload == OutboxPayload::kNone;
   c->gather = std::clamp(gather, std::chrono::milliseconds{0}, options_.poll_interval);
   c->consumed = &consumed_.Add({{"consumer", consumer}});
   c->handler_errors = &handler_errors_.Add({{"consumer", consumer}});
@@ -374,7 +377,8 @@ OutboxService::Round OutboxService::RunRound(Consumer& c) {
   }
 
   const std::string in = Placeholders(c.topics.size());
-  const std::string batch_sql = std::string("SELECT ") + kEventColumns +
+  const std::string batch_sql = std::string("SELECT ") +
+                                (c.no_payloads ? kEventColumnsNoPayload : kEventColumns) +
                                 ", created_at <= UTC_TIMESTAMP(3) - INTERVAL ? MICROSECOND"
                                 " FROM outbox_events WHERE id > ? AND topic IN (" +
                                 in +
@@ -595,7 +599,9 @@ void OutboxService::RetryDue(Consumer& c, Round& round) {
   const std::string due_sql =
       "SELECT event_id FROM outbox_retries WHERE consumer = ? AND next_attempt_at <= UTC_TIMESTAMP(3)"
       " ORDER BY next_attempt_at LIMIT 1 FOR UPDATE SKIP LOCKED";
-  const std::string event_sql = std::string("SELECT ") + kEventColumns + " FROM outbox_events WHERE id = ?";
+  const std::string event_sql = std::string("SELECT ") +
+                                (c.no_payloads ? kEventColumnsNoPayload : kEventColumns) +
+                                " FROM outbox_events WHERE id = ?";
   for (int i = 0; i < options_.batch_size; ++i) {
     bool none = false;
     bool failed = false;

@@ -181,6 +181,7 @@ class OutboxService final : public Outbox {
     OutboxHandler handler;
     OutboxCommitted committed;
     bool texts = false;                    // handed payload texts only (OutboxPayload::kText)
+    bool no_payloads = false;              // handed no payload at all (OutboxPayload::kNone)
     std::chrono::milliseconds gather{0};   // the wait after a round that handed events
     std::atomic<bool> row_created{false};  // the outbox_consumers row is known to exist
     std::atomic<int64_t> position{0};      // as its last round here found it (shared payloads)

@@ -191,7 +191,7 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
       [worker, queued] {
         if (queued->exchange(false)) worker->Wake();
       },
-      OutboxPayload::kText,  // the host is read from the text (QueueBookingSyncJobs)
+      OutboxPayload::kNone,  // texts are read only when a calendar is connected (QueueBookingSyncJobs)
       kSyncGather);
   return std::make_unique<CalendarPlugin>(ctx, std::move(metrics), std::move(api), std::move(parts),
                                           std::move(references), std::move(worker));

@@ -1,5 +1,8 @@
 #include "sync_jobs.hpp"
 
+#include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace rendezvous::calendar {
@@ -188,11 +191,21 @@ std::optional<std::string> SyncJobStore::BookingEventCalendar(DbConnection& c, i
 
 bool QueueBookingSyncJobs(DbConnection& tx, const std::vector<OutboxEvent>& batch, time::Millis now) {
   // With no calendar connected at all (a deployment that does not use Google), nothing is read of
-  // the events. Else the host is read from each event's text (the consumer takes texts), and only
-  // the events of hosts with a calendar connected are parsed whole.
+  // the events (the consumer is handed none of their texts). Else the texts are read, the host
+  // from each, and only the events of hosts with a calendar connected are parsed whole.
   if (!tx.QueryOne("SELECT 1 FROM calendar_google_credentials LIMIT 1")) return false;
-  const auto host_of = [](const OutboxEvent& e) {
-    return e.payload ? BookingEventHost(*e.payload) : BookingEventHostInText(e.payload_text);
+  std::vector<int64_t> unread;
+  for (const OutboxEvent& e : batch) {
+    if (!e.payload && e.payload_text.empty()) unread.push_back(e.id);
+  }
+  const std::unordered_map<int64_t, std::string> read = OutboxPayloads(tx, unread);
+  const auto text_of = [&read](const OutboxEvent& e) -> std::string_view {
+    if (!e.payload_text.empty()) return e.payload_text;
+    auto it = read.find(e.id);
+    return it == read.end() ? std::string_view() : std::string_view(it->second);
+  };
+  const auto host_of = [&text_of](const OutboxEvent& e) {
+    return e.payload ? BookingEventHost(*e.payload) : BookingEventHostInText(text_of(e));
   };
   std::vector<std::optional<int64_t>> event_hosts;
   event_hosts.reserve(batch.size());
@@ -207,7 +220,7 @@ bool QueueBookingSyncJobs(DbConnection& tx, const std::vector<OutboxEvent>& batc
     const OutboxEvent& e = batch[i];
     if (!event_hosts[i] || connected.count(*event_hosts[i]) == 0) continue;
     const nlohmann::json parsed =
-        e.payload ? nlohmann::json() : nlohmann::json::parse(e.payload_text, nullptr, false);
+        e.payload ? nlohmann::json() : nlohmann::json::parse(text_of(e), nullptr, false);
     if (std::optional<SyncPlan> plan = PlanBookingSync(e.type, e.payload ? *e.payload : parsed, now))
       queued = SyncJobStore::Enqueue(tx, *plan) || queued;
   }

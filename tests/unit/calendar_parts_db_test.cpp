@@ -18,6 +18,7 @@
 #include "rendezvous/crypto.hpp"
 #include "storage/migrator.hpp"
 #include "storage/mysql_database.hpp"
+#include "storage/outbox_service.hpp"
 #include "storage_test_util.hpp"
 #include "sync_jobs.hpp"
 
@@ -44,6 +45,7 @@ class CalendarPartsDb : public ::testing::Test {
   void SetUp() override {
     db_ = std::make_unique<core::MysqlDatabase>(OptionsFor(scratch_, 4), db_registry_, QuietLogger());
     core::Migrator m(*db_, QuietLogger());
+    m.Add("outbox", core::OutboxService::Migrations());
     m.Add("calendar", calendar::CalendarMigrations());
     m.Apply();
     metrics_ = std::make_unique<CalendarMetrics>(facade_);
@@ -93,6 +95,20 @@ class CalendarPartsDb : public ::testing::Test {
   std::unique_ptr<CalendarParts> parts_;
 };
 
+// A BOOKING_CREATED event's text, of booking `id` hosted by `host`.
+std::string BookingText(int64_t id, int64_t host) {
+  return json{{"triggerEvent", "BOOKING_CREATED"},
+              {"payload",
+               {{"uid", "b" + std::to_string(id)},
+                {"status", "accepted"},
+                {"start", "2030-05-01T09:00:00.000Z"},
+                {"end", "2030-05-01T09:30:00.000Z"},
+                {"title", "Call"},
+                {"organizer", {{"id", host}, {"email", "h@example.com"}, {"name", "H"}, {"timeZone", "UTC"}}},
+                {"attendees", json::array()}}}}
+      .dump();
+}
+
 // The outbox consumer's work (QueueBookingSyncJobs): with no calendar connected anywhere, one
 // statement a batch and no job (the events are not read); with one connected, the batch's hosts
 // are looked up and only the connected host's booking gets a sync job.
@@ -102,17 +118,7 @@ TEST_F(CalendarPartsDb, OnlyAConnectedHostsBookingQueuesASyncJob) {
     e.id = id;
     e.topic = "bookings";
     e.type = "BOOKING_CREATED";
-    e.payload_text =
-        json{{"triggerEvent", "BOOKING_CREATED"},
-             {"payload",
-              {{"uid", "b" + std::to_string(id)},
-               {"status", "accepted"},
-               {"start", "2030-05-01T09:00:00.000Z"},
-               {"end", "2030-05-01T09:30:00.000Z"},
-               {"title", "Call"},
-               {"organizer", {{"id", host}, {"email", "h@example.com"}, {"name", "H"}, {"timeZone", "UTC"}}},
-               {"attendees", json::array()}}}}
-            .dump();
+    e.payload_text = BookingText(id, host);
     return e;
   };
   const std::vector<OutboxEvent> batch = {event(1, kBob), event(2, kAda), event(3, kBob)};
@@ -133,6 +139,43 @@ TEST_F(CalendarPartsDb, OnlyAConnectedHostsBookingQueuesASyncJob) {
   EXPECT_GT(run(&queued), 1);
   EXPECT_TRUE(queued);
   EXPECT_EQ(std::stoll(scratch_.QueryValue("SELECT COUNT(*) FROM calendar_sync_jobs")), 1);
+}
+
+// The consumer is handed no texts (OutboxPayload::kNone): with no calendar connected the events
+// are never read; with one connected their texts are read by id, and the connected host's
+// booking gets its job as when the texts are handed.
+TEST_F(CalendarPartsDb, EventsHandedWithoutTheirTextsAreReadOnlyOnceACalendarIsConnected) {
+  std::vector<OutboxEvent> batch;
+  for (const int64_t host : {kBob, kAda, kBob}) {
+    OutboxEvent e;
+    e.topic = "bookings";
+    e.type = "BOOKING_CREATED";
+    e.id = db_->Run([&](DbConnection& conn) {
+      conn.Exec(
+          "INSERT INTO outbox_events (topic, type, payload, created_at)"
+          " VALUES ('bookings', 'BOOKING_CREATED', ?, UTC_TIMESTAMP(3))",
+          {BookingText(static_cast<int64_t>(batch.size()) + 1, host)});
+      return conn.LastInsertId();
+    });
+    batch.push_back(e);
+  }
+  const auto run = [&](bool* queued) {
+    return db_->Transaction([&](DbConnection& tx) {
+      const auto statements = [&] {
+        return tx.QueryOne("SHOW SESSION STATUS LIKE 'Com_select'")->Int("Value");
+      };
+      const int64_t before = statements();
+      *queued = calendar::QueueBookingSyncJobs(tx, batch, time::Now());
+      return statements() - before;
+    });
+  };
+  bool queued = true;
+  EXPECT_EQ(run(&queued), 1);
+  EXPECT_FALSE(queued);
+  ConnectAda();
+  EXPECT_GT(run(&queued), 2);  // the credentials, the texts, the hosts' credentials
+  EXPECT_TRUE(queued);
+  EXPECT_EQ(scratch_.QueryValue("SELECT GROUP_CONCAT(booking_uid) FROM calendar_sync_jobs"), "b2");
 }
 
 TEST_F(CalendarPartsDb, MetricsAreExportedAtZeroFromTheStart) {

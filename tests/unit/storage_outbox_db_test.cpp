@@ -376,8 +376,10 @@ TEST_F(OutboxTest, AConsumerOfTextsIsHandedTheStoredTextsUnparsed) {
   OutboxService outbox(*db_, registry_, QuietLogger());
   Sink texts;
   Sink parsed;
+  Sink none;
   outbox.Subscribe("t", {"things"}, texts.Handler(), {}, OutboxPayload::kText);
   outbox.Subscribe("p", {"things"}, parsed.Handler());
+  outbox.Subscribe("n", {"things"}, none.Handler(), {}, OutboxPayload::kNone);
   PublishOne(outbox, "things", 1);
   db_->Transaction([&](DbConnection& tx) {
     tx.Exec(
@@ -397,6 +399,21 @@ TEST_F(OutboxTest, AConsumerOfTextsIsHandedTheStoredTextsUnparsed) {
   ASSERT_NE(parsed.events[1].payload, nullptr);
   EXPECT_EQ(*parsed.events[1].payload, "not json");  // unparseable: the text as a string, as before
   EXPECT_EQ(parsed.events[1].payload_text, "");
+  // A consumer of neither gets the events without their texts, and reads them by id.
+  ASSERT_TRUE(PolledUntilHanded(outbox, "n", none, 2));
+  std::vector<int64_t> ids;
+  for (const OutboxEvent& e : none.events) {
+    EXPECT_EQ(e.payload, nullptr);
+    EXPECT_EQ(e.payload_text, "");
+    EXPECT_EQ(e.type, "THING_HAPPENED");
+    EXPECT_GT(e.created_at.time_since_epoch().count(), 0);
+    ids.push_back(e.id);
+  }
+  const std::unordered_map<int64_t, std::string> read =
+      db_->Run([&](DbConnection& conn) { return OutboxPayloads(conn, ids); });
+  ASSERT_EQ(read.size(), 2u);
+  EXPECT_EQ(read.at(ids[0]), "{\"n\":1}");
+  EXPECT_EQ(read.at(ids[1]), "not json");
 }
 
 // Handles every event but those whose "n" is in `poisoned`, which throw; counts the calls per n.

@@ -28,7 +28,7 @@ struct OutboxEvent {
   // The payload as the outbox stores it (compact JSON text) when the event was read from the
   // outbox; empty otherwise. Lets a consumer that forwards the event as it is skip serializing it.
   // For a consumer of parsed payloads, set only when the text is well-formed JSON; for a consumer
-  // of texts, always set, as stored (not checked).
+  // of texts, always set, as stored (not checked); for a consumer of neither, empty.
   std::string payload_text;
 };
 
@@ -51,6 +51,8 @@ enum class OutboxPayload {
   kParsed,  // `payload` parsed, `payload_text` when well-formed
   kText,    // `payload_text` only: for a consumer that reads a few members (rendezvous/json_pick.hpp)
             // and parses the whole rarely; the parse is the larger part of a light consumer's work
+  kNone,    // neither (`payload` null, `payload_text` empty): for a consumer that most of the time
+            // needs no event's content, and reads the texts it needs by id (OutboxPayloads)
 };
 
 class Outbox {
