@@ -69,6 +69,19 @@ class CalendarPartsDb : public ::testing::Test {
     return MetricValue(metrics_registry_, name, labels);
   }
 
+  // The outbox consumer's work on `batch` in a transaction of its own (QueueBookingSyncJobs):
+  // whether it queued a job, into `queued`; returns the SELECTs it ran.
+  int64_t QueueJobs(const std::vector<OutboxEvent>& batch, bool* queued) {
+    return db_->Transaction([&](DbConnection& tx) {
+      const auto statements = [&] {
+        return tx.QueryOne("SHOW SESSION STATUS LIKE 'Com_select'")->Int("Value");
+      };
+      const int64_t before = statements();
+      *queued = calendar::QueueBookingSyncJobs(tx, batch, time::Now());
+      return statements() - before;
+    });
+  }
+
   // Ada's Google account connected through the whole flow (the calendar list stored).
   void ConnectAda() {
     google_.AddCalendar(
@@ -122,21 +135,11 @@ TEST_F(CalendarPartsDb, OnlyAConnectedHostsBookingQueuesASyncJob) {
     return e;
   };
   const std::vector<OutboxEvent> batch = {event(1, kBob), event(2, kAda), event(3, kBob)};
-  const auto run = [&](bool* queued) {
-    return db_->Transaction([&](DbConnection& tx) {
-      const auto statements = [&] {
-        return tx.QueryOne("SHOW SESSION STATUS LIKE 'Com_select'")->Int("Value");
-      };
-      const int64_t before = statements();
-      *queued = calendar::QueueBookingSyncJobs(tx, batch, time::Now());
-      return statements() - before;
-    });
-  };
   bool queued = true;
-  EXPECT_EQ(run(&queued), 1);
+  EXPECT_EQ(QueueJobs(batch, &queued), 1);
   EXPECT_FALSE(queued);
   ConnectAda();
-  EXPECT_GT(run(&queued), 1);
+  EXPECT_GT(QueueJobs(batch, &queued), 1);
   EXPECT_TRUE(queued);
   EXPECT_EQ(std::stoll(scratch_.QueryValue("SELECT COUNT(*) FROM calendar_sync_jobs")), 1);
 }
@@ -159,21 +162,11 @@ TEST_F(CalendarPartsDb, EventsHandedWithoutTheirTextsAreReadOnlyOnceACalendarIsC
     });
     batch.push_back(e);
   }
-  const auto run = [&](bool* queued) {
-    return db_->Transaction([&](DbConnection& tx) {
-      const auto statements = [&] {
-        return tx.QueryOne("SHOW SESSION STATUS LIKE 'Com_select'")->Int("Value");
-      };
-      const int64_t before = statements();
-      *queued = calendar::QueueBookingSyncJobs(tx, batch, time::Now());
-      return statements() - before;
-    });
-  };
   bool queued = true;
-  EXPECT_EQ(run(&queued), 1);
+  EXPECT_EQ(QueueJobs(batch, &queued), 1);
   EXPECT_FALSE(queued);
   ConnectAda();
-  EXPECT_GT(run(&queued), 2);  // the credentials, the texts, the hosts' credentials
+  EXPECT_GT(QueueJobs(batch, &queued), 2);  // the credentials, the texts, the hosts' credentials
   EXPECT_TRUE(queued);
   EXPECT_EQ(scratch_.QueryValue("SELECT GROUP_CONCAT(booking_uid) FROM calendar_sync_jobs"), "b2");
 }
