@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <limits>
 #include <string>
 
 #include "rendezvous/text.hpp"
@@ -28,6 +29,14 @@ std::optional<int64_t> NextDelayMillis(const std::vector<long>& schedule, size_t
     if (asked > delay) delay = std::min(asked, longest);
   }
   return delay;
+}
+
+int64_t LongestRetryWaitSeconds(const std::vector<long>& schedule) {
+  int64_t total_ms = 0;
+  for (size_t attempt = 1; attempt <= schedule.size(); ++attempt) {
+    total_ms += NextDelayMillis(schedule, attempt, 1.0, std::numeric_limits<int32_t>::max()).value_or(0);
+  }
+  return (total_ms + 999) / 1000;
 }
 
 std::optional<int64_t> ParseRetryAfter(std::string_view value, int64_t now_unix) {

@@ -26,6 +26,10 @@ Verdict Classify(long status, bool transport_retryable);
 std::optional<int64_t> NextDelayMillis(const std::vector<long>& schedule, size_t attempts_made, double unit,
                                        std::optional<int64_t> retry_after_seconds = std::nullopt);
 
+// The longest a delivery's retries can wait in all, in seconds (rounded up): every delay of the
+// schedule at its longest (NextDelayMillis with the most jitter and a Retry-After at its cap).
+int64_t LongestRetryWaitSeconds(const std::vector<long>& schedule);
+
 // A Retry-After value (RFC 9110): delay seconds or an HTTP date, as seconds from `now_unix`
 // (never negative). nullopt when it is neither.
 std::optional<int64_t> ParseRetryAfter(std::string_view value, int64_t now_unix);

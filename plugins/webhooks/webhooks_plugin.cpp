@@ -4,7 +4,6 @@
 // the outbox, so it starts whether or not the bookings plugin is enabled; event types, for their
 // webhooks, come from the bookings plugin's "bookings.event_types" when it is (without it, no event
 // type exists).
-#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -16,6 +15,7 @@
 #include "rendezvous/event_types.hpp"
 #include "rendezvous/plugin.hpp"
 #include "rendezvous/time.hpp"
+#include "retry_policy.hpp"
 #include "script_hooks.hpp"
 #include "webhook_fields.hpp"
 #include "webhook_metrics.hpp"
@@ -184,13 +184,12 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
       },
       OutboxPayload::kText);  // the routing members are read from the text (DeliveryQueue::Enqueue)
   // A delivery of the built-in body refers to its event's text in the outbox (DeliveryQueue::
-  // Enqueue), which keeps it for a delivery's whole life (its retries, each at most the schedule's
-  // longest delay with its jitter) and the delivery log's retention after that, a day to spare. A
-  // delivery queued again later takes a copy of the text (Retry, Recover).
-  long longest_delay = 0;
-  for (long delay : config.retry_schedule) longest_delay = std::max(longest_delay, delay);
-  const long life = static_cast<long>(config.retry_schedule.size()) * longest_delay * 6 / 5;
-  ctx.outbox().KeepEvents(kTopic, std::chrono::seconds(config.delivery_retention + life + 86400));
+  // Enqueue), which keeps it for a delivery's whole life (its retries at their longest) and the
+  // delivery log's retention after that, a day to spare. A delivery queued again later takes a copy
+  // of the text (Retry, Recover).
+  ctx.outbox().KeepEvents(kTopic,
+                          std::chrono::seconds(config.delivery_retention +
+                                               LongestRetryWaitSeconds(config.retry_schedule) + 86400));
   ServiceOptions service_options;
   service_options.allow_private_networks = config.allow_private_networks;
   service_options.send = options;

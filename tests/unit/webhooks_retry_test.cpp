@@ -36,6 +36,14 @@ TEST(WebhooksRetry, ScheduleWithJitter) {
   EXPECT_EQ(NextDelayMillis(schedule, 0, 0.5), std::nullopt);
 }
 
+// How long the outbox keeps an event for its deliveries: every retry at its longest, a receiver's
+// Retry-After stretching the short delays up to the schedule's longest.
+TEST(WebhooksRetry, TheLongestRetryWaitIsEveryDelayAtItsLongest) {
+  EXPECT_EQ(LongestRetryWaitSeconds({5, 300, 1800}), 1800 + 1800 + 2160);
+  EXPECT_EQ(LongestRetryWaitSeconds({5}), 6);
+  EXPECT_EQ(LongestRetryWaitSeconds({}), 0);
+}
+
 TEST(WebhooksRetry, RetryAfterLongerThanTheDelayIsHonouredUpToTheLongestDelay) {
   const std::vector<long> schedule = {5, 300, 1800};
   EXPECT_EQ(NextDelayMillis(schedule, 1, 0.5, 60), 60000);
