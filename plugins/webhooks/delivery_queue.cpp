@@ -356,6 +356,9 @@ std::vector<ClaimedDelivery> DeliveryQueue::ClaimIn(DbConnection& tx, size_t lim
     out.push_back(std::move(d));
   }
   if (!referred_events.empty()) {
+    // A fanned-out event is read once for all its deliveries.
+    std::sort(referred_events.begin(), referred_events.end());
+    referred_events.erase(std::unique(referred_events.begin(), referred_events.end()), referred_events.end());
     std::unordered_map<int64_t, std::string> texts = OutboxPayloads(tx, referred_events);
     for (ClaimedDelivery& d : out) {
       if (d.event_id == 0) continue;
