@@ -16,7 +16,6 @@ namespace rendezvous::net {
 namespace {
 
 constexpr size_t kMaxKeptHeader = 1024;
-constexpr size_t kMaxIdleHandles = 64;
 
 void GlobalInit() {
   static std::once_flag once;
@@ -286,116 +285,6 @@ HttpResponse Perform(const HttpRequest& request) noexcept {
     return failed;
   }
 }
-
-// ---- HttpMulti ----
-
-struct HttpMulti::Impl {
-  struct Transfer {
-    uint64_t tag = 0;
-    HttpRequest request;
-    Exchange exchange;
-    CURL* easy = nullptr;
-  };
-  CURLM* multi = nullptr;
-  std::vector<std::unique_ptr<Transfer>> open;
-  std::vector<CURL*> idle;  // reset, for reuse: the multi handle keeps the connections
-  // The most transfers open at once so far: as many handles are kept (at least kMaxIdleHandles),
-  // so a caller that keeps that many open does not free and create handles with every answer.
-  size_t peak_open = 0;
-
-  void Recycle(CURL* e) {
-    if (e == nullptr) return;
-    if (idle.size() >= std::max(kMaxIdleHandles, peak_open)) {
-      curl_easy_cleanup(e);
-      return;
-    }
-    curl_easy_reset(e);
-    idle.push_back(e);
-  }
-};
-
-HttpMulti::HttpMulti(size_t max_connections) : impl_(std::make_unique<Impl>()) {
-  GlobalInit();
-  impl_->multi = curl_multi_init();
-  // Without a fixed size the connection cache follows the number of transfers open (four per
-  // transfer), so it shrinks, closing receivers' connections, each time the transfers drain.
-  if (impl_->multi != nullptr) {
-    curl_multi_setopt(impl_->multi, CURLMOPT_MAXCONNECTS, static_cast<long>(max_connections));
-  }
-}
-
-HttpMulti::~HttpMulti() {
-  CancelAll();
-  for (CURL* e : impl_->idle) curl_easy_cleanup(e);
-  if (impl_->multi != nullptr) curl_multi_cleanup(impl_->multi);
-}
-
-bool HttpMulti::Start(uint64_t tag, HttpRequest request) {
-  if (impl_->multi == nullptr) return false;
-  auto t = std::make_unique<Impl::Transfer>();
-  t->tag = tag;
-  t->request = std::move(request);
-  t->exchange.request = &t->request;
-  if (!impl_->idle.empty()) {
-    t->easy = impl_->idle.back();
-    impl_->idle.pop_back();
-  } else {
-    t->easy = curl_easy_init();
-  }
-  if (t->easy == nullptr) return false;
-  SetUp(t->easy, t->exchange);
-  curl_easy_setopt(t->easy, CURLOPT_PRIVATE, t.get());
-  if (curl_multi_add_handle(impl_->multi, t->easy) != CURLM_OK) {
-    impl_->Recycle(t->easy);
-    return false;
-  }
-  impl_->open.push_back(std::move(t));
-  impl_->peak_open = std::max(impl_->peak_open, impl_->open.size());
-  return true;
-}
-
-std::vector<std::pair<uint64_t, HttpResponse>> HttpMulti::Perform() {
-  std::vector<std::pair<uint64_t, HttpResponse>> done;
-  if (impl_->multi == nullptr) return done;
-  int running = 0;
-  curl_multi_perform(impl_->multi, &running);
-  int left = 0;
-  while (CURLMsg* msg = curl_multi_info_read(impl_->multi, &left)) {
-    if (msg->msg != CURLMSG_DONE) continue;
-    void* owner = nullptr;
-    curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &owner);
-    auto it = std::find_if(impl_->open.begin(), impl_->open.end(),
-                           [&](const std::unique_ptr<Impl::Transfer>& t) { return t.get() == owner; });
-    if (it == impl_->open.end()) continue;
-    std::unique_ptr<Impl::Transfer> t = std::move(*it);
-    impl_->open.erase(it);
-    const CURLcode rc = msg->data.result;
-    curl_multi_remove_handle(impl_->multi, t->easy);
-    Finish(t->easy, rc, t->exchange);
-    impl_->Recycle(t->easy);
-    done.emplace_back(t->tag, std::move(t->exchange.response));
-  }
-  return done;
-}
-
-void HttpMulti::Poll(std::chrono::milliseconds wait) {
-  if (impl_->multi == nullptr) return;
-  curl_multi_poll(impl_->multi, nullptr, 0, static_cast<int>(std::max<int64_t>(0, wait.count())), nullptr);
-}
-
-void HttpMulti::Wakeup() noexcept {
-  if (impl_->multi != nullptr) curl_multi_wakeup(impl_->multi);
-}
-
-void HttpMulti::CancelAll() {
-  for (auto& t : impl_->open) {
-    curl_multi_remove_handle(impl_->multi, t->easy);
-    impl_->Recycle(t->easy);
-  }
-  impl_->open.clear();
-}
-
-size_t HttpMulti::open() const { return impl_->open.size(); }
 
 // ---- SMTP ----
 

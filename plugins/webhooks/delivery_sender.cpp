@@ -170,7 +170,7 @@ void DeliverySender::SendLoop() {
     }
     StartWaiting();  // into the slots that just freed up
     Publish();
-    // Until a transfer moves (curl_multi_poll returns early on activity), the store thread hands
+    // Until a transfer moves (Poll returns early on activity), the store thread hands
     // over a batch (Wakeup), or a waiting delivery may start.
     const int64_t wait = in_flight_.empty() && waiting_.empty() ? options_.poll_interval.count() : 50;
     http_.Poll(std::chrono::milliseconds(wait));

@@ -1,7 +1,7 @@
 // Sends due deliveries (DESIGN §6) with two threads, so that the requests never wait on the
 // database and the database never waits on a request:
 // - the sending thread drives every request at once through the host's outbound client
-//   (net::HttpMulti, one libcurl multi handle) — not a thread per request —, so connections to a
+//   (net::HttpMulti: HTTP/1.1 on one epoll loop) — not a thread per request —, so connections to a
 //   receiver are reused and a slow receiver holds one slot, not a thread. At most `max_in_flight`
 //   requests are open, at most `max_per_host` of them to one destination (host and port), so a
 //   slow or dead receiver never holds up the others. Each request has `timeout`, follows no

@@ -1,7 +1,7 @@
 // The one address policy (rendezvous/net.hpp): every range it refuses, with the addresses on both
 // sides of each boundary, the addresses other addresses embed, resolving and pinning. The URL kit
 // (rendezvous/url.hpp): parsing, host checks, percent-encoding and forms. The one outbound client
-// (rendezvous/outbound.hpp) against a real HTTP peer on loopback.
+// (rendezvous/outbound.hpp) against a real HTTP peer on loopback, and HttpMulti against an HTTPS one.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -9,9 +9,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -19,6 +23,7 @@
 #include "rendezvous/net.hpp"
 #include "rendezvous/outbound.hpp"
 #include "rendezvous/url.hpp"
+#include "tls_peer.hpp"
 
 namespace rendezvous::net {
 namespace {
@@ -542,6 +547,395 @@ TEST(NetOutbound, SmtpFailureSaysWhy) {
   const SmtpResult res = SendSmtp(req);
   EXPECT_FALSE(res.sent);
   EXPECT_FALSE(res.error.empty());
+}
+
+// HttpMulti over TLS, against a TlsPeer whose certificate (its own CA) the test trusts through
+// SSL_CERT_FILE, which OpenSSL's default verify paths read when an HttpMulti makes its TLS context:
+// the variable is set before the HttpMulti is constructed and restored after it is gone.
+using testing::TlsPeer;
+
+class CaFileFromEnvironment {
+ public:
+  explicit CaFileFromEnvironment(const std::string& path) {
+    if (const char* old = std::getenv("SSL_CERT_FILE")) old_ = old;
+    ::setenv("SSL_CERT_FILE", path.c_str(), 1);
+  }
+  ~CaFileFromEnvironment() {
+    if (old_) {
+      ::setenv("SSL_CERT_FILE", old_->c_str(), 1);
+    } else {
+      ::unsetenv("SSL_CERT_FILE");
+    }
+  }
+  CaFileFromEnvironment(const CaFileFromEnvironment&) = delete;
+  CaFileFromEnvironment& operator=(const CaFileFromEnvironment&) = delete;
+
+ private:
+  std::optional<std::string> old_;
+};
+
+// What a TlsPeer's handler saw, from its connection threads.
+struct SeenRequests {
+  struct One {
+    std::string method, target, body;
+  };
+  void Add(const std::string& method, const std::string& target, const std::string& body) {
+    std::lock_guard<std::mutex> lock(mu);
+    all.push_back({method, target, body});
+  }
+  std::vector<One> Get() {
+    std::lock_guard<std::mutex> lock(mu);
+    return all;
+  }
+  std::mutex mu;
+  std::vector<One> all;
+};
+
+// Starts `request` alone on `multi` and drives it to its end (at most 20 s).
+HttpResponse PerformOn(HttpMulti& multi, HttpRequest request) {
+  static uint64_t next_tag = 1000;
+  const uint64_t tag = ++next_tag;
+  if (!multi.Start(tag, std::move(request))) {
+    ADD_FAILURE() << "HttpMulti::Start refused the request";
+    return {};
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < deadline) {
+    for (auto& [done_tag, res] : multi.Perform()) {
+      EXPECT_EQ(done_tag, tag);
+      if (done_tag == tag) return std::move(res);
+    }
+    multi.Poll(std::chrono::milliseconds(50));
+  }
+  ADD_FAILURE() << "the request did not finish in 20 s";
+  multi.CancelAll();
+  HttpResponse none;
+  none.error = "<did not finish>";
+  return none;
+}
+
+TEST(NetOutbound, MultiSpeaksTlsToAServerItTrustsOverOneKeptAliveConnection) {
+  SeenRequests seen;
+  TlsPeer peer([&](const std::string& method, const std::string& target, const std::string& body) {
+    seen.Add(method, target, body);
+    return TlsPeer::Answer(201, "got " + body);
+  });
+  CaFileFromEnvironment trust(peer.ca_file());
+  HttpMulti multi(4);
+
+  HttpRequest req;
+  req.method = "POST";
+  req.url = peer.url() + "/in?x=1";
+  req.body = "hello over tls";
+  req.headers = {"Content-Type: text/plain"};
+  HttpResponse res = PerformOn(multi, req);
+  ASSERT_EQ(res.outcome, HttpOutcome::kOk) << OutcomeLabel(res.outcome) << ": " << res.error;
+  EXPECT_EQ(res.status, 201);
+  EXPECT_EQ(res.body, "got hello over tls");
+  EXPECT_EQ(res.content_type, "text/plain");
+  std::vector<SeenRequests::One> got = seen.Get();
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].method, "POST");
+  EXPECT_EQ(got[0].target, "/in?x=1");
+  EXPECT_EQ(got[0].body, "hello over tls");
+
+  // One after another: each finds the connection of the one before it.
+  for (int i = 1; i <= 4; ++i) {
+    req.body = "again " + std::to_string(i);
+    res = PerformOn(multi, req);
+    ASSERT_EQ(res.outcome, HttpOutcome::kOk) << i << ": " << OutcomeLabel(res.outcome) << ": " << res.error;
+    EXPECT_EQ(res.status, 201);
+    EXPECT_EQ(res.body, "got again " + std::to_string(i));
+  }
+  EXPECT_EQ(seen.Get().size(), 5u);
+  EXPECT_EQ(peer.requests(), 5);
+  EXPECT_EQ(peer.connections(), 1);
+  EXPECT_EQ(multi.open(), 0u);
+}
+
+TEST(NetOutbound, MultiRefusesATlsServerWhoseCertificateItDoesNotTrust) {
+  TlsPeer peer([](const std::string&, const std::string&, const std::string& body) {
+    return TlsPeer::Answer(200, "got " + body);
+  });
+  // A certificate of the same name, but another key: not the peer's.
+  TlsPeer stranger(
+      [](const std::string&, const std::string&, const std::string&) { return TlsPeer::Answer(200, ""); });
+  CaFileFromEnvironment trust(stranger.ca_file());
+  HttpMulti multi(2);
+
+  HttpRequest req;
+  req.method = "POST";
+  req.url = peer.url() + "/secret";
+  req.body = "not for strangers";
+  const HttpResponse res = PerformOn(multi, req);
+  EXPECT_EQ(res.outcome, HttpOutcome::kError) << OutcomeLabel(res.outcome) << ": " << res.error;
+  EXPECT_EQ(res.status, 0);
+  EXPECT_FALSE(res.error.empty());
+  EXPECT_TRUE(res.body.empty());
+  EXPECT_EQ(peer.requests(), 0) << "the handler saw a request over an unverified connection";
+  EXPECT_EQ(stranger.requests(), 0);
+  EXPECT_EQ(multi.open(), 0u);
+}
+
+TEST(NetOutbound, MultiReassemblesAChunkedAnswerOverTls) {
+  TlsPeer peer([](const std::string&, const std::string&, const std::string&) {
+    // Two chunks, the second of a length with a hex letter (0x1a = 26).
+    return std::string("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n") +
+           "5\r\nhello\r\n1a\r\nabcdefghijklmnopqrstuvwxyz\r\n0\r\n\r\n";
+  });
+  CaFileFromEnvironment trust(peer.ca_file());
+  HttpMulti multi(2);
+
+  HttpRequest req;
+  req.url = peer.url() + "/chunked";
+  HttpResponse res = PerformOn(multi, req);
+  ASSERT_EQ(res.outcome, HttpOutcome::kOk) << OutcomeLabel(res.outcome) << ": " << res.error;
+  EXPECT_EQ(res.status, 200);
+  EXPECT_EQ(res.body, "helloabcdefghijklmnopqrstuvwxyz");
+  // The last chunk ends the answer, not the connection: the next request goes on the same one.
+  res = PerformOn(multi, req);
+  ASSERT_EQ(res.outcome, HttpOutcome::kOk) << OutcomeLabel(res.outcome) << ": " << res.error;
+  EXPECT_EQ(res.body, "helloabcdefghijklmnopqrstuvwxyz");
+  EXPECT_EQ(peer.requests(), 2);
+  EXPECT_EQ(peer.connections(), 1);
+}
+
+TEST(NetOutbound, MultiReadsATlsAnswerUntilTheCloseAndThenOpensANewConnection) {
+  // Longer than one TLS record (16 KiB), each line numbered so a lost record shows.
+  std::string long_body;
+  for (int i = 0; long_body.size() < 100 * 1024; ++i) long_body += "line " + std::to_string(i) + "\n";
+  TlsPeer peer([&](const std::string&, const std::string& target, const std::string&) {
+    if (target == "/until-close") {
+      return "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n" + long_body;
+    }
+    return TlsPeer::Answer(200, "after " + target);
+  });
+  CaFileFromEnvironment trust(peer.ca_file());
+  HttpMulti multi(2);
+
+  HttpRequest req;
+  req.url = peer.url() + "/until-close";
+  HttpResponse res = PerformOn(multi, req);
+  ASSERT_EQ(res.outcome, HttpOutcome::kOk) << OutcomeLabel(res.outcome) << ": " << res.error;
+  EXPECT_EQ(res.status, 200);
+  EXPECT_EQ(res.body.size(), long_body.size());
+  EXPECT_TRUE(res.body == long_body) << "the body until the close came back changed";
+
+  req.url = peer.url() + "/next";
+  res = PerformOn(multi, req);
+  ASSERT_EQ(res.outcome, HttpOutcome::kOk) << OutcomeLabel(res.outcome) << ": " << res.error;
+  EXPECT_EQ(res.body, "after /next");
+  EXPECT_EQ(peer.requests(), 2);
+  EXPECT_EQ(peer.connections(), 2);
+}
+
+// A plain HTTP peer that answers each request with the next of its scripted answers, written as
+// they are, and after an answer marked so closes the connection without a word. One connection
+// at a time; bounded: every wait ends within 20 s.
+class ScriptedPeer {
+ public:
+  struct Answer {
+    std::string text;
+    bool then_close = false;
+  };
+
+  explicit ScriptedPeer(std::vector<Answer> answers) : answers_(std::move(answers)) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    socklen_t len = sizeof addr;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    ::listen(fd_, 8);
+    thread_ = std::thread([this] { Loop(); });
+  }
+  ~ScriptedPeer() {
+    stopping_ = true;
+    ::shutdown(fd_, SHUT_RDWR);
+    thread_.join();
+    ::close(fd_);
+  }
+
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  int port() const { return port_; }
+  int connections() const { return connections_; }
+  int closed() const { return closed_; }
+  std::vector<std::string> heads() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return heads_;
+  }
+
+ private:
+  void Loop() {
+    size_t next = 0;
+    while (!stopping_) {
+      const int c = ::accept(fd_, nullptr, nullptr);
+      if (c < 0) return;
+      ++connections_;
+      timeval tv{20, 0};
+      setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+      std::string in;
+      bool open = true;
+      while (open && !stopping_) {
+        const size_t end = in.find("\r\n\r\n");
+        if (end == std::string::npos) {
+          char buf[4096];
+          const ssize_t n = ::recv(c, buf, sizeof buf, 0);
+          if (n <= 0) break;
+          in.append(buf, static_cast<size_t>(n));
+          continue;
+        }
+        const std::string head = in.substr(0, end);
+        size_t length = 0;
+        const size_t cl = head.find("Content-Length: ");
+        if (cl != std::string::npos) length = std::stoul(head.substr(cl + 16));
+        if (in.size() < end + 4 + length) {
+          char buf[4096];
+          const ssize_t n = ::recv(c, buf, sizeof buf, 0);
+          if (n <= 0) break;
+          in.append(buf, static_cast<size_t>(n));
+          continue;
+        }
+        in.erase(0, end + 4 + length);
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          heads_.push_back(head);
+        }
+        const Answer& a = answers_[std::min(next++, answers_.size() - 1)];
+        ::send(c, a.text.data(), a.text.size(), MSG_NOSIGNAL);
+        if (a.then_close) open = false;
+      }
+      ::close(c);
+      ++closed_;
+    }
+  }
+
+  std::vector<Answer> answers_;
+  int fd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stopping_{false};
+  std::atomic<int> connections_{0};
+  std::atomic<int> closed_{0};
+  std::mutex mu_;
+  std::vector<std::string> heads_;
+  std::thread thread_;
+};
+
+const char* kOk = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nok";
+
+TEST(NetOutbound, MultiSendsARequestAgainWhenTheServerClosedItsKeptConnection) {
+  // The first answer says nothing of closing, then the peer closes: the client still holds the
+  // connection as idle when the second request goes out on it.
+  ScriptedPeer peer({{kOk, true}, {kOk, false}});
+  HttpMulti multi(4);
+  HttpRequest req;
+  req.url = peer.url() + "/one";
+  ASSERT_TRUE(PerformOn(multi, req).ok());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (peer.closed() < 1 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  ASSERT_EQ(peer.closed(), 1);
+  req.url = peer.url() + "/two";
+  const HttpResponse res = PerformOn(multi, req);
+  ASSERT_TRUE(res.ok()) << res.error;
+  EXPECT_EQ(res.body, "ok");
+  EXPECT_EQ(peer.connections(), 2);
+  EXPECT_EQ(peer.heads().size(), 2u);
+}
+
+TEST(NetOutbound, MultiSkipsAnInterimAnswerAndKeepsTheFinalOnesHeaders) {
+  ScriptedPeer peer(
+      {{"HTTP/1.1 100 Continue\r\nRetry-After: 1\r\n\r\n"
+        "HTTP/1.1 503 Busy\r\nRetry-After: 3\r\nContent-Length: 4\r\n\r\nbusy"}});
+  HttpMulti multi(1);
+  HttpRequest req;
+  req.method = "POST";
+  req.url = peer.url() + "/hook";
+  req.body = "{}";
+  req.keep_headers = {"retry-after"};
+  const HttpResponse res = PerformOn(multi, req);
+  ASSERT_TRUE(res.ok()) << res.error;
+  EXPECT_EQ(res.status, 503);
+  EXPECT_EQ(res.body, "busy");
+  EXPECT_EQ(res.Header("retry-after"), "3");
+}
+
+TEST(NetOutbound, MultiRefusesAnAnswerOverItsLimitAndKeepsItsStatusAndExcerpt) {
+  ScriptedPeer peer({{"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n" + std::string(100, 'a')},
+                     {"HTTP/1.1 502 Bad\r\nTransfer-Encoding: chunked\r\n\r\n10\r\n" + std::string(16, 'b') +
+                      "\r\n10\r\n" + std::string(16, 'c') + "\r\n0\r\n\r\n"}});
+  HttpMulti multi(1);
+  HttpRequest req;
+  req.url = peer.url() + "/big";
+  req.max_response_bytes = 20;
+  req.keep_response_bytes = 4;
+  HttpResponse res = PerformOn(multi, req);
+  EXPECT_EQ(res.outcome, HttpOutcome::kTooLarge) << res.error;
+  EXPECT_EQ(res.status, 200);
+  EXPECT_NE(res.error.find("20 bytes"), std::string::npos) << res.error;
+  res = PerformOn(multi, req);  // no length said: found out while reading the chunks
+  EXPECT_EQ(res.outcome, HttpOutcome::kTooLarge) << res.error;
+  EXPECT_EQ(res.status, 502);
+  EXPECT_EQ(res.body, "bbbb");
+}
+
+TEST(NetOutbound, MultiCallsAnAnswerThatIsNotHttpAnError) {
+  ScriptedPeer peer({{"HTTQ/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"},
+                     {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"}});
+  HttpMulti multi(1);
+  HttpRequest req;
+  req.url = peer.url() + "/x";
+  HttpResponse res = PerformOn(multi, req);
+  EXPECT_EQ(res.outcome, HttpOutcome::kError);
+  EXPECT_EQ(res.status, 0);
+  EXPECT_NE(res.error.find("not HTTP"), std::string::npos) << res.error;
+  res = PerformOn(multi, req);
+  EXPECT_EQ(res.outcome, HttpOutcome::kError);
+  EXPECT_NE(res.error.find("chunk"), std::string::npos) << res.error;
+}
+
+TEST(NetOutbound, MultiConnectsAHostNameOnlyToItsPinnedAddress) {
+  ScriptedPeer peer({{kOk}});
+  HttpMulti multi(2);
+  HttpRequest req;
+  req.url = "http://hooks.example.invalid:" + std::to_string(peer.port()) + "/in";
+  HttpResponse res = PerformOn(multi, req);
+  EXPECT_EQ(res.outcome, HttpOutcome::kConnectFailed) << res.error;
+  EXPECT_EQ(peer.connections(), 0);
+  req.pin = {"hooks.example.invalid", peer.port(), "127.0.0.1"};
+  res = PerformOn(multi, req);
+  ASSERT_TRUE(res.ok()) << res.error;
+  ASSERT_EQ(peer.heads().size(), 1u);
+  EXPECT_NE(peer.heads()[0].find("\r\nHost: hooks.example.invalid:" + std::to_string(peer.port())),
+            std::string::npos)
+      << peer.heads()[0];
+  // Under the address check, loopback is refused before any connection.
+  req.block_private_networks = true;
+  res = PerformOn(multi, req);
+  EXPECT_EQ(res.outcome, HttpOutcome::kBlocked);
+  EXPECT_NE(res.error.find("loopback"), std::string::npos) << res.error;
+  EXPECT_EQ(peer.connections(), 1);
+}
+
+TEST(NetOutbound, MultiQueuesRequestsBeyondItsConnections) {
+  ScriptedPeer peer({{kOk}});
+  HttpMulti multi(1);
+  for (uint64_t tag = 1; tag <= 3; ++tag) {
+    HttpRequest req;
+    req.url = peer.url() + "/q" + std::to_string(tag);
+    ASSERT_TRUE(multi.Start(tag, std::move(req)));
+  }
+  EXPECT_EQ(multi.open(), 3u);
+  std::map<uint64_t, HttpResponse> done;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (done.size() < 3 && std::chrono::steady_clock::now() < deadline) {
+    for (auto& [tag, res] : multi.Perform()) done.emplace(tag, std::move(res));
+    if (done.size() < 3) multi.Poll(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(done.size(), 3u);
+  for (const auto& [tag, res] : done) EXPECT_TRUE(res.ok()) << tag << ": " << res.error;
+  EXPECT_EQ(peer.connections(), 1);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
-// The one outbound client of the server and its plugins (libcurl inside, never in sight): HTTP(S)
-// requests to Google, ICS feeds, webhook receivers and SMS gateways, and SMTP submissions.
+// The one outbound client of the server and its plugins (libcurl inside, never in sight, but for
+// HttpMulti's own HTTP/1.1 on epoll and OpenSSL): HTTP(S) requests to Google, ICS feeds, webhook receivers
+// and SMS gateways, and SMTP submissions.
 //
 // Every HTTP request is bounded (timeouts, response size), follows no redirect, speaks http/https
 // only and, unless it asks for the environment's proxy, goes straight to its host. Two guards of
@@ -10,7 +11,8 @@
 // Perform() blocks the calling thread; each thread keeps its handles for reuse, so a thread that
 // calls the same host again reuses the connection (never across the address check: connections
 // opened under it serve only requests under it), and TLS sessions are shared by all threads.
-// HttpMulti drives many requests at once from one thread. SendSmtp() submits one mail.
+// HttpMulti drives many requests at once from one thread (the webhook sender's: written here, it
+// costs a request about a quarter of libcurl's CPU). SendSmtp() submits one mail.
 #pragma once
 
 #include <chrono>
@@ -86,10 +88,15 @@ struct HttpResponse {
 // Performs one request on the calling thread. Never throws. Thread-safe.
 HttpResponse Perform(const HttpRequest& request) noexcept;
 
-// Many requests at once, driven by one thread (one libcurl multi handle): Start() them, call
-// Perform() to move them on and collect the finished ones, and Poll() to wait for activity.
-// Connections stay open for reuse (at most `max_connections`). Everything but Wakeup() from the
-// driving thread only.
+// Many requests at once, driven by one thread: Start() them, call Perform() to move them on and
+// collect the finished ones, and Poll() to wait for activity. HTTP/1.1 over connections kept open
+// for reuse (at most `max_connections` open at once; a request beyond waits for one), https
+// verified against the system's CAs (OpenSSL's default paths: SSL_CERT_FILE and SSL_CERT_DIR
+// when set) and the URL's host. It resolves no names: the URL's host is an address literal or
+// `pin` gives the address (kConnectFailed otherwise). No proxy, no content decoding: it asks for
+// none (`environment_proxy` and `accept_encoding` are Perform()'s alone). A request that finds its
+// reused connection closed by the server before any answer is sent once more on a new one.
+// Everything but Wakeup() from the driving thread only.
 class HttpMulti {
  public:
   explicit HttpMulti(size_t max_connections);
@@ -97,7 +104,8 @@ class HttpMulti {
   HttpMulti(const HttpMulti&) = delete;
   HttpMulti& operator=(const HttpMulti&) = delete;
 
-  // Starts `request`; Perform() hands its response back with `tag`. False when it could not start.
+  // Starts `request`; Perform() hands its response back with `tag`, failures found at once (a bad
+  // URL, a blocked address) included. False only when the client itself could not be set up.
   bool Start(uint64_t tag, HttpRequest request);
   // Moves every request on; returns those that finished.
   std::vector<std::pair<uint64_t, HttpResponse>> Perform();
