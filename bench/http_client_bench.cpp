@@ -273,8 +273,7 @@ Tally RunCurl(int port, int requests, int connections) {
     curl_multi_add_handle(multi, s.e);
     ++started;
   };
-  for (size_t i = 0; i < slots.size(); ++i) {
-    Slot& s = slots[i];
+  for (Slot& s : slots) {
     s.e = curl_easy_init();
     curl_easy_setopt(s.e, CURLOPT_URL, url.c_str());
     curl_easy_setopt(s.e, CURLOPT_NOSIGNAL, 1L);

@@ -326,7 +326,7 @@ std::vector<ClaimedDelivery> DeliveryQueue::ClaimIn(DbConnection& tx, size_t lim
   }
   if (rows.empty()) return out;
   std::vector<int64_t> ids;
-  std::map<int64_t, std::optional<Webhook>> webhooks;
+  std::map<int64_t, std::shared_ptr<const Webhook>> webhooks;  // one each, shared by its deliveries
   std::vector<int64_t> referred_events;  // of the rows whose body is their event's text
   for (const DbRow& row : rows) {
     ClaimedDelivery d;
@@ -350,7 +350,12 @@ std::vector<ClaimedDelivery> DeliveryQueue::ClaimIn(DbConnection& tx, size_t lim
     }
     const int64_t webhook_id = row.Int("webhook_id");
     auto it = webhooks.find(webhook_id);
-    if (it == webhooks.end()) it = webhooks.emplace(webhook_id, webhooks_.Load(tx, webhook_id)).first;
+    if (it == webhooks.end()) {
+      std::optional<Webhook> loaded = webhooks_.Load(tx, webhook_id);
+      it =
+          webhooks.emplace(webhook_id, loaded ? std::make_shared<const Webhook>(std::move(*loaded)) : nullptr)
+              .first;
+    }
     d.webhook = it->second;
     ids.push_back(d.id);
     out.push_back(std::move(d));

@@ -26,6 +26,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -54,7 +55,7 @@ struct ClaimedDelivery {
   int round_attempts = 0;  // attempts since creation or the last manual retry
   int64_t event_at_ms = 0;  // when the booking event was written (its transaction's time)
   bool delivered_before = false;  // a 2xx was recorded already (a manual retry of a success)
-  std::optional<Webhook> webhook;  // nullopt when it was deleted meanwhile
+  std::shared_ptr<const Webhook> webhook;  // null when it was deleted meanwhile; one per webhook a claim
 };
 
 struct Attempt {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <random>
 #include <tuple>
+#include <unordered_map>
 
 #include "address_guard.hpp"
 #include "rendezvous/text.hpp"
@@ -297,16 +298,25 @@ size_t DeliverySender::Round(size_t limit) {
   const auto now = std::chrono::steady_clock::now();
   std::vector<Claimed> claimed;
   claimed.reserve(got);
+  // Each webhook's URL is parsed once a round, whatever the number of its deliveries.
+  std::unordered_map<const Webhook*, Claimed> parsed_urls;
   for (ClaimedDelivery& d : round.claimed) {
     Claimed c{std::move(d), std::nullopt, "", "", now};
     if (c.delivery.webhook) {
-      Result<net::Url> url = ParseSubscriberUrl(c.delivery.webhook->subscriber_url);
-      if (url.ok()) {
-        c.url = std::move(*url);
-        c.destination = c.url->Destination();
-      } else {
-        c.url_error = url.status().message();
+      auto [at, fresh] = parsed_urls.try_emplace(c.delivery.webhook.get());
+      Claimed& parsed = at->second;
+      if (fresh) {
+        Result<net::Url> url = ParseSubscriberUrl(c.delivery.webhook->subscriber_url);
+        if (url.ok()) {
+          parsed.url = std::move(*url);
+          parsed.destination = parsed.url->Destination();
+        } else {
+          parsed.url_error = url.status().message();
+        }
       }
+      c.url = parsed.url;
+      c.url_error = parsed.url_error;
+      c.destination = parsed.destination;
     }
     claimed.push_back(std::move(c));
   }

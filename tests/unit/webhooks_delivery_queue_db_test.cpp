@@ -143,7 +143,7 @@ TEST_F(WebhooksDeliveryQueueDb, RoundRecordsTheFinishedBatchAndClaimsTheNext) {
   Enqueue(10);
   const std::vector<ClaimedDelivery> first = queue_->RecordAndClaim(*db_, {}, 60, {}, 4, kLease).claimed;
   ASSERT_EQ(first.size(), 4u);
-  ASSERT_TRUE(first[0].webhook.has_value());
+  ASSERT_NE(first[0].webhook, nullptr);
   EXPECT_EQ(first[0].webhook->id, webhook_id_);
   EXPECT_EQ(Leased(), 4);
 
