@@ -12,11 +12,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <deque>
 #include <optional>
 #include <unordered_map>
 
+#include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
@@ -53,6 +55,50 @@ std::string TlsError(const char* fallback) {
   char buf[256];
   ERR_error_string_n(code, buf, sizeof buf);
   return buf;
+}
+
+// OpenSSL's own socket BIO writes with write(2), which raises SIGPIPE on a connection the peer
+// has closed; this one sends with MSG_NOSIGNAL, so the client is safe in any process.
+int BioFd(BIO* b) {
+  return static_cast<int>(reinterpret_cast<intptr_t>(BIO_get_data(b)));
+}
+
+int BioWrite(BIO* b, const char* data, int len) {
+  BIO_clear_retry_flags(b);
+  const ssize_t n = ::send(BioFd(b), data, static_cast<size_t>(len), MSG_NOSIGNAL);
+  if (n < 0 && (errno == EAGAIN || errno == EINTR)) BIO_set_retry_write(b);
+  return static_cast<int>(n);
+}
+
+int BioRead(BIO* b, char* data, int len) {
+  BIO_clear_retry_flags(b);
+  const ssize_t n = ::recv(BioFd(b), data, static_cast<size_t>(len), 0);
+  if (n < 0 && (errno == EAGAIN || errno == EINTR)) BIO_set_retry_read(b);
+  return static_cast<int>(n);
+}
+
+long BioControl(BIO*, int cmd, long, void*) {
+  return cmd == BIO_CTRL_FLUSH ? 1 : 0;
+}
+
+int BioCreate(BIO* b) {
+  BIO_set_init(b, 1);
+  return 1;
+}
+
+// Never freed: shared by every client of the process.
+const BIO_METHOD* SocketBio() {
+  static BIO_METHOD* method = [] {
+    BIO_METHOD* m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "rendezvous socket");
+    if (m != nullptr) {
+      BIO_meth_set_write(m, &BioWrite);
+      BIO_meth_set_read(m, &BioRead);
+      BIO_meth_set_ctrl(m, &BioControl);
+      BIO_meth_set_create(m, &BioCreate);
+    }
+    return m;
+  }();
+  return method;
 }
 
 bool HasToken(std::string_view list, std::string_view token) {
@@ -359,6 +405,9 @@ struct HttpMulti::Impl {
   int epoll = -1;
   int wake = -1;
   SSL_CTX* tls = nullptr;
+  // The last TLS session each destination gave, so that a new connection to it resumes instead of
+  // a full handshake.
+  std::unordered_map<std::string, SSL_SESSION*> sessions;
   std::vector<std::unique_ptr<Connection>> connections;
   std::vector<Connection*> closed;  // freed once the events in hand are handled
   std::unordered_map<std::string, std::vector<Connection*>> idle;
@@ -382,6 +431,7 @@ struct HttpMulti::Impl {
 
   ~Impl() {
     for (auto& c : connections) Release(*c);
+    for (auto& [key, session] : sessions) SSL_SESSION_free(session);
     if (tls != nullptr) SSL_CTX_free(tls);
     if (wake >= 0) ::close(wake);
     if (epoll >= 0) ::close(epoll);
@@ -501,14 +551,21 @@ struct HttpMulti::Impl {
     epoll_ctl(epoll, EPOLL_CTL_MOD, c.fd, &ev);
   }
 
-  void Release(Connection& c) {
+  // `clean`: nothing went wrong on the connection, so TLS says goodbye (close_notify, without
+  // waiting for the answer); OpenSSL keeps the session resumable only then.
+  void Release(Connection& c, bool clean = true) {
+    if (c.ssl != nullptr && clean && SSL_is_init_finished(c.ssl)) {
+      ERR_clear_error();
+      SSL_shutdown(c.ssl);
+      ERR_clear_error();
+    }
     if (c.ssl != nullptr) SSL_free(c.ssl);
     c.ssl = nullptr;
     if (c.fd >= 0) ::close(c.fd);  // leaves the epoll set with it
     c.fd = -1;
   }
 
-  void Close(Connection& c) {
+  void Close(Connection& c, bool clean = true) {
     if (c.dead) return;
     c.dead = true;
     if (c.stage == Stage::kIdle) {
@@ -516,7 +573,7 @@ struct HttpMulti::Impl {
       list.erase(std::remove(list.begin(), list.end(), &c), list.end());
       if (list.empty()) idle.erase(c.key);
     }
-    Release(c);
+    Release(c, clean);
     closed.push_back(&c);
   }
 
@@ -525,7 +582,7 @@ struct HttpMulti::Impl {
   void Fail(Connection& c, HttpOutcome outcome, std::string error) {
     Transfer* t = c.transfer;
     const bool stale = t != nullptr && c.answers > 0 && !t->retried && (!t->reader || !t->reader->started());
-    Close(c);
+    Close(c, false);
     if (t == nullptr) return;
     t->connection = nullptr;
     if (stale) {
@@ -557,7 +614,25 @@ struct HttpMulti::Impl {
     SSL_CTX_set_mode(tls, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
     // A server that closes without close_notify ends a body read until the close, as over TCP.
     SSL_CTX_set_options(tls, SSL_OP_IGNORE_UNEXPECTED_EOF);
+    // Sessions are kept here, by destination (NewSession), not in OpenSSL's cache.
+    SSL_CTX_set_session_cache_mode(tls, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+    SSL_CTX_set_app_data(tls, this);
+    SSL_CTX_sess_set_new_cb(tls, &Impl::NewSession);
     return tls;
+  }
+
+  // A session the server gave a connection (after its handshake; TLS 1.3 sends them later): kept
+  // as its destination's, replacing the one before.
+  static int NewSession(SSL* ssl, SSL_SESSION* session) {
+    auto* self = static_cast<Impl*>(SSL_CTX_get_app_data(SSL_get_SSL_CTX(ssl)));
+    const auto* c = static_cast<const Connection*>(SSL_get_app_data(ssl));
+    if (self == nullptr || c == nullptr) return 0;
+    auto [at, fresh] = self->sessions.try_emplace(c->key, session);
+    if (!fresh) {
+      SSL_SESSION_free(at->second);
+      at->second = session;
+    }
+    return 1;  // the reference is ours
   }
 
   void Connected(Connection& c) {
@@ -584,8 +659,16 @@ struct HttpMulti::Impl {
       Fail(c, HttpOutcome::kError, "TLS is not available: " + TlsError("no context"));
       return;
     }
-    SSL_set_fd(c.ssl, c.fd);
+    BIO* bio = SocketBio() != nullptr ? BIO_new(SocketBio()) : nullptr;
+    if (bio == nullptr) {
+      Fail(c, HttpOutcome::kError, "TLS is not available: " + TlsError("no socket BIO"));
+      return;
+    }
+    BIO_set_data(bio, reinterpret_cast<void*>(static_cast<intptr_t>(c.fd)));
+    SSL_set_bio(c.ssl, bio, bio);
+    SSL_set_app_data(c.ssl, &c);
     SSL_set_connect_state(c.ssl);
+    if (auto kept = sessions.find(c.key); kept != sessions.end()) SSL_set_session(c.ssl, kept->second);
     if (IsAddressLiteral(t->host)) {
       X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(c.ssl), t->host.c_str());
     } else {
@@ -621,6 +704,10 @@ struct HttpMulti::Impl {
       said = TlsError(why == SSL_ERROR_SYSCALL ? "the connection closed" : "failed");
     }
     const std::string host = c.transfer != nullptr ? c.transfer->host : "";
+    if (auto kept = sessions.find(c.key); kept != sessions.end()) {  // its next connection starts afresh
+      SSL_SESSION_free(kept->second);
+      sessions.erase(kept);
+    }
     Fail(c, HttpOutcome::kError, "TLS handshake with " + host + " failed: " + said);
   }
 

@@ -383,6 +383,7 @@ void TlsPeer::Serve(int fd) {
   SSL* ssl = SSL_new(ctx_);
   if (!ssl) return;
   if (SSL_set_fd(ssl, fd) == 1 && SSL_accept(ssl) == 1) {
+    if (SSL_session_reused(ssl) == 1) ++resumed_;
     std::string buf;
     tls_peer_impl::Next next;
     while ((next = tls_peer_impl::ServeRequest(ssl, buf, handler_, requests_)) ==

@@ -44,6 +44,8 @@ class TlsPeer {
   int connections() const { return connections_.load(); }
   // Requests handed to the handler so far.
   int requests() const { return requests_.load(); }
+  // Handshakes that resumed an earlier session.
+  int resumed() const { return resumed_.load(); }
 
   // "HTTP/1.1 <status> <reason>" with Content-Type and Content-Length, then `body`.
   static std::string Answer(int status, const std::string& body,
@@ -66,6 +68,7 @@ class TlsPeer {
   int port_ = 0;
   std::atomic<int> connections_{0};
   std::atomic<int> requests_{0};
+  std::atomic<int> resumed_{0};
   std::mutex mu_;
   bool stopping_ = false;         // under mu_
   std::set<int> open_fds_;        // under mu_: the sockets of the connections being served

@@ -727,6 +727,8 @@ TEST(NetOutbound, MultiReadsATlsAnswerUntilTheCloseAndThenOpensANewConnection) {
   EXPECT_EQ(res.body, "after /next");
   EXPECT_EQ(peer.requests(), 2);
   EXPECT_EQ(peer.connections(), 2);
+  // The second connection resumed the first one's TLS session instead of a full handshake.
+  EXPECT_EQ(peer.resumed(), 1);
 }
 
 // A plain HTTP peer that answers each request with the next of its scripted answers, written as
