@@ -8,4 +8,8 @@ namespace rendezvous::testing {
 // 0 when no port could be probed.
 int ProbeFreePort();
 
+// A socket listening on 127.0.0.1 on a port the kernel picks (close-on-exec), its port in *port;
+// -1 when none could be opened. For peers that live in the test's process.
+int ListenOnLoopback(int* port, int backlog = 64);
+
 }  // namespace rendezvous::testing

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "free_port.hpp"
+
 namespace rendezvous::testing {
 namespace {
 
@@ -106,19 +108,8 @@ std::string QueryParameter(const std::string& target, const std::string& name) {
 }
 
 LoopbackHttpServer::LoopbackHttpServer(PeerHandler handler) : handler_(std::move(handler)) {
-  listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (listen_fd_ < 0) throw std::runtime_error("socket failed");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof addr;
-  if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(listen_fd_, 64) != 0 ||
-      ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    ::close(listen_fd_);
-    throw std::runtime_error("bind/listen failed");
-  }
-  port_ = ntohs(addr.sin_port);
+  listen_fd_ = ListenOnLoopback(&port_);
+  if (listen_fd_ < 0) throw std::runtime_error("bind/listen failed");
   thread_ = std::thread([this] { Loop(); });
 }
 

@@ -25,6 +25,8 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include "free_port.hpp"
+
 namespace rendezvous::testing {
 // Named apart: in a unity build this file shares its anonymous namespace with the other helpers.
 namespace tls_peer_impl {
@@ -296,20 +298,8 @@ TlsPeer::TlsPeer(TlsHandler handler) : handler_(std::move(handler)) {
     tls_peer_impl::Fail("server context failed");
   }
 
-  listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (listen_fd_ < 0) throw std::runtime_error("TlsPeer: socket failed");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof addr;
-  if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::listen(listen_fd_, 64) != 0 ||
-      ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    ::close(listen_fd_);
-    throw std::runtime_error("TlsPeer: bind/listen failed");
-  }
-  port_ = ntohs(addr.sin_port);
+  listen_fd_ = ListenOnLoopback(&port_);
+  if (listen_fd_ < 0) throw std::runtime_error("TlsPeer: bind/listen failed");
   ctx_ = ctx.release();
   thread_ = std::thread([this] { Loop(); });
 }

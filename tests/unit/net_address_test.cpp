@@ -19,6 +19,7 @@
 
 #include <gtest/gtest.h>
 
+#include "free_port.hpp"
 #include "loopback_http_server.hpp"
 #include "rendezvous/net.hpp"
 #include "rendezvous/outbound.hpp"
@@ -313,7 +314,7 @@ TEST(NetUrl, UrlEncodedPairsKeepOrder) {
   EXPECT_FALSE(ParseUrlEncoded("a=%"));
 }
 
-
+using testing::ListenOnLoopback;
 using testing::LoopbackHttpServer;
 using testing::PeerRequest;
 using testing::PeerResponse;
@@ -430,6 +431,19 @@ TEST(NetOutbound, PinsANameToTheCheckedAddress) {
   EXPECT_EQ(res.outcome, HttpOutcome::kConnectFailed) << res.error;
 }
 
+// Drives `multi` until `count` requests have finished or 20 s have passed, waiting at most `poll`
+// for activity between rounds; the finished ones by tag.
+std::map<uint64_t, HttpResponse> AwaitAll(HttpMulti& multi, size_t count,
+                                          std::chrono::milliseconds poll = std::chrono::milliseconds(50)) {
+  std::map<uint64_t, HttpResponse> done;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (done.size() < count && std::chrono::steady_clock::now() < deadline) {
+    for (auto& [tag, res] : multi.Perform()) done.emplace(tag, std::move(res));
+    if (done.size() < count) multi.Poll(poll);
+  }
+  return done;
+}
+
 TEST(NetOutbound, MultiDrivesManyRequestsFromOneThread) {
   LoopbackHttpServer peer(&Echo);
   HttpMulti multi(4);
@@ -440,12 +454,7 @@ TEST(NetOutbound, MultiDrivesManyRequestsFromOneThread) {
     ASSERT_TRUE(multi.Start(tag, std::move(req)));
   }
   EXPECT_EQ(multi.open(), 5u);
-  std::map<uint64_t, HttpResponse> done;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (done.size() < 5 && std::chrono::steady_clock::now() < deadline) {
-    for (auto& [tag, res] : multi.Perform()) done.emplace(tag, std::move(res));
-    if (done.size() < 5) multi.Poll(std::chrono::milliseconds(50));
-  }
+  std::map<uint64_t, HttpResponse> done = AwaitAll(multi, 5);
   ASSERT_EQ(done.size(), 5u);
   for (const auto& [tag, res] : done) {
     ASSERT_TRUE(res.ok()) << res.error;
@@ -460,17 +469,8 @@ TEST(NetOutbound, MultiDrivesManyRequestsFromOneThread) {
 class SilentPeer {
  public:
   SilentPeer() {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof addr;
-    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), len) != 0 || ::listen(fd_, 16) != 0 ||
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-      ADD_FAILURE() << "no silent peer";
-      return;
-    }
-    port_ = ntohs(addr.sin_port);
+    fd_ = ListenOnLoopback(&port_, 16);
+    if (fd_ < 0) ADD_FAILURE() << "no silent peer";
   }
   ~SilentPeer() {
     if (fd_ >= 0) ::close(fd_);
@@ -497,14 +497,9 @@ TEST(NetOutbound, MultiTimesOutASilentPeerWhileTheOthersFinish) {
     req.url = peer.url() + "/m" + std::to_string(tag);
     ASSERT_TRUE(multi.Start(tag, std::move(req)));
   }
-  std::map<uint64_t, HttpResponse> done;
   const auto started = std::chrono::steady_clock::now();
-  const auto deadline = started + std::chrono::seconds(20);
-  while (done.size() < 4 && std::chrono::steady_clock::now() < deadline) {
-    for (auto& [tag, res] : multi.Perform()) done.emplace(tag, std::move(res));
-    // Waits longer than the silent request may take: its end comes from the timer, not the wait.
-    if (done.size() < 4) multi.Poll(std::chrono::seconds(5));
-  }
+  // Waits longer than the silent request may take: its end comes from the timer, not the wait.
+  std::map<uint64_t, HttpResponse> done = AwaitAll(multi, 4, std::chrono::seconds(5));
   ASSERT_EQ(done.size(), 4u);
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(2500));
   EXPECT_EQ(done[99].outcome, HttpOutcome::kTimeout) << done[99].error;
@@ -742,15 +737,8 @@ class ScriptedPeer {
   };
 
   explicit ScriptedPeer(std::vector<Answer> answers) : answers_(std::move(answers)) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-    socklen_t len = sizeof addr;
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-    port_ = ntohs(addr.sin_port);
-    ::listen(fd_, 8);
+    fd_ = ListenOnLoopback(&port_, 8);
+    EXPECT_GE(fd_, 0) << "no scripted peer";
     thread_ = std::thread([this] { Loop(); });
   }
   ~ScriptedPeer() {
@@ -929,12 +917,7 @@ TEST(NetOutbound, MultiQueuesRequestsBeyondItsConnections) {
     ASSERT_TRUE(multi.Start(tag, std::move(req)));
   }
   EXPECT_EQ(multi.open(), 3u);
-  std::map<uint64_t, HttpResponse> done;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (done.size() < 3 && std::chrono::steady_clock::now() < deadline) {
-    for (auto& [tag, res] : multi.Perform()) done.emplace(tag, std::move(res));
-    if (done.size() < 3) multi.Poll(std::chrono::milliseconds(50));
-  }
+  std::map<uint64_t, HttpResponse> done = AwaitAll(multi, 3);
   ASSERT_EQ(done.size(), 3u);
   for (const auto& [tag, res] : done) EXPECT_TRUE(res.ok()) << tag << ": " << res.error;
   EXPECT_EQ(peer.connections(), 1);
