@@ -59,8 +59,9 @@ std::string TlsError(const char* fallback) {
 
 // OpenSSL's own socket BIO writes with write(2), which raises SIGPIPE on a connection the peer
 // has closed; this one sends with MSG_NOSIGNAL, so the client is safe in any process.
+// The BIO's data is the connection's socket (a pointer to Connection::fd).
 int BioFd(BIO* b) {
-  return static_cast<int>(reinterpret_cast<intptr_t>(BIO_get_data(b)));
+  return *static_cast<const int*>(BIO_get_data(b));
 }
 
 int BioWrite(BIO* b, const char* data, int len) {
@@ -664,7 +665,7 @@ struct HttpMulti::Impl {
       Fail(c, HttpOutcome::kError, "TLS is not available: " + TlsError("no socket BIO"));
       return;
     }
-    BIO_set_data(bio, reinterpret_cast<void*>(static_cast<intptr_t>(c.fd)));
+    BIO_set_data(bio, &c.fd);
     SSL_set_bio(c.ssl, bio, bio);
     SSL_set_app_data(c.ssl, &c);
     SSL_set_connect_state(c.ssl);
