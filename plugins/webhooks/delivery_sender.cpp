@@ -299,12 +299,17 @@ size_t DeliverySender::Round(size_t limit) {
   std::vector<Claimed> claimed;
   claimed.reserve(got);
   // Each webhook's URL is parsed once a round, whatever the number of its deliveries.
-  std::unordered_map<const Webhook*, Claimed> parsed_urls;
+  struct ParsedUrl {
+    std::optional<net::Url> url;
+    std::string url_error;
+    std::string destination;
+  };
+  std::unordered_map<const Webhook*, ParsedUrl> parsed_urls;
   for (ClaimedDelivery& d : round.claimed) {
     Claimed c{std::move(d), std::nullopt, "", "", now};
     if (c.delivery.webhook) {
       auto [at, fresh] = parsed_urls.try_emplace(c.delivery.webhook.get());
-      Claimed& parsed = at->second;
+      ParsedUrl& parsed = at->second;
       if (fresh) {
         Result<net::Url> url = ParseSubscriberUrl(c.delivery.webhook->subscriber_url);
         if (url.ok()) {

@@ -594,13 +594,10 @@ HttpResponse PerformOn(HttpMulti& multi, HttpRequest request) {
     ADD_FAILURE() << "HttpMulti::Start refused the request";
     return {};
   }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (std::chrono::steady_clock::now() < deadline) {
-    for (auto& [done_tag, res] : multi.Perform()) {
-      EXPECT_EQ(done_tag, tag);
-      if (done_tag == tag) return std::move(res);
-    }
-    multi.Poll(std::chrono::milliseconds(50));
+  std::map<uint64_t, HttpResponse> done = AwaitAll(multi, 1);
+  if (done.size() == 1) {
+    EXPECT_EQ(done.begin()->first, tag);
+    return std::move(done.begin()->second);
   }
   ADD_FAILURE() << "the request did not finish in 20 s";
   multi.CancelAll();
