@@ -39,6 +39,8 @@ constexpr size_t kMaxConsumerLength = 128;
 constexpr size_t kMaxTopicsPerConsumer = 64;
 constexpr int kMaxBatchSize = 10000;
 constexpr int kHoleScanLimit = 20000;
+// Reads of a batch a round may make when the consumer's position moved under it.
+constexpr int kClaimAttempts = 3;
 constexpr int kLagCap = 100000;
 constexpr int kPurgeBatch = 1000;
 constexpr int kMaxPurgeBatchesPerTopic = 100;
@@ -393,104 +395,121 @@ OutboxService::Round OutboxService::RunRound(Consumer& c) {
   std::vector<OutboxEvent> batch;
   std::string error;
   bool batch_failed = false;
+  // The batch is read from the position this instance last saw, before the consumer's row is
+  // claimed: the locking read may wait for inserts still open, and a transaction holding the
+  // consumer's row while it waits could hold up a Galera node's applier that updates that row for
+  // another node (the brute-force abort of a transaction in a lock wait is not always taken). When
+  // the claim finds the position moved (another instance's turn), the batch is read again from
+  // there, at most kClaimAttempts times a round.
+  bool position_moved = false;
   try {
-    db_.RunTransaction([&](DbConnection& tx) {
-      round = Round{};
-      row_missing_or_locked = false;
-      lag = -1;
-      lag_position = -1;
-      batch.clear();
+    for (int attempt = 0; attempt == 0 || (position_moved && attempt < kClaimAttempts); ++attempt) {
+      db_.RunTransaction([&](DbConnection& tx) {
+        round = Round{};
+        row_missing_or_locked = false;
+        position_moved = false;
+        lag = -1;
+        lag_position = -1;
+        batch.clear();
 
-      std::optional<DbRow> claim =
-          tx.QueryOne("SELECT position FROM outbox_consumers WHERE consumer = ? FOR UPDATE SKIP LOCKED", {c.name});
-      if (!claim) {
-        row_missing_or_locked = true;
-        return;
-      }
-      int64_t position = claim->Int(1);
-      start_position = position;
-      c.position = position;
-
-      struct Candidate {
-        OutboxEvent event;
-        bool settled = false;
-      };
-      std::vector<Candidate> candidates;
-      {
-        std::vector<DbValue> params{
-            std::chrono::duration_cast<std::chrono::microseconds>(options_.settle_window).count(), position};
-        params.insert(params.end(), c.topics.begin(), c.topics.end());
-        params.emplace_back(options_.batch_size);
-        for (const DbRow& row : tx.Query(batch_sql, params)) {
-          Candidate cand;
-          cand.event = EventFromRow(row, 1, &c, c.texts);
-          cand.settled = row.Int(6) != 0;
-          candidates.push_back(std::move(cand));
-        }
-      }
-
-      if (!candidates.empty()) {
-        // The first id missing after `position` (any topic): events at or past it must settle.
-        // Nothing is missing when the candidates follow `position` without a gap, and nothing
-        // waits when every candidate has settled: then the ids need no scan.
-        int64_t first_hole = std::numeric_limits<int64_t>::max();
-        // An event of these topics the scan finds but the candidates' read did not: it became
-        // visible in between (its insert raced that read). Nothing at or past it is taken this
-        // round, settled or not; the next round reads it.
-        int64_t first_unseen = std::numeric_limits<int64_t>::max();
-        const int64_t last = candidates.back().event.id;
-        const bool gapless = last - position == static_cast<int64_t>(candidates.size());
-        const bool all_settled = std::all_of(candidates.begin(), candidates.end(),
-                                             [](const Candidate& cand) { return cand.settled; });
-        if (!gapless && !all_settled) {
-          const std::vector<DbRow> ids =
-              tx.Query("SELECT id, topic FROM outbox_events WHERE id > ? AND id <= ? ORDER BY id LIMIT ?",
-                       {position, last, kHoleScanLimit});
-          int64_t expected = position + 1;
-          size_t next_candidate = 0;
-          for (const DbRow& row : ids) {
-            const int64_t id = row.Int(1);
-            if (id != expected) {
-              first_hole = expected;
-              break;
-            }
-            expected = id + 1;
-            while (next_candidate < candidates.size() && candidates[next_candidate].event.id < id)
-              ++next_candidate;
-            const bool candidate =
-                next_candidate < candidates.size() && candidates[next_candidate].event.id == id;
-            if (!candidate && std::binary_search(c.topics.begin(), c.topics.end(), row.String(2))) {
-              first_unseen = id;
-              break;
-            }
-          }
-          if (first_hole == std::numeric_limits<int64_t>::max() &&
-              first_unseen == std::numeric_limits<int64_t>::max() && expected <= last) {
-            first_hole = expected;  // scan limit reached: unknown beyond, treat as a hole
+        struct Candidate {
+          OutboxEvent event;
+          bool settled = false;
+        };
+        std::vector<Candidate> candidates;
+        const int64_t expected_position = c.position.load();
+        {
+          std::vector<DbValue> params{
+              std::chrono::duration_cast<std::chrono::microseconds>(options_.settle_window).count(),
+              expected_position};
+          params.insert(params.end(), c.topics.begin(), c.topics.end());
+          params.emplace_back(options_.batch_size);
+          for (const DbRow& row : tx.Query(batch_sql, params)) {
+            Candidate cand;
+            cand.event = EventFromRow(row, 1, &c, c.texts);
+            cand.settled = row.Int(6) != 0;
+            candidates.push_back(std::move(cand));
           }
         }
 
-        for (auto& cand : candidates) {
-          if (cand.event.id >= first_unseen || (cand.event.id >= first_hole && !cand.settled)) break;
-          batch.push_back(std::move(cand.event));
+        std::optional<DbRow> claim = tx.QueryOne(
+            "SELECT position FROM outbox_consumers WHERE consumer = ? FOR UPDATE SKIP LOCKED", {c.name});
+        if (!claim) {
+          row_missing_or_locked = true;
+          return;
         }
-        round.held_back = batch.size() < candidates.size();
-
-        if (!batch.empty()) {
-          CallHandler(c.handler, tx, batch, round.handler_failed, error);
-          tx.Exec("UPDATE outbox_consumers SET position = ?, updated_at = UTC_TIMESTAMP(3) WHERE consumer = ?",
-                  {batch.back().id, c.name});
-          position = batch.back().id;
-          c.position = position;
-          round.handed = batch.size();
+        int64_t position = claim->Int(1);
+        start_position = position;
+        c.position = position;
+        if (position != expected_position) {
+          position_moved = true;
+          return;
         }
-      }
 
-      // The backlog is measured after the commit, at most once a second (MeasureLag): counting
-      // it here, after every full batch, would make a drain quadratic in its length.
-      if (!round.held_back && candidates.size() < static_cast<size_t>(options_.batch_size)) lag = 0;
-      lag_position = position;
-    });
+        if (!candidates.empty()) {
+          // The first id missing after `position` (any topic): events at or past it must settle.
+          // Nothing is missing when the candidates follow `position` without a gap, and nothing
+          // waits when every candidate has settled: then the ids need no scan.
+          int64_t first_hole = std::numeric_limits<int64_t>::max();
+          // An event of these topics the scan finds but the candidates' read did not: it became
+          // visible in between (its insert raced that read). Nothing at or past it is taken this
+          // round, settled or not; the next round reads it.
+          int64_t first_unseen = std::numeric_limits<int64_t>::max();
+          const int64_t last = candidates.back().event.id;
+          const bool gapless = last - position == static_cast<int64_t>(candidates.size());
+          const bool all_settled = std::all_of(candidates.begin(), candidates.end(),
+                                               [](const Candidate& cand) { return cand.settled; });
+          if (!gapless && !all_settled) {
+            const std::vector<DbRow> ids =
+                tx.Query("SELECT id, topic FROM outbox_events WHERE id > ? AND id <= ? ORDER BY id LIMIT ?",
+                         {position, last, kHoleScanLimit});
+            int64_t expected = position + 1;
+            size_t next_candidate = 0;
+            for (const DbRow& row : ids) {
+              const int64_t id = row.Int(1);
+              if (id != expected) {
+                first_hole = expected;
+                break;
+              }
+              expected = id + 1;
+              while (next_candidate < candidates.size() && candidates[next_candidate].event.id < id)
+                ++next_candidate;
+              const bool candidate =
+                  next_candidate < candidates.size() && candidates[next_candidate].event.id == id;
+              if (!candidate && std::binary_search(c.topics.begin(), c.topics.end(), row.String(2))) {
+                first_unseen = id;
+                break;
+              }
+            }
+            if (first_hole == std::numeric_limits<int64_t>::max() &&
+                first_unseen == std::numeric_limits<int64_t>::max() && expected <= last) {
+              first_hole = expected;  // scan limit reached: unknown beyond, treat as a hole
+            }
+          }
+
+          for (auto& cand : candidates) {
+            if (cand.event.id >= first_unseen || (cand.event.id >= first_hole && !cand.settled)) break;
+            batch.push_back(std::move(cand.event));
+          }
+          round.held_back = batch.size() < candidates.size();
+
+          if (!batch.empty()) {
+            CallHandler(c.handler, tx, batch, round.handler_failed, error);
+            tx.Exec(
+                "UPDATE outbox_consumers SET position = ?, updated_at = UTC_TIMESTAMP(3) WHERE consumer = ?",
+                {batch.back().id, c.name});
+            position = batch.back().id;
+            c.position = position;
+            round.handed = batch.size();
+          }
+        }
+
+        // The backlog is measured after the commit, at most once a second (MeasureLag): counting
+        // it here, after every full batch, would make a drain quadratic in its length.
+        if (!round.held_back && candidates.size() < static_cast<size_t>(options_.batch_size)) lag = 0;
+        lag_position = position;
+      });
+    }
   } catch (...) {
     if (!round.handler_failed) throw;  // the outbox's own queries: the round fails
     batch_failed = true;

@@ -6,11 +6,14 @@
 // change that caused it committed.
 //
 // Consuming: a round for consumer C runs in ONE transaction on one connection:
-//   1. SELECT position FROM outbox_consumers WHERE consumer = C FOR UPDATE SKIP LOCKED; when
+//   1. read the next batch (id > the position this instance last saw, topic in C's topics, by id,
+//      at most batch_size) with a locking read (LOCK IN SHARE MODE);
+//   2. SELECT position FROM outbox_consumers WHERE consumer = C FOR UPDATE SKIP LOCKED; when
 //      another instance holds the row, the round is skipped (instances share a consumer by
-//      taking turns, batch by batch — never the same batch twice);
-//   2. read the next batch (id > position, topic in C's topics, by id, at most batch_size) with a
-//      locking read (LOCK IN SHARE MODE);
+//      taking turns, batch by batch — never the same batch twice); when the position is not the
+//      one read from, the transaction ends and the batch is read again from it (at most 3 reads).
+//      The consumer's row is claimed after the read so that no transaction holds it while waiting
+//      for another's lock: on Galera an applier updating the row for another node would wait too;
 //   3. keep only the part that is safe to hand out (below), call the handler with it and the same
 //      connection, advance position to the last handed-out id, COMMIT.
 //   The handler throwing rolls everything back (its writes too), and the batch is handed out again

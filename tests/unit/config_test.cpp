@@ -595,7 +595,9 @@ TEST(ConfigTest, FileErrors) {
 TEST(Config, MalformedTextsThatStallAParserAreAnswered) {
   for (const std::string text : {", ", ",", "- a\n, ", "server: {}\n, \n"}) {
     const std::string error = ErrorOf(text);
-    if (error != "(no error)") EXPECT_EQ(error.rfind("cfg.yaml:", 0), 0u) << error;
+    if (error != "(no error)") {
+      EXPECT_EQ(error.rfind("cfg.yaml:", 0), 0u) << error;
+    }
   }
 }
 

@@ -174,6 +174,11 @@ TEST_F(OutboxTest, AnOpenTransactionHoldsBackLaterEventsUntilItCommits) {
   // While A is open the round must not hand out B alone.
   EXPECT_EQ(poll.wait_for(std::chrono::milliseconds(300)), std::future_status::timeout);
   EXPECT_EQ(sink.Size(), 0u);
+  // Waiting for A, the round holds no lock on the consumer's row (a Galera applier updating that
+  // row for another node must not queue behind a transaction that is itself waiting).
+  EXPECT_EQ(scratch_.QueryValue(
+                "SELECT COUNT(*) FROM outbox_consumers WHERE consumer = 'c' FOR UPDATE SKIP LOCKED"),
+            "1");
   a_may_commit.set_value();
   const int64_t first = a_id.get();
   ASSERT_LT(first, b_id);
