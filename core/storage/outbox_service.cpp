@@ -395,12 +395,8 @@ OutboxService::Round OutboxService::RunRound(Consumer& c) {
   std::vector<OutboxEvent> batch;
   std::string error;
   bool batch_failed = false;
-  // The batch is read from the position this instance last saw, before the consumer's row is
-  // claimed: the locking read may wait for inserts still open, and a transaction holding the
-  // consumer's row while it waits could hold up a Galera node's applier that updates that row for
-  // another node (the brute-force abort of a transaction in a lock wait is not always taken). When
-  // the claim finds the position moved (another instance's turn), the batch is read again from
-  // there, at most kClaimAttempts times a round.
+  // The batch is read before the consumer's row is claimed, from the position this instance last
+  // saw; read again when the claim finds it moved (the header's steps 1 and 2 say why).
   bool position_moved = false;
   try {
     for (int attempt = 0; attempt == 0 || (position_moved && attempt < kClaimAttempts); ++attempt) {
