@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 
 #include <openssl/err.h>
@@ -67,7 +68,13 @@ SSL_CTX* Make(const TrustOptions& t, std::string& error) {
           : SSL_CTX_load_verify_locations(ctx, t.ca_file.empty() ? nullptr : t.ca_file.c_str(),
                                           t.ca_dir.empty() ? nullptr : t.ca_dir.c_str()) == 1;
   if (!loaded) {
-    error = "cannot load the CA certificates: " + TlsError("no certificate found");
+    const std::string from = t.ca_file.empty() && t.ca_dir.empty() ? "OpenSSL's default paths"
+                             : t.ca_file.empty()                   ? t.ca_dir
+                                                                   : t.ca_file;
+    const int system = ERR_GET_LIB(ERR_peek_error()) == ERR_LIB_SYS ? ERR_GET_REASON(ERR_peek_error()) : 0;
+    error = "cannot load the CA certificates from " + from + ": " +
+            (system != 0 ? std::string(std::strerror(system)) : TlsError("no certificate found"));
+    ERR_clear_error();
     SSL_CTX_free(ctx);
     return nullptr;
   }
