@@ -601,7 +601,7 @@ fi
 
 # One blocking request at a time on one thread (ping, Google, ICS feeds, SMS): net::Perform() on
 # the thread's own HttpMulti against the libcurl easy client it was before (bench/http_client_bench
-# curl_easy), five alternating pairs of 20,000 POSTs of 1 KB to one receiver, the former first.
+# curl_easy), five alternating pairs of 100,000 POSTs of 1 KB to one receiver, the former first.
 if want http_perform; then
 hp_port=$(free_port)
 ${BENCH_TOOLS:-$build/bench}/webhook_bench drain "$hp_port" 1000000000 300 >/dev/null &
@@ -609,7 +609,7 @@ hp_receiver=$!
 for _ in $(seq 1 100); do (echo >/dev/tcp/127.0.0.1/"$hp_port") 2>/dev/null && break; sleep 0.1; done
 for pair in 1 2 3 4 5; do
   for mode in curl_easy perform; do
-    $build/bench/http_client_bench $mode "$hp_port" 20000 1 | python3 -c 'import json,sys; p=sys.argv[1]; r=json.load(sys.stdin); print("| blocking request, %s, pair %s (bench/http_client_bench: 20,000 POSTs of 1 KB one after another on one thread; thread CPU %.1f µs/request) | %.0f requests/s | – | – | %d failed |" % ({"perform": "net::Perform (epoll client)", "curl_easy": "former libcurl easy Perform"}[r["client"]], p, r["cpu_us_per_request"], r["per_second"], r["failed"]))' "$pair" | tee -a "$results"
+    $build/bench/http_client_bench $mode "$hp_port" 100000 1 | python3 -c 'import json,sys; p=sys.argv[1]; r=json.load(sys.stdin); print("| blocking request, %s, pair %s (bench/http_client_bench: 100,000 POSTs of 1 KB one after another on one thread; thread CPU %.1f µs/request) | %.0f requests/s | – | – | %d failed |" % ({"perform": "net::Perform (epoll client)", "curl_easy": "former libcurl easy Perform"}[r["client"]], p, r["cpu_us_per_request"], r["per_second"], r["failed"]))' "$pair" | tee -a "$results"
   done
 done
 kill $hp_receiver 2>/dev/null; wait $hp_receiver 2>/dev/null || true
