@@ -112,9 +112,9 @@ HttpResponse Perform(const HttpRequest& request) noexcept {
     tls_trust::Generation(true);  // the environment's CAs as they are now
     multi.Perform();              // kept connections that received anything unasked are dropped now
     HttpResponse response;
-    for (size_t i = 0; i < addresses.size(); ++i) {
+    for (const std::string& address : addresses) {
       HttpRequest one = request;
-      one.pin = {url->host, port, addresses[i]};
+      one.pin = {url->host, port, address};
       const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
       if (spent >= request.timeout) return Failed(HttpOutcome::kTimeout, "timed out", started);
       one.timeout = request.timeout - spent;

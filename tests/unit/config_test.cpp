@@ -388,8 +388,8 @@ TEST(ConfigTest, BadValuesNameLineAndPath) {
 
 TEST(ConfigTest, UnknownKeysStopWithTheirLine) {
   EXPECT_EQ(ErrorOf("logging: {level: info}\n\nserverr:\n  io_threads: 2\n"),
-            "cfg.yaml:3: serverr: unknown key (expected one of: database logging mail metrics outbound outbox plugins "
-            "security server sms)");
+            "cfg.yaml:3: serverr: unknown key (expected one of: database logging mail metrics outbound "
+            "outbox plugins security server sms)");
   EXPECT_EQ(ErrorOf("server:\n  io_threads: 2\n  io_thread: 3\n").substr(0, 48),
             "cfg.yaml:3: server.io_thread: unknown key (expec");
   EXPECT_EQ(ErrorOf("server:\n  api:\n    listen: \"127.0.0.1:1\"\n    base-url: http://x\n"),
