@@ -5,7 +5,13 @@
 //          handles set up once: the least a libcurl-based client costs;
 //   raw    a minimal HTTP/1.1 client on epoll (the request formatted into one buffer, the answer's
 //          status line and headers parsed for Content-Length and Retry-After): the floor.
-//   http_client_bench multi|curl|raw PORT REQUESTS CONNECTIONS
+// and what one blocking request (ping, Google, ICS, SMS: one after another on one thread) costs:
+//   perform     net::Perform() (the host library's: on the thread's own HttpMulti);
+//   curl_easy   the blocking client net::Perform() was before it: a libcurl easy handle kept by the
+//               thread, set up for each request as it was (bounds, callbacks for the body and the
+//               kept headers, TLS sessions shared) and reset after it.
+//   http_client_bench multi|curl|raw|perform|curl_easy PORT REQUESTS CONNECTIONS
+// (CONNECTIONS is ignored by perform and curl_easy: one request at a time.)
 // PORT: a receiver on 127.0.0.1 (bench/webhook_bench drain). Prints one JSON line: requests,
 // failures, seconds, requests/s and the sending thread's CPU per request (µs).
 #include <arpa/inet.h>
@@ -318,11 +324,131 @@ Tally RunCurl(int port, int requests, int connections) {
   return t;
 }
 
+// ---- one blocking request at a time ----
+
+rendezvous::net::HttpRequest BlockingRequest(int port, int n) {
+  rendezvous::net::HttpRequest r;
+  r.method = "POST";
+  r.url = "http://127.0.0.1:" + std::to_string(port) + "/hook";
+  r.body = Body(n);
+  r.headers = Headers(n);
+  r.user_agent = "Rendezvous-bench";
+  r.timeout = std::chrono::milliseconds(10000);
+  r.connect_timeout = r.timeout;
+  r.max_response_bytes = 1 << 20;
+  r.keep_response_bytes = 1024;
+  r.keep_headers = {"retry-after"};
+  r.detailed_error = true;
+  return r;
+}
+
+Tally RunPerform(int port, int requests) {
+  Tally t;
+  for (int i = 0; i < requests; ++i) {
+    const rendezvous::net::HttpResponse r = rendezvous::net::Perform(BlockingRequest(port, i));
+    ++t.done;
+    if (!r.ok() || r.status != 200) ++t.failed;
+  }
+  return t;
+}
+
+// The former net::Perform(), as it set up each request on the thread's kept handle.
+struct EasyExchange {
+  const rendezvous::net::HttpRequest* request = nullptr;
+  rendezvous::net::HttpResponse response;
+  curl_slist* headers = nullptr;
+  size_t received = 0;
+  char error[CURL_ERROR_SIZE] = {0};
+};
+
+size_t EasyBody(char* data, size_t size, size_t n, void* user) {
+  auto* x = static_cast<EasyExchange*>(user);
+  const size_t len = size * n;
+  x->received += len;
+  if (x->received > x->request->max_response_bytes) return 0;
+  std::string& body = x->response.body;
+  const size_t keep = x->request->keep_response_bytes;
+  if (body.size() < keep) body.append(data, std::min(len, keep - body.size()));
+  return len;
+}
+
+size_t EasyHeader(char* data, size_t size, size_t n, void* user) {
+  auto* x = static_cast<EasyExchange*>(user);
+  const size_t len = size * n;
+  const std::string_view line(data, len);
+  if (line.rfind("HTTP/", 0) == 0) {
+    x->response.headers.clear();
+    return len;
+  }
+  const size_t colon = line.find(':');
+  if (colon == std::string_view::npos) return len;
+  for (const std::string& w : x->request->keep_headers) {
+    if (colon == w.size() && strncasecmp(line.data(), w.data(), colon) == 0) {
+      std::string_view value = line.substr(colon + 1);
+      while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+      while (!value.empty() && (value.back() == '\r' || value.back() == '\n' || value.back() == ' ')) {
+        value.remove_suffix(1);
+      }
+      x->response.headers.emplace_back(w, std::string(value));
+    }
+  }
+  return len;
+}
+
+Tally RunCurlEasy(int port, int requests) {
+  curl_global_init(CURL_GLOBAL_DEFAULT);
+  CURLSH* share = curl_share_init();
+  curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+  CURL* e = curl_easy_init();
+  Tally t;
+  for (int i = 0; i < requests; ++i) {
+    const rendezvous::net::HttpRequest r = BlockingRequest(port, i);
+    EasyExchange x;
+    x.request = &r;
+    for (const std::string& h : r.headers) x.headers = curl_slist_append(x.headers, h.c_str());
+    curl_easy_setopt(e, CURLOPT_SHARE, share);
+    curl_easy_setopt(e, CURLOPT_URL, r.url.c_str());
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, x.headers);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(e, CURLOPT_PROXY, "");
+    curl_easy_setopt(e, CURLOPT_NOPROXY, "*");
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(r.timeout.count()));
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(r.connect_timeout.count()));
+    curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(r.max_response_bytes));
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &EasyBody);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, &x);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &EasyHeader);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, &x);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x.error);
+    curl_easy_setopt(e, CURLOPT_USERAGENT, r.user_agent.c_str());
+    curl_easy_setopt(e, CURLOPT_POST, 1L);
+    curl_easy_setopt(e, CURLOPT_POSTFIELDS, r.body.c_str());
+    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(r.body.size()));
+    const CURLcode rc = curl_easy_perform(e);
+    long status = 0;
+    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+    char* type = nullptr;
+    if (curl_easy_getinfo(e, CURLINFO_CONTENT_TYPE, &type) == CURLE_OK && type != nullptr) {
+      x.response.content_type = type;
+    }
+    curl_easy_reset(e);
+    curl_slist_free_all(x.headers);
+    ++t.done;
+    if (rc != CURLE_OK || status != 200) ++t.failed;
+  }
+  curl_easy_cleanup(e);
+  curl_share_cleanup(share);
+  return t;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 5) {
-    std::fprintf(stderr, "usage: http_client_bench multi|curl|raw PORT REQUESTS CONNECTIONS\n");
+    std::fprintf(stderr,
+                 "usage: http_client_bench multi|curl|raw|perform|curl_easy PORT REQUESTS CONNECTIONS\n");
     return 2;
   }
   const std::string mode = argv[1];
@@ -331,13 +457,16 @@ int main(int argc, char** argv) {
   const int connections = std::atoi(argv[4]);
   const auto wall0 = std::chrono::steady_clock::now();
   const double cpu0 = ThreadCpuSeconds();
-  if (mode != "multi" && mode != "curl" && mode != "raw") {
-    std::fprintf(stderr, "usage: http_client_bench multi|curl|raw PORT REQUESTS CONNECTIONS\n");
+  if (mode != "multi" && mode != "curl" && mode != "raw" && mode != "perform" && mode != "curl_easy") {
+    std::fprintf(stderr,
+                 "usage: http_client_bench multi|curl|raw|perform|curl_easy PORT REQUESTS CONNECTIONS\n");
     return 2;
   }
-  const Tally t = mode == "raw"    ? RunRaw(port, requests, connections)
-                  : mode == "curl" ? RunCurl(port, requests, connections)
-                                   : RunMulti(port, requests, connections);
+  const Tally t = mode == "raw"         ? RunRaw(port, requests, connections)
+                  : mode == "curl"      ? RunCurl(port, requests, connections)
+                  : mode == "perform"   ? RunPerform(port, requests)
+                  : mode == "curl_easy" ? RunCurlEasy(port, requests)
+                                        : RunMulti(port, requests, connections);
   const double cpu = ThreadCpuSeconds() - cpu0;
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   std::printf(

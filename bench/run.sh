@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Load benchmarks on loopback with wrk; appends results to bench/RESULTS.md.
 #   bench/run.sh [BUILD_DIR]   (make bench)
-#   BENCH_SCENARIOS="http refresh dpop code slots slots_cold create lua http_client webhooks_drain webhooks_fanout webhooks_latency webhooks_latency_500 calendar_lookup me_under_slots ics_memory" picks scenarios
+#   BENCH_SCENARIOS="http refresh dpop code slots slots_cold create lua http_client http_perform webhooks_drain webhooks_fanout webhooks_latency webhooks_latency_500 calendar_lookup me_under_slots ics_memory" picks scenarios
 #   (the webhook figures of docs/webhooks.md: BENCH_SCENARIOS="webhooks_drain webhooks_fanout
 #   webhooks_latency_500 lua" BENCH_WEBHOOK_WORKERS=128 make bench); BENCH_DURATION=10s; BENCH_PERF=1 records a
 #   CPU profile of the server (perf, cpu-clock) during the refresh scenario into var/bench-refresh.perf
@@ -56,7 +56,7 @@ run() { # name, wrk args...
 cpu_ms() { awk -v hz="$(getconf CLK_TCK)" '{printf "%d", ($14 + $15) * 1000 / hz}' "/proc/$1/stat"; }
 db_pid=$(cat var/db/mysqld.pid)
 
-want() { [[ " ${BENCH_SCENARIOS:-http refresh dpop code slots slots_cold create lua http_client webhooks_drain webhooks_fanout webhooks_latency webhooks_latency_500 calendar_lookup me_under_slots ics_memory} " == *" $1 "* ]]; }
+want() { [[ " ${BENCH_SCENARIOS:-http refresh dpop code slots slots_cold create lua http_client http_perform webhooks_drain webhooks_fanout webhooks_latency webhooks_latency_500 calendar_lookup me_under_slots ics_memory} " == *" $1 "* ]]; }
 # POST /v2/event-types as the bench user; prints the new event type's id.
 event_type() { # slug, length, extra JSON members
   curl -fs -H "Authorization: Bearer $key" -H "Content-Type: application/json" \
@@ -597,6 +597,22 @@ for mode in multi curl raw; do
   $build/bench/http_client_bench $mode "$hc_port" 100000 128 | python3 -c 'import json,sys; r=json.load(sys.stdin); print("| webhook sender HTTP client, %s (bench/http_client_bench: 100,000 POSTs of 1 KB, 128 kept-alive connections, one receiver; sending thread CPU %.1f µs/request) | %.0f requests/s | – | – | %d failed |" % ({"multi": "net::HttpMulti", "curl": "libcurl multi, direct", "raw": "minimal client"}[r["client"]], r["cpu_us_per_request"], r["per_second"], r["failed"]))' | tee -a "$results"
 done
 kill $hc_receiver 2>/dev/null; wait $hc_receiver 2>/dev/null || true
+fi
+
+# One blocking request at a time on one thread (ping, Google, ICS feeds, SMS): net::Perform() on
+# the thread's own HttpMulti against the libcurl easy client it was before (bench/http_client_bench
+# curl_easy), five alternating pairs of 100,000 POSTs of 1 KB to one receiver, the former first.
+if want http_perform; then
+hp_port=$(free_port)
+${BENCH_TOOLS:-$build/bench}/webhook_bench drain "$hp_port" 1000000000 300 >/dev/null &
+hp_receiver=$!
+for _ in $(seq 1 100); do (echo >/dev/tcp/127.0.0.1/"$hp_port") 2>/dev/null && break; sleep 0.1; done
+for pair in 1 2 3 4 5; do
+  for mode in curl_easy perform; do
+    $build/bench/http_client_bench $mode "$hp_port" 100000 1 | python3 -c 'import json,sys; p=sys.argv[1]; r=json.load(sys.stdin); print("| blocking request, %s, pair %s (bench/http_client_bench: 100,000 POSTs of 1 KB one after another on one thread; thread CPU %.1f µs/request) | %.0f requests/s | – | – | %d failed |" % ({"perform": "net::Perform (epoll client)", "curl_easy": "former libcurl easy Perform"}[r["client"]], p, r["cpu_us_per_request"], r["per_second"], r["failed"]))' "$pair" | tee -a "$results"
+  done
+done
+kill $hp_receiver 2>/dev/null; wait $hp_receiver 2>/dev/null || true
 fi
 
 # Webhook Lua hooks in process (no server): the shipped filter and Slack render per delivery, one

@@ -11,6 +11,7 @@
 
 #include "log/logger.hpp"
 #include "rendezvous/crypto.hpp"
+#include "rendezvous/outbound.hpp"
 
 namespace rendezvous::core {
 
@@ -73,6 +74,10 @@ Runtime::Runtime(const std::string& config_path, bool quiet) : config_(LoadConfi
   if (quiet && level < LogLevel::kWarn) level = LogLevel::kWarn;
   SetProcessLogger(std::make_unique<StderrLogger>(level, config_.logging.format == "json"));
   Logger& log = ProcessLogger();
+  // Every outbound TLS connection (HTTP and SMTP) trusts these CAs; a file that cannot be loaded
+  // stops the start.
+  const Status trust = net::ConfigureTrust({config_.outbound.ca_file, config_.outbound.ca_dir});
+  if (!trust.ok()) throw ConfigError(config_.file + ": outbound: " + trust.message());
   registry_ = std::make_unique<MetricsRegistry>();
   plugin_metrics_ = std::make_unique<PrometheusMetrics>(*registry_);
 

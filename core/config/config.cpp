@@ -309,6 +309,17 @@ void ReadSms(ConfigNode n, Config& c) {
   n.RejectUnknown();
 }
 
+void ReadOutbound(ConfigNode o, Config& c) {
+  auto& out = c.outbound;
+  for (const char* key : {"ca_file", "ca_dir"}) {
+    const std::string value = o.String(key, "");
+    if (value.size() > 4096 || HasControlChar(value))
+      o.Fail(key, "must be \"\" or a path of at most 4096 bytes");
+    (std::string_view(key) == "ca_file" ? out.ca_file : out.ca_dir) = ResolveAgainst(c.root_dir, value);
+  }
+  o.RejectUnknown();
+}
+
 void ReadPlugins(ConfigNode plugins, Config& c) {
   std::set<std::string> named;
   for (const std::string& name : plugins.Keys()) {
@@ -345,6 +356,7 @@ Config FromNode(const YAML::Node& root_yaml, const std::string& file, const std:
   ReadLogging(root.Child("logging"), c);
   ReadMail(root.Child("mail"), c);
   ReadSms(root.Child("sms"), c);
+  ReadOutbound(root.Child("outbound"), c);
   ReadPlugins(root.Child("plugins"), c);
   root.RejectUnknown();
   return c;

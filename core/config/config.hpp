@@ -113,6 +113,15 @@ struct Config {
     std::string log_file = "var/sms.log";  // absolute after loading (relative ones resolved)
   } sms;
 
+  // The trust of every outbound TLS connection (webhooks, Google, ICS feeds, SMS gateways, SMTP):
+  // a PEM file of CA certificates and/or a hashed CA folder, both absolute after loading. Both ""
+  // = OpenSSL's default paths (SSL_CERT_FILE / SSL_CERT_DIR when set, else the system's store).
+  // A deviation from DESIGN §8 like `mail:`.
+  struct Outbound {
+    std::string ca_file;
+    std::string ca_dir;
+  } outbound;
+
   // In file order; the built-ins (kBuiltinPlugins) the file does not name follow, enabled.
   std::vector<PluginEntry> plugins;
 };

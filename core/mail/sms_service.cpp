@@ -99,7 +99,6 @@ bool SmsService::DeliverGateway(const Sms& sms) {
   // The answer is read whole (the total timeout bounds it); only its first 64 KiB are kept.
   request.max_response_bytes = std::numeric_limits<size_t>::max();
   request.keep_response_bytes = kMaxGatewayResponseBytes;
-  request.environment_proxy = true;
   request.detailed_error = true;
   const net::HttpResponse response = net::Perform(request);
   if (!response.ok()) {

@@ -1,7 +1,8 @@
-// net::HttpMulti: HTTP/1.1 over kept-alive connections on one epoll loop, OpenSSL for https. The
-// webhook sender's many small requests cost it about a quarter of what they cost through libcurl's
-// multi interface (bench/http_client_bench.cpp), so the sender's client is written here; every
-// other request goes through net::Perform (libcurl).
+// net::HttpMulti: HTTP/1.1 over kept-alive connections on one epoll loop, OpenSSL for https. A
+// request costs it about a quarter of what it costs through libcurl (bench/http_client_bench.cpp),
+// so every HTTP request of the server goes through it (net::Perform drives one of its own per
+// thread: outbound.cpp). Answers are read by ResponseReader (response_reader.hpp), the TLS trust
+// is the process's one (tls_trust.hpp).
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -27,15 +28,14 @@
 #include "rendezvous/outbound.hpp"
 #include "rendezvous/text.hpp"
 #include "rendezvous/url.hpp"
+#include "response_reader.hpp"
+#include "tls_trust.hpp"
 
 namespace rendezvous::net {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr size_t kMaxHead = 64 * 1024;  // an answer's status line and headers, or its trailers
-constexpr size_t kMaxChunkLine = 1024;
-constexpr size_t kKeptValueLimit = 1024;
 constexpr size_t kReadBuffer = 16 * 1024;
 // An idle connection is closed after this long: servers commonly close theirs after 60 s or more,
 // and a request sent on a connection the server is closing is sent again on a new one anyway.
@@ -102,269 +102,6 @@ const BIO_METHOD* SocketBio() {
   return method;
 }
 
-bool HasToken(std::string_view list, std::string_view token) {
-  size_t at = 0;
-  while (at <= list.size()) {
-    const size_t comma = std::min(list.find(',', at), list.size());
-    if (text::EqualsIgnoreCase(text::Trim(list.substr(at, comma - at)), token)) return true;
-    at = comma + 1;
-  }
-  return false;
-}
-
-// Reads one answer from the bytes of a connection: the status line and headers (interim 1xx
-// answers skipped), then a body framed by Content-Length, chunks, or the connection's end. Counts
-// the body against the request's max_response_bytes and keeps its first keep_response_bytes.
-class AnswerReader {
- public:
-  enum class Step { kMore, kDone, kTooLarge, kBad };
-
-  AnswerReader(const HttpRequest& request, HttpResponse& response) : request_(request), response_(response) {}
-
-  Step Feed(const char* p, size_t n) {
-    if (n > 0) started_ = true;
-    while (n > 0) {
-      size_t used = 0;
-      Step step = Step::kMore;
-      switch (state_) {
-        case State::kHead:
-          step = Head(p, n, used);
-          break;
-        case State::kBody:
-        case State::kChunkData:
-          used = std::min<uint64_t>(n, remaining_);
-          step = Body(p, used);
-          remaining_ -= used;
-          if (step == Step::kMore && remaining_ == 0) {
-            if (state_ == State::kBody) {
-              state_ = State::kDone;
-            } else {
-              state_ = State::kChunkEnd;
-            }
-          }
-          break;
-        case State::kUntilClose:
-          used = n;
-          step = Body(p, n);
-          break;
-        case State::kChunkSize:
-        case State::kChunkEnd:
-        case State::kTrailers:
-          step = Line(p, n, used);
-          break;
-        case State::kDone:
-          extra_ = true;  // bytes after the answer: the connection is not reused
-          return Step::kDone;
-      }
-      if (step != Step::kMore) return step;
-      if (state_ == State::kDone) {
-        if (used < n) extra_ = true;
-        return Step::kDone;
-      }
-      p += used;
-      n -= used;
-    }
-    return state_ == State::kDone ? Step::kDone : Step::kMore;
-  }
-
-  // The peer closed the connection.
-  Step End() {
-    if (state_ == State::kUntilClose || state_ == State::kDone) {
-      state_ = State::kDone;
-      close_ = true;
-      return Step::kDone;
-    }
-    why_ =
-        started_ ? "the connection closed before the answer ended" : "the connection closed before an answer";
-    return Step::kBad;
-  }
-
-  bool started() const { return started_; }
-  bool reusable() const { return state_ == State::kDone && !close_ && !extra_; }
-  const std::string& why() const { return why_; }
-
- private:
-  enum class State { kHead, kBody, kUntilClose, kChunkSize, kChunkData, kChunkEnd, kTrailers, kDone };
-
-  Step Bad(std::string why) {
-    why_ = std::move(why);
-    return Step::kBad;
-  }
-
-  Step Body(const char* p, size_t n) {
-    received_ += n;
-    if (received_ > request_.max_response_bytes) return Step::kTooLarge;
-    std::string& body = response_.body;
-    const size_t keep = request_.keep_response_bytes;
-    if (body.size() < keep) body.append(p, std::min(n, keep - body.size()));
-    return Step::kMore;
-  }
-
-  Step Head(const char* p, size_t n, size_t& used) {
-    const size_t before = head_.size();
-    head_.append(p, std::min(n, kMaxHead + 4 - before));
-    const size_t end = head_.find("\r\n\r\n", before >= 3 ? before - 3 : 0);
-    if (end == std::string::npos) {
-      if (head_.size() > kMaxHead) return Bad("the answer's headers are longer than 64 KiB");
-      used = head_.size() - before;
-      return Step::kMore;
-    }
-    used = end + 4 - before;
-    head_.resize(end + 2);
-    Step step = ParseHead();
-    head_.clear();
-    return step;
-  }
-
-  Step ParseHead() {
-    const std::string_view head(head_);
-    // "HTTP/1.x NNN reason"
-    if (head.size() < 12 || head.compare(0, 7, "HTTP/1.") != 0 || (head[7] != '0' && head[7] != '1') ||
-        head[8] != ' ' || !std::isdigit(static_cast<unsigned char>(head[9])) ||
-        !std::isdigit(static_cast<unsigned char>(head[10])) ||
-        !std::isdigit(static_cast<unsigned char>(head[11]))) {
-      return Bad("the answer is not HTTP/1.x");
-    }
-    const bool http10 = head[7] == '0';
-    const int status = (head[9] - '0') * 100 + (head[10] - '0') * 10 + (head[11] - '0');
-    response_.headers.clear();
-    response_.content_type.clear();
-    if (status >= 100 && status < 200) {
-      if (status == 101) return Bad("the server switched protocols");
-      return Step::kMore;  // an interim answer: the final one follows
-    }
-    if (status < 100) return Bad("the answer's status is not valid");
-    response_.status = status;
-    bool keep_alive = false;
-    bool chunked = false;
-    bool encoded = false;
-    std::optional<uint64_t> length;
-    size_t at = head.find("\r\n") + 2;
-    while (at < head.size()) {
-      const size_t eol = head.find("\r\n", at);
-      const std::string_view line = head.substr(at, eol - at);
-      at = eol + 2;
-      const size_t colon = line.find(':');
-      if (colon == std::string_view::npos || colon == 0) continue;
-      const std::string_view name = line.substr(0, colon);
-      const std::string_view value = text::Trim(line.substr(colon + 1));
-      if (text::EqualsIgnoreCase(name, "content-length")) {
-        uint64_t v = 0;
-        if (value.empty() || value.size() > 18 ||
-            !std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-          return Bad("the answer's Content-Length is not valid");
-        }
-        for (char c : value) v = v * 10 + static_cast<uint64_t>(c - '0');
-        if (length && *length != v) return Bad("the answer has two different Content-Lengths");
-        length = v;
-      } else if (text::EqualsIgnoreCase(name, "transfer-encoding")) {
-        encoded = true;
-        const size_t last = value.rfind(',');
-        chunked = text::EqualsIgnoreCase(
-            text::Trim(last == std::string_view::npos ? value : value.substr(last + 1)), "chunked");
-      } else if (text::EqualsIgnoreCase(name, "connection")) {
-        if (HasToken(value, "close")) close_ = true;
-        if (HasToken(value, "keep-alive")) keep_alive = true;
-      } else if (text::EqualsIgnoreCase(name, "content-type")) {
-        response_.content_type.assign(value);
-      }
-      Keep(name, value);
-    }
-    if (http10 && !keep_alive) close_ = true;
-    if (request_.method == "HEAD" || status == 204 || status == 304) {
-      state_ = State::kDone;
-    } else if (encoded) {
-      if (chunked) {
-        state_ = State::kChunkSize;
-      } else {
-        state_ = State::kUntilClose;
-        close_ = true;
-      }
-    } else if (length) {
-      if (*length > request_.max_response_bytes) return Step::kTooLarge;
-      remaining_ = *length;
-      state_ = *length == 0 ? State::kDone : State::kBody;
-    } else {
-      state_ = State::kUntilClose;
-      close_ = true;
-    }
-    return Step::kMore;
-  }
-
-  void Keep(std::string_view name, std::string_view value) {
-    const auto& wanted = request_.keep_headers;  // lower case
-    const auto match = std::find_if(wanted.begin(), wanted.end(),
-                                    [&](const std::string& w) { return text::EqualsIgnoreCase(w, name); });
-    if (match == wanted.end() || value.size() > kKeptValueLimit) return;
-    auto& kept = response_.headers;
-    auto it = std::find_if(kept.begin(), kept.end(), [&](const auto& h) { return h.first == *match; });
-    if (it != kept.end()) {
-      it->second.assign(value);
-    } else {
-      kept.emplace_back(*match, std::string(value));
-    }
-  }
-
-  // A chunk's size line, the CRLF after its data, or a trailer line.
-  Step Line(const char* p, size_t n, size_t& used) {
-    const char* nl = static_cast<const char*>(std::memchr(p, '\n', n));
-    used = nl == nullptr ? n : static_cast<size_t>(nl - p) + 1;
-    line_.append(p, used);
-    const size_t limit = state_ == State::kTrailers ? kMaxHead : kMaxChunkLine;
-    if (nl == nullptr) {
-      if (line_.size() > limit) return Bad("the answer's chunk framing is not valid");
-      return Step::kMore;
-    }
-    if (line_.size() < 2 || line_[line_.size() - 2] != '\r')
-      return Bad("the answer's chunk framing is not valid");
-    const std::string_view line(line_.data(), line_.size() - 2);
-    Step step = Step::kMore;
-    if (state_ == State::kChunkEnd) {
-      if (!line.empty()) step = Bad("the answer's chunk framing is not valid");
-      state_ = State::kChunkSize;
-    } else if (state_ == State::kTrailers) {
-      trailers_ += line_.size();
-      if (trailers_ > kMaxHead) step = Bad("the answer's trailers are longer than 64 KiB");
-      if (line.empty()) state_ = State::kDone;
-    } else {
-      uint64_t size = 0;
-      size_t digits = 0;
-      for (char c : line) {
-        int v = -1;
-        if (c >= '0' && c <= '9') v = c - '0';
-        if (c >= 'a' && c <= 'f') v = c - 'a' + 10;
-        if (c >= 'A' && c <= 'F') v = c - 'A' + 10;
-        if (v < 0) break;
-        if (++digits > 15) return Bad("the answer's chunk is too large");
-        size = size * 16 + static_cast<uint64_t>(v);
-      }
-      if (digits == 0) {
-        step = Bad("the answer's chunk framing is not valid");
-      } else if (size == 0) {
-        state_ = State::kTrailers;
-      } else {
-        remaining_ = size;
-        state_ = State::kChunkData;
-      }
-    }
-    line_.clear();
-    return step;
-  }
-
-  const HttpRequest& request_;
-  HttpResponse& response_;
-  State state_ = State::kHead;
-  std::string head_;
-  std::string line_;
-  uint64_t remaining_ = 0;
-  uint64_t received_ = 0;
-  size_t trailers_ = 0;
-  bool started_ = false;
-  bool close_ = false;
-  bool extra_ = false;
-  std::string why_;
-};
-
 }  // namespace
 
 struct HttpMulti::Impl {
@@ -381,7 +118,7 @@ struct HttpMulti::Impl {
     bool tls = false;
     std::string key;  // the connections that may carry it
     Clock::time_point started, connect_by, done_by;
-    std::optional<AnswerReader> reader;
+    std::optional<ResponseReader> reader;
     Connection* connection = nullptr;
     bool queued = false;
     bool retried = false;  // sent again once after a reused connection turned out closed
@@ -389,7 +126,8 @@ struct HttpMulti::Impl {
 
   enum class Stage { kConnecting, kHandshake, kSending, kReceiving, kIdle };
 
-  struct Connection {
+  struct Connection final : tls_trust::SessionKeeper {
+    Impl* owner = nullptr;
     int fd = -1;
     SSL* ssl = nullptr;
     std::string key;
@@ -400,12 +138,24 @@ struct HttpMulti::Impl {
     int answers = 0;  // answers read on it: a reused connection may have been closed by the server
     Clock::time_point idle_since;
     bool dead = false;
+
+    // A session the server gave this connection: kept as its destination's, replacing the one
+    // before, so that a new connection to it resumes instead of a full handshake.
+    bool KeepSession(SSL_SESSION* session) noexcept override {
+      if (owner == nullptr || owner->trust_generation != tls_trust::Generation(false)) return false;
+      auto [at, fresh] = owner->sessions.try_emplace(key, session);
+      if (!fresh) {
+        SSL_SESSION_free(at->second);
+        at->second = session;
+      }
+      return true;  // the reference is ours
+    }
   };
 
   size_t max_connections;
   int epoll = -1;
   int wake = -1;
-  SSL_CTX* tls = nullptr;
+  uint64_t trust_generation = 0;  // of the trust its TLS sessions and connections were made under
   // The last TLS session each destination gave, so that a new connection to it resumes instead of
   // a full handshake.
   std::unordered_map<std::string, SSL_SESSION*> sessions;
@@ -433,7 +183,6 @@ struct HttpMulti::Impl {
   ~Impl() {
     for (auto& c : connections) Release(*c);
     for (auto& [key, session] : sessions) SSL_SESSION_free(session);
-    if (tls != nullptr) SSL_CTX_free(tls);
     if (wake >= 0) ::close(wake);
     if (epoll >= 0) ::close(epoll);
   }
@@ -469,10 +218,17 @@ struct HttpMulti::Impl {
   // Puts `t` on a connection: an idle one to its destination, a new one while there is room (an
   // idle one elsewhere closed to make it), else it waits.
   void Assign(Transfer* t, bool first_in_line = false) {
-    auto found = idle.find(t->key);
-    if (found != idle.end() && !found->second.empty()) {
+    FollowTrust(tls_trust::Generation(false));
+    for (auto found = idle.find(t->key); found != idle.end() && !found->second.empty();) {
       Connection* c = found->second.back();
       found->second.pop_back();
+      if (!Quiet(*c)) {                // unasked bytes, or the server closed it: never read as this answer
+        c->stage = Stage::kReceiving;  // already off the idle list
+        Close(*c, false);
+        found = idle.find(t->key);
+        continue;
+      }
+      if (found->second.empty()) idle.erase(found);
       Send(*c, t);
       return;
     }
@@ -499,6 +255,37 @@ struct HttpMulti::Impl {
   }
 
   // ---- connections ----
+
+  // Nothing arrived on an idle connection since its last answer, and the server has not closed it.
+  // Over TLS, records that carry no data (a late session ticket) do not count.
+  static bool Quiet(Connection& c) {
+    if (c.ssl == nullptr) {
+      char byte;
+      const ssize_t n = ::recv(c.fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+      return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+    }
+    if (SSL_pending(c.ssl) > 0) return false;
+    ERR_clear_error();
+    char byte;
+    const int n = SSL_read(c.ssl, &byte, 1);
+    const bool quiet = n <= 0 && SSL_get_error(c.ssl, n) == SSL_ERROR_WANT_READ;
+    ERR_clear_error();
+    return quiet;
+  }
+
+  // Drops what was made under an older trust than `generation`: TLS sessions (a resumed session
+  // is not verified again) and idle TLS connections.
+  void FollowTrust(uint64_t generation) {
+    if (generation == trust_generation) return;
+    trust_generation = generation;
+    for (auto& [key, session] : sessions) SSL_SESSION_free(session);
+    sessions.clear();
+    std::vector<Connection*> old;
+    for (auto& c : connections) {
+      if (!c->dead && c->ssl != nullptr && c->stage == Stage::kIdle) old.push_back(c.get());
+    }
+    for (Connection* c : old) Close(*c);
+  }
 
   void Open(Transfer* t) {
     addrinfo hints{};
@@ -527,6 +314,7 @@ struct HttpMulti::Impl {
       return;
     }
     auto c = std::make_unique<Connection>();
+    c->owner = this;
     c->fd = fd;
     c->key = t->key;
     c->transfer = t;
@@ -604,38 +392,6 @@ struct HttpMulti::Impl {
     closed.clear();
   }
 
-  SSL_CTX* TlsContext() {
-    if (tls != nullptr) return tls;
-    tls = SSL_CTX_new(TLS_client_method());
-    if (tls == nullptr) return nullptr;
-    SSL_CTX_set_min_proto_version(tls, TLS1_2_VERSION);
-    // The system's CAs (SSL_CERT_FILE / SSL_CERT_DIR when set).
-    SSL_CTX_set_default_verify_paths(tls);
-    SSL_CTX_set_verify(tls, SSL_VERIFY_PEER, nullptr);
-    SSL_CTX_set_mode(tls, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
-    // A server that closes without close_notify ends a body read until the close, as over TCP.
-    SSL_CTX_set_options(tls, SSL_OP_IGNORE_UNEXPECTED_EOF);
-    // Sessions are kept here, by destination (NewSession), not in OpenSSL's cache.
-    SSL_CTX_set_session_cache_mode(tls, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
-    SSL_CTX_set_app_data(tls, this);
-    SSL_CTX_sess_set_new_cb(tls, &Impl::NewSession);
-    return tls;
-  }
-
-  // A session the server gave a connection (after its handshake; TLS 1.3 sends them later): kept
-  // as its destination's, replacing the one before.
-  static int NewSession(SSL* ssl, SSL_SESSION* session) {
-    auto* self = static_cast<Impl*>(SSL_CTX_get_app_data(SSL_get_SSL_CTX(ssl)));
-    const auto* c = static_cast<const Connection*>(SSL_get_app_data(ssl));
-    if (self == nullptr || c == nullptr) return 0;
-    auto [at, fresh] = self->sessions.try_emplace(c->key, session);
-    if (!fresh) {
-      SSL_SESSION_free(at->second);
-      at->second = session;
-    }
-    return 1;  // the reference is ours
-  }
-
   void Connected(Connection& c) {
     int error = 0;
     socklen_t len = sizeof error;
@@ -654,8 +410,15 @@ struct HttpMulti::Impl {
       Send(c, t);
       return;
     }
-    SSL_CTX* ctx = TlsContext();
-    c.ssl = ctx != nullptr ? SSL_new(ctx) : nullptr;
+    std::string why;
+    SSL_CTX* ctx = tls_trust::Context(why);
+    if (ctx == nullptr) {
+      Fail(c, HttpOutcome::kError, "TLS is not available: " + why);
+      return;
+    }
+    FollowTrust(tls_trust::Generation(false));
+    c.ssl = SSL_new(ctx);
+    SSL_CTX_free(ctx);  // the connection's SSL holds its own reference
     if (c.ssl == nullptr) {
       Fail(c, HttpOutcome::kError, "TLS is not available: " + TlsError("no context"));
       return;
@@ -667,7 +430,7 @@ struct HttpMulti::Impl {
     }
     BIO_set_data(bio, &c.fd);
     SSL_set_bio(c.ssl, bio, bio);
-    SSL_set_app_data(c.ssl, &c);
+    SSL_set_app_data(c.ssl, static_cast<tls_trust::SessionKeeper*>(&c));
     SSL_set_connect_state(c.ssl);
     if (auto kept = sessions.find(c.key); kept != sessions.end()) SSL_set_session(c.ssl, kept->second);
     if (IsAddressLiteral(t->host)) {
@@ -788,17 +551,17 @@ struct HttpMulti::Impl {
         }
       }
       Transfer* t = c.transfer;
-      const AnswerReader::Step step =
+      const ResponseReader::Step step =
           n == 0 ? t->reader->End() : t->reader->Feed(buf, static_cast<size_t>(n));
-      if (step == AnswerReader::Step::kMore) {
+      if (step == ResponseReader::Step::kMore) {
         if (c.ssl == nullptr && static_cast<size_t>(n) < sizeof buf) return;  // drained
         continue;
       }
-      if (step == AnswerReader::Step::kBad) {
+      if (step == ResponseReader::Step::kBad) {
         Fail(c, HttpOutcome::kError, t->reader->why());
         return;
       }
-      if (step == AnswerReader::Step::kTooLarge) {
+      if (step == ResponseReader::Step::kTooLarge) {
         Close(c);
         Finish(t, HttpOutcome::kTooLarge, "");
         return;
@@ -835,9 +598,10 @@ struct HttpMulti::Impl {
         Receive(c);
         break;
       case Stage::kIdle:
-        // The server closed it, or said something unasked.
+        // The server closed it, or said something unasked (over TLS: unless all it sent was
+        // records without data, such as a late session ticket).
         (void)events;
-        Close(c);
+        if (!Quiet(c)) Close(c, false);
         break;
     }
   }

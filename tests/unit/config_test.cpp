@@ -388,7 +388,8 @@ TEST(ConfigTest, BadValuesNameLineAndPath) {
 
 TEST(ConfigTest, UnknownKeysStopWithTheirLine) {
   EXPECT_EQ(ErrorOf("logging: {level: info}\n\nserverr:\n  io_threads: 2\n"),
-            "cfg.yaml:3: serverr: unknown key (expected one of: database logging mail metrics outbox plugins security server sms)");
+            "cfg.yaml:3: serverr: unknown key (expected one of: database logging mail metrics outbound "
+            "outbox plugins security server sms)");
   EXPECT_EQ(ErrorOf("server:\n  io_threads: 2\n  io_thread: 3\n").substr(0, 48),
             "cfg.yaml:3: server.io_thread: unknown key (expec");
   EXPECT_EQ(ErrorOf("server:\n  api:\n    listen: \"127.0.0.1:1\"\n    base-url: http://x\n"),
@@ -451,6 +452,19 @@ mail:
     SCOPED_TRACE(bad.yaml);
     EXPECT_EQ(ErrorOf(bad.yaml), bad.error);
   }
+}
+
+TEST(ConfigTest, OutboundSection) {
+  Config d = Parse("");
+  EXPECT_EQ(d.outbound.ca_file, "");  // OpenSSL's default paths
+  EXPECT_EQ(d.outbound.ca_dir, "");
+  Config c = Parse("outbound:\n  ca_file: etc/ca.pem\n  ca_dir: /etc/ssl/private-cas\n");
+  EXPECT_EQ(c.outbound.ca_file, "/srv/rdv/etc/ca.pem");  // relative to the root dir
+  EXPECT_EQ(c.outbound.ca_dir, "/etc/ssl/private-cas");
+  EXPECT_EQ(ErrorOf("outbound:\n  ca_bundle: x\n"),
+            "cfg.yaml:2: outbound.ca_bundle: unknown key (expected one of: ca_dir ca_file)");
+  EXPECT_EQ(ErrorOf("outbound:\n  ca_file: \"" + std::string(5000, 'a') + "\"\n"),
+            "cfg.yaml:2: outbound.ca_file: must be \"\" or a path of at most 4096 bytes");
 }
 
 TEST(ConfigTest, SmsSection) {

@@ -465,7 +465,7 @@ TEST(NetOutbound, MultiDrivesManyRequestsFromOneThread) {
 }
 
 // A peer that takes connections into its backlog and never answers: a request to it waits until
-// its own time limit, which only libcurl's timer can end.
+// its own time limit, which only the client's own deadline can end.
 class SilentPeer {
  public:
   SilentPeer() {
@@ -545,7 +545,8 @@ TEST(NetOutbound, SmtpFailureSaysWhy) {
 }
 
 // HttpMulti over TLS, against a TlsPeer whose certificate (its own CA) the test trusts through
-// SSL_CERT_FILE, which OpenSSL's default verify paths read when an HttpMulti makes its TLS context:
+// SSL_CERT_FILE, which OpenSSL's default verify paths read when the shared TLS context is made (a
+// change of the variable makes a new one for the connections opened after it):
 // the variable is set before the HttpMulti is constructed and restored after it is gone.
 using testing::TlsPeer;
 

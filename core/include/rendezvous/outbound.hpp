@@ -1,18 +1,23 @@
-// The one outbound client of the server and its plugins (libcurl inside, never in sight, but for
-// HttpMulti's own HTTP/1.1 on epoll and OpenSSL): HTTP(S) requests to Google, ICS feeds, webhook receivers
-// and SMS gateways, and SMTP submissions.
+// The one outbound client of the server and its plugins: HTTP(S) requests to Google, ICS feeds,
+// webhook receivers and SMS gateways, all on HttpMulti (HTTP/1.1 written here on epoll and
+// OpenSSL), and SMTP submissions (libcurl inside, never in sight: mail is not HTTP). Every TLS
+// connection of either trusts the same CAs (ConfigureTrust, the `outbound` config section).
 //
 // Every HTTP request is bounded (timeouts, response size), follows no redirect, speaks http/https
-// only and, unless it asks for the environment's proxy, goes straight to its host. Two guards of
-// the address policy (rendezvous/net.hpp) are at hand: `block_private_networks` checks the address
-// of every connection the request opens (so no DNS answer gets around it), and `pin`
-// sends the connection to the address the caller checked (ResolveChecked) and to nothing else.
+// only, asks for no content encoding and goes straight to its host: no proxy, from the environment
+// or elsewhere. Two guards of the address policy (rendezvous/net.hpp) are at hand:
+// `block_private_networks` refuses a request when any address its host resolves to is not public
+// (and checks the address of every connection it opens), and `pin` sends the connection to the
+// address the caller checked (ResolveChecked) and to nothing else.
 //
-// Perform() blocks the calling thread; each thread keeps its handles for reuse, so a thread that
-// calls the same host again reuses the connection (never across the address check: connections
-// opened under it serve only requests under it), and TLS sessions are shared by all threads.
-// HttpMulti drives many requests at once from one thread (the webhook sender's: written here, it
-// costs a request about a quarter of libcurl's CPU). SendSmtp() submits one mail.
+// Connections are kept open for reuse by destination (scheme, address, port, host name, and
+// whether the address check applies): a connection never carries a request to another
+// destination. A kept connection that receives anything unasked (or the server closes) is
+// dropped, and so is one whose answer is followed by more bytes than its framing says.
+//
+// Perform() blocks the calling thread on a client of that thread's own (its kept connections
+// serve that thread's next requests). HttpMulti drives many requests at once from one thread (the
+// webhook sender's). SendSmtp() submits one mail.
 #pragma once
 
 #include <chrono>
@@ -24,6 +29,8 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "rendezvous/status.hpp"
 
 namespace rendezvous::net {
 
@@ -49,11 +56,10 @@ struct HttpRequest {
   };
   Pin pin;
   std::string user_agent;  // "" sends none
-  bool accept_encoding = false;   // offer every content encoding libcurl decodes
-  bool environment_proxy = false;  // use the proxy of http_proxy/https_proxy/no_proxy
   // Response headers to keep (lower-case names), from the final answer, at most 1 KiB each.
   std::vector<std::string> keep_headers;
-  // HttpResponse::error in libcurl's own words (they name the host and port) rather than short.
+  // HttpResponse::error names the host and port for a connection that failed (and what TLS said
+  // of a certificate) rather than only what went wrong.
   bool detailed_error = false;
 };
 
@@ -73,11 +79,11 @@ const char* OutcomeLabel(HttpOutcome outcome);
 
 struct HttpResponse {
   HttpOutcome outcome = HttpOutcome::kError;
-  long status = 0;  // also set for kTooLarge when the answer's head had arrived
+  long status = 0;   // also set for kTooLarge when the answer's head had arrived
   std::string body;  // at most keep_response_bytes
   std::string content_type;
   std::vector<std::pair<std::string, std::string>> headers;  // the kept ones, lower-case names
-  std::string error;  // why it failed; never the URL's query
+  std::string error;                                         // why it failed; never the URL's query
   std::chrono::milliseconds duration{0};
 
   bool ok() const { return outcome == HttpOutcome::kOk; }
@@ -85,18 +91,31 @@ struct HttpResponse {
   std::string Header(std::string_view lower_name) const;
 };
 
-// Performs one request on the calling thread. Never throws. Thread-safe.
+// Which CAs every outbound TLS connection trusts, HTTP and SMTP alike. Empty: OpenSSL's default
+// verify paths, which are SSL_CERT_FILE and SSL_CERT_DIR when set in the environment (else the
+// system's store). A file or folder given replaces those (it is not added to them).
+struct TrustOptions {
+  std::string ca_file;  // PEM certificates
+  std::string ca_dir;   // a folder of hashed certificate names (c_rehash, update-ca-certificates)
+};
+
+// Sets the trust of the connections opened from now on (kept connections and TLS sessions made
+// under the old one are dropped, not reused). kInvalid when the CAs cannot be loaded (the old
+// trust stays). Thread-safe; the server calls it once at start-up.
+Status ConfigureTrust(const TrustOptions& trust);
+
+// Performs one request on the calling thread (on an HttpMulti of the thread's own, its host name
+// resolved first: every address tried in turn while connections are refused). Never throws.
+// Thread-safe.
 HttpResponse Perform(const HttpRequest& request) noexcept;
 
 // Many requests at once, driven by one thread: Start() them, call Perform() to move them on and
 // collect the finished ones, and Poll() to wait for activity. HTTP/1.1 over connections kept open
 // for reuse (at most `max_connections` open at once; a request beyond waits for one), https
-// verified against the system's CAs (OpenSSL's default paths: SSL_CERT_FILE and SSL_CERT_DIR
-// when set) and the URL's host. It resolves no names: the URL's host is an address literal or
-// `pin` gives the address (kConnectFailed otherwise). No proxy, no content decoding: it asks for
-// none (`environment_proxy` and `accept_encoding` are Perform()'s alone). A request that finds its
-// reused connection closed by the server before any answer is sent once more on a new one.
-// Everything but Wakeup() from the driving thread only.
+// verified against the configured trust (ConfigureTrust) and the URL's host. It resolves no names:
+// the URL's host is an address literal or `pin` gives the address (kConnectFailed otherwise). A
+// request that finds its reused connection closed by the server before any answer is sent once
+// more on a new one. Everything but Wakeup() from the driving thread only.
 class HttpMulti {
  public:
   explicit HttpMulti(size_t max_connections);
@@ -125,9 +144,9 @@ class HttpMulti {
 // One mail for an SMTP server: smtp:// upgrades with STARTTLS (required when credentials are
 // given), smtps:// is TLS from the start.
 struct SmtpRequest {
-  std::string url;  // smtp://host[:port] or smtps://host[:port]
-  std::string user;      // "" = no authentication
-  std::string password;  // never logged
+  std::string url;        // smtp://host[:port] or smtps://host[:port]
+  std::string user;       // "" = no authentication
+  std::string password;   // never logged
   std::string mail_from;  // "<address>"
   std::string rcpt_to;    // "<address>"
   std::string message;    // the RFC 5322 message, CRLF line ends
@@ -141,7 +160,8 @@ struct SmtpResult {
   std::string error;  // why it was not sent
 };
 
-// Submits one mail. Never throws. Thread-safe.
+// Submits one mail, verifying the server's certificate against the trust of ConfigureTrust.
+// Never throws. Thread-safe.
 SmtpResult SendSmtp(const SmtpRequest& request) noexcept;
 
 }  // namespace rendezvous::net
