@@ -241,6 +241,10 @@ class LuaScript final : public Script {
     return Status::Ok();
   }
 
+  void Unusable(const std::string& function, const std::string& message) override {
+    Fail(function, LuaOutcome::kRuntime, name_ + ": " + function + " " + message);
+  }
+
  private:
   struct Source {
     std::string text;
