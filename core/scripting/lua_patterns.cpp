@@ -6,6 +6,7 @@
 //
 // Raising a Lua error here unwinds (longjmp) through these frames: they hold only trivially
 // destructible values.
+#include <algorithm>
 #include <cctype>
 #include <climits>
 #include <cstddef>
@@ -753,9 +754,13 @@ struct Sorter {
   Meter* meter;
   bool has_order;  // argument 2 is the order function
 
-  // Whether the value at absolute index `a` goes before the one at `b`.
+  // Whether the value at absolute index `a` goes before the one at `b`. Two strings compare in
+  // time proportional to their common prefix: charged as such.
   bool Less(int a, int b) {
-    meter->Charge(1);
+    size_t cost = 1;
+    if (lua_type(L, a) == LUA_TSTRING && lua_type(L, b) == LUA_TSTRING)
+      cost += std::min(lua_rawlen(L, a), lua_rawlen(L, b)) / 64;
+    meter->Charge(cost);
     if (!has_order) return lua_compare(L, a, b, LUA_OPLT) != 0;
     lua_pushvalue(L, 2);
     lua_pushvalue(L, a);

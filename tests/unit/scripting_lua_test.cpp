@@ -922,6 +922,13 @@ const char* kRunawayScript = R"(
     function sort_lua_order() local t = numbers() table.sort(t, function(a, b) return a > b end) end
     function sort_c_order() local t = numbers() while true do table.sort(t, math.max) end end
     function sort_swallowed() local t = numbers() while true do pcall(table.sort, t) end end
+    function sort_long_strings()
+      local a = string.rep(string.rep("a", 4096), 2 * 1024)  -- 8 MiB
+      local b = a .. "b"
+      local t = {}
+      for i = 1, 2000 do t[i] = i % 2 == 0 and a or b end
+      table.sort(t)
+    end
     function sort_made_up_length()
       table.sort(setmetatable({}, {__len = function() return 2147483646 end, __index = rawlen, __newindex = rawlen}))
     end
@@ -991,6 +998,7 @@ TEST_F(LuaRuntimeTest, TheTimeLimitHoldsWhateverTheScriptDoes) {
                                               "sort_lua_order",
                                               "sort_c_order",
                                               "sort_swallowed",
+                                              "sort_long_strings",
                                               "sort_made_up_length",
                                               "upper",
                                               "lower",
