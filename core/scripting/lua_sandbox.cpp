@@ -370,6 +370,8 @@ int ResumeMetered(lua_State* L, lua_State* co, int narg) {
   int results = 0;
   const int status = lua_resume(co, L, narg, &results);
   ctx->current = outer;
+  if (ctx->budget_exhausted)
+    lua_sethook(L, BudgetHook, LUA_MASKCOUNT, 1);  // the resumer's next instruction raises
   if (status != LUA_OK && status != LUA_YIELD) {
     lua_xmove(co, L, 1);
     return -1;
@@ -649,12 +651,16 @@ void PushLoadedEnvironment(lua_State* L) { lua_rawgetp(L, LUA_REGISTRYINDEX, &lo
 
 void SandboxCheckTime(lua_State* L) {
   LuaStateContext* ctx = Ctx(L);
-  if (ctx->budget_exhausted || ctx->deadline_ns == 0 || NowNs() < ctx->deadline_ns) return;
-  ctx->budget_exhausted = true;
-  ctx->time_exhausted = true;
-  ctx->budget_line = CurrentLine(L);
+  if (!ctx->budget_exhausted) {
+    if (ctx->deadline_ns == 0 || NowNs() < ctx->deadline_ns) return;
+    ctx->budget_exhausted = true;
+    ctx->time_exhausted = true;
+    ctx->budget_line = CurrentLine(L);
+  }
+  // Also when another thread (a coroutine) or the allocator found the budget spent: this thread's
+  // hook may not have struck yet.
   lua_sethook(L, BudgetHook, LUA_MASKCOUNT, 1);
-  luaL_error(L, "time limit exceeded");
+  luaL_error(L, ctx->time_exhausted ? "time limit exceeded" : "instruction limit exceeded");
 }
 
 LuaBlockPool::~LuaBlockPool() {

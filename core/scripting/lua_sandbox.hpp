@@ -128,8 +128,8 @@ void PushCallEnvironment(lua_State* L);
 void PushLoadedEnvironment(lua_State* L);
 
 // For C functions that loop on their own (the bounded string and table functions): raises the
-// time-limit error once the current run's deadline has passed. Cheap enough to call every few
-// thousand steps.
+// time-limit error once the current run's deadline has passed, and the budget's error whenever
+// the run is already out of budget. Cheap enough to call every few thousand steps.
 void SandboxCheckTime(lua_State* L);
 
 // Replaces the string library's pattern functions (find, match, gmatch, gsub) and rep, and the

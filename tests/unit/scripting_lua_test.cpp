@@ -975,6 +975,16 @@ const char* kRunawayScript = R"(
       coroutine.close(co)
       spin()
     end
+    function coroutine_spent_then_sort()
+      local t = numbers()
+      coroutine.resume(coroutine.create(spin))
+      table.sort(t)
+    end
+    function coroutine_spent_then_wrapped_sort()
+      local t = numbers()
+      local inner = coroutine.wrap(function() coroutine.resume(coroutine.create(spin)) table.sort(t) end)
+      inner()
+    end
     function coroutine_handler()
       coroutine.wrap(function() xpcall(function() error("x") end, spin) end)()
     end
@@ -1022,6 +1032,8 @@ TEST_F(LuaRuntimeTest, TheTimeLimitHoldsWhateverTheScriptDoes) {
                                               "coroutine_close_on_error",
                                               "coroutine_close_later",
                                               "coroutine_handler",
+                                              "coroutine_spent_then_sort",
+                                              "coroutine_spent_then_wrapped_sort",
                                               "coroutine_yield_loop"};
   for (const std::string& fn : functions) {
     const auto start = std::chrono::steady_clock::now();
