@@ -122,6 +122,10 @@ void* CountingAlloc(void* ud, void* ptr, size_t osize, size_t nsize) {
     if (ctx->running && ctx->memory_line < 0) ctx->memory_line = CurrentLine(ctx->L);
 #endif
     ctx->memory_refused = true;
+    // Lua answers a refusal with a full collection, which a script catching the memory error in a
+    // loop repeats: each refusal reads the clock.
+    if (ctx->deadline_ns != 0 && !ctx->budget_exhausted && NowNs() >= ctx->deadline_ns)
+      ExhaustFromAllocator(ctx);
     return nullptr;
   }
   void* block = nullptr;

@@ -964,6 +964,11 @@ const char* kRunawayScript = R"(
     function pcall_swallows() while true do pcall(spin) end end
     function pcall_swallows_upper() local big = eight_mib() while true do pcall(string.upper, big) end end
     function memory_bomb_swallowed() while true do pcall(string.rep, "x", 1 << 40) end end
+    function memory_bomb_full_collections()
+      local keep = {}
+      for i = 1, 60000 do keep[i] = {i} end
+      while true do pcall(string.rep, "x", 1 << 40) end
+    end
     function memory_bomb_near_cap() while true do pcall(string.rep, "x", 60 * 1024 * 1024) end end
     function coroutine_spins() coroutine.wrap(spin)() end
     function coroutine_close_on_error()
@@ -1028,6 +1033,7 @@ TEST_F(LuaRuntimeTest, TheTimeLimitHoldsWhateverTheScriptDoes) {
                                               "pcall_swallows_upper",
                                               "memory_bomb_swallowed",
                                               "memory_bomb_near_cap",
+                                              "memory_bomb_full_collections",
                                               "coroutine_spins",
                                               "coroutine_close_on_error",
                                               "coroutine_close_later",
