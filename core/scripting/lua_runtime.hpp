@@ -132,6 +132,11 @@ void PushJson(lua_State* L, const nlohmann::json& value, LuaKeyCache& keys);
 // access only: never runs metamethods and never raises a Lua error, so it is safe outside
 // lua_pcall. Leaves the stack as it found it.
 Result<nlohmann::json> ToJson(lua_State* L, int index, int depth = 0);
+// The same, failing (kInvalid, "value larger than N bytes as JSON") once the result would hold
+// more than `max_bytes`, counting 16 bytes a value plus the bytes of strings and keys: a table that
+// refers to one long string or one table many times converts to far more than the Lua memory it
+// occupies. The runtime converts a call's result within the state's memory limit.
+Result<nlohmann::json> ToJsonWithin(lua_State* L, int index, size_t max_bytes);
 
 // One call of a script's function as a delivery makes it, measured (`rendezvous lua check`): the
 // file compiled and its top level run in a fresh sandbox state under `limits`, then `function`

@@ -612,6 +612,46 @@ TEST_F(LuaRuntimeTest, ResultsThatAreNotJsonFail) {
   EXPECT_FALSE(script->Call("g", {}).ok());
 }
 
+// A result is converted within the state's memory limit: many references to one long string, or
+// a chain of tables each referring twice to the next (2^60 values), fail at once instead of
+// filling the server's memory or running for ever outside the time limit.
+TEST_F(LuaRuntimeTest, ResultsLargerThanTheMemoryLimitFail) {
+  auto script = MustLoad("large", R"(
+    function shared_string()
+      local s = string.rep(string.rep("x", 1024), 1024)  -- 1 MiB
+      local t = {}
+      for i = 1, 1000 do t[i] = s end
+      return t
+    end
+    function doubling()
+      local t = {"leaf"}
+      for i = 1, 60 do t = {t, t} end
+      return t
+    end
+    function shared_key_values()
+      local s = string.rep("y", 512 * 1024)
+      local t = {}
+      for i = 1, 100 do t["k" .. i] = s end
+      return t
+    end
+    function fits() local t = {} for i = 1, 1000 do t[i] = {n = i, s = "value"} end return t end
+  )",
+                         LuaLimits{100000000, 8 * 1024 * 1024, 10000});
+  ASSERT_TRUE(script);
+  for (const char* fn : {"shared_string", "doubling", "shared_key_values"}) {
+    const auto start = std::chrono::steady_clock::now();
+    auto result = script->Call(fn, {});
+    ASSERT_FALSE(result.ok()) << fn;
+    EXPECT_NE(result.status().message().find("value larger than 8388608 bytes as JSON"), std::string::npos)
+        << fn << ": " << result.status().message();
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2)) << fn;
+  }
+  auto fits = script->Call("fits", {});
+  ASSERT_TRUE(fits.ok()) << fits.status().message();
+  EXPECT_EQ(fits->size(), 1000u);
+  EXPECT_EQ(MetricValue(registry_, "lua_errors_total", {{"script", "large"}, {"kind", "runtime"}}), 3);
+}
+
 // --- The time limit covers the library's C functions ----------------------------------------
 
 TEST_F(LuaRuntimeTest, PathologicalPatternsStopAtTheTimeLimit) {
