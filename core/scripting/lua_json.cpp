@@ -163,7 +163,45 @@ void PushJson(lua_State* L, const nlohmann::json& value, LuaKeyCache& keys) {
   lua_remove(L, strings);
 }
 
+namespace {
+
+// What a conversion may still produce: each value counts kNodeBytes, strings and keys their bytes
+// too. A table that refers to one long string many times, or to the same table from many places
+// (a doubling chain is 2^depth values), is bounded so, not only by the Lua memory it occupies.
+struct OutputBudget {
+  size_t left;
+  size_t limit;
+};
+constexpr size_t kNodeBytes = 16;
+
+Result<nlohmann::json> Convert(lua_State* L, int index, int depth, OutputBudget& budget);
+
+bool Spend(OutputBudget& budget, size_t bytes) {
+  if (bytes > budget.left) return false;
+  budget.left -= bytes;
+  return true;
+}
+
+Status TooLarge(const OutputBudget& budget) {
+  return Invalid("value larger than " + std::to_string(budget.limit) + " bytes as JSON");
+}
+
+}  // namespace
+
 Result<nlohmann::json> ToJson(lua_State* L, int index, int depth) {
+  OutputBudget unlimited{SIZE_MAX, SIZE_MAX};
+  return Convert(L, index, depth, unlimited);
+}
+
+Result<nlohmann::json> ToJsonWithin(lua_State* L, int index, size_t max_bytes) {
+  OutputBudget budget{max_bytes, max_bytes};
+  return Convert(L, index, 0, budget);
+}
+
+namespace {
+
+Result<nlohmann::json> Convert(lua_State* L, int index, int depth, OutputBudget& budget) {
+  if (!Spend(budget, kNodeBytes)) return TooLarge(budget);
   if (depth > kLuaJsonMaxDepth)
     return Invalid("value nested deeper than " + std::to_string(kLuaJsonMaxDepth) +
                    " levels (or a table cycle)");
@@ -184,6 +222,7 @@ Result<nlohmann::json> ToJson(lua_State* L, int index, int depth) {
     case LUA_TSTRING: {
       size_t len = 0;
       const char* s = lua_tolstring(L, index, &len);  // a real string: no conversion, no allocation
+      if (!Spend(budget, len)) return TooLarge(budget);
       return nlohmann::json(std::string(s, len));
     }
     case LUA_TLIGHTUSERDATA:
@@ -227,7 +266,7 @@ Result<nlohmann::json> ToJson(lua_State* L, int index, int depth) {
     nlohmann::json array = nlohmann::json::array();
     for (lua_Integer i = 1; i <= count; ++i) {
       lua_rawgeti(L, index, i);
-      Result<nlohmann::json> item = ToJson(L, -1, depth + 1);
+      Result<nlohmann::json> item = Convert(L, -1, depth + 1, budget);
       lua_pop(L, 1);
       if (!item.ok()) return item.status();
       array.push_back(std::move(item).value());
@@ -238,7 +277,7 @@ Result<nlohmann::json> ToJson(lua_State* L, int index, int depth) {
   nlohmann::json object = nlohmann::json::object();
   lua_pushnil(L);
   while (lua_next(L, index) != 0) {
-    Result<nlohmann::json> item = ToJson(L, -1, depth + 1);
+    Result<nlohmann::json> item = Convert(L, -1, depth + 1, budget);
     lua_pop(L, 1);
     if (!item.ok()) {
       lua_pop(L, 1);
@@ -246,9 +285,15 @@ Result<nlohmann::json> ToJson(lua_State* L, int index, int depth) {
     }
     size_t len = 0;
     const char* key = lua_tolstring(L, -1, &len);  // a string key (checked above): no conversion
+    if (!Spend(budget, len)) {
+      lua_pop(L, 1);
+      return TooLarge(budget);
+    }
     object[std::string(key, len)] = std::move(item).value();
   }
   return object;
 }
+
+}  // namespace
 
 }  // namespace rendezvous::core

@@ -1,11 +1,12 @@
 // The sandbox's own versions of the library functions that loop in C: Lua patterns
-// (string.find, match, gmatch, gsub), string.rep, table.insert, remove, move and concat. They behave as
-// the Lua 5.4 manual describes, and charge every step of their work against the run's time
+// (string.find, match, gmatch, gsub), string.rep, table.insert, remove, move, concat and sort. They
+// behave as the Lua 5.4 manual describes, and charge every step of their work against the run's time
 // limit: a pattern that backtracks without end, or a loop over a length a metamethod made up,
 // fails with "time limit exceeded" within the limit instead of holding the thread.
 //
 // Raising a Lua error here unwinds (longjmp) through these frames: they hold only trivially
 // destructible values.
+#include <algorithm>
 #include <cctype>
 #include <climits>
 #include <cstddef>
@@ -743,6 +744,84 @@ int TabConcat(lua_State* L) {
   return 1;
 }
 
+// table.sort as a heapsort: at most about 2 n log2(n) comparisons whatever the order function
+// answers (Lua's quicksort has no such bound for an inconsistent one), each charged to the meter,
+// so a sort of a large table, with the default order or a comparator, stops at the time limit. Not
+// stable, like Lua's; an order function that is not a strict order leaves some permutation of the
+// values rather than raising.
+struct Sorter {
+  lua_State* L;
+  Meter* meter;
+  bool has_order;  // argument 2 is the order function
+
+  // Whether the value at absolute index `a` goes before the one at `b`. Two strings compare in
+  // time proportional to their common prefix: charged as such.
+  bool Less(int a, int b) {
+    size_t cost = 1;
+    if (lua_type(L, a) == LUA_TSTRING && lua_type(L, b) == LUA_TSTRING)
+      cost += std::min(lua_rawlen(L, a), lua_rawlen(L, b)) / 64;
+    meter->Charge(cost);
+    if (!has_order) return lua_compare(L, a, b, LUA_OPLT) != 0;
+    lua_pushvalue(L, 2);
+    lua_pushvalue(L, a);
+    lua_pushvalue(L, b);
+    lua_call(L, 2, 1);
+    const bool less = lua_toboolean(L, -1) != 0;
+    lua_pop(L, 1);
+    return less;
+  }
+
+  // Places the value on top of the stack (popped) into the heap 1..n, starting at `i` and moving
+  // larger children up while one is larger than it.
+  void SiftDown(lua_Integer i, lua_Integer n) {
+    const int value = lua_gettop(L);
+    for (;;) {
+      lua_Integer child = 2 * i;
+      if (child > n) break;
+      lua_geti(L, 1, child);
+      if (child < n) {
+        lua_geti(L, 1, child + 1);
+        if (Less(value + 1, value + 2)) {
+          lua_remove(L, value + 1);
+          ++child;
+        } else {
+          lua_pop(L, 1);
+        }
+      }
+      if (!Less(value, value + 1)) {
+        lua_pop(L, 1);
+        break;
+      }
+      lua_seti(L, 1, i);  // the larger child moves up
+      i = child;
+    }
+    lua_seti(L, 1, i);
+  }
+};
+
+int TabSort(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  const lua_Integer n = luaL_len(L, 1);
+  if (n < 2) return 0;
+  luaL_argcheck(L, n < INT_MAX, 1, "array too big");
+  if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TFUNCTION);
+  lua_settop(L, 2);
+  luaL_checkstack(L, 8, "table too deep to sort");
+  Meter meter{L};
+  Sorter sorter{L, &meter, !lua_isnil(L, 2)};
+  for (lua_Integer i = n / 2; i >= 1; --i) {
+    lua_geti(L, 1, i);
+    sorter.SiftDown(i, n);
+  }
+  for (lua_Integer last = n; last > 1; --last) {
+    lua_geti(L, 1, last);  // the heap's last value sinks from the top once the largest is out
+    lua_geti(L, 1, 1);
+    lua_seti(L, 1, last);
+    sorter.SiftDown(1, last - 1);
+  }
+  return 0;
+}
+
 void SetFunction(lua_State* L, int table, const char* name, lua_CFunction f) {
   lua_pushcfunction(L, f);
   lua_setfield(L, table, name);
@@ -760,6 +839,7 @@ void OpenBoundedLibrary(lua_State* L, int string_index, int table_index) {
   SetFunction(L, table_index, "remove", TabRemove);
   SetFunction(L, table_index, "move", TabMove);
   SetFunction(L, table_index, "concat", TabConcat);
+  SetFunction(L, table_index, "sort", TabSort);
 }
 
 }  // namespace rendezvous::core

@@ -241,6 +241,10 @@ class LuaScript final : public Script {
     return Status::Ok();
   }
 
+  void Unusable(const std::string& function, const std::string& message) override {
+    Fail(function, LuaOutcome::kRuntime, name_ + ": " + function + " " + message);
+  }
+
  private:
   struct Source {
     std::string text;
@@ -357,7 +361,7 @@ class LuaScript final : public Script {
       result = Status(ErrorCode::kNotFound,
                       "script '" + name_ + "' has no function '" + function + "'");
     } else {
-      Result<nlohmann::json> converted = ToJson(L, -1);
+      Result<nlohmann::json> converted = ToJsonWithin(L, -1, limits_.memory_limit_bytes);
       if (converted.ok()) {
         result = std::move(converted);
       } else {
@@ -501,7 +505,7 @@ LuaCheckResult CheckLuaCall(const std::string& name, const std::string& path, co
     out.status = Status(ErrorCode::kNotFound, "script '" + name + "' has no function '" + function + "'");
     return out;
   }
-  Result<nlohmann::json> converted = ToJson(L, -1);
+  Result<nlohmann::json> converted = ToJsonWithin(L, -1, limits.memory_limit_bytes);
   lua_settop(L, 0);
   if (!converted.ok()) {
     return failed(LuaOutcome::kRuntime,

@@ -9,11 +9,26 @@
 // Limits (LuaLimits) apply to every call and to running a file's top level: an instruction budget
 // (a count hook; once spent, every further hook tick raises, so a script's own pcall cannot swallow
 // it, and the call is reported as a budget failure even if the script caught the error), a time
-// limit (the same hook reads the clock, and so do the library functions that loop in C: the
-// pattern functions string.find/match/gmatch/gsub, string.rep, table.insert/remove/move/concat are the
-// sandbox's own, charging their steps against the deadline), and a memory cap per Lua state (a
-// counting allocator; a refusal is reported with the script's line). A state that hit a limit is
-// closed and the next call builds a fresh one from the current source.
+// limit, and a memory cap per Lua state (a counting allocator; a refusal is reported with the
+// script's line). A state that hit a limit is closed and the next call builds a fresh one from the
+// current source.
+//
+// The time limit holds whatever the script does; the clock is read
+// - by the hook, every interval of instructions; the interval shrinks as the state's memory grows
+//   (one instruction may compare or copy a string or stack as large as the state), so that the
+//   work between two reads stays about the same;
+// - by the allocator, every 64 KiB handed out: the C functions that build large values (string.upper,
+//   lower, reverse, format, the .. operator, ...) allocate in proportion to their work. Past the
+//   deadline it refuses every growth and makes the running thread's next instruction raise;
+// - by the library functions that loop in C: the pattern functions string.find/match/gmatch/gsub,
+//   string.rep, table.insert/remove/move/concat/sort are the sandbox's own, charging their steps;
+// - before each call of the functions that loop in C without allocating (rawequal, tonumber, next
+//   and the iterator of pairs, string.byte/packsize/unpack, table.unpack, utf8.len/offset/codepoint
+//   and the iterator of utf8.codes).
+// Lua runs a message handler after the hook's error with hooks off: xpcall's handler is not called
+// once the budget ran out (the error is handed on as it is). coroutine.resume and wrap are the
+// sandbox's own (the allocator knows the running thread); a coroutine that died of the budget is not
+// closed, since its __close metamethods would run with its hooks off.
 //
 // Nothing persists from one call to the next: each call runs the file's top level again in a new
 // environment (its globals) whose unknown names are read from the sandbox's globals, and the
@@ -117,6 +132,11 @@ void PushJson(lua_State* L, const nlohmann::json& value, LuaKeyCache& keys);
 // access only: never runs metamethods and never raises a Lua error, so it is safe outside
 // lua_pcall. Leaves the stack as it found it.
 Result<nlohmann::json> ToJson(lua_State* L, int index, int depth = 0);
+// The same, failing (kInvalid, "value larger than N bytes as JSON") once the result would hold
+// more than `max_bytes`, counting 16 bytes a value plus the bytes of strings and keys: a table that
+// refers to one long string or one table many times converts to far more than the Lua memory it
+// occupies. The runtime converts a call's result within the state's memory limit.
+Result<nlohmann::json> ToJsonWithin(lua_State* L, int index, size_t max_bytes);
 
 // One call of a script's function as a delivery makes it, measured (`rendezvous lua check`): the
 // file compiled and its top level run in a fresh sandbox state under `limits`, then `function`

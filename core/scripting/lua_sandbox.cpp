@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <string_view>
 
 #include "scripting/lua_runtime.hpp"
@@ -40,6 +42,48 @@ int CurrentLine(lua_State* L) {
   return -1;
 }
 
+void BudgetHook(lua_State* L, lua_Debug* ar);
+
+// The hook's interval shrinks as the state's memory grows: a single instruction can compare,
+// hash or copy a string or a stack as large as the memory a state holds (the comparison of two
+// long strings with a common prefix is one instruction and no allocation), so the clock is read
+// after about the same amount of such work whatever the sizes. Up to kSmallStateBytes the
+// interval is the configured one; above, it is divided in proportion, down to kMinHookInterval.
+constexpr size_t kSmallStateBytes = 256 * 1024;
+constexpr int kMinHookInterval = 8;
+
+int HookInterval(const LuaStateContext* ctx) {
+  if (ctx->memory_used <= kSmallStateBytes) return ctx->hook_interval;
+  const size_t scaled = static_cast<size_t>(ctx->hook_interval) * kSmallStateBytes / ctx->memory_used;
+  return static_cast<int>(std::clamp<size_t>(scaled, std::min(kMinHookInterval, ctx->hook_interval),
+                                             static_cast<size_t>(ctx->hook_interval)));
+}
+
+// Sets `L`'s hook to the interval the state's memory calls for; the allocator asks again once the
+// memory has doubled.
+void TuneHook(LuaStateContext* ctx, lua_State* L) {
+  lua_sethook(L, BudgetHook, LUA_MASKCOUNT, HookInterval(ctx));
+  ctx->retune_above = 2 * std::max(ctx->memory_used, kSmallStateBytes);
+}
+
+// The allocator reads the clock once per this many bytes handed out during a run: work in C that
+// builds large strings or tables (string.upper, format, rep, the concatenation operator, ...)
+// allocates in proportion to what it does, so it cannot outrun the time limit by more than this
+// much allocation and one call's work.
+constexpr size_t kBytesPerClockCheck = 64 * 1024;
+
+// Past the deadline, during a run: marks the run out of time and makes the running thread's next
+// instruction raise. Reads the line only where the call stack stays readable (see CountingAlloc).
+void ExhaustFromAllocator(LuaStateContext* ctx) {
+  ctx->budget_exhausted = true;
+  ctx->time_exhausted = true;
+#if LUA_VERSION_RELEASE_NUM <= 50404
+  if (ctx->running && ctx->budget_line < 0) ctx->budget_line = CurrentLine(ctx->L);
+#endif
+  // Only hook fields and the call frames' trap flags are written, as lua.c's SIGINT handler does.
+  lua_sethook(ctx->current != nullptr ? ctx->current : ctx->L, BudgetHook, LUA_MASKCOUNT, 1);
+}
+
 // Counts what the state holds (requested sizes) against its cap; small blocks come from and go
 // back to the state's pool. Lua passes a block's exact size as `osize`, so the pool needs no
 // header. Lua requires that shrinking never fails; growing beyond the cap answers NULL, which Lua
@@ -53,6 +97,24 @@ void* CountingAlloc(void* ud, void* ptr, size_t osize, size_t nsize) {
     ctx->memory_used -= old;
     return nullptr;
   }
+  if (nsize > old && ctx->deadline_ns != 0) {
+    // Once the run is out of time nothing grows any more: a refusal is a memory error the
+    // script's pcall may catch, but the next instruction raises the time limit again.
+    if (ctx->time_exhausted) return nullptr;
+    if (ctx->memory_used + (nsize - old) > ctx->retune_above && !ctx->budget_exhausted) {
+      // The next instruction calls the hook, which chooses the interval for the new size.
+      ctx->retune_above = SIZE_MAX;
+      lua_sethook(ctx->current != nullptr ? ctx->current : ctx->L, BudgetHook, LUA_MASKCOUNT, 1);
+    }
+    ctx->allocated_since_check += nsize - old;
+    if (ctx->allocated_since_check >= kBytesPerClockCheck) {
+      ctx->allocated_since_check = 0;
+      if (!ctx->budget_exhausted && NowNs() >= ctx->deadline_ns) {
+        ExhaustFromAllocator(ctx);
+        return nullptr;
+      }
+    }
+  }
   if (nsize > old && nsize - old > ctx->memory_limit - ctx->memory_used) {
 #if LUA_VERSION_RELEASE_NUM <= 50404
     // Up to Lua 5.4.4 the call stack stays readable during every allocation (a growing stack is
@@ -60,6 +122,10 @@ void* CountingAlloc(void* ud, void* ptr, size_t osize, size_t nsize) {
     if (ctx->running && ctx->memory_line < 0) ctx->memory_line = CurrentLine(ctx->L);
 #endif
     ctx->memory_refused = true;
+    // Lua answers a refusal with a full collection, which a script catching the memory error in a
+    // loop repeats: each refusal reads the clock.
+    if (ctx->deadline_ns != 0 && !ctx->budget_exhausted && NowNs() >= ctx->deadline_ns)
+      ExhaustFromAllocator(ctx);
     return nullptr;
   }
   void* block = nullptr;
@@ -90,9 +156,13 @@ void* CountingAlloc(void* ud, void* ptr, size_t osize, size_t nsize) {
 void BudgetHook(lua_State* L, lua_Debug* ar) {
   LuaStateContext* ctx = Ctx(L);
   if (!ctx->budget_exhausted) {
-    ctx->instructions_used += ctx->hook_interval;
+    const int interval = lua_gethookcount(L);
+    ctx->instructions_used += interval;
     const bool out_of_instructions = ctx->instructions_used >= ctx->instruction_limit;
-    if (!out_of_instructions && (ctx->deadline_ns == 0 || NowNs() < ctx->deadline_ns)) return;
+    if (!out_of_instructions && (ctx->deadline_ns == 0 || NowNs() < ctx->deadline_ns)) {
+      if (interval != HookInterval(ctx)) TuneHook(ctx, L);
+      return;
+    }
     ctx->budget_exhausted = true;
     ctx->time_exhausted = !out_of_instructions;
     if (lua_getinfo(L, "l", ar) != 0) ctx->budget_line = ar->currentline;
@@ -240,6 +310,213 @@ int SandboxSetMetatable(lua_State* L) {
   return 1;
 }
 
+// --- Message handlers ---------------------------------------------------------------------------
+// An error the hook raises leaves the thread's hooks off until the protected call that catches it
+// has unwound (Lua does not run hooks inside hooks, and the raise skips the reset), and Lua calls
+// xpcall's message handler before that unwinding: a handler run then would be unmetered. So
+// xpcall's handler is wrapped: once the run is out of budget it hands the error on without
+// calling the script's handler (the run fails anyway); before that the error came from the script,
+// hooks are on and the handler runs metered like any other code.
+int GuardedHandler(lua_State* L) {
+  lua_settop(L, 1);
+  if (Ctx(L)->budget_exhausted) return 1;
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, 1, 1);
+  return 1;
+}
+
+int FinishProtectedCall(lua_State* L, int status, lua_KContext extra) {
+  if (status != LUA_OK && status != LUA_YIELD) {
+    lua_pushboolean(L, 0);
+    lua_pushvalue(L, -2);
+    return 2;
+  }
+  return lua_gettop(L) - static_cast<int>(extra);
+}
+
+// xpcall(f, msgh, ...) as Lua's, with msgh wrapped in GuardedHandler.
+int SandboxXpcall(lua_State* L) {
+  const int n = lua_gettop(L);
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  lua_pushvalue(L, 2);
+  lua_pushcclosure(L, GuardedHandler, 1);
+  lua_replace(L, 2);
+  lua_pushboolean(L, 1);  // the first result on success
+  lua_pushvalue(L, 1);
+  lua_rotate(L, 3, 2);  // true and f below f's arguments
+  const int status = lua_pcallk(L, n - 2, LUA_MULTRET, 2, 2, FinishProtectedCall);
+  return FinishProtectedCall(L, status, 2);
+}
+
+// --- Coroutines ---------------------------------------------------------------------------------
+// resume and wrap are the sandbox's own so that the context knows which thread runs (the allocator
+// stops that one when the clock runs out) and so that a coroutine resumed after the budget ran out
+// raises at its first instruction. A coroutine that died of the budget is not closed: closing runs
+// its pending __close metamethods, on a thread whose hooks the raise left off.
+
+// Resumes `co` with the `narg` values on top of L. Answers how many results it moved onto L, or -1
+// with the error value on top.
+int ResumeMetered(lua_State* L, lua_State* co, int narg) {
+  LuaStateContext* ctx = Ctx(L);
+  if (lua_checkstack(co, narg) == 0) {
+    lua_pushliteral(L, "too many arguments to resume");
+    return -1;
+  }
+  lua_xmove(L, co, narg);
+  if (ctx->budget_exhausted) {
+    lua_sethook(co, BudgetHook, LUA_MASKCOUNT, 1);
+  } else if (lua_gethookcount(co) > HookInterval(ctx)) {
+    lua_sethook(co, BudgetHook, LUA_MASKCOUNT, HookInterval(ctx));  // made when the state was smaller
+  }
+  lua_State* const outer = ctx->current;
+  ctx->current = co;
+  int results = 0;
+  const int status = lua_resume(co, L, narg, &results);
+  ctx->current = outer;
+  if (ctx->budget_exhausted)
+    lua_sethook(L, BudgetHook, LUA_MASKCOUNT, 1);  // the resumer's next instruction raises
+  if (status != LUA_OK && status != LUA_YIELD) {
+    lua_xmove(co, L, 1);
+    return -1;
+  }
+  if (lua_checkstack(L, results + 1) == 0) {
+    lua_pop(co, results);
+    lua_pushliteral(L, "too many results to resume");
+    return -1;
+  }
+  lua_xmove(co, L, results);
+  return results;
+}
+
+lua_State* CheckCoroutine(lua_State* L, int index) {
+  lua_State* co = lua_tothread(L, index);
+  luaL_argexpected(L, co != nullptr, index, "coroutine");
+  return co;
+}
+
+int SandboxResume(lua_State* L) {
+  lua_State* co = CheckCoroutine(L, 1);
+  const int results = ResumeMetered(L, co, lua_gettop(L) - 1);
+  if (results < 0) {
+    lua_pushboolean(L, 0);
+    lua_insert(L, -2);
+    return 2;
+  }
+  lua_pushboolean(L, 1);
+  lua_insert(L, -(results + 1));
+  return results + 1;
+}
+
+int CloseThread(lua_State* co, lua_State* from) {
+#if LUA_VERSION_RELEASE_NUM >= 50406
+  return lua_closethread(co, from);
+#else
+  (void)from;
+  return lua_resetthread(co);
+#endif
+}
+
+int WrappedCoroutine(lua_State* L) {
+  lua_State* co = lua_tothread(L, lua_upvalueindex(1));
+  const int results = ResumeMetered(L, co, lua_gettop(L));
+  if (results >= 0) return results;
+  int status = lua_status(co);
+  if (status != LUA_OK && status != LUA_YIELD && !Ctx(L)->budget_exhausted) {
+    status = CloseThread(co, L);  // runs its pending __close metamethods, hooked
+    lua_xmove(co, L, 1);
+  }
+  if (status != LUA_ERRMEM && lua_type(L, -1) == LUA_TSTRING) {
+    luaL_where(L, 1);
+    lua_insert(L, -2);
+    lua_concat(L, 2);
+  }
+  return lua_error(L);
+}
+
+int SandboxWrap(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  lua_State* co = lua_newthread(L);
+  lua_pushvalue(L, 1);
+  lua_xmove(L, co, 1);
+  lua_pushcclosure(L, WrappedCoroutine, 1);
+  return 1;
+}
+
+// coroutine.close, except after the budget ran out (see above).
+int SandboxClose(lua_State* L) {
+  CheckCoroutine(L, 1);
+  if (const LuaStateContext* ctx = Ctx(L); ctx->budget_exhausted) {
+    return luaL_error(L, ctx->time_exhausted ? "time limit exceeded" : "instruction limit exceeded");
+  }
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+// --- Library functions that loop in C without allocating --------------------------------------
+// Each call's work is bounded by the memory a state may hold (a string's length, a table's size),
+// but nothing else stops a script from calling them in a loop between two of the hook's clock
+// reads. These are called through a closure that reads the clock first.
+int TimedCall(lua_State* L) {
+  SandboxCheckTime(L);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+// utf8.codes and pairs answer an iterator function of the library: that one is timed too.
+int TimedIteratorFactory(lua_State* L) {
+  SandboxCheckTime(L);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  const int results = lua_gettop(L);
+  if (results >= 1 && lua_iscfunction(L, 1) != 0) {
+    lua_pushvalue(L, 1);
+    lua_pushcclosure(L, TimedCall, 1);
+    lua_replace(L, 1);
+  }
+  return results;
+}
+
+// Wraps the named C functions of the library table at `lib` (registered as `name` in the loaded
+// table). The originals stay findable under their names, so a bad argument is still reported as
+// "bad argument #1 to 'utf8.len'" rather than to '?'.
+void TimeFunctions(lua_State* L, const char* name, std::initializer_list<const char*> functions,
+                   lua_CFunction wrapper = TimedCall) {
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  const int loaded = lua_gettop(L);
+  if (std::strcmp(name, LUA_GNAME) == 0) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
+  } else {
+    lua_getglobal(L, name);
+  }
+  const int lib = lua_gettop(L);
+  lua_getfield(L, loaded, name);
+  if (lua_rawequal(L, -1, lib) != 0) {  // first wrapping in this library: the loaded table becomes a copy
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushnil(L);
+    while (lua_next(L, lib) != 0) {
+      lua_pushvalue(L, -2);
+      lua_insert(L, -2);
+      lua_rawset(L, -4);
+    }
+    lua_pushvalue(L, -1);
+    lua_setfield(L, loaded, name);
+  }
+  lua_pop(L, 1);
+  for (const char* function : functions) {
+    lua_getfield(L, lib, function);
+    lua_pushcclosure(L, wrapper, 1);
+    lua_setfield(L, lib, function);
+  }
+  lua_pop(L, 2);
+}
+
 int OpenSandbox(lua_State* L) {
   static const luaL_Reg kLibs[] = {
       {LUA_GNAME, luaopen_base},         {LUA_STRLIBNAME, luaopen_string},
@@ -268,6 +545,25 @@ int OpenSandbox(lua_State* L) {
   lua_getglobal(L, "setmetatable");
   lua_pushcclosure(L, SandboxSetMetatable, 1);
   lua_setglobal(L, "setmetatable");
+  lua_pushcfunction(L, SandboxXpcall);
+  lua_setglobal(L, "xpcall");
+
+  lua_getglobal(L, LUA_COLIBNAME);
+  lua_pushcfunction(L, SandboxResume);
+  lua_setfield(L, -2, "resume");
+  lua_pushcfunction(L, SandboxWrap);
+  lua_setfield(L, -2, "wrap");
+  lua_getfield(L, -1, "close");
+  lua_pushcclosure(L, SandboxClose, 1);
+  lua_setfield(L, -2, "close");
+  lua_pop(L, 1);
+
+  TimeFunctions(L, LUA_GNAME, {"rawequal", "tonumber", "next"});
+  TimeFunctions(L, LUA_GNAME, {"pairs"}, TimedIteratorFactory);
+  TimeFunctions(L, LUA_STRLIBNAME, {"byte", "packsize", "unpack"});
+  TimeFunctions(L, LUA_TABLIBNAME, {"unpack"});
+  TimeFunctions(L, LUA_UTF8LIBNAME, {"len", "offset", "codepoint"});
+  TimeFunctions(L, LUA_UTF8LIBNAME, {"codes"}, TimedIteratorFactory);
 
   // The string table is also the strings' __index, so this removes ("").dump too.
   lua_getglobal(L, LUA_STRLIBNAME);
@@ -359,12 +655,16 @@ void PushLoadedEnvironment(lua_State* L) { lua_rawgetp(L, LUA_REGISTRYINDEX, &lo
 
 void SandboxCheckTime(lua_State* L) {
   LuaStateContext* ctx = Ctx(L);
-  if (ctx->budget_exhausted || ctx->deadline_ns == 0 || NowNs() < ctx->deadline_ns) return;
-  ctx->budget_exhausted = true;
-  ctx->time_exhausted = true;
-  ctx->budget_line = CurrentLine(L);
+  if (!ctx->budget_exhausted) {
+    if (ctx->deadline_ns == 0 || NowNs() < ctx->deadline_ns) return;
+    ctx->budget_exhausted = true;
+    ctx->time_exhausted = true;
+    ctx->budget_line = CurrentLine(L);
+  }
+  // Also when another thread (a coroutine) or the allocator found the budget spent: this thread's
+  // hook may not have struck yet.
   lua_sethook(L, BudgetHook, LUA_MASKCOUNT, 1);
-  luaL_error(L, "time limit exceeded");
+  luaL_error(L, ctx->time_exhausted ? "time limit exceeded" : "instruction limit exceeded");
 }
 
 LuaBlockPool::~LuaBlockPool() {
@@ -485,8 +785,10 @@ SandboxState::RunResult SandboxState::Run(int nargs, int nresults) {
   ctx.budget_line = -1;
   ctx.memory_line = -1;
   ctx.deadline_ns = ctx.time_limit_ns > 0 ? NowNs() + ctx.time_limit_ns : 0;
+  ctx.allocated_since_check = 0;
+  ctx.current = L_;
   ctx.running = true;
-  lua_sethook(L_, BudgetHook, LUA_MASKCOUNT, ctx.hook_interval);
+  TuneHook(&ctx, L_);
 
   const int handler = lua_gettop(L_) - nargs;
   lua_pushcfunction(L_, MessageHandler);
@@ -495,6 +797,7 @@ SandboxState::RunResult SandboxState::Run(int nargs, int nresults) {
   lua_remove(L_, handler);
   ctx.running = false;
   ctx.deadline_ns = 0;
+  ctx.current = nullptr;
 
   auto at_line = [&ctx](int line) {
     return ctx.script_name + (line > 0 ? ":" + std::to_string(line) : std::string());

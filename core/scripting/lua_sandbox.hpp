@@ -60,12 +60,15 @@ struct LuaStateContext {
   int memory_line = -1;         // the script's line at the first refusal of the current run
   long instruction_limit = 0;
   long instructions_used = 0;
-  int hook_interval = 1000;
+  int hook_interval = 1000;       // the most instructions between two hook calls
+  size_t retune_above = 0;        // memory at which the allocator makes the hook choose its interval again
   bool budget_exhausted = false;  // instructions or time ran out: every hook tick raises
   bool time_exhausted = false;
   int budget_line = -1;
   std::int64_t time_limit_ns = 0;
   std::int64_t deadline_ns = 0;  // steady clock; 0 outside a run
+  size_t allocated_since_check = 0;    // bytes the allocator handed out since it last read the clock
+  lua_State* current = nullptr;        // the thread running now: L, or the coroutine being resumed
   std::unique_ptr<LuaBlockPool> pool;  // outlives the lua_State (destroyed after lua_close)
 };
 
@@ -125,13 +128,13 @@ void PushCallEnvironment(lua_State* L);
 void PushLoadedEnvironment(lua_State* L);
 
 // For C functions that loop on their own (the bounded string and table functions): raises the
-// time-limit error once the current run's deadline has passed. Cheap enough to call every few
-// thousand steps.
+// time-limit error once the current run's deadline has passed, and the budget's error whenever
+// the run is already out of budget. Cheap enough to call every few thousand steps.
 void SandboxCheckTime(lua_State* L);
 
 // Replaces the string library's pattern functions (find, match, gmatch, gsub) and rep, and the
-// table library's insert, remove, move and concat in the tables at `string_index` and `table_index` with
-// versions whose work is charged against the run's time limit (lua_patterns.cpp).
+// table library's insert, remove, move, concat and sort in the tables at `string_index` and
+// `table_index` with versions whose work is charged against the run's time limit (lua_patterns.cpp).
 void OpenBoundedLibrary(lua_State* L, int string_index, int table_index);
 
 }  // namespace rendezvous::core

@@ -92,10 +92,8 @@ bool ScriptHooks::ShouldDeliver(const Args& args) const {
   Result<Json> answer = CallWith(*filter_, kFilterFunction, nullptr, args);
   if (!answer.ok()) return true;  // logged and counted by the runtime
   if (answer->is_boolean()) return answer->get<bool>();
-  if (logger_ != nullptr) {
-    logger_->Warn("lua hook answered a value that is not a boolean; delivering",
-                  {{"script", filter_->name()}, {"function", kFilterFunction}, {"type", answer->type_name()}});
-  }
+  filter_->Unusable(kFilterFunction, std::string("answered a value that is not a boolean (") +
+                                         answer->type_name() + "); delivering");
   return true;
 }
 
@@ -108,15 +106,12 @@ std::optional<std::string> ScriptHooks::Render(const std::optional<std::string>&
     std::string body = std::move(answer->get_ref<std::string&>());
     if (text::IsValidUtf8(body)) return body;
     // A body the database cannot store and a receiver cannot read: the built-in one instead.
-    if (logger_ != nullptr) {
-      logger_->Warn("lua hook answered text that is not valid UTF-8; using the built-in rendering",
-                    {{"script", render_->name()}, {"function", kRenderFunction}});
-    }
+    render_->Unusable(kRenderFunction, "answered text that is not valid UTF-8; using the built-in rendering");
     return std::nullopt;
   }
-  if (!answer->is_null() && logger_ != nullptr) {
-    logger_->Warn("lua hook answered a value that is not a string; using the built-in rendering",
-                  {{"script", render_->name()}, {"function", kRenderFunction}, {"type", answer->type_name()}});
+  if (!answer->is_null()) {
+    render_->Unusable(kRenderFunction, std::string("answered a value that is not a string (") +
+                                           answer->type_name() + "); using the built-in rendering");
   }
   return std::nullopt;
 }

@@ -13,8 +13,9 @@
 // event) as TemplateRenderer does. An error or a limit overrun is logged with the script's line
 // and counted by the runtime (lua_errors_total); a result of the wrong type (a filter answering
 // something other than a boolean, a render answering something other than a string or nil, or a
-// string that is not well-formed UTF-8) is logged here at Warn. A script without the function is not an
-// error: that hook is simply off.
+// string that is not well-formed UTF-8) is handed to Script::Unusable: logged at Warn and counted
+// as a runtime error in lua_errors_total too. A script without the function is not an error: that
+// hook is simply off.
 //
 // The scripts are owned by the core runtime, which reloads them on SIGHUP (a script that no
 // longer compiles leaves the previous version in force), so a ScriptHooks object never changes.

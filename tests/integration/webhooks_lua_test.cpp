@@ -2,7 +2,9 @@
 // filter and Slack scripts, scripts that run away, eat memory or try to leave the sandbox (each
 // falls back to the built-in behaviour, counted, and the server keeps serving), reloading on
 // SIGHUP (a changed script takes effect, a broken one leaves the previous in force), a render
-// answering text that is not UTF-8 (the built-in body is sent), and a start
+// answering text that is not UTF-8 (the built-in body is sent, the error counted), renders that
+// run away through a message handler or a sort (cut at the time limit, in the server and in
+// `lua check`, without holding up another user's delivery), and a start
 // refused for a script that is missing or does not compile.
 #include <signal.h>
 
@@ -278,11 +280,112 @@ TEST_F(WebhooksLua, RenderAnsweringInvalidUtf8FallsBackToTheBuiltInBody) {
   AwaitDelivery(webhook, "succeeded", 1);
   ExpectBuiltInBody(webhook, uid);
   EXPECT_TRUE(server_->AwaitLog("not valid UTF-8")) << server_->Log();
+  EXPECT_EQ(Metric("lua_errors_total{kind=\"runtime\",script=\"webhooks.render\"}"), 1)
+      << "an unusable answer counts as a failed call";
   ConfirmNewBooking("Fine");
   AwaitDeliveryCount(webhook, 2);
   EXPECT_EQ(NewestBody(webhook), std::make_pair(std::string("fine body"), std::string("text/plain")));
   ASSERT_TRUE(receiver.AwaitRequests(2));
+  EXPECT_EQ(Metric("lua_errors_total{kind=\"runtime\",script=\"webhooks.render\"}"), 1);
   ExpectServing();
+}
+
+// Render scripts that run away where the instruction count does not look: a message handler that
+// loops (Lua runs it after the hook's error, with hooks off) and a sort of a large table (one C
+// call). Each render ends at the time limit and its delivery goes out with the built-in body;
+// another user's delivery, made right after, is not held up by more than a second.
+const char* kRunawayRender =
+    "local function spin() while true do end end\n"
+    "function render(template, event, webhook)\n"
+    "  local name = event.payload.attendees[1].name\n"
+    "  if name == 'Handler' then return select(2, xpcall(function() error('x') end, spin)) end\n"
+    "  if name == 'Sort' then\n"
+    "    local t = table.pack(string.byte(string.rep('zyxwvutsrq', 24000), 1, -1))\n"
+    "    while true do table.sort(t) end\n"
+    "  end\n"
+    "  return 'fine ' .. name\n"
+    "end\n";
+
+TEST_F(WebhooksLua, RunawayHandlersAndSortsDoNotHoldUpAnotherUsersDelivery) {
+  LoopbackHttpServer owners([](const PeerRequest&) { return Ok(); });
+  LoopbackHttpServer others([](const PeerRequest&) { return Ok(); });
+  StartServer(Plugins("", WriteScript("render.lua", kRunawayRender), 1000000000, 16 * 1024 * 1024));
+  constexpr int kOwnerWebhooks = 3;
+  for (int i = 0; i < kOwnerWebhooks; ++i) CreateWebhook(Body(owners.url() + "/owner" + std::to_string(i)));
+  CreateWebhook(Body(others.url() + "/other"), other_key_);
+  HttpResult type = Call("POST", "/v2/event-types", other_key_,
+                         json{{"title", "Other"}, {"slug", "other"}, {"lengthInMinutes", 30}});
+  ASSERT_EQ(type.status, 201) << type.body;
+  const int64_t others_type = type.Json()["data"]["id"].get<int64_t>();
+
+  // Confirms a booking of the other user; answers the time from its commit to its delivery.
+  size_t others_bookings = 0;
+  auto others_delivery = [&] {
+    ++others_bookings;
+    const std::string start = "2030-04-0" + std::to_string(others_bookings) + "T10:00:00Z";
+    const std::string uid =
+        Import(other_, others_type, start, "pending", "fine@example.com", "Fine").value("uid", "");
+    const auto confirmed = std::chrono::steady_clock::now();
+    EXPECT_EQ(Call("POST", "/v2/bookings/" + uid + "/confirm", other_key_, std::string("{}")).status, 200);
+    EXPECT_TRUE(others.AwaitRequests(others_bookings, std::chrono::seconds(30)));
+    return std::chrono::steady_clock::now() - confirmed;
+  };
+  const auto baseline = others_delivery();
+  size_t owner_deliveries = 0;
+  for (const char* hostile : {"Handler", "Sort"}) {
+    ConfirmNewBooking(hostile);
+    const auto delay = others_delivery();
+    EXPECT_LT(delay, baseline + std::chrono::seconds(1))
+        << hostile << ": " << std::chrono::duration_cast<std::chrono::milliseconds>(delay).count()
+        << " ms against " << std::chrono::duration_cast<std::chrono::milliseconds>(baseline).count() << " ms";
+    owner_deliveries += kOwnerWebhooks;
+    EXPECT_TRUE(owners.AwaitRequests(owner_deliveries, std::chrono::seconds(30))) << hostile;
+  }
+  for (const PeerRequest& r : owners.Requests()) {
+    const json body = json::parse(r.body, nullptr, false);
+    ASSERT_TRUE(body.is_object()) << "the built-in body: " << r.body;
+    EXPECT_EQ(body["triggerEvent"], "BOOKING_CONFIRMED");
+  }
+  for (const PeerRequest& r : others.Requests()) EXPECT_EQ(r.body, "fine Fine");
+  EXPECT_EQ(Metric("lua_errors_total{kind=\"time\",script=\"webhooks.render\"}"), 2 * kOwnerWebhooks);
+  EXPECT_TRUE(server_->AwaitLog("time limit of 50 ms exceeded")) << server_->Log();
+  // Every render, the runaway ones included, ended within the limit plus 200 ms (the histogram's
+  // bucket of 250 ms; the margin is for a loaded machine).
+  const double renders = Metric("lua_call_duration_seconds_count{script=\"webhooks.render\"}");
+  EXPECT_GE(renders, 2 * kOwnerWebhooks + 3);
+  EXPECT_EQ(Metric("lua_call_duration_seconds_bucket{script=\"webhooks.render\",le=\"0.25\"}"), renders);
+  ExpectServing();
+}
+
+// `lua check` runs the same sandbox: the looping handler and the sort end at the time limit with
+// an error naming it. The margin over a trivial script's check covers the command's start on a
+// loaded machine; the runtime's unit tests hold the call itself to the limit plus 150 ms.
+TEST_F(WebhooksLua, LuaCheckEndsRunawayHandlersAndSortsAtTheTimeLimit) {
+  TestServerOptions o;
+  o.plugins = Plugins("", "", 1000000000, 16 * 1024 * 1024);
+  server_ = std::make_unique<TestServer>(db_.name(), o);
+  const std::string script = WriteScript("render.lua", kRunawayRender);
+  auto check = [&](const std::string& name, CliResult& r) {
+    const std::string event = WriteScript(
+        "event-" + name + ".json",
+        R"({"triggerEvent":"BOOKING_CREATED","payload":{"attendees":[{"name":")" + name + R"("}]}})");
+    const auto started = std::chrono::steady_clock::now();
+    r = server_->Cli({"lua", "check", "--hook", "render", "--script", script, "--event", event});
+    return std::chrono::steady_clock::now() - started;
+  };
+  CliResult r;
+  const auto baseline = check("Quick", r);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.Json()["result"], "fine Quick") << r.out;
+  for (const char* hostile : {"Handler", "Sort"}) {
+    const auto elapsed = check(hostile, r);
+    EXPECT_EQ(r.exit_code, 1) << hostile << ": " << r.out;
+    EXPECT_NE(r.err.find("time limit of 50 ms exceeded"), std::string::npos) << hostile << ": " << r.err;
+    EXPECT_NE(r.err.find("webhooks.render:"), std::string::npos) << r.err;
+    EXPECT_LT(elapsed, baseline + std::chrono::milliseconds(50 + 400))
+        << hostile << ": " << std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count()
+        << " ms against " << std::chrono::duration_cast<std::chrono::milliseconds>(baseline).count() << " ms";
+  }
 }
 
 TEST_F(WebhooksLua, SighupReloadsAndABrokenScriptLeavesThePreviousInForce) {

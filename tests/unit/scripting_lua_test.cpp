@@ -612,6 +612,46 @@ TEST_F(LuaRuntimeTest, ResultsThatAreNotJsonFail) {
   EXPECT_FALSE(script->Call("g", {}).ok());
 }
 
+// A result is converted within the state's memory limit: many references to one long string, or
+// a chain of tables each referring twice to the next (2^60 values), fail at once instead of
+// filling the server's memory or running for ever outside the time limit.
+TEST_F(LuaRuntimeTest, ResultsLargerThanTheMemoryLimitFail) {
+  auto script = MustLoad("large", R"(
+    function shared_string()
+      local s = string.rep(string.rep("x", 1024), 1024)  -- 1 MiB
+      local t = {}
+      for i = 1, 1000 do t[i] = s end
+      return t
+    end
+    function doubling()
+      local t = {"leaf"}
+      for i = 1, 60 do t = {t, t} end
+      return t
+    end
+    function shared_key_values()
+      local s = string.rep("y", 512 * 1024)
+      local t = {}
+      for i = 1, 100 do t["k" .. i] = s end
+      return t
+    end
+    function fits() local t = {} for i = 1, 1000 do t[i] = {n = i, s = "value"} end return t end
+  )",
+                         LuaLimits{100000000, 8 * 1024 * 1024, 10000});
+  ASSERT_TRUE(script);
+  for (const char* fn : {"shared_string", "doubling", "shared_key_values"}) {
+    const auto start = std::chrono::steady_clock::now();
+    auto result = script->Call(fn, {});
+    ASSERT_FALSE(result.ok()) << fn;
+    EXPECT_NE(result.status().message().find("value larger than 8388608 bytes as JSON"), std::string::npos)
+        << fn << ": " << result.status().message();
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2)) << fn;
+  }
+  auto fits = script->Call("fits", {});
+  ASSERT_TRUE(fits.ok()) << fits.status().message();
+  EXPECT_EQ(fits->size(), 1000u);
+  EXPECT_EQ(MetricValue(registry_, "lua_errors_total", {{"script", "large"}, {"kind", "runtime"}}), 3);
+}
+
 // --- The time limit covers the library's C functions ----------------------------------------
 
 TEST_F(LuaRuntimeTest, PathologicalPatternsStopAtTheTimeLimit) {
@@ -890,6 +930,280 @@ TEST_F(LuaRuntimeTest, MemoryErrorsNameTheLine) {
     if (line.level == LogLevel::kWarn && line.fields.value("error", "").find("hungry:3: memory") != std::string::npos)
       logged = true;
   EXPECT_TRUE(logged);
+}
+
+// --- The time limit holds whatever the script does -------------------------------------------
+// Each function below tries to run past the 50 ms limit through a path the instruction count does
+// not see: a message handler (run by Lua after the hook's error, when hooks are off), the sort, a
+// C function called in a loop on large values, memory refusals swallowed by pcall, coroutines
+// whose pending __close would run unhooked. Each must end with the time limit (or the memory cap)
+// within the limit plus a margin. The margin (150 ms) is for a loaded 2-core machine: the bound
+// under test is "ends at the limit", not "ends eventually"; before these paths were metered they
+// ran for seconds or never returned.
+constexpr long kTightLimitMs = 50;
+constexpr auto kLimitMargin = std::chrono::milliseconds(kTightLimitMs + 150);
+// Room for large values: the larger they are, the longer one instruction or C call on them takes.
+constexpr size_t kRunawayMemory = 64 * 1024 * 1024;
+
+const char* kRunawayScript = R"(
+    local function eight_mib() return string.rep(string.rep("abcdefgh", 512), 2048) end
+    local function numbers(n) return table.pack(string.byte(string.rep("zyxwvutsrq", (n or 240000) // 10), 1, -1)) end
+    local function spin() while true do end end
+    local function closing() return setmetatable({}, {__close = spin}) end
+
+    function xpcall_handler_loops() return xpcall(function() error("x") end, spin) end
+    function xpcall_handler_loops_after_budget() return xpcall(spin, spin) end
+    function xpcall_in_a_loop() while true do xpcall(spin, function(e) while true do end end) end end
+    function xpcall_handler_errors() return xpcall(spin, function(e) error(e) end) end
+    function xpcall_nested()
+      return xpcall(function() return xpcall(function() error("in") end, spin) end, spin)
+    end
+    function sort_default() local t = numbers() while true do table.sort(t) end end
+    function sort_lua_order() local t = numbers() table.sort(t, function(a, b) return a > b end) end
+    function sort_c_order() local t = numbers() while true do table.sort(t, math.max) end end
+    function sort_swallowed() local t = numbers() while true do pcall(table.sort, t) end end
+    function sort_long_strings()
+      local a = string.rep(string.rep("a", 4096), 2 * 1024)  -- 8 MiB
+      local b = a .. "b"
+      local t = {}
+      for i = 1, 2000 do t[i] = i % 2 == 0 and a or b end
+      table.sort(t)
+    end
+    function sort_made_up_length()
+      table.sort(setmetatable({}, {__len = function() return 2147483646 end, __index = rawlen, __newindex = rawlen}))
+    end
+    function upper() local big = eight_mib() while true do local x = big:upper() end end
+    function lower() local big = eight_mib() while true do local x = string.lower(big) end end
+    function reverse() local big = eight_mib() while true do local x = big:reverse() end end
+    function rep() while true do local x = string.rep("xy", 2 * 1024 * 1024) end end
+    function format() local big = eight_mib() while true do local x = string.format("%s%s", big, big) end end
+    function gsub() local big = eight_mib() while true do local x = big:gsub("a", "b") end end
+    function concat_operator() local big = eight_mib() while true do local x = big .. "!" end end
+    function utf8_len() local s = string.rep("\u{7FF}", 1024 * 1024) while true do utf8.len(s) end end
+    function byte_slices() local big = eight_mib() while true do string.byte(big, 1, 900000) end end
+    function unpack_slices() local t = numbers(900000) while true do table.unpack(t) end end
+    function next_on_emptied_table()
+      local t = numbers(900000)
+      table.move({}, 1, 900000, 1, t)
+      while true do next(t) end
+    end
+    function compare_long_strings()
+      local a = string.rep(string.rep("a", 4096), 3 * 1024)  -- 12 MiB
+      local b = a .. "b"
+      while true do local x = a < b end
+    end
+    function equal_long_strings()
+      local a, b = string.rep(string.rep("a", 4096), 3 * 1024), string.rep(string.rep("a", 4096), 3 * 1024)
+      while true do local x = a == b end
+    end
+    function vararg_copies()
+      local function first(x) return x end
+      local function again(...) while true do first(...) end end
+      again(table.unpack(numbers(400000)))
+    end
+    function pcall_swallows() while true do pcall(spin) end end
+    function pcall_swallows_upper() local big = eight_mib() while true do pcall(string.upper, big) end end
+    function memory_bomb_swallowed() while true do pcall(string.rep, "x", 1 << 40) end end
+    function memory_bomb_full_collections()
+      local keep = {}
+      for i = 1, 60000 do keep[i] = {i} end
+      while true do pcall(string.rep, "x", 1 << 40) end
+    end
+    function memory_bomb_near_cap() while true do pcall(string.rep, "x", 60 * 1024 * 1024) end end
+    function coroutine_spins() coroutine.wrap(spin)() end
+    function coroutine_close_on_error()
+      coroutine.wrap(function() local guard <close> = closing() spin() end)()
+    end
+    function coroutine_close_later()
+      local co = coroutine.create(function() local guard <close> = closing() spin() end)
+      coroutine.resume(co)
+      coroutine.close(co)
+      spin()
+    end
+    function coroutine_spent_then_sort()
+      local t = numbers()
+      coroutine.resume(coroutine.create(spin))
+      table.sort(t)
+    end
+    function coroutine_spent_then_wrapped_sort()
+      local t = numbers()
+      local inner = coroutine.wrap(function() coroutine.resume(coroutine.create(spin)) table.sort(t) end)
+      inner()
+    end
+    function coroutine_handler()
+      coroutine.wrap(function() xpcall(function() error("x") end, spin) end)()
+    end
+    function coroutine_yield_loop()
+      local big = eight_mib()
+      local co = coroutine.wrap(function() while true do coroutine.yield(big:upper()) end end)
+      while true do co() end
+    end
+    function ok() return "fine" end
+  )";
+
+TEST_F(LuaRuntimeTest, TheTimeLimitHoldsWhateverTheScriptDoes) {
+  auto script = MustLoad("runaway", kRunawayScript, LuaLimits{1000000000, kRunawayMemory, kTightLimitMs});
+  ASSERT_TRUE(script);
+  const std::vector<std::string> functions = {"xpcall_handler_loops",
+                                              "xpcall_handler_loops_after_budget",
+                                              "xpcall_in_a_loop",
+                                              "xpcall_handler_errors",
+                                              "xpcall_nested",
+                                              "sort_default",
+                                              "sort_lua_order",
+                                              "sort_c_order",
+                                              "sort_swallowed",
+                                              "sort_long_strings",
+                                              "sort_made_up_length",
+                                              "upper",
+                                              "lower",
+                                              "reverse",
+                                              "rep",
+                                              "format",
+                                              "gsub",
+                                              "concat_operator",
+                                              "utf8_len",
+                                              "byte_slices",
+                                              "unpack_slices",
+                                              "next_on_emptied_table",
+                                              "compare_long_strings",
+                                              "equal_long_strings",
+                                              "vararg_copies",
+                                              "pcall_swallows",
+                                              "pcall_swallows_upper",
+                                              "memory_bomb_swallowed",
+                                              "memory_bomb_near_cap",
+                                              "memory_bomb_full_collections",
+                                              "coroutine_spins",
+                                              "coroutine_close_on_error",
+                                              "coroutine_close_later",
+                                              "coroutine_handler",
+                                              "coroutine_spent_then_sort",
+                                              "coroutine_spent_then_wrapped_sort",
+                                              "coroutine_yield_loop"};
+  for (const std::string& fn : functions) {
+    const auto start = std::chrono::steady_clock::now();
+    auto result = script->Call(fn, {});
+    const auto elapsed = std::chrono::steady_clock::now() - start;
+    ASSERT_FALSE(result.ok()) << fn << " returned " << result->dump();
+    EXPECT_NE(result.status().message().find("time limit of 50 ms exceeded"), std::string::npos)
+        << fn << ": " << result.status().message();
+    EXPECT_LT(elapsed, kLimitMargin) << fn << " took "
+                                     << std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count()
+                                     << " ms";
+    auto after = script->Call("ok", {});
+    ASSERT_TRUE(after.ok()) << fn << ", then: " << after.status().message();
+  }
+  EXPECT_EQ(MetricValue(registry_, "lua_errors_total", {{"script", "runaway"}, {"kind", "time"}}),
+            static_cast<double>(functions.size()));
+}
+
+// `rendezvous lua check` runs the same sandbox: the looping handler and the sort end there too.
+TEST_F(LuaRuntimeTest, CheckLuaCallEndsAtTheTimeLimit) {
+  const std::string path = dir_.Write("runaway.lua", kRunawayScript);
+  for (const char* fn : {"xpcall_handler_loops", "sort_default", "upper"}) {
+    const auto start = std::chrono::steady_clock::now();
+    LuaCheckResult r = CheckLuaCall("webhooks.render", path,
+                                    LuaLimits{1000000000, kRunawayMemory, kTightLimitMs}, fn, {}, logger_);
+    const auto elapsed = std::chrono::steady_clock::now() - start;
+    ASSERT_FALSE(r.status.ok()) << fn;
+    EXPECT_NE(r.status.message().find("time: webhooks.render:"), std::string::npos) << r.status.message();
+    EXPECT_NE(r.status.message().find("time limit of 50 ms exceeded"), std::string::npos)
+        << r.status.message();
+    // The check compiles and runs the top level first, under its own limit.
+    EXPECT_LT(elapsed, kLimitMargin + std::chrono::milliseconds(kTightLimitMs)) << fn;
+  }
+}
+
+// The replaced functions answer as Lua's.
+TEST_F(LuaRuntimeTest, SortXpcallAndCoroutinesKeepLuaSemantics) {
+  auto script = MustLoad("semantics", R"(
+    function sorts()
+      local out = {}
+      local t = {5, 3, 9, 1, 1, 7, 2, 8, 6, 4}
+      table.sort(t)
+      out[#out + 1] = table.concat(t, ",")
+      table.sort(t, function(a, b) return a > b end)
+      out[#out + 1] = table.concat(t, ",")
+      local words = {"pear", "Apple", "fig", "banana"}
+      table.sort(words)
+      out[#out + 1] = table.concat(words, ",")
+      local proxy = setmetatable({}, {__index = {3, 1, 2}, __len = function() return 3 end})
+      local seen = {}
+      setmetatable(proxy, {__index = function(_, i) return seen[i] or ({3, 1, 2})[i] end,
+                           __newindex = function(_, i, v) seen[i] = v end,
+                           __len = function() return 3 end})
+      table.sort(proxy)
+      out[#out + 1] = seen[1] .. seen[2] .. seen[3]
+      local big = {} for i = 1, 1000 do big[i] = (i * 7919) % 1000 end
+      table.sort(big)
+      local sorted = true
+      for i = 2, #big do if big[i - 1] > big[i] then sorted = false end end
+      out[#out + 1] = sorted
+      out[#out + 1] = select(2, pcall(table.sort, {1, "x", 2})):match("attempt to compare") ~= nil
+      out[#out + 1] = select(2, pcall(table.sort, {3, 2, 1}, 42)):match("bad argument #2") ~= nil
+      table.sort({}) table.sort({1})
+      return out
+    end
+    function xpcalls()
+      local out = {}
+      out[1] = select(2, xpcall(function() error("boom", 0) end, function(e) return "handled " .. e end))
+      out[2] = table.concat({xpcall(function(a, b) return a + b, "more" end, print, 2, 3)}, ",", 2)
+      out[3] = tostring((xpcall(function() error({}) end, function(e) return e end)))
+      local co = coroutine.wrap(function()
+        return xpcall(function() coroutine.yield("yielded") return "done" end, print)
+      end)
+      out[4] = co()
+      local done, value = co()
+      out[5] = tostring(done) .. "," .. value
+      out[6] = select(2, pcall(xpcall, print)):match("bad argument #2") ~= nil
+      return out
+    end
+    function coroutines()
+      local out = {}
+      local co = coroutine.create(function(a) local b = coroutine.yield(a + 1) return b * 2 end)
+      local resumed, first = coroutine.resume(co, 1)
+      out[1] = tostring(resumed) .. "," .. first
+      local ok, v = coroutine.resume(co, 1)
+      out[2] = tostring(ok) .. "," .. v .. "," .. coroutine.status(co)
+      ok, v = coroutine.resume(co)
+      out[3] = tostring(ok) .. "," .. v
+      local gen = coroutine.wrap(function() for i = 1, 3 do coroutine.yield(i) end end)
+      out[4] = gen() + gen() + gen()
+      local failing = coroutine.wrap(function() error("inside") end)
+      out[5] = select(2, pcall(failing))
+      local closed = false
+      local withclose = coroutine.wrap(function()
+        local guard <close> = setmetatable({}, {__close = function() closed = true end})
+        error("late")
+      end)
+      pcall(withclose)
+      out[6] = closed
+      local suspended = coroutine.create(function()
+        local guard <close> = setmetatable({}, {__close = function() closed = "by close" end})
+        coroutine.yield()
+      end)
+      coroutine.resume(suspended)
+      out[7] = tostring(coroutine.close(suspended)) .. "," .. closed
+      out[8] = select(2, pcall(coroutine.resume, 42)):match("bad argument #1") ~= nil
+      out[9] = select(2, pcall(utf8.len, 42, "x")):match("utf8.len") ~= nil
+      out[10] = select(2, pcall(tonumber)):match("'tonumber'") ~= nil
+      return out
+    end
+  )");
+  ASSERT_TRUE(script);
+  auto sorts = script->Call("sorts", {});
+  ASSERT_TRUE(sorts.ok()) << sorts.status().message();
+  EXPECT_EQ(*sorts,
+            json::parse(R"(["1,1,2,3,4,5,6,7,8,9", "9,8,7,6,5,4,3,2,1,1", "Apple,banana,fig,pear", "123",
+                                    true, true, true])"));
+  auto xpcalls = script->Call("xpcalls", {});
+  ASSERT_TRUE(xpcalls.ok()) << xpcalls.status().message();
+  EXPECT_EQ(*xpcalls, json::parse(R"(["handled boom", "5,more", "false", "yielded", "true,done", true])"));
+  auto coroutines = script->Call("coroutines", {});
+  ASSERT_TRUE(coroutines.ok()) << coroutines.status().message();
+  EXPECT_EQ(*coroutines, json::parse(R"(["true,2", "true,2,dead", "false,cannot resume dead coroutine", 6,
+                                         "semantics:54: inside", true, "true,by close", true, true, true])"));
 }
 
 }  // namespace

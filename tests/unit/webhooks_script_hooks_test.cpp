@@ -33,6 +33,11 @@ class FakeScript final : public Script {
     return it->second;
   }
   Status Reload() override { return Status::Ok(); }
+  // What the hooks reported as unusable answers (the runtime logs and counts these).
+  std::vector<std::pair<std::string, std::string>> unusable;
+  void Unusable(const std::string& function, const std::string& message) override {
+    unusable.emplace_back(function, message);
+  }
 
  private:
   std::string name_ = "fake";
@@ -160,8 +165,9 @@ TEST_F(WebhooksScriptHooks, FilterFallsBackToDeliver) {
   EXPECT_TRUE(Deliver(hooks_, webhook)) << "nil is not false";
   filter_->answers.insert_or_assign("should_deliver", json(0));
   EXPECT_TRUE(Deliver(hooks_, webhook));
-  ASSERT_EQ(logger_.lines.size(), 2u) << "wrong answer types are logged";
-  EXPECT_EQ(logger_.lines[1].fields["type"], "number");
+  ASSERT_EQ(filter_->unusable.size(), 2u) << "wrong answer types are reported to the runtime";
+  EXPECT_EQ(filter_->unusable[1].first, "should_deliver");
+  EXPECT_NE(filter_->unusable[1].second.find("not a boolean (number)"), std::string::npos);
   EXPECT_TRUE(Deliver(ScriptHooks(), webhook)) << "no scripts at all";
 }
 
@@ -229,11 +235,14 @@ TEST_F(WebhooksScriptHooks, RenderFallsBackToTheBuiltInBody) {
   expect_builtin("nil");
   render_->answers.insert_or_assign("render", Status(ErrorCode::kInvalid, "fake:1: instruction limit"));
   expect_builtin("error");
-  const size_t warned = logger_.lines.size();
+  const size_t reported = render_->unusable.size();
   render_->answers.insert_or_assign("render", json{{"text", "a table"}});
   expect_builtin("a table");
-  EXPECT_GT(logger_.lines.size(), warned) << "a result that is not a string is logged";
-  EXPECT_EQ(logger_.lines.back().level, LogLevel::kWarn);
+  ASSERT_GT(render_->unusable.size(), reported) << "a result that is not a string is reported";
+  EXPECT_NE(render_->unusable.back().second.find("not a string (object)"), std::string::npos);
+  render_->answers.insert_or_assign("render", json("caf\xC3"));
+  expect_builtin("not UTF-8");
+  EXPECT_NE(render_->unusable.back().second.find("not valid UTF-8"), std::string::npos);
 }
 
 TEST(WebhooksScriptHooksLoad, LoadsConfiguredScriptsAndNamesTheFileOnFailure) {

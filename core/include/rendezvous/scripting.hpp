@@ -36,6 +36,13 @@ class Script {
   virtual Result<nlohmann::json> Call(const std::string& function,
                                       const std::vector<nlohmann::json>& args) = 0;
   virtual Status Reload() = 0;
+  // For an answer of `function` the caller cannot use (the wrong type, text that is not UTF-8):
+  // logged at Warn with `message` and counted as a failed call like a runtime error. The default
+  // does nothing; the Lua runtime counts it in lua_errors_total{kind="runtime"}.
+  virtual void Unusable(const std::string& function, const std::string& message) {
+    (void)function;
+    (void)message;
+  }
   // Call, with the arguments read where they are: nothing is copied, so a large value (an
   // event) costs only its conversion. They must stay alive and unchanged during the call. The
   // default copies them into Call's vector; the Lua runtime reads them in place.
