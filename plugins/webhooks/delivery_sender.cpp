@@ -240,12 +240,12 @@ void DeliverySender::StoreLoop() {
     const size_t room = held_ < budget ? budget - held_ : 0;
     const bool roomy = room >= half;
     // An owner whose share is full: the room left is for the others, claimed at the poll's pace
-    // (their new rows come with wake-ups). One that the last claim passed over and that has room
-    // again is claimed for at once.
+    // (their new rows come with wake-ups). One whose share was full after the last claim and that
+    // has room again is claimed for at once.
     bool any_full = false;
     bool freed = false;
     for (const auto& [owner, held] : owners_held_) any_full = any_full || held >= per_owner_;
-    for (int64_t owner : last_skipped_) {
+    for (int64_t owner : full_after_claim_) {
       auto it = owners_held_.find(owner);
       freed = freed || it == owners_held_.end() || it->second < per_owner_;
     }
@@ -329,9 +329,18 @@ size_t DeliverySender::Round(size_t limit) {
       std::tie(skip_after_.due_ms, skip_after_.id) > std::tie(start.due_ms, start.id)) {
     start = skip_after_;
   }
-  if (limit > 0) last_skipped_ = shares.skip_owners;
+  // The batch: the room, but no more than the fullest owner below its share has left, so that a
+  // lone owner's claim reads no row past its share (the others' rows count in it as they come).
+  size_t batch_limit = limit;
+  if (limit > 0) {
+    size_t fullest = 0;
+    for (const auto& [owner, held] : shares.held) {
+      if (held < per_owner_) fullest = std::max(fullest, held);
+    }
+    batch_limit = std::max<size_t>(1, std::min(limit, per_owner_ - fullest));
+  }
   try {
-    round = queue_.RecordAndClaim(db_, batch, options_.disable_after_seconds, hooks_.notify_owner, limit,
+    round = queue_.RecordAndClaim(db_, batch, options_.disable_after_seconds, hooks_.notify_owner, batch_limit,
                                   2 * static_cast<int64_t>(options_.timeout.count()) + kLeaseSlackSeconds,
                                   busy, start, &shares);
     ok = true;
@@ -371,7 +380,20 @@ size_t DeliverySender::Round(size_t limit) {
   const size_t got = round.claimed.size();
   // An owner's share filled up and left rows behind: other users' rows may be behind them, so the
   // next claim (which passes over that owner's) comes at once, as after a full batch.
-  const size_t answer = round.passed_over ? std::max(got, limit) : got;
+  // A full batch may mean more is due, and one that filled an owner's share or passed over rows
+  // (batch_limit) may leave other users' rows behind that owner's: the sender claims again at
+  // once (StoreLoop), passing over the owners now full.
+  const size_t answer = round.passed_over || (batch_limit > 0 && got >= batch_limit) ? limit : got;
+  if (limit > 0) {
+    std::map<int64_t, size_t> after = shares.held;
+    for (const ClaimedDelivery& d : round.claimed) {
+      if (d.webhook) ++after[d.webhook->user_id];
+    }
+    full_after_claim_.clear();
+    for (const auto& [owner, held] : after) {
+      if (held >= per_owner_) full_after_claim_.push_back(owner);
+    }
+  }
   if (got == 0) return answer;
   const auto now = std::chrono::steady_clock::now();
   std::vector<Claimed> claimed;

@@ -216,9 +216,9 @@ class DeliverySender {
   std::atomic<int64_t> rewind_ms_{kNoRewind};
   // Where a claim that passes over owners with a full share starts, when after claim_after_: where
   // the last such claim ended (the rows before it that it passed over are those owners'). And the
-  // owners the last claim passed over.
+  // owners whose share was full after the last claim: one with room again is claimed for at once.
   ClaimCursor skip_after_;
-  std::vector<int64_t> last_skipped_;
+  std::vector<int64_t> full_after_claim_;
   std::chrono::steady_clock::time_point next_full_claim_{};
   std::chrono::steady_clock::time_point next_housekeeping_{};
   std::chrono::steady_clock::time_point next_purge_{};
