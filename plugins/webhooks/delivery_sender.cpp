@@ -340,9 +340,9 @@ size_t DeliverySender::Round(size_t limit) {
     batch_limit = std::max<size_t>(1, std::min(limit, per_owner_ - fullest));
   }
   try {
-    round = queue_.RecordAndClaim(db_, batch, options_.disable_after_seconds, hooks_.notify_owner, batch_limit,
-                                  2 * static_cast<int64_t>(options_.timeout.count()) + kLeaseSlackSeconds,
-                                  busy, start, &shares);
+    round = queue_.RecordAndClaim(
+        db_, batch, options_.disable_after_seconds, hooks_.notify_owner, batch_limit,
+        2 * static_cast<int64_t>(options_.timeout.count()) + kLeaseSlackSeconds, busy, start, &shares);
     ok = true;
     if (full_claim) next_full_claim_ = started + options_.full_claim_interval;
     if (limit > 0 && !bounded) {

@@ -1,4 +1,4 @@
-// Sends due deliveries (DESIGN §6) with two threads, so that the requests never wait on the
+// Sends due deliveries (DESIGN §6) with three threads, so that the requests never wait on the
 // database and the database never waits on a request:
 // - the sending thread drives every request at once through the host's outbound client
 //   (net::HttpMulti: HTTP/1.1 on one epoll loop) — not a thread per request —, so connections to a
@@ -19,10 +19,12 @@
 //   turns: one render of each owner with deliveries waiting, round-robin, so a user whose renders
 //   are many or slow delays another's by one render at most. A delivery without one goes
 //   straight to the sending thread.
-// Fairness between users: a claim gives each owner at most `budget - max_in_flight / 2` of the
-// `2 * max_in_flight` deliveries the sender holds (ClaimShares), and passes over the rows of an
-// owner whose share is full, so that the room left is always there for the other users' rows
-// whatever one user's backlog.
+// Fairness between users: of the `2 * max_in_flight` deliveries the sender holds, a claim gives each
+// owner at most all but a reserve of an eighth of max_in_flight (ClaimShares), and passes over the
+// rows of an owner whose share is full, so that the reserve is always there for the other users'
+// rows whatever one user's backlog; a claim that fills an owner's share is followed at once by one
+// that passes over it, so that claims alternate between a heavy owner's rows and the others'. One
+// owner may have all the requests open but as many.
 //
 // Start()/Stop() once each, from one thread; Wake() from any thread.
 #pragma once
