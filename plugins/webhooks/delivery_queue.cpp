@@ -187,7 +187,10 @@ void CopyEventTexts(DbConnection& tx, const std::vector<int64_t>& ids) {
 
 size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& batch) {
   // The webhooks of each organizer and event type (both levels, one query) are read once per
-  // batch; the deliveries are written by multi-row inserts, each at most kMaxInsertBytes of bodies.
+  // batch; the deliveries are written by multi-row inserts. Nothing is rendered here: a row refers
+  // to its event (the sender renders when it sends), so an event costs its rows, however large its
+  // webhooks' templates or slow the render script, and one user's fan-out never holds up the
+  // events behind it.
   constexpr size_t kMaxInsertBytes = 4 << 20;
   std::map<std::pair<int64_t, std::optional<int64_t>>, std::vector<Webhook>> active;
   std::vector<std::vector<DbValue>> rows;
@@ -204,7 +207,7 @@ size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& 
   };
   for (const OutboxEvent& e : batch) {
     // The event's text: as the outbox stores it (the consumer takes texts), else the handed
-    // event serialized. Only a template or a script needs the event parsed.
+    // event serialized. Only a filter script needs the event parsed.
     std::string serialized;
     if (e.payload_text.empty()) {
       if (!e.payload || !e.payload->is_object()) continue;
@@ -219,39 +222,56 @@ size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& 
     if (webhooks == active.end())
       webhooks = active.emplace(level, webhooks_.Active(tx, level.first, level.second)).first;
     std::shared_ptr<const Json> parsed = e.payload;
-    const auto payload = [&]() -> const Json& {
-      if (!parsed) parsed = std::make_shared<const Json>(Json::parse(text));  // well-formed: RouteOf read it
-      return *parsed;
-    };
     std::optional<ScriptHooks::Args> args;
     const std::string event_at = time::FormatSql(
         std::chrono::duration_cast<std::chrono::milliseconds>(e.created_at.time_since_epoch()).count());
+    // An event read from the outbox is kept there and its rows refer to it (a NULL body); a handed
+    // event's text is copied into each row.
+    const bool refers = !e.payload_text.empty();
+    const size_t stored = kDeliveryRowBytes + (refers ? 0 : text.size());
+    size_t event_bytes = 0;
+    size_t over_cap = 0;
     for (const Webhook& w : webhooks->second) {
       if (!w.Subscribes(trigger)) continue;
-      RenderedBody body;
-      bool refers = false;  // the body is the event's text as the outbox keeps it: not copied
-      if (hooks_.has_filter() || hooks_.has_render()) {
-        if (!args) args.emplace(payload());
+      if (hooks_.has_filter()) {
+        if (!parsed)
+          parsed = std::make_shared<const Json>(Json::parse(text));  // well-formed: RouteOf read it
+        if (!args) args.emplace(*parsed);
         args->webhook = ScriptHooks::WebhookValue(w);
         if (!hooks_.ShouldDeliver(*args)) continue;
-        body = hooks_.Body(w, payload(), *args);
-      } else if (!w.payload_template) {
-        // The built-in body: the event's text. One read from the outbox is kept there and the row
-        // refers to it (a NULL body); a handed event's serialization is copied.
-        refers = !e.payload_text.empty();
-        body = RenderedBody{refers ? std::string() : text, "application/json"};
-      } else {
-        body = RenderBody(w.payload_template, payload());  // no scripts: no Lua values to build
       }
-      row_bytes += body.body.size();
+      if (event_bytes + stored > options_.max_event_bytes) {
+        ++over_cap;
+        continue;
+      }
+      event_bytes += stored;
+      row_bytes += refers ? 0 : text.size();
       rows.push_back({w.id, e.id, trigger, "msg_" + crypto::RandomToken(18),
-                      refers ? DbValue() : DbValue(std::move(body.body)), std::move(body.content_type),
-                      event_at});
+                      refers ? DbValue() : DbValue(text), std::string(kRenderAtSend), event_at});
       if (row_bytes >= kMaxInsertBytes) flush();
+    }
+    if (over_cap > 0 && options_.logger != nullptr) {
+      options_.logger->Warn("webhook deliveries over the event's max_event_bytes were not created",
+                            {{"event_id", e.id},
+                             {"organizer", route->organizer},
+                             {"left_out", static_cast<int64_t>(over_cap)},
+                             {"max_event_bytes", static_cast<int64_t>(options_.max_event_bytes)}});
     }
   }
   flush();
   return created;
+}
+
+RenderedBody DeliveryQueue::RenderForSend(const Webhook& w, const std::string& text,
+                                          const Json* event) const {
+  if (event == nullptr || (!hooks_.has_render() && !w.payload_template)) {
+    return RenderedBody{text, "application/json"};
+  }
+  if (hooks_.has_render()) {
+    ScriptHooks::Args args(*event, ScriptHooks::WebhookValue(w));
+    return hooks_.Body(w, *event, args);
+  }
+  return RenderBody(w.payload_template, *event);
 }
 
 std::vector<ClaimedDelivery> DeliveryQueue::Claim(Database& db, size_t limit, int64_t lease_seconds,
@@ -272,13 +292,13 @@ RecordAndClaimResult DeliveryQueue::RecordAndClaim(Database& db, const std::vect
                                                    const DisabledHandler& on_disabled, size_t limit,
                                                    int64_t lease_seconds,
                                                    const std::vector<int64_t>& skip_webhooks,
-                                                   ClaimCursor after) {
+                                                   ClaimCursor after, const ClaimShares* shares) {
   if (attempts.empty() && limit == 0) return {};
   return db.Transaction([&](DbConnection& tx) {
     RecordAndClaimResult round;  // built afresh on every try: a deadlock retries the whole transaction
     if (!attempts.empty()) round.disabled = RecordIn(tx, attempts, disable_after_seconds, on_disabled);
     if (limit > 0) {
-      round.claimed = ClaimIn(tx, limit, lease_seconds, skip_webhooks, after, &round.last);
+      round.claimed = ClaimIn(tx, limit, lease_seconds, skip_webhooks, after, &round, shares);
     }
     return round;
   });
@@ -286,7 +306,8 @@ RecordAndClaimResult DeliveryQueue::RecordAndClaim(Database& db, const std::vect
 
 std::vector<ClaimedDelivery> DeliveryQueue::ClaimIn(DbConnection& tx, size_t limit, int64_t lease_seconds,
                                                     const std::vector<int64_t>& skip_webhooks,
-                                                    ClaimCursor after, ClaimCursor* last) {
+                                                    ClaimCursor after, RecordAndClaimResult* walk,
+                                                    const ClaimShares* shares) {
   std::vector<ClaimedDelivery> out;
   // `from` is the sender's own time (a formatted number), never from outside. After the cursor in
   // the index's order (due time, then the primary key InnoDB appends to every secondary index): a
@@ -308,27 +329,77 @@ std::vector<ClaimedDelivery> DeliveryQueue::ClaimIn(DbConnection& tx, size_t lim
       " WHERE status = 'pending' AND next_attempt_at <= UTC_TIMESTAMP(3)"
       " AND leased_until <= UTC_TIMESTAMP(3)";
   std::vector<DbRow> rows;
-  if (skip_webhooks.empty()) {
+  // The owners whose share is full: the walk passes over their webhooks' rows (one statement,
+  // whatever the list: it cannot be cut).
+  const std::vector<int64_t> no_owners;
+  const std::vector<int64_t>& skip_owners = shares != nullptr ? shares->skip_owners : no_owners;
+  if (!skip_owners.empty() && walk != nullptr) {
+    // Where the walk ends when it reaches the end of what is due: the owners' rows it passes over
+    // need not be walked again by the next claim that passes over them (DeliverySender).
+    std::optional<DbRow> now = tx.QueryOne("SELECT UTC_TIMESTAMP(3) AS now");
+    if (now) walk->walk_time_ms = time::ParseSql(now->String("now")).value_or(0);
+  }
+  if (skip_webhooks.empty() && skip_owners.empty()) {
     rows = tx.Query(sql +
                         " AND next_attempt_at >= ? AND (next_attempt_at > ? OR id > ?)"
                         " ORDER BY next_attempt_at, id LIMIT ? FOR UPDATE SKIP LOCKED",
                     {from, from, after.id, static_cast<int64_t>(limit)});
   } else {
-    // One statement, whatever the list (it cannot be cut).
-    const size_t length = IdListLength(skip_webhooks.size());
     std::vector<DbValue> values = {from, from, after.id};
-    BindIds(values, skip_webhooks, 0, skip_webhooks.size(), length);
+    std::string where = " AND next_attempt_at >= ? AND (next_attempt_at > ? OR id > ?)";
+    if (shares != nullptr && shares->until_ms > 0) {
+      where += " AND next_attempt_at <= ?";
+      values.emplace_back(time::FormatSql(shares->until_ms));
+    }
+    if (!skip_webhooks.empty()) {
+      const size_t length = IdListLength(skip_webhooks.size());
+      BindIds(values, skip_webhooks, 0, skip_webhooks.size(), length);
+      where += " AND webhook_id NOT IN (" + Repeated("?", length) + ")";
+    }
+    if (!skip_owners.empty()) {
+      const size_t length = IdListLength(skip_owners.size());
+      BindIds(values, skip_owners, 0, skip_owners.size(), length);
+      where +=
+          " AND webhook_id NOT IN (SELECT id FROM webhooks WHERE user_id IN (" + Repeated("?", length) + "))";
+    }
     values.emplace_back(static_cast<int64_t>(limit));
-    rows = tx.Query(
-        sql + " AND next_attempt_at >= ? AND (next_attempt_at > ? OR id > ?) AND webhook_id NOT IN (" +
-            Repeated("?", length) + ") ORDER BY next_attempt_at, id LIMIT ? FOR UPDATE SKIP LOCKED",
-        values);
+    rows = tx.Query(sql + where + " ORDER BY next_attempt_at, id LIMIT ? FOR UPDATE SKIP LOCKED", values);
   }
   if (rows.empty()) return out;
+  if (walk != nullptr) {
+    walk->walk_full = rows.size() >= limit;
+    walk->walked_to =
+        ClaimCursor{time::ParseSql(rows.back().String("due_at")).value_or(0), rows.back().Int("id")};
+  }
   std::vector<int64_t> ids;
   std::map<int64_t, std::shared_ptr<const Webhook>> webhooks;  // one each, shared by its deliveries
-  std::vector<int64_t> referred_events;  // of the rows whose body is their event's text
+  std::vector<int64_t> referred_events;                        // of the rows whose body is their event's text
+  std::map<int64_t, size_t> taken;                             // owner -> rows of this claim
   for (const DbRow& row : rows) {
+    const int64_t webhook_id = row.Int("webhook_id");
+    auto it = webhooks.find(webhook_id);
+    if (it == webhooks.end()) {
+      std::optional<Webhook> loaded = webhooks_.Load(tx, webhook_id);
+      it =
+          webhooks.emplace(webhook_id, loaded ? std::make_shared<const Webhook>(std::move(*loaded)) : nullptr)
+              .first;
+    }
+    if (shares != nullptr && it->second) {
+      // The owner's share: what it holds and what this claim gave it already.
+      const int64_t owner = it->second->user_id;
+      auto held = shares->held.find(owner);
+      size_t& mine = taken[owner];
+      if ((held != shares->held.end() ? held->second : 0) + mine >= shares->per_owner) {
+        if (walk != nullptr) {  // left in the table for a later claim
+          if (!walk->passed_over) {
+            walk->first_passed = ClaimCursor{time::ParseSql(row.String("due_at")).value_or(0), row.Int("id")};
+          }
+          walk->passed_over = true;
+        }
+        continue;
+      }
+      ++mine;
+    }
     ClaimedDelivery d;
     d.id = row.Int("id");
     d.message_id = row.String("message_id");
@@ -340,26 +411,20 @@ std::vector<ClaimedDelivery> DeliveryQueue::ClaimIn(DbConnection& tx, size_t lim
       d.body = row.String("body");
     }
     d.content_type = row.String("content_type");
+    d.render = d.content_type == kRenderAtSend;
     d.round_attempts = static_cast<int>(row.Int("round_attempts"));
     // The times as DATETIME(3) texts (UTC), read here rather than by decimal arithmetic in MariaDB.
     d.event_at_ms = time::ParseSql(row.String("event_at")).value_or(0);
     d.delivered_before = row.Int("delivered") != 0;
-    if (last != nullptr) {
+    if (walk != nullptr) {
       const ClaimCursor here{time::ParseSql(row.String("due_at")).value_or(0), d.id};
-      if (std::tie(here.due_ms, here.id) > std::tie(last->due_ms, last->id)) *last = here;
-    }
-    const int64_t webhook_id = row.Int("webhook_id");
-    auto it = webhooks.find(webhook_id);
-    if (it == webhooks.end()) {
-      std::optional<Webhook> loaded = webhooks_.Load(tx, webhook_id);
-      it =
-          webhooks.emplace(webhook_id, loaded ? std::make_shared<const Webhook>(std::move(*loaded)) : nullptr)
-              .first;
+      if (std::tie(here.due_ms, here.id) > std::tie(walk->last.due_ms, walk->last.id)) walk->last = here;
     }
     d.webhook = it->second;
     ids.push_back(d.id);
     out.push_back(std::move(d));
   }
+  if (out.empty()) return out;
   if (!referred_events.empty()) {
     // A fanned-out event is read once for all its deliveries.
     std::sort(referred_events.begin(), referred_events.end());

@@ -1,17 +1,20 @@
 // The delivery log as a durable queue (DESIGN §6, §9). Tables `webhook_deliveries` (one row per
-// event and webhook: the body rendered when the event arrived, or NULL for the built-in body of an
-// event read from the outbox, whose text the outbox keeps (OutboxPayloads; a claim reads it back,
-// Retry and Recover copy it in), a `webhook-id` chosen once, the state and when it is next due)
-// and `webhook_delivery_attempts` (one row per attempt).
+// event and webhook: no rendered body, but a reference to the event whose text the outbox keeps
+// (a NULL body; OutboxPayloads, a claim reads it back; Retry and Recover copy it in), rendered by
+// the sender when it sends (content type kRenderAtSend); a `webhook-id` chosen once, the state and
+// when it is next due) and `webhook_delivery_attempts` (one row per attempt).
 //
 // - Enqueue runs inside the outbox consumer's transaction: one row per active webhook of the
 //   booking's organizer and of the booking's event type (WebhookStore::Active, one query for both
-//   levels) subscribed to the trigger that the filter hook lets through, its body
-//   made by the render hook or the built-in renderer (ScriptHooks). (webhook, event) is unique, so an event
-//   handed over twice creates nothing twice, and a committed event always has its rows.
+//   levels) subscribed to the trigger that the filter hook lets through. Nothing is rendered
+//   there: the rows of one event store at most `max_event_bytes` together (kDeliveryRowBytes a
+//   row), so one user's large fan-out costs the consumer a few row inserts and the database a
+//   bounded amount. (webhook, event) is unique, so an event handed over twice creates nothing
+//   twice, and a committed event always has its rows.
 // - Claim takes due rows with FOR UPDATE SKIP LOCKED (instances and senders share the table) and
-//   pushes their due time past the send: a lease. A process that dies mid-send leaves the row due
-//   again once the lease runs out, sent with the same webhook-id.
+//   pushes their due time past the send: a lease. It takes each webhook owner's rows up to that
+//   owner's room (ClaimShares), so that one user's fan-out cannot fill the sender. A process that dies
+//   mid-send leaves the row due again once the lease runs out, sent with the same webhook-id.
 // - Record writes the outcomes of a batch of attempts and the rows' next states in one
 //   transaction, with what they mean for their webhooks: a success clears the webhook's
 //   `failing_since`, a failure sets it if unset, and a webhook whose deliveries have all failed
@@ -26,6 +29,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,6 +37,7 @@
 #include <vector>
 
 #include "rendezvous/database.hpp"
+#include "rendezvous/log.hpp"
 #include "rendezvous/outbox.hpp"
 #include "rendezvous/status.hpp"
 #include "script_hooks.hpp"
@@ -41,6 +46,18 @@
 namespace rendezvous::webhooks {
 
 inline constexpr size_t kMaxResponseExcerpt = 1024;
+// A delivery's content type while its body is still the event's text, rendered by the sender when
+// it sends (the webhook's template or the render script, else the text as it is).
+inline constexpr const char* kRenderAtSend = "event";
+// What one delivery row is charged against its event's max_event_bytes: the row (about 170 bytes)
+// and its entries in the table's four indexes (about 30 each), rounded up for the pages' slack.
+inline constexpr size_t kDeliveryRowBytes = 512;
+
+struct QueueOptions {
+  // What the deliveries of one event may store together (DESIGN §8 plugins.webhooks.max_event_bytes).
+  size_t max_event_bytes = 4194304;
+  Logger* logger = nullptr;  // an event over its cap is logged here (Warn)
+};
 
 struct ClaimedDelivery {
   int64_t id = 0;
@@ -52,9 +69,11 @@ struct ClaimedDelivery {
   int64_t event_id = 0;
   bool body_gone = false;
   std::string content_type;
-  int round_attempts = 0;  // attempts since creation or the last manual retry
-  int64_t event_at_ms = 0;  // when the booking event was written (its transaction's time)
-  bool delivered_before = false;  // a 2xx was recorded already (a manual retry of a success)
+  // The body is the event's text, to be rendered for the webhook when sent (kRenderAtSend).
+  bool render = false;
+  int round_attempts = 0;                  // attempts since creation or the last manual retry
+  int64_t event_at_ms = 0;                 // when the booking event was written (its transaction's time)
+  bool delivered_before = false;           // a 2xx was recorded already (a manual retry of a success)
   std::shared_ptr<const Webhook> webhook;  // null when it was deleted meanwhile; one per webhook a claim
 };
 
@@ -89,26 +108,49 @@ struct ClaimCursor {
   int64_t id = 0;
 };
 
+// How a claim shares itself among webhook owners (users): an owner in `skip_owners` gets nothing
+// (the walk passes over their rows: they hold their share already), any other gets at most
+// `per_owner` less what `held` says it holds already.
+struct ClaimShares {
+  std::vector<int64_t> skip_owners;  // sorted
+  std::map<int64_t, size_t> held;    // owner -> deliveries the sender holds
+  size_t per_owner = SIZE_MAX;
+  int64_t until_ms = 0;  // > 0: the walk ends at rows due then (Unix ms)
+};
+
 // What one RecordAndClaim did.
 struct RecordAndClaimResult {
-  std::vector<int64_t> disabled;          // webhooks set inactive for failing (as Record)
-  std::vector<ClaimedDelivery> claimed;   // the next batch (as Claim)
-  ClaimCursor last;                       // the last of `claimed` in the index's order ({0, 0}: none)
+  std::vector<int64_t> disabled;         // webhooks set inactive for failing (as Record)
+  std::vector<ClaimedDelivery> claimed;  // the next batch (as Claim)
+  ClaimCursor last;                      // the last of `claimed` in the index's order ({0, 0}: none)
+  // What the walk of the due index saw, for the sender's places (DeliverySender::Round):
+  bool passed_over = false;                 // due rows were left for later (an owner's share was full)
+  std::optional<ClaimCursor> first_passed;  // the first of them
+  ClaimCursor walked_to;                    // the last row the walk returned, taken or not ({0, 0}: none)
+  bool walk_full = false;                   // it returned `limit` rows (more may be due after walked_to)
+  int64_t walk_time_ms = 0;                 // the database's time at the walk (only when owners were skipped)
 };
 
 struct Backlog {
-  int64_t due = 0;                 // pending deliveries whose time has come
+  int64_t due = 0;                // pending deliveries whose time has come
   double oldest_age_seconds = 0;  // how long the longest-waiting of them has been due
 };
 
 class DeliveryQueue {
  public:
-  explicit DeliveryQueue(WebhookStore& webhooks, ScriptHooks hooks = {})
-      : webhooks_(webhooks), hooks_(std::move(hooks)) {}
+  explicit DeliveryQueue(WebhookStore& webhooks, ScriptHooks hooks = {}, QueueOptions options = {})
+      : webhooks_(webhooks), hooks_(std::move(hooks)), options_(options) {}
   // Versions after WebhookStore's.
 
   // The outbox handler's work (topic "bookings"). Returns the number of deliveries created.
   size_t Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& batch);
+
+  // The hooks the sender renders with.
+  const ScriptHooks& hooks() const { return hooks_; }
+  // A delivery's body for `webhook` from its event's text (`event`: the text parsed): the render
+  // script's answer, else the template rendered, else the text as it is; cut at
+  // kMaxRenderedBytes on a character boundary.
+  RenderedBody RenderForSend(const Webhook& webhook, const std::string& text, const Json* event) const;
 
   // Up to `limit` due deliveries, each leased for `lease_seconds`, none of the webhooks in
   // `skip_webhooks` (their receivers are busy), earliest due first (by due time, then id).
@@ -127,7 +169,8 @@ class DeliveryQueue {
   RecordAndClaimResult RecordAndClaim(Database& db, const std::vector<RecordedAttempt>& attempts,
                                       int64_t disable_after_seconds, const DisabledHandler& on_disabled,
                                       size_t limit, int64_t lease_seconds,
-                                      const std::vector<int64_t>& skip_webhooks = {}, ClaimCursor after = {});
+                                      const std::vector<int64_t>& skip_webhooks = {}, ClaimCursor after = {},
+                                      const ClaimShares* shares = nullptr);
   // Deletes up to `limit` succeeded or failed deliveries (with their attempts) last changed more
   // than `retention_seconds` ago. Returns how many.
   size_t Purge(Database& db, int64_t retention_seconds, size_t limit);
@@ -152,12 +195,13 @@ class DeliveryQueue {
  private:
   std::vector<ClaimedDelivery> ClaimIn(DbConnection& tx, size_t limit, int64_t lease_seconds,
                                        const std::vector<int64_t>& skip_webhooks, ClaimCursor after,
-                                       ClaimCursor* last);
+                                       RecordAndClaimResult* walk, const ClaimShares* shares = nullptr);
   std::vector<int64_t> RecordIn(DbConnection& tx, const std::vector<RecordedAttempt>& attempts,
                                 int64_t disable_after_seconds, const DisabledHandler& on_disabled);
 
   WebhookStore& webhooks_;
   const ScriptHooks hooks_;
+  const QueueOptions options_;
 };
 
 }  // namespace rendezvous::webhooks

@@ -1,4 +1,4 @@
-// Sends due deliveries (DESIGN §6) with two threads, so that the requests never wait on the
+// Sends due deliveries (DESIGN §6) with three threads, so that the requests never wait on the
 // database and the database never waits on a request:
 // - the sending thread drives every request at once through the host's outbound client
 //   (net::HttpMulti: HTTP/1.1 on one epoll loop) — not a thread per request —, so connections to a
@@ -14,6 +14,17 @@
 //   destinations with `max_per_host` requests open and as many deliveries waiting: their rows stay
 //   in the table for later claims. The same thread purges the delivery log past `retention` and
 //   measures the backlog.
+// - the render thread renders the deliveries whose body is made for their webhook (a template or
+//   the render script) from their event's text, one at a time, taking webhook owners (users) in
+//   turns: one render of each owner with deliveries waiting, round-robin, so a user whose renders
+//   are many or slow delays another's by one render at most. A delivery without one goes
+//   straight to the sending thread.
+// Fairness between users: of the `2 * max_in_flight` deliveries the sender holds, a claim gives each
+// owner at most all but a reserve of an eighth of max_in_flight (ClaimShares), and passes over the
+// rows of an owner whose share is full, so that the reserve is always there for the other users'
+// rows whatever one user's backlog; a claim that fills an owner's share is followed at once by one
+// that passes over it, so that claims alternate between a heavy owner's rows and the others'. One
+// owner may have all the requests open but as many.
 //
 // Start()/Stop() once each, from one thread; Wake() from any thread.
 #pragma once
@@ -100,6 +111,7 @@ class DeliverySender {
     std::string url_error;
     std::string destination;  // url->Destination(), "" without a URL
     std::chrono::steady_clock::time_point claimed_at;
+    std::string render_error;  // the body could not be rendered: the attempt fails with this
   };
   // A request under way.
   struct InFlight {
@@ -123,6 +135,13 @@ class DeliverySender {
     std::string destination;
     size_t held = 0;
   };
+
+  // The render thread.
+  void RenderLoop();
+  // Hands claimed deliveries to the sending thread (one lock for the lot).
+  void Hand(std::vector<Claimed> claimed);
+  // One held delivery less for its owner (mu_ held).
+  void ReleaseOwnerLocked(const ClaimedDelivery& d);
 
   // The sending thread.
   void SendLoop();
@@ -156,8 +175,9 @@ class DeliverySender {
   // The sending thread's own.
   net::HttpMulti http_;
   uint64_t next_tag_ = 0;
-  std::map<uint64_t, InFlight> in_flight_;  // by the tag of its request
-  std::map<std::string, size_t> per_host_;  // destination -> requests open
+  std::map<uint64_t, InFlight> in_flight_;        // by the tag of its request
+  std::map<std::string, size_t> per_host_;        // destination -> requests open
+  std::map<int64_t, size_t> per_owner_open_now_;  // webhook owner -> requests open
   // Claimed, not started: started as their destination frees up, or dropped (left for a later
   // claim) before their lease runs out.
   std::deque<Claimed> waiting_;
@@ -172,6 +192,17 @@ class DeliverySender {
   size_t held_ = 0;  // claimed and not finished: inbox_, waiting_ and in flight
   std::map<std::string, DestinationLoad> destinations_;
   std::map<int64_t, WebhookLoad> webhooks_held_;
+  std::map<int64_t, size_t> owners_held_;  // webhook owner (user) -> deliveries held
+  size_t per_owner_ = 1;                   // the most one owner may hold (ClaimShares)
+  size_t per_owner_open_ = 1;              // the most requests one owner may have open
+
+  // Between the store and the render thread, under render_mu_: deliveries to render, by owner,
+  // and the owners with some, in turn order.
+  std::mutex render_mu_;
+  std::condition_variable render_cv_;
+  std::map<int64_t, std::deque<Claimed>> to_render_;
+  std::deque<int64_t> render_turns_;
+  int64_t rendering_ = 0;  // the owner whose delivery the render thread renders now (0: none)
 
   // The store thread's own.
   // Where claims start on the due index (DeliveryQueue::Claim's `after`): after the last row of
@@ -185,6 +216,11 @@ class DeliverySender {
   // claim_after_ back before it.
   static constexpr int64_t kNoRewind = INT64_MAX;
   std::atomic<int64_t> rewind_ms_{kNoRewind};
+  // Where a claim that passes over owners with a full share starts, when after claim_after_: where
+  // the last such claim ended (the rows before it that it passed over are those owners'). And the
+  // owners whose share was full after the last claim: one with room again is claimed for at once.
+  ClaimCursor skip_after_;
+  std::vector<int64_t> full_after_claim_;
   std::chrono::steady_clock::time_point next_full_claim_{};
   std::chrono::steady_clock::time_point next_housekeeping_{};
   std::chrono::steady_clock::time_point next_purge_{};
@@ -193,6 +229,7 @@ class DeliverySender {
   std::atomic<bool> woken_{false};
   std::thread send_thread_;
   std::thread store_thread_;
+  std::thread render_thread_;
 };
 
 // One request now, on the calling thread, with every rule of a delivery (the address checked and

@@ -48,6 +48,7 @@ struct WebhooksConfig {
   long workers = 16;
   long workers_per_host = 8;
   long secret_rotation_grace = 86400;
+  long max_event_bytes = 4194304;
   std::string filter_script;
   std::string render_script;
   LuaLimits lua;
@@ -64,6 +65,8 @@ WebhooksConfig ReadConfig(ConfigNode& c) {
   config.workers = c.Int("workers", 16, 1, 1024);
   config.workers_per_host = c.Int("workers_per_host", 8, 1, 1024);
   config.secret_rotation_grace = c.Int("secret_rotation_grace", 86400, 0, 604800);
+  // At its least, the rows of one user's 100 webhooks fit (kDeliveryRowBytes each).
+  config.max_event_bytes = c.Int("max_event_bytes", 4194304, 65536, 1L << 30);
   ConfigNode scripts = c.Child("scripts");
   config.filter_script = scripts.String("filter", "");
   config.render_script = scripts.String("render", "");
@@ -129,7 +132,10 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   const WebhooksConfig config = ReadConfig(ctx.config());
 
   auto webhooks = std::make_shared<WebhookStore>(ctx.db(), ctx.encryption_key());
-  auto queue = std::make_shared<DeliveryQueue>(*webhooks, LoadHooks(ctx, config));
+  QueueOptions queue_options;
+  queue_options.max_event_bytes = static_cast<size_t>(config.max_event_bytes);
+  queue_options.logger = &ctx.logger();
+  auto queue = std::make_shared<DeliveryQueue>(*webhooks, LoadHooks(ctx, config), queue_options);
 
   auto metrics = std::make_shared<WebhookMetrics>(ctx.metrics());
 

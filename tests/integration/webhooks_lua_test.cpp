@@ -82,11 +82,24 @@ class WebhooksLua : public WebhooksFixture {
     return log;
   }
 
-  // The body and content type stored for the newest delivery of a webhook.
+  // The body and content type the receiver got for the newest delivery of a webhook (bodies are
+  // rendered when sent, never stored), found by its webhook-id.
   std::pair<std::string, std::string> NewestBody(int64_t webhook) const {
-    const std::string where = " FROM webhook_deliveries WHERE webhook_id = " + std::to_string(webhook) +
-                              " ORDER BY id DESC LIMIT 1";
-    return {db_.QueryValue("SELECT body" + where), db_.QueryValue("SELECT content_type" + where)};
+    const std::string id = db_.QueryValue("SELECT message_id FROM webhook_deliveries WHERE webhook_id = " +
+                                          std::to_string(webhook) + " ORDER BY id DESC LIMIT 1");
+    std::pair<std::string, std::string> got;
+    EXPECT_NE(receiver_, nullptr);
+    if (receiver_ == nullptr) return got;
+    EXPECT_TRUE(Eventually("the receiver got delivery " + id, [&] {
+      for (const PeerRequest& r : receiver_->Requests()) {
+        if (r.Header("webhook-id") == id) {
+          got = {r.body, r.Header("content-type")};
+          return true;
+        }
+      }
+      return false;
+    }));
+    return got;
   }
 
   // The value of one series on /metrics, -1 when absent.
@@ -117,6 +130,7 @@ class WebhooksLua : public WebhooksFixture {
   }
 
   rdv_test::TempDir dir_{"rdv-webhooks-lua"};
+  const LoopbackHttpServer* receiver_ = nullptr;  // the test's receiver
 };
 
 // The shipped scripts, the filter's two lists edited as an operator would.
@@ -127,6 +141,7 @@ TEST_F(WebhooksLua, ShippedFilterAndSlackScripts) {
   filter.replace(filter.find("local TRIGGERS = {}"), 19, "local TRIGGERS = {\"BOOKING_CONFIRMED\"}");
   filter.replace(filter.find("local DOMAINS = {}"), 18, "local DOMAINS = {\"example.com\"}");
   LoopbackHttpServer receiver([](const PeerRequest&) { return Ok(); });
+  receiver_ = &receiver;
   StartServer(Plugins(WriteScript("filter.lua", filter), SourceDir() + "/scripts/webhooks/slack.lua"));
   const int64_t webhook =
       CreateWebhook(Body(receiver.url() + "/slack", {"BOOKING_CONFIRMED", "BOOKING_CANCELLED"}))["id"];
@@ -171,6 +186,7 @@ TEST_F(WebhooksLua, ShippedFilterAndSlackScripts) {
 
 TEST_F(WebhooksLua, RunawayLoopsAreCutAndTheBuiltInBehaviourApplies) {
   LoopbackHttpServer receiver([](const PeerRequest&) { return Ok(); });
+  receiver_ = &receiver;
   const std::string loop = "function spin()\n  local n = 0\n  while true do n = n + 1 end\nend\n";
   StartServer(Plugins(WriteScript("filter.lua", loop + "function should_deliver() spin() return false end\n"),
                       WriteScript("render.lua", loop + "function render() spin() return 'never' end\n"), 200000,
@@ -187,6 +203,7 @@ TEST_F(WebhooksLua, RunawayLoopsAreCutAndTheBuiltInBehaviourApplies) {
 
 TEST_F(WebhooksLua, MemoryBombFallsBackToTheBuiltInBody) {
   LoopbackHttpServer receiver([](const PeerRequest&) { return Ok(); });
+  receiver_ = &receiver;
   StartServer(Plugins("", WriteScript("render.lua",
                                       "function render()\n"
                                       "  local hoard, chunk = {}, string.rep('x', 4096)\n"
@@ -207,6 +224,7 @@ TEST_F(WebhooksLua, MemoryBombFallsBackToTheBuiltInBody) {
 // body at once instead of holding the delivery thread.
 TEST_F(WebhooksLua, PathologicalPatternFallsBackWithinTheTimeLimit) {
   LoopbackHttpServer receiver([](const PeerRequest&) { return Ok(); });
+  receiver_ = &receiver;
   StartServer(Plugins("", WriteScript("render.lua",
                                       "function render()\n"
                                       "  local subject = string.rep('a', 480)\n"
@@ -229,6 +247,7 @@ TEST_F(WebhooksLua, PathologicalPatternFallsBackWithinTheTimeLimit) {
 TEST_F(WebhooksLua, SandboxEscapesAreRefused) {
   const std::string marker = dir_.path() + "/escaped";
   LoopbackHttpServer receiver([](const PeerRequest&) { return Ok(); });
+  receiver_ = &receiver;
   StartServer(Plugins(
       "", WriteScript("render.lua",
                       "local MARKER = '" + marker + "'\n"
@@ -269,6 +288,7 @@ TEST_F(WebhooksLua, SandboxEscapesAreRefused) {
 // one is, and the events after it are not held up.
 TEST_F(WebhooksLua, RenderAnsweringInvalidUtf8FallsBackToTheBuiltInBody) {
   LoopbackHttpServer receiver([](const PeerRequest&) { return Ok(); });
+  receiver_ = &receiver;
   StartServer(
       Plugins("", WriteScript("render.lua",
                               "function render(template, event)\n"
@@ -390,6 +410,7 @@ TEST_F(WebhooksLua, LuaCheckEndsRunawayHandlersAndSortsAtTheTimeLimit) {
 
 TEST_F(WebhooksLua, SighupReloadsAndABrokenScriptLeavesThePreviousInForce) {
   LoopbackHttpServer receiver([](const PeerRequest&) { return Ok(); });
+  receiver_ = &receiver;
   const std::string render = WriteScript("render.lua", "function render() return 'version one' end\n");
   StartServer(Plugins("", render));
   const int64_t webhook = CreateWebhook(Body(receiver.url() + "/hook"))["id"];

@@ -305,6 +305,80 @@ TEST_F(WebhooksDeliveryQueueDb, ClaimLeavesOutTheSkippedWebhooksOnly) {
   for (const ClaimedDelivery& d : second) EXPECT_EQ(d.webhook->id, other) << d.id;
 }
 
+// A claim shares itself among the webhooks' owners: each gets at most its room (the share less
+// what it holds), the rows past an owner's room stay due (passed over, for a later claim), and an
+// owner whose share is full is left out by the walk itself, so another owner's rows behind a long
+// run of its rows are claimed.
+TEST_F(WebhooksDeliveryQueueDb, ClaimGivesEachOwnerItsShareAndPassesOverFullOnes) {
+  scratch_.Exec(
+      "INSERT INTO webhooks (user_id, subscriber_url, url_hash, active, triggers, created_at, updated_at)"
+      " VALUES (4, 'http://127.0.0.1:9/four', SHA2('http://127.0.0.1:9/four', 256), 1,"
+      " '[\"BOOKING_CREATED\"]', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))");
+  const int64_t fours = std::stoll(scratch_.QueryValue("SELECT MAX(id) FROM webhooks"));
+  Enqueue(6);  // owner 3's six, due first
+  std::vector<std::string> texts = {
+      R"({"triggerEvent":"BOOKING_CREATED","payload":{"uid":"f1","organizer":{"id":4}}})",
+      R"({"triggerEvent":"BOOKING_CREATED","payload":{"uid":"f2","organizer":{"id":4}}})"};
+  const std::vector<OutboxEvent> later = StoredEvents(texts);
+  ASSERT_EQ(db_->Transaction([&](DbConnection& tx) { return queue_->Enqueue(tx, later); }), 2u);
+
+  webhooks::ClaimShares shares;
+  shares.per_owner = 3;
+  shares.held = {{3, 1}};  // owner 3 holds one already: room for two more
+  const webhooks::RecordAndClaimResult first =
+      queue_->RecordAndClaim(*db_, {}, 60, {}, 10, kLease, {}, {}, &shares);
+  std::map<int64_t, int> per_owner;
+  for (const ClaimedDelivery& d : first.claimed) ++per_owner[d.webhook->user_id];
+  EXPECT_EQ(per_owner[3], 2);
+  EXPECT_EQ(per_owner[4], 2);
+  EXPECT_TRUE(first.passed_over);
+  EXPECT_EQ(Leased(), 4) << "only what was taken is leased";
+
+  // Owner 3 full: a claim of one row walks past its four left and finds nothing of anyone else.
+  scratch_.Exec("UPDATE webhook_deliveries SET leased_until = '1970-01-01 00:00:00' WHERE webhook_id = " +
+                std::to_string(fours));
+  webhooks::ClaimShares full;
+  full.per_owner = 3;
+  full.held = {{3, 3}};
+  full.skip_owners = {3};
+  const webhooks::RecordAndClaimResult second =
+      queue_->RecordAndClaim(*db_, {}, 60, {}, 1, kLease, {}, {}, &full);
+  ASSERT_EQ(second.claimed.size(), 1u);
+  EXPECT_EQ(second.claimed[0].webhook->user_id, 4) << "owner 4's row behind owner 3's";
+  EXPECT_FALSE(second.passed_over);
+
+  const std::vector<ClaimedDelivery> rest = queue_->RecordAndClaim(*db_, {}, 60, {}, 10, kLease).claimed;
+  per_owner.clear();
+  for (const ClaimedDelivery& d : rest) ++per_owner[d.webhook->user_id];
+  EXPECT_EQ(per_owner[3], 4) << "the rows passed over stayed due";
+  EXPECT_EQ(per_owner[4], 1);
+}
+
+// What one event's deliveries store is bounded: rows past max_event_bytes (kDeliveryRowBytes each,
+// no body: they refer to the event) are not created, and nothing is rendered at enqueue.
+TEST_F(WebhooksDeliveryQueueDb, AnEventsDeliveriesStayWithinItsCap) {
+  for (int i = 0; i < 2; ++i) {
+    const std::string url = "http://127.0.0.1:9/cap" + std::to_string(i);
+    scratch_.Exec(
+        "INSERT INTO webhooks (user_id, subscriber_url, url_hash, active, triggers, payload_template, "
+        "created_at,"
+        " updated_at) VALUES (3, '" +
+        url + "', SHA2('" + url +
+        "', 256), 1, '[\"BOOKING_CREATED\"]',"
+        " '{{payload.uid}}', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))");
+  }
+  webhooks::QueueOptions options;
+  options.max_event_bytes = 2 * webhooks::kDeliveryRowBytes + 1;
+  DeliveryQueue capped(*store_, {}, options);
+  const std::vector<OutboxEvent> batch =
+      StoredEvents({R"({"triggerEvent":"BOOKING_CREATED","payload":{"uid":"c1","organizer":{"id":3}}})",
+                    R"({"triggerEvent":"BOOKING_CREATED","payload":{"uid":"c2","organizer":{"id":3}}})"});
+  EXPECT_EQ(db_->Transaction([&](DbConnection& tx) { return capped.Enqueue(tx, batch); }), 4u)
+      << "two of each event's three webhooks";
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE body IS NOT NULL"), 0);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE content_type = 'event'"), 4);
+}
+
 // The enqueue picks webhooks and renders bodies, which needs no secret: none is decrypted for it.
 // The claim, whose deliveries are signed, reads the secret.
 TEST_F(WebhooksDeliveryQueueDb, EnqueueReadsNoSecretTheClaimReadsIt) {
@@ -446,7 +520,8 @@ TEST_F(WebhooksDeliveryQueueDb, AnEventHandedAsTextIsRoutedByItsMembersAndSentAs
   const std::vector<ClaimedDelivery> claimed = queue_->RecordAndClaim(*db_, {}, 60, {}, 10, kLease).claimed;
   ASSERT_EQ(claimed.size(), 1u);
   EXPECT_EQ(claimed[0].body, texts[0]);
-  EXPECT_EQ(claimed[0].content_type, "application/json");
+  EXPECT_EQ(claimed[0].content_type, webhooks::kRenderAtSend);
+  EXPECT_TRUE(claimed[0].render) << "rendered for its webhook when sent";
 }
 
 // The built-in body of an event read from the outbox is not copied into its deliveries: each row
