@@ -316,6 +316,7 @@ IcsFeedCache::Download BusyTimes::RefreshFeed(int64_t user_id, int64_t feed_id, 
       out.kind = IcsFeedCache::Download::Kind::kParsed;
       out.calendar = std::make_shared<const CompactIcs>(CompactIcsCalendar(std::move(*d.calendar)));
       out.bytes = d.bytes;
+      out.held_bytes = HeldBytes(*out.calendar);
       out.validators = {r.Header("etag"), r.Header("last-modified")};
       return out;
     }
