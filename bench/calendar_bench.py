@@ -5,11 +5,13 @@
       An ICS feed host on loopback that serves one calendar (for the save) and then accepts
       connections and never answers. GET /v2/me of another user, alone and while 16 connections
       ask for the slots of the feed's owner (a different week each time, wrk), p50/p99 by wrk.
-  calendar_bench.py ics_memory API SERVER_PID KEY1 KEY2
+  calendar_bench.py ics_memory API SERVER_PID KEY1 KEY2 [READERS]
       A loopback feed server (ETag and Last-Modified, 304 on a match) with 100 feeds of 15,000
-      VEVENTs (about 1.9 MB each); each of the two users saves 50; then 8 concurrent
-      GET /v2/calendars/busy-times over 90 days (4 per user), three rounds. The server's RSS
-      before, its peak (VmHWM, reset before the burst) and after (at once and 5 s later).
+      VEVENTs (about 1.9 MB each); each of the two users saves 50; then READERS (default 8)
+      concurrent readers, three rounds: with 8, each a GET /v2/calendars/busy-times over 90 days
+      (4 per user); with more, half of them busy-times over 90 days and half GET /v2/slots of a
+      week of the users' event types (a different week each). The server's RSS before, its peak
+      (VmHWM, reset before the burst) and after (at once and 5 s later).
 
 Each prints Markdown table rows: | scenario | requests/s | p50 | p99 | non-2xx |.
 """
@@ -169,7 +171,7 @@ def rss_kb(pid, field):
     return 0
 
 
-def ics_memory(api, pid, keys):
+def ics_memory(api, pid, keys, readers=8):
     first = datetime.date.today() + datetime.timedelta(days=1)
     body = make_feed(first)
     etag = '"%s"' % hashlib.sha256(body).hexdigest()[:16]
@@ -212,6 +214,14 @@ def ics_memory(api, pid, keys):
             urls = ["%s/u%d/feed%02d.ics" % (base, u, batch * 5 + i) for i in range(5)]
             status, answer = call("POST", api + "/v2/calendars/ics-feed/save", key, {"urls": urls}, timeout=120)
             assert status == 201, (status, answer)
+    event_types = []
+    if readers > 8:
+        for key in keys:
+            status, answer = call("POST", api + "/v2/event-types", key,
+                                  {"title": "Bench ICS", "slug": "bench-ics", "lengthInMinutes": 30})
+            assert status == 201, (status, answer)
+            event_types.append(answer["data"]["id"])
+    weeks = [(first + datetime.timedelta(weeks=w)).isoformat() for w in range(12)]
     time.sleep(2)
     rss_start = rss_kb(pid, "VmRSS")
     with open("/proc/%d/clear_refs" % pid, "w") as f:
@@ -219,6 +229,8 @@ def ics_memory(api, pid, keys):
     date_from = first.isoformat()
     date_to = (first + datetime.timedelta(days=89)).isoformat()
     durations, failed_sources, periods, statuses = [], [], [], []
+
+    slot_answers = []
 
     def one(key):
         t0 = time.monotonic()
@@ -231,9 +243,26 @@ def ics_memory(api, pid, keys):
                 failed_sources.append(len(answer.get("failedSources", [])))
                 periods.append(len(answer.get("data", [])))
 
+    def slots(event_type, week):
+        t0 = time.monotonic()
+        end = (datetime.date.fromisoformat(week) + datetime.timedelta(days=6)).isoformat()
+        status, answer = call("GET", api + "/v2/slots?eventTypeId=%d&start=%s&end=%s" % (event_type, week, end),
+                              timeout=120)
+        with lock:
+            durations.append(time.monotonic() - t0)
+            statuses.append(status)
+            if status == 200:
+                slot_answers.append(1)
+
+    def reader(i, round_no):
+        if not event_types or i % 2 == 0:
+            return threading.Thread(target=one, args=(keys[(i // (1 if not event_types else 2)) % 2],))
+        n = round_no * readers + i
+        return threading.Thread(target=slots, args=(event_types[(i // 2) % 2], weeks[n % len(weeks)]))
+
     t_burst = time.monotonic()
-    for _ in range(3):
-        threads = [threading.Thread(target=one, args=(keys[i % 2],)) for i in range(8)]
+    for round_no in range(3):
+        threads = [reader(i, round_no) for i in range(readers)]
         for t in threads:
             t.start()
         for t in threads:
@@ -246,12 +275,17 @@ def ics_memory(api, pid, keys):
     srv.shutdown()
     durations.sort()
     mb = lambda kb: kb / 1024.0
+    if event_types:
+        who = ("%d concurrent readers (%d GET /v2/calendars/busy-times over 90 days, %d GET /v2/slots of a week: "
+               "%d slot answers 200)" % (readers, (readers + 1) // 2, readers // 2, len(slot_answers)))
+    else:
+        who = "%d concurrent GET /v2/calendars/busy-times over 90 days" % readers
     print("| ics_memory: 2 users × 50 ICS feeds of %.2f MB (15,000 half-hour VEVENTs over a year each, loopback feed server with ETag/"
-          "Last-Modified: %d full answers, %d answered 304), 8 concurrent GET /v2/calendars/busy-times over 90 days, "
-          "3 rounds in %.1f s: answers %s, busy periods per answer %s, failed sources per answer %s; server RSS "
+          "Last-Modified: %d full answers, %d answered 304), %s, "
+          "3 rounds in %.1f s: answers %s, busy periods per busy-times answer %s, failed sources per answer %s; server RSS "
           "%.0f MB at boot, %.0f MB before the burst, peak %.0f MB (target < 600), %.0f MB just after, %.0f MB 5 s "
           "later (target ≤ start + 100) | %.2f | %.0fms | %.0fms | %d |"
-          % (len(body) / 1e6, served["200"], served["304"], burst, sorted(set(statuses)),
+          % (len(body) / 1e6, served["200"], served["304"], who, burst, sorted(set(statuses)),
              sorted(set(periods)), sorted(set(failed_sources)), mb(rss_boot), mb(rss_start), mb(rss_peak),
              mb(rss_after), mb(rss_later), len(durations) / burst, 1000 * durations[len(durations) // 2],
              1000 * durations[-1], sum(1 for s in statuses if s != 200)))
@@ -261,7 +295,7 @@ def main():
     if len(sys.argv) >= 6 and sys.argv[1] == "me_under_slots":
         me_under_slots(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]))
     elif len(sys.argv) >= 6 and sys.argv[1] == "ics_memory":
-        ics_memory(sys.argv[2], int(sys.argv[3]), sys.argv[4:6])
+        ics_memory(sys.argv[2], int(sys.argv[3]), sys.argv[4:6], int(sys.argv[6]) if len(sys.argv) > 6 else 8)
     else:
         sys.exit(__doc__)
 

@@ -7,6 +7,7 @@
 #   CPU profile of the server (perf, cpu-clock) during the refresh scenario into var/bench-refresh.perf
 #   and during the webhook drain into var/bench-webhooks-drain.perf. BENCH_RESULTS names the file the
 #   results are appended to (default bench/RESULTS.md).
+#   BENCH_ICS_READERS=24 runs ics_memory with 24 concurrent readers (half busy-times, half slots).
 #   BENCH_SCENARIOS=cluster (not in the default list: it forms a three-node Galera cluster, one to
 #   two minutes on a loaded machine, then runs three targets): bench/cluster.sh, single node vs
 #   Galera through HAProxy vs three writers, and the writer node's death through HAProxy.
@@ -539,8 +540,9 @@ fi
 # 8 API workers as by default, ICS feeds on loopback allowed, its own database):
 # me_under_slots: GET /v2/me of one user alone and while 16 connections ask for the slots of a host
 # whose ICS feed hangs (target: p99 within 2x of alone); ics_memory: 2 users x 50 feeds of 1.9 MB,
-# 8 concurrent busy-times over 90 days: the server's RSS before, at its peak and after (targets:
-# peak < 600 MB, after within 100 MB of before).
+# 8 concurrent busy-times over 90 days (BENCH_ICS_READERS=24: 12 busy-times and 12 slots readers):
+# the server's RSS before, at its peak and after (targets: peak < 600 MB, after within 100 MB of
+# before).
 if want me_under_slots || want ics_memory; then
 ci_cfg=var/bench-calendar-isolation.yaml
 ci_port=$(free_port)
@@ -568,7 +570,7 @@ ci_server() { # SCENARIO ARGS...: a fresh database and server, then bench/calend
   if [ "$1" = me_under_slots ]; then
     python3 bench/calendar_bench.py me_under_slots $ci_url "$k1" "$k2" "${duration%s}" || echo "calendar_bench.py $1 failed" >&2
   else
-    python3 bench/calendar_bench.py ics_memory $ci_url $ci_pid "$k1" "$k2" || echo "calendar_bench.py $1 failed" >&2
+    python3 bench/calendar_bench.py ics_memory $ci_url $ci_pid "$k1" "$k2" "${BENCH_ICS_READERS:-8}" || echo "calendar_bench.py $1 failed" >&2
   fi
   kill $ci_pid; wait $ci_pid 2>/dev/null || true
   ci_pid=''

@@ -26,6 +26,7 @@
 #include "http/tcp_listener.hpp"
 #include "http/worker_pool.hpp"
 #include "rendezvous/database.hpp"
+#include "rendezvous/text.hpp"
 #include "rendezvous/url.hpp"
 
 namespace rendezvous::core {
@@ -80,6 +81,25 @@ std::string JoinMethods(const std::vector<Method>& methods) {
 
 Response ErrorResponse(int status, std::string message, const Json& details = nullptr) {
   return Response::Error(status, "", std::move(message), details);
+}
+
+// Every answer of the app listener carries the pages' security headers (AddPageHeaders), whatever
+// answered it: a page, a redirect, a form's JSON, the router's 404 and 405, a refusal before any
+// route ran, an error. A handler's own value of one of them is kept.
+void AddAppSecurityHeaders(Response& response) {
+  static constexpr std::pair<const char*, const char*> kHeaders[] = {
+      {"X-Content-Type-Options", "nosniff"},
+      {"X-Frame-Options", "DENY"},
+      {"Content-Security-Policy", "frame-ancestors 'none'"},
+      {"Referrer-Policy", "no-referrer"},
+      {"Cache-Control", "no-store"},
+  };
+  for (const auto& [name, value] : kHeaders) {
+    const bool present =
+        std::any_of(response.headers.begin(), response.headers.end(),
+                    [&](const auto& header) { return text::EqualsIgnoreCase(header.first, name); });
+    if (!present) response.headers.emplace_back(name, value);
+  }
 }
 
 constexpr const char* kCredentialGroup = "credential";
@@ -568,6 +588,7 @@ void HttpServer::Impl::Finish(Exchange& ex, Response response) {
     response.headers.emplace_back("X-RateLimit-Remaining", std::to_string(ex.rate_limit->remaining));
     response.headers.emplace_back("X-RateLimit-Reset", std::to_string(ex.rate_limit->reset_seconds));
   }
+  if (ex.listener == Listener::kApp) AddAppSecurityHeaders(response);
   const bool keep_alive = ex.keep_alive && !draining_;
   std::string dropped;
   std::string bytes = SerializeResponse(response, {ex.request.request_id, keep_alive, ex.head}, &dropped);

@@ -85,6 +85,7 @@ void AddPageHeaders(Response& res) {
   res.With("X-Frame-Options", "DENY");
   res.With("Content-Security-Policy", "frame-ancestors 'none'");
   res.With("Referrer-Policy", "no-referrer");
+  res.With("X-Content-Type-Options", "nosniff");
 }
 
 std::string RenderPage(const std::string& title, const std::string& body_html) {

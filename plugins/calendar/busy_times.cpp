@@ -95,7 +95,11 @@ Result<std::string> BusyTimes::Answer(int64_t user_id, const std::optional<std::
   // Written straight out: an answer may hold tens of thousands of periods, and a JSON value per
   // period would take several times the text's memory.
   std::string body = "{\"status\":\"success\",\"data\":[";
-  body.reserve(body.size() + busy.periods.size() * 96);
+  // Reserved once: an ICS period takes about 100 bytes, and a string that outgrows its reservation
+  // doubles (twice the answer's memory for as long as it is sent).
+  size_t expected = body.size() + 2 + 4096;
+  for (const BusyPeriod& b : busy.periods) expected += 112 + b.external_id.size() * 2;
+  body.reserve(expected);
   bool first = true;
   for (const BusyPeriod& b : busy.periods) {
     body += first ? "{\"start\":\"" : ",{\"start\":\"";
@@ -316,6 +320,7 @@ IcsFeedCache::Download BusyTimes::RefreshFeed(int64_t user_id, int64_t feed_id, 
       out.kind = IcsFeedCache::Download::Kind::kParsed;
       out.calendar = std::make_shared<const CompactIcs>(CompactIcsCalendar(std::move(*d.calendar)));
       out.bytes = d.bytes;
+      out.held_bytes = HeldBytes(*out.calendar);
       out.validators = {r.Header("etag"), r.Header("last-modified")};
       return out;
     }

@@ -67,7 +67,7 @@ class BusyTimes {
   // `budget`; each failure is logged and counted.
   CollectedBusy CollectBusy(int64_t user_id, time::Millis from, time::Millis to, const time::Zone& zone,
                             std::chrono::milliseconds budget);
-  // Feed text parsed and kept.
+  // The memory the parsed feeds kept hold (HeldBytes), all users together.
   size_t ics_cache_bytes() { return feed_cache_.kept_bytes(); }
 
  private:
@@ -119,8 +119,9 @@ class BusyTimes {
   std::mutex google_mu_;
   std::condition_variable google_cv_;
   std::map<int64_t, std::shared_ptr<GoogleFlight>> google_flights_;
-  IcsFeedCache feed_cache_{refresh_pool_, options_.busy_cache_stale,
-                           kIcsCacheBytes};  // holds a reference only
+  IcsFeedCache feed_cache_{
+      refresh_pool_, options_.busy_cache_stale, options_.ics_memory_bytes, 10000,
+      [this](size_t held) { metrics_.SetIcsHeldBytes(held); }};  // holds a reference only
   // Last: destroyed first, so that no refresh runs once the members it uses are gone.
   RefreshPool refresh_pool_{kRefreshThreads, kRefreshQueue};
 };

@@ -27,7 +27,13 @@ CalendarMetrics::CalendarMetrics(Metrics& metrics)
           metrics.Counter("calendar_sync_jobs_total",
                           "Attempts of calendar sync jobs (a booking's Google event), by action and outcome.",
                           {"action", "outcome"})),
-      sync_pending_(metrics.Gauge("calendar_sync_jobs_pending", "Calendar sync jobs not yet done.").With()) {
+      sync_pending_(metrics.Gauge("calendar_sync_jobs_pending", "Calendar sync jobs not yet done.").With()),
+      ics_held_(
+          metrics
+              .Gauge("calendar_ics_memory_bytes",
+                     "Memory the parsed ICS feeds kept between requests hold, all users together (at most "
+                     "plugins.calendar.ics_memory_bytes).")
+              .With()) {
   for (const char* endpoint : kGoogleEndpoints) {
     for (const char* outcome : kGoogleOutcomes) google_requests_.With({endpoint, outcome});
   }
@@ -62,6 +68,10 @@ void CalendarMetrics::SyncAttempted(const std::string& action, const std::string
 
 void CalendarMetrics::SetSyncPending(int64_t pending) {
   sync_pending_.Set(static_cast<double>(pending));
+}
+
+void CalendarMetrics::SetIcsHeldBytes(size_t bytes) {
+  ics_held_.Set(static_cast<double>(bytes));
 }
 
 }  // namespace rendezvous::calendar

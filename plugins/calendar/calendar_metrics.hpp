@@ -9,6 +9,8 @@
 //       (GoogleCredentials): their users must connect again
 //   calendar_sync_jobs_total{action, outcome}            attempts of sync jobs (SyncWorker)
 //   calendar_sync_jobs_pending                           sync jobs not yet done
+//   calendar_ics_memory_bytes                            memory the parsed ICS feeds kept hold
+//       (IcsFeedCache), at most plugins.calendar.ics_memory_bytes
 //
 // Thread-safe. `metrics` must outlive this object.
 #pragma once
@@ -30,6 +32,7 @@ class CalendarMetrics {
   void CredentialInvalidated();
   void SyncAttempted(const std::string& action, const std::string& outcome);
   void SetSyncPending(int64_t pending);
+  void SetIcsHeldBytes(size_t bytes);
 
  private:
   MetricFamily& google_requests_;
@@ -38,6 +41,7 @@ class CalendarMetrics {
   Metric& reconnects_;
   MetricFamily& sync_jobs_;
   Metric& sync_pending_;
+  Metric& ics_held_;
 };
 
 }  // namespace rendezvous::calendar

@@ -20,6 +20,9 @@ struct CalendarOptions {
   std::chrono::milliseconds busy_timeout{5000};
   std::chrono::seconds busy_cache_fresh{60};
   std::chrono::seconds busy_cache_stale{3600};
+  // plugins.calendar.ics_memory_bytes: the parsed feeds kept (per URL, for every user naming it)
+  // hold at most this much memory together (HeldBytes); the least recently used go first.
+  size_t ics_memory_bytes = size_t{256} << 20;
 };
 
 using Deadline = std::chrono::steady_clock::time_point;
@@ -52,8 +55,6 @@ constexpr size_t kIcsParseBytesAtOnce = 8 << 20;
 // A user's feeds count together up to this many bytes of feed text; feeds beyond it are left out
 // (named failed). A feed not read yet counts as kMaxIcsBytes until it is.
 constexpr size_t kMaxIcsBytesPerUser = 32 << 20;
-// Parsed feeds kept (per URL, for every user naming it), by the size of their feed text.
-constexpr size_t kIcsCacheBytes = 64 << 20;
 // After this much large work (feed text parsed, busy-times answers written) and a second without
 // any, free memory goes back to the system.
 constexpr size_t kTrimAfterBytes = 4 << 20;

@@ -130,6 +130,8 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   // Not in DESIGN §8 (documented in docs/calendar.md): lets ICS feeds live on private or loopback
   // addresses, and on http:// for loopback hosts. For tests and closed networks.
   options.ics_allow_private_networks = c.Bool("ics_allow_private_networks", false);
+  // DESIGN §8: the parsed feeds held in memory, all users together.
+  options.ics_memory_bytes = static_cast<size_t>(c.Int("ics_memory_bytes", 268435456, 0, 1L << 40));
   // Not in DESIGN §8 either (documented in docs/calendar.md): the sync worker's threads and delays.
   ConfigNode sync = c.Child("sync");
   SyncWorkerOptions sync_options;

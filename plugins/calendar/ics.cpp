@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 #include "libical_support.hpp"
 #include "rendezvous/text.hpp"
@@ -259,31 +261,72 @@ std::optional<IcsCalendar> ParseIcs(std::string_view text, std::string* error) {
   size_t events = 0;
   if (auto why = CheckStructure(text, &events)) return fail(std::move(*why));
 
+  // Read piece by piece rather than as one tree (which takes many times the feed's text): first the
+  // calendar's own properties as a calendar without components, then each of its components on
+  // its own, freed before the next is read. CheckStructure has checked the nesting.
   ical::UseLibical();
-  const std::string copy(text);
-  ical::Component root(icalparser_parse_string(copy.c_str()));
-  if (!root || icalcomponent_isa(root.get()) != ICAL_VCALENDAR_COMPONENT)
-    return fail("the body is not an iCalendar object (no BEGIN:VCALENDAR)");
-  icalcomponent* c = root.get();
-  if (auto why = MalformedLine(c)) return fail(std::move(*why));
-
   IcsCalendar cal;
-  cal.name = text::TruncateUtf8(XProperty(c, "X-WR-CALNAME"), 255);
-  cal.time_zone = text::TruncateUtf8(XProperty(c, "X-WR-TIMEZONE"), 64);
   cal.events.reserve(events);
-  for (icalcomponent* sub = icalcomponent_get_first_component(c, ICAL_ANY_COMPONENT); sub;
-       sub = icalcomponent_get_next_component(c, ICAL_ANY_COMPONENT)) {
-    const icalcomponent_kind kind = icalcomponent_isa(sub);
+  std::string head = "BEGIN:VCALENDAR\r\n";
+  std::vector<std::pair<size_t, size_t>> pieces;  // each component's text: offset, length
+  {
+    size_t depth = 0, piece_start = 0;
+    size_t pos = 0;
+    while (pos < text.size()) {
+      // One logical line: [line_start, next), continuation lines included.
+      const size_t line_start = pos;
+      size_t eol = text.find_first_of("\r\n", pos);
+      if (eol == std::string_view::npos) eol = text.size();
+      const std::string_view first = text.substr(pos, eol - pos);
+      size_t next = eol;
+      while (true) {
+        while (next < text.size() && (text[next] == '\r' || text[next] == '\n')) ++next;
+        if (next >= text.size() || (text[next] != ' ' && text[next] != '\t')) break;
+        next = text.find_first_of("\r\n", next);
+        if (next == std::string_view::npos) next = text.size();
+      }
+      pos = next;
+      if (first.empty()) continue;
+      const size_t name_end = std::min(first.find(':'), first.find(';'));
+      const std::string name = text::AsciiLower(text::Trim(first.substr(0, name_end)));
+      if (name == "begin") {
+        if (++depth == 2) piece_start = line_start;
+      } else if (name == "end") {
+        if (depth == 2) pieces.emplace_back(piece_start, next - piece_start);
+        if (depth > 0) --depth;
+      } else if (depth == 1) {
+        head.append(text.substr(line_start, next - line_start));
+        if (head.back() != '\n' && head.back() != '\r') head += "\r\n";
+      }
+    }
+  }
+  head += "END:VCALENDAR\r\n";
+  {
+    ical::Component root(icalparser_parse_string(head.c_str()));
+    if (!root || icalcomponent_isa(root.get()) != ICAL_VCALENDAR_COMPONENT)
+      return fail("the body is not an iCalendar object (no BEGIN:VCALENDAR)");
+    if (auto why = MalformedLine(root.get())) return fail(std::move(*why));
+    cal.name = text::TruncateUtf8(XProperty(root.get(), "X-WR-CALNAME"), 255);
+    cal.time_zone = text::TruncateUtf8(XProperty(root.get(), "X-WR-TIMEZONE"), 64);
+  }
+  std::string().swap(head);
+  std::string piece;
+  for (const auto& [offset, length] : pieces) {
+    piece.assign(text.substr(offset, length));
+    ical::Component sub(icalparser_parse_string(piece.c_str()));
+    if (!sub) return fail("malformed iCalendar line");
+    if (auto why = MalformedLine(sub.get())) return fail(std::move(*why));
+    const icalcomponent_kind kind = icalcomponent_isa(sub.get());
     if (kind == ICAL_VEVENT_COMPONENT) {
       IcsEvent e;
-      if (auto why = ReadEvent(sub, e)) return fail(std::move(*why));
+      if (auto why = ReadEvent(sub.get(), e)) return fail(std::move(*why));
       cal.events.push_back(std::move(e));
     } else if (kind == ICAL_VTIMEZONE_COMPONENT) {
-      icalproperty* id = icalcomponent_get_first_property(sub, ICAL_TZID_PROPERTY);
+      icalproperty* id = icalcomponent_get_first_property(sub.get(), ICAL_TZID_PROPERTY);
       const char* tzid = id ? icalproperty_get_tzid(id) : nullptr;
       if (tzid && *tzid && cal.vtimezones.size() < kMaxFeedZones && !time::Zone::Find(tzid) &&
-          UsableZone(sub))
-        cal.vtimezones[tzid] = ical::Take(icalcomponent_as_ical_string_r(sub));
+          UsableZone(sub.get()))
+        cal.vtimezones[tzid] = ical::Take(icalcomponent_as_ical_string_r(sub.get()));
     }
   }
   return cal;

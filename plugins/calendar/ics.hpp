@@ -113,6 +113,9 @@ struct CompactIcs {
   time::Millis longest = 0;         // the longest of `fixed`
 };
 CompactIcs CompactIcsCalendar(IcsCalendar cal);
+// The memory a kept feed holds (its vectors' and strings' allocations included), as the feed cache
+// counts it against plugins.calendar.ics_memory_bytes.
+size_t HeldBytes(const CompactIcs& feed);
 // IcsBusyTimes of the feed `feed` was made from.
 std::vector<BusyInterval> IcsBusyTimes(const CompactIcs& feed, time::Millis from, time::Millis to,
                                        const time::Zone& fallback_zone, IcsExpansionReport* report = nullptr);

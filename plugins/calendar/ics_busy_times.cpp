@@ -448,6 +448,37 @@ CompactIcs CompactIcsCalendar(IcsCalendar cal) {
   return out;
 }
 
+namespace {
+
+// A string's own allocation, beyond the object (none while it fits in the object).
+size_t HeapBytes(const std::string& s) {
+  return s.capacity() > std::string().capacity() ? s.capacity() + 1 : 0;
+}
+
+size_t HeapBytes(const IcsTime& t) {
+  return HeapBytes(t.tzid);
+}
+
+}  // namespace
+
+size_t HeldBytes(const CompactIcs& feed) {
+  size_t n = sizeof(CompactIcs) + feed.fixed.capacity() * sizeof(BusyInterval);
+  const IcsCalendar& cal = feed.rest;
+  n += HeapBytes(cal.name) + HeapBytes(cal.time_zone) + cal.events.capacity() * sizeof(IcsEvent);
+  for (const auto& [tzid, block] : cal.vtimezones) n += 64 + tzid.capacity() + block.capacity();
+  for (const IcsEvent& e : cal.events) {
+    n += HeapBytes(e.uid) + HeapBytes(e.summary) + HeapBytes(e.start);
+    if (e.end) n += HeapBytes(*e.end);
+    if (e.recurrence_id) n += HeapBytes(*e.recurrence_id);
+    n += e.rrules.capacity() * sizeof(std::string) + e.rdates.capacity() * sizeof(IcsRecurrenceDate) +
+         e.exdates.capacity() * sizeof(IcsTime);
+    for (const std::string& r : e.rrules) n += HeapBytes(r);
+    for (const IcsRecurrenceDate& r : e.rdates) n += HeapBytes(r.start) + (r.end ? HeapBytes(*r.end) : 0);
+    for (const IcsTime& t : e.exdates) n += HeapBytes(t);
+  }
+  return n;
+}
+
 std::vector<BusyInterval> IcsBusyTimes(const CompactIcs& feed, time::Millis from, time::Millis to,
                                        const time::Zone& fallback_zone, IcsExpansionReport* report) {
   std::vector<BusyInterval> out = IcsBusyTimes(feed.rest, from, to, fallback_zone, report);

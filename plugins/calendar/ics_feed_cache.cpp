@@ -10,8 +10,20 @@ constexpr std::chrono::seconds kFeedFreshAfterFailure{10};
 
 }  // namespace
 
-IcsFeedCache::IcsFeedCache(RefreshPool& pool, std::chrono::seconds stale, size_t max_bytes, size_t max_entries)
-    : pool_(pool), stale_(stale), max_bytes_(max_bytes), max_entries_(max_entries) {}
+IcsFeedCache::IcsFeedCache(RefreshPool& pool, std::chrono::seconds stale, size_t max_bytes,
+                           size_t max_entries, std::function<void(size_t)> held_changed)
+    : pool_(pool),
+      stale_(stale),
+      max_bytes_(max_bytes),
+      max_entries_(max_entries),
+      held_changed_(std::move(held_changed)) {}
+
+void IcsFeedCache::Drop(Entry& e) {
+  held_ -= std::min(held_, e.held);
+  e.calendar.reset();
+  e.bytes = 0;
+  e.held = 0;
+}
 
 IcsFeedCache::Answer IcsFeedCache::StandIn(const Entry& e, Clock::time_point now) const {
   Answer a;
@@ -28,7 +40,10 @@ IcsFeedCache::Ticket IcsFeedCache::Start(const std::string& key, std::chrono::se
   t.key = key;
   std::unique_lock<std::mutex> lock(mu_);
   const Clock::time_point now = Clock::now();
-  if (entries_.count(key) == 0 && entries_.size() >= max_entries_) Evict(now);
+  if (entries_.count(key) == 0 && entries_.size() >= max_entries_) {
+    Evict(now);
+    if (held_changed_) held_changed_(held_);
+  }
   Entry& e = entries_[key];
   e.used_at = now;
   if (e.flight) {
@@ -70,7 +85,8 @@ IcsFeedCache::Ticket IcsFeedCache::Start(const std::string& key, std::chrono::se
   if (again.flight == flight) again.flight.reset();
   t.ready = StandIn(again, Clock::now());
   if (!t.ready->calendar)
-    t.ready->failure = Status(ErrorCode::kUpstreamTimeout, "was not read: too many calendars are being read at once");
+    t.ready->failure =
+        Status(ErrorCode::kUpstreamTimeout, "was not read: too many calendars are being read at once");
   t.ready->pending = true;
   return t;
 }
@@ -100,15 +116,19 @@ void IcsFeedCache::Finish(const std::string& key, const std::shared_ptr<Flight>&
     Answer a;
     switch (d.kind) {
       case Download::Kind::kParsed:
-        dropped = std::move(e.calendar);
-        bytes_ -= std::min(bytes_, e.bytes);
+        dropped = e.calendar;
+        Drop(e);
         e.calendar = std::move(d.calendar);
         e.bytes = d.bytes;
-        bytes_ += e.bytes;
+        e.held = d.held_bytes;
+        held_ += e.held;
+        a = Answer{e.calendar, e.bytes, std::nullopt, false};
+        // Heavier than the whole bound: answered to the callers waiting for it, not kept (keeping
+        // it would push out every other feed and then go itself).
+        if (e.held > max_bytes_) Drop(e);
         e.validators = std::move(d.validators);
         e.good_at = now;
         e.failure.reset();
-        a = Answer{e.calendar, e.bytes, std::nullopt, false};
         break;
       case Download::Kind::kNotModified:
         e.good_at = now;
@@ -125,6 +145,7 @@ void IcsFeedCache::Finish(const std::string& key, const std::shared_ptr<Flight>&
     flight->answer = std::move(a);
     flight->done = true;
     Evict(now);
+    if (held_changed_) held_changed_(held_);
   }
   cv_.notify_all();
 }
@@ -132,21 +153,18 @@ void IcsFeedCache::Finish(const std::string& key, const std::shared_ptr<Flight>&
 void IcsFeedCache::Evict(Clock::time_point now) {
   // Parses not confirmed within `stale` are of no use any more.
   for (auto& [key, e] : entries_) {
-    if (e.calendar && !e.flight && now - e.good_at > stale_) {
-      bytes_ -= std::min(bytes_, e.bytes);
-      e.calendar.reset();
-      e.bytes = 0;
-    }
+    if (e.calendar && !e.flight && now - e.good_at > stale_) Drop(e);
   }
-  if (bytes_ <= max_bytes_ && entries_.size() <= max_entries_) return;
+  if (held_ <= max_bytes_ && entries_.size() <= max_entries_) return;
   std::vector<std::map<std::string, Entry>::iterator> order;
   for (auto it = entries_.begin(); it != entries_.end(); ++it) {
     if (!it->second.flight) order.push_back(it);
   }
-  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a->second.used_at < b->second.used_at; });
+  std::sort(order.begin(), order.end(),
+            [](const auto& a, const auto& b) { return a->second.used_at < b->second.used_at; });
   for (auto it : order) {
-    if (bytes_ <= max_bytes_ && entries_.size() <= max_entries_ * 9 / 10) break;
-    bytes_ -= std::min(bytes_, it->second.bytes);
+    if (held_ <= max_bytes_ && entries_.size() <= max_entries_ * 9 / 10) break;
+    Drop(it->second);
     entries_.erase(it);
   }
 }
@@ -160,7 +178,7 @@ std::optional<size_t> IcsFeedCache::KnownBytes(const std::string& key) {
 
 size_t IcsFeedCache::kept_bytes() {
   std::lock_guard<std::mutex> lock(mu_);
-  return bytes_;
+  return held_;
 }
 
 }  // namespace rendezvous::calendar

@@ -1,6 +1,7 @@
 // ICS feeds as last read, per URL, shared by every user and request that names the URL: the parsed
-// calendar (compacted: ics.hpp's CompactIcs), its size, its ETag / Last-Modified (the next download asks with If-None-Match /
-// If-Modified-Since, and a 304 reuses the parse), and whether the last attempt failed.
+// calendar (compacted: ics.hpp's CompactIcs), the memory it holds and its feed text's size, its ETag /
+// Last-Modified (the next download asks with If-None-Match / If-Modified-Since, and a 304 reuses the parse),
+// and whether the last attempt failed.
 //
 // One refresh per URL at a time (single flight): a caller that finds one running joins it. A
 // refresh runs on the RefreshPool; the caller waits for it at most until its own deadline and at
@@ -9,8 +10,13 @@
 // timeout. A parse is used without asking again for `fresh` (the caller's); a failure is answered
 // again without asking for min(fresh, 10 s).
 //
-// Bounded: the parses kept weigh at most `max_bytes` of feed text together (least recently used
-// dropped first), at most `max_entries` URLs are remembered.
+// Bounded: the parses kept hold at most `max_bytes` of memory together (plugins.calendar.
+// ics_memory_bytes; each weighs its Download::held_bytes; least recently used dropped first; a parse
+// heavier than the whole bound is answered to the callers waiting for it and not kept), checked
+// whenever a refresh ends: the previous parse of a feed whose refresh is running stays until the
+// refresh ends (its callers may need it, and a 304 reuses it). At most `max_entries` URLs are
+// remembered. `held_changed` (optional) is told the new total whenever it
+// changes (for a metric), with the cache's lock held.
 // Thread-safe.
 #pragma once
 
@@ -42,12 +48,14 @@ class IcsFeedCache {
   struct Download {
     enum class Kind { kParsed, kNotModified, kFailed } kind = Kind::kFailed;
     std::shared_ptr<const CompactIcs> calendar;  // kParsed
-    size_t bytes = 0;                             // kParsed: the feed text's size
-    Validators validators;                        // kParsed
-    Status failure;                               // kFailed
+    size_t bytes = 0;                            // kParsed: the feed text's size
+    size_t held_bytes = 0;                       // kParsed: the memory `calendar` holds (HeldBytes)
+    Validators validators;                       // kParsed
+    Status failure;                              // kFailed
   };
   // Performs one download (conditional when `validators` is set) within `deadline`. Runs on the pool.
-  using Downloader = std::function<Download(const std::optional<Validators>& validators, Clock::time_point deadline)>;
+  using Downloader =
+      std::function<Download(const std::optional<Validators>& validators, Clock::time_point deadline)>;
 
   struct Answer {
     std::shared_ptr<const CompactIcs> calendar;  // the parse to use, fresh or stale; null: none
@@ -56,7 +64,8 @@ class IcsFeedCache {
     bool pending = false;           // a refresh is still running: the answer is not final
   };
 
-  IcsFeedCache(RefreshPool& pool, std::chrono::seconds stale, size_t max_bytes, size_t max_entries = 10000);
+  IcsFeedCache(RefreshPool& pool, std::chrono::seconds stale, size_t max_bytes, size_t max_entries = 10000,
+               std::function<void(size_t)> held_changed = nullptr);
 
   // A refresh in progress, shared by the callers who joined it.
   struct Flight {
@@ -77,15 +86,16 @@ class IcsFeedCache {
                Downloader download);
   // Waits for the ticket's refresh until min(deadline, its start + max_wait).
   Answer Await(const Ticket& ticket, Clock::time_point deadline, std::chrono::milliseconds max_wait);
-  // The size of the feed's last parse, if one is kept.
+  // The feed text's size of the feed's last parse, if one is kept.
   std::optional<size_t> KnownBytes(const std::string& key);
-  // Parses kept and their feed text's size together (for tests and metrics).
+  // The memory the parses kept hold together (for tests and metrics): at most max_bytes.
   size_t kept_bytes();
 
  private:
   struct Entry {
     std::shared_ptr<const CompactIcs> calendar;
-    size_t bytes = 0;
+    size_t bytes = 0;  // feed text
+    size_t held = 0;   // memory, counted in held_
     Validators validators;
     Clock::time_point good_at;  // when the parse was last confirmed (200 or 304)
     std::optional<Status> failure;
@@ -98,6 +108,7 @@ class IcsFeedCache {
   // The answer standing in while a refresh runs or after it failed (lock held).
   Answer StandIn(const Entry& e, Clock::time_point now) const;
   void Evict(Clock::time_point now);  // lock held
+  void Drop(Entry& e);                // forgets the entry's parse (lock held)
 
   RefreshPool& pool_;
   const std::chrono::seconds stale_;
@@ -106,7 +117,8 @@ class IcsFeedCache {
   std::mutex mu_;
   std::condition_variable cv_;
   std::map<std::string, Entry> entries_;
-  size_t bytes_ = 0;
+  size_t held_ = 0;
+  const std::function<void(size_t)> held_changed_;
 };
 
 }  // namespace rendezvous::calendar

@@ -132,6 +132,14 @@ constexpr const char* kPushedRequestsMigration = R"sql(CREATE TABLE IF NOT EXIST
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
 ALTER TABLE oauth_clients ADD COLUMN IF NOT EXISTS require_par TINYINT(1) NOT NULL DEFAULT 0)sql";
 
+// Pushed requests counted per client and client address (plugins.oauth.par_pending_per_address):
+// the address the push came from, as the server derived it (server.trusted_proxies). Rows written
+// before this migration carry '' and expire within par_ttl.
+constexpr const char* kPushedAddressMigration = R"sql(ALTER TABLE oauth_pushed_requests
+  ADD COLUMN IF NOT EXISTS client_address VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL DEFAULT ''
+    AFTER client_id,
+  ADD KEY IF NOT EXISTS ix_oauth_pushed_requests_address (client_id, client_address, expires_at))sql";
+
 // DPoP (RFC 9449): the key thumbprint a token is bound to ('' = a plain bearer token), the jti
 // of every accepted proof while it could be replayed (DpopVerifier), and the rotation procedure
 // carrying the new tokens' binding.
@@ -177,7 +185,8 @@ std::vector<Migration> OAuthMigrations() {
       Migration{2, "oauth_grants, oauth_codes, oauth_access_tokens, oauth_refresh_tokens", kTokensMigration},
       Migration{3, "procedure oauth_rotate_refresh_token", kRotateProcedure},
       Migration{4, "oauth_pushed_requests, oauth_clients.require_par", kPushedRequestsMigration},
-      Migration{5, "DPoP: token key binding, oauth_dpop_jtis", kDpopMigration}};
+      Migration{5, "DPoP: token key binding, oauth_dpop_jtis", kDpopMigration},
+      Migration{6, "oauth_pushed_requests.client_address", kPushedAddressMigration}};
 }
 
 }  // namespace rendezvous::oauth

@@ -83,6 +83,7 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   lifetimes.refresh_token_ttl = c.Int("refresh_token_ttl", 2592000, 1, 31536000);
   lifetimes.code_ttl = c.Int("code_ttl", 600, 1, 3600);
   const long par_ttl = c.Int("par_ttl", 60, 1, 3600);
+  const long par_pending_per_address = c.Int("par_pending_per_address", 20, 1, 10000);
   const int64_t dpop_max_age = c.Int("dpop_max_age", 300, 1, 86400);
   c.RejectUnknown();
   for (auto [key, seconds] : {std::pair{"access_token_ttl", lifetimes.access_token_ttl},
@@ -145,7 +146,8 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
                                                tokens->dpop, ctx.base_url() + "/v2/auth/oauth2/token"},
                          *metrics);
   // The routes share the pushed requests (no thread of their own, nothing to stop).
-  auto pushed = std::make_shared<PushedRequests>(ctx.db(), par_ttl);
+  auto pushed =
+      std::make_shared<PushedRequests>(ctx.db(), par_ttl, static_cast<size_t>(par_pending_per_address));
   RegisterParEndpoint(ctx, ParEndpointServices{*clients, *pushed});
   RegisterAuthorizePages(ctx, *clients, tokens->codes, pushed);
   return std::make_unique<OAuthPlugin>(std::move(clients), std::move(tokens), std::move(metrics));

@@ -82,12 +82,13 @@ Response HandlePushedAuthorizationRequest(const ParEndpointServices& services, c
     return Refuse(TokenError{400, redirect->error, redirect->error_description}, credentials.basic_auth);
   }
 
-  std::optional<PushedRequest> pushed = services.pushed.Push(credentials.client_id, query);
+  std::optional<PushedRequest> pushed = services.pushed.Push(credentials.client_id, req.remote_ip, query);
   if (!pushed) {
     Response res =
         Refuse(TokenError{429, "invalid_request",
-                          "the client holds " + std::to_string(kMaxPendingPerClient) +
-                              " unused pushed authorization requests; use them or let them expire"},
+                          "the client holds " + std::to_string(services.pushed.pending_per_address()) +
+                              " unused pushed authorization requests from this address; use them or "
+                              "let them expire"},
                credentials.basic_auth);
     res.With("Retry-After", std::to_string(services.pushed.ttl()));
     return res;

@@ -16,9 +16,10 @@
 // the page's message; what it would redirect with is 400 with that error (invalid_request,
 // invalid_scope, unsupported_response_type). A request_uri in the body is invalid_request (RFC
 // 9126 §2.1). Success: 201 {"request_uri":"urn:ietf:params:oauth:request_uri:...","expires_in":
-// par_ttl}. A client already holding kMaxPendingPerClient unused requests: 429 invalid_request
-// with Retry-After (RFC 9126 §2.3). Every answer is raw JSON with Cache-Control: no-store and
-// Pragma: no-cache; a 401 after HTTP Basic carries WWW-Authenticate: Basic.
+// par_ttl}. A client already holding plugins.oauth.par_pending_per_address unused requests pushed
+// from the request's client address (Request::remote_ip): 429 invalid_request with Retry-After
+// (RFC 9126 §2.3); pushes from other addresses are not affected. Every answer is raw JSON with Cache-Control:
+// no-store and Pragma: no-cache; a 401 after HTTP Basic carries WWW-Authenticate: Basic.
 //
 // The services must outlive the route (the plugin owns them). The handler is thread-safe.
 #pragma once

@@ -49,11 +49,15 @@ bool IsPushedRequestUri(std::string_view request_uri) {
   return std::all_of(random.begin(), random.end(), IsBase64UrlChar);
 }
 
-PushedRequests::PushedRequests(Database& db, long ttl_seconds) : db_(db), ttl_(ttl_seconds) {}
+PushedRequests::PushedRequests(Database& db, long ttl_seconds, size_t pending_per_address)
+    : db_(db), ttl_(ttl_seconds), pending_per_address_(pending_per_address) {}
 
 std::optional<PushedRequest> PushedRequests::Push(const std::string& client_id,
+                                                  const std::string& client_address,
                                                   const AuthorizeQuery& params) {
   if (!CanBeClientId(client_id)) return std::nullopt;
+  const std::string address =
+      client_address.size() <= kMaxStoredAddressBytes ? client_address : crypto::Sha256Hex(client_address);
   const std::string request_uri =
       std::string(kRequestUriPrefix) + crypto::RandomToken(kRequestUriRandomBytes);
   const std::string stored = PushedParamsJson(params);
@@ -61,13 +65,15 @@ std::optional<PushedRequest> PushedRequests::Push(const std::string& client_id,
     // The client's row is the lock that makes count-then-insert exact under concurrent pushes.
     if (!tx.QueryOne("SELECT 1 FROM oauth_clients WHERE client_id = ? FOR UPDATE", {client_id})) return false;
     std::optional<DbRow> pending = tx.QueryOne(
-        "SELECT COUNT(*) FROM oauth_pushed_requests WHERE client_id = ? AND expires_at > UTC_TIMESTAMP(3)",
-        {client_id});
-    if (pending && pending->Int(1) >= static_cast<int64_t>(kMaxPendingPerClient)) return false;
+        "SELECT COUNT(*) FROM oauth_pushed_requests WHERE client_id = ? AND client_address = ?"
+        " AND expires_at > UTC_TIMESTAMP(3)",
+        {client_id, address});
+    if (pending && pending->Int(1) >= static_cast<int64_t>(pending_per_address_)) return false;
     tx.Exec(
-        "INSERT INTO oauth_pushed_requests (uri_hash, client_id, params, created_at, expires_at)"
-        " VALUES (?, ?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL ? SECOND)",
-        {crypto::Sha256Hex(request_uri), client_id, stored, ttl_});
+        "INSERT INTO oauth_pushed_requests (uri_hash, client_id, client_address, params, created_at, "
+        "expires_at)"
+        " VALUES (?, ?, ?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL ? SECOND)",
+        {crypto::Sha256Hex(request_uri), client_id, address, stored, ttl_});
     return true;
   });
   if (!stored_ok) return std::nullopt;

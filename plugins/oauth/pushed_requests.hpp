@@ -10,8 +10,12 @@
 // a reload of the consent page) does not use it up before the user decides. Expired rows are
 // deleted by the TokenPurger.
 //
-// A client holds at most kMaxPendingPerClient unexpired requests: a push beyond that is refused
-// (the client's row is locked while counting, so concurrent pushes cannot pass the bound).
+// A client holds at most `pending_per_address` (plugins.oauth.par_pending_per_address) unexpired
+// requests pushed from one client address: a push beyond that is refused (the client's row is
+// locked while counting, so concurrent pushes cannot pass the bound). There is no bound on the
+// client as a whole: a public client's pushes need only its client_id, so any such bound could be
+// spent by strangers and would lock the client's real users out. Each address spends its own
+// share; rows live par_ttl seconds.
 //
 // Thread-safe; every call is one transaction and may throw DatabaseUnavailable. The Database must
 // outlive it.
@@ -29,7 +33,8 @@ namespace rendezvous::oauth {
 
 inline constexpr std::string_view kRequestUriPrefix = "urn:ietf:params:oauth:request_uri:";
 inline constexpr size_t kRequestUriRandomBytes = 32;
-inline constexpr size_t kMaxPendingPerClient = 20;
+// The longest client address stored as given; a longer one is stored as its SHA-256 (hex).
+inline constexpr size_t kMaxStoredAddressBytes = 64;
 
 // The parameters as stored (a JSON object of the present ones: client_id, redirect_uri, state,
 // scope, response_type, code_challenge, code_challenge_method) and back. FromJson gives a query
@@ -48,12 +53,14 @@ struct PushedRequest {
 
 class PushedRequests {
  public:
-  // `ttl_seconds`: plugins.oauth.par_ttl.
-  PushedRequests(Database& db, long ttl_seconds);
+  // `ttl_seconds`: plugins.oauth.par_ttl; `pending_per_address`: plugins.oauth.par_pending_per_address.
+  PushedRequests(Database& db, long ttl_seconds, size_t pending_per_address);
 
-  // Stores `params` (already validated for `client_id`, an existing client). nullopt when the
-  // client already holds kMaxPendingPerClient unexpired requests, or no longer exists.
-  std::optional<PushedRequest> Push(const std::string& client_id, const AuthorizeQuery& params);
+  // Stores `params` (already validated for `client_id`, an existing client) pushed from
+  // `client_address` (Request::remote_ip: the address the server derived). nullopt when the client
+  // already holds pending_per_address() unexpired requests from that address, or no longer exists.
+  std::optional<PushedRequest> Push(const std::string& client_id, const std::string& client_address,
+                                    const AuthorizeQuery& params);
 
   // The request stored under `request_uri` if it is `client_id`'s and unexpired, left in place.
   // nullopt otherwise: unknown, another client's, used or expired (not told apart).
@@ -64,10 +71,12 @@ class PushedRequests {
   std::optional<AuthorizeQuery> Consume(const std::string& client_id, const std::string& request_uri);
 
   long ttl() const { return ttl_; }
+  size_t pending_per_address() const { return pending_per_address_; }
 
  private:
   Database& db_;
   long ttl_;
+  size_t pending_per_address_;
 };
 
 }  // namespace rendezvous::oauth

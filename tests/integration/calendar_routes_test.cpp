@@ -1,8 +1,14 @@
 // The §5.3 calendar routes (calendars, busy times, ICS feeds, destination calendar) and the
 // §4.5 event lookup, against the real server and a fake Google / ICS host on loopback.
+#include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <mutex>
+#include <thread>
+#include <vector>
 
 #include "calendar_fixture.hpp"
+#include "loopback_http_server.hpp"
 
 namespace rendezvous::testing {
 namespace {
@@ -350,6 +356,123 @@ TEST_F(CalendarTest, IcsFeedNamesAreStoredAsValidUtf8) {
   HttpResult list = Get("/v2/calendars", key_);
   ASSERT_EQ(list.status, 200) << list.body;
   EXPECT_EQ(list.Json()["data"]["calendars"][0]["name"], long_name.substr(0, 254));
+}
+
+// An ICS feed host on loopback: every path a feed of 200 half-hour UTC events in May 2025 with an
+// ETag (a matching If-None-Match answers 304 at once); a full answer waits `delay`. Counts the full
+// answers per path.
+class IcsFeedHost {
+ public:
+  explicit IcsFeedHost(std::chrono::milliseconds delay)
+      : server_([this, delay](const PeerRequest& req) {
+          PeerResponse res;
+          if (req.Header("if-none-match") == "\"v1\"") {
+            res.status = 304;
+            res.headers.push_back({"ETag", "\"v1\""});
+            return res;
+          }
+          {
+            std::lock_guard<std::mutex> lock(mu_);
+            ++full_[req.path];
+          }
+          res.content_type = "text/calendar";
+          res.headers.push_back({"ETag", "\"v1\""});
+          res.body = Feed(200);
+          res.delay = delay;
+          return res;
+        }) {}
+
+  std::string Url(const std::string& name) const { return server_.url() + "/" + name; }
+  int FullAnswers(const std::string& name) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return full_["/" + name];
+  }
+
+  // `events` events from 2025-05-01 08:00Z on, one every 2 hours (at most 250: within May).
+  static std::string Feed(int events) {
+    std::string out = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Test//EN\r\n";
+    for (int i = 0; i < events; ++i) {
+      const int hour = 8 + 2 * i, day = 1 + hour / 24;
+      char line[200];
+      std::snprintf(
+          line, sizeof line,
+          "BEGIN:VEVENT\r\nUID:e%d@x\r\nDTSTART:202505%02dT%02d0000Z\r\nDTEND:202505%02dT%02d3000Z\r\n"
+          "END:VEVENT\r\n",
+          i, day, hour % 24, day, hour % 24);
+      out += line;
+    }
+    return out + "END:VCALENDAR\r\n";
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, int> full_;
+  LoopbackHttpServer server_;
+};
+
+class CalendarIcsMemoryTest : public CalendarTest {
+ protected:
+  // About two feeds of 200 kept events each do not fit.
+  void SetUp() override {
+    calendar_extra_ = "  ics_memory_bytes: 6000\n";
+    StartServer("");
+  }
+  double HeldBytesMetric() {
+    const std::string text = http_.Get(Api("/metrics")).body;
+    const std::string name = "\ncalendar_ics_memory_bytes ";
+    const size_t at = text.find(name);
+    if (at == std::string::npos) return -1;
+    return std::stod(text.substr(at + name.size()));
+  }
+  static constexpr const char* kRange =
+      "/v2/calendars/busy-times?dateFrom=2025-05-01&dateTo=2025-05-31&timeZone=UTC";
+};
+
+TEST_F(CalendarIcsMemoryTest, ConcurrentReadersOfOneFeedShareOneDownloadAndParse) {
+  IcsFeedHost host(std::chrono::milliseconds(1500));
+  // Two users name the same feed (each may ask for outside data 4 times at once).
+  const std::string other_key = server_->CreateApiKey(server_->CreateUser("bob@example.com", "Bob"));
+  for (const std::string& key : {key_, other_key}) {
+    HttpResult saved = Send("POST", "/v2/calendars/ics-feed/save", {{"urls", {host.Url("a.ics")}}}, key);
+    ASSERT_EQ(saved.status, 201) << saved.body;
+  }
+  ASSERT_EQ(host.FullAnswers("a.ics"), 2);  // the saves' own downloads
+  // Eight readers at once: the first starts the feed's refresh, the others join it (or, arriving
+  // after it, ask conditionally and get 304): the feed is downloaded and parsed once.
+  std::atomic<int> answered{0};
+  std::vector<std::thread> readers;
+  for (int i = 0; i < 8; ++i) {
+    readers.emplace_back([&, i] {
+      HttpClient client;
+      HttpResult r = client.Get(Api(kRange), Auth(i % 2 == 0 ? key_ : other_key));
+      if (r.status == 200 && r.Json()["data"].size() == 200u && !r.Json().contains("failedSources"))
+        ++answered;
+    });
+  }
+  for (std::thread& t : readers) t.join();
+  EXPECT_EQ(answered.load(), 8);
+  EXPECT_EQ(host.FullAnswers("a.ics"), 3);
+  EXPECT_GT(HeldBytesMetric(), 0);
+}
+
+TEST_F(CalendarIcsMemoryTest, TheParsedFeedsKeptStayWithinIcsMemoryBytes) {
+  IcsFeedHost host(std::chrono::milliseconds(0));
+  HttpResult saved = Send("POST", "/v2/calendars/ics-feed/save",
+                          {{"urls", {host.Url("a.ics"), host.Url("b.ics"), host.Url("c.ics")}}}, key_);
+  ASSERT_EQ(saved.status, 201) << saved.body;
+  for (int round = 0; round < 2; ++round) {
+    HttpResult r = Get(kRange, key_);
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(r.Json()["data"].size(), 600u) << round;  // every feed answered
+    const double held = HeldBytesMetric();
+    EXPECT_GT(held, 0) << round;
+    EXPECT_LE(held, 6000) << round;
+  }
+  // The feeds that did not fit were dropped, so the second round downloaded them again in full
+  // (a kept one is only asked conditionally).
+  const int full = host.FullAnswers("a.ics") + host.FullAnswers("b.ics") + host.FullAnswers("c.ics");
+  EXPECT_GE(full, 3 + 3 + 2);
+  EXPECT_LE(full, 3 + 3 + 3);
 }
 
 // With the default config (no ics_allow_private_networks), feeds must be https and public.

@@ -2,6 +2,8 @@
 #include <signal.h>
 
 #include <fstream>
+#include <map>
+#include <optional>
 #include <regex>
 #include <string>
 
@@ -10,6 +12,7 @@
 #include "api_user_fixture.hpp"
 #include "eventually.hpp"
 #include "http_client.hpp"
+#include "raw_http.hpp"
 #include "test_server.hpp"
 
 namespace rendezvous::testing {
@@ -200,6 +203,57 @@ TEST_F(CoreServer, LoginPage) {
   auto anonymous = http_.Get(server_->app() + "/");
   EXPECT_EQ(anonymous.status, 302);
   EXPECT_EQ(anonymous.Header("location"), "/auth/login");
+}
+
+// The pages' security headers on every answer of the app listener, exactly once each: pages,
+// redirects, refusals, the router's 404 and 405, and an answer to a request that could not be read.
+TEST_F(CoreServer, EveryAppAnswerCarriesThePagesSecurityHeaders) {
+  const std::map<std::string, std::string> expected = {
+      {"x-content-type-options", "nosniff"},
+      {"x-frame-options", "DENY"},
+      {"content-security-policy", "frame-ancestors 'none'"},
+      {"referrer-policy", "no-referrer"},
+      {"cache-control", "no-store"},
+  };
+  auto expect_headers = [&](const std::multimap<std::string, std::string>& headers, const std::string& what) {
+    for (const auto& [name, value] : expected) {
+      EXPECT_EQ(headers.count(name), 1u) << what << ": " << name;
+      auto it = headers.find(name);
+      if (it != headers.end()) EXPECT_EQ(it->second, value) << what << ": " << name;
+    }
+  };
+  struct Probe {
+    std::string method, path, body;
+    long status;
+  };
+  const std::vector<Probe> probes = {
+      {"GET", "/auth/login", "", 200},                        // a page
+      {"GET", "/", "", 302},                                  // a page's redirect to sign in
+      {"GET", "/settings/developer/oauth", "", 302},          // a plugin's page, signed out
+      {"POST", "/auth/login", "email=a%40example.com", 403},  // refused: no CSRF token
+      {"GET", "/no/such/page", "", 404},                      // an unknown app path
+      {"GET", "/v2/me", "", 404},                             // an api path asked of the app listener
+      {"DELETE", "/auth/login", "", 405},                     // a known path, another method
+      {"GET", "/auth/login?next=%zz", "", 400},               // a malformed query string
+  };
+  for (const Probe& p : probes) {
+    std::vector<std::string> headers;
+    if (!p.body.empty()) headers.push_back("Content-Type: application/x-www-form-urlencoded");
+    HttpResult r = http_.Request(p.method, server_->app() + p.path, p.body, headers);
+    EXPECT_EQ(r.status, p.status) << p.method << " " << p.path << ": " << r.body;
+    expect_headers(r.headers, p.method + " " + p.path);
+  }
+  // Refused before a request could be read (a malformed request line), on a raw connection.
+  rdv_test::Conn raw(static_cast<uint16_t>(server_->app_port()));
+  ASSERT_TRUE(raw.Send("NOT A REQUEST\r\n\r\n"));
+  std::optional<rdv_test::Reply> reply = raw.Read();
+  ASSERT_TRUE(reply.has_value());
+  EXPECT_EQ(reply->status, 400);
+  expect_headers(reply->headers, "a malformed request line");
+  // The api listener's answers are left as they were.
+  HttpResult api = http_.Get(server_->api() + "/no/such/resource");
+  EXPECT_EQ(api.status, 404);
+  EXPECT_EQ(api.Header("x-frame-options"), "");
 }
 
 }  // namespace

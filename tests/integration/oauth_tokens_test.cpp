@@ -48,6 +48,7 @@ class OAuthTokensBase : public ::testing::Test {
   void NewServer(const std::string& plugins) {
     TestServerOptions o;
     o.plugins = plugins;
+    o.server_extra = server_extra_;
     server_ = std::make_unique<TestServer>(db_.name(), o);
   }
 
@@ -142,6 +143,7 @@ class OAuthTokensBase : public ::testing::Test {
     return j;
   }
 
+  std::string server_extra_;  // YAML under `server:` for the next server started
   ScratchDatabase db_;
   std::unique_ptr<TestServer> server_;
   HttpClient http_;
@@ -547,6 +549,79 @@ TEST_F(OAuthTokensMisc, ATwoSecondAccessTokenIsAcceptedAndExpires) {
   while (status == 200 && std::chrono::steady_clock::now() < deadline)
     status = http_.Get(server_->api() + "/v2/me", auth).status;
   EXPECT_EQ(status, 401);
+}
+
+// Pushed authorization requests (RFC 9126) bounded per client and client address: strangers who
+// know a public client's id cannot spend its real users' pushes. The server trusts the loopback
+// peer as a proxy, so X-Forwarded-For names the client address of each push.
+class OAuthPushedRequests : public OAuthTokensBase {
+ protected:
+  void SetUp() override {
+    server_extra_ = "trusted_proxies: [\"127.0.0.1\"]\n";
+    StartServer("");
+  }
+
+  // A public client that accepts only pushed requests, as in `--require-par`.
+  json StrictPublicClient() const {
+    json c = Cli({"admin", "oauth-client", "create", "--owner-id", std::to_string(owner_), "--name", "Strict",
+                  "--redirect-uri", kRedirect, "--scope", "BOOKING_READ", "--public", "--require-par"});
+    Cli({"admin", "oauth-client", "review", c["client_id"], "--accept"});
+    return c;
+  }
+
+  // An anonymous push for `client_id`, as relayed by the trusted proxy for `forwarded_for`.
+  HttpResult PushFrom(const std::string& forwarded_for, const std::string& client_id) {
+    return Post(server_->api() + "/v2/auth/oauth2/par",
+                {{"client_id", client_id},
+                 {"response_type", "code"},
+                 {"redirect_uri", kRedirect},
+                 {"scope", "BOOKING_READ"},
+                 {"code_challenge", S256Challenge("verifier-of-a-pushed-request-0123456789-abcdef")},
+                 {"code_challenge_method", "S256"}},
+                Encoding::kForm, {"X-Forwarded-For: " + forwarded_for});
+  }
+};
+
+TEST_F(OAuthPushedRequests, StrangersFromOneAddressDoNotLockOutOtherAddresses) {
+  json c = StrictPublicClient();
+  ASSERT_EQ(c["require_par"], true);
+  const std::string id = c["client_id"];
+  for (int i = 0; i < 20; ++i) {
+    HttpResult r = PushFrom("198.51.100.7", id);
+    ASSERT_EQ(r.status, 201) << i << ": " << r.body;
+  }
+  // The real user's push from another address succeeds at once.
+  HttpResult other = PushFrom("203.0.113.20", id);
+  ASSERT_EQ(other.status, 201) << other.body;
+  EXPECT_EQ(other.Json()["request_uri"].get<std::string>().rfind("urn:ietf:params:oauth:request_uri:", 0),
+            0u);
+  // The 21st from the first address is refused, with a clear error and when to try again.
+  HttpResult refused = PushFrom("198.51.100.7", id);
+  ExpectError(
+      refused, 429, "invalid_request",
+      "the client holds 20 unused pushed authorization requests from this address; use them or let them "
+      "expire");
+  EXPECT_EQ(refused.Header("retry-after"), "60");
+  // Forging entries left of the proxy's does not pick a fresh share: the proxy's entry names it.
+  EXPECT_EQ(PushFrom("192.0.2.99, 198.51.100.7", id).status, 429);
+  EXPECT_EQ(
+      db_.QueryValue("SELECT COUNT(*) FROM oauth_pushed_requests WHERE client_address = '198.51.100.7'"),
+      "20");
+  // The server kept serving every other address.
+  EXPECT_EQ(PushFrom("2001:db8::5", id).status, 201);
+}
+
+TEST_F(OAuthPushedRequests, TheBoundPerAddressComesFromConfig) {
+  ASSERT_NO_FATAL_FAILURE(RestartServer("oauth:\n  par_pending_per_address: 2\n"));
+  const std::string id = StrictPublicClient()["client_id"];
+  EXPECT_EQ(PushFrom("198.51.100.8", id).status, 201);
+  EXPECT_EQ(PushFrom("198.51.100.8", id).status, 201);
+  HttpResult refused = PushFrom("198.51.100.8", id);
+  ExpectError(
+      refused, 429, "invalid_request",
+      "the client holds 2 unused pushed authorization requests from this address; use them or let them "
+      "expire");
+  EXPECT_EQ(PushFrom("198.51.100.9", id).status, 201);
 }
 
 }  // namespace

@@ -166,6 +166,7 @@ IcsFeedCache::Download Parsed(size_t bytes, std::string etag = "") {
   d.kind = IcsFeedCache::Download::Kind::kParsed;
   d.calendar = std::make_shared<const CompactIcs>();
   d.bytes = bytes;
+  d.held_bytes = bytes;
   d.validators.etag = std::move(etag);
   return d;
 }
@@ -282,6 +283,40 @@ TEST(IcsFeedCacheTest, ParsesKeptAreBoundedByBytes) {
   EXPECT_FALSE(cache.KnownBytes("a"));  // the least recently used went
   EXPECT_EQ(cache.KnownBytes("b"), 60u);
   EXPECT_EQ(cache.kept_bytes(), 60u);
+}
+
+TEST(IcsFeedCacheTest, TheMemoryHeldStaysWithinItsBoundAndIsReported) {
+  RefreshPool pool(1, 16);
+  std::mutex mu;
+  std::vector<size_t> told;
+  IcsFeedCache cache(pool, seconds(3600), 100, 10000, [&](size_t held) {
+    std::lock_guard<std::mutex> lock(mu);
+    told.push_back(held);
+  });
+  Gate open;
+  open.Open();
+  // The text's size counts for the user's budget; the memory held for the cache's bound.
+  auto parse = [](size_t text, size_t held) {
+    IcsFeedCache::Download d = Parsed(text);
+    d.held_bytes = held;
+    return d;
+  };
+  const std::vector<std::pair<std::string, size_t>> feeds = {
+      {"a", 60}, {"b", 30}, {"c", 50}, {"d", 150}, {"e", 10}};
+  for (const auto& [key, held] : feeds) {
+    auto t = cache.Start(key, seconds(60), kLong, open.Downloader(parse(2 << 20, held)));
+    IcsFeedCache::Answer a = cache.Await(t, IcsFeedCache::Clock::now() + kLong, kLong);
+    ASSERT_TRUE(a.calendar) << key;  // answered to its callers, even when too heavy to keep
+    EXPECT_LE(cache.kept_bytes(), 100u) << key;
+  }
+  EXPECT_FALSE(cache.KnownBytes("a"));  // the least recently used went first
+  EXPECT_FALSE(cache.KnownBytes("d"));  // heavier than the whole bound: not kept
+  EXPECT_EQ(cache.KnownBytes("c"), size_t{2 << 20});
+  EXPECT_EQ(cache.kept_bytes(), 30u + 50u + 10u);
+  std::lock_guard<std::mutex> lock(mu);
+  ASSERT_EQ(told.size(), feeds.size());
+  for (size_t held : told) EXPECT_LE(held, 100u);
+  EXPECT_EQ(told.back(), 90u);
 }
 
 TEST(IcsFeedCacheTest, AFullPoolAnswersAtOnce) {

@@ -457,6 +457,40 @@ TEST(CalendarIcs, RejectsMalformedRecurrenceAndStructure) {
   EXPECT_TRUE(ParseIcs(event("X-UNKNOWN;FOO=bar:baz\nGEO:not-a-place\n"), &why)) << why;
 }
 
+// A feed is read piece by piece (the calendar's own properties, then each component): what a
+// whole-feed read saw is still seen wherever it stands.
+TEST(CalendarIcs, PiecesReadAsTheWholeFeed) {
+  const std::string feed =
+      "BEGIN:VCALENDAR\r\nVERSION:2.0\r\n"
+      "BEGIN:VEVENT\r\nUID:one@x\r\nDTSTART:20250303T090000Z\r\nDTEND:20250303T100000Z\r\n"
+      "SUMMARY:A long title folded\r\n  onto the next line\r\n"
+      "BEGIN:VALARM\r\nACTION:DISPLAY\r\nTRIGGER:-PT15M\r\nEND:VALARM\r\nEND:VEVENT\r\n"
+      "BEGIN:VTODO\r\nUID:todo@x\r\nSUMMARY:not an event\r\nEND:VTODO\r\n"
+      "X-WR-CALNAME:Named \r\n at the end\r\n"
+      "BEGIN:VEVENT\r\nUID:two@x\r\nDTSTART;TZID=Europe/Berlin:20250304T090000\r\nDURATION:PT30M\r\n"
+      "END:VEVENT\r\nX-WR-TIMEZONE:Europe/Berlin\r\nEND:VCALENDAR";  // no line end after the last line
+  std::string why;
+  auto cal = ParseIcs(feed, &why);
+  ASSERT_TRUE(cal) << why;
+  EXPECT_EQ(cal->name, "Named at the end");
+  EXPECT_EQ(cal->time_zone, "Europe/Berlin");
+  ASSERT_EQ(cal->events.size(), 2u);
+  EXPECT_EQ(cal->events[0].summary, "A long title folded onto the next line");
+  EXPECT_EQ(cal->events[1].uid, "two@x");
+  EXPECT_EQ(cal->events[1].duration_seconds, 1800);
+  EXPECT_EQ(cal->events[1].start.tzid, "Europe/Berlin");
+  // A malformed line fails the feed in any piece: the calendar's own properties, another
+  // component, a nested one.
+  for (const std::string& bad :
+       {std::string("a line without a colon\r\n"),
+        std::string("BEGIN:VTODO\r\nUID:t\r\nno colon here\r\nEND:VTODO\r\n"),
+        std::string("BEGIN:VEVENT\r\nUID:a\r\nDTSTART:20250303T090000Z\r\nBEGIN:VALARM\r\n"
+                    "broken line\r\nEND:VALARM\r\nEND:VEVENT\r\n")}) {
+    EXPECT_FALSE(ParseIcs("BEGIN:VCALENDAR\r\nVERSION:2.0\r\n" + bad + "END:VCALENDAR\r\n", &why)) << bad;
+    EXPECT_EQ(why, "malformed iCalendar line") << bad;
+  }
+}
+
 TEST(CalendarIcs, ConcurrentCallsAgree) {
   auto cal = ParseIcs(kOutlookFeed, nullptr);
   ASSERT_TRUE(cal);

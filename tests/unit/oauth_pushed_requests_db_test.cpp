@@ -1,6 +1,6 @@
 // Pushed authorization requests (RFC 9126) against a real MariaDB through the host's pool:
-// PushedRequests (stored hashed, single use under concurrency, bound per client, expiry and the
-// purger), the PAR endpoint's handler (client authentication as at the token endpoint, the
+// PushedRequests (stored hashed, single use under concurrency, bound per client and client address,
+// expiry and the purger), the PAR endpoint's handler (client authentication as at the token endpoint, the
 // authorization page's validation, its answers) and the clients' require_par setting.
 #include <atomic>
 #include <memory>
@@ -24,6 +24,8 @@ namespace {
 
 constexpr const char* kChallenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";  // RFC 7636 B
 constexpr const char* kRedirectEncoded = "https%3A%2F%2Fapp.example.com%2Fcb";
+constexpr const char* kAddress = "192.0.2.10";
+constexpr size_t kPendingPerAddress = 20;
 
 class NullMailer final : public Mailer {
  public:
@@ -35,7 +37,7 @@ class PushedRequestsDb : public OAuthDbTest {
   void SetUp() override {
     OpenDatabase(OAuthMigrations());
     clients_ = std::make_unique<ClientService>(*db_, users_, mailer_, logger_);
-    pushed_ = std::make_unique<PushedRequests>(*db_, 60);
+    pushed_ = std::make_unique<PushedRequests>(*db_, 60, kPendingPerAddress);
     auto confidential = clients_->Create(AppClient(1, {"BOOKING_READ", "PROFILE_READ"}));
     ASSERT_TRUE(confidential.ok()) << confidential.status().message();
     client_id_ = confidential->first.client_id;
@@ -69,6 +71,7 @@ class PushedRequestsDb : public OAuthDbTest {
     req.headers["content-type"] = "application/x-www-form-urlencoded";
     if (authorization) req.headers["authorization"] = *authorization;
     req.body = body;
+    req.remote_ip = kAddress;
     return HandlePushedAuthorizationRequest(ParEndpointServices{*clients_, *pushed_}, req);
   }
 
@@ -103,11 +106,11 @@ class PushedRequestsDb : public OAuthDbTest {
 };
 
 TEST_F(PushedRequestsDb, StoredHashedReadUntilConsumedOnce) {
-  std::optional<PushedRequest> p = pushed_->Push(client_id_, Params(client_id_));
+  std::optional<PushedRequest> p = pushed_->Push(client_id_, kAddress, Params(client_id_));
   ASSERT_TRUE(p.has_value());
   EXPECT_TRUE(IsPushedRequestUri(p->request_uri)) << p->request_uri;
   EXPECT_EQ(p->expires_in, 60);
-  EXPECT_NE(pushed_->Push(client_id_, Params(client_id_))->request_uri, p->request_uri);
+  EXPECT_NE(pushed_->Push(client_id_, kAddress, Params(client_id_))->request_uri, p->request_uri);
   // Only the hash is stored.
   EXPECT_EQ(Count("SELECT COUNT(*) FROM oauth_pushed_requests WHERE uri_hash = '" +
                   crypto::Sha256Hex(p->request_uri) + "'"),
@@ -138,7 +141,7 @@ TEST_F(PushedRequestsDb, StoredHashedReadUntilConsumedOnce) {
 }
 
 TEST_F(PushedRequestsDb, ConcurrentConsumesGiveItOnce) {
-  std::optional<PushedRequest> p = pushed_->Push(client_id_, Params(client_id_));
+  std::optional<PushedRequest> p = pushed_->Push(client_id_, kAddress, Params(client_id_));
   ASSERT_TRUE(p.has_value());
   std::atomic<int> got{0};
   std::vector<std::thread> threads;
@@ -152,8 +155,8 @@ TEST_F(PushedRequestsDb, ConcurrentConsumesGiveItOnce) {
 }
 
 TEST_F(PushedRequestsDb, ExpiredIsUnusableAndPurged) {
-  std::optional<PushedRequest> p = pushed_->Push(client_id_, Params(client_id_));
-  std::optional<PushedRequest> live = pushed_->Push(client_id_, Params(client_id_));
+  std::optional<PushedRequest> p = pushed_->Push(client_id_, kAddress, Params(client_id_));
+  std::optional<PushedRequest> live = pushed_->Push(client_id_, kAddress, Params(client_id_));
   ASSERT_TRUE(p && live);
   db_->Run([&](DbConnection& conn) {
     conn.Exec(
@@ -169,22 +172,42 @@ TEST_F(PushedRequestsDb, ExpiredIsUnusableAndPurged) {
   EXPECT_TRUE(pushed_->Peek(client_id_, live->request_uri).has_value());
 }
 
-TEST_F(PushedRequestsDb, UnusedRequestsAreBoundedPerClient) {
+TEST_F(PushedRequestsDb, UnusedRequestsAreBoundedPerClientAndAddress) {
   std::vector<std::string> uris;
-  for (size_t i = 0; i < kMaxPendingPerClient; ++i) {
-    auto p = pushed_->Push(client_id_, Params(client_id_));
+  for (size_t i = 0; i < kPendingPerAddress; ++i) {
+    auto p = pushed_->Push(client_id_, kAddress, Params(client_id_));
     ASSERT_TRUE(p.has_value()) << i;
     uris.push_back(p->request_uri);
   }
-  EXPECT_EQ(pushed_->Push(client_id_, Params(client_id_)), std::nullopt);
+  EXPECT_EQ(pushed_->Push(client_id_, kAddress, Params(client_id_)), std::nullopt);
   Response refused = Post(ConfidentialBody());
-  ExpectError(refused, 429, "invalid_request");
+  ExpectError(
+      refused, 429, "invalid_request",
+      "the client holds 20 unused pushed authorization requests from this address; use them or let them "
+      "expire");
   EXPECT_EQ(HeaderOf(refused, "Retry-After"), "60");
-  // Another client is not affected; using one makes room again.
-  EXPECT_TRUE(pushed_->Push(public_id_, Params(public_id_)).has_value());
+  // Another address of the same client, and another client at that address, are not affected.
+  EXPECT_TRUE(pushed_->Push(client_id_, "192.0.2.11", Params(client_id_)).has_value());
+  EXPECT_TRUE(pushed_->Push(client_id_, "2001:db8::1", Params(client_id_)).has_value());
+  EXPECT_TRUE(pushed_->Push(public_id_, kAddress, Params(public_id_)).has_value());
+  // Using one makes room again.
   ASSERT_TRUE(pushed_->Consume(client_id_, uris[0]).has_value());
-  EXPECT_TRUE(pushed_->Push(client_id_, Params(client_id_)).has_value());
-  EXPECT_EQ(pushed_->Push("no-such-client", Params("no-such-client")), std::nullopt);
+  EXPECT_TRUE(pushed_->Push(client_id_, kAddress, Params(client_id_)).has_value());
+  EXPECT_EQ(pushed_->Push(client_id_, kAddress, Params(client_id_)), std::nullopt);
+  EXPECT_EQ(pushed_->Push("no-such-client", kAddress, Params("no-such-client")), std::nullopt);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM oauth_pushed_requests WHERE client_address = '192.0.2.10'"), 21);
+}
+
+TEST_F(PushedRequestsDb, TheBoundPerAddressIsConfiguredAndLongAddressesAreKeyedByHash) {
+  PushedRequests two(*db_, 60, 2);
+  const std::string long_address(200, 'a');
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(two.Push(client_id_, long_address, Params(client_id_)).has_value());
+  EXPECT_EQ(two.Push(client_id_, long_address, Params(client_id_)), std::nullopt);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM oauth_pushed_requests WHERE client_address = '" +
+                  crypto::Sha256Hex(long_address) + "'"),
+            2);
+  EXPECT_TRUE(two.Push(client_id_, std::string(200, 'b'), Params(client_id_)).has_value());
+  EXPECT_EQ(two.pending_per_address(), 2u);
 }
 
 TEST_F(PushedRequestsDb, EndpointAnswers201WithAUsableRequestUri) {

@@ -27,8 +27,9 @@ std::string RenderPage(const std::string& title, const std::string& body_html);
 // kInternal with the parser's message when the template is malformed.
 Result<std::string> RenderTemplate(const std::string& mustache_template, const Json& data);
 
-// The headers every page carries: never cached, never framed, and no Referer sent to other sites
-// (page URLs and forms carry states and codes).
+// The headers every page carries: never cached, never framed, no Referer sent to other sites
+// (page URLs and forms carry states and codes), and no content sniffing. The server adds the same
+// headers to every other answer of the app listener (404s, errors, refusals) that lacks them.
 void AddPageHeaders(Response& res);
 
 struct CookieOptions {
