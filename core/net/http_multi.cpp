@@ -47,16 +47,6 @@ std::string SystemError(int error) {
   return strerror_r(error, buf, sizeof buf);
 }
 
-// What OpenSSL says of the last failure on this thread (its queue emptied), or `fallback`.
-std::string TlsError(const char* fallback) {
-  const unsigned long code = ERR_get_error();
-  ERR_clear_error();
-  if (code == 0) return fallback;
-  char buf[256];
-  ERR_error_string_n(code, buf, sizeof buf);
-  return buf;
-}
-
 // OpenSSL's own socket BIO writes with write(2), which raises SIGPIPE on a connection the peer
 // has closed; this one sends with MSG_NOSIGNAL, so the client is safe in any process.
 // The BIO's data is the connection's socket (a pointer to Connection::fd).
@@ -420,12 +410,12 @@ struct HttpMulti::Impl {
     c.ssl = SSL_new(ctx);
     SSL_CTX_free(ctx);  // the connection's SSL holds its own reference
     if (c.ssl == nullptr) {
-      Fail(c, HttpOutcome::kError, "TLS is not available: " + TlsError("no context"));
+      Fail(c, HttpOutcome::kError, "TLS is not available: " + tls_trust::TlsError("no context"));
       return;
     }
     BIO* bio = SocketBio() != nullptr ? BIO_new(SocketBio()) : nullptr;
     if (bio == nullptr) {
-      Fail(c, HttpOutcome::kError, "TLS is not available: " + TlsError("no socket BIO"));
+      Fail(c, HttpOutcome::kError, "TLS is not available: " + tls_trust::TlsError("no socket BIO"));
       return;
     }
     BIO_set_data(bio, &c.fd);
@@ -465,7 +455,7 @@ struct HttpMulti::Impl {
       said = std::string("the server's certificate is not trusted: ") + X509_verify_cert_error_string(verify);
       ERR_clear_error();
     } else {
-      said = TlsError(why == SSL_ERROR_SYSCALL ? "the connection closed" : "failed");
+      said = tls_trust::TlsError(why == SSL_ERROR_SYSCALL ? "the connection closed" : "failed");
     }
     const std::string host = c.transfer != nullptr ? c.transfer->host : "";
     if (auto kept = sessions.find(c.key); kept != sessions.end()) {  // its next connection starts afresh
@@ -501,7 +491,8 @@ struct HttpMulti::Impl {
           Interest(c, why == SSL_ERROR_WANT_WRITE ? EPOLLOUT : EPOLLIN);
           return;
         }
-        Fail(c, HttpOutcome::kError, "could not send the request: " + TlsError("the connection closed"));
+        Fail(c, HttpOutcome::kError,
+             "could not send the request: " + tls_trust::TlsError("the connection closed"));
         return;
       }
       const ssize_t n = ::send(c.fd, wire.data() + c.sent, left, MSG_NOSIGNAL);
@@ -535,7 +526,8 @@ struct HttpMulti::Impl {
             return;
           }
           if (why != SSL_ERROR_ZERO_RETURN) {
-            Fail(c, HttpOutcome::kError, "could not read the answer: " + TlsError("the connection closed"));
+            Fail(c, HttpOutcome::kError,
+                 "could not read the answer: " + tls_trust::TlsError("the connection closed"));
             return;
           }
           n = 0;

@@ -40,15 +40,6 @@ std::string KeyOf(const TrustOptions& t) {
   return "default\n" + Env(X509_get_default_cert_file_env()) + "\n" + Env(X509_get_default_cert_dir_env());
 }
 
-std::string TlsError(const char* fallback) {
-  const unsigned long code = ERR_get_error();
-  ERR_clear_error();
-  if (code == 0) return fallback;
-  char buf[256];
-  ERR_error_string_n(code, buf, sizeof buf);
-  return buf;
-}
-
 int OnNewSession(SSL* ssl, SSL_SESSION* session) {
   auto* keeper = static_cast<tls_trust::SessionKeeper*>(SSL_get_app_data(ssl));
   return keeper != nullptr && keeper->KeepSession(session) ? 1 : 0;
@@ -58,7 +49,7 @@ SSL_CTX* Make(const TrustOptions& t, std::string& error) {
   ERR_clear_error();
   SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
   if (ctx == nullptr) {
-    error = TlsError("no TLS context");
+    error = tls_trust::TlsError("no TLS context");
     return nullptr;
   }
   SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
@@ -73,7 +64,7 @@ SSL_CTX* Make(const TrustOptions& t, std::string& error) {
                                                                    : t.ca_file;
     const int system = ERR_GET_LIB(ERR_peek_error()) == ERR_LIB_SYS ? ERR_GET_REASON(ERR_peek_error()) : 0;
     error = "cannot load the CA certificates from " + from + ": " +
-            (system != 0 ? std::string(std::strerror(system)) : TlsError("no certificate found"));
+            (system != 0 ? std::string(std::strerror(system)) : tls_trust::TlsError("no certificate found"));
     ERR_clear_error();
     SSL_CTX_free(ctx);
     return nullptr;
@@ -123,6 +114,15 @@ Status ConfigureTrust(const TrustOptions& trust) {
 }
 
 namespace tls_trust {
+
+std::string TlsError(const char* fallback) {
+  const unsigned long code = ERR_get_error();
+  ERR_clear_error();
+  if (code == 0) return fallback;
+  char buf[256];
+  ERR_error_string_n(code, buf, sizeof buf);
+  return buf;
+}
 
 SSL_CTX* Context(std::string& error) {
   State& s = Shared();

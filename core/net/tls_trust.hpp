@@ -32,6 +32,9 @@ struct Paths {
 };
 Paths CurlPaths();
 
+// What OpenSSL says of the last failure on this thread (its queue emptied), or `fallback`.
+std::string TlsError(const char* fallback);
+
 }  // namespace rendezvous::net::tls_trust
 
 namespace rendezvous::net::tls_trust {

@@ -5,37 +5,16 @@
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
-#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "ca_file_in_environment.hpp"
 #include "tls_peer.hpp"
 #include "webhooks_fixture.hpp"
 
 namespace rendezvous::testing {
 namespace {
-
-// SSL_CERT_FILE for the servers started while it lives (they inherit the test's environment).
-class CaFileInEnvironment {
- public:
-  explicit CaFileInEnvironment(const std::string& path) {
-    if (const char* old = std::getenv("SSL_CERT_FILE")) old_ = old;
-    ::setenv("SSL_CERT_FILE", path.c_str(), 1);
-  }
-  ~CaFileInEnvironment() {
-    if (old_) {
-      ::setenv("SSL_CERT_FILE", old_->c_str(), 1);
-    } else {
-      ::unsetenv("SSL_CERT_FILE");
-    }
-  }
-  CaFileInEnvironment(const CaFileInEnvironment&) = delete;
-  CaFileInEnvironment& operator=(const CaFileInEnvironment&) = delete;
-
- private:
-  std::optional<std::string> old_;
-};
 
 class WebhooksOutboundTrust : public WebhooksFixture {
  protected:

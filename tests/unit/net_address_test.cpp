@@ -12,13 +12,13 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
-#include <optional>
 #include <set>
 #include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "ca_file_in_environment.hpp"
 #include "free_port.hpp"
 #include "loopback_http_server.hpp"
 #include "rendezvous/net.hpp"
@@ -550,26 +550,6 @@ TEST(NetOutbound, SmtpFailureSaysWhy) {
 // the variable is set before the HttpMulti is constructed and restored after it is gone.
 using testing::TlsPeer;
 
-class CaFileFromEnvironment {
- public:
-  explicit CaFileFromEnvironment(const std::string& path) {
-    if (const char* old = std::getenv("SSL_CERT_FILE")) old_ = old;
-    ::setenv("SSL_CERT_FILE", path.c_str(), 1);
-  }
-  ~CaFileFromEnvironment() {
-    if (old_) {
-      ::setenv("SSL_CERT_FILE", old_->c_str(), 1);
-    } else {
-      ::unsetenv("SSL_CERT_FILE");
-    }
-  }
-  CaFileFromEnvironment(const CaFileFromEnvironment&) = delete;
-  CaFileFromEnvironment& operator=(const CaFileFromEnvironment&) = delete;
-
- private:
-  std::optional<std::string> old_;
-};
-
 // What a TlsPeer's handler saw, from its connection threads.
 struct SeenRequests {
   struct One {
@@ -613,7 +593,7 @@ TEST(NetOutbound, MultiSpeaksTlsToAServerItTrustsOverOneKeptAliveConnection) {
     seen.Add(method, target, body);
     return TlsPeer::Answer(201, "got " + body);
   });
-  CaFileFromEnvironment trust(peer.ca_file());
+  testing::CaFileInEnvironment trust(peer.ca_file());
   HttpMulti multi(4);
 
   HttpRequest req;
@@ -653,7 +633,7 @@ TEST(NetOutbound, MultiRefusesATlsServerWhoseCertificateItDoesNotTrust) {
   // A certificate of the same name, but another key: not the peer's.
   TlsPeer stranger(
       [](const std::string&, const std::string&, const std::string&) { return TlsPeer::Answer(200, ""); });
-  CaFileFromEnvironment trust(stranger.ca_file());
+  testing::CaFileInEnvironment trust(stranger.ca_file());
   HttpMulti multi(2);
 
   HttpRequest req;
@@ -676,7 +656,7 @@ TEST(NetOutbound, MultiReassemblesAChunkedAnswerOverTls) {
     return std::string("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n") +
            "5\r\nhello\r\n1a\r\nabcdefghijklmnopqrstuvwxyz\r\n0\r\n\r\n";
   });
-  CaFileFromEnvironment trust(peer.ca_file());
+  testing::CaFileInEnvironment trust(peer.ca_file());
   HttpMulti multi(2);
 
   HttpRequest req;
@@ -703,7 +683,7 @@ TEST(NetOutbound, MultiReadsATlsAnswerUntilTheCloseAndThenOpensANewConnection) {
     }
     return TlsPeer::Answer(200, "after " + target);
   });
-  CaFileFromEnvironment trust(peer.ca_file());
+  testing::CaFileInEnvironment trust(peer.ca_file());
   HttpMulti multi(2);
 
   HttpRequest req;

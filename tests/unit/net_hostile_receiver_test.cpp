@@ -26,6 +26,7 @@
 
 #include <gtest/gtest.h>
 
+#include "ca_file_in_environment.hpp"
 #include "eventually.hpp"
 #include "free_port.hpp"
 #include "rendezvous/outbound.hpp"
@@ -574,26 +575,6 @@ class Trusting {
   Trusting& operator=(const Trusting&) = delete;
 };
 
-class CaFileInEnvironment {
- public:
-  explicit CaFileInEnvironment(const std::string& path) {
-    if (const char* old = std::getenv("SSL_CERT_FILE")) old_ = old;
-    ::setenv("SSL_CERT_FILE", path.c_str(), 1);
-  }
-  ~CaFileInEnvironment() {
-    if (old_) {
-      ::setenv("SSL_CERT_FILE", old_->c_str(), 1);
-    } else {
-      ::unsetenv("SSL_CERT_FILE");
-    }
-  }
-  CaFileInEnvironment(const CaFileInEnvironment&) = delete;
-  CaFileInEnvironment& operator=(const CaFileInEnvironment&) = delete;
-
- private:
-  std::optional<std::string> old_;
-};
-
 std::string Pong(const std::string&, const std::string& target, const std::string&) {
   return TlsPeer::Answer(200, "pong " + target);
 }
@@ -621,7 +602,7 @@ TEST(NetHostileReceiver, APrivateCaIsTrustedOnlyOnceConfiguredForPerformAndMulti
   EXPECT_EQ(peer.requests(), 2);
   // SSL_CERT_FILE names the CA: the default trust honours it, Perform and HttpMulti alike.
   {
-    CaFileInEnvironment env(peer.ca_file());
+    testing::CaFileInEnvironment env(peer.ca_file());
     r = Perform(req);
     ASSERT_TRUE(r.ok()) << Said(r);
     HttpMulti multi(2);
@@ -692,7 +673,7 @@ TEST(NetHostileReceiver, SmtpUsesTheSameTrust) {
     EXPECT_EQ(r.error.find("certificate"), std::string::npos) << r.error;
   }
   {
-    CaFileInEnvironment env(peer.ca_file());
+    testing::CaFileInEnvironment env(peer.ca_file());
     r = SendSmtp(mail);
     EXPECT_FALSE(r.sent);
     EXPECT_EQ(r.error.find("certificate"), std::string::npos) << r.error;
