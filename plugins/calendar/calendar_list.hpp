@@ -36,12 +36,18 @@ class CalendarList {
   // Where new events of the user go: the destination calendar, else the primary one ("primary"
   // when no list is stored).
   std::string TargetCalendar(int64_t user_id);
-  // A Google calendar as the API shows it.
+  // A Google calendar as the API shows it (Cal.com's calendar plus isDestination and timeZone).
   static Json CalendarJson(const GoogleCalendar& c, const std::optional<std::string>& destination);
+  // Cal.com's integration object of `type` ("google_calendar" or "ics-feed_calendar").
+  static Json IntegrationJson(const std::string& type);
 
-  // GET /v2/calendars: {calendars: [Google calendars, then ICS feeds], destinationCalendar}.
+  // GET /v2/calendars, Cal.com's shape: {connectedCalendars: [{integration, credentialId, primary?,
+  // calendars}], destinationCalendar} plus our flat list `calendars` (Google calendars, then ICS
+  // feeds). A user with Google calendars and no destination gets the primary one stored as the
+  // destination (where events already go); without Google calendars destinationCalendar is null.
   Result<Json> ListCalendars(int64_t user_id);
-  // PUT /v2/destination-calendars: one of the user's writable Google calendars.
+  // PUT /v2/destination-calendars: one of the user's writable Google calendars. Answers Cal.com's
+  // {userId, integration, externalId, credentialId} plus id, name, primary and timeZone.
   Result<Json> SetDestination(int64_t user_id, const Json& body);
 
  private:

@@ -95,13 +95,20 @@ CREATE TABLE IF NOT EXISTS calendar_sync_jobs (
   KEY ix_calendar_sync_jobs_event (event_id, status, id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci)sql";
 
+// Cal.com's destination calendar carries a numeric id: existing rows are numbered in place.
+constexpr const char* kDestinationIdMigration =
+    "ALTER TABLE calendar_destinations ADD COLUMN id BIGINT NOT NULL AUTO_INCREMENT,"
+    " ADD UNIQUE KEY ux_calendar_destinations_id (id)";
+
 }  // namespace
 
 std::vector<Migration> CalendarMigrations() {
-  return {Migration{1, "calendar credentials, calendars, destinations, ICS feeds, connect states", kMigration},
-          Migration{2, "calendar_google_credentials.invalid_at", kInvalidMarkMigration},
-          Migration{3, "calendar_connect_states.binding_hash", kBrowserBindingMigration},
-          Migration{4, "calendar booking events and sync jobs", kSyncMigration}};
+  return {
+      Migration{1, "calendar credentials, calendars, destinations, ICS feeds, connect states", kMigration},
+      Migration{2, "calendar_google_credentials.invalid_at", kInvalidMarkMigration},
+      Migration{3, "calendar_connect_states.binding_hash", kBrowserBindingMigration},
+      Migration{4, "calendar booking events and sync jobs", kSyncMigration},
+      Migration{5, "calendar_destinations.id", kDestinationIdMigration}};
 }
 
 }  // namespace rendezvous::calendar

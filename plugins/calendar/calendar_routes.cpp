@@ -50,10 +50,23 @@ void RegisterCalendarRoutes(PluginContext& ctx, std::shared_ptr<CalendarParts> p
           .Outbound());
 
   // Spec §5.3: APPS_WRITE is "connect and disconnect apps".
-  ctx.AddRoute(
-      Route::Api(Method::kPost, "/v2/calendars/google/disconnect", RouteAuth::Bearer("APPS_WRITE", kScoped),
-                 [parts](Request& req) { return Answer(parts->connect.Disconnect(req.principal->user_id)); })
-          .Outbound());
+  ctx.AddRoute(Route::Api(Method::kPost, "/v2/calendars/google/disconnect",
+                          RouteAuth::Bearer("APPS_WRITE", kScoped),
+                          [parts](Request& req) {
+                            // Cal.com's body {id} names the credential; an empty body disconnects Google.
+                            auto body = req.JsonBody();
+                            if (!body.ok()) return Response::FromStatus(body.status());
+                            std::optional<int64_t> id;
+                            if (body->contains("id")) {
+                              const Json& v = (*body)["id"];
+                              if (!v.is_number_integer() || v.get<int64_t>() <= 0)
+                                return Response::FromStatus(
+                                    Status::Invalid("id", "id must be a credential id (a positive integer)"));
+                              id = v.get<int64_t>();
+                            }
+                            return Answer(parts->connect.Disconnect(req.principal->user_id, id));
+                          })
+                   .Outbound());
 
   ctx.AddRoute(Route::Api(Method::kGet, "/v2/calendars", RouteAuth::Bearer("APPS_READ", kScoped),
                           [parts](Request& req) {
@@ -78,6 +91,16 @@ void RegisterCalendarRoutes(PluginContext& ctx, std::shared_ptr<CalendarParts> p
                             auto body = req.JsonBody();
                             if (!body.ok()) return Response::FromStatus(body.status());
                             return Answer(parts->feeds.Save(req.principal->user_id, *body), 201);
+                          })
+                   .Outbound());
+
+  // DESIGN §10: 200 {"status":"success"} while one of the user's feeds works, 400 otherwise.
+  ctx.AddRoute(Route::Api(Method::kGet, "/v2/calendars/ics-feed/check",
+                          RouteAuth::Bearer("APPS_READ", kScoped),
+                          [parts](Request& req) {
+                            Status s = parts->feeds.Check(req.principal->user_id);
+                            if (!s.ok()) return Response::FromStatus(s);
+                            return Response::SuccessWith(Json::object());
                           })
                    .Outbound());
 

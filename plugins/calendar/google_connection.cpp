@@ -23,18 +23,24 @@ Result<Json> GoogleConnection::Check(int64_t user_id) {
   return Json{{"connected", true}, {"valid", true}, {"reconnectRequired", false}};
 }
 
-Result<Json> GoogleConnection::Disconnect(int64_t user_id) {
+Result<Json> GoogleConnection::Disconnect(int64_t user_id, std::optional<int64_t> credential_id) {
   struct Row {
     int64_t id;
     std::string access_enc, refresh_enc;
+    bool invalid;
   };
   std::optional<Row> row = db_.Run([&](DbConnection& c) -> std::optional<Row> {
     std::optional<DbRow> r = c.QueryOne(
-        "SELECT id, access_token_enc, refresh_token_enc FROM calendar_google_credentials WHERE user_id = ?",
+        "SELECT id, access_token_enc, refresh_token_enc, invalid_at IS NOT NULL FROM "
+        "calendar_google_credentials"
+        " WHERE user_id = ?",
         {user_id});
     if (!r) return std::nullopt;
-    return Row{r->Int(1), r->String(2), r->String(3)};
+    return Row{r->Int(1), r->String(2), r->String(3), r->Bool(4)};
   });
+  // Cal.com names the credential; it must be the caller's Google credential.
+  if (credential_id && (!row || row->id != *credential_id))
+    return Status::NotFound("no Google calendar credential of yours has this id");
   if (!row) return Json{{"disconnected", false}, {"revoked", false}};
 
   // Revoking the refresh token ends the whole grant at Google. Best effort: the user asked for the
@@ -58,7 +64,10 @@ Result<Json> GoogleConnection::Disconnect(int64_t user_id) {
   });
   busy_cache_.Forget(user_id);
   logger_.Info("google calendar disconnected", {{"user_id", user_id}, {"revoked", revoked}});
-  return Json{{"disconnected", true}, {"revoked", revoked}};
+  // Cal.com's deleted credential, plus what became of the connection here.
+  return Json{{"id", row->id},        {"type", "google_calendar"},  {"userId", user_id},
+              {"teamId", nullptr},    {"appId", "google-calendar"}, {"invalid", row->invalid},
+              {"disconnected", true}, {"revoked", revoked}};
 }
 
 }  // namespace rendezvous::calendar

@@ -61,8 +61,11 @@ class GoogleConnection {
   Result<Json> Check(int64_t user_id);
   // POST /v2/calendars/google/disconnect: revokes the refresh token at Google (best effort),
   // deletes the credential, its calendar list and a Google destination. Bookings are kept.
-  // {disconnected: false} when nothing was connected.
-  Result<Json> Disconnect(int64_t user_id);
+  // Answers Cal.com's deleted credential {id, type, userId, teamId, appId, invalid} plus
+  // {disconnected: true, revoked}. `credential_id` (Cal.com's body `id`), when given, must be the
+  // user's Google credential (404 otherwise); without it, nothing connected answers
+  // {disconnected: false, revoked: false}.
+  Result<Json> Disconnect(int64_t user_id, std::optional<int64_t> credential_id = std::nullopt);
 
  private:
   Database& db_;

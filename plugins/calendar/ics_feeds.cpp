@@ -96,16 +96,60 @@ Result<Json> IcsFeeds::Save(int64_t user_id, const Json& body) {
   if (!saved.ok()) return saved;
   busy_cache_.Forget(user_id);
 
-  // Answer the saved feeds as calendar objects.
+  // Cal.com's answer is one credential. Each feed is its own credential here: the answer is the
+  // first saved feed's, and `calendars` lists every feed of this save.
   Result<Json> all = calendars_.ListCalendars(user_id);
-  const Json listed = all.ok() ? *all : Json::object();
-  Json out = Json::array();
+  if (!all.ok()) return all.status();
+  Json saved_calendars = Json::array();
   for (const Fetched& f : fetched) {
-    for (const Json& c : listed.value("calendars", Json::array())) {
-      if (c.value("integration", "") == "ics_feed" && c.value("externalId", "") == f.url) out.push_back(c);
+    for (const Json& c : all->value("calendars", Json::array())) {
+      if (c.value("integration", "") == "ics_feed" && c.value("externalId", "") == f.url)
+        saved_calendars.push_back(c);
     }
   }
-  return out;
+  if (saved_calendars.empty()) return Status(ErrorCode::kInternal, "the saved feeds could not be read back");
+  return Json{{"id", saved_calendars.front()["credentialId"]},
+              {"type", "ics-feed_calendar"},
+              {"userId", user_id},
+              {"teamId", nullptr},
+              {"appId", "ics-feed"},
+              {"invalid", false},
+              {"calendars", saved_calendars}};
+}
+
+Status IcsFeeds::Check(int64_t user_id) {
+  if (Status s = RequireEncryption(encryption_key_); !s.ok()) return s;
+  std::vector<std::string> urls = db_.Run([&](DbConnection& c) {
+    std::vector<std::string> out;
+    for (const DbRow& r :
+         c.Query("SELECT url_enc FROM calendar_ics_feeds WHERE user_id = ? ORDER BY id LIMIT ?",
+                 {user_id, static_cast<int64_t>(kMaxIcsFeedsPerUser)}))
+      out.push_back(r.String(1));
+    return out;
+  });
+  if (urls.empty())
+    return Status(ErrorCode::kInvalid, "no ICS feed is saved").WithReason("ics_feed_not_working");
+  const Deadline deadline = std::chrono::steady_clock::now() + kRequestBudget;
+  std::string why;
+  for (const std::string& enc : urls) {
+    auto url = crypto::Decrypt(encryption_key_, enc);
+    if (!url.ok()) {
+      why = "a saved feed URL cannot be decrypted with the configured key";
+      continue;
+    }
+    const std::chrono::milliseconds timeout = IcsFetcher::TimeLeft(deadline);
+    if (timeout.count() == 0) break;
+    const IcsDownload d = fetcher_.FetchFeed(*url, timeout);
+    if (d.fetch.ok() && d.fetch.status == 200 && d.calendar) return Status::Ok();
+    if (why.empty()) {
+      why = !d.fetch.ok()           ? "a feed could not be fetched: " + d.fetch.error
+            : d.fetch.status != 200 ? "a feed answered HTTP " + std::to_string(d.fetch.status)
+                                    : "a feed is not an iCalendar file: " + d.why;
+    }
+  }
+  if (why.empty()) why = "the feeds took too long to download";
+  return Status(ErrorCode::kInvalid, "no saved ICS feed works (" + why + ")")
+      .WithReason("ics_feed_not_working");
 }
 
 }  // namespace rendezvous::calendar

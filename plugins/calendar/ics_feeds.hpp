@@ -24,8 +24,13 @@ class IcsFeeds {
   IcsFeeds(Database& db, const CalendarOptions& options, IcsFetcher& fetcher, CalendarList& calendars,
            BusyCache& busy_cache);
 
-  // `body` is {urls: [..], readOnly?}; answers the saved feeds as calendar objects.
+  // `body` is {urls: [..], readOnly?}; answers Cal.com's credential object {id, type, userId,
+  // teamId, appId, invalid} of the first saved feed (each feed is a credential), plus `calendars`:
+  // the saved feeds as calendar objects.
   Result<Json> Save(int64_t user_id, const Json& body);
+  // GET /v2/calendars/ics-feed/check: Ok when one of the user's feeds downloads as an iCalendar
+  // file within the request's budget; else 400 ics_feed_not_working (also when none is saved).
+  Status Check(int64_t user_id);
 
  private:
   Database& db_;

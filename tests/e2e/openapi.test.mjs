@@ -440,7 +440,10 @@ test('every answer of every route matches the document', { timeout: kTestTimeout
   await call('POST', '/v2/calendars/google/disconnect', { token: key });
   await call('POST', '/v2/calendars/google/disconnect', { expect: 401 });
   await call('GET', '/v2/calendars/google/save', { query: { code: 'c', state: 'unknown' } });
+  await call('POST', '/v2/calendars/google/disconnect', { token: key, body: { id: 'x' }, expect: 400 });
+  await call('GET', '/v2/calendars/ics-feed/check', { token: key, expect: 400 });
   await call('POST', '/v2/calendars/ics-feed/save', { token: key, body: { urls: [`${receiver.url}/feed.ics`] }, expect: 201 });
+  await call('GET', '/v2/calendars/ics-feed/check', { token: key, expect: 200 });
   await call('POST', '/v2/calendars/ics-feed/save', { token: key, body: { urls: 'not a list' }, expect: 400 });
   await call('GET', '/v2/calendars/busy-times', { token: key, query: { dateFrom: day, dateTo: day }, expect: 200 });
   await call('GET', '/v2/calendars/busy-times', { token: key, query: { dateFrom: 'later' }, expect: 400 });

@@ -68,7 +68,10 @@ TEST_F(CalendarTest, ConnectSaveAndListCalendars) {
   ASSERT_EQ(list.status, 200) << list.body;
   json data = list.Json()["data"];
   EXPECT_EQ(data["calendars"].size(), 3u);
-  EXPECT_TRUE(data["destinationCalendar"].is_null());
+  // No destination was chosen: events go to the primary calendar, which is the destination.
+  EXPECT_EQ(data["destinationCalendar"]["externalId"], "ada@example.com");
+  ASSERT_EQ(data["connectedCalendars"].size(), 1u) << list.body;
+  EXPECT_EQ(data["connectedCalendars"][0]["calendars"], data["calendars"]);
   EXPECT_EQ(data["calendars"][1]["name"], "Team");
   EXPECT_GT(data["calendars"][1]["credentialId"].get<int64_t>(), 0);
 
@@ -248,6 +251,8 @@ TEST_F(CalendarTest, RoutesEnforceTheirScopesForOAuthTokens) {
        "APPS_WRITE",
        200},
       {"GET", "/v2/calendars/google/check", nullptr, "APPS_READ", 200},
+      // No feed saved: the handler ran and said so.
+      {"GET", "/v2/calendars/ics-feed/check", nullptr, "APPS_READ", 400},
       // Last: the first call disconnects, the others find nothing connected (still 200).
       {"POST", "/v2/calendars/google/disconnect", json::object(), "APPS_WRITE", 200},
   };

@@ -122,9 +122,19 @@ TEST_F(CalendarTest, DisconnectRevokesAtGoogleAndForgetsTheConnection) {
   const std::vector<std::string> issued = google_.IssuedTokens();
   ASSERT_EQ(issued.size(), 2u);
 
+  const std::string credential = db_.QueryValue("SELECT MAX(id) FROM calendar_google_credentials");
   HttpResult off = Send("POST", "/v2/calendars/google/disconnect", json::object(), key_);
   ASSERT_EQ(off.status, 200) << off.body;
-  EXPECT_EQ(off.Json(), (json{{"status", "success"}, {"data", {{"disconnected", true}, {"revoked", true}}}}));
+  EXPECT_EQ(off.Json()["status"], "success");
+  EXPECT_EQ(off.Json()["data"], (json{{"id", std::stoll(credential)},
+                                      {"type", "google_calendar"},
+                                      {"userId", user_},
+                                      {"teamId", nullptr},
+                                      {"appId", "google-calendar"},
+                                      {"invalid", false},
+                                      {"disconnected", true},
+                                      {"revoked", true}}))
+      << off.body;
   EXPECT_EQ(google_.RevokedTokens(), std::vector<std::string>{issued[1]});  // the refresh token
   EXPECT_EQ(db_.QueryValue("SELECT COUNT(*) FROM calendar_google_credentials"), "0");
   EXPECT_EQ(db_.QueryValue("SELECT COUNT(*) FROM calendar_google_calendars"), "0");
@@ -146,7 +156,8 @@ TEST_F(CalendarTest, DisconnectRevokesAtGoogleAndForgetsTheConnection) {
   google_.SetFailStatus(503);
   HttpResult down = Send("POST", "/v2/calendars/google/disconnect", json::object(), key_);
   ASSERT_EQ(down.status, 200) << down.body;
-  EXPECT_EQ(down.Json()["data"], (json{{"disconnected", true}, {"revoked", false}}));
+  EXPECT_EQ(down.Json()["data"]["disconnected"], true) << down.body;
+  EXPECT_EQ(down.Json()["data"]["revoked"], false);
   EXPECT_EQ(db_.QueryValue("SELECT COUNT(*) FROM calendar_google_credentials"), "0");
 }
 

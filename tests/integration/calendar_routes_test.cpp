@@ -50,10 +50,12 @@ TEST_F(CalendarTest, BusyTimesFromGoogleAndIcsFeeds) {
   HttpResult saved =
       Send("POST", "/v2/calendars/ics-feed/save", {{"urls", {google_.IcsUrl("club.ics")}}}, key_);
   ASSERT_EQ(saved.status, 201) << saved.body;
-  ASSERT_EQ(saved.Json()["data"].size(), 1u);
-  EXPECT_EQ(saved.Json()["data"][0]["integration"], "ics_feed");
-  EXPECT_EQ(saved.Json()["data"][0]["name"], "Climbing club");
-  EXPECT_EQ(saved.Json()["data"][0]["readOnly"], true);
+  ASSERT_EQ(saved.Json()["data"]["calendars"].size(), 1u) << saved.body;
+  EXPECT_EQ(saved.Json()["data"]["type"], "ics-feed_calendar");
+  EXPECT_EQ(saved.Json()["data"]["calendars"][0]["integration"], "ics_feed");
+  EXPECT_EQ(saved.Json()["data"]["calendars"][0]["name"], "Climbing club");
+  EXPECT_EQ(saved.Json()["data"]["calendars"][0]["readOnly"], true);
+  EXPECT_EQ(saved.Json()["data"]["calendars"][0]["credentialId"], saved.Json()["data"]["id"]);
 
   HttpResult r = Get("/v2/calendars/busy-times?dateFrom=2025-05-01&dateTo=2025-05-02&timeZone=UTC", key_);
   ASSERT_EQ(r.status, 200) << r.body;
@@ -62,7 +64,7 @@ TEST_F(CalendarTest, BusyTimesFromGoogleAndIcsFeeds) {
   EXPECT_EQ(busy[0], (json{{"start", "2025-05-01T06:00:00Z"},
                            {"end", "2025-05-01T07:00:00Z"},
                            {"source", "ics_feed"},
-                           {"credentialId", saved.Json()["data"][0]["credentialId"]}}));
+                           {"credentialId", saved.Json()["data"]["id"]}}));
   EXPECT_EQ(busy[1]["start"], "2025-05-01T08:00:00Z");
   EXPECT_EQ(busy[1]["source"], "google_calendar");
   EXPECT_EQ(busy[1]["externalId"], "ada@example.com");
@@ -188,6 +190,203 @@ TEST_F(CalendarTest, IcsFeedSaveValidatesUrlsAndBodies) {
             201);
   EXPECT_EQ(db_.QueryValue("SELECT COUNT(*) FROM calendar_ics_feeds"), "1");
   EXPECT_EQ(db_.QueryValue("SELECT read_only FROM calendar_ics_feeds"), "0");
+}
+
+// Cal.com's schema types: "string", "number" (any JSON number), "integer", "boolean", "object",
+// "array"; a trailing '?' also allows null.
+bool HasType(const json& v, std::string type) {
+  if (!type.empty() && type.back() == '?') {
+    if (v.is_null()) return true;
+    type.pop_back();
+  }
+  if (type == "string") return v.is_string();
+  if (type == "number") return v.is_number();
+  if (type == "integer") return v.is_number_integer();
+  if (type == "boolean") return v.is_boolean();
+  if (type == "object") return v.is_object();
+  if (type == "array") return v.is_array();
+  return false;
+}
+
+using Fields = std::vector<std::pair<std::string, std::string>>;
+
+// Every field of `required` present with its type, every field of `optional` of its type if
+// present (Cal.com's document allows additional properties everywhere).
+void ExpectFields(const json& object, const Fields& required, const Fields& optional,
+                  const std::string& where) {
+  ASSERT_TRUE(object.is_object()) << where << ": " << object.dump();
+  for (const auto& [name, type] : required) {
+    ASSERT_TRUE(object.contains(name)) << where << " lacks " << name << ": " << object.dump();
+    EXPECT_TRUE(HasType(object[name], type))
+        << where << "." << name << " is not " << type << ": " << object.dump();
+  }
+  for (const auto& [name, type] : optional) {
+    if (!object.contains(name)) continue;
+    EXPECT_TRUE(HasType(object[name], type))
+        << where << "." << name << " is not " << type << ": " << object.dump();
+  }
+}
+
+// Cal.com's calendar (Primary requires `primary` too, nullable).
+const Fields kCalendarRequired = {
+    {"externalId", "string"}, {"readOnly", "boolean"}, {"isSelected", "boolean"}, {"credentialId", "number"}};
+const Fields kCalendarOptional = {
+    {"integration", "string"}, {"name", "string"}, {"primary", "boolean?"}, {"email", "string"}};
+// Cal.com's credential: what ics-feed/save and {calendar}/disconnect answer.
+const Fields kCredential = {{"id", "number"},       {"type", "string"},   {"userId", "integer?"},
+                            {"teamId", "integer?"}, {"appId", "string?"}, {"invalid", "boolean?"}};
+
+TEST_F(CalendarTest, AnswersCarryCalComsRequiredFields) {
+  AddStandardCalendars();
+  google_.SetIcs("club.ics", kIcs);
+  ASSERT_EQ(ConnectAndSave().status, 200);
+
+  // POST /v2/calendars/ics-feed/save: the credential.
+  HttpResult saved =
+      Send("POST", "/v2/calendars/ics-feed/save", {{"urls", {google_.IcsUrl("club.ics")}}}, key_);
+  ASSERT_EQ(saved.status, 201) << saved.body;
+  EXPECT_EQ(saved.Json()["status"], "success");
+  ExpectFields(saved.Json()["data"], kCredential, {}, "ics-feed/save");
+  EXPECT_EQ(saved.Json()["data"]["userId"], user_);
+  EXPECT_EQ(saved.Json()["data"]["invalid"], false);
+  EXPECT_EQ(saved.Json()["data"]["appId"], "ics-feed");
+
+  // GET /v2/calendars: {connectedCalendars, destinationCalendar}.
+  HttpResult list = Get("/v2/calendars", key_);
+  ASSERT_EQ(list.status, 200) << list.body;
+  EXPECT_EQ(list.Json()["status"], "success");
+  const json data = list.Json()["data"];
+  ASSERT_TRUE(data["connectedCalendars"].is_array()) << list.body;
+  ASSERT_EQ(data["connectedCalendars"].size(), 2u) << list.body;  // Google, then the feed
+  for (const json& connected : data["connectedCalendars"]) {
+    ExpectFields(connected, {{"integration", "object"}, {"credentialId", "number"}},
+                 {{"primary", "object"}, {"calendars", "array"}}, "connectedCalendar");
+    ExpectFields(connected["integration"],
+                 {{"name", "string"},
+                  {"description", "string"},
+                  {"type", "string"},
+                  {"variant", "string"},
+                  {"categories", "array"},
+                  {"logo", "string"},
+                  {"publisher", "string"},
+                  {"slug", "string"},
+                  {"url", "string"},
+                  {"email", "string"},
+                  {"locationOption", "object?"}},
+                 {{"appData", "object?"},
+                  {"dirName", "string"},
+                  {"installed", "boolean"},
+                  {"title", "string"},
+                  {"category", "string"}},
+                 "integration");
+    for (const json& category : connected["integration"]["categories"]) EXPECT_TRUE(category.is_string());
+    if (connected.contains("primary")) {
+      Fields primary_required = kCalendarRequired;
+      primary_required.emplace_back("primary", "boolean?");
+      ExpectFields(connected["primary"], primary_required, kCalendarOptional, "primary");
+    }
+    for (const json& c : connected.value("calendars", json::array()))
+      ExpectFields(c, kCalendarRequired, kCalendarOptional, "calendar");
+  }
+  const json& google = data["connectedCalendars"][0];
+  EXPECT_EQ(google["integration"]["type"], "google_calendar");
+  EXPECT_EQ(google["calendars"].size(), 3u);
+  EXPECT_EQ(google["primary"]["externalId"], "ada@example.com");
+  const json& feed = data["connectedCalendars"][1];
+  EXPECT_EQ(feed["integration"]["type"], "ics-feed_calendar");
+  EXPECT_EQ(feed["credentialId"], saved.Json()["data"]["id"]);
+  EXPECT_EQ(feed["calendars"][0]["externalId"], google_.IcsUrl("club.ics"));
+  EXPECT_EQ(feed["calendars"][0]["integration"], "ics-feed_calendar");
+  EXPECT_EQ(data["calendars"][3]["integration"], "ics_feed");  // our flat list keeps our name
+  const Fields destination_required = {{"id", "number"},           {"integration", "string"},
+                                       {"externalId", "string"},   {"primaryEmail", "string?"},
+                                       {"userId", "number?"},      {"eventTypeId", "number?"},
+                                       {"credentialId", "number?"}};
+  const Fields destination_optional = {{"name", "string?"},
+                                       {"primary", "boolean"},
+                                       {"readOnly", "boolean"},
+                                       {"email", "string"},
+                                       {"integrationTitle", "string"}};
+  ExpectFields(data["destinationCalendar"], destination_required, destination_optional,
+               "destinationCalendar");
+  EXPECT_EQ(data["destinationCalendar"]["externalId"], "ada@example.com");  // the primary, as none was chosen
+  EXPECT_EQ(data["destinationCalendar"]["userId"], user_);
+  EXPECT_EQ(data["destinationCalendar"]["credentialId"], google["credentialId"]);
+  EXPECT_EQ(data["destinationCalendar"]["primaryEmail"], "ada@example.com");
+  const json first_destination_id = data["destinationCalendar"]["id"];
+
+  // PUT /v2/destination-calendars: {userId, integration, externalId, credentialId}.
+  HttpResult put =
+      Send("PUT", "/v2/destination-calendars",
+           {{"integration", "google_calendar"}, {"externalId", "team@group.calendar.google.com"}}, key_);
+  ASSERT_EQ(put.status, 200) << put.body;
+  ExpectFields(put.Json()["data"],
+               {{"userId", "number"},
+                {"integration", "string"},
+                {"externalId", "string"},
+                {"credentialId", "number?"}},
+               {}, "destination-calendars");
+  EXPECT_EQ(put.Json()["data"]["userId"], user_);
+  EXPECT_EQ(put.Json()["data"]["credentialId"], google["credentialId"]);
+  json after = Get("/v2/calendars", key_).Json()["data"]["destinationCalendar"];
+  EXPECT_EQ(after["externalId"], "team@group.calendar.google.com");
+  EXPECT_EQ(after["id"], first_destination_id);  // one destination per user, changed in place
+
+  // POST /v2/calendars/google/disconnect {id}: the deleted credential; only the caller's own id.
+  const int64_t credential = google["credentialId"];
+  HttpResult wrong = Send("POST", "/v2/calendars/google/disconnect", {{"id", credential + 1000}}, key_);
+  EXPECT_EQ(wrong.status, 404) << wrong.body;
+  HttpResult not_int = Send("POST", "/v2/calendars/google/disconnect", {{"id", "x"}}, key_);
+  EXPECT_EQ(not_int.status, 400) << not_int.body;
+  EXPECT_EQ(not_int.Json()["error"]["details"]["field"], "id");
+  EXPECT_EQ(db_.QueryValue("SELECT COUNT(*) FROM calendar_google_credentials"), "1");
+  HttpResult off = Send("POST", "/v2/calendars/google/disconnect", {{"id", credential}}, key_);
+  ASSERT_EQ(off.status, 200) << off.body;
+  ExpectFields(off.Json()["data"], kCredential, {}, "disconnect");
+  EXPECT_EQ(off.Json()["data"]["id"], credential);
+  EXPECT_EQ(off.Json()["data"]["type"], "google_calendar");
+  EXPECT_EQ(db_.QueryValue("SELECT COUNT(*) FROM calendar_google_credentials"), "0");
+  HttpResult twice = Send("POST", "/v2/calendars/google/disconnect", {{"id", credential}}, key_);
+  EXPECT_EQ(twice.status, 404) << twice.body;
+  // Without Google the listing keeps the feed and has no destination.
+  json without = Get("/v2/calendars", key_).Json()["data"];
+  EXPECT_EQ(without["connectedCalendars"].size(), 1u);
+  EXPECT_TRUE(without["destinationCalendar"].is_null());
+}
+
+TEST_F(CalendarTest, IcsFeedCheckIsSuccessWhileAFeedWorks) {
+  // No feed saved: 400.
+  HttpResult none = Get("/v2/calendars/ics-feed/check", key_);
+  EXPECT_EQ(none.status, 400) << none.body;
+  EXPECT_EQ(none.Json()["error"]["code"], "ics_feed_not_working");
+  EXPECT_EQ(http_.Get(Api("/v2/calendars/ics-feed/check")).status, 401);
+
+  google_.SetIcs("club.ics", kIcs);
+  ASSERT_EQ(
+      Send("POST", "/v2/calendars/ics-feed/save", {{"urls", {google_.IcsUrl("club.ics")}}}, key_).status,
+      201);
+  const size_t before = google_.RequestsTo("/ics/club.ics").size();
+  HttpResult ok = Get("/v2/calendars/ics-feed/check", key_);
+  ASSERT_EQ(ok.status, 200) << ok.body;
+  EXPECT_EQ(ok.Json(), (json{{"status", "success"}}));
+  EXPECT_GT(google_.RequestsTo("/ics/club.ics").size(), before);  // the check asks the feed itself
+
+  // The feed stops being a calendar: 400 saying why.
+  google_.SetIcs("club.ics", "<html>gone</html>", "text/html");
+  HttpResult broken = Get("/v2/calendars/ics-feed/check", key_);
+  EXPECT_EQ(broken.status, 400) << broken.body;
+  EXPECT_EQ(broken.Json()["error"]["code"], "ics_feed_not_working");
+  EXPECT_NE(broken.body.find("not an iCalendar file"), std::string::npos) << broken.body;
+
+  // One working feed among broken ones is enough.
+  google_.SetIcs("other.ics", kIcs);
+  ASSERT_EQ(
+      Send("POST", "/v2/calendars/ics-feed/save", {{"urls", {google_.IcsUrl("other.ics")}}}, key_).status,
+      201);
+  EXPECT_EQ(Get("/v2/calendars/ics-feed/check", key_).status, 200);
+  // Another user's feeds are not this user's.
+  const std::string bob_key = server_->CreateApiKey(server_->CreateUser("bob@example.com", "Bob"));
+  EXPECT_EQ(Get("/v2/calendars/ics-feed/check", bob_key).status, 400);
 }
 
 TEST_F(CalendarTest, DestinationCalendarMustBeOneOfYours) {
@@ -347,8 +546,9 @@ TEST_F(CalendarTest, IcsFeedNamesAreStoredAsValidUtf8) {
   HttpResult saved = Send("POST", "/v2/calendars/ics-feed/save",
                           {{"urls", {google_.IcsUrl("long.ics"), google_.IcsUrl("invalid.ics")}}}, key_);
   ASSERT_EQ(saved.status, 201) << saved.body;
-  json data = saved.Json()["data"];
+  json data = saved.Json()["data"]["calendars"];
   ASSERT_EQ(data.size(), 2u) << saved.body;
+  EXPECT_EQ(saved.Json()["data"]["id"], data[0]["credentialId"]);
   EXPECT_EQ(data[0]["name"], long_name.substr(0, 254));
   EXPECT_EQ(data[1]["name"], "Club \xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD night");
   EXPECT_EQ(db_.QueryValue("SELECT LENGTH(name) FROM calendar_ics_feeds ORDER BY id LIMIT 1"), "254");

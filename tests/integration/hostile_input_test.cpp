@@ -135,6 +135,7 @@ TEST_F(HostileInput, JsonBodiesNeverCause5xx) {
       {"POST", "/v2/bookings/" + uid_ + "/mark-absent", {{"attendees", {{{"email", "ann@example.com"}, {"absent", true}}}}}},
       {"POST", "/v2/calendars/ics-feed/save", {{"urls", {"https://calendar.example/feed.ics"}}}},
       {"PUT", "/v2/destination-calendars", {{"integration", "google_calendar"}, {"externalId", "primary"}}},
+      {"POST", "/v2/calendars/google/disconnect", {{"id", 12345}}},
       {"POST", "/v2/verified-resources/emails/verification-code/request", {{"email", "v@example.com"}}},
       {"POST", "/v2/verified-resources/emails/verification-code/verify", {{"email", "v@example.com"}, {"code", "123456"}}},
       {"POST", "/v2/verified-resources/phones/verification-code/request", {{"phone", "+14155550123"}}},

@@ -224,12 +224,25 @@ TEST_F(CalendarPartsDb, CheckAndDisconnect) {
   ConnectAda();
   EXPECT_EQ(*parts_->connect.Check(kAda),
             (json{{"connected", true}, {"valid", true}, {"reconnectRequired", false}}));
-  auto gone = parts_->connect.Disconnect(kAda);
+  const int64_t credential =
+      std::stoll(scratch_.QueryValue("SELECT id FROM calendar_google_credentials WHERE user_id = 7"));
+  // Another credential id than the user's: nothing happens.
+  EXPECT_EQ(parts_->connect.Disconnect(kAda, credential + 1).status().code(), ErrorCode::kNotFound);
+  EXPECT_TRUE(google_.RevokedTokens().empty());
+  auto gone = parts_->connect.Disconnect(kAda, credential);
   ASSERT_TRUE(gone.ok());
-  EXPECT_EQ(*gone, (json{{"disconnected", true}, {"revoked", true}}));
+  EXPECT_EQ(*gone, (json{{"id", credential},
+                         {"type", "google_calendar"},
+                         {"userId", kAda},
+                         {"teamId", nullptr},
+                         {"appId", "google-calendar"},
+                         {"invalid", false},
+                         {"disconnected", true},
+                         {"revoked", true}}));
   EXPECT_EQ(google_.RevokedTokens().size(), 1u);
   EXPECT_EQ(scratch_.QueryValue("SELECT COUNT(*) FROM calendar_google_calendars WHERE user_id = 7"), "0");
   EXPECT_EQ((*parts_->connect.Disconnect(kAda))["disconnected"], false);
+  EXPECT_EQ(parts_->connect.Disconnect(kAda, credential).status().code(), ErrorCode::kNotFound);
 }
 
 TEST_F(CalendarPartsDb, ACredentialGoogleRefusesIsMarkedInvalidAndCounted) {
@@ -283,6 +296,37 @@ TEST_F(CalendarPartsDb, CalendarListAndDestination) {
   EXPECT_EQ(parts_->calendars.TargetCalendar(kBob), "primary");
 }
 
+// Destinations chosen before they had an id are numbered in place by the migration that adds it;
+// the listing then names them with that id.
+TEST(CalendarMigrationsDb, ExistingDestinationsGetAnId) {
+  ScratchDatabase scratch;
+  prometheus::Registry registry;
+  core::MysqlDatabase db(OptionsFor(scratch, 2), registry, QuietLogger());
+  std::vector<Migration> before = calendar::CalendarMigrations();
+  ASSERT_EQ(before.back().version, 5);
+  before.pop_back();
+  {
+    core::Migrator m(db, QuietLogger());
+    m.Add("calendar", before);
+    m.Apply();
+  }
+  scratch.Exec(
+      "INSERT INTO calendar_destinations (user_id, integration, external_id, updated_at) VALUES"
+      " (7, 'google_calendar', 'team@group', UTC_TIMESTAMP(3)),"
+      " (8, 'google_calendar', 'bob@example.com', UTC_TIMESTAMP(3))");
+  core::Migrator m(db, QuietLogger());
+  m.Add("calendar", calendar::CalendarMigrations());
+  m.Apply();
+  EXPECT_EQ(scratch.QueryValue("SELECT COUNT(DISTINCT id) FROM calendar_destinations WHERE id > 0"), "2");
+  EXPECT_EQ(scratch.QueryValue("SELECT external_id FROM calendar_destinations WHERE user_id = 7"),
+            "team@group");
+  // A new destination gets a fresh id.
+  scratch.Exec(
+      "INSERT INTO calendar_destinations (user_id, integration, external_id, updated_at) VALUES"
+      " (9, 'google_calendar', 'x@example.com', UTC_TIMESTAMP(3))");
+  EXPECT_EQ(scratch.QueryValue("SELECT COUNT(DISTINCT id) FROM calendar_destinations"), "3");
+}
+
 TEST_F(CalendarPartsDb, IcsFeedsAreSavedAndReadForBusyTimes) {
   google_.SetIcs("club.ics", kIcs);
   google_.SetIcs("page.html", "<html>not a calendar</html>", "text/html");
@@ -293,9 +337,12 @@ TEST_F(CalendarPartsDb, IcsFeedsAreSavedAndReadForBusyTimes) {
   EXPECT_EQ(Metric("calendar_ics_fetches_total", {{"outcome", "not_calendar"}}), 1);
   auto saved = parts_->feeds.Save(kAda, {{"urls", {google_.IcsUrl("club.ics")}}});
   ASSERT_TRUE(saved.ok()) << saved.status().message();
-  ASSERT_EQ(saved->size(), 1u);
-  EXPECT_EQ((*saved)[0]["name"], "Club");
-  EXPECT_EQ((*saved)[0]["externalId"], google_.IcsUrl("club.ics"));
+  EXPECT_EQ((*saved)["type"], "ics-feed_calendar");
+  EXPECT_EQ((*saved)["userId"], kAda);
+  ASSERT_EQ((*saved)["calendars"].size(), 1u);
+  EXPECT_EQ((*saved)["calendars"][0]["name"], "Club");
+  EXPECT_EQ((*saved)["calendars"][0]["externalId"], google_.IcsUrl("club.ics"));
+  EXPECT_EQ((*saved)["id"], (*saved)["calendars"][0]["credentialId"]);
 
   auto busy = parts_->busy.Answer(kAda, "2030-05-01", "2030-05-01", "UTC");
   ASSERT_TRUE(busy.ok()) << busy.status().message();
