@@ -269,9 +269,9 @@ RenderedBody DeliveryQueue::RenderForSend(const Webhook& w, const std::string& t
   }
   if (hooks_.has_render()) {
     ScriptHooks::Args args(*event, ScriptHooks::WebhookValue(w));
-    return hooks_.Body(w, *event, args);
+    return hooks_.Body(w, *event, args, options_.max_rendered_bytes);
   }
-  return RenderBody(w.payload_template, *event);
+  return RenderBody(w.payload_template, *event, options_.max_rendered_bytes);
 }
 
 std::vector<ClaimedDelivery> DeliveryQueue::Claim(Database& db, size_t limit, int64_t lease_seconds,

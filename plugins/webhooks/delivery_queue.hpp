@@ -56,6 +56,9 @@ inline constexpr size_t kDeliveryRowBytes = 512;
 struct QueueOptions {
   // What the deliveries of one event may store together (DESIGN §8 plugins.webhooks.max_event_bytes).
   size_t max_event_bytes = 4194304;
+  // One delivery's body (DESIGN §8 plugins.webhooks.max_rendered_bytes): a longer rendering is cut
+  // on a UTF-8 character boundary.
+  size_t max_rendered_bytes = kMaxRenderedBytes;
   Logger* logger = nullptr;  // an event over its cap is logged here (Warn)
 };
 
@@ -149,7 +152,7 @@ class DeliveryQueue {
   const ScriptHooks& hooks() const { return hooks_; }
   // A delivery's body for `webhook` from its event's text (`event`: the text parsed): the render
   // script's answer, else the template rendered, else the text as it is; cut at
-  // kMaxRenderedBytes on a character boundary.
+  // max_rendered_bytes on a character boundary.
   RenderedBody RenderForSend(const Webhook& webhook, const std::string& text, const Json* event) const;
 
   // Up to `limit` due deliveries, each leased for `lease_seconds`, none of the webhooks in

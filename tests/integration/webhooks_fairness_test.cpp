@@ -4,7 +4,8 @@
 // render script that runs for its whole time limit on that user's events each rendering costs 50
 // ms. Meanwhile another user's deliveries (commit to delivery: from before the booking's POST to
 // its arrival at the receiver) stay within a second of the same user's baseline measured in the
-// same test, and the database grows by at most `max_event_bytes` per event.
+// same test, and the database grows by at most `max_event_bytes` per event. A configured
+// max_rendered_bytes cuts every rendering on a character boundary.
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -227,6 +228,31 @@ TEST_F(WebhooksFairness, SlowRendersOfOneUserDoNotDelayAnothersDeliveries) {
              json{{"active", true}, {"triggers", {"BOOKING_CREATED"}}});
   RunAttack(LongName("slow "), false);
   EXPECT_TRUE(server_->AwaitLog("time limit")) << "the attacker's renders ran into the time limit";
+}
+
+// plugins.webhooks.max_rendered_bytes: every rendering is cut at the configured size on a UTF-8
+// character boundary (four-byte characters: up to 3 bytes short); a size out of range stops the
+// start with an error naming the key.
+TEST_F(WebhooksFairness, TheConfiguredMaxRenderedBytesCutsEveryRendering) {
+  std::string tmpl = "{\"n\":\"";
+  for (int i = 0; i < 8; ++i) tmpl += "{{attendees.0.name}}";
+  tmpl += "\"}";
+  SetUpUsers(Plugins("  max_rendered_bytes: 4096\n"),
+             json{{"active", true}, {"triggers", {"BOOKING_CREATED"}}, {"payloadTemplate", tmpl}});
+  Book(attack_type_, 0, LongName("Cut "));
+  ASSERT_TRUE(Eventually("the deliveries of the booking", Patience{std::chrono::seconds(60)},
+                         [&] { return attacker_.count() >= static_cast<size_t>(kAttackWebhooks); }));
+  // `{"n":"` (6 bytes), four names of 1,008 bytes ("Cut " and 251 four-byte characters), "Cut " and
+  // 13 characters: the 14th would end 2 bytes past 4,096 and is left out whole.
+  EXPECT_EQ(attacker_.largest(), 6u + 4 * 1008 + 4 + 13 * 4);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_delivery_attempts WHERE status_code = 200"), kAttackWebhooks);
+
+  TestServerOptions o;
+  o.plugins = Plugins("  max_rendered_bytes: 1000\n");
+  TestServer refused(db_.name(), o);
+  std::string why;
+  EXPECT_FALSE(refused.Start(&why));
+  EXPECT_NE(why.find("max_rendered_bytes"), std::string::npos) << why;
 }
 
 }  // namespace

@@ -379,6 +379,33 @@ TEST_F(WebhooksDeliveryQueueDb, AnEventsDeliveriesStayWithinItsCap) {
   EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE content_type = 'event'"), 4);
 }
 
+// plugins.webhooks.max_rendered_bytes: a rendering longer than the configured value is cut on a
+// UTF-8 character boundary (a two-byte character that does not fit whole is left out).
+TEST_F(WebhooksDeliveryQueueDb, TheConfiguredMaxRenderedBytesCutsARenderingOnACharacterBoundary) {
+  std::string name;
+  for (int i = 0; i < 600; ++i) name += "\xC3\xA9";  // é: 1,200 bytes
+  const nlohmann::json event = {{"triggerEvent", "BOOKING_CREATED"},
+                                {"createdAt", "2030-01-01T09:00:00.000Z"},
+                                {"payload", {{"name", name}, {"organizer", {{"id", 3}}}}}};
+  webhooks::Webhook w;
+  w.id = webhook_id_;
+  w.user_id = 3;
+  w.payload_template = "x{{name}}";
+  webhooks::QueueOptions options;
+  options.max_rendered_bytes = 1024;
+  const DeliveryQueue small(*store_, {}, options);
+  const webhooks::RenderedBody cut = small.RenderForSend(w, event.dump(), &event);
+  std::string expected = "x";
+  for (int i = 0; i < 511; ++i) expected += "\xC3\xA9";
+  EXPECT_EQ(cut.body.size(), 1023u);
+  EXPECT_EQ(cut.body, expected);
+  EXPECT_EQ(cut.content_type, "text/plain");
+  EXPECT_EQ(queue_->RenderForSend(w, event.dump(), &event).body, "x" + name) << "the default is 1 MiB";
+  // Without a template or script the event's text goes as it is, whatever its size.
+  w.payload_template.reset();
+  EXPECT_EQ(small.RenderForSend(w, event.dump(), &event).body, event.dump());
+}
+
 // The enqueue picks webhooks and renders bodies, which needs no secret: none is decrypted for it.
 // The claim, whose deliveries are signed, reads the secret.
 TEST_F(WebhooksDeliveryQueueDb, EnqueueReadsNoSecretTheClaimReadsIt) {
