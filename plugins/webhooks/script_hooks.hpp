@@ -1,7 +1,8 @@
 // The operator's Lua hooks on webhook deliveries (DESIGN §6, §8 `plugins.webhooks.scripts`, §9):
 //
 // - the filter script's `should_deliver(event, webhook) -> boolean` decides, per event and
-//   subscribed webhook, whether a delivery is created at all;
+//   subscribed webhook, whether a delivery exists at all (run by the sender before the first
+//   attempt: DeliveryQueue);
 // - the render script's `render(template, event, webhook) -> string` makes the body; `template`
 //   is the webhook's payloadTemplate or nil.
 //
