@@ -639,9 +639,8 @@ Result<Json> DeliveryQueue::Retry(Database& db, int64_t user_id, int64_t webhook
     std::optional<Webhook> w = webhooks_.Load(tx, webhook_id);
     if (!w || w->user_id != user_id) return Status::NotFound("webhook not found");
     std::optional<DbRow> row = tx.QueryOne(
-        "SELECT trigger_event, status, message_id, content_type FROM webhook_deliveries WHERE id = ? AND "
-        "webhook_id = ?"
-        " FOR UPDATE",
+        "SELECT trigger_event, status, message_id, content_type FROM webhook_deliveries"
+        " WHERE id = ? AND webhook_id = ? FOR UPDATE",
         {delivery_id, webhook_id});
     // One that awaits the filter script does not exist for its owner yet.
     if (!row || row->String("content_type") == kFilterAtSend) return Status::NotFound("delivery not found");
