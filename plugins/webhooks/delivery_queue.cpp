@@ -205,9 +205,12 @@ size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& 
         "(?, ?, ?, ?, ?, ?, ?, 'pending', 0, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))");
     row_bytes = 0;
   };
+  // With a filter script, the rows await it (kFilterAtSend): the sender runs it before the first
+  // attempt, owners in turns, so a slow filter on one user's events holds up no one here.
+  const std::string content_type = hooks_.has_filter() ? kFilterAtSend : kRenderAtSend;
   for (const OutboxEvent& e : batch) {
     // The event's text: as the outbox stores it (the consumer takes texts), else the handed
-    // event serialized. Only a filter script needs the event parsed.
+    // event serialized.
     std::string serialized;
     if (e.payload_text.empty()) {
       if (!e.payload || !e.payload->is_object()) continue;
@@ -221,8 +224,6 @@ size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& 
     auto webhooks = active.find(level);
     if (webhooks == active.end())
       webhooks = active.emplace(level, webhooks_.Active(tx, level.first, level.second)).first;
-    std::shared_ptr<const Json> parsed = e.payload;
-    std::optional<ScriptHooks::Args> args;
     const std::string event_at = time::FormatSql(
         std::chrono::duration_cast<std::chrono::milliseconds>(e.created_at.time_since_epoch()).count());
     // An event read from the outbox is kept there and its rows refer to it (a NULL body); a handed
@@ -233,13 +234,6 @@ size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& 
     size_t over_cap = 0;
     for (const Webhook& w : webhooks->second) {
       if (!w.Subscribes(trigger)) continue;
-      if (hooks_.has_filter()) {
-        if (!parsed)
-          parsed = std::make_shared<const Json>(Json::parse(text));  // well-formed: RouteOf read it
-        if (!args) args.emplace(*parsed);
-        args->webhook = ScriptHooks::WebhookValue(w);
-        if (!hooks_.ShouldDeliver(*args)) continue;
-      }
       if (event_bytes + stored > options_.max_event_bytes) {
         ++over_cap;
         continue;
@@ -247,7 +241,7 @@ size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& 
       event_bytes += stored;
       row_bytes += refers ? 0 : text.size();
       rows.push_back({w.id, e.id, trigger, "msg_" + crypto::RandomToken(18),
-                      refers ? DbValue() : DbValue(text), std::string(kRenderAtSend), event_at});
+                      refers ? DbValue() : DbValue(text), content_type, event_at});
       if (row_bytes >= kMaxInsertBytes) flush();
     }
     if (over_cap > 0 && options_.logger != nullptr) {
@@ -269,9 +263,15 @@ RenderedBody DeliveryQueue::RenderForSend(const Webhook& w, const std::string& t
   }
   if (hooks_.has_render()) {
     ScriptHooks::Args args(*event, ScriptHooks::WebhookValue(w));
-    return hooks_.Body(w, *event, args);
+    return hooks_.Body(w, *event, args, options_.max_rendered_bytes);
   }
-  return RenderBody(w.payload_template, *event);
+  return RenderBody(w.payload_template, *event, options_.max_rendered_bytes);
+}
+
+bool DeliveryQueue::FilterForSend(const Webhook& w, const Json& event) const {
+  if (!hooks_.has_filter()) return true;
+  ScriptHooks::Args args(event, ScriptHooks::WebhookValue(w));
+  return hooks_.ShouldDeliver(args);
 }
 
 std::vector<ClaimedDelivery> DeliveryQueue::Claim(Database& db, size_t limit, int64_t lease_seconds,
@@ -411,7 +411,8 @@ std::vector<ClaimedDelivery> DeliveryQueue::ClaimIn(DbConnection& tx, size_t lim
       d.body = row.String("body");
     }
     d.content_type = row.String("content_type");
-    d.render = d.content_type == kRenderAtSend;
+    d.filter = d.content_type == kFilterAtSend;
+    d.render = d.filter || d.content_type == kRenderAtSend;
     d.round_attempts = static_cast<int>(row.Int("round_attempts"));
     // The times as DATETIME(3) texts (UTC), read here rather than by decimal arithmetic in MariaDB.
     d.event_at_ms = time::ParseSql(row.String("event_at")).value_or(0);
@@ -455,10 +456,17 @@ std::vector<int64_t> DeliveryQueue::RecordIn(DbConnection& tx, const std::vector
   std::vector<int64_t> succeeded_webhooks;
   std::vector<int64_t> failing_webhooks;
   std::vector<int64_t> gone_webhooks;
+  std::vector<int64_t> filtered_out;  // turned down by the filter: deleted, never in the log
+  std::vector<int64_t> let_through;   // let through by the filter: in the log from now on
   for (const RecordedAttempt& r : batch) {
     const ClaimedDelivery& d = *r.delivery;
     const Attempt& a = r.attempt;
     const Outcome& outcome = r.outcome;
+    if (outcome.kind == Outcome::kFilteredOut) {
+      filtered_out.push_back(d.id);
+      continue;
+    }
+    if (d.filter) let_through.push_back(d.id);
     attempt_rows.push_back(
         {d.id, time::FormatSql(a.at_ms),
          a.status_code > 0 ? DbValue(static_cast<int64_t>(a.status_code)) : DbValue(), a.duration_ms,
@@ -471,6 +479,8 @@ std::vector<int64_t> DeliveryQueue::RecordIn(DbConnection& tx, const std::vector
         retried.push_back(d.id);
         retry_delays_us.push_back(outcome.retry_in_ms * 1000);
         break;
+      case Outcome::kFilteredOut:
+        break;  // above
     }
     if (!d.webhook) continue;
     if (outcome.disable_webhook) gone_webhooks.push_back(d.webhook->id);
@@ -478,6 +488,14 @@ std::vector<int64_t> DeliveryQueue::RecordIn(DbConnection& tx, const std::vector
   }
   InsertInChunks(tx, "INSERT INTO webhook_delivery_attempts (delivery_id, at, status_code, duration_ms, error, response)",
                  attempt_rows);
+  // Only while a filter script is configured: the rows it decided on.
+  InIdChunks(
+      tx, "DELETE FROM webhook_deliveries WHERE content_type = '" + std::string(kFilterAtSend) + "' AND id",
+      filtered_out);
+  InIdChunks(tx,
+             "UPDATE webhook_deliveries SET content_type = '" + std::string(kRenderAtSend) +
+                 "' WHERE content_type = '" + std::string(kFilterAtSend) + "' AND id",
+             let_through);
   // One statement per kind of outcome (per chunk of ids).
   InIdChunks(tx,
              "UPDATE webhook_deliveries SET status = 'succeeded', round_attempts = round_attempts + 1,"
@@ -591,8 +609,8 @@ Result<std::pair<Json, int64_t>> DeliveryQueue::List(Database& db, int64_t user_
     std::map<int64_t, size_t> index;
     for (const DbRow& row : conn.Query(
              "SELECT id, trigger_event, status, message_id FROM webhook_deliveries WHERE webhook_id = ?"
-             " ORDER BY id DESC LIMIT ? OFFSET ?",
-             {webhook_id, take, skip})) {
+             " AND content_type <> ? ORDER BY id DESC LIMIT ? OFFSET ?",
+             {webhook_id, std::string(kFilterAtSend), take, skip})) {
       index[row.Int("id")] = data.size();
       ids.push_back(row.Int("id"));
       data.push_back({{"id", row.Int("id")},
@@ -609,8 +627,9 @@ Result<std::pair<Json, int64_t>> DeliveryQueue::List(Database& db, int64_t user_
         data[index[row.Int("delivery_id")]]["attempts"].push_back(AttemptJson(row));
       }
     }
-    std::optional<DbRow> count =
-        conn.QueryOne("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE webhook_id = ?", {webhook_id});
+    std::optional<DbRow> count = conn.QueryOne(
+        "SELECT COUNT(*) AS n FROM webhook_deliveries WHERE webhook_id = ? AND content_type <> ?",
+        {webhook_id, std::string(kFilterAtSend)});
     return std::make_pair(std::move(data), count ? count->Int("n") : int64_t{0});
   });
 }
@@ -620,9 +639,11 @@ Result<Json> DeliveryQueue::Retry(Database& db, int64_t user_id, int64_t webhook
     std::optional<Webhook> w = webhooks_.Load(tx, webhook_id);
     if (!w || w->user_id != user_id) return Status::NotFound("webhook not found");
     std::optional<DbRow> row = tx.QueryOne(
-        "SELECT trigger_event, status, message_id FROM webhook_deliveries WHERE id = ? AND webhook_id = ? FOR UPDATE",
+        "SELECT trigger_event, status, message_id, content_type FROM webhook_deliveries"
+        " WHERE id = ? AND webhook_id = ? FOR UPDATE",
         {delivery_id, webhook_id});
-    if (!row) return Status::NotFound("delivery not found");
+    // One that awaits the filter script does not exist for its owner yet.
+    if (!row || row->String("content_type") == kFilterAtSend) return Status::NotFound("delivery not found");
     if (row->String("status") == "pending") return Status::Conflict("the delivery is still pending");
     if (!w->active) return Status::Conflict("the webhook is inactive: activate it first");
     tx.Exec(

@@ -6,11 +6,13 @@
 //
 // - Enqueue runs inside the outbox consumer's transaction: one row per active webhook of the
 //   booking's organizer and of the booking's event type (WebhookStore::Active, one query for both
-//   levels) subscribed to the trigger that the filter hook lets through. Nothing is rendered
-//   there: the rows of one event store at most `max_event_bytes` together (kDeliveryRowBytes a
-//   row), so one user's large fan-out costs the consumer a few row inserts and the database a
-//   bounded amount. (webhook, event) is unique, so an event handed over twice creates nothing
-//   twice, and a committed event always has its rows.
+//   levels) subscribed to the trigger. No script runs there: with a filter script, the rows await
+//   it (content type kFilterAtSend, left out of the delivery log) and the sender's render thread
+//   runs it, owners in turns, before the first attempt; one it turns down is deleted. Nothing is
+//   rendered there either: the rows of one event store at most `max_event_bytes` together
+//   (kDeliveryRowBytes a row), so one user's large fan-out costs the consumer a few row inserts
+//   and the database a bounded amount. (webhook, event) is unique, so an event handed over twice
+//   creates nothing twice, and a committed event always has its rows.
 // - Claim takes due rows with FOR UPDATE SKIP LOCKED (instances and senders share the table) and
 //   pushes their due time past the send: a lease. It takes each webhook owner's rows up to that
 //   owner's room (ClaimShares), so that one user's fan-out cannot fill the sender. A process that dies
@@ -49,6 +51,10 @@ inline constexpr size_t kMaxResponseExcerpt = 1024;
 // A delivery's content type while its body is still the event's text, rendered by the sender when
 // it sends (the webhook's template or the render script, else the text as it is).
 inline constexpr const char* kRenderAtSend = "event";
+// The same, for a delivery that still awaits the filter script: it does not exist for its owner
+// (the delivery log leaves it out) until the filter lets it through, and one the filter turns
+// down is deleted. Its first recorded attempt makes it kRenderAtSend.
+inline constexpr const char* kFilterAtSend = "event-filter";
 // What one delivery row is charged against its event's max_event_bytes: the row (about 170 bytes)
 // and its entries in the table's four indexes (about 30 each), rounded up for the pages' slack.
 inline constexpr size_t kDeliveryRowBytes = 512;
@@ -56,6 +62,9 @@ inline constexpr size_t kDeliveryRowBytes = 512;
 struct QueueOptions {
   // What the deliveries of one event may store together (DESIGN §8 plugins.webhooks.max_event_bytes).
   size_t max_event_bytes = 4194304;
+  // One delivery's body (DESIGN §8 plugins.webhooks.max_rendered_bytes): a longer rendering is cut
+  // on a UTF-8 character boundary.
+  size_t max_rendered_bytes = kMaxRenderedBytes;
   Logger* logger = nullptr;  // an event over its cap is logged here (Warn)
 };
 
@@ -71,6 +80,8 @@ struct ClaimedDelivery {
   std::string content_type;
   // The body is the event's text, to be rendered for the webhook when sent (kRenderAtSend).
   bool render = false;
+  // It awaits the filter script too (kFilterAtSend; `render` is set as well).
+  bool filter = false;
   int round_attempts = 0;                  // attempts since creation or the last manual retry
   int64_t event_at_ms = 0;                 // when the booking event was written (its transaction's time)
   bool delivered_before = false;           // a 2xx was recorded already (a manual retry of a success)
@@ -87,7 +98,9 @@ struct Attempt {
 
 // A delivery's next state after an attempt.
 struct Outcome {
-  enum Kind { kSucceeded, kRetryLater, kFailed } kind = kFailed;
+  // kFilteredOut: the filter script turned it down before its first attempt; the row is deleted
+  // (no attempt is written).
+  enum Kind { kSucceeded, kRetryLater, kFailed, kFilteredOut } kind = kFailed;
   int64_t retry_in_ms = 0;      // kRetryLater
   bool disable_webhook = false;  // 410 Gone
 };
@@ -149,8 +162,11 @@ class DeliveryQueue {
   const ScriptHooks& hooks() const { return hooks_; }
   // A delivery's body for `webhook` from its event's text (`event`: the text parsed): the render
   // script's answer, else the template rendered, else the text as it is; cut at
-  // kMaxRenderedBytes on a character boundary.
+  // max_rendered_bytes on a character boundary.
   RenderedBody RenderForSend(const Webhook& webhook, const std::string& text, const Json* event) const;
+  // Whether the filter script lets a delivery of `event` (parsed) to `webhook` through: true
+  // without one, or when it fails (the built-in behaviour).
+  bool FilterForSend(const Webhook& webhook, const Json& event) const;
 
   // Up to `limit` due deliveries, each leased for `lease_seconds`, none of the webhooks in
   // `skip_webhooks` (their receivers are busy), earliest due first (by due time, then id).

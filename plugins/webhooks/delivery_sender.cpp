@@ -425,8 +425,9 @@ size_t DeliverySender::Round(size_t limit) {
     }
     claimed.push_back(std::move(c));
   }
-  // The deliveries whose body is made for their webhook go to the render thread, the others
-  // (the event's text as it is, or a body of their own) straight to the sending thread.
+  // The deliveries that await the filter script or whose body is made for their webhook go to the
+  // render thread, the others (the event's text as it is, or a body of their own) straight to the
+  // sending thread.
   std::vector<Claimed> ready;
   std::vector<Claimed> to_render;
   ready.reserve(claimed.size());
@@ -443,7 +444,8 @@ size_t DeliverySender::Round(size_t limit) {
         ++load.held;
       }
       ClaimedDelivery& d = c.delivery;
-      if (d.render && d.webhook && !d.body_gone && (hooks.has_render() || d.webhook->payload_template)) {
+      if (d.render && d.webhook && !d.body_gone &&
+          (hooks.has_render() || d.webhook->payload_template || (d.filter && hooks.has_filter()))) {
         to_render.push_back(std::move(c));
       } else {
         if (d.render) d.content_type = "application/json";  // the event's text, as it is
@@ -509,9 +511,13 @@ void DeliverySender::RenderLoop() {
         parsed = Json::parse(d.body);
         parsed_id = d.event_id;
       }
-      RenderedBody body = queue_.RenderForSend(*d.webhook, d.body, &parsed);
-      d.body = std::move(body.body);
-      d.content_type = std::move(body.content_type);
+      if (d.filter && !queue_.FilterForSend(*d.webhook, parsed)) {
+        c.filtered_out = true;
+      } else {
+        RenderedBody body = queue_.RenderForSend(*d.webhook, d.body, &parsed);
+        d.body = std::move(body.body);
+        d.content_type = std::move(body.content_type);
+      }
     } catch (const std::exception& e) {
       parsed_id = 0;
       c.render_error = std::string("the event could not be rendered: ") + e.what();
@@ -544,7 +550,7 @@ void DeliverySender::StartWaiting() {
       it = waiting_.erase(it);
       continue;
     }
-    if (!it->destination.empty()) {
+    if (!it->destination.empty() && !it->filtered_out) {  // one filtered out is only recorded
       auto open = per_host_.find(it->destination);
       if (open != per_host_.end() && open->second >= options_.max_per_host) {
         ++it;
@@ -567,6 +573,10 @@ void DeliverySender::Begin(Claimed c) {
   ClaimedDelivery& d = c.delivery;
   Attempt attempt;
   attempt.at_ms = time::Now();
+  if (c.filtered_out) {
+    Complete(std::move(d), c.destination, false, attempt, Outcome{Outcome::kFilteredOut}, "filtered");
+    return;
+  }
   if (!d.webhook || !d.webhook->active) {
     attempt.error = "the webhook is inactive or was deleted";
     Complete(std::move(d), c.destination, false, attempt, Outcome{Outcome::kFailed}, "failed");
@@ -695,6 +705,7 @@ void DeliverySender::Report(const std::vector<Finished>& finished, bool recorded
   for (const Finished& f : finished) {
     const ClaimedDelivery& d = f.delivery;
     const Attempt& a = f.attempt;
+    if (f.outcome.kind == Outcome::kFilteredOut) continue;  // no attempt: it never existed
     if (hooks_.metrics) hooks_.metrics->Attempted(d.trigger, f.outcome_name, static_cast<double>(a.duration_ms) / 1000.0);
     if (recorded && f.outcome.kind == Outcome::kSucceeded && !d.delivered_before && d.event_at_ms > 0 &&
         hooks_.metrics) {

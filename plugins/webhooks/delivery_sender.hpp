@@ -14,11 +14,12 @@
 //   destinations with `max_per_host` requests open and as many deliveries waiting: their rows stay
 //   in the table for later claims. The same thread purges the delivery log past `retention` and
 //   measures the backlog.
-// - the render thread renders the deliveries whose body is made for their webhook (a template or
-//   the render script) from their event's text, one at a time, taking webhook owners (users) in
-//   turns: one render of each owner with deliveries waiting, round-robin, so a user whose renders
-//   are many or slow delays another's by one render at most. A delivery without one goes
-//   straight to the sending thread.
+// - the render thread runs the filter script on the deliveries that await it (kFilterAtSend: one
+//   it turns down is deleted when recorded, never sent) and renders those whose body is made for
+//   their webhook (a template or the render script) from their event's text, one at a time,
+//   taking webhook owners (users) in turns: one delivery of each owner with deliveries waiting,
+//   round-robin, so a user whose filters or renders are many or slow delays another's by one
+//   filter and render at most. A delivery that needs neither goes straight to the sending thread.
 // Fairness between users: of the `2 * max_in_flight` deliveries the sender holds, a claim gives each
 // owner at most all but a reserve of an eighth of max_in_flight (ClaimShares), and passes over the
 // rows of an owner whose share is full, so that the reserve is always there for the other users'
@@ -112,6 +113,7 @@ class DeliverySender {
     std::string destination;  // url->Destination(), "" without a URL
     std::chrono::steady_clock::time_point claimed_at;
     std::string render_error;  // the body could not be rendered: the attempt fails with this
+    bool filtered_out = false;  // the filter script turned it down: deleted, never sent
   };
   // A request under way.
   struct InFlight {

@@ -116,11 +116,12 @@ std::optional<std::string> ScriptHooks::Render(const std::optional<std::string>&
   return std::nullopt;
 }
 
-RenderedBody ScriptHooks::Body(const Webhook& webhook, const Json& outbox_payload, const Args& args) const {
+RenderedBody ScriptHooks::Body(const Webhook& webhook, const Json& outbox_payload, const Args& args,
+                               size_t max_bytes) const {
   if (std::optional<std::string> rendered = Render(webhook.payload_template, args)) {
-    return TypedBody(std::move(*rendered));
+    return TypedBody(std::move(*rendered), max_bytes);
   }
-  return RenderBody(webhook.payload_template, outbox_payload);
+  return RenderBody(webhook.payload_template, outbox_payload, max_bytes);
 }
 
 }  // namespace rendezvous::webhooks

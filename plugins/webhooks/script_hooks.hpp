@@ -1,7 +1,8 @@
 // The operator's Lua hooks on webhook deliveries (DESIGN §6, §8 `plugins.webhooks.scripts`, §9):
 //
 // - the filter script's `should_deliver(event, webhook) -> boolean` decides, per event and
-//   subscribed webhook, whether a delivery is created at all;
+//   subscribed webhook, whether a delivery exists at all (run by the sender before the first
+//   attempt: DeliveryQueue);
 // - the render script's `render(template, event, webhook) -> string` makes the body; `template`
 //   is the webhook's payloadTemplate or nil.
 //
@@ -83,10 +84,10 @@ class ScriptHooks {
   // a result that is not a string or not well-formed UTF-8).
   std::optional<std::string> Render(const std::optional<std::string>& tmpl, const Args& args) const;
 
-  // The delivery's body: the render hook's (cut at kMaxRenderedBytes on a character boundary,
-  // typed as templates are),
-  // else RenderBody over the outbox payload.
-  RenderedBody Body(const Webhook& webhook, const nlohmann::json& outbox_payload, const Args& args) const;
+  // The delivery's body: the render hook's (cut at `max_bytes` on a character boundary, typed as
+  // templates are), else RenderBody over the outbox payload (cut at `max_bytes` too).
+  RenderedBody Body(const Webhook& webhook, const nlohmann::json& outbox_payload, const Args& args,
+                    size_t max_bytes = kMaxRenderedBytes) const;
 
  private:
   static Result<nlohmann::json> CallWith(Script& script, const char* function, const nlohmann::json* first,

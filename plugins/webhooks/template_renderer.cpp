@@ -250,9 +250,9 @@ std::string RenderTemplate(std::string_view tmpl, const Json& event, size_t max_
   return out;
 }
 
-RenderedBody RenderBody(const std::optional<std::string>& tmpl, const Json& event) {
+RenderedBody RenderBody(const std::optional<std::string>& tmpl, const Json& event, size_t max_bytes) {
   if (!tmpl) return {Dump(event), "application/json"};
-  return TypedBody(RenderTemplate(*tmpl, event));
+  return TypedBody(RenderTemplate(*tmpl, event, max_bytes), max_bytes);
 }
 
 RenderedBody TypedBody(std::string text, size_t max_bytes) {

@@ -16,6 +16,7 @@
 
 namespace rendezvous::webhooks {
 
+// The default of DESIGN §8 plugins.webhooks.max_rendered_bytes: one delivery's body.
 inline constexpr size_t kMaxRenderedBytes = 1024 * 1024;
 
 struct RenderedBody {
@@ -45,7 +46,9 @@ RenderedBody TypedBody(std::string text, size_t max_bytes = kMaxRenderedBytes);
 // the end of the input ("{}\0x" passes), here it is invalid wherever it stands.
 bool IsJsonText(std::string_view text);
 
-// The body of a delivery: the template rendered, or without one the event itself as compact JSON.
-RenderedBody RenderBody(const std::optional<std::string>& tmpl, const nlohmann::json& event);
+// The body of a delivery: the template rendered (cut at `max_bytes`, as RenderTemplate), or
+// without one the event itself as compact JSON.
+RenderedBody RenderBody(const std::optional<std::string>& tmpl, const nlohmann::json& event,
+                        size_t max_bytes = kMaxRenderedBytes);
 
 }  // namespace rendezvous::webhooks

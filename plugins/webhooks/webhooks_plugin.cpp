@@ -49,6 +49,7 @@ struct WebhooksConfig {
   long workers_per_host = 8;
   long secret_rotation_grace = 86400;
   long max_event_bytes = 4194304;
+  long max_rendered_bytes = 1048576;
   std::string filter_script;
   std::string render_script;
   LuaLimits lua;
@@ -67,6 +68,8 @@ WebhooksConfig ReadConfig(ConfigNode& c) {
   config.secret_rotation_grace = c.Int("secret_rotation_grace", 86400, 0, 604800);
   // At its least, the rows of one user's 100 webhooks fit (kDeliveryRowBytes each).
   config.max_event_bytes = c.Int("max_event_bytes", 4194304, 65536, 1L << 30);
+  // One delivery's body: rendered when sent, never stored (a request body of at most 64 MiB).
+  config.max_rendered_bytes = c.Int("max_rendered_bytes", 1048576, 1024, 64L << 20);
   ConfigNode scripts = c.Child("scripts");
   config.filter_script = scripts.String("filter", "");
   config.render_script = scripts.String("render", "");
@@ -134,6 +137,7 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   auto webhooks = std::make_shared<WebhookStore>(ctx.db(), ctx.encryption_key());
   QueueOptions queue_options;
   queue_options.max_event_bytes = static_cast<size_t>(config.max_event_bytes);
+  queue_options.max_rendered_bytes = static_cast<size_t>(config.max_rendered_bytes);
   queue_options.logger = &ctx.logger();
   auto queue = std::make_shared<DeliveryQueue>(*webhooks, LoadHooks(ctx, config), queue_options);
 

@@ -4,13 +4,17 @@
 // render script that runs for its whole time limit on that user's events each rendering costs 50
 // ms. Meanwhile another user's deliveries (commit to delivery: from before the booking's POST to
 // its arrival at the receiver) stay within a second of the same user's baseline measured in the
-// same test, and the database grows by at most `max_event_bytes` per event.
+// same test, and the database grows by at most `max_event_bytes` per event. The same holds for a
+// filter script that runs for its whole time limit on that user's events, and what the filter
+// turns down never shows in the delivery log, not even while it awaits the filter. A configured
+// max_rendered_bytes cuts every rendering on a character boundary.
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -227,6 +231,118 @@ TEST_F(WebhooksFairness, SlowRendersOfOneUserDoNotDelayAnothersDeliveries) {
              json{{"active", true}, {"triggers", {"BOOKING_CREATED"}}});
   RunAttack(LongName("slow "), false);
   EXPECT_TRUE(server_->AwaitLog("time limit")) << "the attacker's renders ran into the time limit";
+}
+
+// A filter script that loops for its whole time limit on the attacker's "slow" events (so they are
+// delivered: the built-in behaviour), and turns down at once the attacker's "drop" events and the
+// victim's deliveries to a second webhook. The filter runs on the sender's render thread, owners in
+// turns, not in the outbox consumer's transaction: the victim's deliveries stay within a second of
+// the baseline. A delivery awaiting its filter or turned down by it is never in the log.
+TEST_F(WebhooksFairness, SlowFiltersOfOneUserDoNotDelayAnothersDeliveries) {
+  rdv_test::TempDir dir("rdv-webhooks-fairness");
+  const std::string script = dir.path() + "/filter.lua";
+  std::ofstream(script, std::ios::binary | std::ios::trunc)
+      << "function should_deliver(event, webhook)\n"
+         "  local name = event.payload.attendees[1].name\n"
+         "  if string.sub(name, 1, 5) == 'slow ' then\n"
+         "    local x = 0\n"
+         "    while true do x = x + 1 end\n"
+         "  end\n"
+         "  if string.sub(name, 1, 5) == 'drop ' then return false end\n"
+         "  return string.sub(webhook.subscriberUrl, -8) ~= '/dropped'\n"
+         "end\n";
+  SetUpUsers(Plugins("  scripts: { filter: \"" + script +
+                     "\" }\n  lua: { instruction_limit: 1000000000, time_limit_ms: 50 }\n"),
+             json{{"active", true}, {"triggers", {"BOOKING_CREATED"}}});
+  const int64_t dropped =
+      CreateWebhook(Body(victim_.url() + "/dropped", {"BOOKING_CREATED"}), other_key_)["id"].get<int64_t>();
+  std::vector<int64_t> attack_webhooks;
+  {
+    std::istringstream ids(db_.QueryValue(
+        "SELECT GROUP_CONCAT(id ORDER BY id) FROM webhooks WHERE user_id = " + std::to_string(owner_)));
+    for (std::string id; std::getline(ids, id, ',');) attack_webhooks.push_back(std::stoll(id));
+  }
+  ASSERT_EQ(attack_webhooks.size(), static_cast<size_t>(kAttackWebhooks));
+
+  // The delivery log as its owner sees it: the total and the page's length.
+  auto logged = [&](int64_t webhook, const std::string& key) {
+    HttpResult r = Call("GET", "/v2/webhooks/" + std::to_string(webhook) + "/deliveries?take=100", key);
+    EXPECT_EQ(r.status, 200) << r.body;
+    const json body = r.Json();
+    EXPECT_EQ(body["data"].size(), body["pagination"].value("total", int64_t{-1})) << r.body;
+    return body["pagination"].value("total", int64_t{-1});
+  };
+  // While the attack runs: no attacker's webhook shows more than its slow events, the victim's
+  // second webhook nothing.
+  auto expect_nothing_withheld_shown = [&] {
+    for (size_t i : {size_t{0}, attack_webhooks.size() / 2, attack_webhooks.size() - 1}) {
+      EXPECT_LE(logged(attack_webhooks[i], owner_key_), kAttackBookings) << "webhook " << attack_webhooks[i];
+    }
+    EXPECT_EQ(logged(dropped, other_key_), 0);
+  };
+
+  const std::chrono::milliseconds baseline = Baseline();
+  std::vector<std::string> drops;
+  for (int i = 0; i < kAttackBookings; ++i) {
+    Book(attack_type_, 2 * i, "slow Sam");
+    drops.push_back(Book(attack_type_, 2 * i + 1, "drop Dan"));
+  }
+  for (int slot = 3; slot < 6; ++slot) {
+    const std::chrono::milliseconds latency = VictimLatency(slot);
+    std::printf(
+        "victim delivery during the filter attack: %lld ms (baseline %lld ms); the attacker's receiver had "
+        "%zu\n",
+        static_cast<long long>(latency.count()), static_cast<long long>(baseline.count()), attacker_.count());
+    EXPECT_LT(latency - baseline, kAllowedDelay) << "the victim's delivery took " << latency.count()
+                                                 << " ms against a baseline of " << baseline.count();
+    expect_nothing_withheld_shown();
+  }
+
+  // Every filter has run: the turned-down deliveries are gone, the slow ones sent.
+  const int64_t slow_deliveries = kAttackWebhooks * kAttackBookings;
+  ASSERT_TRUE(Eventually(
+      "every filter run", Patience{std::chrono::seconds(120), std::chrono::milliseconds(200)}, [&] {
+        return Count("SELECT COUNT(*) FROM webhook_deliveries WHERE content_type = 'event-filter'") == 0 &&
+               attacker_.count() >= static_cast<size_t>(slow_deliveries);
+      }));
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id"
+                  " WHERE w.user_id = " +
+                  std::to_string(owner_)),
+            slow_deliveries);
+  for (int64_t webhook : attack_webhooks) EXPECT_EQ(logged(webhook, owner_key_), kAttackBookings) << webhook;
+  EXPECT_EQ(logged(dropped, other_key_), 0);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE webhook_id = " + std::to_string(dropped)),
+            0);
+  for (const std::string& uid : drops) EXPECT_FALSE(attacker_.ArrivalOf(uid).has_value()) << uid;
+  EXPECT_EQ(attacker_.count(), static_cast<size_t>(slow_deliveries));
+  EXPECT_EQ(victim_.count(), 6u) << "nothing reached the victim's second webhook";
+  EXPECT_TRUE(server_->AwaitLog("webhooks.filter:5: time limit"))
+      << "the attacker's filters ran into the time limit";
+}
+
+// plugins.webhooks.max_rendered_bytes: every rendering is cut at the configured size on a UTF-8
+// character boundary (four-byte characters: up to 3 bytes short); a size out of range stops the
+// start with an error naming the key.
+TEST_F(WebhooksFairness, TheConfiguredMaxRenderedBytesCutsEveryRendering) {
+  std::string tmpl = "{\"n\":\"";
+  for (int i = 0; i < 8; ++i) tmpl += "{{attendees.0.name}}";
+  tmpl += "\"}";
+  SetUpUsers(Plugins("  max_rendered_bytes: 4096\n"),
+             json{{"active", true}, {"triggers", {"BOOKING_CREATED"}}, {"payloadTemplate", tmpl}});
+  Book(attack_type_, 0, LongName("Cut "));
+  ASSERT_TRUE(Eventually("the deliveries of the booking", Patience{std::chrono::seconds(60)},
+                         [&] { return attacker_.count() >= static_cast<size_t>(kAttackWebhooks); }));
+  // `{"n":"` (6 bytes), four names of 1,008 bytes ("Cut " and 251 four-byte characters), "Cut " and
+  // 13 characters: the 14th would end 2 bytes past 4,096 and is left out whole.
+  EXPECT_EQ(attacker_.largest(), 6u + 4 * 1008 + 4 + 13 * 4);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_delivery_attempts WHERE status_code = 200"), kAttackWebhooks);
+
+  TestServerOptions o;
+  o.plugins = Plugins("  max_rendered_bytes: 1000\n");
+  TestServer refused(db_.name(), o);
+  std::string why;
+  EXPECT_FALSE(refused.Start(&why));
+  EXPECT_NE(why.find("max_rendered_bytes"), std::string::npos) << why;
 }
 
 }  // namespace

@@ -379,6 +379,73 @@ TEST_F(WebhooksDeliveryQueueDb, AnEventsDeliveriesStayWithinItsCap) {
   EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries WHERE content_type = 'event'"), 4);
 }
 
+// A delivery that awaits the filter script (kFilterAtSend) is no delivery for its owner yet: the
+// log leaves it out and a retry does not find it. One the filter turns down is deleted with no
+// attempt and no effect on its webhook; one it lets through is recorded as any other and is in
+// the log from then on, as a delivery rendered when sent.
+TEST_F(WebhooksDeliveryQueueDb, ADeliveryAwaitingItsFilterIsOutOfTheLogAndOneTurnedDownIsDeleted) {
+  Enqueue(3);
+  scratch_.Exec(std::string("UPDATE webhook_deliveries SET content_type = '") + webhooks::kFilterAtSend +
+                "'");
+  auto listed = queue_->List(*db_, 3, webhook_id_, 0, 10);
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ(listed->second, 0);
+  EXPECT_TRUE(listed->first.empty()) << listed->first.dump();
+  const int64_t first = Count("SELECT MIN(id) FROM webhook_deliveries");
+  EXPECT_EQ(queue_->Retry(*db_, 3, webhook_id_, first).status().code(), ErrorCode::kNotFound);
+
+  const std::vector<ClaimedDelivery> claimed = queue_->RecordAndClaim(*db_, {}, 60, {}, 10, kLease).claimed;
+  ASSERT_EQ(claimed.size(), 3u);
+  for (const ClaimedDelivery& d : claimed) {
+    EXPECT_TRUE(d.filter) << d.id;
+    EXPECT_TRUE(d.render) << d.id;
+  }
+  queue_->RecordAndClaim(*db_,
+                         Outcomes(claimed, {Outcome{Outcome::kFilteredOut}, Outcome{Outcome::kSucceeded},
+                                            Outcome{Outcome::kFilteredOut}}),
+                         60, {}, 0, kLease);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_deliveries"), 1);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhook_delivery_attempts"), 1);
+  EXPECT_EQ(
+      Count("SELECT COUNT(*) FROM webhook_deliveries WHERE content_type = 'event' AND status = 'succeeded'"
+            " AND id = " +
+            std::to_string(claimed[1].id)),
+      1);
+  listed = queue_->List(*db_, 3, webhook_id_, 0, 10);
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ(listed->second, 1);
+  ASSERT_EQ(listed->first.size(), 1u);
+  EXPECT_EQ(listed->first[0]["id"], claimed[1].id);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM webhooks WHERE failing_since IS NOT NULL"), 0);
+}
+
+// plugins.webhooks.max_rendered_bytes: a rendering longer than the configured value is cut on a
+// UTF-8 character boundary (a two-byte character that does not fit whole is left out).
+TEST_F(WebhooksDeliveryQueueDb, TheConfiguredMaxRenderedBytesCutsARenderingOnACharacterBoundary) {
+  std::string name;
+  for (int i = 0; i < 600; ++i) name += "\xC3\xA9";  // é: 1,200 bytes
+  const nlohmann::json event = {{"triggerEvent", "BOOKING_CREATED"},
+                                {"createdAt", "2030-01-01T09:00:00.000Z"},
+                                {"payload", {{"name", name}, {"organizer", {{"id", 3}}}}}};
+  webhooks::Webhook w;
+  w.id = webhook_id_;
+  w.user_id = 3;
+  w.payload_template = "x{{name}}";
+  webhooks::QueueOptions options;
+  options.max_rendered_bytes = 1024;
+  const DeliveryQueue small(*store_, {}, options);
+  const webhooks::RenderedBody cut = small.RenderForSend(w, event.dump(), &event);
+  std::string expected = "x";
+  for (int i = 0; i < 511; ++i) expected += "\xC3\xA9";
+  EXPECT_EQ(cut.body.size(), 1023u);
+  EXPECT_EQ(cut.body, expected);
+  EXPECT_EQ(cut.content_type, "text/plain");
+  EXPECT_EQ(queue_->RenderForSend(w, event.dump(), &event).body, "x" + name) << "the default is 1 MiB";
+  // Without a template or script the event's text goes as it is, whatever its size.
+  w.payload_template.reset();
+  EXPECT_EQ(small.RenderForSend(w, event.dump(), &event).body, event.dump());
+}
+
 // The enqueue picks webhooks and renders bodies, which needs no secret: none is decrypted for it.
 // The claim, whose deliveries are signed, reads the secret.
 TEST_F(WebhooksDeliveryQueueDb, EnqueueReadsNoSecretTheClaimReadsIt) {
