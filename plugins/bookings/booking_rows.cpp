@@ -26,7 +26,7 @@ bool IsUid(const std::string& uid) {
 
 }  // namespace
 
-EventType EventTypeFromRow(const DbRow& row) {
+EventType EventTypeFromRow(const DbRow& row, bool with_metadata) {
   EventType et;
   et.id = row.Int(1);
   et.owner_id = row.Int(2);
@@ -46,6 +46,15 @@ EventType EventTypeFromRow(const DbRow& row) {
   for (auto [col, limit] : {std::pair{14, &f.booking_limits.day}, std::pair{15, &f.booking_limits.week},
                             std::pair{16, &f.booking_limits.month}, std::pair{17, &f.booking_limits.year}}) {
     if (!row.IsNull(col)) *limit = static_cast<int>(row.Int(col));
+  }
+  f.disable_guests = row.Bool(18);
+  f.lock_time_zone_toggle = row.Bool(19);
+  f.forward_params_success_redirect = row.Bool(20);
+  f.success_redirect_url = row.OptString(21);
+  f.currency = row.String(22);
+  if (with_metadata && !row.IsNull(kEventTypeColumnCount + 1)) {
+    f.metadata = Json::parse(row.String(kEventTypeColumnCount + 1), nullptr, false);
+    if (!f.metadata.is_object()) f.metadata = Json::object();
   }
   return et;
 }
@@ -95,21 +104,21 @@ void LoadAttendees(DbConnection& conn, std::vector<BookingRow>& rows) {
 }
 
 std::optional<EventType> LoadEventType(DbConnection& conn, int64_t owner_id, int64_t id, bool lock) {
-  std::optional<DbRow> row = conn.QueryOne(std::string("SELECT ") + kEventTypeColumns +
-                                               " FROM event_types WHERE id = ? AND owner_id = ?" +
-                                               (lock ? " FOR UPDATE" : ""),
-                                           {id, owner_id});
+  std::optional<DbRow> row =
+      conn.QueryOne(std::string("SELECT ") + kEventTypeColumns + ", " + kEventTypeMetadataColumn +
+                        " FROM event_types WHERE id = ? AND owner_id = ?" + (lock ? " FOR UPDATE" : ""),
+                    {id, owner_id});
   if (!row) return std::nullopt;
-  return EventTypeFromRow(*row);
+  return EventTypeFromRow(*row, true);
 }
 
 std::optional<BookingRow> LoadBooking(DbConnection& conn, int64_t host_id, const std::string& uid,
                                       bool lock) {
   if (!IsUid(uid)) return std::nullopt;
-  std::optional<DbRow> row = conn.QueryOne(std::string("SELECT ") + kBookingColumns +
-                                               " FROM bookings WHERE uid = ? AND host_id = ?" +
-                                               (lock ? " FOR UPDATE" : ""),
-                                           {uid, host_id});
+  std::optional<DbRow> row =
+      conn.QueryOne(std::string("SELECT ") + kBookingColumns +
+                        " FROM bookings WHERE uid = ? AND host_id = ?" + (lock ? " FOR UPDATE" : ""),
+                    {uid, host_id});
   if (!row) return std::nullopt;
   std::vector<BookingRow> rows{BookingFromRow(*row)};
   LoadAttendees(conn, rows);
@@ -146,7 +155,8 @@ void InsertBooking(DbConnection& conn, Booking& b, bool emit_completion,
     const Attendee& a = b.attendees[i];
     attendees.push_back({b.id, i, a.name, a.email, a.time_zone, a.absent});
   }
-  conn.InsertRows("INSERT INTO booking_attendees (booking_id, position, name, email, time_zone, absent)", attendees);
+  conn.InsertRows("INSERT INTO booking_attendees (booking_id, position, name, email, time_zone, absent)",
+                  attendees);
   // The longest booking the host has had bounds the conflict checks' reads (HostBusyBlocks). Kept
   // as the longest ever: a booking cancelled may be reopened.
   if (recorded_longest && b.end - b.start <= *recorded_longest) return;
@@ -197,16 +207,19 @@ HostEventTypes LoadEventTypeWithBuffers(DbConnection& conn, int64_t id) {
   return ReadHostEventTypes(conn, "(SELECT owner_id FROM event_types WHERE id = ?)", id, id);
 }
 
-std::vector<BookedTime> HostBookedTimes(DbConnection& conn, int64_t host_id, TimeRange starts, int64_t except_id) {
+std::vector<BookedTime> HostBookedTimes(DbConnection& conn, int64_t host_id, TimeRange starts,
+                                        int64_t except_id) {
   // Served by ix_bookings_host_busy alone, integers only, read without a row object each.
   std::vector<int64_t> cells;
   conn.QueryInts(
       "SELECT start_ms, end_ms, event_type_id, id FROM bookings"
-      " WHERE host_id = ? AND status IN ('accepted', 'pending') AND start_ms >= ? AND start_ms < ? AND id <> ?",
+      " WHERE host_id = ? AND status IN ('accepted', 'pending') AND start_ms >= ? AND start_ms < ? AND id <> "
+      "?",
       {host_id, starts.start, starts.end, except_id}, cells);
   std::vector<BookedTime> out;
   out.reserve(cells.size() / 4);
-  for (size_t i = 0; i + 4 <= cells.size(); i += 4) out.push_back({cells[i], cells[i + 1], cells[i + 2], cells[i + 3]});
+  for (size_t i = 0; i + 4 <= cells.size(); i += 4)
+    out.push_back({cells[i], cells[i + 1], cells[i + 2], cells[i + 3]});
   return out;
 }
 
@@ -261,7 +274,13 @@ std::vector<DbValue> FieldValues(const EventTypeFields& f, std::initializer_list
                          f.booking_limits.day,
                          f.booking_limits.week,
                          f.booking_limits.month,
-                         f.booking_limits.year};
+                         f.booking_limits.year,
+                         f.disable_guests,
+                         f.lock_time_zone_toggle,
+                         f.forward_params_success_redirect,
+                         f.success_redirect_url,
+                         f.currency,
+                         f.metadata.empty() ? DbValue() : DbValue(f.metadata.dump())};
   v.insert(v.end(), tail.begin(), tail.end());
   return v;
 }
