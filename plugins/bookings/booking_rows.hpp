@@ -25,8 +25,7 @@ inline constexpr const char* kEventTypeColumns =
     "id, owner_id, title, slug, length_minutes, description, locations, requires_confirmation, "
     "minimum_booking_notice, before_event_buffer, after_event_buffer, slot_interval, schedule_id, limit_day, "
     "limit_week, limit_month, limit_year, disable_guests, lock_time_zone_toggle, "
-    "forward_params_success_redirect, "
-    "success_redirect_url, currency";
+    "forward_params_success_redirect, success_redirect_url, currency";
 inline constexpr int kEventTypeColumnCount = 22;
 // The metadata (up to 16 KiB) is read only where the API shows event types: after the columns
 // above, as `kEventTypeColumns, kEventTypeMetadataColumn`.
@@ -96,8 +95,7 @@ inline TimeRange BookedStartRange(Millis from, Millis to) {
   return {from - 3 * time::kMillisPerDay, to + 2 * time::kMillisPerDay};
 }
 // The host's accepted and pending bookings starting in `starts`; the booking `except_id` is left out.
-std::vector<BookedTime> HostBookedTimes(DbConnection& conn, int64_t host_id, TimeRange starts,
-                                        int64_t except_id = 0);
+std::vector<BookedTime> HostBookedTimes(DbConnection& conn, int64_t host_id, TimeRange starts, int64_t except_id = 0);
 // Those that may conflict with starts in [from, to).
 inline std::vector<BookedTime> HostBookedTimes(DbConnection& conn, int64_t host_id, Millis from, Millis to,
                                                int64_t except_id = 0) {

@@ -63,9 +63,9 @@ struct EventTypeFields {
   bool forward_params_success_redirect = true;      // Cal.com's default
   std::optional<std::string> success_redirect_url;  // an http(s) URL
   std::string currency = kDefaultCurrency;          // three lower-case letters
-  // A JSON object of at most kMaxEventTypeMetadataKeys members and kMaxEventTypeMetadataBytes. Only
-  // LoadEventType and the event type list read it (booking_rows.hpp); the booking flow's reads leave it
-  // empty.
+  // A JSON object of at most kMaxEventTypeMetadataKeys members and kMaxEventTypeMetadataBytes.
+  // Only LoadEventType and the event type list read it (booking_rows.hpp); the booking flow's
+  // reads leave it empty.
   Json metadata = Json::object();
 };
 

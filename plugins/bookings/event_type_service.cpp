@@ -47,8 +47,7 @@ Result<Json> EventTypeService::Get(int64_t owner_id, int64_t id) {
 
 Result<Json> EventTypeService::Create(int64_t owner_id, const EventTypeFields& fields) {
   return db_.Transaction([&](DbConnection& conn) -> Result<Json> {
-    std::optional<DbRow> count =
-        conn.QueryOne("SELECT COUNT(*) FROM event_types WHERE owner_id = ?", {owner_id});
+    std::optional<DbRow> count = conn.QueryOne("SELECT COUNT(*) FROM event_types WHERE owner_id = ?", {owner_id});
     if (count && count->Int(1) >= kMaxEventTypesPerUser) {
       return Status::Conflict("you have " + std::to_string(kMaxEventTypesPerUser) +
                               " event types, the most allowed");
@@ -89,8 +88,7 @@ Result<Json> EventTypeService::Update(int64_t owner_id, int64_t id, const Json& 
           " requires_confirmation = ?, minimum_booking_notice = ?, before_event_buffer = ?, "
           "after_event_buffer "
           "= ?,"
-          " slot_interval = ?, schedule_id = ?, limit_day = ?, limit_week = ?, limit_month = ?, limit_year = "
-          "?,"
+          " slot_interval = ?, schedule_id = ?, limit_day = ?, limit_week = ?, limit_month = ?, limit_year = ?,"
           " disable_guests = ?, lock_time_zone_toggle = ?, forward_params_success_redirect = ?,"
           " success_redirect_url = ?, currency = ?, metadata = ?, updated_at = ? WHERE id = ?",
           FieldValues(et->fields, {time::FormatSql(time::Now()), id}));

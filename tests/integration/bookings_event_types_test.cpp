@@ -233,9 +233,8 @@ TEST_F(BookingsEventTypes, BookingLimitsAreCheckedStoredAndPatched) {
       {json(3), "bookingLimitsCount"},
   };
   for (const auto& [limits, field] : bad) {
-    HttpResult r = Call(
-        "POST", "/v2/event-types", owner_key_,
-        json{{"title", "T"}, {"slug", "limited"}, {"lengthInMinutes", 30}, {"bookingLimitsCount", limits}});
+    HttpResult r = Call("POST", "/v2/event-types", owner_key_,
+                        json{{"title", "T"}, {"slug", "limited"}, {"lengthInMinutes", 30}, {"bookingLimitsCount", limits}});
     EXPECT_EQ(r.status, 400) << limits.dump() << " " << r.body;
     EXPECT_EQ(r.Json()["error"]["details"]["field"], field) << r.body;
   }

@@ -150,6 +150,7 @@ TEST_F(BookingsFlowDb, ChangeAndEventCommitTogether) {
   EXPECT_EQ(scratch_.QueryValue("SELECT status FROM bookings WHERE uid = '" + uid + "'"), "accepted");
 }
 
+
 // The references service other plugins use (as "bookings.references"): records and lists by
 // booking uid, refuses unknown bookings and malformed fields, and writes nothing then.
 TEST_F(BookingsReferencesDb, ReferencesAreRecordedAndListedByBooking) {
@@ -167,11 +168,9 @@ TEST_F(BookingsReferencesDb, ReferencesAreRecordedAndListedByBooking) {
   EXPECT_FALSE(listed[1].calendar_id.has_value());
   EXPECT_EQ(refs.Add("no-such-booking", google).code(), ErrorCode::kNotFound);
   EXPECT_EQ(refs.Add(uid, BookingReference{"", "evt", std::nullopt, 0}).field(), "type");
-  EXPECT_EQ(
-      refs.Add(uid, BookingReference{"google_calendar", std::string(1025, 'e'), std::nullopt, 0}).field(),
-      "eventUid");
-  EXPECT_EQ(refs.Add(uid, BookingReference{"google_calendar", "e", std::string("\xff"), 0}).field(),
-            "calendarId");
+  EXPECT_EQ(refs.Add(uid, BookingReference{"google_calendar", std::string(1025, 'e'), std::nullopt, 0}).field(),
+            "eventUid");
+  EXPECT_EQ(refs.Add(uid, BookingReference{"google_calendar", "e", std::string("\xff"), 0}).field(), "calendarId");
   EXPECT_EQ(Count("SELECT COUNT(*) FROM booking_references"), 2);
   EXPECT_TRUE(refs.List("no-such-booking").empty());
 }
@@ -235,6 +234,7 @@ TEST_F(BookingsReferencesDb, RacingMovesOfOneReferenceRecordItOnce) {
   EXPECT_TRUE(references_->List(old_uid).empty());
   EXPECT_EQ(references_->List(new_uid).size(), 1u);
 }
+
 
 // Every start the slots offer over [from, to), as instants.
 std::vector<Millis> SlotStarts(bookings::BookingFlow& flow, int64_t event_type, Millis from, Millis to) {
