@@ -143,6 +143,16 @@ INSERT INTO booking_host_locks (host_id, changes, longest_ms)
   SELECT host_id, 0, MAX(end_ms - start_ms) FROM bookings GROUP BY host_id
   ON DUPLICATE KEY UPDATE longest_ms = VALUES(longest_ms))sql";
 
+// Cal.com's event type settings (DESIGN §10); existing event types get Cal.com's defaults. A NULL
+// metadata is the empty object.
+constexpr const char* kSettingsMigration = R"sql(ALTER TABLE event_types
+  ADD COLUMN disable_guests TINYINT(1) NOT NULL DEFAULT 0,
+  ADD COLUMN lock_time_zone_toggle TINYINT(1) NOT NULL DEFAULT 0,
+  ADD COLUMN forward_params_success_redirect TINYINT(1) NOT NULL DEFAULT 1,
+  ADD COLUMN success_redirect_url VARCHAR(2048) CHARACTER SET ascii COLLATE ascii_bin NULL,
+  ADD COLUMN currency CHAR(3) CHARACTER SET ascii COLLATE ascii_bin NOT NULL DEFAULT 'usd',
+  ADD COLUMN metadata TEXT NULL)sql";
+
 }  // namespace
 
 std::vector<Migration> BookingMigrations() {
@@ -155,7 +165,8 @@ std::vector<Migration> BookingMigrations() {
                 "event_type_id)"},
       Migration{5, "bookings times in epoch milliseconds, end after start; event type booking limits",
                 kTimesMigration},
-      Migration{6, "booking_host_locks.longest_ms", kLongestMigration}};
+      Migration{6, "booking_host_locks.longest_ms", kLongestMigration},
+      Migration{7, "event_types: Cal.com's settings", kSettingsMigration}};
 }
 
 }  // namespace rendezvous::bookings

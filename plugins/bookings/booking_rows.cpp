@@ -26,7 +26,7 @@ bool IsUid(const std::string& uid) {
 
 }  // namespace
 
-EventType EventTypeFromRow(const DbRow& row) {
+EventType EventTypeFromRow(const DbRow& row, bool with_metadata) {
   EventType et;
   et.id = row.Int(1);
   et.owner_id = row.Int(2);
@@ -46,6 +46,15 @@ EventType EventTypeFromRow(const DbRow& row) {
   for (auto [col, limit] : {std::pair{14, &f.booking_limits.day}, std::pair{15, &f.booking_limits.week},
                             std::pair{16, &f.booking_limits.month}, std::pair{17, &f.booking_limits.year}}) {
     if (!row.IsNull(col)) *limit = static_cast<int>(row.Int(col));
+  }
+  f.disable_guests = row.Bool(18);
+  f.lock_time_zone_toggle = row.Bool(19);
+  f.forward_params_success_redirect = row.Bool(20);
+  f.success_redirect_url = row.OptString(21);
+  f.currency = row.String(22);
+  if (with_metadata && !row.IsNull(kEventTypeColumnCount + 1)) {
+    f.metadata = Json::parse(row.String(kEventTypeColumnCount + 1), nullptr, false);
+    if (!f.metadata.is_object()) f.metadata = Json::object();
   }
   return et;
 }
@@ -95,12 +104,12 @@ void LoadAttendees(DbConnection& conn, std::vector<BookingRow>& rows) {
 }
 
 std::optional<EventType> LoadEventType(DbConnection& conn, int64_t owner_id, int64_t id, bool lock) {
-  std::optional<DbRow> row = conn.QueryOne(std::string("SELECT ") + kEventTypeColumns +
-                                               " FROM event_types WHERE id = ? AND owner_id = ?" +
-                                               (lock ? " FOR UPDATE" : ""),
-                                           {id, owner_id});
+  std::optional<DbRow> row =
+      conn.QueryOne(std::string("SELECT ") + kEventTypeColumns + ", " + kEventTypeMetadataColumn +
+                        " FROM event_types WHERE id = ? AND owner_id = ?" + (lock ? " FOR UPDATE" : ""),
+                    {id, owner_id});
   if (!row) return std::nullopt;
-  return EventTypeFromRow(*row);
+  return EventTypeFromRow(*row, true);
 }
 
 std::optional<BookingRow> LoadBooking(DbConnection& conn, int64_t host_id, const std::string& uid,
@@ -261,7 +270,13 @@ std::vector<DbValue> FieldValues(const EventTypeFields& f, std::initializer_list
                          f.booking_limits.day,
                          f.booking_limits.week,
                          f.booking_limits.month,
-                         f.booking_limits.year};
+                         f.booking_limits.year,
+                         f.disable_guests,
+                         f.lock_time_zone_toggle,
+                         f.forward_params_success_redirect,
+                         f.success_redirect_url,
+                         f.currency,
+                         f.metadata.empty() ? DbValue() : DbValue(f.metadata.dump())};
   v.insert(v.end(), tail.begin(), tail.end());
   return v;
 }

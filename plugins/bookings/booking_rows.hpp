@@ -24,14 +24,19 @@ namespace rendezvous::bookings {
 inline constexpr const char* kEventTypeColumns =
     "id, owner_id, title, slug, length_minutes, description, locations, requires_confirmation, "
     "minimum_booking_notice, before_event_buffer, after_event_buffer, slot_interval, schedule_id, limit_day, "
-    "limit_week, limit_month, limit_year";
-inline constexpr int kEventTypeColumnCount = 17;
+    "limit_week, limit_month, limit_year, disable_guests, lock_time_zone_toggle, "
+    "forward_params_success_redirect, success_redirect_url, currency";
+inline constexpr int kEventTypeColumnCount = 22;
+// The metadata (up to 16 KiB) is read only where the API shows event types: after the columns
+// above, as `kEventTypeColumns, kEventTypeMetadataColumn`.
+inline constexpr const char* kEventTypeMetadataColumn = "metadata";
 inline constexpr const char* kBookingColumns =
     "id, uid, event_type_id, host_id, title, description, status, start_at, end_at, duration, location, "
     "metadata, cancellation_reason, rescheduled_from_uid, rescheduled_to_uid, host_absent, created_at, "
     "emit_completion";
 
-EventType EventTypeFromRow(const DbRow& row);
+// `with_metadata`: the row has kEventTypeMetadataColumn after kEventTypeColumns.
+EventType EventTypeFromRow(const DbRow& row, bool with_metadata = false);
 
 // A booking and whether its completion is announced (imported history is completed silently).
 struct BookingRow {
@@ -42,12 +47,14 @@ BookingRow BookingFromRow(const DbRow& row);
 
 // Fills the attendees of `rows`.
 void LoadAttendees(DbConnection& conn, std::vector<BookingRow>& rows);
-// The event type `id` of `owner_id` (locked FOR UPDATE when `lock`); nullopt for another owner's.
+// The event type `id` of `owner_id` with its metadata (locked FOR UPDATE when `lock`); nullopt for
+// another owner's.
 std::optional<EventType> LoadEventType(DbConnection& conn, int64_t owner_id, int64_t id, bool lock);
 // The booking `uid` hosted by `host_id` with its attendees (locked FOR UPDATE when `lock`);
 // nullopt for another host's or a uid that cannot be one.
 std::optional<BookingRow> LoadBooking(DbConnection& conn, int64_t host_id, const std::string& uid, bool lock);
-// The event type `id`, whoever owns it (the public booking flow); nullopt when there is none.
+// The event type `id`, whoever owns it (the public booking flow), without its metadata; nullopt
+// when there is none.
 std::optional<EventType> FindEventType(DbConnection& conn, int64_t id);
 // The host of the booking `uid`; nullopt when there is none (or `uid` cannot be one).
 std::optional<int64_t> BookingHost(DbConnection& conn, const std::string& uid);
@@ -117,7 +124,8 @@ HostEventTypes LoadHostEventTypes(DbConnection& conn, int64_t host_id, int64_t e
 std::vector<BusyBlock> HostBusyBlocks(DbConnection& conn, int64_t host_id, const HostEventTypes& host,
                                       Millis from, Millis to, int length_minutes, int64_t except_id = 0);
 
-// The event type's fields in column order (title ... schedule_id, limit_day ... limit_year), followed by `tail`.
+// The event type's fields in column order (title ... schedule_id, limit_day ... limit_year,
+// disable_guests ... currency, metadata), followed by `tail`. An empty metadata object is NULL.
 std::vector<DbValue> FieldValues(const EventTypeFields& fields, std::initializer_list<DbValue> tail);
 
 }  // namespace rendezvous::bookings

@@ -22,7 +22,16 @@ const std::set<std::string>& KnownMembers() {
                                                  "afterEventBuffer",
                                                  "slotInterval",
                                                  "scheduleId",
-                                                 "bookingLimitsCount"};
+                                                 "bookingLimitsCount",
+                                                 "disableGuests",
+                                                 "lockTimeZoneToggleOnBookingPage",
+                                                 "forwardParamsSuccessRedirect",
+                                                 "successRedirectUrl",
+                                                 "metadata",
+                                                 "price",
+                                                 "currency",
+                                                 "isInstantEvent",
+                                                 "recurrence"};
   return kMembers;
 }
 
@@ -58,13 +67,27 @@ Status ReadInt(const Json& v, const char* field, int min, int max, int& out) {
   return Status::Ok();
 }
 
-// null or {} clears every limit; an object replaces them all.
+// null, {} or Cal.com's {"disabled": true} clears every limit; an object replaces them all
+// (`"disabled": false` beside the periods is Cal.com's spelling of "these limits").
 Status ReadBookingLimits(const Json& v, BookingLimits& out) {
   constexpr const char* kField = "bookingLimitsCount";
   BookingLimits limits;
   if (!v.is_null()) {
     if (!v.is_object()) return FieldInvalid(kField, "must be an object {day?, week?, month?, year?} or null");
+    if (v.contains("disabled")) {
+      if (!v["disabled"].is_boolean())
+        return FieldInvalid(std::string(kField) + ".disabled", "must be true or false");
+      if (v["disabled"].get<bool>()) {
+        if (v.size() > 1) {
+          return FieldInvalid(std::string(kField) + ".disabled",
+                              "must not be true beside limits (true turns every limit off)");
+        }
+        out = limits;
+        return Status::Ok();
+      }
+    }
     for (auto it = v.begin(); it != v.end(); ++it) {
+      if (it.key() == "disabled") continue;
       std::optional<int>* slot = it.key() == "day"     ? &limits.day
                                  : it.key() == "week"  ? &limits.week
                                  : it.key() == "month" ? &limits.month
@@ -102,6 +125,75 @@ bool IsHttpUrl(const std::string& s) {
     if (c <= 0x20 || c >= 0x7f) return false;
   }
   return true;
+}
+
+// Cal.com's metadata: any JSON object, bounded in members and size.
+Status ReadMetadata(const Json& v, Json& out) {
+  if (v.is_null()) {
+    out = Json::object();
+    return Status::Ok();
+  }
+  if (!v.is_object()) return FieldInvalid("metadata", "must be a JSON object");
+  if (v.size() > kMaxEventTypeMetadataKeys) {
+    return FieldInvalid("metadata",
+                        "must have at most " + std::to_string(kMaxEventTypeMetadataKeys) + " keys");
+  }
+  if (v.dump().size() > kMaxEventTypeMetadataBytes) {
+    return FieldInvalid("metadata",
+                        "must be at most " + std::to_string(kMaxEventTypeMetadataBytes) + " bytes as JSON");
+  }
+  out = v;
+  return Status::Ok();
+}
+
+Status ReadBool(const Json& v, const char* field, bool& out) {
+  if (!v.is_boolean()) return FieldInvalid(field, "must be true or false");
+  out = v.get<bool>();
+  return Status::Ok();
+}
+
+// The refusals of what needs features the service does not have (DESIGN §10): a price (no
+// booking is ever created unpaid), instant meetings and recurring bookings. The values that ask
+// for none of them are accepted.
+Status ReadPrice(const Json& v) {
+  if (!v.is_number()) return FieldInvalid("price", "must be a number");
+  if (v.get<double>() < 0) return FieldInvalid("price", "must not be negative");
+  if (v.get<double>() > 0) {
+    return FieldInvalid("price", "must be 0: paid event types are not supported")
+        .WithReason("payments_not_supported");
+  }
+  return Status::Ok();
+}
+
+Status ReadInstant(const Json& v) {
+  if (!v.is_boolean()) return FieldInvalid("isInstantEvent", "must be true or false");
+  if (v.get<bool>()) {
+    return FieldInvalid("isInstantEvent", "must be false: instant events are not supported")
+        .WithReason("instant_not_supported");
+  }
+  return Status::Ok();
+}
+
+// null or Cal.com's {"disabled": true}: no recurrence; anything else asks for one.
+Status ReadRecurrence(const Json& v) {
+  const bool none =
+      v.is_null() || (v.is_object() && v.size() == 1 && v.contains("disabled") && v["disabled"] == true);
+  if (none) return Status::Ok();
+  return FieldInvalid("recurrence", "must be null: recurring event types are not supported")
+      .WithReason("recurrence_not_supported");
+}
+
+Status ReadCurrency(const Json& v, std::string& out) {
+  if (!v.is_string()) return FieldInvalid("currency", "must be a string");
+  std::string code = v.get<std::string>();
+  bool letters = code.size() == 3;
+  for (char& c : code) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    letters = letters && c >= 'a' && c <= 'z';
+  }
+  if (!letters) return FieldInvalid("currency", "must be a three-letter ISO 4217 code, e.g. \"usd\"");
+  out = std::move(code);
+  return Status::Ok();
 }
 
 bool IsPhone(const std::string& s) {
@@ -208,11 +300,57 @@ Status Apply(const Json& body, EventTypeFields& f, bool create) {
       f.schedule_id = v.get<int64_t>();
     }
   }
+  // Cal.com's settings.
+  if (has("disableGuests")) {
+    if (Status e = ReadBool(body["disableGuests"], "disableGuests", f.disable_guests); !e.ok()) return e;
+  }
+  if (has("lockTimeZoneToggleOnBookingPage")) {
+    if (Status e = ReadBool(body["lockTimeZoneToggleOnBookingPage"], "lockTimeZoneToggleOnBookingPage",
+                            f.lock_time_zone_toggle);
+        !e.ok())
+      return e;
+  }
+  if (has("forwardParamsSuccessRedirect")) {
+    if (body["forwardParamsSuccessRedirect"].is_null()) {
+      f.forward_params_success_redirect = true;
+    } else if (Status e = ReadBool(body["forwardParamsSuccessRedirect"], "forwardParamsSuccessRedirect",
+                                   f.forward_params_success_redirect);
+               !e.ok()) {
+      return e;
+    }
+  }
+  if (has("successRedirectUrl")) {
+    const Json& v = body["successRedirectUrl"];
+    if (v.is_null() || (v.is_string() && v.get<std::string>().empty())) {
+      f.success_redirect_url.reset();
+    } else if (!v.is_string() || !IsHttpUrl(v.get<std::string>()) ||
+               v.get<std::string>().size() > kMaxRedirectUrlChars) {
+      return FieldInvalid("successRedirectUrl", "must be an http or https URL of at most " +
+                                                    std::to_string(kMaxRedirectUrlChars) +
+                                                    " characters, or null");
+    } else {
+      f.success_redirect_url = v.get<std::string>();
+    }
+  }
+  if (has("metadata")) {
+    if (Status e = ReadMetadata(body["metadata"], f.metadata); !e.ok()) return e;
+  }
+  if (has("currency")) {
+    if (Status e = ReadCurrency(body["currency"], f.currency); !e.ok()) return e;
+  }
+  if (has("price")) {
+    if (Status e = ReadPrice(body["price"]); !e.ok()) return e;
+  }
+  if (has("isInstantEvent")) {
+    if (Status e = ReadInstant(body["isInstantEvent"]); !e.ok()) return e;
+  }
+  if (has("recurrence")) {
+    if (Status e = ReadRecurrence(body["recurrence"]); !e.ok()) return e;
+  }
   return Status::Ok();
 }
 
 Json BookingLimitsJson(const BookingLimits& limits) {
-  if (!limits.any()) return nullptr;
   Json out = Json::object();
   if (limits.day) out["day"] = *limits.day;
   if (limits.week) out["week"] = *limits.week;
@@ -300,7 +438,17 @@ Json EventTypeJson(const EventType& et) {
               {"slotInterval", f.slot_interval ? Json(*f.slot_interval) : Json(nullptr)},
               {"scheduleId", f.schedule_id ? Json(*f.schedule_id) : Json(nullptr)},
               {"bookingLimitsCount", BookingLimitsJson(f.booking_limits)},
-              {"ownerId", et.owner_id}};
+              {"ownerId", et.owner_id},
+              {"disableGuests", f.disable_guests},
+              {"lockTimeZoneToggleOnBookingPage", f.lock_time_zone_toggle},
+              {"forwardParamsSuccessRedirect", f.forward_params_success_redirect},
+              {"successRedirectUrl", f.success_redirect_url ? Json(*f.success_redirect_url) : Json(nullptr)},
+              {"metadata", f.metadata},
+              {"price", 0},
+              {"currency", f.currency},
+              {"isInstantEvent", false},
+              {"recurrence", nullptr},
+              {"users", Json::array()}};
 }
 
 std::optional<std::string> BookingLocation(const Json& locations) {

@@ -3,9 +3,10 @@
 #pragma once
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "field_checks.hpp"
 #include "rendezvous/status.hpp"
@@ -23,6 +24,12 @@ constexpr int kMaxBookingNoticeMinutes = 525600;  // a year
 constexpr int kMaxBufferMinutes = 1440;
 
 constexpr int kMaxBookingLimit = 1000;
+
+// Cal.com's settings (DESIGN §10).
+constexpr size_t kMaxEventTypeMetadataKeys = 50;
+constexpr size_t kMaxEventTypeMetadataBytes = 16 * 1024;  // of the compact JSON text
+constexpr size_t kMaxRedirectUrlChars = 2048;
+inline constexpr const char* kDefaultCurrency = "usd";  // Cal.com's default
 
 // `bookingLimitsCount`: at most this many accepted or pending bookings of the event type start in
 // one day, week, month or year of the host's time zone (weeks begin on the host's weekStart);
@@ -49,6 +56,17 @@ struct EventTypeFields {
   // One of the owner's schedules; nullopt: the owner's default.
   std::optional<int64_t> schedule_id;
   BookingLimits booking_limits;
+  // Cal.com's settings, stored and shown. Bookings never carry a price (a price above 0 is
+  // refused), so `currency` only names the currency a price would be in.
+  bool disable_guests = false;
+  bool lock_time_zone_toggle = false;               // lockTimeZoneToggleOnBookingPage
+  bool forward_params_success_redirect = true;      // Cal.com's default
+  std::optional<std::string> success_redirect_url;  // an http(s) URL
+  std::string currency = kDefaultCurrency;          // three lower-case letters
+  // A JSON object of at most kMaxEventTypeMetadataKeys members and kMaxEventTypeMetadataBytes.
+  // Only LoadEventType and the event type list read it (booking_rows.hpp); the booking flow's
+  // reads leave it empty.
+  Json metadata = Json::object();
 };
 
 struct EventType {
@@ -58,10 +76,14 @@ struct EventType {
 };
 
 // Validates a POST body (defaults for what is absent). Unknown members are refused. Errors are
-// FieldInvalid statuses naming the member.
+// FieldInvalid statuses naming the member; a price above 0, `isInstantEvent: true` and a
+// recurrence carry the reasons payments_not_supported, instant_not_supported and
+// recurrence_not_supported (DESIGN §10).
 Result<EventTypeFields> ParseEventTypeCreate(const Json& body);
 // Applies a PATCH body to `fields`; members absent are kept, `null` resets optional ones
-// (description, locations, slotInterval, scheduleId, bookingLimitsCount). On error `fields` may be partly changed.
+// (description, locations, slotInterval, scheduleId, bookingLimitsCount, metadata,
+// successRedirectUrl, forwardParamsSuccessRedirect, recurrence). On error `fields` may be partly
+// changed.
 Status ApplyEventTypePatch(const Json& body, EventTypeFields& fields);
 // Checks a `locations` array and answers the normalized objects:
 //   {"type":"integration","integration":"google-meet"}
@@ -70,8 +92,11 @@ Status ApplyEventTypePatch(const Json& body, EventTypeFields& fields);
 Result<Json> ParseLocations(const Json& value);
 // `{id, title, slug, lengthInMinutes, description, locations, requiresConfirmation,
 //  minimumBookingNotice, beforeEventBuffer, afterEventBuffer, slotInterval, scheduleId,
-//  bookingLimitsCount, ownerId}`; bookingLimitsCount is {day?, week?, month?, year?} with the limits
-//  set, or null when none is.
+//  bookingLimitsCount, ownerId}` and Cal.com's `{disableGuests, lockTimeZoneToggleOnBookingPage,
+//  forwardParamsSuccessRedirect, successRedirectUrl, metadata, price, currency, isInstantEvent,
+//  recurrence, users}`; bookingLimitsCount is {day?, week?, month?, year?} with the limits set ({}
+//  when none is); price is 0, isInstantEvent false and recurrence null (the others are refused).
+//  `users` lists the hosts' usernames: users have no usernames yet, so it is empty.
 Json EventTypeJson(const EventType& event_type);
 // A booking's `location` from its event type's first location ("integrations:google:meet" for
 // Google Meet, else the address, link or phone); nullopt when the event type has none.

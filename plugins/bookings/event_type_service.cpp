@@ -26,11 +26,12 @@ EventTypeService::EventTypeService(Database& db) : db_(db) {}
 Json EventTypeService::List(int64_t owner_id) {
   return db_.Run([&](DbConnection& conn) {
     Json out = Json::array();
-    for (const DbRow& row : conn.Query(std::string("SELECT ") + kEventTypeColumns +
-                                           " FROM event_types WHERE owner_id = ? ORDER BY id LIMIT " +
-                                           std::to_string(kMaxEventTypesPerUser),
-                                       {owner_id})) {
-      out.push_back(EventTypeJson(EventTypeFromRow(row)));
+    for (const DbRow& row :
+         conn.Query(std::string("SELECT ") + kEventTypeColumns + ", " + kEventTypeMetadataColumn +
+                        " FROM event_types WHERE owner_id = ? ORDER BY id LIMIT " +
+                        std::to_string(kMaxEventTypesPerUser),
+                    {owner_id})) {
+      out.push_back(EventTypeJson(EventTypeFromRow(row, true)));
     }
     return out;
   });
@@ -60,8 +61,10 @@ Result<Json> EventTypeService::Create(int64_t owner_id, const EventTypeFields& f
       conn.Exec(
           "INSERT INTO event_types (owner_id, title, slug, length_minutes, description, locations,"
           " requires_confirmation, minimum_booking_notice, before_event_buffer, after_event_buffer, "
-          "slot_interval, schedule_id, limit_day, limit_week, limit_month, limit_year,"
-          " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+          "slot_interval, schedule_id, limit_day, limit_week, limit_month, limit_year, disable_guests,"
+          " lock_time_zone_toggle, forward_params_success_redirect, success_redirect_url, currency, metadata,"
+          " created_at, updated_at)"
+          " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
           values);
     } catch (const DuplicateKey&) {
       return DuplicateSlug(fields.slug);
@@ -86,7 +89,8 @@ Result<Json> EventTypeService::Update(int64_t owner_id, int64_t id, const Json& 
           "after_event_buffer "
           "= ?,"
           " slot_interval = ?, schedule_id = ?, limit_day = ?, limit_week = ?, limit_month = ?, limit_year = ?,"
-          " updated_at = ? WHERE id = ?",
+          " disable_guests = ?, lock_time_zone_toggle = ?, forward_params_success_redirect = ?,"
+          " success_redirect_url = ?, currency = ?, metadata = ?, updated_at = ? WHERE id = ?",
           FieldValues(et->fields, {time::FormatSql(time::Now()), id}));
     } catch (const DuplicateKey&) {
       return DuplicateSlug(et->fields.slug);

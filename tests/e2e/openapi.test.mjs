@@ -313,6 +313,17 @@ test('every answer of every route matches the document', { timeout: kTestTimeout
     token: key, body: { title: 'Review', slug: 'review', lengthInMinutes: 30, requiresConfirmation: true }, expect: 201,
   });
   await call('POST', '/v2/event-types', { token: key, body: { title: 'No length' }, expect: 400 });
+  await call('POST', '/v2/event-types', {
+    token: key,
+    body: {
+      title: 'Settings', slug: 'settings', lengthInMinutes: 30, disableGuests: true, lockTimeZoneToggleOnBookingPage: true,
+      forwardParamsSuccessRedirect: false, successRedirectUrl: 'https://example.com/thanks', metadata: { team: 'sales' },
+      price: 0, currency: 'eur', isInstantEvent: false, recurrence: null, bookingLimitsCount: { week: 2 },
+    },
+    expect: 201,
+  });
+  const priced = await call('POST', '/v2/event-types', { token: key, body: { title: 'Paid', slug: 'paid', lengthInMinutes: 30, price: 5 }, expect: 400 });
+  assert.equal(priced.json.error.code, 'payments_not_supported');
   await call('GET', '/v2/event-types', { token: key, expect: 200 });
   await call('GET', '/v2/event-types', { expect: 401 });
   await call('GET', '/v2/event-types/{id}', { token: key, params: { id: etId }, expect: 200 });

@@ -135,22 +135,154 @@ TEST(BookingsEventType, JsonShape) {
   std::vector<std::string> want = {"afterEventBuffer",
                                    "beforeEventBuffer",
                                    "bookingLimitsCount",
+                                   "currency",
                                    "description",
+                                   "disableGuests",
+                                   "forwardParamsSuccessRedirect",
                                    "id",
+                                   "isInstantEvent",
                                    "lengthInMinutes",
                                    "locations",
+                                   "lockTimeZoneToggleOnBookingPage",
+                                   "metadata",
                                    "minimumBookingNotice",
                                    "ownerId",
+                                   "price",
+                                   "recurrence",
                                    "requiresConfirmation",
                                    "scheduleId",
                                    "slotInterval",
                                    "slug",
-                                   "title"};
+                                   "successRedirectUrl",
+                                   "title",
+                                   "users"};
   EXPECT_EQ(keys, want);
   EXPECT_EQ(j["ownerId"], 9);
   EXPECT_TRUE(j["slotInterval"].is_null());
   EXPECT_TRUE(j["scheduleId"].is_null());
-  EXPECT_TRUE(j["bookingLimitsCount"].is_null());
+  EXPECT_EQ(j["bookingLimitsCount"], Json::object());
+  EXPECT_EQ(j["disableGuests"], false);
+  EXPECT_EQ(j["lockTimeZoneToggleOnBookingPage"], false);
+  EXPECT_EQ(j["forwardParamsSuccessRedirect"], true);
+  EXPECT_TRUE(j["successRedirectUrl"].is_null());
+  EXPECT_EQ(j["metadata"], Json::object());
+  EXPECT_EQ(j["price"], 0);
+  EXPECT_EQ(j["currency"], "usd");
+  EXPECT_EQ(j["isInstantEvent"], false);
+  EXPECT_TRUE(j["recurrence"].is_null());
+  EXPECT_EQ(j["users"], Json::array());
+}
+
+TEST(BookingsEventType, CalcomSettingsAreReadAndBounded) {
+  Json j = Valid();
+  j.update(Json{{"disableGuests", true},
+                {"lockTimeZoneToggleOnBookingPage", true},
+                {"forwardParamsSuccessRedirect", false},
+                {"successRedirectUrl", "https://example.com/thanks?x=1"},
+                {"metadata", {{"team", "sales"}, {"n", 3}}},
+                {"price", 0},
+                {"currency", "EUR"},
+                {"isInstantEvent", false},
+                {"recurrence", nullptr}});
+  Result<EventTypeFields> f = ParseEventTypeCreate(j);
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_TRUE(f->disable_guests);
+  EXPECT_TRUE(f->lock_time_zone_toggle);
+  EXPECT_FALSE(f->forward_params_success_redirect);
+  EXPECT_EQ(f->success_redirect_url, "https://example.com/thanks?x=1");
+  EXPECT_EQ(f->metadata, Json({{"team", "sales"}, {"n", 3}}));
+  EXPECT_EQ(f->currency, "eur");
+
+  Json metadata = Json::object();
+  for (size_t i = 0; i < kMaxEventTypeMetadataKeys; ++i) metadata["k" + std::to_string(i)] = i;
+  j = Valid();
+  j["metadata"] = metadata;
+  EXPECT_EQ(FieldOf(j), "");
+  metadata["one-more"] = 1;
+  j["metadata"] = metadata;
+  EXPECT_EQ(FieldOf(j), "metadata");
+  // {"v":"..."} is 8 bytes besides the string.
+  j["metadata"] = Json{{"v", std::string(kMaxEventTypeMetadataBytes - 8, 'x')}};
+  EXPECT_EQ(FieldOf(j), "");
+  j["metadata"] = Json{{"v", std::string(kMaxEventTypeMetadataBytes - 7, 'x')}};
+  EXPECT_EQ(FieldOf(j), "metadata");
+  for (const Json& bad : {Json::array(), Json("x"), Json(1)}) {
+    j["metadata"] = bad;
+    EXPECT_EQ(FieldOf(j), "metadata") << bad;
+  }
+  j = Valid();
+  for (const Json& bad : {Json("ftp://example.com"), Json("example.com"), Json("https://"), Json(5),
+                          Json("https://example.com/" + std::string(kMaxRedirectUrlChars, 'a'))}) {
+    j["successRedirectUrl"] = bad;
+    EXPECT_EQ(FieldOf(j), "successRedirectUrl") << bad;
+  }
+  j = Valid();
+  for (const Json& bad : {Json("us"), Json("usdx"), Json("u$d"), Json(1)}) {
+    j["currency"] = bad;
+    EXPECT_EQ(FieldOf(j), "currency") << bad;
+  }
+  for (const char* field :
+       {"disableGuests", "lockTimeZoneToggleOnBookingPage", "forwardParamsSuccessRedirect"}) {
+    j = Valid();
+    j[field] = "true";
+    EXPECT_EQ(FieldOf(j), field);
+  }
+}
+
+TEST(BookingsEventType, PricedInstantAndRecurringAreRefusedWithTheirReasons) {
+  auto reason = [](const char* field, const Json& value) {
+    Json j = Valid();
+    j[field] = value;
+    Result<EventTypeFields> f = ParseEventTypeCreate(j);
+    return f.ok() ? std::string("accepted") : f.status().field() + " " + f.status().reason();
+  };
+  EXPECT_EQ(reason("price", 1), "price payments_not_supported");
+  EXPECT_EQ(reason("price", 0.5), "price payments_not_supported");
+  EXPECT_EQ(reason("price", -1), "price ");
+  EXPECT_EQ(reason("price", "0"), "price ");
+  EXPECT_EQ(reason("price", 0.0), "accepted");
+  EXPECT_EQ(reason("isInstantEvent", true), "isInstantEvent instant_not_supported");
+  EXPECT_EQ(reason("isInstantEvent", 1), "isInstantEvent ");
+  const Json weekly = {{"interval", 1}, {"occurrences", 4}, {"frequency", "weekly"}};
+  EXPECT_EQ(reason("recurrence", weekly), "recurrence recurrence_not_supported");
+  EXPECT_EQ(reason("recurrence", Json{{"disabled", false}}), "recurrence recurrence_not_supported");
+  EXPECT_EQ(reason("recurrence", Json{{"disabled", true}}), "accepted");
+  EXPECT_EQ(reason("recurrence", nullptr), "accepted");
+}
+
+TEST(BookingsEventType, BookingLimitsTakeCalcomsDisabled) {
+  EventTypeFields f = ParseEventTypeCreate(Valid()).value();
+  ASSERT_TRUE(ApplyEventTypePatch(Json{{"bookingLimitsCount", {{"day", 2}, {"disabled", false}}}}, f).ok());
+  EXPECT_EQ(f.booking_limits.day, 2);
+  ASSERT_TRUE(ApplyEventTypePatch(Json{{"bookingLimitsCount", {{"disabled", true}}}}, f).ok());
+  EXPECT_FALSE(f.booking_limits.any());
+  EXPECT_EQ(ApplyEventTypePatch(Json{{"bookingLimitsCount", {{"disabled", true}, {"day", 1}}}}, f).field(),
+            "bookingLimitsCount.disabled");
+  EXPECT_EQ(ApplyEventTypePatch(Json{{"bookingLimitsCount", {{"disabled", "yes"}}}}, f).field(),
+            "bookingLimitsCount.disabled");
+}
+
+TEST(BookingsEventType, PatchNullResetsCalcomSettingsToTheirDefaults) {
+  Json j = Valid();
+  j.update(Json{{"forwardParamsSuccessRedirect", false},
+                {"successRedirectUrl", "http://example.com/done"},
+                {"metadata", {{"a", 1}}}});
+  EventTypeFields f = ParseEventTypeCreate(j).value();
+  ASSERT_TRUE(ApplyEventTypePatch(Json{{"forwardParamsSuccessRedirect", nullptr},
+                                       {"successRedirectUrl", nullptr},
+                                       {"metadata", nullptr}},
+                                  f)
+                  .ok());
+  EXPECT_TRUE(f.forward_params_success_redirect);
+  EXPECT_FALSE(f.success_redirect_url.has_value());
+  EXPECT_EQ(f.metadata, Json::object());
+  ASSERT_TRUE(ApplyEventTypePatch(Json{{"successRedirectUrl", "https://example.com/x"}}, f).ok());
+  ASSERT_TRUE(ApplyEventTypePatch(Json{{"successRedirectUrl", ""}}, f).ok());
+  EXPECT_FALSE(f.success_redirect_url.has_value());
+  for (const char* field :
+       {"disableGuests", "lockTimeZoneToggleOnBookingPage", "currency", "price", "isInstantEvent"}) {
+    EXPECT_EQ(ApplyEventTypePatch(Json{{field, nullptr}}, f).field(), field) << field;
+  }
 }
 
 TEST(BookingsEventType, ScheduleIdIsAPositiveIdOrNull) {

@@ -5,6 +5,7 @@
 // taken out of the slots at once. BookingReferenceStore: the references other plugins record and
 // move. EventTypeService: ownership, slugs and the guard on event types with bookings; as the
 // other plugins' EventTypeDirectory, owners and listeners inside a deletion's transaction.
+// Migrations run on rows written at the schema before them (longest booking, event type settings).
 #include <algorithm>
 #include <atomic>
 #include <optional>
@@ -327,22 +328,17 @@ TEST(BookingsLongestMigration, HostsBookedBeforeGetTheirLongestBooking) {
   prometheus::Registry registry;
   auto db = std::make_unique<core::MysqlDatabase>(OptionsFor(scratch, 2), registry, QuietLogger());
   const std::vector<Migration> all = bookings::BookingMigrations();
-  ASSERT_EQ(all.back().version, 6);
+  ASSERT_EQ(all[5].version, 6);
   {
     core::Migrator m(*db, QuietLogger());
-    m.Add("bookings", std::vector<Migration>(all.begin(), all.end() - 1));
+    m.Add("bookings", std::vector<Migration>(all.begin(), all.begin() + 5));
     m.Apply();
   }
-  bookings::EventTypeService event_types(*db);
-  auto et = event_types.Create(1, [] {
-    bookings::EventTypeFields f;
-    f.title = "Call";
-    f.slug = "call";
-    f.length_minutes = 30;
-    return f;
-  }());
-  ASSERT_TRUE(et.ok()) << et.status().message();
-  const std::string id = std::to_string((*et)["id"].get<int64_t>());
+  // An event type as version 5 wrote it.
+  scratch.Exec(
+      "INSERT INTO event_types (owner_id, title, slug, length_minutes, description, locations, created_at,"
+      " updated_at) VALUES (1, 'Call', 'call', 30, '', '[]', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))");
+  const std::string id = scratch.QueryValue("SELECT id FROM event_types WHERE slug = 'call'");
   for (const char* times :
        {"'2030-01-01 09:00:00', '2030-01-01 09:30:00'", "'2030-01-02 09:00:00', '2030-01-02 11:00:00'"}) {
     scratch.Exec(
@@ -362,6 +358,61 @@ TEST(BookingsLongestMigration, HostsBookedBeforeGetTheirLongestBooking) {
   EXPECT_EQ(
       scratch.QueryValue("SELECT CONCAT(changes, ' ', longest_ms) FROM booking_host_locks WHERE host_id = 1"),
       "7 7200000");
+}
+
+// Event types written before Cal.com's settings existed show Cal.com's defaults once the
+// migration has run, and take the settings like new ones.
+TEST(BookingsSettingsMigration, EventTypesWrittenBeforeGetTheDefaults) {
+  ScratchDatabase scratch;
+  prometheus::Registry registry;
+  auto db = std::make_unique<core::MysqlDatabase>(OptionsFor(scratch, 2), registry, QuietLogger());
+  const std::vector<Migration> all = bookings::BookingMigrations();
+  ASSERT_EQ(all[6].version, 7);
+  {
+    core::Migrator m(*db, QuietLogger());
+    m.Add("bookings", std::vector<Migration>(all.begin(), all.begin() + 6));
+    m.Apply();
+  }
+  // Two event types as version 6 wrote them, one with booking limits.
+  scratch.Exec(
+      "INSERT INTO event_types (owner_id, title, slug, length_minutes, description, locations,"
+      " requires_confirmation, minimum_booking_notice, limit_day, created_at, updated_at) VALUES"
+      " (1, 'Old call', 'old-call', 20, 'from before', '[]', 1, 30, 4, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3)),"
+      " (1, 'Other', 'other', 30, '', '[]', 0, 0, NULL, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))");
+  {
+    core::Migrator m(*db, QuietLogger());
+    m.Add("bookings", all);
+    m.Apply();
+  }
+  bookings::EventTypeService event_types(*db);
+  const Json list = event_types.List(1);
+  ASSERT_EQ(list.size(), 2u) << list.dump();
+  for (const Json& et : list) {
+    EXPECT_EQ(et["disableGuests"], false);
+    EXPECT_EQ(et["lockTimeZoneToggleOnBookingPage"], false);
+    EXPECT_EQ(et["forwardParamsSuccessRedirect"], true);
+    EXPECT_TRUE(et["successRedirectUrl"].is_null());
+    EXPECT_EQ(et["metadata"], Json::object());
+    EXPECT_EQ(et["price"], 0);
+    EXPECT_EQ(et["currency"], "usd");
+    EXPECT_EQ(et["isInstantEvent"], false);
+    EXPECT_TRUE(et["recurrence"].is_null());
+  }
+  EXPECT_EQ(list[0]["title"], "Old call");
+  EXPECT_EQ(list[0]["description"], "from before");
+  EXPECT_EQ(list[0]["requiresConfirmation"], true);
+  EXPECT_EQ(list[0]["minimumBookingNotice"], 30);
+  EXPECT_EQ(list[0]["bookingLimitsCount"], Json({{"day", 4}}));
+  EXPECT_EQ(list[1]["bookingLimitsCount"], Json::object());
+  const int64_t id = list[0]["id"].get<int64_t>();
+  Result<Json> patched =
+      event_types.Update(1, id, Json{{"metadata", {{"migrated", true}}}, {"disableGuests", true}});
+  ASSERT_TRUE(patched.ok()) << patched.status().message();
+  Result<Json> got = event_types.Get(1, id);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ((*got)["metadata"], Json({{"migrated", true}}));
+  EXPECT_EQ((*got)["disableGuests"], true);
+  EXPECT_EQ((*got)["title"], "Old call");
 }
 
 TEST_F(BookingsEventTypesDb, OwnedBySlugAndGuardedWhileBooked) {
