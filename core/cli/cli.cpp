@@ -128,16 +128,31 @@ int Migrate(Runtime& rt) {
 }
 
 int AdminUser(Runtime& rt, const std::vector<std::string>& args) {
-  CliArgs a(args, {"email", "name", "password", "time-zone"}, {"admin"});
+  CliArgs a(args, {"email", "name", "password", "time-zone", "username"}, {"admin"});
   if (a.positional().size() != 1 || a.positional()[0] != "create")
-    throw std::invalid_argument("usage: admin user create --email E --name N --password P [--time-zone TZ] [--admin]");
-  auto user = rt.identity().CreateUser(a.Require("email"), a.Require("name"), a.Require("password"),
-                                       a.Get("time-zone").value_or("UTC"), a.Flag("admin"));
+    throw std::invalid_argument(
+        "usage: admin user create --email E --name N --password P [--time-zone TZ] [--username U] [--admin]");
+  NewUser fields;
+  fields.email = a.Require("email");
+  fields.name = a.Require("name");
+  fields.password = a.Require("password");
+  fields.time_zone = a.Get("time-zone").value_or("UTC");
+  fields.username = a.Get("username").value_or("");
+  fields.is_admin = a.Flag("admin");
+  if (a.Get("username") && fields.username.empty()) {
+    std::cerr << "user create: username must be 1 to 64 characters" << std::endl;
+    return 1;
+  }
+  auto user = rt.identity().CreateUser(fields);
   if (!user.ok()) {
     std::cerr << "user create: " << user.status().message() << std::endl;
     return 1;
   }
-  Json out = {{"id", user->id}, {"email", user->email}, {"name", user->name}, {"timeZone", user->time_zone}};
+  Json out = {{"id", user->id},
+              {"email", user->email},
+              {"name", user->name},
+              {"timeZone", user->time_zone},
+              {"username", user->username}};
   if (user->is_admin) out["admin"] = true;
   std::cout << out.dump() << std::endl;
   return 0;

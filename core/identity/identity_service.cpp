@@ -85,11 +85,9 @@ std::optional<User> IdentityService::FindUserByEmail(const std::string& email) {
   return std::move(found->user);
 }
 
-Result<User> IdentityService::CreateUser(const std::string& email, const std::string& name,
-                                         const std::string& password, const std::string& time_zone,
-                                         bool is_admin) {
-  auto user = users_.Create(email, name, password, time_zone, is_admin);
-  if (user.ok()) logger_.Info("user created", {{"user_id", user->id}, {"admin", is_admin}});
+Result<User> IdentityService::CreateUser(const NewUser& fields) {
+  auto user = users_.Create(fields);
+  if (user.ok()) logger_.Info("user created", {{"user_id", user->id}, {"admin", fields.is_admin}});
   return user;
 }
 
@@ -124,11 +122,17 @@ bool IdentityService::CheckCsrf(const Request& req, const std::string& token) {
 }
 
 Json IdentityService::UserJson(const User& user) {
+  std::optional<int64_t> default_schedule;
+  if (default_schedules_) default_schedule = default_schedules_->DefaultScheduleId(user.id);
   return Json{{"id", user.id},
+              {"username", user.username},
               {"email", user.email},
               {"name", user.name},
               {"timeZone", user.time_zone},
               {"weekStart", user.week_start},
+              {"timeFormat", user.time_format},
+              {"defaultScheduleId", default_schedule ? Json(*default_schedule) : Json(nullptr)},
+              {"organizationId", nullptr},
               {"createdDate", user.created_at}};
 }
 
@@ -152,7 +156,18 @@ std::optional<Principal> IdentityService::ResolveApiKey(std::string_view token) 
 Result<User> IdentityService::UpdateProfile(int64_t user_id, const Json& patch) {
   auto parsed = ParseProfilePatch(patch);
   if (!parsed.ok()) return parsed.status();
-  auto user = users_.Update(user_id, *parsed);
+  std::function<Status(DbConnection&)> make_default;
+  if (const std::optional<int64_t> schedule = parsed->default_schedule_id) {
+    const auto not_yours = [] {
+      return Status::Invalid("defaultScheduleId", "you have no schedule with this id");
+    };
+    if (!default_schedules_) return not_yours();
+    make_default = [this, user_id, schedule, not_yours](DbConnection& tx) {
+      Status made = default_schedules_->MakeDefault(tx, user_id, *schedule);
+      return made.code() == ErrorCode::kNotFound ? not_yours() : made;
+    };
+  }
+  auto user = users_.Update(user_id, *parsed, make_default);
   user_cache_.Erase(user_id);
   return user;
 }

@@ -32,6 +32,7 @@
 #include "identity/user_store.hpp"
 #include "identity/verified_resources.hpp"
 #include "rendezvous/database.hpp"
+#include "rendezvous/default_schedules.hpp"
 #include "rendezvous/http.hpp"
 #include "rendezvous/identity.hpp"
 #include "rendezvous/log.hpp"
@@ -65,9 +66,8 @@ class IdentityService final : public Identity {
   // Identity
   std::optional<User> FindUser(int64_t id) override;
   std::optional<User> FindUserByEmail(const std::string& email) override;
-  Result<User> CreateUser(const std::string& email, const std::string& name,
-                          const std::string& password, const std::string& time_zone,
-                          bool is_admin) override;
+  using UserDirectory::CreateUser;
+  Result<User> CreateUser(const NewUser& fields) override;
   std::optional<User> SessionUser(const Request& req) override;
   std::string CsrfToken(const Request& req, Response& res) override;
   bool CheckCsrf(const Request& req, const std::string& token) override;
@@ -80,7 +80,15 @@ class IdentityService final : public Identity {
   // A BearerResolver for API keys: kind kApiKey, all_scopes = true.
   std::optional<Principal> ResolveApiKey(std::string_view token);
 
-  // PATCH /v2/me: name, timeZone, weekStart (see ParseProfilePatch); kNotFound for an unknown user.
+  // Where /v2/me's defaultScheduleId comes from (the bookings plugin's "bookings.default_schedules");
+  // null: no user has a stored default. Set at start-up before serving, and cleared before the
+  // plugins go.
+  void SetDefaultSchedules(std::shared_ptr<DefaultSchedules> schedules) {
+    default_schedules_ = std::move(schedules);
+  }
+
+  // PATCH /v2/me: name, timeZone, weekStart, username, timeFormat (see ParseProfilePatch);
+  // kNotFound for an unknown user, kConflict "username_taken".
   Result<User> UpdateProfile(int64_t user_id, const Json& patch);
 
   // Turns on the verified e-mails and phone numbers (/v2/verified-resources/..., see
@@ -125,6 +133,7 @@ class IdentityService final : public Identity {
   std::once_flag dummy_hash_once_;
   std::string dummy_hash_;
   std::unique_ptr<VerifiedResourceService> verified_;
+  std::shared_ptr<DefaultSchedules> default_schedules_;
 };
 
 }  // namespace rendezvous::core

@@ -87,12 +87,47 @@ CREATE TABLE IF NOT EXISTS verification_requests (
   CONSTRAINT fk_verification_requests_user FOREIGN KEY (user_id) REFERENCES users (id) ON DELETE CASCADE
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci)sql";
 
+// Usernames (DESIGN §10) and the 12/24-hour clock. Existing users get the username a new user
+// would get (DeriveUsernameBase, validation.hpp; then base1, base2, ... when taken), in id order.
+// Every statement can run again after a failure: the procedure fills only missing usernames.
+constexpr const char* kUsernames = R"sql(ALTER TABLE users
+  ADD COLUMN IF NOT EXISTS username VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NULL AFTER email,
+  ADD COLUMN IF NOT EXISTS time_format TINYINT NOT NULL DEFAULT 12 AFTER week_start,
+  ADD UNIQUE KEY IF NOT EXISTS uq_users_username (username);
+DROP PROCEDURE IF EXISTS identity_assign_usernames;
+CREATE PROCEDURE identity_assign_usernames()
+BEGIN
+  DECLARE v_id BIGINT DEFAULT NULL;
+  DECLARE v_base VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin;
+  DECLARE v_candidate VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin;
+  DECLARE v_n BIGINT;
+  SELECT MIN(id) INTO v_id FROM users WHERE username IS NULL;
+  WHILE v_id IS NOT NULL DO
+    SELECT LEFT(LOWER(REGEXP_REPLACE(SUBSTRING_INDEX(email, '@', 1), '(?-i)[^A-Za-z0-9._-]', '')), 64)
+      INTO v_base FROM users WHERE id = v_id;
+    IF v_base NOT REGEXP '[a-z0-9]' THEN SET v_base = 'user'; END IF;
+    SET v_candidate = v_base;
+    SET v_n = 0;
+    WHILE EXISTS (SELECT 1 FROM users WHERE username = v_candidate) DO
+      SET v_n = v_n + 1;
+      SET v_candidate = CONCAT(LEFT(v_base, 64 - CHAR_LENGTH(v_n)), v_n);
+    END WHILE;
+    UPDATE users SET username = v_candidate WHERE id = v_id;
+    SET v_id = NULL;
+    SELECT MIN(id) INTO v_id FROM users WHERE username IS NULL;
+  END WHILE;
+END;
+CALL identity_assign_usernames();
+DROP PROCEDURE IF EXISTS identity_assign_usernames;
+ALTER TABLE users MODIFY username VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL)sql";
+
 }  // namespace
 
 std::vector<Migration> IdentityMigrations() {
   return {Migration{1, "users, api_keys, sessions", kTables},
           Migration{2, "verified_emails, verified_phones, verification_codes, verification_requests",
-                    kVerifiedResources}};
+                    kVerifiedResources},
+          Migration{3, "users.username, users.time_format", kUsernames}};
 }
 
 }  // namespace rendezvous::core

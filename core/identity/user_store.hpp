@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -16,8 +17,8 @@ namespace rendezvous::core {
 
 // The columns UserFromRow reads, in order, for "SELECT <kUserColumns> FROM users u ...".
 inline constexpr const char* kUserColumns =
-    "u.id, u.email, u.name, u.time_zone, u.week_start, u.is_admin, u.created_at";
-constexpr int kUserColumnCount = 7;
+    "u.id, u.email, u.name, u.time_zone, u.week_start, u.is_admin, u.created_at, u.username, u.time_format";
+constexpr int kUserColumnCount = 9;
 // Reads the kUserColumns starting at column `first` (1-based).
 User UserFromRow(const DbRow& row, int first = 1);
 // "2024-05-01 10:20:30.123" (DATETIME(3), UTC) -> "2024-05-01T10:20:30.123Z".
@@ -35,11 +36,20 @@ class UserStore {
   std::optional<User> Find(int64_t id);
   // `email` is normalised (NormalizeEmail) first; nullopt for an invalid one.
   std::optional<UserWithPassword> FindByEmail(const std::string& email);
-  // kInvalid for a bad field, kConflict when the email is taken. An empty password stores none.
+  // kInvalid for a bad field (named), kConflict when the email is taken or the username is
+  // (reason "username_taken"). An empty password stores none; an empty username is derived from
+  // the e-mail (DeriveUsernameBase, then the first free UsernameWithSuffix).
+  Result<User> Create(const NewUser& fields);
   Result<User> Create(const std::string& email, const std::string& name, const std::string& password,
-                      const std::string& time_zone, bool is_admin);
-  // Applies a checked patch; kNotFound when the user does not exist.
-  Result<User> Update(int64_t id, const ProfilePatch& patch);
+                      const std::string& time_zone, bool is_admin) {
+    return Create(NewUser{email, name, password, time_zone, "", is_admin});
+  }
+  // Applies a checked patch; kNotFound when the user does not exist, kConflict (reason
+  // "username_taken") when another user has the username asked for.
+  // `also`, when set, runs on the same transaction after the users row was changed: a failed
+  // Status from it rolls the whole patch back and is the answer.
+  Result<User> Update(int64_t id, const ProfilePatch& patch,
+                      const std::function<Status(DbConnection&)>& also = nullptr);
 
  private:
   Database& db_;

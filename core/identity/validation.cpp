@@ -1,6 +1,7 @@
 #include "identity/validation.hpp"
 
 #include <array>
+#include <cstdint>
 #include <string>
 
 #include "rendezvous/time.hpp"
@@ -100,6 +101,34 @@ bool IsValidTimeZone(std::string_view name) {
   return time::Zone::Find(name).has_value();
 }
 
+bool IsValidUsername(std::string_view username) {
+  if (username.empty() || username.size() > kMaxUsernameChars) return false;
+  for (char c : username) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+std::string DeriveUsernameBase(std::string_view email) {
+  std::string_view local = email.substr(0, email.find('@'));
+  std::string out;
+  bool has_alnum = false;
+  for (char ch : local) {
+    if (out.size() == kMaxUsernameChars) break;
+    char c = ch >= 'A' && ch <= 'Z' ? static_cast<char>(ch - 'A' + 'a') : ch;
+    const bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    if (alnum || c == '-' || c == '_' || c == '.') out.push_back(c);
+    has_alnum = has_alnum || alnum;
+  }
+  return has_alnum ? out : std::string("user");
+}
+
+std::string UsernameWithSuffix(const std::string& base, uint64_t n) {
+  const std::string digits = std::to_string(n);
+  return base.substr(0, kMaxUsernameChars - digits.size()) + digits;
+}
+
 std::optional<std::string> NormalizeWeekStart(std::string_view day) {
   static constexpr std::array<std::string_view, 7> kDays = {
       "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"};
@@ -130,25 +159,45 @@ Result<ProfilePatch> ParseProfilePatch(const Json& patch) {
   ProfilePatch out;
   for (const auto& [key, value] : patch.items()) {
     if (key == "email") {
-      return Status(ErrorCode::kInvalid, "email cannot be changed here");
+      return Status::Invalid("email", "email cannot be changed here");
     }
-    if (key != "name" && key != "timeZone" && key != "weekStart") {
-      return Status(ErrorCode::kInvalid, "unknown field: " + key.substr(0, 64));
+    if (key == "timeFormat") {
+      const bool twelve_or_24 = value.is_number() && (value.get<double>() == 12 || value.get<double>() == 24);
+      if (!twelve_or_24) return Status::Invalid("timeFormat", "timeFormat must be 12 or 24");
+      out.time_format = static_cast<int>(value.get<double>());
+      continue;
     }
-    if (!value.is_string()) return Status(ErrorCode::kInvalid, key + " must be a string");
+    if (key == "defaultScheduleId") {
+      // An unsigned value above INT64_MAX reads as negative here.
+      const bool id = value.is_number_integer() && value.get<int64_t>() > 0;
+      if (!id) return Status::Invalid("defaultScheduleId", "defaultScheduleId must be a schedule's id");
+      out.default_schedule_id = value.get<int64_t>();
+      continue;
+    }
+    if (key != "name" && key != "timeZone" && key != "weekStart" && key != "username") {
+      std::string shown = key.substr(0, 64);
+      return Status::Invalid(shown, "unknown field: " + shown);
+    }
+    if (!value.is_string()) return Status::Invalid(key, key + " must be a string");
     const auto& text = value.get_ref<const std::string&>();
     if (key == "name") {
       auto name = ValidateName(text);
-      if (!name.ok()) return name.status();
+      if (!name.ok()) return Status::Invalid("name", name.status().message());
       out.name = std::move(name.value());
     } else if (key == "timeZone") {
       if (!IsValidTimeZone(text)) {
-        return Status(ErrorCode::kInvalid, "timeZone must be an IANA time zone name");
+        return Status::Invalid("timeZone", "timeZone must be an IANA time zone name");
       }
       out.time_zone = text;
+    } else if (key == "username") {
+      if (!IsValidUsername(text)) {
+        return Status::Invalid(
+            "username", "username must be 1 to 64 characters: lowercase letters, digits, '-', '_' or '.'");
+      }
+      out.username = text;
     } else {
       auto day = NormalizeWeekStart(text);
-      if (!day) return Status(ErrorCode::kInvalid, "weekStart must be a day name, Monday to Sunday");
+      if (!day) return Status::Invalid("weekStart", "weekStart must be a day name, Monday to Sunday");
       out.week_start = std::move(*day);
     }
   }

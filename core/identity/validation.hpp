@@ -3,6 +3,7 @@
 // which is read once from the system's tzdata.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,6 +19,7 @@ using Json = nlohmann::json;
 constexpr size_t kMaxEmailBytes = 254;
 constexpr size_t kMaxNameChars = 100;
 constexpr size_t kMaxPasswordBytes = 1024;
+constexpr size_t kMaxUsernameChars = 64;
 
 // A plausible email address (3..254 bytes, one '@' with text on both sides, no whitespace or
 // control characters), returned trimmed and with ASCII letters lower-cased. kInvalid otherwise.
@@ -32,6 +34,19 @@ Result<std::string> ValidateName(std::string_view name);
 // or characters outside [A-Za-z0-9/_+-] are refused without looking anything up.
 bool IsValidTimeZone(std::string_view name);
 
+// A username (DESIGN §10): 1..64 characters, each a lowercase ASCII letter, a digit, '-', '_' or '.'.
+bool IsValidUsername(std::string_view username);
+
+// The username a user gets when none is given: the e-mail's local part (before the first '@')
+// with ASCII letters lower-cased and every character outside [a-z0-9._-] dropped, cut to 64
+// characters; "user" when that leaves no letter or digit. The migration that gave existing users
+// their usernames (migrations.cpp) computes the same in SQL.
+std::string DeriveUsernameBase(std::string_view email);
+
+// The n-th alternative (n >= 1) to a taken username: `base` cut so that base + the decimal n fits
+// in 64 characters, then n ("ann" -> "ann1", "ann2", ...).
+std::string UsernameWithSuffix(const std::string& base, uint64_t n);
+
 // "Monday".."Sunday" in any letter case -> the capitalised name; nullopt otherwise.
 std::optional<std::string> NormalizeWeekStart(std::string_view day);
 
@@ -45,10 +60,15 @@ struct ProfilePatch {
   std::optional<std::string> name;
   std::optional<std::string> time_zone;
   std::optional<std::string> week_start;
+  std::optional<std::string> username;
+  std::optional<int> time_format;
+  std::optional<int64_t> default_schedule_id;
 };
 
-// Accepts an object with any of "name", "timeZone", "weekStart" (strings, validated as above).
-// "email" and any other field answer kInvalid naming the field.
+// Accepts an object with any of "name", "timeZone", "weekStart" (strings, validated as above),
+// "username" (IsValidUsername), "timeFormat" (the number 12 or 24) and "defaultScheduleId" (a
+// positive integer; whose schedule it is, the caller checks). "email" and any other
+// field answer kInvalid naming the field.
 Result<ProfilePatch> ParseProfilePatch(const Json& patch);
 
 }  // namespace rendezvous::core

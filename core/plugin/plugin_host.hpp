@@ -59,6 +59,14 @@ class PluginHost {
   // Empty when no plugin checks DPoP proofs.
   const DpopResolver& dpop_resolver() const { return dpop_resolver_; }
   const std::map<std::string, AdminCommand>& admin_commands() const { return commands_; }
+  // A service a plugin provided (PluginContext::Provide) under `name` with type T; null when none
+  // was. For the host's own wiring after Load().
+  template <class T>
+  std::shared_ptr<T> Find(const std::string& name) const {
+    auto it = services_by_name_.find(name);
+    if (it == services_by_name_.end() || it->second.first != std::type_index(typeid(T))) return nullptr;
+    return std::static_pointer_cast<T>(it->second.second);
+  }
 
  private:
   class Context;

@@ -14,6 +14,7 @@
 #include "import_command.hpp"
 #include "rendezvous/plugin.hpp"
 #include "schedule_routes.hpp"
+#include "schedule_service.hpp"
 
 namespace rendezvous::bookings {
 namespace {
@@ -65,7 +66,9 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   auto event_types = std::make_shared<EventTypeService>(ctx.db());
   ctx.Provide<EventTypeDirectory>("bookings.event_types", event_types);
   RegisterBookingRoutes(ctx, BookingServices{event_types, flow, references}, config.public_rate_limit);
-  RegisterScheduleRoutes(ctx, std::make_shared<ScheduleService>(ctx.db()));
+  auto schedules = std::make_shared<ScheduleService>(ctx.db());
+  ctx.Provide<DefaultSchedules>("bookings.default_schedules", schedules);
+  RegisterScheduleRoutes(ctx, schedules);
   // The import shares the flow's cache of booked times: the flow outlives the command.
   auto import = std::make_shared<BookingImport>(ctx.db(), ctx.identity(), flow->booked_times());
   ctx.AddAdminCommand("booking", [import, flow](const std::vector<std::string>& args, std::ostream& out,

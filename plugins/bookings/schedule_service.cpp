@@ -1,5 +1,6 @@
 #include "schedule_service.hpp"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,24 @@ Result<Json> ScheduleService::Get(int64_t owner_id, int64_t id) {
     if (!s) return NotFoundSchedule();
     return ScheduleJson(*s);
   });
+}
+
+std::optional<int64_t> ScheduleService::DefaultScheduleId(int64_t user_id) {
+  return db_.Run([&](DbConnection& conn) -> std::optional<int64_t> {
+    std::optional<DbRow> row =
+        conn.QueryOne("SELECT id FROM schedules WHERE default_owner_id = ?", {user_id});
+    if (!row) return std::nullopt;
+    return row->Int(1);
+  });
+}
+
+Status ScheduleService::MakeDefault(DbConnection& tx, int64_t user_id, int64_t schedule_id) {
+  const std::vector<int64_t> ids = LockOwnerSchedules(tx, user_id);
+  if (std::find(ids.begin(), ids.end(), schedule_id) == ids.end()) return NotFoundSchedule();
+  ClearDefault(tx, user_id);
+  tx.Exec("UPDATE schedules SET default_owner_id = ?, updated_at = ? WHERE id = ?",
+          {user_id, time::FormatSql(time::Now()), schedule_id});
+  return Status::Ok();
 }
 
 Json ScheduleService::GetDefault(const User& owner) {

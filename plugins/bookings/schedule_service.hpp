@@ -7,8 +7,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "rendezvous/database.hpp"
+#include "rendezvous/default_schedules.hpp"
 #include "rendezvous/status.hpp"
 #include "rendezvous/user.hpp"
 #include "schedule.hpp"
@@ -17,9 +19,15 @@ namespace rendezvous::bookings {
 
 constexpr int kMaxSchedulesPerUser = 100;
 
-class ScheduleService {
+class ScheduleService final : public DefaultSchedules {
  public:
   explicit ScheduleService(Database& db);
+
+  // DefaultSchedules: the id of the owner's stored default, for /v2/me.
+  std::optional<int64_t> DefaultScheduleId(int64_t user_id) override;
+  // DefaultSchedules: PATCH /v2/me {defaultScheduleId}, with the owner's schedules locked as for
+  // any other change of the default.
+  Status MakeDefault(DbConnection& tx, int64_t user_id, int64_t schedule_id) override;
 
   // The owner's stored schedules, oldest first.
   Json List(int64_t owner_id);

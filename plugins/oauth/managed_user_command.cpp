@@ -6,7 +6,8 @@ namespace rendezvous::oauth {
 namespace {
 
 constexpr const char* kManagedUserUsage =
-    "usage: rendezvous admin managed-user create --client-id ID --email E --name N [--time-zone TZ]";
+    "usage: rendezvous admin managed-user create --client-id ID --email E --name N [--time-zone TZ] "
+    "[--username U]";
 
 }  // namespace
 
@@ -16,18 +17,21 @@ int RunManagedUserCommand(ClientService& clients, ManagedUserTokens& tokens, Use
     err << kManagedUserUsage << "\n";
     return 2;
   }
-  std::string client_id, email, name, time_zone = "UTC";
+  std::string client_id, email, name, time_zone = "UTC", username;
+  bool username_given = false;
   for (size_t i = 1; i < args.size(); ++i) {
     const std::string& flag = args[i];
-    std::string* target = flag == "--client-id" ? &client_id
-                          : flag == "--email"   ? &email
-                          : flag == "--name"    ? &name
+    std::string* target = flag == "--client-id"   ? &client_id
+                          : flag == "--email"     ? &email
+                          : flag == "--name"      ? &name
                           : flag == "--time-zone" ? &time_zone
+                          : flag == "--username"  ? &username
                                                   : nullptr;
     if (!target || i + 1 >= args.size()) {
       err << (target ? "missing value for " + flag : "unknown option " + flag) << "\n" << kManagedUserUsage << "\n";
       return 2;
     }
+    username_given = username_given || target == &username;
     *target = args[++i];
   }
   if (client_id.empty() || email.empty() || name.empty()) {
@@ -43,7 +47,11 @@ int RunManagedUserCommand(ClientService& clients, ManagedUserTokens& tokens, Use
     err << "OAuth client " << client_id << " is rejected; it cannot manage users\n";
     return 1;
   }
-  Result<User> user = users.CreateUser(email, name, "", time_zone, false);
+  if (username_given && username.empty()) {
+    err << "username must be 1 to 64 characters\n";
+    return 1;
+  }
+  Result<User> user = users.CreateUser(NewUser{email, name, "", time_zone, username, false});
   if (!user.ok()) {
     err << user.status().message() << "\n";
     return 1;
@@ -53,6 +61,7 @@ int RunManagedUserCommand(ClientService& clients, ManagedUserTokens& tokens, Use
               {"email", user->email},
               {"name", user->name},
               {"timeZone", user->time_zone},
+              {"username", user->username},
               {"client_id", client_id},
               {"access_token", issued.access_token},
               {"refresh_token", issued.refresh_token},

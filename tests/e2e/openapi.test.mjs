@@ -304,6 +304,9 @@ test('every answer of every route matches the document', { timeout: kTestTimeout
   await call('GET', '/v2/me', { expect: 401 });
   await call('PATCH', '/v2/me', { token: key, body: { name: 'Olga O. Owner' }, expect: 200 });
   await call('PATCH', '/v2/me', { token: key, body: { timeZone: 'Mars/Olympus' }, expect: 400 });
+  await call('PATCH', '/v2/me', { token: key, body: { username: 'olga', timeFormat: 24 }, expect: 200 });
+  await call('PATCH', '/v2/me', { token: otherKey, body: { username: 'olga' }, expect: 409 });
+  await call('PATCH', '/v2/me', { token: key, body: { timeFormat: 13 }, expect: 400 });
   await call('PATCH', '/v2/me', { token: key, body: 'name=Olga', contentType: 'application/x-www-form-urlencoded', expect: 415 });
 
   // Event types.
@@ -345,6 +348,10 @@ test('every answer of every route matches the document', { timeout: kTestTimeout
   const schedId = sched.json.data.id;
   await call('POST', '/v2/schedules', { token: key, body: { name: 'Bad', timeZone: 'Nowhere/Land' }, expect: 400 });
   await call('GET', '/v2/schedules', { token: key, expect: 200 });
+  // defaultScheduleId is the stored default's id now (a number, not null).
+  const meWithSchedule = await call('GET', '/v2/me', { token: key, expect: 200 });
+  assert.equal(typeof meWithSchedule.json.data.defaultScheduleId, 'number');
+  await call('PATCH', '/v2/me', { token: key, body: { defaultScheduleId: schedId }, expect: 200 });
   await call('GET', '/v2/schedules', { expect: 401 });
   await call('GET', '/v2/schedules/{id}', { token: key, params: { id: schedId }, expect: 200 });
   await call('GET', '/v2/schedules/{id}', { token: otherKey, params: { id: schedId }, expect: 404 });

@@ -110,7 +110,14 @@ TEST_F(HostileInput, JsonBodiesNeverCause5xx) {
     json body;
   };
   const std::vector<Route> routes = {
-      {"PATCH", "/v2/me", {{"name", "Olga"}, {"timeZone", "Europe/Berlin"}, {"weekStart", "Monday"}}},
+      {"PATCH",
+       "/v2/me",
+       {{"name", "Olga"},
+        {"timeZone", "Europe/Berlin"},
+        {"weekStart", "Monday"},
+        {"username", "olga"},
+        {"timeFormat", 24},
+        {"defaultScheduleId", 1}}},
       {"POST", "/v2/event-types",
        {{"title", "T"}, {"slug", "t"}, {"lengthInMinutes", 30}, {"description", "d"},
         {"locations", {{{"type", "address"}, {"address", "Main St 1"}}, {{"type", "link"}, {"link", "https://x.example"}},

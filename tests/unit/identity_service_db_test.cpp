@@ -278,8 +278,13 @@ TEST_F(IdentityServiceTest, GetAndPatchMe) {
   Json body = Json::parse(res.body);
   EXPECT_EQ(body["status"], "success");
   const Json& data = body["data"];
-  EXPECT_EQ(data.size(), 6u);
+  EXPECT_EQ(data.size(), 10u);
   EXPECT_EQ(data["id"], user_.id);
+  EXPECT_EQ(data["username"], "ada");
+  EXPECT_EQ(data["timeFormat"], 12);
+  // No schedule source in this test: no stored default. No organizations.
+  EXPECT_TRUE(data["defaultScheduleId"].is_null());
+  EXPECT_TRUE(data["organizationId"].is_null());
   EXPECT_EQ(data["email"], "ada@example.com");
   EXPECT_EQ(data["name"], "Ada");
   EXPECT_EQ(data["timeZone"], "Europe/London");

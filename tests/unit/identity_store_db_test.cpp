@@ -1,10 +1,12 @@
 // The identity tables and their SQL against a real MariaDB: users, sessions, API keys.
-#include <gtest/gtest.h>
-
 #include <chrono>
+#include <future>
 #include <regex>
+#include <set>
 #include <string>
+#include <vector>
 
+#include <gtest/gtest.h>
 #include <prometheus/registry.h>
 
 #include "identity/api_key_store.hpp"
@@ -110,6 +112,141 @@ TEST_F(IdentityDbTest, UpdateProfile) {
   EXPECT_EQ(users_.Update(user->id, rename)->name, "New");
   EXPECT_EQ(users_.Find(user->id)->time_zone, "America/New_York");
   EXPECT_EQ(users_.Update(user->id + 99, rename).status().code(), ErrorCode::kNotFound);
+}
+
+TEST_F(IdentityDbTest, UsernamesDerivedFromTheEmailWithSuffixes) {
+  auto ann = users_.Create("Ann@example.com", "Ann", "pw", "UTC", false);
+  ASSERT_TRUE(ann.ok()) << ann.status().message();
+  EXPECT_EQ(ann->username, "ann");
+  EXPECT_EQ(ann->time_format, 12);
+  EXPECT_EQ(users_.Create("ann@example.org", "Ann Two", "", "UTC", false)->username, "ann1");
+  EXPECT_EQ(users_.Create("ann@example.net", "Ann Three", "", "UTC", false)->username, "ann2");
+  // "ann1" is taken by now, so the user whose own base is "ann1" gets the next free one.
+  EXPECT_EQ(users_.Create("ann1@example.com", "Ann One", "", "UTC", false)->username, "ann11");
+  // A username with LIKE's wildcards in it is matched literally.
+  EXPECT_EQ(users_.Create("a_n@example.com", "A", "", "UTC", false)->username, "a_n");
+  EXPECT_EQ(users_.Create("a_n@example.org", "A", "", "UTC", false)->username, "a_n1");
+  EXPECT_EQ(users_.Create("\xc3\xb6@example.com", "O", "", "UTC", false)->username, "user");
+  EXPECT_EQ(users_.Find(ann->id)->username, "ann");
+  EXPECT_EQ(users_.FindByEmail("ann@example.org")->user.username, "ann1");
+}
+
+TEST_F(IdentityDbTest, ChosenUsernamesAreCheckedAndUnique) {
+  rendezvous::NewUser fields{"bob@example.com", "Bob", "pw", "UTC", "builder.bob", false};
+  auto bob = users_.Create(fields);
+  ASSERT_TRUE(bob.ok()) << bob.status().message();
+  EXPECT_EQ(bob->username, "builder.bob");
+
+  rendezvous::NewUser same{"robert@example.com", "Robert", "pw", "UTC", "builder.bob", false};
+  auto taken = users_.Create(same);
+  ASSERT_FALSE(taken.ok());
+  EXPECT_EQ(taken.status().code(), ErrorCode::kConflict);
+  EXPECT_EQ(taken.status().reason(), "username_taken");
+
+  rendezvous::NewUser bad{"robert@example.com", "Robert", "pw", "UTC", "Robert!", false};
+  EXPECT_EQ(users_.Create(bad).status().field(), "username");
+  EXPECT_EQ(scratch_.QueryValue("SELECT COUNT(*) FROM users"), "1");
+  // A derived name steps around a chosen one.
+  EXPECT_EQ(users_.Create("builder.bob@example.org", "B", "", "UTC", false)->username, "builder.bob1");
+}
+
+TEST_F(IdentityDbTest, UpdateUsernameAndTimeFormat) {
+  auto ada = users_.Create("ada@example.com", "Ada", "pw", "UTC", false);
+  auto bob = users_.Create("bob@example.com", "Bob", "pw", "UTC", false);
+  ASSERT_TRUE(ada.ok() && bob.ok());
+  ProfilePatch patch;
+  patch.username = "countess";
+  patch.time_format = 24;
+  auto updated = users_.Update(ada->id, patch);
+  ASSERT_TRUE(updated.ok()) << updated.status().message();
+  EXPECT_EQ(updated->username, "countess");
+  EXPECT_EQ(updated->time_format, 24);
+  // Keeping one's own username is no conflict.
+  EXPECT_TRUE(users_.Update(ada->id, patch).ok());
+
+  ProfilePatch steal;
+  steal.username = "countess";
+  steal.name = "Not Bob";
+  auto refused = users_.Update(bob->id, steal);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), ErrorCode::kConflict);
+  EXPECT_EQ(refused.status().reason(), "username_taken");
+  // Nothing of the refused patch was written.
+  EXPECT_EQ(users_.Find(bob->id)->username, "bob");
+  EXPECT_EQ(users_.Find(bob->id)->name, "Bob");
+  // The old name is free again.
+  EXPECT_EQ(users_.Create("ada@example.org", "Ada Two", "", "UTC", false)->username, "ada");
+}
+
+TEST_F(IdentityDbTest, ConcurrentCreationsGetDistinctUsernames) {
+  constexpr int kThreads = 8;
+  std::vector<std::future<Result<User>>> results;
+  for (int i = 0; i < kThreads; ++i) {
+    results.push_back(std::async(std::launch::async, [this, i] {
+      return users_.Create("sam@host" + std::to_string(i) + ".example.com", "Sam", "", "UTC", false);
+    }));
+  }
+  std::set<std::string> names;
+  for (auto& r : results) {
+    Result<User> user = r.get();
+    ASSERT_TRUE(user.ok()) << user.status().message();
+    names.insert(user->username);
+  }
+  std::set<std::string> expected = {"sam"};
+  for (int i = 1; i < kThreads; ++i) expected.insert("sam" + std::to_string(i));
+  EXPECT_EQ(names, expected);
+}
+
+// Users made before usernames existed (identity migrations 1 and 2, rows as the old code wrote
+// them) get theirs from migration 3, in id order, as a new user would.
+TEST(IdentityUsernameMigration, GivesExistingUsersUsernames) {
+  testing::ScratchDatabase scratch;
+  MigrateIdentity(scratch, 2);
+  const char* insert =
+      "INSERT INTO users (email, name, time_zone, week_start, password_hash, is_admin, created_at, "
+      "updated_at) "
+      "VALUES ";
+  scratch.Exec(
+      std::string(insert) +
+      "('ann@example.com', 'Ann', 'UTC', 'Monday', NULL, 0, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3)),"
+      "('ann@example.org', 'Ann 2', 'UTC', 'Monday', NULL, 0, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3)),"
+      "('ann1@example.com', 'Ann 3', 'UTC', 'Monday', NULL, 0, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3)),"
+      "('Mixed.Case+tag@example.com', 'M', 'UTC', 'Sunday', NULL, 1, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3)),"
+      "('\xc3\xb6@example.com', 'O', 'UTC', 'Monday', NULL, 0, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3)),"
+      "('" +
+      std::string(70, 'l') +
+      "@example.com', 'L', 'UTC', 'Monday', NULL, 0, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3)),"
+      "('" +
+      std::string(70, 'l') +
+      "@example.org', 'L2', 'UTC', 'Monday', NULL, 0, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))");
+  const std::string before =
+      scratch.QueryValue("SELECT GROUP_CONCAT(CONCAT(id, email, name) ORDER BY id) FROM users");
+
+  MigrateIdentity(scratch);
+  IdentityTestDatabase db(scratch);
+  UserStore users(db);
+  std::vector<std::string> names;
+  for (int64_t id = 1; id <= 7; ++id) {
+    std::optional<User> u = users.Find(id);
+    ASSERT_TRUE(u) << id;
+    EXPECT_EQ(u->time_format, 12);
+    names.push_back(u->username);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"ann", "ann1", "ann11", "mixed.casetag", "user",
+                                             std::string(64, 'l'), std::string(63, 'l') + "1"}));
+  // The rest of each row is as it was, and the column is now required and unique.
+  EXPECT_EQ(scratch.QueryValue("SELECT GROUP_CONCAT(CONCAT(id, email, name) ORDER BY id) FROM users"),
+            before);
+  EXPECT_EQ(
+      scratch.QueryValue("SELECT IS_NULLABLE FROM information_schema.columns WHERE table_schema = DATABASE() "
+                         "AND table_name = 'users' AND column_name = 'username'"),
+      "NO");
+  EXPECT_THROW(scratch.Exec("UPDATE users SET username = 'ann' WHERE id = 2"), std::exception);
+  // Users created after the migration continue the same rule.
+  EXPECT_EQ(users.Create("ann@example.net", "Ann 4", "", "UTC", false)->username, "ann2");
+  // Running the migration again changes nothing.
+  MigrateIdentity(scratch);
+  EXPECT_EQ(users.Find(2)->username, "ann1");
 }
 
 TEST_F(IdentityDbTest, SessionsLiveUntilDeletedOrExpired) {

@@ -13,6 +13,7 @@
 #include "identity/migrations.hpp"
 #include "rendezvous/database.hpp"
 #include "scratch_db.hpp"
+#include "storage/migrator.hpp"
 #include "storage/mysql_database.hpp"
 #include "storage_test_util.hpp"
 
@@ -32,17 +33,12 @@ class IdentityTestDatabase final : public Database {
   MysqlDatabase db_;
 };
 
-inline void MigrateIdentity(testing::ScratchDatabase& scratch) {
+// Runs the statements of the identity migrations up to `up_to` (all by default) as the migrator
+// splits them; every one can run twice.
+inline void MigrateIdentity(testing::ScratchDatabase& scratch, int up_to = 1 << 30) {
   for (const Migration& m : IdentityMigrations()) {
-    std::string sql = m.sql;
-    size_t start = 0;
-    while (start < sql.size()) {
-      size_t end = sql.find(";\n", start);
-      std::string stmt = sql.substr(start, end == std::string::npos ? std::string::npos : end - start);
-      if (stmt.find_first_not_of(" \n") != std::string::npos) scratch.Exec(stmt);
-      if (end == std::string::npos) break;
-      start = end + 2;
-    }
+    if (m.version > up_to) continue;
+    for (const std::string& statement : SplitStatements(m.sql)) scratch.Exec(statement);
   }
 }
 

@@ -1,6 +1,8 @@
-#include <gtest/gtest.h>
-
+#include <cstdint>
 #include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
 
 #include "identity/validation.hpp"
 
@@ -119,6 +121,69 @@ TEST(IdentityProfilePatch, RejectsEmailUnknownAndBadValues) {
   expect_invalid(Json{{"name", ""}}, "name");
   expect_invalid(Json{{"name", 42}}, "name");
   expect_invalid(Json::array(), "object");
+}
+
+TEST(IdentityUsername, CharactersAndLength) {
+  for (const std::string& ok : std::vector<std::string>{"a", "ann", "ann-marie_o.brien", "0", "x2", std::string(64, 'z')}) {
+    EXPECT_TRUE(IsValidUsername(ok)) << ok;
+  }
+  for (const std::string& bad : std::vector<std::string>{"", "Ann", "ann marie", "ann+cal", "ann/..", "anné", "ann@x", std::string(65, 'z'),
+                          std::string("a\0b", 3)}) {
+    EXPECT_FALSE(IsValidUsername(bad)) << bad;
+  }
+}
+
+TEST(IdentityUsername, DerivedFromTheEmailsLocalPart) {
+  EXPECT_EQ(DeriveUsernameBase("ann@example.com"), "ann");
+  EXPECT_EQ(DeriveUsernameBase("Ann.Marie@example.com"), "ann.marie");
+  EXPECT_EQ(DeriveUsernameBase("ann+cal@example.com"), "anncal");
+  EXPECT_EQ(DeriveUsernameBase("o'brien_x-y@example.com"), "obrien_x-y");
+  EXPECT_EQ(DeriveUsernameBase("j\xc3\xb6rg@example.com"), "jrg");
+  // Nothing usable left: "user".
+  EXPECT_EQ(DeriveUsernameBase("\xc3\xb6@example.com"), "user");
+  EXPECT_EQ(DeriveUsernameBase("...@example.com"), "user");
+  EXPECT_EQ(DeriveUsernameBase("+-_@example.com"), "user");
+  // Cut to 64 characters.
+  EXPECT_EQ(DeriveUsernameBase(std::string(80, 'a') + "@example.com"), std::string(64, 'a'));
+  for (const std::string& email : std::vector<std::string>{"ann@example.com", "\xc3\xb6@x.io", std::string(80, 'b') + "@x.io"}) {
+    EXPECT_TRUE(IsValidUsername(DeriveUsernameBase(email))) << email;
+  }
+}
+
+TEST(IdentityUsername, SuffixesStayWithinTheLimit) {
+  EXPECT_EQ(UsernameWithSuffix("ann", 1), "ann1");
+  EXPECT_EQ(UsernameWithSuffix("ann", 12), "ann12");
+  EXPECT_EQ(UsernameWithSuffix(std::string(64, 'a'), 7), std::string(63, 'a') + "7");
+  EXPECT_EQ(UsernameWithSuffix(std::string(64, 'a'), 123), std::string(61, 'a') + "123");
+  EXPECT_TRUE(IsValidUsername(UsernameWithSuffix(std::string(64, 'a'), UINT64_MAX)));
+}
+
+TEST(IdentityProfilePatch, UsernameAndTimeFormat) {
+  auto p = ParseProfilePatch(Json{{"username", "ada.l"}, {"timeFormat", 24}});
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->username, "ada.l");
+  EXPECT_EQ(p->time_format, 24);
+  EXPECT_EQ(ParseProfilePatch(Json{{"timeFormat", 12}})->time_format, 12);
+  auto expect_field = [](const Json& body, const std::string& field) {
+    auto r = ParseProfilePatch(body);
+    ASSERT_FALSE(r.ok()) << body.dump();
+    EXPECT_EQ(r.status().code(), ErrorCode::kInvalid);
+    EXPECT_EQ(r.status().field(), field) << body.dump();
+  };
+  expect_field(Json{{"username", "Ada"}}, "username");
+  expect_field(Json{{"username", ""}}, "username");
+  expect_field(Json{{"username", std::string(65, 'a')}}, "username");
+  expect_field(Json{{"username", 7}}, "username");
+  expect_field(Json{{"username", nullptr}}, "username");
+  expect_field(Json{{"timeFormat", 13}}, "timeFormat");
+  expect_field(Json{{"timeFormat", "24"}}, "timeFormat");
+  expect_field(Json{{"timeFormat", 12.5}}, "timeFormat");
+  expect_field(Json{{"timeFormat", nullptr}}, "timeFormat");
+  expect_field(Json{{"timeZone", "Nowhere/Special"}}, "timeZone");
+  EXPECT_EQ(ParseProfilePatch(Json{{"defaultScheduleId", 42}})->default_schedule_id, 42);
+  for (const Json& bad : {Json(0), Json(-3), Json(1.5), Json("42"), Json(nullptr), Json(UINT64_MAX)}) {
+    expect_field(Json{{"defaultScheduleId", bad}}, "defaultScheduleId");
+  }
 }
 
 }  // namespace

@@ -20,8 +20,8 @@ class StaticUsers final : public UserDirectory {
     return std::nullopt;
   }
   std::optional<User> FindUserByEmail(const std::string&) override { return std::nullopt; }
-  Result<User> CreateUser(const std::string&, const std::string&, const std::string&, const std::string&,
-                          bool) override {
+  using UserDirectory::CreateUser;
+  Result<User> CreateUser(const NewUser&) override {
     return Status(ErrorCode::kInternal, "not in these tests");
   }
 
