@@ -63,7 +63,7 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   auto references = std::make_shared<BookingReferenceStore>(ctx.db());
   ctx.AddMigrations(BookingMigrations());
   ctx.Provide<BookingReferences>("bookings.references", references);
-  auto event_types = std::make_shared<EventTypeService>(ctx.db());
+  auto event_types = std::make_shared<EventTypeService>(ctx.db(), ctx.identity());
   ctx.Provide<EventTypeDirectory>("bookings.event_types", event_types);
   RegisterBookingRoutes(ctx, BookingServices{event_types, flow, references}, config.public_rate_limit);
   auto schedules = std::make_shared<ScheduleService>(ctx.db());

@@ -423,7 +423,7 @@ Status ApplyEventTypePatch(const Json& body, EventTypeFields& fields) {
   return Apply(body, fields, false);
 }
 
-Json EventTypeJson(const EventType& et) {
+Json EventTypeJson(const EventType& et, const std::string& owner_username) {
   const EventTypeFields& f = et.fields;
   return Json{{"id", et.id},
               {"title", f.title},
@@ -448,7 +448,7 @@ Json EventTypeJson(const EventType& et) {
               {"currency", f.currency},
               {"isInstantEvent", false},
               {"recurrence", nullptr},
-              {"users", Json::array()}};
+              {"users", owner_username.empty() ? Json::array() : Json::array({owner_username})}};
 }
 
 std::optional<std::string> BookingLocation(const Json& locations) {

@@ -97,7 +97,8 @@ Result<Json> ParseLocations(const Json& value);
 //  recurrence, users}`; bookingLimitsCount is {day?, week?, month?, year?} with the limits set ({}
 //  when none is); price is 0, isInstantEvent false and recurrence null (the others are refused).
 //  `users` lists the hosts' usernames: users have no usernames yet, so it is empty.
-Json EventTypeJson(const EventType& event_type);
+// `users` lists the owner by `owner_username` (empty: an empty list).
+Json EventTypeJson(const EventType& event_type, const std::string& owner_username);
 // A booking's `location` from its event type's first location ("integrations:google:meet" for
 // Google Meet, else the address, link or phone); nullopt when the event type has none.
 std::optional<std::string> BookingLocation(const Json& locations);

@@ -21,9 +21,15 @@ Status CheckSchedule(DbConnection& conn, int64_t owner_id, const std::optional<i
 
 }  // namespace
 
-EventTypeService::EventTypeService(Database& db) : db_(db) {}
+EventTypeService::EventTypeService(Database& db, UserDirectory& users) : db_(db), users_(users) {}
+
+std::string EventTypeService::OwnerName(int64_t owner_id) {
+  std::optional<User> owner = users_.FindUser(owner_id);
+  return owner ? owner->username : std::string();
+}
 
 Json EventTypeService::List(int64_t owner_id) {
+  const std::string owner = OwnerName(owner_id);
   return db_.Run([&](DbConnection& conn) {
     Json out = Json::array();
     for (const DbRow& row :
@@ -31,23 +37,26 @@ Json EventTypeService::List(int64_t owner_id) {
                         " FROM event_types WHERE owner_id = ? ORDER BY id LIMIT " +
                         std::to_string(kMaxEventTypesPerUser),
                     {owner_id})) {
-      out.push_back(EventTypeJson(EventTypeFromRow(row, true)));
+      out.push_back(EventTypeJson(EventTypeFromRow(row, true), owner));
     }
     return out;
   });
 }
 
 Result<Json> EventTypeService::Get(int64_t owner_id, int64_t id) {
+  const std::string owner = OwnerName(owner_id);
   return db_.Run([&](DbConnection& conn) -> Result<Json> {
     auto et = LoadEventType(conn, owner_id, id, false);
     if (!et) return NotFoundEventType();
-    return EventTypeJson(*et);
+    return EventTypeJson(*et, owner);
   });
 }
 
 Result<Json> EventTypeService::Create(int64_t owner_id, const EventTypeFields& fields) {
+  const std::string owner = OwnerName(owner_id);
   return db_.Transaction([&](DbConnection& conn) -> Result<Json> {
-    std::optional<DbRow> count = conn.QueryOne("SELECT COUNT(*) FROM event_types WHERE owner_id = ?", {owner_id});
+    std::optional<DbRow> count =
+        conn.QueryOne("SELECT COUNT(*) FROM event_types WHERE owner_id = ?", {owner_id});
     if (count && count->Int(1) >= kMaxEventTypesPerUser) {
       return Status::Conflict("you have " + std::to_string(kMaxEventTypesPerUser) +
                               " event types, the most allowed");
@@ -70,11 +79,12 @@ Result<Json> EventTypeService::Create(int64_t owner_id, const EventTypeFields& f
       return DuplicateSlug(fields.slug);
     }
     EventType et{conn.LastInsertId(), owner_id, fields};
-    return EventTypeJson(et);
+    return EventTypeJson(et, owner);
   });
 }
 
 Result<Json> EventTypeService::Update(int64_t owner_id, int64_t id, const Json& patch) {
+  const std::string owner = OwnerName(owner_id);
   return db_.Transaction([&](DbConnection& conn) -> Result<Json> {
     auto et = LoadEventType(conn, owner_id, id, true);
     if (!et) return NotFoundEventType();
@@ -88,18 +98,20 @@ Result<Json> EventTypeService::Update(int64_t owner_id, int64_t id, const Json& 
           " requires_confirmation = ?, minimum_booking_notice = ?, before_event_buffer = ?, "
           "after_event_buffer "
           "= ?,"
-          " slot_interval = ?, schedule_id = ?, limit_day = ?, limit_week = ?, limit_month = ?, limit_year = ?,"
+          " slot_interval = ?, schedule_id = ?, limit_day = ?, limit_week = ?, limit_month = ?, limit_year = "
+          "?,"
           " disable_guests = ?, lock_time_zone_toggle = ?, forward_params_success_redirect = ?,"
           " success_redirect_url = ?, currency = ?, metadata = ?, updated_at = ? WHERE id = ?",
           FieldValues(et->fields, {time::FormatSql(time::Now()), id}));
     } catch (const DuplicateKey&) {
       return DuplicateSlug(et->fields.slug);
     }
-    return EventTypeJson(*et);
+    return EventTypeJson(*et, owner);
   });
 }
 
 Result<Json> EventTypeService::Delete(int64_t owner_id, int64_t id) {
+  const std::string owner = OwnerName(owner_id);
   return db_.Transaction([&](DbConnection& conn) -> Result<Json> {
     auto et = LoadEventType(conn, owner_id, id, true);
     if (!et) return NotFoundEventType();
@@ -108,7 +120,7 @@ Result<Json> EventTypeService::Delete(int64_t owner_id, int64_t id) {
     }
     for (const DeleteListener& listener : delete_listeners_) listener(conn, id);
     conn.Exec("DELETE FROM event_types WHERE id = ?", {id});
-    return EventTypeJson(*et);
+    return EventTypeJson(*et, owner);
   });
 }
 

@@ -14,6 +14,7 @@
 #include "rendezvous/database.hpp"
 #include "rendezvous/event_types.hpp"
 #include "rendezvous/status.hpp"
+#include "rendezvous/user.hpp"
 
 namespace rendezvous::bookings {
 
@@ -21,7 +22,8 @@ constexpr int kMaxEventTypesPerUser = 500;
 
 class EventTypeService final : public EventTypeDirectory {
  public:
-  explicit EventTypeService(Database& db);
+  // `users` names each event type's owner in its `users`.
+  EventTypeService(Database& db, UserDirectory& users);
 
   // Up to kMaxEventTypesPerUser, oldest first.
   Json List(int64_t owner_id);
@@ -38,7 +40,11 @@ class EventTypeService final : public EventTypeDirectory {
   void OnDelete(DeleteListener listener) override;
 
  private:
+  // The owner's username, "" when the owner is gone. Asked outside any transaction of ours.
+  std::string OwnerName(int64_t owner_id);
+
   Database& db_;
+  UserDirectory& users_;
   std::vector<DeleteListener> delete_listeners_;
 };
 

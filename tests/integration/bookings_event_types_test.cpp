@@ -277,7 +277,7 @@ TEST_F(BookingsEventTypes, CalcomSettingsRoundTrip) {
   for (auto it = settings.begin(); it != settings.end(); ++it) {
     EXPECT_EQ(created[it.key()], it.value()) << it.key();
   }
-  EXPECT_EQ(created["users"], json::array());
+  EXPECT_EQ(created["users"], json::array({"owner"}));  // the username derived from owner@example.com
   const std::string path = "/v2/event-types/" + std::to_string(created["id"].get<int64_t>());
   EXPECT_EQ(Call("GET", path, owner_key_).Json()["data"], created);
   EXPECT_EQ(Call("GET", "/v2/event-types", owner_key_).Json()["data"][0], created);

@@ -129,7 +129,7 @@ TEST(BookingsEventType, JsonShape) {
   et.id = 4;
   et.owner_id = 9;
   et.fields = ParseEventTypeCreate(Valid()).value();
-  Json j = EventTypeJson(et);
+  Json j = EventTypeJson(et, "ann");
   std::vector<std::string> keys;
   for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
   std::vector<std::string> want = {"afterEventBuffer",
@@ -170,7 +170,7 @@ TEST(BookingsEventType, JsonShape) {
   EXPECT_EQ(j["currency"], "usd");
   EXPECT_EQ(j["isInstantEvent"], false);
   EXPECT_TRUE(j["recurrence"].is_null());
-  EXPECT_EQ(j["users"], Json::array());
+  EXPECT_EQ(j["users"], Json::array({"ann"}));
 }
 
 TEST(BookingsEventType, CalcomSettingsAreReadAndBounded) {

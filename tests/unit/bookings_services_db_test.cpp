@@ -38,7 +38,7 @@ class BookingsDb : public ::testing::Test {
   void SetUp() override {
     db_ = OpenBookingsDatabase(scratch_, registry_);
     outbox_ = std::make_unique<core::OutboxService>(*db_, registry_, QuietLogger());
-    event_types_ = std::make_unique<bookings::EventTypeService>(*db_);
+    event_types_ = std::make_unique<bookings::EventTypeService>(*db_, users_);
     flow_ = std::make_unique<bookings::BookingFlow>(*db_, *outbox_, users_, QuietLogger());
     import_ = std::make_unique<bookings::BookingImport>(*db_, users_, flow_->booked_times());
     references_ = std::make_unique<bookings::BookingReferenceStore>(*db_);
@@ -384,7 +384,8 @@ TEST(BookingsSettingsMigration, EventTypesWrittenBeforeGetTheDefaults) {
     m.Add("bookings", all);
     m.Apply();
   }
-  bookings::EventTypeService event_types(*db);
+  StaticUsers users{{TestUser(1, "Olga Owner", "owner@example.com")}};
+  bookings::EventTypeService event_types(*db, users);
   const Json list = event_types.List(1);
   ASSERT_EQ(list.size(), 2u) << list.dump();
   for (const Json& et : list) {
