@@ -43,7 +43,7 @@ std::string BookingTitle(std::string_view event_type_title, std::string_view org
   return t;
 }
 
-Json BookingJson(const Booking& b, const User& host) {
+Json BookingPayloadJson(const Booking& b, const User& host) {
   Json attendees = Json::array();
   for (const Attendee& a : b.attendees) {
     attendees.push_back(
@@ -71,5 +71,14 @@ Json BookingJson(const Booking& b, const User& host) {
               {"createdAt", time::FormatIso(b.created_at)}};
 }
 
+Json BookingJson(const Booking& b, const User& host) {
+  Json j = BookingPayloadJson(b, host);
+  for (const char* optional : {"location", "cancellationReason", "rescheduledFromUid", "rescheduledToUid"}) {
+    if (j[optional].is_null()) j.erase(optional);
+  }
+  j["eventType"] = {{"id", b.event_type_id}, {"slug", b.event_type_slug}};
+  j["absentHost"] = b.host_absent;
+  return j;
+}
 
 }  // namespace rendezvous::bookings

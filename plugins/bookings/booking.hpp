@@ -38,6 +38,7 @@ struct Booking {
   int64_t id = 0;
   std::string uid;
   int64_t event_type_id = 0;
+  std::string event_type_slug;  // the event type's slug, as the API shows it (not stored with the booking)
   int64_t host_id = 0;  // the event type's owner when the booking was made
   std::string title;
   std::string description;
@@ -51,7 +52,7 @@ struct Booking {
   std::optional<std::string> cancellation_reason;  // also the decline reason of a rejected booking
   std::optional<std::string> rescheduled_from_uid;
   std::optional<std::string> rescheduled_to_uid;
-  bool host_absent = false;  // recorded by mark-absent; DESIGN §9's shape has no place for it
+  bool host_absent = false;  // recorded by mark-absent
   Millis created_at = 0;
 };
 
@@ -59,10 +60,15 @@ struct Booking {
 std::string BookingTitle(std::string_view event_type_title, std::string_view organizer_name,
                          std::string_view attendee_name);
 
-// The booking as the API shows it: `{id, uid, title, description, status, start, end, duration,
-// eventTypeId, attendees:[{name, email, timeZone, absent}], hosts:[{id, name, email, timeZone}],
-// location, metadata, cancellationReason, rescheduledFromUid, rescheduledToUid, createdAt}`.
-// `host` is the user of booking.host_id.
+// The booking as the API shows it (DESIGN §9, Cal.com's BookingOutput): `{id, uid, title,
+// description, status, start, end, duration, eventTypeId, eventType:{id, slug}, attendees:[{name,
+// email, timeZone, absent}], hosts:[{id, name, email, timeZone}], location?, metadata,
+// cancellationReason?, rescheduledFromUid?, rescheduledToUid?, absentHost, createdAt}`; an optional
+// field without a value is omitted. `host` is the user of booking.host_id.
 Json BookingJson(const Booking& booking, const User& host);
+
+// The booking as webhook payloads carry it: the fields of BookingJson without `eventType` and
+// `absentHost`, every optional field present (null without a value).
+Json BookingPayloadJson(const Booking& booking, const User& host);
 
 }  // namespace rendezvous::bookings

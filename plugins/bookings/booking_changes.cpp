@@ -55,6 +55,7 @@ Json BookingFlow::ListBookings(const User& host, const ListQuery& query) {
         rows.push_back(BookingFromRow(row));
       }
       LoadAttendees(conn, rows);
+      LoadEventTypeSlugs(conn, rows);
     }
     Json data = Json::array();
     for (const BookingRow& r : rows) data.push_back(BookingJson(r.booking, host));

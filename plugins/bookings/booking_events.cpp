@@ -3,7 +3,7 @@
 namespace rendezvous::bookings {
 
 Json EventPayload(const Booking& b, const User& host, const EventType& et) {
-  Json p = BookingJson(b, host);
+  Json p = BookingPayloadJson(b, host);
   p["organizer"] = {{"id", host.id}, {"name", host.name}, {"email", host.email}, {"timeZone", host.time_zone}};
   p["bookingId"] = b.id;
   p["startTime"] = p["start"];

@@ -165,6 +165,7 @@ Result<Booking> BookingFlow::Book(DbConnection& conn, const User& host, const Ev
   if (!b.location) b.location = BookingLocation(et.fields.locations);
   b.uid = crypto::RandomToken(16);
   b.event_type_id = et.id;
+  b.event_type_slug = et.fields.slug;
   b.host_id = host.id;
   b.title = BookingTitle(et.fields.title, host.name, b.attendees.front().name);
   b.status = et.fields.requires_confirmation ? BookingStatus::kPending : BookingStatus::kAccepted;

@@ -37,6 +37,7 @@ Result<Json> BookingImport::Import(const ImportRequest& r) {
     Booking b;
     b.uid = crypto::RandomToken(16);
     b.event_type_id = et->id;
+    b.event_type_slug = et->fields.slug;
     b.host_id = r.user_id;
     b.title = BookingTitle(et->fields.title, user->name, r.attendee_name);
     b.status = r.status;

@@ -103,6 +103,22 @@ void LoadAttendees(DbConnection& conn, std::vector<BookingRow>& rows) {
   }
 }
 
+// Ids come from the database, so they are inlined as numbers.
+void LoadEventTypeSlugs(DbConnection& conn, std::vector<BookingRow>& rows) {
+  if (rows.empty()) return;
+  std::map<int64_t, std::string> slugs;
+  std::string ids;
+  for (const BookingRow& r : rows) {
+    if (!slugs.emplace(r.booking.event_type_id, std::string()).second) continue;
+    ids += (ids.empty() ? "" : ",") + std::to_string(r.booking.event_type_id);
+  }
+  for (const DbRow& row :
+       conn.QueryUnprepared("SELECT id, slug FROM event_types WHERE id IN (" + ids + ")")) {
+    slugs[row.Int(1)] = row.String(2);
+  }
+  for (BookingRow& r : rows) r.booking.event_type_slug = slugs[r.booking.event_type_id];
+}
+
 std::optional<EventType> LoadEventType(DbConnection& conn, int64_t owner_id, int64_t id, bool lock) {
   std::optional<DbRow> row =
       conn.QueryOne(std::string("SELECT ") + kEventTypeColumns + ", " + kEventTypeMetadataColumn +
@@ -122,6 +138,7 @@ std::optional<BookingRow> LoadBooking(DbConnection& conn, int64_t host_id, const
   if (!row) return std::nullopt;
   std::vector<BookingRow> rows{BookingFromRow(*row)};
   LoadAttendees(conn, rows);
+  LoadEventTypeSlugs(conn, rows);
   return std::move(rows[0]);
 }
 

@@ -47,6 +47,8 @@ BookingRow BookingFromRow(const DbRow& row);
 
 // Fills the attendees of `rows`.
 void LoadAttendees(DbConnection& conn, std::vector<BookingRow>& rows);
+// Fills the event type slug of `rows`.
+void LoadEventTypeSlugs(DbConnection& conn, std::vector<BookingRow>& rows);
 // The event type `id` of `owner_id` with its metadata (locked FOR UPDATE when `lock`); nullopt for
 // another owner's.
 std::optional<EventType> LoadEventType(DbConnection& conn, int64_t owner_id, int64_t id, bool lock);

@@ -126,8 +126,22 @@ class BookingsFixture : public ::testing::Test {
 
   // An event payload (DESIGN §6): the booking as the API shows it, plus the organizer (the owner
   // here) and the original service's names for the same values.
+  // The webhook payload carries the booking's fields (an optional one the answer omits as null)
+  // but not the answer's Cal.com additions `eventType` and `absentHost`.
   void ExpectPayloadShows(const json& payload, const json& booking) const {
-    for (auto it = booking.begin(); it != booking.end(); ++it) EXPECT_EQ(payload[it.key()], it.value()) << it.key();
+    for (auto it = booking.begin(); it != booking.end(); ++it) {
+      if (it.key() == "eventType" || it.key() == "absentHost") continue;
+      EXPECT_EQ(payload.value(it.key(), json()), it.value()) << it.key();
+    }
+    EXPECT_FALSE(payload.contains("eventType"));
+    EXPECT_FALSE(payload.contains("absentHost"));
+    for (const char* optional :
+         {"location", "cancellationReason", "rescheduledFromUid", "rescheduledToUid"}) {
+      ASSERT_TRUE(payload.contains(optional)) << optional;
+      if (!booking.contains(optional)) {
+        EXPECT_TRUE(payload[optional].is_null()) << optional;
+      }
+    }
     EXPECT_EQ(payload["bookingId"], booking["id"]);
     EXPECT_EQ(payload["startTime"], booking["start"]);
     EXPECT_EQ(payload["endTime"], booking["end"]);
@@ -135,6 +149,20 @@ class BookingsFixture : public ::testing::Test {
     EXPECT_EQ(payload["organizer"], booking["hosts"][0]);
     EXPECT_TRUE(payload["type"].is_string());
     EXPECT_TRUE(payload["eventTitle"].is_string());
+  }
+
+  // A booking answer in Cal.com's shape: `eventType: {id, slug}` of its event type, `absentHost` a
+  // boolean, and the optional strings either absent or strings (never null).
+  void ExpectCalComShape(const json& b, const std::string& slug, bool absent_host = false) const {
+    ASSERT_TRUE(b.is_object()) << b;
+    EXPECT_EQ(b.value("eventType", json()), json({{"id", b["eventTypeId"]}, {"slug", slug}})) << b;
+    EXPECT_EQ(b.value("absentHost", json()), absent_host) << b;
+    for (const char* optional :
+         {"location", "cancellationReason", "rescheduledFromUid", "rescheduledToUid"}) {
+      if (b.contains(optional)) {
+        EXPECT_TRUE(b[optional].is_string()) << optional << ": " << b;
+      }
+    }
   }
 
   ScratchDatabase db_;

@@ -288,6 +288,81 @@ TEST_F(BookingsPublic, RacingCreatesNeverOverlap) {
   EXPECT_EQ(OutboxCount("BOOKING_CREATED"), created.load());
 }
 
+// Every booking answer (create, get, list, cancel, reschedule, confirm, decline, mark-absent) in
+// Cal.com's shape: eventType and absentHost present, optional strings omitted while they have no
+// value and strings once they have one.
+TEST_F(BookingsPublic, AnswersCarryCalComBookingFields) {
+  const std::string monday = Monday();
+  HttpResult created = Book(At(monday, "09:00"));
+  ASSERT_EQ(created.status, 201) << created.body;
+  const json b = created.Json()["data"];
+  ExpectCalComShape(b, "intro");
+  for (const char* omitted : {"location", "cancellationReason", "rescheduledFromUid", "rescheduledToUid"}) {
+    EXPECT_FALSE(b.contains(omitted)) << omitted << ": " << b;
+  }
+  EXPECT_EQ(b["eventType"]["id"], event_type_);
+  const std::string uid = b["uid"];
+  HttpResult got = Call("GET", "/v2/bookings/" + uid, owner_key_);
+  ASSERT_EQ(got.status, 200) << got.body;
+  EXPECT_EQ(got.Json()["data"], b);
+  HttpResult listed = Call("GET", "/v2/bookings", owner_key_);
+  ASSERT_EQ(listed.status, 200) << listed.body;
+  ASSERT_EQ(listed.Json()["data"].size(), 1u);
+  EXPECT_EQ(listed.Json()["data"][0], b);
+
+  HttpResult moved =
+      Call("POST", "/v2/bookings/" + uid + "/reschedule", "", json{{"start", At(monday, "10:00")}});
+  ASSERT_EQ(moved.status, 201) << moved.body;
+  const json fresh = moved.Json()["data"];
+  ExpectCalComShape(fresh, "intro");
+  EXPECT_EQ(fresh["rescheduledFromUid"], uid);
+  EXPECT_FALSE(fresh.contains("cancellationReason"));
+  EXPECT_FALSE(fresh.contains("rescheduledToUid"));
+  const json was = Call("GET", "/v2/bookings/" + uid, owner_key_).Json()["data"];
+  ExpectCalComShape(was, "intro");
+  EXPECT_EQ(was["rescheduledToUid"], fresh["uid"]);
+  EXPECT_FALSE(was.contains("cancellationReason"));  // rescheduled without a reason
+
+  HttpResult cancelled =
+      Call("POST", "/v2/bookings/" + fresh["uid"].get<std::string>() + "/cancel", "", "{}");
+  ASSERT_EQ(cancelled.status, 200) << cancelled.body;
+  ExpectCalComShape(cancelled.Json()["data"], "intro");
+  EXPECT_FALSE(cancelled.Json()["data"].contains("cancellationReason"));
+  // The webhook payload keeps every field, null without a value.
+  const json payload = LastOutbox("BOOKING_CANCELLED")["payload"];
+  EXPECT_TRUE(payload["cancellationReason"].is_null());
+  EXPECT_TRUE(payload["location"].is_null());
+  EXPECT_FALSE(payload.contains("eventType"));
+
+  const int64_t vetted =
+      CreateEventType(owner_key_, "vetted", 30, {{"requiresConfirmation", true}})["id"].get<int64_t>();
+  HttpResult placed = Book(At(monday, "11:00"), vetted, {{"location", "Room 1"}});
+  ASSERT_EQ(placed.status, 201) << placed.body;
+  const json pending = placed.Json()["data"];
+  ExpectCalComShape(pending, "vetted");
+  EXPECT_EQ(pending["location"], "Room 1");
+  const std::string pending_uid = pending["uid"];
+  HttpResult confirmed = Call("POST", "/v2/bookings/" + pending_uid + "/confirm", owner_key_, "{}");
+  ASSERT_EQ(confirmed.status, 200) << confirmed.body;
+  ExpectCalComShape(confirmed.Json()["data"], "vetted");
+  const std::string second = Book(At(monday, "13:00"), vetted).Json()["data"]["uid"];
+  HttpResult declined =
+      Call("POST", "/v2/bookings/" + second + "/decline", owner_key_, json{{"reason", "Busy"}});
+  ASSERT_EQ(declined.status, 200) << declined.body;
+  ExpectCalComShape(declined.Json()["data"], "vetted");
+  EXPECT_EQ(declined.Json()["data"]["cancellationReason"], "Busy");
+
+  const std::string past = Import(owner_, event_type_, In(-120))["uid"];
+  HttpResult absent = Call("POST", "/v2/bookings/" + past + "/mark-absent", owner_key_, json{{"host", true}});
+  ASSERT_EQ(absent.status, 200) << absent.body;
+  ExpectCalComShape(absent.Json()["data"], "intro", true);
+  ExpectCalComShape(Call("GET", "/v2/bookings/" + past, owner_key_).Json()["data"], "intro", true);
+  HttpResult present =
+      Call("POST", "/v2/bookings/" + past + "/mark-absent", owner_key_, json{{"host", false}});
+  ASSERT_EQ(present.status, 200) << present.body;
+  ExpectCalComShape(present.Json()["data"], "intro", false);
+}
+
 TEST_F(BookingsPublic, CancelFreesTheTime) {
   const std::string monday = Monday();
   const std::string uid = Book(At(monday, "09:30")).Json()["data"]["uid"];
@@ -380,7 +455,7 @@ TEST_F(BookingsPublic, ReopenWhenTheTimeIsStillFree) {
   HttpResult r = Call("POST", "/v2/bookings/" + uid + "/reopen", owner_key_, "{}");
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(r.Json()["data"]["status"], "accepted");
-  EXPECT_TRUE(r.Json()["data"]["cancellationReason"].is_null());
+  EXPECT_FALSE(r.Json()["data"].contains("cancellationReason"));
   ASSERT_EQ(OutboxCount("BOOKING_REOPENED"), 1);
   EXPECT_EQ(LastOutbox("BOOKING_REOPENED")["payload"]["uid"], uid);
 

@@ -60,6 +60,7 @@ TEST(BookingsJson, TitleAndShape) {
   b.id = 3;
   b.uid = "u1";
   b.event_type_id = 8;
+  b.event_type_slug = "intro";
   b.host_id = 5;
   b.title = "t";
   b.status = BookingStatus::kPending;
@@ -75,6 +76,45 @@ TEST(BookingsJson, TitleAndShape) {
   Json j = BookingJson(b, host);
   std::vector<std::string> keys;
   for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
+  // Optional fields without a value are omitted.
+  std::vector<std::string> want = {"absentHost", "attendees", "createdAt",   "description", "duration",
+                                   "end",        "eventType", "eventTypeId", "hosts",       "id",
+                                   "metadata",   "start",     "status",      "title",       "uid"};
+  EXPECT_EQ(keys, want);
+  EXPECT_EQ(j["eventType"], Json::parse(R"({"id":8,"slug":"intro"})"));
+  EXPECT_EQ(j["absentHost"], false);
+  EXPECT_EQ(j["start"], "2026-05-04T09:30:00.000Z");
+  EXPECT_EQ(j["end"], "2026-05-04T10:00:00.000Z");
+  EXPECT_EQ(j["status"], "pending");
+  EXPECT_EQ(
+      j["attendees"],
+      Json::parse(R"([{"name":"Ann","email":"ann@example.com","timeZone":"Europe/Berlin","absent":true}])"));
+  EXPECT_EQ(j["hosts"],
+            Json::parse(R"([{"id":5,"name":"Olga","email":"olga@example.com","timeZone":"UTC"}])"));
+  EXPECT_EQ(j["metadata"], Json::object());
+
+  b.location = "Room 1";
+  b.cancellation_reason = "Sick";
+  b.rescheduled_from_uid = "u0";
+  b.rescheduled_to_uid = "u2";
+  b.host_absent = true;
+  Json full = BookingJson(b, host);
+  EXPECT_EQ(full["location"], "Room 1");
+  EXPECT_EQ(full["cancellationReason"], "Sick");
+  EXPECT_EQ(full["rescheduledFromUid"], "u0");
+  EXPECT_EQ(full["rescheduledToUid"], "u2");
+  EXPECT_EQ(full["absentHost"], true);
+}
+
+TEST(BookingsJson, WebhookPayloadKeepsEveryField) {
+  Booking b;
+  b.uid = "u1";
+  b.event_type_id = 8;
+  b.event_type_slug = "intro";
+  User host;
+  Json p = BookingPayloadJson(b, host);
+  std::vector<std::string> keys;
+  for (auto it = p.begin(); it != p.end(); ++it) keys.push_back(it.key());
   std::vector<std::string> want = {"attendees",
                                    "cancellationReason",
                                    "createdAt",
@@ -93,21 +133,12 @@ TEST(BookingsJson, TitleAndShape) {
                                    "title",
                                    "uid"};
   EXPECT_EQ(keys, want);
-  EXPECT_EQ(j["start"], "2026-05-04T09:30:00.000Z");
-  EXPECT_EQ(j["end"], "2026-05-04T10:00:00.000Z");
-  EXPECT_EQ(j["status"], "pending");
-  EXPECT_EQ(
-      j["attendees"],
-      Json::parse(R"([{"name":"Ann","email":"ann@example.com","timeZone":"Europe/Berlin","absent":true}])"));
-  EXPECT_EQ(j["hosts"],
-            Json::parse(R"([{"id":5,"name":"Olga","email":"olga@example.com","timeZone":"UTC"}])"));
-  EXPECT_TRUE(j["location"].is_null());
-  EXPECT_TRUE(j["cancellationReason"].is_null());
-  EXPECT_EQ(j["metadata"], Json::object());
-  Json e = EventEnvelope("BOOKING_CONFIRMED", 0, j);
+  EXPECT_TRUE(p["location"].is_null());
+  EXPECT_TRUE(p["cancellationReason"].is_null());
+  Json e = EventEnvelope("BOOKING_CONFIRMED", 0, p);
   EXPECT_EQ(e["triggerEvent"], "BOOKING_CONFIRMED");
   EXPECT_EQ(e["createdAt"], "1970-01-01T00:00:00.000Z");
-  EXPECT_EQ(e["payload"], j);
+  EXPECT_EQ(e["payload"], p);
 }
 
 std::multimap<std::string, std::string> Q(
