@@ -94,11 +94,11 @@ void AddAppSecurityHeaders(Response& response) {
       {"Referrer-Policy", "no-referrer"},
       {"Cache-Control", "no-store"},
   };
-  for (const auto& [name, value] : kHeaders) {
+  for (const auto& wanted : kHeaders) {
     const bool present =
         std::any_of(response.headers.begin(), response.headers.end(),
-                    [&](const auto& header) { return text::EqualsIgnoreCase(header.first, name); });
-    if (!present) response.headers.emplace_back(name, value);
+                    [&](const auto& header) { return text::EqualsIgnoreCase(header.first, wanted.first); });
+    if (!present) response.headers.emplace_back(wanted.first, wanted.second);
   }
 }
 

@@ -121,8 +121,9 @@ Result<User> UserStore::Create(const NewUser& fields) {
     // look-up's lock does not cover names not yet written): look again, a bounded number of times.
     constexpr int kAttempts = 20;
     for (int attempt = 1;; ++attempt) {
-      const std::string username =
-          fields.username.empty() ? FreeUsername(conn, DeriveUsernameBase(*normalized_email)) : fields.username;
+      const std::string username = fields.username.empty()
+                                       ? FreeUsername(conn, DeriveUsernameBase(*normalized_email))
+                                       : fields.username;
       try {
         conn.Exec(
             "INSERT INTO users (email, username, name, time_zone, week_start, time_format, password_hash, "
@@ -134,7 +135,8 @@ Result<User> UserStore::Create(const NewUser& fields) {
         // A duplicate is an expected outcome, not a failure of the transaction.
         if (!IsUsernameKey(e)) return Status(ErrorCode::kConflict, "a user with this email already exists");
         if (!fields.username.empty()) return UsernameTaken();
-        if (attempt == kAttempts) return Status(ErrorCode::kUnavailable, "too many users are being created at once");
+        if (attempt == kAttempts)
+          return Status(ErrorCode::kUnavailable, "too many users are being created at once");
       }
     }
     auto user = FindById(conn, conn.LastInsertId());

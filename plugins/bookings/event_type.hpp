@@ -98,7 +98,7 @@ Result<Json> ParseLocations(const Json& value);
 //  when none is); price is 0, isInstantEvent false and recurrence null (the others are refused).
 //  `users` lists the hosts' usernames: users have no usernames yet, so it is empty.
 // `users` lists the owner by `owner_username` (empty: an empty list).
-Json EventTypeJson(const EventType& event_type, const std::string& owner_username);
+Json EventTypeJson(const EventType& et, const std::string& owner_username);
 // A booking's `location` from its event type's first location ("integrations:google:meet" for
 // Google Meet, else the address, link or phone); nullopt when the event type has none.
 std::optional<std::string> BookingLocation(const Json& locations);

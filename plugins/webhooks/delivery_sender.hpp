@@ -112,7 +112,7 @@ class DeliverySender {
     std::string url_error;
     std::string destination;  // url->Destination(), "" without a URL
     std::chrono::steady_clock::time_point claimed_at;
-    std::string render_error;  // the body could not be rendered: the attempt fails with this
+    std::string render_error;   // the body could not be rendered: the attempt fails with this
     bool filtered_out = false;  // the filter script turned it down: deleted, never sent
   };
   // A request under way.

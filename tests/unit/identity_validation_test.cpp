@@ -124,11 +124,13 @@ TEST(IdentityProfilePatch, RejectsEmailUnknownAndBadValues) {
 }
 
 TEST(IdentityUsername, CharactersAndLength) {
-  for (const std::string& ok : std::vector<std::string>{"a", "ann", "ann-marie_o.brien", "0", "x2", std::string(64, 'z')}) {
+  for (const std::string& ok :
+       std::vector<std::string>{"a", "ann", "ann-marie_o.brien", "0", "x2", std::string(64, 'z')}) {
     EXPECT_TRUE(IsValidUsername(ok)) << ok;
   }
-  for (const std::string& bad : std::vector<std::string>{"", "Ann", "ann marie", "ann+cal", "ann/..", "anné", "ann@x", std::string(65, 'z'),
-                          std::string("a\0b", 3)}) {
+  for (const std::string& bad :
+       std::vector<std::string>{"", "Ann", "ann marie", "ann+cal", "ann/..", "anné", "ann@x",
+                                std::string(65, 'z'), std::string("a\0b", 3)}) {
     EXPECT_FALSE(IsValidUsername(bad)) << bad;
   }
 }
@@ -145,7 +147,8 @@ TEST(IdentityUsername, DerivedFromTheEmailsLocalPart) {
   EXPECT_EQ(DeriveUsernameBase("+-_@example.com"), "user");
   // Cut to 64 characters.
   EXPECT_EQ(DeriveUsernameBase(std::string(80, 'a') + "@example.com"), std::string(64, 'a'));
-  for (const std::string& email : std::vector<std::string>{"ann@example.com", "\xc3\xb6@x.io", std::string(80, 'b') + "@x.io"}) {
+  for (const std::string& email :
+       std::vector<std::string>{"ann@example.com", "\xc3\xb6@x.io", std::string(80, 'b') + "@x.io"}) {
     EXPECT_TRUE(IsValidUsername(DeriveUsernameBase(email))) << email;
   }
 }
