@@ -78,6 +78,10 @@ Json BookingJson(const Booking& b, const User& host) {
   }
   j["eventType"] = {{"id", b.event_type_id}, {"slug", b.event_type_slug}};
   j["absentHost"] = b.host_absent;
+  j["hosts"][0]["username"] = host.username;
+  Json guests = Json::array();
+  for (size_t i = 1; i < b.attendees.size(); ++i) guests.push_back(b.attendees[i].email);
+  j["guests"] = std::move(guests);
   return j;
 }
 

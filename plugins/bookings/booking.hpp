@@ -63,8 +63,9 @@ std::string BookingTitle(std::string_view event_type_title, std::string_view org
 // The booking as the API shows it (DESIGN §9, Cal.com's BookingOutput): `{id, uid, title,
 // description, status, start, end, duration, eventTypeId, eventType:{id, slug}, attendees:[{name,
 // email, timeZone, absent}], hosts:[{id, name, email, timeZone}], location?, metadata,
-// cancellationReason?, rescheduledFromUid?, rescheduledToUid?, absentHost, createdAt}`; an optional
-// field without a value is omitted. `host` is the user of booking.host_id.
+// cancellationReason?, rescheduledFromUid?, rescheduledToUid?, absentHost, createdAt}` with Cal.com's
+// `hosts[].username` and `guests` (the e-mails of the attendees after the first, who booked); an
+// optional field without a value is omitted. `host` is the user of booking.host_id.
 Json BookingJson(const Booking& booking, const User& host);
 
 // The booking as webhook payloads carry it: the fields of BookingJson without `eventType` and

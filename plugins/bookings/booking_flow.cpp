@@ -213,6 +213,9 @@ Result<Json> BookingFlow::Create(const CreateRequest& request, const std::option
       }
       conn.Exec("DELETE FROM booking_idempotency_keys WHERE event_type_id = ? AND key_hash = ?", {et->id, key_hash});
     }
+    if (et->fields.disable_guests && !request.guests.empty()) {
+      return Status::Invalid("guests", "guests are refused: the event type has disableGuests");
+    }
     Result<Booking> b = Book(conn, *host, *et, types, request, outside, nullptr);
     if (!b.ok()) return b.status();
     change.added = BookedTime{b->start, b->end, b->event_type_id, b->id};

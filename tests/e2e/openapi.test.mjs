@@ -373,6 +373,8 @@ test('every answer of every route matches the document', { timeout: kTestTimeout
   const pending = (await book(starts[4], etConfirm.json.data.id)).json.data;
   const pending2 = (await book(starts[5], etConfirm.json.data.id)).json.data;
   await call('POST', '/v2/bookings', { body: { start: starts[0], eventTypeId: etId }, expect: 400 });
+  const guested = await call('POST', '/v2/bookings', { body: { start: starts[11], eventTypeId: etId, attendee, guests: ['gus@example.com'] }, expect: 201 });
+  assert.deepEqual(guested.json.data.guests, ['gus@example.com']);
   await call('GET', '/v2/bookings', { token: key, expect: 200 });
   await call('GET', '/v2/bookings', { token: key, query: { take: 'many' }, expect: 400 });
   await call('GET', '/v2/bookings/{uid}', { token: key, params: { uid: b1.uid }, expect: 200 });

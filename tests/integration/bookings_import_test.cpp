@@ -27,8 +27,8 @@ TEST_F(BookingsImport, PrintsTheBookingAsTheApiShowsIt) {
   std::vector<std::string> keys;
   for (auto it = b.begin(); it != b.end(); ++it) keys.push_back(it.key());
   EXPECT_EQ(keys, (std::vector<std::string>{"absentHost", "attendees", "createdAt", "description", "duration",
-                                            "end", "eventType", "eventTypeId", "hosts", "id", "location",
-                                            "metadata", "start", "status", "title", "uid"}));
+                                            "end", "eventType", "eventTypeId", "guests", "hosts", "id",
+                                            "location", "metadata", "start", "status", "title", "uid"}));
   EXPECT_EQ(b["status"], "accepted");
   EXPECT_EQ(b["start"], "2020-03-01T09:00:00.000Z");
   EXPECT_EQ(b["end"], "2020-03-01T09:45:00.000Z");
@@ -40,6 +40,8 @@ TEST_F(BookingsImport, PrintsTheBookingAsTheApiShowsIt) {
       json::parse(R"([{"name":"Ann Attendee","email":"ann@example.com","timeZone":"UTC","absent":false}])"));
   EXPECT_EQ(b["hosts"][0]["id"], owner_);
   EXPECT_EQ(b["hosts"][0]["email"], "owner@example.com");
+  EXPECT_EQ(b["hosts"][0]["username"], "owner");
+  EXPECT_EQ(b["guests"], json::array());
   EXPECT_EQ(b["location"], "integrations:google:meet");
   EXPECT_EQ(b["metadata"], json::object());
   EXPECT_FALSE(b.contains("rescheduledFromUid"));

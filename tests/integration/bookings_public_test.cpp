@@ -106,7 +106,9 @@ TEST_F(BookingsPublic, CreateAnswersTheBookingAndWritesItsEvent) {
   ASSERT_EQ(b["attendees"].size(), 2u);
   EXPECT_EQ(b["attendees"][0]["timeZone"], "Europe/Berlin");
   EXPECT_EQ(b["attendees"][1]["email"], "gus@example.com");
+  EXPECT_EQ(b["guests"], json::array({"gus@example.com"}));
   EXPECT_EQ(b["hosts"][0]["id"], owner_);
+  EXPECT_EQ(b["hosts"][0]["username"], "owner");
   EXPECT_EQ(b["metadata"]["source"], "web");
   EXPECT_EQ(Call("GET", "/v2/bookings/" + b["uid"].get<std::string>(), owner_key_).Json()["data"], b);
 
@@ -182,6 +184,8 @@ TEST_F(BookingsPublic, BadInputNamesTheFieldAndWritesNothing) {
       {no_attendee, "attendee", 400},
       {with("/guests", guests), "guests", 400},
       {with("/guests", json::array({"ann@example.com"})), "guests[0]", 400},
+      {with("/guests", json::array({"gus@example.com", "gus.example.com"})), "guests[1]", 400},
+      {with("/guests", "gus@example.com"), "guests", 400},
       {with("/metadata", metadata), "metadata", 400},
       {with("/metadata", json{{std::string(41, 'k'), "v"}}), "metadata", 400},
       {with("/metadata", json{{"k", std::string(501, 'v')}}), "metadata.k", 400},
@@ -198,6 +202,27 @@ TEST_F(BookingsPublic, BadInputNamesTheFieldAndWritesNothing) {
   EXPECT_EQ(Bookings(), 0);
   EXPECT_EQ(Events(), 0);
   EXPECT_EQ(Book(At(monday, "09:00")).status, 201);  // the same body without the fault books
+}
+
+TEST_F(BookingsPublic, GuestsAreRefusedWhenTheEventTypeDisablesThem) {
+  const int64_t solo =
+      CreateEventType(owner_key_, "solo", 30, {{"disableGuests", true}})["id"].get<int64_t>();
+  const std::string monday = Monday();
+  HttpResult refused = Book(At(monday, "09:00"), solo, {{"guests", {"gus@example.com"}}});
+  EXPECT_EQ(refused.status, 400) << refused.body;
+  EXPECT_EQ(refused.Json()["error"]["details"]["field"], "guests") << refused.body;
+  EXPECT_EQ(Bookings(), 0);
+  EXPECT_EQ(Events(), 0);
+  // Without guests (or with an empty list) the same event type books.
+  HttpResult booked = Book(At(monday, "09:00"), solo, {{"guests", json::array()}});
+  ASSERT_EQ(booked.status, 201) << booked.body;
+  EXPECT_EQ(booked.Json()["data"]["guests"], json::array());
+  EXPECT_EQ(booked.Json()["data"]["attendees"].size(), 1u);
+  // Another event type of the host still takes them.
+  HttpResult guested = Book(At(monday, "10:00"), 0, {{"guests", {"gus@example.com", "gwen@example.com"}}});
+  ASSERT_EQ(guested.status, 201) << guested.body;
+  EXPECT_EQ(guested.Json()["data"]["guests"], json::array({"gus@example.com", "gwen@example.com"}));
+  EXPECT_EQ(LastOutbox("BOOKING_CREATED")["payload"]["attendees"].size(), 3u);
 }
 
 TEST_F(BookingsPublic, MinimumNoticeAndBuffers) {
@@ -301,6 +326,8 @@ TEST_F(BookingsPublic, AnswersCarryCalComBookingFields) {
     EXPECT_FALSE(b.contains(omitted)) << omitted << ": " << b;
   }
   EXPECT_EQ(b["eventType"]["id"], event_type_);
+  EXPECT_EQ(b["hosts"][0]["username"], "owner");
+  EXPECT_EQ(b["guests"], json::array());
   const std::string uid = b["uid"];
   HttpResult got = Call("GET", "/v2/bookings/" + uid, owner_key_);
   ASSERT_EQ(got.status, 200) << got.body;

@@ -81,7 +81,8 @@ TEST_F(BookingsRoutes, GetShowsTheBookingAndHidesOtherUsers) {
   EXPECT_EQ(b["title"], "Intro intro between Olga Owner and Ann Attendee");
   EXPECT_EQ(b["hosts"],
             json::parse("[{\"id\":" + std::to_string(owner_) +
-                        ",\"name\":\"Olga Owner\",\"email\":\"owner@example.com\",\"timeZone\":\"UTC\"}]"));
+                        ",\"name\":\"Olga Owner\",\"email\":\"owner@example.com\",\"timeZone\":\"UTC\","
+                        "\"username\":\"owner\"}]"));
 
   for (const std::string action : {"", "confirm", "decline", "mark-absent"}) {
     HttpResult r = action.empty() ? Call("GET", Path(b), other_key_)

@@ -73,13 +73,14 @@ TEST(BookingsJson, TitleAndShape) {
   host.name = "Olga";
   host.email = "olga@example.com";
   host.time_zone = "UTC";
+  host.username = "olga";
   Json j = BookingJson(b, host);
   std::vector<std::string> keys;
   for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
   // Optional fields without a value are omitted.
-  std::vector<std::string> want = {"absentHost", "attendees", "createdAt",   "description", "duration",
-                                   "end",        "eventType", "eventTypeId", "hosts",       "id",
-                                   "metadata",   "start",     "status",      "title",       "uid"};
+  std::vector<std::string> want = {
+      "absentHost", "attendees", "createdAt", "description", "duration", "end",    "eventType", "eventTypeId",
+      "guests",     "hosts",     "id",        "metadata",    "start",    "status", "title",     "uid"};
   EXPECT_EQ(keys, want);
   EXPECT_EQ(j["eventType"], Json::parse(R"({"id":8,"slug":"intro"})"));
   EXPECT_EQ(j["absentHost"], false);
@@ -90,7 +91,9 @@ TEST(BookingsJson, TitleAndShape) {
       j["attendees"],
       Json::parse(R"([{"name":"Ann","email":"ann@example.com","timeZone":"Europe/Berlin","absent":true}])"));
   EXPECT_EQ(j["hosts"],
-            Json::parse(R"([{"id":5,"name":"Olga","email":"olga@example.com","timeZone":"UTC"}])"));
+            Json::parse(
+                R"([{"id":5,"name":"Olga","email":"olga@example.com","timeZone":"UTC","username":"olga"}])"));
+  EXPECT_EQ(j["guests"], Json::array());
   EXPECT_EQ(j["metadata"], Json::object());
 
   b.location = "Room 1";
@@ -104,6 +107,14 @@ TEST(BookingsJson, TitleAndShape) {
   EXPECT_EQ(full["rescheduledFromUid"], "u0");
   EXPECT_EQ(full["rescheduledToUid"], "u2");
   EXPECT_EQ(full["absentHost"], true);
+
+  // The attendees after the first (who booked) are the guests; they stay attendees too.
+  b.attendees.push_back({"", "gus@example.com", "Europe/Berlin", false});
+  Json guested = BookingJson(b, host);
+  EXPECT_EQ(guested["guests"], Json::array({"gus@example.com"}));
+  EXPECT_EQ(guested["attendees"].size(), 2u);
+  EXPECT_FALSE(BookingPayloadJson(b, host).contains("guests"));
+  EXPECT_FALSE(BookingPayloadJson(b, host)["hosts"][0].contains("username"));
 }
 
 TEST(BookingsJson, WebhookPayloadKeepsEveryField) {
