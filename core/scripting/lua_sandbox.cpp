@@ -443,16 +443,21 @@ int SandboxWrap(lua_State* L) {
   return 1;
 }
 
+// Calls the wrapped function (the closure's upvalue) with the call's arguments; answers its
+// results' count.
+int CallWrapped(lua_State* L) {
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
 // coroutine.close, except after the budget ran out (see above).
 int SandboxClose(lua_State* L) {
   CheckCoroutine(L, 1);
   if (const LuaStateContext* ctx = Ctx(L); ctx->budget_exhausted) {
     return luaL_error(L, ctx->time_exhausted ? "time limit exceeded" : "instruction limit exceeded");
   }
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 1);
-  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-  return lua_gettop(L);
+  return CallWrapped(L);
 }
 
 // --- Library functions that loop in C without allocating --------------------------------------
@@ -461,19 +466,13 @@ int SandboxClose(lua_State* L) {
 // reads. These are called through a closure that reads the clock first.
 int TimedCall(lua_State* L) {
   SandboxCheckTime(L);
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 1);
-  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-  return lua_gettop(L);
+  return CallWrapped(L);
 }
 
 // utf8.codes and pairs answer an iterator function of the library: that one is timed too.
 int TimedIteratorFactory(lua_State* L) {
   SandboxCheckTime(L);
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 1);
-  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-  const int results = lua_gettop(L);
+  const int results = CallWrapped(L);
   if (results >= 1 && lua_iscfunction(L, 1) != 0) {
     lua_pushvalue(L, 1);
     lua_pushcclosure(L, TimedCall, 1);
