@@ -47,13 +47,13 @@ export const kReadings = [
   {
     id: 'webhook-triggers', kind: 'reading', item: 2,
     reason: 'webhook output `triggers` items are typed as objects: read as the trigger strings',
-    edit: (doc) => each(doc, kWebhookOutputs, (s) => { s.properties.triggers.items = { type: 'string' }; }),
+    edit: (doc) => each(doc, kWebhookOutputs, (s) => { if (s.properties.triggers) s.properties.triggers.items = { type: 'string' }; }),
     finding: { where: /(^|\.)triggers\[\]$/, text: /^type: Cal\.com object/ },
   },
   {
     id: 'webhook-payload-template', kind: 'reading', item: 3,
     reason: 'webhook output `payloadTemplate` is a required string; a template is optional: read as string or null',
-    edit: (doc) => each(doc, kWebhookOutputs, (s) => { s.properties.payloadTemplate.nullable = true; }),
+    edit: (doc) => each(doc, kWebhookOutputs, (s) => { if (s.properties.payloadTemplate) s.properties.payloadTemplate.nullable = true; }),
     finding: { where: /(^|\.)payloadTemplate$/, text: /^ours may be null/ },
   },
   {
@@ -115,8 +115,15 @@ export const kReadings = [
   {
     id: 'webhook-secret-null', kind: 'exception',
     reason: 'specification §2.4: `secret` is present in every webhook answer; a webhook without one answers null',
-    edit: (doc) => each(doc, kWebhookOutputs, (s) => { s.properties.secret.nullable = true; }),
+    edit: (doc) => each(doc, kWebhookOutputs, (s) => { if (s.properties.secret) s.properties.secret.nullable = true; }),
     finding: { where: /(^|\.)secret$/, text: /^ours may be null/ },
+  },
+  {
+    id: 'managed-user-default-schedule-null', kind: 'exception',
+    reason: 'DESIGN §9: `defaultScheduleId` is null while the user has no stored schedule (the implicit ' +
+            'default); Cal.com\'s MeOutput allows null, its ManagedUserOutput types a number',
+    edit: (doc) => { schemas(doc).ManagedUserOutput.properties.defaultScheduleId.nullable = true; },
+    finding: { where: /(^|\.)defaultScheduleId$/, text: /^ours may be null/ },
   },
   {
     id: 'event-type-settings-types', kind: 'exception',
