@@ -14,10 +14,13 @@
 // (the lowest 2xx with a JSON body; $ref and allOf resolved, `nullable` and 3.1's null type
 // read alike, `integer` accepted where Cal.com says `number`, each of our oneOf/anyOf shapes held
 // to the closest of Cal.com's) and the request body's required members. Findings marked
-// "(narrower)" still validate against Cal.com's schema, those marked "(read as peers/README item
-// N)" are places where Cal.com's document contradicts itself and we read it as that README says;
-// the others are the differences counted in the summary. Exit status: 0, or with --strict 1 when
-// an operation differs; 2 for a bad argument or an unreadable document.
+// "(narrower)" still validate against Cal.com's schema; those an entry of calcom-readings.mjs
+// explains are marked with it: "(read as peers/README item N)" where Cal.com's document
+// contradicts itself and we read it as that README says, "(listed exception: ID)" where the
+// specification or DESIGN speaks, "(pending: ID)" for members built elsewhere (the same entries
+// tests/e2e/calcom_contract.test.mjs applies to real answers); the others are the differences
+// counted in the summary. Exit status: 0, or with --strict 1 when an operation differs; 2 for a
+// bad argument or an unreadable document.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
