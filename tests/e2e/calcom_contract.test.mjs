@@ -9,10 +9,12 @@
 // client written for Cal.com calls them: `Authorization: Bearer cal_…` (the server's API key
 // prefix set to Cal.com's) and Cal.com's `cal-api-version` header with the date its document asks
 // for. The fixture user has a Google calendar (a fake Google on loopback), an ICS feed (a
-// loopback HTTP peer), a stored default schedule, event types (one with a location, one that
-// requires confirmation) and bookings in every state: accepted, pending, confirmed, rejected,
-// cancelled, rescheduled (both sides), with a guest, and a past one with absences that the
-// completion sweep makes completed.
+// loopback HTTP peer), a stored default schedule, event types (an address; Google Meet, a link and
+// a phone; one that requires confirmation and has no location) and bookings in every state:
+// accepted, pending, confirmed, rejected, cancelled, rescheduled (both sides), with a guest, and a
+// past one with absences that the completion sweep makes completed. Operations built on other
+// branches (a platform client's managed users and webhooks, GET /v2/timezones, DELETE of an event
+// type's webhooks) are called as soon as the server's document has them.
 //
 // Each answer's status must be one Cal.com documents for the operation, and its body must
 // validate against that answer's schema (ajv, JSON Schema draft-07, Cal.com's OpenAPI 3.0 read:
