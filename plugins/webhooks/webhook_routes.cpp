@@ -223,7 +223,7 @@ void RegisterClientWebhookRoutes(PluginContext& ctx, const std::shared_ptr<Webho
   };
   const std::string base = "/v2/oauth-clients/:clientId/webhooks";
   auto route = [&](Method method, const std::string& pattern,
-                   std::function<Response(Request&, const PlatformClient&)> handler) {
+                   const std::function<Response(Request&, const PlatformClient&)>& handler) {
     return Route::Api(method, pattern, RouteAuth::Public(), [authenticated, handler](Request& req) {
       Result<PlatformClient> client = authenticated(req);
       if (!client.ok()) return Response::FromStatus(client.status());

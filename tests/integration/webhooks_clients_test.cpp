@@ -211,6 +211,16 @@ TEST_F(WebhooksClients, ClientCredentialsGuardTheRoutes) {
     EXPECT_EQ(r.status, 401) << r.body;
     EXPECT_EQ(r.Json()["status"], "error") << r.body;
   }
+  // A client not approved yet: 403, nothing stored.
+  CliResult pending =
+      server_->Cli({"admin", "oauth-client", "create", "--owner-id", std::to_string(owner_), "--name",
+                    "Pending", "--redirect-uri", "https://app.example.com/callback"});
+  ASSERT_EQ(pending.exit_code, 0) << pending.err;
+  const Client unapproved{pending.Json().value("client_id", ""), pending.Json().value("client_secret", "")};
+  HttpResult forbidden =
+      ClientCall("POST", Hooks(unapproved), unapproved, Body(receiver_->url() + "/p").dump());
+  EXPECT_EQ(forbidden.status, 403) << forbidden.body;
+  EXPECT_EQ(ClientCall("GET", Hooks(unapproved), unapproved).status, 403);
   // An API key is not a client's credential.
   EXPECT_EQ(Call("GET", Hooks(client), owner_key_).status, 401);
 
