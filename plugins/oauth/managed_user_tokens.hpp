@@ -1,5 +1,6 @@
-// Tokens for managed users (spec §5.1, `admin managed-user create`): a grant of kind 'managed'
-// carrying all the client's scopes (all_scopes for a legacy client), and its first tokens.
+// Tokens for managed users (spec §5.1, `admin managed-user create`, the platform routes): a grant
+// of kind 'managed' carrying all the client's scopes (all_scopes for a legacy client), and its
+// tokens. The first Issue for a user also links it to its client (managed_users.hpp).
 // Thread-safe; may throw DatabaseUnavailable. The Database must outlive it.
 #pragma once
 
@@ -16,8 +17,9 @@ class ManagedUserTokens {
   ManagedUserTokens(Database& db, TokenLifetimes lifetimes);
 
   // The caller checks that the client exists and is not rejected (throws std::runtime_error when
-  // the client row is missing).
-  TokenResponse Issue(const std::string& client_id, int64_t user_id);
+  // the client row is missing). Links the user to the client when it is not linked yet, with
+  // `locale` ("" = none).
+  TokenResponse Issue(const std::string& client_id, int64_t user_id, const std::string& locale = "");
 
  private:
   Database& db_;

@@ -177,6 +177,24 @@ BEGIN
 END;
 )sql";
 
+// Managed users (DESIGN §10): the client that created each one, for good. A row outlives its user
+// (deleted_at set when the client deletes the user) so that the events of the user's bookings
+// still find their client after the user is gone. Filled from the managed grants made before it
+// (the first grant of each user names the client that created it).
+constexpr const char* kManagedUsersMigration = R"sql(CREATE TABLE IF NOT EXISTS oauth_managed_users (
+  user_id BIGINT NOT NULL,
+  client_id VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  locale VARCHAR(8) CHARACTER SET ascii COLLATE ascii_bin NULL,
+  created_at DATETIME(3) NOT NULL,
+  deleted_at DATETIME(3) NULL,
+  PRIMARY KEY (user_id),
+  KEY ix_oauth_managed_users_client (client_id, deleted_at, user_id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
+INSERT IGNORE INTO oauth_managed_users (user_id, client_id, created_at)
+  SELECT g.user_id, g.client_id, g.created_at FROM oauth_grants g
+   WHERE g.kind = 'managed'
+     AND g.id = (SELECT MIN(f.id) FROM oauth_grants f WHERE f.user_id = g.user_id AND f.kind = 'managed'))sql";
+
 }  // namespace
 
 std::vector<Migration> OAuthMigrations() {
@@ -186,7 +204,8 @@ std::vector<Migration> OAuthMigrations() {
       Migration{3, "procedure oauth_rotate_refresh_token", kRotateProcedure},
       Migration{4, "oauth_pushed_requests, oauth_clients.require_par", kPushedRequestsMigration},
       Migration{5, "DPoP: token key binding, oauth_dpop_jtis", kDpopMigration},
-      Migration{6, "oauth_pushed_requests.client_address", kPushedAddressMigration}};
+      Migration{6, "oauth_pushed_requests.client_address", kPushedAddressMigration},
+      Migration{7, "oauth_managed_users", kManagedUsersMigration}};
 }
 
 }  // namespace rendezvous::oauth

@@ -14,8 +14,10 @@
 #include "issued_tokens.hpp"
 #include "managed_user_command.hpp"
 #include "managed_user_tokens.hpp"
+#include "managed_users.hpp"
 #include "oauth_migrations.hpp"
 #include "par_endpoint.hpp"
+#include "platform_client_routes.hpp"
 #include "pushed_requests.hpp"
 #include "refresh_grant.hpp"
 #include "rendezvous/crypto.hpp"
@@ -34,12 +36,16 @@ struct TokenJobs {
       : codes(db, logger, lifetimes),
         refresh(db, logger, lifetimes),
         managed(db, lifetimes),
+        managed_users(db),
+        platform(db, managed_users),
         issued(db),
         purger(db, logger),
         dpop(db, dpop_max_age) {}
   CodeExchange codes;
   RefreshGrant refresh;
   ManagedUserTokens managed;
+  ManagedUsers managed_users;
+  OAuthPlatformClients platform;
   IssuedTokens issued;
   TokenPurger purger;
   DpopVerifier dpop;
@@ -63,8 +69,9 @@ class OAuthPlugin final : public Plugin {
               std::shared_ptr<TokenMetrics> metrics)
       : clients_(std::move(clients)), tokens_(std::move(tokens)), metrics_(std::move(metrics)) {}
   Status Start() noexcept override {
-    tokens_->purger.Start(std::chrono::seconds(60),
-                          [metrics = metrics_](const ActiveGrants& grants) { metrics->SetActiveGrants(grants); });
+    tokens_->purger.Start(std::chrono::seconds(60), [metrics = metrics_](const ActiveGrants& grants) {
+      metrics->SetActiveGrants(grants);
+    });
     return Status::Ok();
   }
   void Stop() noexcept override { tokens_->purger.Stop(); }
@@ -90,8 +97,8 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
                               std::pair{"refresh_token_ttl", lifetimes.refresh_token_ttl},
                               std::pair{"code_ttl", lifetimes.code_ttl}}) {
     if (seconds < 60)
-      ctx.logger().Warn("a lifetime under a minute is meant for tests", {{"key", std::string("plugins.oauth.") + key},
-                                                                          {"seconds", seconds}});
+      ctx.logger().Warn("a lifetime under a minute is meant for tests",
+                        {{"key", std::string("plugins.oauth.") + key}, {"seconds", seconds}});
   }
 
   auto clients = std::make_shared<ClientService>(ctx.db(), ctx.identity(), ctx.mailer(), ctx.logger());
@@ -130,15 +137,18 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
     return out;
   });
 
-  ctx.AddAdminCommand("oauth-client", [clients](const std::vector<std::string>& args, std::ostream& out,
-                                                std::ostream& err) {
-    return RunClientCommand(*clients, args, out, err);
-  });
+  ctx.AddAdminCommand("oauth-client",
+                      [clients](const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+                        return RunClientCommand(*clients, args, out, err);
+                      });
   Identity& identity = ctx.identity();
   ctx.AddAdminCommand("managed-user", [clients, tokens, &identity](const std::vector<std::string>& args,
                                                                    std::ostream& out, std::ostream& err) {
     return RunManagedUserCommand(*clients, tokens->managed, identity, args, out, err);
   });
+  // The service keeps the token jobs alive (an aliasing pointer into them).
+  ctx.Provide<PlatformClients>("oauth.platform_clients",
+                               std::shared_ptr<PlatformClients>(tokens, &tokens->platform));
   RegisterClientPages(ctx, *clients);
   auto metrics = std::make_shared<TokenMetrics>(ctx.metrics());
   RegisterTokenEndpoints(ctx,

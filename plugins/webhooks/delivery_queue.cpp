@@ -186,7 +186,7 @@ void CopyEventTexts(DbConnection& tx, const std::vector<int64_t>& ids) {
 }  // namespace
 
 size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& batch) {
-  // The webhooks of each organizer and event type (both levels, one query) are read once per
+  // The webhooks of each organizer and event type (the three levels, one query) are read once per
   // batch; the deliveries are written by multi-row inserts. Nothing is rendered here: a row refers
   // to its event (the sender renders when it sends), so an event costs its rows, however large its
   // webhooks' templates or slow the render script, and one user's fan-out never holds up the
@@ -223,7 +223,12 @@ size_t DeliveryQueue::Enqueue(DbConnection& tx, const std::vector<OutboxEvent>& 
     const auto level = std::make_pair(route->organizer, route->event_type);
     auto webhooks = active.find(level);
     if (webhooks == active.end())
-      webhooks = active.emplace(level, webhooks_.Active(tx, level.first, level.second)).first;
+      webhooks = active
+                     .emplace(level, webhooks_.Active(tx, level.first, level.second,
+                                                      options_.managing_client
+                                                          ? options_.managing_client(level.first)
+                                                          : std::nullopt))
+                     .first;
     const std::string event_at = time::FormatSql(
         std::chrono::duration_cast<std::chrono::milliseconds>(e.created_at.time_since_epoch()).count());
     // An event read from the outbox is kept there and its rows refer to it (a NULL body); a handed

@@ -5,11 +5,11 @@
 // when it is next due) and `webhook_delivery_attempts` (one row per attempt).
 //
 // - Enqueue runs inside the outbox consumer's transaction: one row per active webhook of the
-//   booking's organizer and of the booking's event type (WebhookStore::Active, one query for both
-//   levels) subscribed to the trigger. No script runs there: with a filter script, the rows await
-//   it (content type kFilterAtSend, left out of the delivery log) and the sender's render thread
-//   runs it, owners in turns, before the first attempt; one it turns down is deleted. Nothing is
-//   rendered there either: the rows of one event store at most `max_event_bytes` together
+//   booking's organizer, of the booking's event type and of the OAuth client managing the organizer
+//   (WebhookStore::Active, one query for the three levels) subscribed to the trigger. No script runs there:
+//   with a filter script, the rows await it (content type kFilterAtSend, left out of the delivery log) and
+//   the sender's render thread runs it, owners in turns, before the first attempt; one it turns down is
+//   deleted. Nothing is rendered there either: the rows of one event store at most `max_event_bytes` together
 //   (kDeliveryRowBytes a row), so one user's large fan-out costs the consumer a few row inserts
 //   and the database a bounded amount. (webhook, event) is unique, so an event handed over twice
 //   creates nothing twice, and a committed event always has its rows.
@@ -66,6 +66,10 @@ struct QueueOptions {
   // on a UTF-8 character boundary.
   size_t max_rendered_bytes = kMaxRenderedBytes;
   Logger* logger = nullptr;  // an event over its cap is logged here (Warn)
+  // The OAuth client managing a user, whose webhooks get that user's bookings' events too (may be
+  // empty: none is). Called once per organizer and batch, in the consumer's transaction: it must
+  // answer from memory after the first call for a user (ClientLink).
+  std::function<std::optional<std::string>(int64_t user_id)> managing_client;
 };
 
 struct ClaimedDelivery {

@@ -108,6 +108,18 @@ ALTER TABLE webhook_deliveries MODIFY status CHAR(9) CHARACTER SET ascii NOT NUL
 // copying it: a NULL body (DeliveryQueue::Enqueue).
 constexpr const char* kReferredBodies = "ALTER TABLE webhook_deliveries MODIFY body MEDIUMTEXT NULL";
 
+// OAuth-client webhooks (DESIGN §10): the client a webhook belongs to (NULL: not a client's; its
+// user_id is then the client's owner), and the one URL per level rule over the three levels (''
+// in the unique key for the levels that are not a client's, as 0 for the event type).
+constexpr const char* kClients =
+    R"sql(ALTER TABLE webhooks ADD COLUMN IF NOT EXISTS client_id VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NULL
+    AFTER event_type_id,
+  ADD COLUMN IF NOT EXISTS client_key VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin AS (COALESCE(client_id, ''))
+    STORED,
+  ADD KEY IF NOT EXISTS ix_webhooks_client_active (client_id, active);
+ALTER TABLE webhooks DROP KEY IF EXISTS uq_webhooks_user_level_url,
+  ADD UNIQUE KEY IF NOT EXISTS uq_webhooks_level_url (user_id, event_type_key, client_key, url_hash))sql";
+
 }  // namespace
 
 std::vector<Migration> WebhookMigrations() {
@@ -121,7 +133,8 @@ std::vector<Migration> WebhookMigrations() {
           {8, "webhooks_event_types", kEventTypes},
           {9, "webhook_deliveries_leases", kLeases},
           {10, "webhook_deliveries_in_place", kInPlace},
-          {11, "webhook_deliveries_referred_bodies", kReferredBodies}};
+          {11, "webhook_deliveries_referred_bodies", kReferredBodies},
+          {12, "webhooks_oauth_clients", kClients}};
 }
 
 }  // namespace rendezvous::webhooks

@@ -93,6 +93,19 @@ inline constexpr const char* kListBody = R"html(<h1>Webhooks</h1>
 {{/webhooks}}</tbody>
 </table>{{/has_webhooks}}
 {{^has_webhooks}}<p class="muted">You have no webhooks yet.</p>{{/has_webhooks}}
+{{#has_client_webhooks}}<h2>Your OAuth clients' webhooks</h2>
+<p class="muted">Your OAuth clients made these through the API. Each gets the events of the bookings of every user its client manages.</p>
+<table class="stack" id="client_webhooks">
+<thead><tr><th>Subscriber URL</th><th>OAuth client</th><th>Triggers</th><th>State</th></tr></thead>
+<tbody>
+{{#client_webhooks}}<tr>
+<td data-label="Subscriber URL"><a href="/settings/developer/webhooks/{{id}}">{{subscriber_url}}</a></td>
+<td data-label="OAuth client"><code>{{client_id}}</code></td>
+<td data-label="Triggers">{{triggers}}</td>
+<td data-label="State">{{#active}}<span class="badge ok">active</span>{{/active}}{{^active}}<span class="badge">inactive</span>{{/active}}</td>
+</tr>
+{{/client_webhooks}}</tbody>
+</table>{{/has_client_webhooks}}
 <h2>New webhook</h2>
 <form method="post" action="/settings/developer/webhooks">
   <input type="hidden" name="csrf_token" value="{{csrf_token}}">
@@ -108,6 +121,7 @@ inline constexpr const char* kWebhookBody = R"html(<h1>Webhook {{webhook.subscri
   <dt>Triggers</dt><dd>{{webhook.triggers}}</dd>
   <dt>Signed</dt><dd>{{#webhook.has_secret}}Yes, with its secret{{/webhook.has_secret}}{{^webhook.has_secret}}No (no secret){{/webhook.has_secret}}</dd>
   {{#webhook.event_type_id}}<dt>Event type</dt><dd>Only the bookings of event type {{webhook.event_type_id}}</dd>{{/webhook.event_type_id}}
+  {{#webhook.client_id}}<dt>OAuth client</dt><dd>The bookings of every user managed by <code>{{webhook.client_id}}</code></dd>{{/webhook.client_id}}
 </dl>
 <form class="actions" method="post" action="/settings/developer/webhooks/{{webhook.id}}/ping">
   <input type="hidden" name="csrf_token" value="{{csrf_token}}">

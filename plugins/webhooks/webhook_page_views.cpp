@@ -116,18 +116,26 @@ WebhookForm FormOf(const Webhook& webhook) {
 }
 
 std::string RenderWebhookListPage(const PageFrame& frame, const std::vector<Webhook>& webhooks,
-                                  const WebhookForm& form) {
-  Json list = Json::array();
-  for (const Webhook& w : webhooks) {
-    list.push_back({{"id", w.id},
-                    {"subscriber_url", w.subscriber_url},
-                    {"triggers", JoinTriggers(w.triggers)},
-                    {"active", w.active}});
-  }
+                                  const WebhookForm& form, const std::vector<Webhook>& client_webhooks) {
+  auto rows = [](const std::vector<Webhook>& of) {
+    Json list = Json::array();
+    for (const Webhook& w : of) {
+      list.push_back({{"id", w.id},
+                      {"subscriber_url", w.subscriber_url},
+                      {"client_id", w.client_id.value_or("")},
+                      {"triggers", JoinTriggers(w.triggers)},
+                      {"active", w.active}});
+    }
+    return list;
+  };
+  Json list = rows(webhooks);
+  Json of_clients = rows(client_webhooks);
   Json data = {{"nav", Nav(frame, false)},
                {"csrf_token", frame.csrf_token},
                {"webhooks", list},
                {"has_webhooks", !list.empty()},
+               {"client_webhooks", of_clients},
+               {"has_client_webhooks", !of_clients.empty()},
                {"fields", FieldsHtml(form, false, false)}};
   return Page("Webhooks", Render(templates::kListBody, data));
 }
@@ -153,7 +161,8 @@ std::string RenderWebhookPage(const PageFrame& frame, const Webhook& webhook, co
                  {"active", webhook.active},
                  {"triggers", JoinTriggers(webhook.triggers)},
                  {"has_secret", has_secret},
-                 {"event_type_id", webhook.event_type_id ? Json(*webhook.event_type_id) : Json(nullptr)}}},
+                 {"event_type_id", webhook.event_type_id ? Json(*webhook.event_type_id) : Json(nullptr)},
+                 {"client_id", webhook.client_id ? Json(*webhook.client_id) : Json(nullptr)}}},
                {"deliveries", deliveries},
                {"has_deliveries", shown > 0},
                {"range", range},

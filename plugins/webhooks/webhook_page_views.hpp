@@ -32,9 +32,10 @@ struct DeliveryLogPage {
 // The settings of an existing webhook, as its edit form starts (the secret is never shown).
 WebhookForm FormOf(const Webhook& webhook);
 
-// /settings/developer/webhooks: the user's webhooks and the create form showing `form`.
+// /settings/developer/webhooks: the user's webhooks, the create form showing `form`, and the
+// webhooks of the user's OAuth clients (a section of their own when there are any).
 std::string RenderWebhookListPage(const PageFrame& frame, const std::vector<Webhook>& webhooks,
-                                  const WebhookForm& form);
+                                  const WebhookForm& form, const std::vector<Webhook>& client_webhooks = {});
 
 // /settings/developer/webhooks/:id: summary, "Send test event", the delivery log with "Retry" on
 // failed deliveries, the edit form showing `form`, deletion.

@@ -69,7 +69,7 @@ class WebhookPages {
       WebhookForm input = ReadWebhookForm(form);
       Result<WebhookFields> fields = FieldsFromForm(input, true);
       Result<Webhook> created =
-          fields.ok() ? service_->Create(user.id, std::nullopt, *fields) : fields.status();
+          fields.ok() ? service_->Create(user.id, WebhookLevel::Own(), *fields) : fields.status();
       if (!created.ok()) {
         frame.error = FormMessage(created.status().message());
         ShowList(res, frame, user, created.status(), input);
@@ -95,9 +95,9 @@ class WebhookPages {
       if (!webhook) return;
       WebhookForm input = ReadWebhookForm(form);
       Result<WebhookFields> fields = FieldsFromForm(input, false);
-      Result<Webhook> updated = fields.ok()
-                                    ? service_->Update(user.id, webhook->event_type_id, webhook->id, *fields)
-                                    : fields.status();
+      Result<Webhook> updated =
+          fields.ok() ? service_->Update(user.id, WebhookLevel::Of(*webhook), webhook->id, *fields)
+                      : fields.status();
       if (!updated.ok()) {
         frame.error = FormMessage(updated.status().message());
         ShowWebhook(res, frame, user, *webhook, updated.status(), input, 0);
@@ -117,7 +117,7 @@ class WebhookPages {
         ShowWebhook(res, frame, user, *webhook, problem, FormOf(*webhook), 0);
         return;
       }
-      Result<Webhook> deleted = service_->Delete(user.id, webhook->event_type_id, webhook->id);
+      Result<Webhook> deleted = service_->Delete(user.id, WebhookLevel::Of(*webhook), webhook->id);
       if (!deleted.ok()) {
         FillPage(res, deleted.status(),
                  RenderWebhookMessagePage(frame, "Webhook", deleted.status().message()));
@@ -205,12 +205,19 @@ class WebhookPages {
   // The list page with `form`, answering with the HTTP status of `status`.
   void ShowList(Response& res, const PageFrame& frame, const User& user, const Status& status,
                 const WebhookForm& form) {
-    auto list = service_->List(user.id, std::nullopt, 0, kMaxWebhooksPerUser);
+    auto list = service_->List(user.id, WebhookLevel::Own(), 0, kMaxWebhooksPerUser);
     if (!list.ok()) {
       FillPage(res, list.status(), RenderWebhookMessagePage(frame, "Webhooks", list.status().message()));
       return;
     }
-    FillPage(res, status, RenderWebhookListPage(frame, list->first, form));
+    // The webhooks of the user's OAuth clients, which the clients made through the API.
+    auto of_clients = service_->ListOfClients(user.id, kMaxWebhooksPerUser);
+    if (!of_clients.ok()) {
+      FillPage(res, of_clients.status(),
+               RenderWebhookMessagePage(frame, "Webhooks", of_clients.status().message()));
+      return;
+    }
+    FillPage(res, status, RenderWebhookListPage(frame, list->first, form, *of_clients));
   }
 
   // The webhook's page with `form` and the deliveries from `skip` on, answering with the HTTP

@@ -28,10 +28,17 @@ Response EventTypeNotFound() {
 // The level a route's path names: the user's own webhooks, or the event type's in :eventTypeId.
 // nullopt when that is not an id (404).
 std::optional<WebhookStore::Level> PathLevel(const Request& req, bool of_event_type) {
-  if (!of_event_type) return std::optional<WebhookStore::Level>(std::in_place);  // the user's own
+  if (!of_event_type) return WebhookLevel::Own();
   auto id = PathId(req, "eventTypeId");
   if (!id) return std::nullopt;
-  return std::optional<WebhookStore::Level>(std::in_place, *id);
+  return WebhookLevel::EventType(*id);
+}
+
+// Cal.com's answer to a deletion of all a level's webhooks: a sentence in `data`.
+Response DeletedAll(const Result<int64_t>& deleted) {
+  if (!deleted.ok()) return Response::FromStatus(deleted.status());
+  return Response::Success(
+      Json(std::to_string(*deleted) + (*deleted == 1 ? " webhook deleted" : " webhooks deleted")));
 }
 
 // The body's fields (the service checks the subscriber URL's host).
@@ -107,6 +114,13 @@ void RegisterWebhookRoutes(PluginContext& ctx, const std::shared_ptr<WebhookServ
       return Answer(service->Delete(req.principal->user_id, *level, *id), WebhookJson);
     }));
   }
+
+  // Cal.com's deletion of all an event type's webhooks (that event type's only).
+  ctx.AddRoute(ApiKeyRoute(Method::kDelete, "/v2/event-types/:eventTypeId/webhooks", [service](Request& req) {
+    auto level = PathLevel(req, true);
+    if (!level) return EventTypeNotFound();
+    return DeletedAll(service->DeleteAll(req.principal->user_id, *level));
+  }));
 
   // A webhook's own routes serve both levels: its id names it.
   ctx.AddRoute(ApiKeyRoute(Method::kGet, "/v2/webhooks/:id/deliveries", [service](Request& req) {
@@ -193,6 +207,71 @@ void RegisterWebhookRoutes(PluginContext& ctx, const std::shared_ptr<WebhookServ
                                {"error", p.error.empty() ? Json() : Json(p.error)}};
                  });
                }).Outbound());
+}
+
+void RegisterClientWebhookRoutes(PluginContext& ctx, const std::shared_ptr<WebhookService>& service,
+                                 const std::shared_ptr<ClientLink>& link) {
+  // The client's own credentials (x-cal-client-id, x-cal-secret-key), checked by the oauth plugin;
+  // without it no client exists. The level is the client's, its webhooks stored as its owner's.
+  auto authenticated = [link](const Request& req) -> Result<PlatformClient> {
+    auto it = req.params.find("clientId");
+    std::shared_ptr<PlatformClients> clients = link->clients();
+    if (!clients || it == req.params.end()) {
+      return Status(ErrorCode::kUnauthenticated, "the OAuth client's credentials are not valid");
+    }
+    return clients->Authenticate(req, it->second);
+  };
+  const std::string base = "/v2/oauth-clients/:clientId/webhooks";
+  auto route = [&](Method method, const std::string& pattern,
+                   const std::function<Response(Request&, const PlatformClient&)>& handler) {
+    return Route::Api(method, pattern, RouteAuth::Public(), [authenticated, handler](Request& req) {
+      Result<PlatformClient> client = authenticated(req);
+      if (!client.ok()) return Response::FromStatus(client.status());
+      return handler(req, *client);
+    });
+  };
+  auto level = [](const PlatformClient& c) { return WebhookLevel::Client(c.client_id); };
+
+  ctx.AddRoute(route(Method::kPost, base, [service, level](Request& req, const PlatformClient& c) {
+                 Result<WebhookFields> fields = ReadFields(req, true);
+                 if (!fields.ok()) return Response::FromStatus(fields.status());
+                 return Answer(service->Create(c.owner_user_id, level(c), *fields), WebhookJson, 201);
+               }).Outbound());
+
+  ctx.AddRoute(route(Method::kPatch, base + "/:id", [service, level](Request& req, const PlatformClient& c) {
+                 auto id = PathId(req, "id");
+                 if (!id) return WebhookNotFound();
+                 Result<WebhookFields> fields = ReadFields(req, false);
+                 if (!fields.ok()) return Response::FromStatus(fields.status());
+                 return Answer(service->Update(c.owner_user_id, level(c), *id, *fields), WebhookJson);
+               }).Outbound());
+
+  ctx.AddRoute(route(Method::kGet, base, [service, level](Request& req, const PlatformClient& c) {
+    Result<ListPage> page = ParseListPage(req.query, {kDefaultTake, kMaxTake, kMaxSkip});
+    if (!page.ok()) return Response::FromStatus(page.status());
+    auto list = service->List(c.owner_user_id, level(c), page->skip, page->take);
+    if (!list.ok()) return Response::FromStatus(list.status());
+    Json data = Json::array();
+    for (const Webhook& w : list->first) data.push_back(WebhookJson(w));
+    return Response::SuccessWith(
+        Json{{"data", std::move(data)}, {"pagination", page->Pagination(list->second)}});
+  }));
+
+  ctx.AddRoute(route(Method::kGet, base + "/:id", [service, level](Request& req, const PlatformClient& c) {
+    auto id = PathId(req, "id");
+    if (!id) return WebhookNotFound();
+    return Answer(service->Get(c.owner_user_id, level(c), *id), WebhookJson);
+  }));
+
+  ctx.AddRoute(route(Method::kDelete, base + "/:id", [service, level](Request& req, const PlatformClient& c) {
+    auto id = PathId(req, "id");
+    if (!id) return WebhookNotFound();
+    return Answer(service->Delete(c.owner_user_id, level(c), *id), WebhookJson);
+  }));
+
+  ctx.AddRoute(route(Method::kDelete, base, [service, level](Request&, const PlatformClient& c) {
+    return DeletedAll(service->DeleteAll(c.owner_user_id, level(c)));
+  }));
 }
 
 }  // namespace rendezvous::webhooks

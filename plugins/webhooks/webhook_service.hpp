@@ -60,6 +60,10 @@ class WebhookService {
   Result<Webhook> Delete(int64_t user_id, Level level, int64_t id) {
     return webhooks_.Delete(user_id, level, id);
   }
+  Result<int64_t> DeleteAll(int64_t user_id, Level level) { return webhooks_.DeleteAll(user_id, level); }
+  Result<std::vector<Webhook>> ListOfClients(int64_t user_id, int64_t take) {
+    return webhooks_.ListOfClients(user_id, take);
+  }
 
   // The delivery log of one of the user's webhooks, newest first, with the total (DESIGN §9's
   // shape); 404 for another user's webhook.

@@ -8,14 +8,15 @@ namespace rendezvous::webhooks {
 namespace {
 
 constexpr const char* kSelect =
-    "SELECT id, user_id, event_type_id, subscriber_url, active, triggers, payload_template, secret_encrypted,"
+    "SELECT id, user_id, event_type_id, client_id, subscriber_url, active, triggers, payload_template,"
+    " secret_encrypted,"
     " IF(previous_secret_expires_at > UTC_TIMESTAMP(3), previous_secret_encrypted, NULL) AS previous_secret"
     " FROM webhooks ";
 
 // What the enqueue reads: whom to deliver to and how to render, never a secret (the sender signs
 // with the webhook the claim loads), so nothing is decrypted per event.
 constexpr const char* kSelectWithoutSecrets =
-    "SELECT id, user_id, event_type_id, subscriber_url, active, triggers, payload_template,"
+    "SELECT id, user_id, event_type_id, client_id, subscriber_url, active, triggers, payload_template,"
     " NULL AS secret_encrypted,"
     " NULL AS previous_secret FROM webhooks ";
 
@@ -52,6 +53,7 @@ Json WebhookJson(const Webhook& w) {
          {"active", w.active},
          {"secret", w.secret ? Json(*w.secret) : Json()}};
   if (w.event_type_id) j["eventTypeId"] = *w.event_type_id;
+  if (w.client_id) j["oAuthClientId"] = *w.client_id;
   return j;
 }
 
@@ -62,6 +64,7 @@ Webhook WebhookStore::FromRow(const DbRow& row) const {
   w.id = row.Int("id");
   w.user_id = row.Int("user_id");
   if (!row.IsNull("event_type_id")) w.event_type_id = row.Int("event_type_id");
+  w.client_id = row.OptString("client_id");
   w.subscriber_url = row.String("subscriber_url");
   w.active = row.Bool("active");
   w.triggers = TriggerList(row.String("triggers"));
@@ -94,9 +97,9 @@ Result<std::optional<std::string>> WebhookStore::Encrypt(const std::optional<std
 }
 
 Status WebhookStore::CheckLevel(DbConnection& conn, int64_t user_id, Level level, bool lock) const {
-  if (!level) return Status::Ok();
+  if (!level.event_type_id) return Status::Ok();
   if (!event_types_) return EventTypeNotFound();
-  std::optional<int64_t> owner = event_types_->Owner(conn, *level, lock);
+  std::optional<int64_t> owner = event_types_->Owner(conn, *level.event_type_id, lock);
   if (!owner || *owner != user_id) return EventTypeNotFound();
   return Status::Ok();
 }
@@ -123,13 +126,15 @@ Result<Webhook> WebhookStore::Create(int64_t user_id, Level level, const Webhook
       std::optional<DbRow> count = tx.QueryOne("SELECT COUNT(*) AS n FROM webhooks WHERE user_id = ? FOR UPDATE", {user_id});
       if (count && count->Int("n") >= kMaxWebhooksPerUser) {
         return Status::Conflict("a user can have at most " + std::to_string(kMaxWebhooksPerUser) +
-                                " webhooks, their own and their event types' together");
+                                " webhooks, their own, their event types' and their OAuth clients' together");
       }
       tx.Exec(
-          "INSERT INTO webhooks (user_id, event_type_id, subscriber_url, url_hash, active, triggers,"
+          "INSERT INTO webhooks (user_id, event_type_id, client_id, subscriber_url, url_hash, active, "
+          "triggers,"
           " payload_template, secret_encrypted, created_at, updated_at)"
-          " VALUES (?, ?, ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))",
-          {user_id, level ? DbValue(*level) : DbValue(), *fields.subscriber_url,
+          " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))",
+          {user_id, level.event_type_id ? DbValue(*level.event_type_id) : DbValue(),
+           level.client_id ? DbValue(*level.client_id) : DbValue(), *fields.subscriber_url,
            crypto::Sha256Hex(*fields.subscriber_url), *fields.active, Json(*fields.triggers).dump(), tmpl,
            *encrypted});
       return *Load(tx, tx.LastInsertId());
@@ -150,7 +155,7 @@ Result<Webhook> WebhookStore::Update(int64_t user_id, Level level, int64_t id, c
     return db_.Transaction([&](DbConnection& tx) -> Result<Webhook> {
       if (Status s = CheckLevel(tx, user_id, level, false); !s.ok()) return s;
       std::optional<Webhook> current = Load(tx, id, true);
-      if (!current || current->user_id != user_id || current->event_type_id != level) return NotFound();
+      if (!current || current->user_id != user_id || !level.Holds(*current)) return NotFound();
       const Webhook& w = *current;
       const std::string url = fields.subscriber_url.value_or(w.subscriber_url);
       const std::optional<std::string> tmpl = fields.payload_template ? *fields.payload_template : w.payload_template;
@@ -182,7 +187,7 @@ Result<Webhook> WebhookStore::Get(int64_t user_id, Level level, int64_t id) {
   return db_.Run([&](DbConnection& conn) -> Result<Webhook> {
     if (Status s = CheckLevel(conn, user_id, level, false); !s.ok()) return s;
     std::optional<Webhook> w = Load(conn, id);
-    if (!w || w->user_id != user_id || w->event_type_id != level) return NotFound();
+    if (!w || w->user_id != user_id || !level.Holds(*w)) return NotFound();
     return std::move(*w);
   });
 }
@@ -191,15 +196,28 @@ Result<std::pair<std::vector<Webhook>, int64_t>> WebhookStore::List(int64_t user
                                                                     int64_t skip, int64_t take) {
   return db_.Run([&](DbConnection& conn) -> Result<std::pair<std::vector<Webhook>, int64_t>> {
     if (Status s = CheckLevel(conn, user_id, level, false); !s.ok()) return s;
-    // One level: user_id with no event type (as in Active), or the event type (which is the user's).
-    const std::string where = level ? "WHERE event_type_id = ?" : "WHERE user_id = ? AND event_type_key = 0";
-    const int64_t key = level ? *level : user_id;
+    // One level: user_id with no event type and no client (as in Active), the event type (which is
+    // the user's), or the client (whose owner is the user).
+    std::string where = "WHERE user_id = ? AND event_type_key = 0 AND client_key = ''";
+    DbValue key = user_id;
+    if (level.event_type_id) {
+      where = "WHERE event_type_id = ?";
+      key = *level.event_type_id;
+    } else if (level.client_id) {
+      where = "WHERE client_id = ? AND user_id = ?";
+      key = *level.client_id;
+    }
+    std::vector<DbValue> values = {key};
+    if (level.client_id) values.emplace_back(user_id);
     std::pair<std::vector<Webhook>, int64_t> out;
+    std::vector<DbValue> page = values;
+    page.emplace_back(take);
+    page.emplace_back(skip);
     for (const DbRow& row :
-         conn.Query(std::string(kSelect) + where + " ORDER BY id LIMIT ? OFFSET ?", {key, take, skip})) {
+         conn.Query(std::string(kSelect) + where + " ORDER BY id LIMIT ? OFFSET ?", page)) {
       out.first.push_back(FromRow(row));
     }
-    std::optional<DbRow> count = conn.QueryOne("SELECT COUNT(*) AS n FROM webhooks " + where, {key});
+    std::optional<DbRow> count = conn.QueryOne("SELECT COUNT(*) AS n FROM webhooks " + where, values);
     out.second = count ? count->Int("n") : 0;
     return out;
   });
@@ -209,9 +227,39 @@ Result<Webhook> WebhookStore::Delete(int64_t user_id, Level level, int64_t id) {
   return db_.Transaction([&](DbConnection& tx) -> Result<Webhook> {
     if (Status s = CheckLevel(tx, user_id, level, false); !s.ok()) return s;
     std::optional<Webhook> current = Load(tx, id, true);
-    if (!current || current->user_id != user_id || current->event_type_id != level) return NotFound();
+    if (!current || current->user_id != user_id || !level.Holds(*current)) return NotFound();
     tx.Exec("DELETE FROM webhooks WHERE id = ?", {id});  // the delivery log goes with it (ON DELETE CASCADE)
     return std::move(*current);
+  });
+}
+
+Result<int64_t> WebhookStore::DeleteAll(int64_t user_id, Level level) {
+  if (!level.event_type_id && !level.client_id) {
+    return Status::Invalid("level",
+                           "only an event type's or an OAuth client's webhooks are deleted all at once");
+  }
+  return db_.Transaction([&](DbConnection& tx) -> Result<int64_t> {
+    // The event type is share-locked, so a create racing this delete waits for it.
+    if (Status s = CheckLevel(tx, user_id, level, true); !s.ok()) return s;
+    // The delivery logs go with them (ON DELETE CASCADE).
+    if (level.event_type_id) {
+      return static_cast<int64_t>(tx.Exec("DELETE FROM webhooks WHERE event_type_id = ? AND user_id = ?",
+                                          {*level.event_type_id, user_id}));
+    }
+    return static_cast<int64_t>(
+        tx.Exec("DELETE FROM webhooks WHERE client_id = ? AND user_id = ?", {*level.client_id, user_id}));
+  });
+}
+
+Result<std::vector<Webhook>> WebhookStore::ListOfClients(int64_t user_id, int64_t take) {
+  return db_.Run([&](DbConnection& conn) -> Result<std::vector<Webhook>> {
+    std::vector<Webhook> out;
+    for (const DbRow& row :
+         conn.Query(std::string(kSelect) + "WHERE user_id = ? AND client_key <> '' ORDER BY id LIMIT ?",
+                    {user_id, take})) {
+      out.push_back(FromRow(row));
+    }
+    return out;
   });
 }
 
@@ -246,18 +294,32 @@ size_t WebhookStore::ForgetExpiredSecrets(DbConnection& conn) {
 }
 
 std::vector<Webhook> WebhookStore::Active(DbConnection& conn, int64_t user_id,
-                                          std::optional<int64_t> event_type_id) {
+                                          std::optional<int64_t> event_type_id,
+                                          const std::optional<std::string>& client_id) {
   // Each arm reads its own index: (user_id, active) and (event_type_id, active). The user's own
   // are `event_type_key = 0`, not `event_type_id IS NULL`, which the optimizer may answer by
   // intersecting with the NULL range of the event type index: every user's own webhooks. The union
   // is sorted here: MariaDB sorts a UNION in a temporary table, on disk for these TEXT columns (a
-  // file per query), while a UNION ALL without ORDER BY streams its arms.
-  const std::string own =
-      std::string(kSelectWithoutSecrets) + "WHERE user_id = ? AND event_type_key = 0 AND active = 1";
-  std::vector<DbRow> rows = event_type_id ? conn.Query("(" + own + ") UNION ALL (" + kSelectWithoutSecrets +
-                                                           "WHERE event_type_id = ? AND active = 1)",
-                                                       {user_id, *event_type_id})
-                                          : conn.Query(own + " ORDER BY id", {user_id});
+  // file per query), while a UNION ALL without ORDER BY streams its arms. A client's arm reads
+  // (client_id, active); the user's own are `client_key = ''` likewise.
+  const std::string own = std::string(kSelectWithoutSecrets) +
+                          "WHERE user_id = ? AND event_type_key = 0 AND client_key = '' AND active = 1";
+  std::string sql = own;
+  std::vector<DbValue> values = {user_id};
+  if (event_type_id || client_id) {
+    sql = "(" + own + ")";
+    if (event_type_id) {
+      sql += std::string(" UNION ALL (") + kSelectWithoutSecrets + "WHERE event_type_id = ? AND active = 1)";
+      values.emplace_back(*event_type_id);
+    }
+    if (client_id) {
+      sql += std::string(" UNION ALL (") + kSelectWithoutSecrets + "WHERE client_id = ? AND active = 1)";
+      values.emplace_back(*client_id);
+    }
+  } else {
+    sql += " ORDER BY id";
+  }
+  std::vector<DbRow> rows = conn.Query(sql, values);
   std::vector<Webhook> out;
   out.reserve(rows.size());
   for (const DbRow& row : rows) out.push_back(FromRow(row));

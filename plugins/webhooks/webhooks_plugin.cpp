@@ -10,9 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "client_link.hpp"
 #include "delivery_queue.hpp"
 #include "delivery_sender.hpp"
 #include "rendezvous/event_types.hpp"
+#include "rendezvous/platform_clients.hpp"
 #include "rendezvous/plugin.hpp"
 #include "rendezvous/time.hpp"
 #include "retry_policy.hpp"
@@ -97,9 +99,10 @@ class WebhooksPlugin final : public Plugin {
  public:
   WebhooksPlugin(PluginContext& ctx, std::shared_ptr<WebhookMetrics> metrics,
                  std::shared_ptr<WebhookStore> webhooks, std::shared_ptr<DeliveryQueue> queue,
-                 std::shared_ptr<DeliverySender> sender)
+                 std::shared_ptr<DeliverySender> sender, std::shared_ptr<ClientLink> clients)
       : ctx_(ctx),
         metrics_(std::move(metrics)),
+        clients_(std::move(clients)),
         webhooks_(std::move(webhooks)),
         queue_(std::move(queue)),
         sender_(std::move(sender)) {}
@@ -114,6 +117,8 @@ class WebhooksPlugin final : public Plugin {
           if (auto s = store.lock()) s->DeleteOfEventType(tx, id);
         });
       }
+      // OAuth clients, for their webhooks, are the oauth plugin's (without it, none exists).
+      clients_->Attach(ctx_.Find<PlatformClients>("oauth.platform_clients"));
       sender_->Start();
     } catch (const std::exception& e) {
       return Status(ErrorCode::kInternal, std::string("the webhook sender did not start: ") + e.what());
@@ -126,6 +131,7 @@ class WebhooksPlugin final : public Plugin {
   PluginContext& ctx_;
   // Before the sender, which reports to it until it is gone.
   std::shared_ptr<WebhookMetrics> metrics_;
+  std::shared_ptr<ClientLink> clients_;
   std::shared_ptr<WebhookStore> webhooks_;
   std::shared_ptr<DeliveryQueue> queue_;
   std::shared_ptr<DeliverySender> sender_;
@@ -139,6 +145,8 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   queue_options.max_event_bytes = static_cast<size_t>(config.max_event_bytes);
   queue_options.max_rendered_bytes = static_cast<size_t>(config.max_rendered_bytes);
   queue_options.logger = &ctx.logger();
+  auto clients = std::make_shared<ClientLink>();
+  queue_options.managing_client = [clients](int64_t user_id) { return clients->ManagingClient(user_id); };
   auto queue = std::make_shared<DeliveryQueue>(*webhooks, LoadHooks(ctx, config), queue_options);
 
   auto metrics = std::make_shared<WebhookMetrics>(ctx.metrics());
@@ -213,9 +221,10 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   route_options.retention_seconds = config.delivery_retention;
   route_options.secret_rotation_grace = config.secret_rotation_grace;
   RegisterWebhookRoutes(ctx, service, webhooks, queue, route_options);
+  RegisterClientWebhookRoutes(ctx, service, clients);
   RegisterWebhookPages(ctx, service);
   return std::make_unique<WebhooksPlugin>(ctx, std::move(metrics), std::move(webhooks), std::move(queue),
-                                          std::move(sender));
+                                          std::move(sender), std::move(clients));
 }
 
 }  // namespace

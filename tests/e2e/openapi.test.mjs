@@ -446,6 +446,8 @@ test('every answer of every route matches the document', { timeout: kTestTimeout
   await call('PATCH', etHookOne, { token: key, params: { eventTypeId: etId, id: etHook.id }, body: { triggers: 'all' }, expect: 400 });
   await call('DELETE', etHookOne, { token: key, params: { eventTypeId: etId, id: etHook.id }, expect: 200 });
   await call('DELETE', etHookOne, { token: key, params: { eventTypeId: etId, id: etHook.id }, expect: 404 });
+  await call('DELETE', etHooks, { token: key, params: { eventTypeId: etId }, expect: 200 });
+  await call('DELETE', etHooks, { token: otherKey, params: { eventTypeId: etId }, expect: 404 });
 
   // A booking after the webhooks exist: its BOOKING_CREATED is delivered to /hook.
   const b3 = (await book(starts[9])).json.data;
@@ -531,6 +533,27 @@ test('every answer of every route matches the document', { timeout: kTestTimeout
     });
     await call('POST', '/v2/auth/oauth2/par', { form: { client_id: client.client_id, redirect_uri: 'https://planner.example/cb' }, expect: 401 });
   }
+
+  // The client's own webhooks, under its own credentials.
+  const asClient = { 'x-cal-client-id': client.client_id, 'x-cal-secret-key': client.client_secret };
+  const wrongSecret = { ...asClient, 'x-cal-secret-key': 'wrong' };
+  const clientHooks = '/v2/oauth-clients/{clientId}/webhooks';
+  const clientHookOne = `${clientHooks}/{id}`;
+  const ofClient = { clientId: client.client_id };
+  const clientHook = (await call('POST', clientHooks, { headers: asClient, params: ofClient, body: { ...hookBody, subscriberUrl: `${receiver.url}/client` }, expect: 201 })).json.data;
+  await call('POST', clientHooks, { headers: wrongSecret, params: ofClient, body: hookBody, expect: 401 });
+  await call('GET', clientHooks, { headers: asClient, params: ofClient, query: { take: 10, skip: 0 }, expect: 200 });
+  await call('GET', clientHooks, { headers: wrongSecret, params: ofClient, expect: 401 });
+  await call('GET', clientHookOne, { headers: asClient, params: { ...ofClient, id: clientHook.id }, expect: 200 });
+  await call('GET', clientHookOne, { headers: asClient, params: { ...ofClient, id: 999999 }, expect: 404 });
+  await call('PATCH', clientHookOne, { headers: asClient, params: { ...ofClient, id: clientHook.id }, body: { active: false }, expect: 200 });
+  await call('PATCH', clientHookOne, { headers: asClient, params: { ...ofClient, id: clientHook.id }, body: { active: 'no' }, expect: 400 });
+  await call('DELETE', clientHookOne, { headers: asClient, params: { ...ofClient, id: clientHook.id }, expect: 200 });
+  await call('DELETE', clientHookOne, { headers: asClient, params: { ...ofClient, id: clientHook.id }, expect: 404 });
+  await call('DELETE', clientHooks, { headers: asClient, params: ofClient, expect: 200 });
+  await call('DELETE', clientHooks, { headers: wrongSecret, params: ofClient, expect: 401 });
+  await call('GET', '/v2/timezones', { expect: 200 });
+  await call('GET', '/v2/timezones', { headers: { 'service-api-version': '1999-01-01' }, expect: 400 });
 
   // What the receiver got matches the document's `webhooks`: the pings, and the booking's event.
   const deadline = Date.now() + kAwaitMs;

@@ -1,0 +1,37 @@
+// Managed users (DESIGN §10): which OAuth client created each one. The link is written with the
+// user's first tokens (ManagedUserTokens::Issue) and never changes; it stays after the user is
+// deleted (deleted_at), so the events of a deleted user's bookings still name their client.
+//
+// Storage (owner "oauth", migration 7): oauth_managed_users (user_id, client_id, locale,
+// created_at, deleted_at). Thread-safe; may throw DatabaseUnavailable. The Database must outlive
+// it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "rendezvous/database.hpp"
+
+namespace rendezvous::oauth {
+
+class ManagedUsers {
+ public:
+  // `cache_entries` bounds the answers kept in memory (a full cache is emptied and refilled).
+  explicit ManagedUsers(Database& db, size_t cache_entries = 100000);
+
+  // The client that created `user_id` (deleted or not); nullopt for a user no client manages.
+  // Known links are answered from memory: a link never changes.
+  std::optional<std::string> ManagingClient(int64_t user_id);
+
+ private:
+  Database& db_;
+  const size_t cache_entries_;
+  std::mutex mu_;
+  std::unordered_map<int64_t, std::string> cache_;  // guarded by mu_
+};
+
+}  // namespace rendezvous::oauth
