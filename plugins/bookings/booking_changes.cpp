@@ -1,7 +1,9 @@
+#include "booking_flow.hpp"
+
+#include <algorithm>
 #include <map>
 
 #include "booking_events.hpp"
-#include "booking_flow.hpp"
 #include "booking_rows.hpp"
 #include "rendezvous/crypto.hpp"
 #include "schedule_rows.hpp"
@@ -20,15 +22,24 @@ User HostOrPlaceholder(UserDirectory& users, int64_t id) {
   return placeholder;
 }
 
-}  // namespace
+// The WHERE clause (with its parameters) and ORDER BY of a host's bookings list at `now`;
+// `longest` is the host's longest booking (booking_host_locks.longest_ms) when known.
+struct ListSql {
+  std::string where;
+  std::vector<DbValue> params;
+  std::string order;
+};
 
-BookingFlow::BookingFlow(Database& db, Outbox& outbox, UserDirectory& users, Logger& logger)
-    : db_(db), outbox_(outbox), users_(users), logger_(logger) {}
-
-Json BookingFlow::ListBookings(const User& host, const ListQuery& query) {
+ListSql ListQuerySql(int64_t host_id, const ListQuery& query, Millis now, std::optional<Millis> longest) {
   std::string where = " WHERE host_id = ?";
-  std::vector<DbValue> params{host.id};
-  const std::string now = time::FormatSql(time::Now());
+  std::vector<DbValue> params{host_id};
+  const std::string now_sql = time::FormatSql(now);
+  // A booking ending later started after now less the host's longest booking: a bound of the
+  // host's start index, so that the rows read are those ending later, not all before them.
+  std::string started_after;
+  if (longest && *longest < now) {
+    started_after = " AND start_at > '" + time::FormatSql(now - *longest) + "'";
+  }
   // DESIGN §9's states and Cal.com's periods: a booking in any of them. `past` also says that the
   // booking started before now (it ended by now), so the host's start index bounds the rows read.
   std::vector<std::string> any;
@@ -43,17 +54,17 @@ Json BookingFlow::ListBookings(const User& host, const ListQuery& query) {
   for (ListPeriod p : query.periods) {
     switch (p) {
       case ListPeriod::kUpcoming:
-        any.push_back("(status IN ('accepted', 'pending') AND end_at > ?)");
-        params.emplace_back(now);
+        any.push_back("(status IN ('accepted', 'pending') AND end_at > ?" + started_after + ")");
+        params.emplace_back(now_sql);
         break;
       case ListPeriod::kUnconfirmed:
-        any.push_back("(status = 'pending' AND end_at > ?)");
-        params.emplace_back(now);
+        any.push_back("(status = 'pending' AND end_at > ?" + started_after + ")");
+        params.emplace_back(now_sql);
         break;
       case ListPeriod::kPast:
         any.push_back("(status NOT IN ('cancelled', 'rejected') AND end_at <= ? AND start_at < ?)");
-        params.emplace_back(now);
-        params.emplace_back(now);
+        params.emplace_back(now_sql);
+        params.emplace_back(now_sql);
         break;
       case ListPeriod::kRecurring:
         any.push_back("FALSE");  // there are no recurring bookings
@@ -106,7 +117,26 @@ Json BookingFlow::ListBookings(const User& host, const ListQuery& query) {
     order += std::string(order.empty() ? "" : ", ") + column + (desc ? " DESC" : "");
   }
   order = order.empty() ? "start_at, id" : order + ", " + id_order;
+  return ListSql{std::move(where), std::move(params), std::move(order)};
+}
+
+}  // namespace
+
+BookingFlow::BookingFlow(Database& db, Outbox& outbox, UserDirectory& users, Logger& logger)
+    : db_(db), outbox_(outbox), users_(users), logger_(logger) {}
+
+Json BookingFlow::ListBookings(const User& host, const ListQuery& query) {
+  const bool ending_later = std::any_of(query.periods.begin(), query.periods.end(), [](ListPeriod p) {
+    return p == ListPeriod::kUpcoming || p == ListPeriod::kUnconfirmed;
+  });
+  const Millis now = time::Now();
   return db_.Transaction([&](DbConnection& conn) {
+    std::optional<Millis> longest;
+    if (ending_later) {
+      if (auto row = conn.QueryOne("SELECT longest_ms FROM booking_host_locks WHERE host_id = ?", {host.id}))
+        longest = row->Int(1);
+    }
+    const auto [where, params, order] = ListQuerySql(host.id, query, now, longest);
     std::optional<DbRow> count = conn.QueryOne("SELECT COUNT(*) FROM bookings" + where, params);
     const int64_t total = count ? count->Int(1) : 0;
     std::vector<BookingRow> rows;

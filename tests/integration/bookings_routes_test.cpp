@@ -176,6 +176,22 @@ TEST_F(BookingsListCalcom, CalcomStatusesAreSetsOfBookingsAtTheTimeOfTheRequest)
   EXPECT_EQ(Uids("status=past"), U({&p_pen, &p_com, &p_acc, &ongoing}));
 }
 
+// Ending later is read with the host's longest booking as a bound of the starts: a booking under
+// way as long as that, or longer than any before it, is upcoming.
+TEST_F(BookingsListCalcom, ALongBookingUnderWayIsUpcoming) {
+  json long_one = Import(owner_, type_b_, In(-230), "pending");  // 240 minutes, ends in 10
+  json short_one = Import(owner_, type_a_, In(60));
+  EXPECT_EQ(Uids("status=upcoming"), U({&long_one, &short_one}));
+  EXPECT_EQ(Uids("status=unconfirmed"), U({&long_one}));
+  EXPECT_EQ(Uids("status=past"), std::vector<std::string>{});
+  // Longer than any booking before: the bound moves with it.
+  const int64_t day_long = CreateEventType(owner_key_, "day", 1440)["id"].get<int64_t>();
+  json longer = Import(owner_, day_long, In(-1400));  // ends in 40
+  db_.Exec("UPDATE bookings SET status = 'cancelled' WHERE uid = '" + long_one["uid"].get<std::string>() +
+           "'");
+  EXPECT_EQ(Uids("status=upcoming"), U({&longer, &short_one}));
+}
+
 TEST_F(BookingsListCalcom, AttendeeAndEventTypeFilters) {
   json ann = Import(owner_, type_a_, In(100), "", "ann@example.com", "Ann Attendee");
   json bob = Import(owner_, type_b_, In(200), "pending", "Bob@Example.com", "Bob Booker");
