@@ -153,13 +153,10 @@ constexpr const char* kSettingsMigration = R"sql(ALTER TABLE event_types
   ADD COLUMN currency CHAR(3) CHARACTER SET ascii COLLATE ascii_bin NOT NULL DEFAULT 'usd',
   ADD COLUMN metadata TEXT NULL)sql";
 
-// The bookings list's orders and filters (GET /v2/bookings): a host's bookings by end (ending
-// later: Cal.com's upcoming; sortEnd) and by creation (sortCreated), and attendees by name
-// (attendeeName; e-mails have their index).
-constexpr const char* kListMigration = R"sql(ALTER TABLE bookings
-  ADD KEY IF NOT EXISTS ix_bookings_host_end (host_id, end_at, id),
-  ADD KEY IF NOT EXISTS ix_bookings_host_created (host_id, created_at, id);
-ALTER TABLE booking_attendees ADD KEY IF NOT EXISTS ix_booking_attendees_name (name(191)))sql";
+// The bookings list's attendeeName filter (GET /v2/bookings): attendees by name, as by e-mail.
+// Without it the filter reads every attendee of every host.
+constexpr const char* kAttendeeNameMigration =
+    "ALTER TABLE booking_attendees ADD KEY IF NOT EXISTS ix_booking_attendees_name (name(191))";
 
 }  // namespace
 
@@ -175,7 +172,7 @@ std::vector<Migration> BookingMigrations() {
                 kTimesMigration},
       Migration{6, "booking_host_locks.longest_ms", kLongestMigration},
       Migration{7, "event_types: Cal.com's settings", kSettingsMigration},
-      Migration{11, "bookings list indexes: host and end, host and creation, attendee name", kListMigration}};
+      Migration{11, "booking_attendees by name", kAttendeeNameMigration}};
 }
 
 }  // namespace rendezvous::bookings
