@@ -22,8 +22,8 @@ constexpr int64_t kMaxSkip = 1000000;
 
 // Cal.com's status filters of its bookings list, read at the time of the request: `upcoming`
 // (accepted or pending, ending later), `unconfirmed` (pending, ending later), `past` (ended, not
-// cancelled or rejected), `recurring` (recurring bookings: there are none). Cal.com's `cancelled`
-// is DESIGN §9's state of that name (the cancelled state only).
+// cancelled or rejected), `recurring` (recurring bookings: there are none). `cancelled` is read as
+// DESIGN §9's state (Cal.com's would also list the rejected ones).
 enum class ListPeriod { kUpcoming, kUnconfirmed, kPast, kRecurring };
 enum class SortOrder { kAsc, kDesc };
 
