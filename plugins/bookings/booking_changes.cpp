@@ -1,5 +1,6 @@
 #include "booking_flow.hpp"
 
+#include <algorithm>
 #include <map>
 
 #include "booking_events.hpp"
@@ -21,27 +22,121 @@ User HostOrPlaceholder(UserDirectory& users, int64_t id) {
   return placeholder;
 }
 
+// The WHERE clause (with its parameters) and ORDER BY of a host's bookings list at `now`;
+// `longest` is the host's longest booking (booking_host_locks.longest_ms) when known.
+struct ListSql {
+  std::string where;
+  std::vector<DbValue> params;
+  std::string order;
+};
+
+ListSql ListQuerySql(int64_t host_id, const ListQuery& query, Millis now, std::optional<Millis> longest) {
+  std::string where = " WHERE host_id = ?";
+  std::vector<DbValue> params{host_id};
+  const std::string now_sql = time::FormatSql(now);
+  // A booking ending later started after now less the host's longest booking: a bound of the
+  // host's start index, so that the rows read are those ending later, not all before them.
+  std::string started_after;
+  if (longest && *longest < now) {
+    started_after = " AND start_at > '" + time::FormatSql(now - *longest) + "'";
+  }
+  // DESIGN §9's states and Cal.com's periods: a booking in any of them. `past` also says that the
+  // booking started before now (it ended by now), so the host's start index bounds the rows read.
+  std::vector<std::string> any;
+  if (!query.statuses.empty()) {
+    std::string in = "status IN (";
+    for (size_t i = 0; i < query.statuses.size(); ++i) {
+      in += i ? ", ?" : "?";
+      params.emplace_back(StatusName(query.statuses[i]));
+    }
+    any.push_back(in + ")");
+  }
+  for (ListPeriod p : query.periods) {
+    switch (p) {
+      case ListPeriod::kUpcoming:
+        any.push_back("(status IN ('accepted', 'pending') AND end_at > ?" + started_after + ")");
+        params.emplace_back(now_sql);
+        break;
+      case ListPeriod::kUnconfirmed:
+        any.push_back("(status = 'pending' AND end_at > ?" + started_after + ")");
+        params.emplace_back(now_sql);
+        break;
+      case ListPeriod::kPast:
+        any.push_back("(status NOT IN ('cancelled', 'rejected') AND end_at <= ? AND start_at < ?)");
+        params.emplace_back(now_sql);
+        params.emplace_back(now_sql);
+        break;
+      case ListPeriod::kRecurring:
+        any.push_back("FALSE");  // there are no recurring bookings
+        break;
+    }
+  }
+  if (!any.empty()) {
+    where += " AND (";
+    for (size_t i = 0; i < any.size(); ++i) where += (i ? " OR " : "") + any[i];
+    where += ")";
+  }
+  if (query.after_start) {
+    where += " AND start_at >= ?";
+    params.emplace_back(time::FormatSql(*query.after_start));
+  }
+  if (query.before_end) {
+    where += " AND end_at <= ?";
+    params.emplace_back(time::FormatSql(*query.before_end));
+  }
+  if (query.event_type_id) {
+    where += " AND event_type_id = ?";
+    params.emplace_back(*query.event_type_id);
+  }
+  if (!query.event_type_ids.empty()) {
+    where += " AND event_type_id IN (";
+    for (size_t i = 0; i < query.event_type_ids.size(); ++i) {
+      where += i ? ", ?" : "?";
+      params.emplace_back(query.event_type_ids[i]);
+    }
+    where += ")";
+  }
+  // Attendees' names and e-mails are compared in their columns' collation: letter case aside.
+  if (query.attendee_email) {
+    where +=
+        " AND EXISTS (SELECT 1 FROM booking_attendees a WHERE a.booking_id = bookings.id AND a.email = ?)";
+    params.emplace_back(*query.attendee_email);
+  }
+  if (query.attendee_name) {
+    where +=
+        " AND EXISTS (SELECT 1 FROM booking_attendees a WHERE a.booking_id = bookings.id AND a.name = ?)";
+    params.emplace_back(*query.attendee_name);
+  }
+  std::string order;
+  const char* id_order = "id";
+  for (auto [column, sort] : {std::pair{"start_at", query.sort_start}, std::pair{"end_at", query.sort_end},
+                              std::pair{"created_at", query.sort_created}}) {
+    if (!sort) continue;
+    const bool desc = *sort == SortOrder::kDesc;
+    if (order.empty()) id_order = desc ? "id DESC" : "id";
+    order += std::string(order.empty() ? "" : ", ") + column + (desc ? " DESC" : "");
+  }
+  order = order.empty() ? "start_at, id" : order + ", " + id_order;
+  return ListSql{std::move(where), std::move(params), std::move(order)};
+}
+
 }  // namespace
 
 BookingFlow::BookingFlow(Database& db, Outbox& outbox, UserDirectory& users, Logger& logger)
     : db_(db), outbox_(outbox), users_(users), logger_(logger) {}
 
 Json BookingFlow::ListBookings(const User& host, const ListQuery& query) {
-  std::string where = " WHERE host_id = ?";
-  if (!query.statuses.empty()) {
-    where += " AND status IN (";
-    for (size_t i = 0; i < query.statuses.size(); ++i) where += i ? ", ?" : "?";
-    where += ")";
-  }
-  if (query.after_start) where += " AND start_at >= ?";
-  if (query.before_end) where += " AND end_at <= ?";
-  if (query.event_type_id) where += " AND event_type_id = ?";
-  std::vector<DbValue> params{host.id};
-  for (BookingStatus s : query.statuses) params.emplace_back(StatusName(s));
-  if (query.after_start) params.emplace_back(time::FormatSql(*query.after_start));
-  if (query.before_end) params.emplace_back(time::FormatSql(*query.before_end));
-  if (query.event_type_id) params.emplace_back(*query.event_type_id);
+  const bool ending_later = std::any_of(query.periods.begin(), query.periods.end(), [](ListPeriod p) {
+    return p == ListPeriod::kUpcoming || p == ListPeriod::kUnconfirmed;
+  });
+  const Millis now = time::Now();
   return db_.Transaction([&](DbConnection& conn) {
+    std::optional<Millis> longest;
+    if (ending_later) {
+      if (auto row = conn.QueryOne("SELECT longest_ms FROM booking_host_locks WHERE host_id = ?", {host.id}))
+        longest = row->Int(1);
+    }
+    const auto [where, params, order] = ListQuerySql(host.id, query, now, longest);
     std::optional<DbRow> count = conn.QueryOne("SELECT COUNT(*) FROM bookings" + where, params);
     const int64_t total = count ? count->Int(1) : 0;
     std::vector<BookingRow> rows;
@@ -50,7 +145,7 @@ Json BookingFlow::ListBookings(const User& host, const ListQuery& query) {
       page.emplace_back(query.take);
       page.emplace_back(query.skip);
       for (const DbRow& row : conn.Query(std::string("SELECT ") + kBookingColumns + " FROM bookings" + where +
-                                             " ORDER BY start_at, id LIMIT ? OFFSET ?",
+                                             " ORDER BY " + order + " LIMIT ? OFFSET ?",
                                          page)) {
         rows.push_back(BookingFromRow(row));
       }
@@ -77,7 +172,7 @@ Result<Json> BookingFlow::Confirm(const User& host, const std::string& uid) {
 }
 
 Result<Json> BookingFlow::Decline(const User& host, const std::string& uid,
-                                     const std::optional<std::string>& reason) {
+                                  const std::optional<std::string>& reason) {
   return Change(host, uid, BookingAction::kDecline, reason, nullptr);
 }
 
@@ -86,7 +181,7 @@ Result<Json> BookingFlow::MarkAbsent(const User& host, const std::string& uid, c
 }
 
 Result<Json> BookingFlow::Change(const User& host, const std::string& uid, BookingAction action,
-                                    const std::optional<std::string>& reason, const AbsentMarks* marks) {
+                                 const std::optional<std::string>& reason, const AbsentMarks* marks) {
   bool published = false;
   BookedChange change;
   Turn turn = HostTurn(host.id);
@@ -149,10 +244,10 @@ size_t BookingFlow::CompleteEnded(Millis now, size_t batch) {
   // Hosts are looked up before the transaction so it never waits for a second connection.
   std::map<int64_t, User> hosts;
   db_.Run([&](DbConnection& conn) {
-    for (const DbRow& row : conn.Query(
-             "SELECT DISTINCT host_id FROM (SELECT host_id FROM bookings WHERE status = 'accepted' AND end_at <= ?"
-             " ORDER BY end_at, id LIMIT ?) AS due",
-             {cutoff, batch})) {
+    for (const DbRow& row : conn.Query("SELECT DISTINCT host_id FROM (SELECT host_id FROM bookings WHERE "
+                                       "status = 'accepted' AND end_at <= ?"
+                                       " ORDER BY end_at, id LIMIT ?) AS due",
+                                       {cutoff, batch})) {
       hosts[row.Int(1)] = User{};
     }
   });
@@ -163,10 +258,11 @@ size_t BookingFlow::CompleteEnded(Millis now, size_t batch) {
   const size_t completed = db_.Transaction([&](DbConnection& conn) {
     published = 0;
     std::vector<BookingRow> rows;
-    for (const DbRow& row : conn.Query(std::string("SELECT ") + kBookingColumns +
-                                           " FROM bookings WHERE status = 'accepted' AND end_at <= ? ORDER BY "
-                                           "end_at, id LIMIT ? FOR UPDATE SKIP LOCKED",
-                                       {cutoff, batch})) {
+    for (const DbRow& row :
+         conn.Query(std::string("SELECT ") + kBookingColumns +
+                        " FROM bookings WHERE status = 'accepted' AND end_at <= ? ORDER BY "
+                        "end_at, id LIMIT ? FOR UPDATE SKIP LOCKED",
+                    {cutoff, batch})) {
       rows.push_back(BookingFromRow(row));
     }
     LoadAttendees(conn, rows);
@@ -191,7 +287,8 @@ size_t BookingFlow::CompleteEnded(Millis now, size_t batch) {
       ++n;
       if (!row.emit_completion) continue;
       const char* trigger = TriggerFor(BookingAction::kComplete);
-      outbox_.Publish(conn, kOutboxTopic, trigger, EventEnvelope(trigger, time::Now(), EventPayload(b, host->second, *et)));
+      outbox_.Publish(conn, kOutboxTopic, trigger,
+                      EventEnvelope(trigger, time::Now(), EventPayload(b, host->second, *et)));
       ++published;
     }
     return n;

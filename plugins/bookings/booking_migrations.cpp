@@ -153,6 +153,11 @@ constexpr const char* kSettingsMigration = R"sql(ALTER TABLE event_types
   ADD COLUMN currency CHAR(3) CHARACTER SET ascii COLLATE ascii_bin NOT NULL DEFAULT 'usd',
   ADD COLUMN metadata TEXT NULL)sql";
 
+// The bookings list's attendeeName filter (GET /v2/bookings): attendees by name, as by e-mail.
+// Without it the filter reads every attendee of every host.
+constexpr const char* kAttendeeNameMigration =
+    "ALTER TABLE booking_attendees ADD KEY IF NOT EXISTS ix_booking_attendees_name (name(191))";
+
 }  // namespace
 
 std::vector<Migration> BookingMigrations() {
@@ -166,7 +171,8 @@ std::vector<Migration> BookingMigrations() {
       Migration{5, "bookings times in epoch milliseconds, end after start; event type booking limits",
                 kTimesMigration},
       Migration{6, "booking_host_locks.longest_ms", kLongestMigration},
-      Migration{7, "event_types: Cal.com's settings", kSettingsMigration}};
+      Migration{7, "event_types: Cal.com's settings", kSettingsMigration},
+      Migration{11, "booking_attendees by name", kAttendeeNameMigration}};
 }
 
 }  // namespace rendezvous::bookings

@@ -9,27 +9,102 @@
 #include "rendezvous/text.hpp"
 
 namespace rendezvous::bookings {
+namespace {
+
+constexpr const char* kStatusProblem =
+    "must be a comma-separated list of accepted, pending, cancelled, rejected, completed, upcoming, "
+    "unconfirmed, past, recurring";
+
+std::optional<ListPeriod> ParsePeriod(std::string_view name) {
+  if (name == "upcoming") return ListPeriod::kUpcoming;
+  if (name == "unconfirmed") return ListPeriod::kUnconfirmed;
+  if (name == "past") return ListPeriod::kPast;
+  if (name == "recurring") return ListPeriod::kRecurring;
+  return std::nullopt;
+}
+
+// The trimmed items of a list parameter given as `name` or `name[]`, each value a comma list, as
+// Cal.com's clients send arrays (repeated, bracketed or comma-joined). An empty item, a value
+// longer than kMaxListParamChars or more than `max_items` items is 400 naming `name`.
+Result<std::vector<std::string>> ListItems(const std::multimap<std::string, std::string>& query,
+                                           const std::string& name, size_t max_items,
+                                           const std::string& problem) {
+  std::vector<std::string> items;
+  for (const std::string& key : {name, name + "[]"}) {
+    auto [from, to] = query.equal_range(key);
+    for (auto it = from; it != to; ++it) {
+      const std::string& v = it->second;
+      if (v.size() > kMaxListParamChars) return FieldInvalid(name, "is too long");
+      size_t pos = 0;
+      while (pos <= v.size()) {
+        const size_t comma = std::min(v.find(',', pos), v.size());
+        const std::string_view item = text::Trim(std::string_view(v).substr(pos, comma - pos));
+        if (item.empty()) return FieldInvalid(name, problem);
+        if (items.size() == max_items)
+          return FieldInvalid(name, "must have at most " + std::to_string(max_items) + " entries");
+        items.emplace_back(item);
+        pos = comma + 1;
+      }
+    }
+  }
+  return items;
+}
+
+template <typename T>
+void AddOnce(std::vector<T>& list, T value) {
+  if (std::find(list.begin(), list.end(), value) == list.end()) list.push_back(value);
+}
+
+Result<std::optional<SortOrder>> SortParam(const std::multimap<std::string, std::string>& query,
+                                           const char* name) {
+  std::optional<SortOrder> out;
+  if (auto v = QueryParam(query, name)) {
+    if (*v == "asc") {
+      out = SortOrder::kAsc;
+    } else if (*v == "desc") {
+      out = SortOrder::kDesc;
+    } else {
+      return FieldInvalid(name, "must be asc or desc");
+    }
+  }
+  return out;
+}
+
+// A trimmed text parameter of at most max_chars characters; nullopt when absent or blank.
+Result<std::optional<std::string>> TextParam(const std::multimap<std::string, std::string>& query,
+                                             const char* name, size_t max_chars) {
+  std::optional<std::string> out;
+  auto v = QueryParam(query, name);
+  if (!v) return out;
+  if (v->size() > 4 * max_chars)
+    return FieldInvalid(name, "must be at most " + std::to_string(max_chars) + " characters");
+  const std::string_view trimmed = text::Trim(*v);
+  if (std::string p = CheckText(trimmed, max_chars, false); !p.empty()) return FieldInvalid(name, p);
+  if (!trimmed.empty()) out = std::string(trimmed);
+  return out;
+}
+
+}  // namespace
+
 Result<ListQuery> ParseListQuery(const std::multimap<std::string, std::string>& query) {
   ListQuery out;
-  if (Status e = RefuseRepeated(query, {"status", "afterStart", "beforeEnd", "eventTypeId", "skip", "take"});
+  if (Status e =
+          RefuseRepeated(query, {"afterStart", "beforeEnd", "eventTypeId", "attendeeEmail", "attendeeName",
+                                 "sortStart", "sortEnd", "sortCreated", "skip", "take"});
       !e.ok()) {
     return e;
   }
   auto get = [&](const char* name) { return QueryParam(query, name); };
   auto time_param = [&](const char* name) { return QueryTimeParam(query, name); };
-  if (auto v = get("status")) {
-    if (v->size() > 200) return FieldInvalid("status", "is too long");
-    size_t pos = 0;
-    while (pos <= v->size()) {
-      const size_t comma = std::min(v->find(',', pos), v->size());
-      auto s = ParseStatus(text::Trim(std::string_view(*v).substr(pos, comma - pos)));
-      if (!s) {
-        return FieldInvalid(
-            "status", "must be a comma-separated list of accepted, pending, cancelled, rejected, completed");
-      }
-      if (std::find(out.statuses.begin(), out.statuses.end(), *s) == out.statuses.end())
-        out.statuses.push_back(*s);
-      pos = comma + 1;
+  Result<std::vector<std::string>> statuses = ListItems(query, "status", kMaxListStatuses, kStatusProblem);
+  if (!statuses.ok()) return statuses.status();
+  for (const std::string& name : *statuses) {
+    if (auto s = ParseStatus(name)) {
+      AddOnce(out.statuses, *s);
+    } else if (auto p = ParsePeriod(name)) {
+      AddOnce(out.periods, *p);
+    } else {
+      return FieldInvalid("status", kStatusProblem);
     }
   }
   if (auto v = time_param("afterStart")) {
@@ -47,6 +122,27 @@ Result<ListQuery> ParseListQuery(const std::multimap<std::string, std::string>& 
   if (auto v = get("eventTypeId")) {
     out.event_type_id = text::ParseDigits(*v, 1);
     if (!out.event_type_id) return FieldInvalid("eventTypeId", "must be a positive integer");
+  }
+  constexpr const char* kIdsProblem = "must be a comma-separated list of positive integers";
+  Result<std::vector<std::string>> ids = ListItems(query, "eventTypeIds", kMaxListEventTypeIds, kIdsProblem);
+  if (!ids.ok()) return ids.status();
+  for (const std::string& item : *ids) {
+    std::optional<int64_t> id = text::ParseDigits(item, 1);
+    if (!id) return FieldInvalid("eventTypeIds", kIdsProblem);
+    AddOnce(out.event_type_ids, *id);
+  }
+  Result<std::optional<std::string>> email = TextParam(query, "attendeeEmail", kMaxEmailChars);
+  if (!email.ok()) return email.status();
+  out.attendee_email = std::move(*email);
+  Result<std::optional<std::string>> name = TextParam(query, "attendeeName", kMaxNameChars);
+  if (!name.ok()) return name.status();
+  out.attendee_name = std::move(*name);
+  for (auto [param, field] :
+       {std::pair{"sortStart", &ListQuery::sort_start}, std::pair{"sortEnd", &ListQuery::sort_end},
+        std::pair{"sortCreated", &ListQuery::sort_created}}) {
+    Result<std::optional<SortOrder>> order = SortParam(query, param);
+    if (!order.ok()) return order.status();
+    out.*field = *order;
   }
   Result<ListPage> page = ParseListPage(query, {kDefaultTake, kMaxTake, kMaxSkip});
   if (!page.ok()) return page.status();

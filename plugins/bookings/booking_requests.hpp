@@ -20,22 +20,48 @@ constexpr int kDefaultTake = 100;
 constexpr int kMaxTake = 250;
 constexpr int64_t kMaxSkip = 1000000;
 
-// GET /v2/bookings filters.
+// Cal.com's status filters of its bookings list, read at the time of the request: `upcoming`
+// (accepted or pending, ending later), `unconfirmed` (pending, ending later), `past` (ended, not
+// cancelled or rejected), `recurring` (recurring bookings: there are none). `cancelled` is read as
+// DESIGN §9's state (Cal.com's would also list the rejected ones).
+enum class ListPeriod { kUpcoming, kUnconfirmed, kPast, kRecurring };
+enum class SortOrder { kAsc, kDesc };
+
+constexpr size_t kMaxListStatuses = 50;
+constexpr size_t kMaxListEventTypeIds = 100;
+constexpr size_t kMaxListParamChars = 2000;
+
+// GET /v2/bookings filters. A booking is listed when it is in one of `statuses` or one of
+// `periods` (both empty: any) and matches every other filter given.
 struct ListQuery {
-  std::vector<BookingStatus> statuses;  // empty: any
+  std::vector<BookingStatus> statuses;  // DESIGN §9's states
+  std::vector<ListPeriod> periods;      // Cal.com's
   std::optional<Millis> after_start;    // start >= after_start
   std::optional<Millis> before_end;     // end <= before_end
   std::optional<int64_t> event_type_id;
+  std::vector<int64_t> event_type_ids;        // empty: any
+  std::optional<std::string> attendee_email;  // an attendee (or guest) with this e-mail, any case
+  std::optional<std::string> attendee_name;   // an attendee (or guest) of this name, any case
+  // Order: by start, end, creation (those given, in that precedence), then id; none given: start
+  // ascending, then id.
+  std::optional<SortOrder> sort_start;
+  std::optional<SortOrder> sort_end;
+  std::optional<SortOrder> sort_created;
   int64_t skip = 0;
   int take = kDefaultTake;
 };
-// Reads `status` (comma list), `afterStart`, `beforeEnd` (ISO 8601), `eventTypeId`, `skip`
-// (0..1000000), `take` (1..250). Other parameters are ignored; a repeated one is an error.
+// Reads `status` (comma list of DESIGN §9's states and Cal.com's upcoming, unconfirmed, past,
+// recurring; may be repeated, also as `status[]`), `afterStart`, `beforeEnd` (ISO 8601),
+// `eventTypeId`, `eventTypeIds` (comma list of ids; may be repeated, also as `eventTypeIds[]`),
+// `attendeeEmail`, `attendeeName` (trimmed; blank: no filter), `sortStart`, `sortEnd`,
+// `sortCreated` (asc | desc), `skip` (0..1000000), `take` (1..250). Other parameters are ignored;
+// repeating another one is an error.
 Result<ListQuery> ParseListQuery(const std::multimap<std::string, std::string>& query);
 
 constexpr size_t kMaxReasonChars = 1000;
 constexpr size_t kMaxAbsentAttendees = 100;
 constexpr size_t kMaxNameChars = 255;
+constexpr size_t kMaxEmailChars = 320;
 
 // `{}` (confirm): any member is refused.
 Status ParseConfirmBody(const Json& body);

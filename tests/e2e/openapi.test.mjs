@@ -377,6 +377,10 @@ test('every answer of every route matches the document', { timeout: kTestTimeout
   assert.deepEqual(guested.json.data.guests, ['gus@example.com']);
   await call('GET', '/v2/bookings', { token: key, expect: 200 });
   await call('GET', '/v2/bookings', { token: key, query: { take: 'many' }, expect: 400 });
+  const listed = await call('GET', '/v2/bookings', { token: key, query: { status: 'upcoming,unconfirmed', attendeeEmail: attendee.email, eventTypeIds: `${etId},${etConfirm.json.data.id}`, sortStart: 'desc' }, expect: 200 });
+  assert.equal(listed.json.pagination.total, listed.json.data.length);
+  assert.ok(listed.json.data.length > 0);
+  await call('GET', '/v2/bookings', { token: key, query: { status: 'soon' }, expect: 400 });
   await call('GET', '/v2/bookings/{uid}', { token: key, params: { uid: b1.uid }, expect: 200 });
   await call('GET', '/v2/bookings/{uid}', { token: otherKey, params: { uid: b1.uid }, expect: 404 });
   await call('GET', '/v2/bookings/{uid}/references', { token: key, params: { uid: b1.uid }, expect: 200 });

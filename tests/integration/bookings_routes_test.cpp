@@ -64,13 +64,259 @@ TEST_F(BookingsRoutes, ListFiltersPaginatesInStartOrder) {
   EXPECT_EQ(window["data"][1]["uid"], b2["uid"]);
   EXPECT_EQ(window["pagination"]["total"], 2);
 
-  for (const char* bad : {"take=0", "take=251", "take=x", "skip=-1", "status=upcoming", "afterStart=tomorrow",
-                          "eventTypeId=abc"}) {
+  for (const char* bad :
+       {"take=0", "take=251", "take=x", "skip=-1", "status=soon", "afterStart=tomorrow", "eventTypeId=abc"}) {
     HttpResult r = Call("GET", std::string("/v2/bookings?") + bad, owner_key_);
     EXPECT_EQ(r.status, 400) << bad << " " << r.body;
     EXPECT_TRUE(r.Json()["error"]["details"]["field"].is_string()) << r.body;
   }
   EXPECT_EQ(Call("GET", "/v2/bookings?take=250", owner_key_).Json()["pagination"]["take"], 250);
+}
+
+// The list with Cal.com's query parameters (DESIGN §10): its statuses beside DESIGN §9's, the
+// attendee and event type filters, and the sort orders. The completion sweep runs once as the
+// server starts and not again during a test, so an ended booking set to accepted stays accepted.
+class BookingsListCalcom : public BookingsFixture {
+ protected:
+  void SetUp() override {
+    StartServer("bookings: { completion_sweep_interval: 86400 }\n");
+    type_a_ = CreateEventType(owner_key_, "intro", 30)["id"].get<int64_t>();
+    type_b_ = CreateEventType(owner_key_, "second", 240)["id"].get<int64_t>();
+  }
+  // The uids listed by GET /v2/bookings?<query>, in order; `total` gets pagination.total.
+  std::vector<std::string> Uids(const std::string& query, int64_t* total = nullptr) {
+    HttpResult r = Call("GET", "/v2/bookings?" + query, owner_key_);
+    EXPECT_EQ(r.status, 200) << query << " " << r.body;
+    std::vector<std::string> uids;
+    json j = r.Json();
+    if (!j["data"].is_array()) return uids;
+    for (const json& b : j["data"]) uids.push_back(b["uid"]);
+    if (total) *total = j["pagination"]["total"].get<int64_t>();
+    return uids;
+  }
+  void SetStatus(const json& booking, const std::string& status) {
+    db_.Exec("UPDATE bookings SET status = '" + status + "' WHERE uid = '" +
+             booking["uid"].get<std::string>() + "'");
+  }
+  static std::vector<std::string> U(std::initializer_list<const json*> bookings) {
+    std::vector<std::string> out;
+    for (const json* b : bookings) out.push_back((*b)["uid"]);
+    return out;
+  }
+  int64_t type_a_ = 0;
+  int64_t type_b_ = 0;
+};
+
+TEST_F(BookingsListCalcom, CalcomStatusesAreSetsOfBookingsAtTheTimeOfTheRequest) {
+  // Starting in the future (type a: 30 minutes, type b: 240).
+  json acc = Import(owner_, type_a_, In(100));
+  json pen = Import(owner_, type_b_, In(200), "pending");
+  json can = Import(owner_, type_a_, In(300), "cancelled");
+  json rej = Import(owner_, type_b_, In(700), "rejected");
+  json ongoing = Import(owner_, type_a_, In(-10));  // ends in 20 minutes
+  // Ended.
+  json p_acc = Import(owner_, type_a_, In(-200));
+  json p_com = Import(owner_, type_a_, In(-300));
+  json p_pen = Import(owner_, type_a_, In(-400), "pending");
+  json p_can = Import(owner_, type_a_, In(-500), "cancelled");
+  json p_rej = Import(owner_, type_a_, In(-600), "rejected");
+  Import(other_, CreateEventType(other_key_, "theirs")["id"].get<int64_t>(), In(150));
+  SetStatus(p_com, "completed");
+  SetStatus(p_acc, "accepted");  // had the start's sweep come after its import
+
+  int64_t total = -1;
+  EXPECT_EQ(Uids("status=upcoming", &total), U({&ongoing, &acc, &pen}));
+  EXPECT_EQ(total, 3);
+  EXPECT_EQ(Uids("status=unconfirmed", &total), U({&pen}));
+  EXPECT_EQ(total, 1);
+  EXPECT_EQ(Uids("status=past", &total), U({&p_pen, &p_com, &p_acc}));
+  EXPECT_EQ(total, 3);
+  EXPECT_EQ(Uids("status=recurring", &total), std::vector<std::string>{});
+  EXPECT_EQ(total, 0);
+  // `cancelled` is DESIGN §9's state, as before; Cal.com's cancelled tab is cancelled,rejected.
+  EXPECT_EQ(Uids("status=cancelled", &total), U({&p_can, &can}));
+  EXPECT_EQ(Uids("status=cancelled,rejected"), U({&p_rej, &p_can, &can, &rej}));
+
+  // Several: any of them, as a comma list, repeated, or bracketed (Cal.com's clients' arrays).
+  const std::vector<std::string> upcoming_or_past = U({&p_pen, &p_com, &p_acc, &ongoing, &acc, &pen});
+  EXPECT_EQ(Uids("status=upcoming,past", &total), upcoming_or_past);
+  EXPECT_EQ(total, 6);
+  EXPECT_EQ(Uids("status=upcoming&status=past"), upcoming_or_past);
+  EXPECT_EQ(Uids("status%5B%5D=past&status%5B%5D=upcoming"), upcoming_or_past);
+  EXPECT_EQ(Uids("status[]=past,upcoming&status=recurring"), upcoming_or_past);
+  EXPECT_EQ(Uids("status=unconfirmed,past,cancelled"), U({&p_can, &p_pen, &p_com, &p_acc, &pen, &can}));
+  // Mixed with DESIGN §9's states.
+  EXPECT_EQ(Uids("status=unconfirmed,accepted"), U({&p_acc, &ongoing, &acc, &pen}));
+  EXPECT_EQ(Uids("status=upcoming,rejected", &total), U({&p_rej, &ongoing, &acc, &pen, &rej}));
+  EXPECT_EQ(total, 5);
+  EXPECT_EQ(Uids("status=past,completed"), U({&p_pen, &p_com, &p_acc}));
+
+  // DESIGN §9's states read as before.
+  EXPECT_EQ(Uids("status=accepted"), U({&p_acc, &ongoing, &acc}));
+  EXPECT_EQ(Uids("status=pending"), U({&p_pen, &pen}));
+  EXPECT_EQ(Uids("status=rejected"), U({&p_rej, &rej}));
+  EXPECT_EQ(Uids("status=completed"), U({&p_com}));
+  EXPECT_EQ(Uids("status=pending,%20cancelled&status=pending"), U({&p_can, &p_pen, &pen, &can}));
+
+  // With the other filters and pages: total counts the filtered set.
+  EXPECT_EQ(Uids("status=upcoming&eventTypeId=" + std::to_string(type_a_)), U({&ongoing, &acc}));
+  EXPECT_EQ(Uids("status=upcoming&afterStart=" + In(0)), U({&acc, &pen}));
+  EXPECT_EQ(Uids("status=past&beforeEnd=" + In(-250)), U({&p_pen, &p_com}));
+  EXPECT_EQ(Uids("status=upcoming,past&skip=2&take=3", &total), U({&p_acc, &ongoing, &acc}));
+  EXPECT_EQ(total, 6);
+  EXPECT_EQ(Uids("status=upcoming&skip=5", &total), std::vector<std::string>{});
+  EXPECT_EQ(total, 3);
+
+  // What is upcoming now is past once it ended: moved back in time, `ongoing` has ended.
+  db_.Exec(
+      "UPDATE bookings SET start_at = start_at - INTERVAL 1 HOUR, end_at = end_at - INTERVAL 1 HOUR "
+      "WHERE uid = '" +
+      ongoing["uid"].get<std::string>() + "'");
+  EXPECT_EQ(Uids("status=upcoming"), U({&acc, &pen}));
+  EXPECT_EQ(Uids("status=past"), U({&p_pen, &p_com, &p_acc, &ongoing}));
+}
+
+// Ending later is read with the host's longest booking as a bound of the starts: a booking under
+// way as long as that, or longer than any before it, is upcoming.
+TEST_F(BookingsListCalcom, ALongBookingUnderWayIsUpcoming) {
+  json long_one = Import(owner_, type_b_, In(-230), "pending");  // 240 minutes, ends in 10
+  json short_one = Import(owner_, type_a_, In(60));
+  EXPECT_EQ(Uids("status=upcoming"), U({&long_one, &short_one}));
+  EXPECT_EQ(Uids("status=unconfirmed"), U({&long_one}));
+  EXPECT_EQ(Uids("status=past"), std::vector<std::string>{});
+  // Longer than any booking before: the bound moves with it.
+  const int64_t day_long = CreateEventType(owner_key_, "day", 1440)["id"].get<int64_t>();
+  json longer = Import(owner_, day_long, In(-1400));  // ends in 40
+  db_.Exec("UPDATE bookings SET status = 'cancelled' WHERE uid = '" + long_one["uid"].get<std::string>() +
+           "'");
+  EXPECT_EQ(Uids("status=upcoming"), U({&longer, &short_one}));
+}
+
+TEST_F(BookingsListCalcom, AttendeeAndEventTypeFilters) {
+  json ann = Import(owner_, type_a_, In(100), "", "ann@example.com", "Ann Attendee");
+  json bob = Import(owner_, type_b_, In(200), "pending", "Bob@Example.com", "Bob Booker");
+  json ann2 = Import(owner_, type_b_, In(-300), "", "ann@example.com", "Ann Attendee");
+  json anne = Import(owner_, type_a_, In(500), "cancelled", "anne@example.com", "Ann Attendee-Smith");
+  const int64_t type_c = CreateEventType(owner_key_, "third", 30)["id"].get<int64_t>();
+  // A public booking with a guest: the guest is an attendee too.
+  const std::string monday = Monday();
+  HttpResult made =
+      Call("POST", "/v2/bookings", "",
+           json{{"start", At(monday, "10:00")},
+                {"eventTypeId", type_c},
+                {"attendee", {{"name", "Cy Client"}, {"email", "cy@example.com"}, {"timeZone", "UTC"}}},
+                {"guests", {"gus@example.com"}}});
+  ASSERT_EQ(made.status, 201) << made.body;
+  json cy = made.Json()["data"];
+
+  int64_t total = -1;
+  // E-mail: exact, letter case aside; guests count.
+  EXPECT_EQ(Uids("attendeeEmail=ann@example.com", &total), U({&ann2, &ann}));
+  EXPECT_EQ(total, 2);
+  EXPECT_EQ(Uids("attendeeEmail=ANN%40Example.COM"), U({&ann2, &ann}));
+  EXPECT_EQ(Uids("attendeeEmail=bob@example.com"), U({&bob}));
+  EXPECT_EQ(Uids("attendeeEmail=%20gus@example.com%20"), U({&cy}));
+  EXPECT_EQ(Uids("attendeeEmail=cy@example.com"), U({&cy}));
+  EXPECT_EQ(Uids("attendeeEmail=ann", &total), std::vector<std::string>{});
+  EXPECT_EQ(total, 0);
+  EXPECT_EQ(Uids("attendeeEmail=other@example.com"), std::vector<std::string>{});
+  // Name: exact (as Cal.com), letter case aside.
+  EXPECT_EQ(Uids("attendeeName=Ann%20Attendee"), U({&ann2, &ann}));
+  EXPECT_EQ(Uids("attendeeName=ann+attendee"), U({&ann2, &ann}));
+  EXPECT_EQ(Uids("attendeeName=Ann"), std::vector<std::string>{});
+  EXPECT_EQ(Uids("attendeeName=Ann%20Attendee-Smith"), U({&anne}));
+  // Blank: no filter.
+  EXPECT_EQ(Uids("attendeeEmail=&attendeeName=%20").size(), 5u);
+
+  // Event types: a comma list, repeated or bracketed; with eventTypeId both apply.
+  const std::string a = std::to_string(type_a_), b = std::to_string(type_b_), c = std::to_string(type_c);
+  EXPECT_EQ(Uids("eventTypeIds=" + a + "," + c, &total), U({&ann, &anne, &cy}));
+  EXPECT_EQ(total, 3);
+  EXPECT_EQ(Uids("eventTypeIds=" + b), U({&ann2, &bob}));
+  EXPECT_EQ(Uids("eventTypeIds=" + b + "&eventTypeIds=" + c), U({&ann2, &bob, &cy}));
+  EXPECT_EQ(Uids("eventTypeIds%5B%5D=" + c + "&eventTypeIds%5B%5D=" + a), U({&ann, &anne, &cy}));
+  EXPECT_EQ(Uids("eventTypeIds=" + a + "," + b + "&eventTypeId=" + b), U({&ann2, &bob}));
+  EXPECT_EQ(Uids("eventTypeIds=" + a + "&eventTypeId=" + b), std::vector<std::string>{});
+  EXPECT_EQ(Uids("eventTypeIds=999999"), std::vector<std::string>{});
+
+  // Combinations: every filter applies.
+  EXPECT_EQ(Uids("attendeeName=Ann%20Attendee&status=upcoming"), U({&ann}));
+  EXPECT_EQ(Uids("attendeeName=Ann%20Attendee&status=past"), U({&ann2}));
+  EXPECT_EQ(Uids("attendeeEmail=ann@example.com&eventTypeIds=" + b), U({&ann2}));
+  EXPECT_EQ(Uids("attendeeEmail=ann@example.com&attendeeName=Bob%20Booker"), std::vector<std::string>{});
+  EXPECT_EQ(Uids("attendeeEmail=bob@example.com&attendeeName=Bob%20Booker&status=unconfirmed&eventTypeIds=" +
+                     b + "&sortStart=desc&take=1",
+                 &total),
+            U({&bob}));
+  EXPECT_EQ(total, 1);
+  EXPECT_EQ(Uids("status=upcoming,cancelled&eventTypeIds=" + a + "," + b + "&sortStart=desc", &total),
+            U({&anne, &bob, &ann}));
+  EXPECT_EQ(total, 3);
+
+  // Another host's bookings are never found by their attendees.
+  HttpResult theirs = Call("GET", "/v2/bookings?attendeeEmail=ann@example.com", other_key_);
+  ASSERT_EQ(theirs.status, 200) << theirs.body;
+  EXPECT_EQ(theirs.Json()["data"], json::array());
+}
+
+TEST_F(BookingsListCalcom, SortParametersOrderTheList) {
+  // Made in this order; starts and ends in other orders (type b lasts 240 minutes; the long one is
+  // cancelled, so that it may overlap the others).
+  json late_short = Import(owner_, type_a_, In(300));               // 300..330
+  json early_long = Import(owner_, type_b_, In(100), "cancelled");  // 100..340
+  json middle = Import(owner_, type_a_, In(200));                   // 200..230
+  json first = Import(owner_, type_a_, In(-100));                   // -100..-70
+
+  EXPECT_EQ(Uids(""), U({&first, &early_long, &middle, &late_short}));
+  EXPECT_EQ(Uids("sortStart=asc"), U({&first, &early_long, &middle, &late_short}));
+  EXPECT_EQ(Uids("sortStart=desc"), U({&late_short, &middle, &early_long, &first}));
+  EXPECT_EQ(Uids("sortEnd=asc"), U({&first, &middle, &late_short, &early_long}));
+  EXPECT_EQ(Uids("sortEnd=desc"), U({&early_long, &late_short, &middle, &first}));
+  EXPECT_EQ(Uids("sortCreated=asc"), U({&late_short, &early_long, &middle, &first}));
+  EXPECT_EQ(Uids("sortCreated=desc"), U({&first, &middle, &early_long, &late_short}));
+  // Start, then end, then creation: the first given of them leads.
+  EXPECT_EQ(Uids("sortCreated=asc&sortEnd=desc"), U({&early_long, &late_short, &middle, &first}));
+  EXPECT_EQ(Uids("sortEnd=asc&sortStart=desc"), U({&late_short, &middle, &early_long, &first}));
+  // With filters and pages.
+  int64_t total = -1;
+  EXPECT_EQ(Uids("status=upcoming,cancelled&sortEnd=desc&skip=1&take=2", &total), U({&late_short, &middle}));
+  EXPECT_EQ(total, 3);
+  EXPECT_EQ(Uids("sortStart=desc&take=1&skip=3"), U({&first}));
+}
+
+TEST_F(BookingsListCalcom, BadValuesNameTheParameterAndTheServerKeepsServing) {
+  Import(owner_, type_a_, In(100));
+  const std::string too_many_ids = [] {
+    std::string s;
+    for (int i = 1; i <= 101; ++i) s += (i > 1 ? "," : "") + std::to_string(i);
+    return s;
+  }();
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"status=soon", "status"},
+      {"status=Upcoming", "status"},
+      {"status=upcoming,", "status"},
+      {"status=past&status=", "status"},
+      {"status%5B%5D=later", "status"},
+      {"eventTypeIds=1,x", "eventTypeIds"},
+      {"eventTypeIds=0", "eventTypeIds"},
+      {"eventTypeIds=" + too_many_ids, "eventTypeIds"},
+      {"eventTypeIds=" + std::string(2001, '1'), "eventTypeIds"},
+      {"sortStart=up", "sortStart"},
+      {"sortEnd=DESC", "sortEnd"},
+      {"sortCreated=", "sortCreated"},
+      {"sortStart=asc&sortStart=desc", "sortStart"},
+      {"attendeeEmail=" + std::string(321, 'a'), "attendeeEmail"},
+      {"attendeeEmail=a%01b", "attendeeEmail"},
+      {"attendeeName=" + std::string(256, 'n'), "attendeeName"},
+      {"attendeeName=a&attendeeName=b", "attendeeName"},
+      {"attendeeName=%FF", "attendeeName"},
+  };
+  for (const auto& [query, field] : bad) {
+    HttpResult r = Call("GET", "/v2/bookings?" + query, owner_key_);
+    EXPECT_EQ(r.status, 400) << query << " " << r.body;
+    EXPECT_EQ(r.Json()["error"]["details"]["field"], field) << query << " " << r.body;
+  }
+  EXPECT_EQ(Uids("status=upcoming").size(), 1u);
 }
 
 TEST_F(BookingsRoutes, GetShowsTheBookingAndHidesOtherUsers) {

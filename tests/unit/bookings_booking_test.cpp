@@ -191,7 +191,10 @@ TEST(BookingsListQuery, BadValuesNameTheField) {
   EXPECT_EQ(field(Q({{"take", "ten"}})), "take");
   EXPECT_EQ(field(Q({{"skip", "-1"}})), "skip");
   EXPECT_EQ(field(Q({{"skip", "1000001"}})), "skip");
-  EXPECT_EQ(field(Q({{"status", "upcoming"}})), "status");
+  EXPECT_EQ(field(Q({{"status", "soon"}})), "status");
+  EXPECT_EQ(field(Q({{"status", "Upcoming"}})), "status");
+  EXPECT_EQ(field(Q({{"status", "past"}, {"status", "later"}})), "status");
+  EXPECT_EQ(field(Q({{"status[]", ""}})), "status");
   EXPECT_EQ(field(Q({{"status", "accepted,"}})), "status");
   EXPECT_EQ(field(Q({{"afterStart", "yesterday"}})), "afterStart");
   EXPECT_EQ(field(Q({{"afterStart", "2026-05-04T09:30:00+25:00"}})), "afterStart");
@@ -200,6 +203,72 @@ TEST(BookingsListQuery, BadValuesNameTheField) {
   EXPECT_EQ(field(Q({{"beforeEnd", "2025-02-29T00:00:00Z"}})), "beforeEnd");
   EXPECT_EQ(field(Q({{"eventTypeId", "0"}})), "eventTypeId");
   EXPECT_EQ(field(Q({{"take", "1"}, {"take", "2"}})), "take");
+}
+
+TEST(BookingsListQuery, CalcomsParameters) {
+  // Cal.com's statuses beside DESIGN §9's, as a comma list, repeated, or bracketed.
+  Result<ListQuery> q = ParseListQuery(Q({{"status", "upcoming,pending"},
+                                          {"status", "past"},
+                                          {"status[]", "unconfirmed"},
+                                          {"status[]", "recurring,upcoming"}}));
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  EXPECT_EQ(q->statuses, (std::vector<BookingStatus>{BookingStatus::kPending}));
+  EXPECT_EQ(q->periods, (std::vector<ListPeriod>{ListPeriod::kUpcoming, ListPeriod::kPast,
+                                                 ListPeriod::kUnconfirmed, ListPeriod::kRecurring}));
+  // `cancelled` stays DESIGN §9's state.
+  q = ParseListQuery(Q({{"status", "cancelled"}}));
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ(q->statuses, (std::vector<BookingStatus>{BookingStatus::kCancelled}));
+  EXPECT_TRUE(q->periods.empty());
+
+  q = ParseListQuery(Q({{"eventTypeIds", "3, 5,3"},
+                        {"eventTypeIds[]", "9"},
+                        {"attendeeEmail", " Ann@Example.com "},
+                        {"attendeeName", "Ann Attendee"},
+                        {"sortEnd", "desc"},
+                        {"sortCreated", "asc"}}));
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  EXPECT_EQ(q->event_type_ids, (std::vector<int64_t>{3, 5, 9}));
+  EXPECT_EQ(q->attendee_email, "Ann@Example.com");
+  EXPECT_EQ(q->attendee_name, "Ann Attendee");
+  EXPECT_FALSE(q->sort_start.has_value());
+  EXPECT_EQ(q->sort_end, SortOrder::kDesc);
+  EXPECT_EQ(q->sort_created, SortOrder::kAsc);
+  // Blank attendee filters filter nothing, as in Cal.com.
+  q = ParseListQuery(Q({{"attendeeEmail", " "}, {"attendeeName", ""}}));
+  ASSERT_TRUE(q.ok());
+  EXPECT_FALSE(q->attendee_email.has_value());
+  EXPECT_FALSE(q->attendee_name.has_value());
+}
+
+TEST(BookingsListQuery, CalcomsParametersAreBounded) {
+  auto field = [](std::multimap<std::string, std::string> m) {
+    Result<ListQuery> q = ParseListQuery(m);
+    return q.ok() ? "" : q.status().field();
+  };
+  EXPECT_EQ(field(Q({{"eventTypeIds", "1,x"}})), "eventTypeIds");
+  EXPECT_EQ(field(Q({{"eventTypeIds", "0"}})), "eventTypeIds");
+  EXPECT_EQ(field(Q({{"eventTypeIds", "1,,2"}})), "eventTypeIds");
+  EXPECT_EQ(field(Q({{"eventTypeIds", "-1"}})), "eventTypeIds");
+  std::string ids;
+  for (int i = 1; i <= 101; ++i) ids += (i > 1 ? "," : "") + std::to_string(i);
+  EXPECT_EQ(field(Q({{"eventTypeIds", ids}})), "eventTypeIds");
+  EXPECT_EQ(field(Q({{"eventTypeIds", std::string(2001, '1')}})), "eventTypeIds");
+  std::multimap<std::string, std::string> many;
+  for (int i = 0; i < 51; ++i) many.emplace("status", "past");
+  EXPECT_EQ(field(many), "status");
+  many.erase(many.begin());
+  EXPECT_EQ(field(many), "");
+  EXPECT_EQ(field(Q({{"sortStart", "ASC"}})), "sortStart");
+  EXPECT_EQ(field(Q({{"sortEnd", "up"}})), "sortEnd");
+  EXPECT_EQ(field(Q({{"sortCreated", ""}})), "sortCreated");
+  EXPECT_EQ(field(Q({{"sortStart", "asc"}, {"sortStart", "desc"}})), "sortStart");
+  EXPECT_EQ(field(Q({{"attendeeEmail", std::string(321, 'a')}})), "attendeeEmail");
+  EXPECT_EQ(field(Q({{"attendeeEmail", "a@b.c"}, {"attendeeEmail", "d@e.f"}})), "attendeeEmail");
+  EXPECT_EQ(field(Q({{"attendeeName", std::string(256, 'n')}})), "attendeeName");
+  EXPECT_EQ(field(Q({{"attendeeName", "Ann\x01"}})), "attendeeName");
+  EXPECT_EQ(field(Q({{"attendeeName", "\xff"}})), "attendeeName");
+  EXPECT_EQ(field(Q({{"attendeeName", std::string(255, 'n')}})), "");
 }
 
 TEST(BookingsListQuery, ErrorsAreValidationStatusesNamingTheField) {
