@@ -153,6 +153,12 @@ constexpr const char* kSettingsMigration = R"sql(ALTER TABLE event_types
   ADD COLUMN currency CHAR(3) CHARACTER SET ascii COLLATE ascii_bin NOT NULL DEFAULT 'usd',
   ADD COLUMN metadata TEXT NULL)sql";
 
+// Booking questions (DESIGN §10): an event type's custom fields (NULL: the default fields alone)
+// and a booking's answers to them (NULL: none).
+constexpr const char* kBookingFieldsMigration =
+    R"sql(ALTER TABLE event_types ADD COLUMN booking_fields TEXT NULL;
+ALTER TABLE bookings ADD COLUMN booking_fields_responses MEDIUMTEXT NULL)sql";
+
 }  // namespace
 
 std::vector<Migration> BookingMigrations() {
@@ -166,7 +172,8 @@ std::vector<Migration> BookingMigrations() {
       Migration{5, "bookings times in epoch milliseconds, end after start; event type booking limits",
                 kTimesMigration},
       Migration{6, "booking_host_locks.longest_ms", kLongestMigration},
-      Migration{7, "event_types: Cal.com's settings", kSettingsMigration}};
+      Migration{7, "event_types: Cal.com's settings", kSettingsMigration},
+      Migration{8, "event_types.booking_fields, bookings.booking_fields_responses", kBookingFieldsMigration}};
 }
 
 }  // namespace rendezvous::bookings
