@@ -328,7 +328,7 @@ Result<Json> ParseBookingFields(const Json& value) {
   return out;
 }
 
-Json BookingFieldsJson(const Json& stored, bool guests_disabled) {
+Json BookingFieldsJson(const Json& stored) {
   Json name = {{"type", "name"},
                {"slug", "name"},
                {"label", "Your name"},
@@ -339,11 +339,10 @@ Json BookingFieldsJson(const Json& stored, bool guests_disabled) {
                 {"required", true}, {"disableOnPrefill", false}, {"isDefault", true}};
   Json location = {{"type", "radioInput"}, {"slug", "location"}, {"label", "Location"},
                    {"required", false},    {"hidden", false},    {"isDefault", true}};
-  Json guests = DefaultField("guests", "multiemail", "Add guests", false);
-  guests["hidden"] = guests_disabled;
   Json out = Json::array({Relabelled(std::move(name), StoredDefault(stored, "name")),
                           Relabelled(std::move(email), StoredDefault(stored, "email")), std::move(location),
-                          DefaultField("notes", "textarea", "Additional notes", false), std::move(guests),
+                          DefaultField("notes", "textarea", "Additional notes", false),
+                          DefaultField("guests", "multiemail", "Add guests", false),
                           DefaultField("rescheduleReason", "textarea", "Reason for reschedule", false)});
   if (stored.is_array()) {
     for (const Json& f : stored) {

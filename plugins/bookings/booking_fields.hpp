@@ -40,9 +40,8 @@ Result<Json> ParseBookingFields(const Json& value);
 // The event type's `bookingFields` as Cal.com outputs them: the default fields (name, email,
 // location, notes, guests, rescheduleReason) with `isDefault: true`, then the stored custom
 // fields with `isDefault: false`. `stored` is what ParseBookingFields answered (null or an empty
-// array: the default fields alone). The guests field is hidden when the event type has
-// disableGuests.
-Json BookingFieldsJson(const Json& stored, bool guests_disabled);
+// array: the default fields alone).
+Json BookingFieldsJson(const Json& stored);
 
 // A booking's answers, checked against the event type's stored fields before anything is written.
 struct CheckedResponses {

@@ -456,7 +456,7 @@ Json EventTypeJson(const EventType& et, const std::string& owner_username) {
               {"isInstantEvent", false},
               {"recurrence", nullptr},
               {"users", owner_username.empty() ? Json::array() : Json::array({owner_username})},
-              {"bookingFields", BookingFieldsJson(f.booking_fields, f.disable_guests)}};
+              {"bookingFields", BookingFieldsJson(f.booking_fields)}};
 }
 
 std::optional<std::string> BookingLocation(const Json& locations) {

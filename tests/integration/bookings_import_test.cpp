@@ -26,7 +26,8 @@ TEST_F(BookingsImport, PrintsTheBookingAsTheApiShowsIt) {
   ASSERT_TRUE(b.is_object()) << r.out;
   std::vector<std::string> keys;
   for (auto it = b.begin(); it != b.end(); ++it) keys.push_back(it.key());
-  EXPECT_EQ(keys, (std::vector<std::string>{"absentHost", "attendees", "createdAt", "description", "duration",
+  EXPECT_EQ(keys, (std::vector<std::string>{"absentHost", "attendees", "bookingFieldsResponses", "createdAt",
+                                            "description", "duration",
                                             "end", "eventType", "eventTypeId", "guests", "hosts", "id",
                                             "location", "metadata", "start", "status", "title", "uid"}));
   EXPECT_EQ(b["status"], "accepted");
