@@ -14,18 +14,22 @@
 // (the lowest 2xx with a JSON body; $ref and allOf resolved, `nullable` and 3.1's null type
 // read alike, `integer` accepted where Cal.com says `number`, each of our oneOf/anyOf shapes held
 // to the closest of Cal.com's) and the request body's required members. Findings marked
-// "(narrower)" still validate against Cal.com's schema, those marked "(read as peers/README item
-// N)" are places where Cal.com's document contradicts itself and we read it as that README says;
-// the others are the differences counted in the summary. Exit status: 0, or with --strict 1 when
-// an operation differs; 2 for a bad argument or an unreadable document.
+// "(narrower)" still validate against Cal.com's schema; those an entry of calcom-readings.mjs
+// explains are marked with it: "(read as peers/README item N)" where Cal.com's document
+// contradicts itself and we read it as that README says, "(listed exception: ID)" where the
+// specification or DESIGN speaks, "(pending: ID)" for members built elsewhere (the same entries
+// tests/e2e/calcom_contract.test.mjs applies to real answers); the others are the differences
+// counted in the summary. Exit status: 0, or with --strict 1 when an operation differs; 2 for a
+// bad argument or an unreadable document.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { entryLabel, explaining, sharedOperations } from './calcom-readings.mjs';
+
 const kRepo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const kMaxDepth = 12;
-const kMethods = ['get', 'put', 'post', 'patch', 'delete'];
 
 function usage(code) {
   const out = code === 0 ? process.stdout : process.stderr;
@@ -311,51 +315,15 @@ function compareRequest(calcom, ours, cs, os, findings) {
   }
 }
 
-// Where Cal.com's document contradicts itself, ../shared/peers/README.md says how we read it; a
-// finding that is such a place is printed with the item's number and not counted.
-const kReadings = [
-  { item: 2, where: /(^|\.)triggers\[\]$/, text: /^type: Cal\.com object/ },
-  { item: 3, where: /(^|\.)payloadTemplate$/, text: /^ours may be null/ },
-  { item: 4, where: /(^|\.)days$/, text: /^Cal\.com allows only/ },
-  { item: 6, where: /^request body$/,
-    text: /^required by Cal\.com, not taken by ours: lengthInMinutesOptions$/ },
-  { item: 9, op: /^POST \/v2\/bookings\/\{[^}]+\}\/reschedule$/, where: /^request body$/,
-    text: /^ours takes a body, Cal\.com documents none$/ },
-  { item: 10, op: /^[A-Z]+ \/v2\/schedules/, where: /^data(\[\])?\.id$/, text: /^ours may be null/ },
-];
-
+// A finding explained by tools/calcom-readings.mjs (a peers/README item, a listed exception or
+// a pending member) is printed with its label and not counted.
 function reading(calcomOp, finding) {
   if (finding.narrower) return undefined;
-  return kReadings.find((r) => (!r.op || r.op.test(calcomOp)) && r.where.test(finding.where) &&
-                               r.text.test(finding.text))?.item;
+  const entry = explaining(calcomOp, finding);
+  return entry ? entryLabel(entry) : undefined;
 }
 
 // --- Operations ------------------------------------------------------------------------------
-
-function operations(doc) {
-  const ops = [];
-  for (const [p, item] of Object.entries(doc.paths)) {
-    for (const m of kMethods) if (item?.[m]) ops.push({ method: m, path: p, op: item[m] });
-  }
-  return ops;
-}
-
-const isParam = (seg) => /^\{[^}]+\}$/.test(seg);
-
-// How well Cal.com's template covers ours: -1 when it does not, else the count of Cal.com's
-// parameters standing for our literals (lower is better).
-function matchScore(theirs, ours) {
-  const a = theirs.split('/');
-  const b = ours.split('/');
-  if (a.length !== b.length) return -1;
-  let score = 0;
-  for (let i = 0; i < a.length; ++i) {
-    if (isParam(a[i]) && isParam(b[i])) continue;
-    if (isParam(a[i])) { ++score; continue; }
-    if (a[i] !== b[i]) return -1;
-  }
-  return score;
-}
 
 function jsonContent(content) {
   if (!content) return undefined;
@@ -392,26 +360,8 @@ function main() {
     process.exit(2);
   }
 
-  const theirOps = operations(calcom);
-  const ourOps = operations(ours);
-  const shared = [];
-  const matchedTheirs = new Set();
-  const oursOnly = [];
-  for (const o of ourOps) {
-    let best = null;
-    let bestScore = Infinity;
-    for (const t of theirOps) {
-      if (t.method !== o.method) continue;
-      const score = matchScore(t.path, o.path);
-      if (score >= 0 && score < bestScore) { best = t; bestScore = score; }
-    }
-    if (best) {
-      shared.push({ t: best, o });
-      matchedTheirs.add(`${best.method} ${best.path}`);
-    } else {
-      oursOnly.push(o);
-    }
-  }
+  const { shared, oursOnly, theirOps } = sharedOperations(calcom, ours);
+  const matchedTheirs = new Set(shared.map(({ t }) => `${t.method} ${t.path}`));
   const theirsOnly = theirOps.filter((t) => !matchedTheirs.has(`${t.method} ${t.path}`));
 
   let differing = 0;
@@ -444,7 +394,7 @@ function main() {
     }
     console.log(`${real.length ? '!' : '~'} ${name}`);
     for (const f of findings) {
-      const tag = f.narrower ? ' (narrower)' : f.reading ? ` (read as peers/README item ${f.reading})` : '';
+      const tag = f.narrower ? ' (narrower)' : f.reading ? ` (${f.reading})` : '';
       console.log(`    ${f.where}: ${f.text}${tag}`);
     }
     console.log('');

@@ -68,8 +68,8 @@ function probeFreePort() {
 
 // `plugins` is the YAML of the `plugins:` section, indented by two spaces. `apiPort`: the api
 // listener's port, and its base_url the matching address (default: a port the OS picks and a
-// base_url that is not where it listens).
-function configYaml({ socket, database, plugins, logLevel, extra, apiPort }) {
+// base_url that is not where it listens). `serverExtra`: more YAML of the `server:` section.
+function configYaml({ socket, database, plugins, logLevel, extra, apiPort, serverExtra }) {
   const api = apiPort
     ? `  api: { listen: "127.0.0.1:${apiPort}", base_url: "http://127.0.0.1:${apiPort}" }`
     : '  api: { listen: "127.0.0.1:0", base_url: "http://127.0.0.1:8080" }';
@@ -79,6 +79,7 @@ function configYaml({ socket, database, plugins, logLevel, extra, apiPort }) {
     '  app: { listen: "127.0.0.1:0", app_url: "http://127.0.0.1:8081" }',
     '  io_threads: 2',
     '  worker_threads: 4',
+    ...(serverExtra ? [serverExtra.trimEnd()] : []),
     'database:',
     `  socket: "${socket}"`,
     '  user: root',
@@ -110,8 +111,9 @@ export class TestServer {
   // `plugins`: the YAML of the `plugins:` section (each line indented by two spaces); `logLevel`
   // debug also logs the route table at start-up (one `route` line per route, kept in `log`);
   // `extra`: more top-level YAML (e.g. a `mail:` section). `exactBaseUrl`: the api listener's
-  // configured base_url is the address it listens on.
-  static async start({ plugins = '  oauth: {}', logLevel = 'info', extra = '', exactBaseUrl = false } = {}) {
+  // configured base_url is the address it listens on. `serverExtra`: more lines of the `server:`
+  // section (each indented by two spaces), e.g. `  version_header: cal-api-version`.
+  static async start({ plugins = '  oauth: {}', logLevel = 'info', extra = '', exactBaseUrl = false, serverExtra = '' } = {}) {
     const binDir = requireEnv('RDV_BIN_DIR');
     const socket = requireEnv('RDV_TEST_DB_SOCKET');
     if (!existsSync(path.join(binDir, 'rendezvous'))) throw new Error(`no rendezvous binary in ${binDir}: build first`);
@@ -121,7 +123,7 @@ export class TestServer {
     await mariadb(socket, `CREATE DATABASE \`${database}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
     try {
       const apiPort = exactBaseUrl ? await probeFreePort() : undefined;
-      await writeFile(server.config, configYaml({ socket, database, plugins, logLevel, extra, apiPort }));
+      await writeFile(server.config, configYaml({ socket, database, plugins, logLevel, extra, apiPort, serverExtra }));
       await server.cli(['migrate']);
       await server.serve();
     } catch (e) {
