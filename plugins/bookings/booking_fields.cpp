@@ -43,6 +43,11 @@ const char* const kKindList =
     "text, textarea, number, phone, address, multiemail, select, multiselect, checkbox, radio, boolean "
     "(or name, email for the default fields)";
 
+// "<at>.<member>": the name of a member of the entry at `at`.
+std::string MemberOf(const std::string& at, const std::string& member) {
+  return std::string(at).append(".").append(member);
+}
+
 bool IsFieldSlug(const std::string& s) {
   if (s.empty() || s.size() > kMaxFieldSlugChars) return false;
   if (!((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z'))) return false;
@@ -96,10 +101,13 @@ Result<Json> ReadDefaultInput(const Json& entry, const std::string& type, const 
   Json out = {{"type", type}};
   for (auto it = entry.begin(); it != entry.end(); ++it) {
     const std::string& k = it.key();
-    const std::string field = at + "." + k;
+    const std::string field = MemberOf(at, k);
     if (k == "type" || it->is_null()) continue;
     if (k == "slug") {
-      if (*it != type) return FieldInvalid(field, "must be \"" + type + "\" for the " + type + " field");
+      if (*it != type)
+        return FieldInvalid(
+            field,
+            std::string("must be \"").append(type).append("\" for the ").append(type).append(" field"));
     } else if (k == "isDefault") {
       if (*it != true) return FieldInvalid(field, "must be true for the " + type + " field");
     } else if (k == "required") {
@@ -128,7 +136,8 @@ Result<Json> ReadCustom(const Json& entry, const Kind& kind, const std::string& 
                        k == "disableOnPrefill" || k == "isDefault" ||
                        (k == "placeholder" && kind.placeholder) || (k == "options" && kind.options);
     if (!known)
-      return FieldInvalid(at + "." + k, std::string("is not a member of a ") + kind.name + " field");
+      return FieldInvalid(MemberOf(at, k),
+                          std::string("is not a member of a ").append(kind.name).append(" field"));
   }
   Json out = {{"type", kind.name}};
   if (!entry.contains("slug") || entry["slug"].is_null()) return FieldInvalid(at + ".slug", "is required");

@@ -78,9 +78,12 @@ TEST(BookingsJson, TitleAndShape) {
   std::vector<std::string> keys;
   for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
   // Optional fields without a value are omitted.
-  std::vector<std::string> want = {
-      "absentHost", "attendees", "bookingFieldsResponses", "createdAt", "description", "duration", "end",
-      "eventType",  "eventTypeId", "guests", "hosts", "id", "metadata", "start", "status", "title", "uid"};
+  std::vector<std::string> want = {"absentHost", "attendees",   "bookingFieldsResponses",
+                                   "createdAt",  "description", "duration",
+                                   "end",        "eventType",   "eventTypeId",
+                                   "guests",     "hosts",       "id",
+                                   "metadata",   "start",       "status",
+                                   "title",      "uid"};
   EXPECT_EQ(keys, want);
   EXPECT_EQ(j["eventType"], Json::parse(R"({"id":8,"slug":"intro"})"));
   EXPECT_EQ(j["absentHost"], false);
