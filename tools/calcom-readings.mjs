@@ -5,15 +5,13 @@
 // - tools/calcom-diff compares the two documents and marks a finding that an entry explains
 //   (`finding`) instead of counting it as a difference.
 //
-// Three kinds of entries:
+// Two kinds of entries:
 // - 'reading': an item of shared/peers/README.md, where Cal.com's document contradicts itself.
 //   Items 1, 6, 7 and 9 are about request bodies (no answer is edited for them); item 10 is met
 //   by the test's fixture (its user has a stored default schedule), so nothing is edited either.
 // - 'exception': where the specification or DESIGN speaks and its shape is not Cal.com's (or
 //   Cal.com's document contradicts itself in a way the README does not list yet). Each is
 //   recorded with its reason in docs/calcom-compatibility.md, "Listed exceptions".
-// - 'pending': members built on another branch (booking questions). Drop these two entries
-//   once event types answer `bookingFields` and bookings answer `bookingFieldsResponses`.
 //
 // `edit(doc)` changes Cal.com's document (OpenAPI 3.0: `nullable`, not 3.1's null type) in place.
 // `finding` is matched against tools/calcom-diff's findings: `op` (Cal.com's "METHOD /path"),
@@ -138,19 +136,14 @@ export const kReadings = [
     },
     finding: { where: /(^|\.)(slotInterval|forwardParamsSuccessRedirect|successRedirectUrl)$/, text: /^type: Cal\.com object/ },
   },
-
-  // --- Pending: booking questions, built on another branch --------------------------------
   {
-    id: 'pending-booking-fields', kind: 'pending',
-    reason: 'event types\' `bookingFields` (booking questions) are built on another branch',
-    edit: (doc) => dropRequired(schemas(doc).EventTypeOutput_2024_06_14, 'bookingFields'),
-    finding: { where: /^data(\[\])?$/, text: /^required by Cal\.com, missing from ours: bookingFields$/ },
-  },
-  {
-    id: 'pending-booking-fields-responses', kind: 'pending',
-    reason: 'bookings\' `bookingFieldsResponses` (answers to booking questions) are built on another branch',
-    edit: (doc) => each(doc, kBookingOutputs, (s) => dropRequired(s, 'bookingFieldsResponses')),
-    finding: { where: /^data(\[\])?$/, text: /^required by Cal\.com, missing from ours: bookingFieldsResponses$/ },
+    id: 'booking-field-is-default', kind: 'exception',
+    reason: 'Cal.com\'s booking field outputs type `isDefault` as object while their default, example and ' +
+            'description say it is always true (default fields) or false (custom ones): read as a boolean',
+    edit: (doc) => each(doc, /FieldOutput_2024_06_14$/, (s) => {
+      if (s.properties?.isDefault) s.properties.isDefault = { type: 'boolean' };
+    }),
+    finding: { where: /(^|\.)isDefault$/, text: /^type: Cal\.com object/ },
   },
 ];
 

@@ -1,5 +1,7 @@
 #include "booking.hpp"
 
+#include "booking_fields.hpp"
+
 namespace rendezvous::bookings {
 namespace {
 
@@ -79,10 +81,17 @@ Json BookingJson(const Booking& b, const User& host) {
   j["eventType"] = {{"id", b.event_type_id}, {"slug", b.event_type_slug}};
   j["absentHost"] = b.host_absent;
   j["hosts"][0]["username"] = host.username;
+  j["guests"] = GuestEmails(b);
+  const Attendee booker = b.attendees.empty() ? Attendee{} : b.attendees.front();
+  j["bookingFieldsResponses"] =
+      BookingResponsesJson(booker.name, booker.email, j["guests"], b.description, b.responses);
+  return j;
+}
+
+Json GuestEmails(const Booking& b) {
   Json guests = Json::array();
   for (size_t i = 1; i < b.attendees.size(); ++i) guests.push_back(b.attendees[i].email);
-  j["guests"] = std::move(guests);
-  return j;
+  return guests;
 }
 
 }  // namespace rendezvous::bookings

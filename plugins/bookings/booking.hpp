@@ -54,6 +54,10 @@ struct Booking {
   std::optional<std::string> rescheduled_to_uid;
   bool host_absent = false;  // recorded by mark-absent
   Millis created_at = 0;
+  // The answers to the event type's custom booking questions: {slug: {label, value}}, the label as
+  // it was when the booking was made (CheckBookingResponses). The default fields' answers are the
+  // booking's own (attendee, guests; notes is the description).
+  Json responses = Json::object();
 };
 
 // "<event type title> between <organizer name> and <attendee name>".
@@ -64,12 +68,15 @@ std::string BookingTitle(std::string_view event_type_title, std::string_view org
 // description, status, start, end, duration, eventTypeId, eventType:{id, slug}, attendees:[{name,
 // email, timeZone, absent}], hosts:[{id, name, email, timeZone}], location?, metadata,
 // cancellationReason?, rescheduledFromUid?, rescheduledToUid?, absentHost, createdAt}` with Cal.com's
-// `hosts[].username` and `guests` (the e-mails of the attendees after the first, who booked); an
-// optional field without a value is omitted. `host` is the user of booking.host_id.
+// `hosts[].username`, `guests` (the e-mails of the attendees after the first, who booked) and
+// `bookingFieldsResponses` (BookingResponsesJson); an optional field without a value is omitted.
+// `host` is the user of booking.host_id.
 Json BookingJson(const Booking& booking, const User& host);
 
 // The booking as webhook payloads carry it: the fields of BookingJson without `eventType` and
 // `absentHost`, every optional field present (null without a value).
 Json BookingPayloadJson(const Booking& booking, const User& host);
+// The e-mails of the booking's guests (the attendees after the first, who booked).
+Json GuestEmails(const Booking& booking);
 
 }  // namespace rendezvous::bookings

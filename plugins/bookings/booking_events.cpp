@@ -1,5 +1,7 @@
 #include "booking_events.hpp"
 
+#include "booking_fields.hpp"
+
 namespace rendezvous::bookings {
 
 Json EventPayload(const Booking& b, const User& host, const EventType& et) {
@@ -11,6 +13,10 @@ Json EventPayload(const Booking& b, const User& host, const EventType& et) {
   p["type"] = et.fields.slug;
   p["eventTitle"] = et.fields.title;
   p["length"] = b.duration;
+  const Attendee booker = b.attendees.empty() ? Attendee{} : b.attendees.front();
+  p["responses"] =
+      PayloadResponsesJson(booker.name, booker.email, GuestEmails(b), b.description, b.responses);
+  p["userFieldsResponses"] = b.responses.is_object() ? b.responses : Json::object();
   return p;
 }
 

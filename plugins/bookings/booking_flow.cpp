@@ -11,6 +11,7 @@
 #include <map>
 
 #include "booking_events.hpp"
+#include "booking_fields.hpp"
 #include "booking_limits.hpp"
 #include "booking_rows.hpp"
 #include "rendezvous/crypto.hpp"
@@ -57,6 +58,8 @@ Booking Draft(const CreateRequest& r) {
   for (const std::string& guest : r.guests) b.attendees.push_back({"", guest, r.attendee.time_zone, false});
   b.metadata = r.metadata;
   b.location = r.location;
+  b.responses = r.responses;
+  if (r.notes) b.description = *r.notes;
   return b;
 }
 
@@ -160,6 +163,7 @@ Result<Booking> BookingFlow::Book(DbConnection& conn, const User& host, const Ev
     b.metadata = replaces->metadata;
     b.location = replaces->location;
     b.description = replaces->description;
+    b.responses = replaces->responses;
     b.rescheduled_from_uid = replaces->uid;
   }
   if (!b.location) b.location = BookingLocation(et.fields.locations);
@@ -176,12 +180,20 @@ Result<Booking> BookingFlow::Book(DbConnection& conn, const User& host, const Ev
   return b;
 }
 
-Result<Json> BookingFlow::Create(const CreateRequest& request, const std::optional<std::string>& idempotency_key,
-                                    const std::string& body_hash) {
+Result<Json> BookingFlow::Create(const CreateRequest& given,
+                                 const std::optional<std::string>& idempotency_key,
+                                 const std::string& body_hash) {
   std::optional<EventType> first =
-      db_.Run([&](DbConnection& conn) { return FindEventType(conn, request.event_type_id); });
+      db_.Run([&](DbConnection& conn) { return FindEventType(conn, given.event_type_id); });
   std::optional<User> host = first ? users_.FindUser(first->owner_id) : std::nullopt;
   if (!host) return UnknownEventType();
+  // The answers are judged by the questions as this request found them, before anything is written.
+  Result<CheckedResponses> answers =
+      CheckBookingResponses(first->fields.booking_fields, given.booking_fields_responses);
+  if (!answers.ok()) return answers.status();
+  CreateRequest request = given;
+  request.responses = std::move(answers->answers);
+  request.notes = std::move(answers->notes);
   if (Status far = CheckHorizon(request.start); !far.ok()) return far;
   const std::vector<BusyBlock> outside =
       OutsideBusy(host->id, request.start, request.start + first->fields.length_minutes * time::kMillisPerMinute);

@@ -82,7 +82,7 @@ class BookingFlow {
   // POST /v2/bookings. With an idempotency key (already checked), the first booking made with the
   // same key for the event type in the last 24 hours is answered again when `body_hash` (the
   // SHA-256 of the canonical body) is the same, and a 422 when it is not.
-  Result<Json> Create(const CreateRequest& request, const std::optional<std::string>& idempotency_key,
+  Result<Json> Create(const CreateRequest& given, const std::optional<std::string>& idempotency_key,
                       const std::string& body_hash);
   Result<Json> Cancel(const std::string& uid, const std::optional<std::string>& reason);
   // Answers the new booking.

@@ -158,6 +158,12 @@ constexpr const char* kSettingsMigration = R"sql(ALTER TABLE event_types
 constexpr const char* kAttendeeNameMigration =
     "ALTER TABLE booking_attendees ADD KEY IF NOT EXISTS ix_booking_attendees_name (name(191))";
 
+// Booking questions (DESIGN §10): an event type's custom fields (NULL: the default fields alone)
+// and a booking's answers to them (NULL: none).
+constexpr const char* kBookingFieldsMigration =
+    R"sql(ALTER TABLE event_types ADD COLUMN booking_fields TEXT NULL;
+ALTER TABLE bookings ADD COLUMN booking_fields_responses MEDIUMTEXT NULL)sql";
+
 }  // namespace
 
 std::vector<Migration> BookingMigrations() {
@@ -172,6 +178,7 @@ std::vector<Migration> BookingMigrations() {
                 kTimesMigration},
       Migration{6, "booking_host_locks.longest_ms", kLongestMigration},
       Migration{7, "event_types: Cal.com's settings", kSettingsMigration},
+      Migration{8, "event_types.booking_fields, bookings.booking_fields_responses", kBookingFieldsMigration},
       Migration{11, "booking_attendees by name", kAttendeeNameMigration}};
 }
 

@@ -26,7 +26,7 @@ bool IsUid(const std::string& uid) {
 
 }  // namespace
 
-EventType EventTypeFromRow(const DbRow& row, bool with_metadata) {
+EventType EventTypeFromRow(const DbRow& row, bool with_metadata, bool with_fields) {
   EventType et;
   et.id = row.Int(1);
   et.owner_id = row.Int(2);
@@ -56,6 +56,11 @@ EventType EventTypeFromRow(const DbRow& row, bool with_metadata) {
     f.metadata = Json::parse(row.String(kEventTypeColumnCount + 1), nullptr, false);
     if (!f.metadata.is_object()) f.metadata = Json::object();
   }
+  const int fields_col = kEventTypeColumnCount + (with_metadata ? 2 : 1);
+  if (with_fields && !row.IsNull(fields_col)) {
+    f.booking_fields = Json::parse(row.String(fields_col), nullptr, false);
+    if (!f.booking_fields.is_array()) f.booking_fields = Json::array();
+  }
   return et;
 }
 
@@ -81,6 +86,10 @@ BookingRow BookingFromRow(const DbRow& rs) {
   b.host_absent = rs.Bool(16);
   b.created_at = TimeColumn(rs, 17);
   row.emit_completion = rs.Bool(18);
+  if (!rs.IsNull(19)) {
+    b.responses = Json::parse(rs.String(19), nullptr, false);
+    if (!b.responses.is_object()) b.responses = Json::object();
+  }
   return row;
 }
 
@@ -121,11 +130,12 @@ void LoadEventTypeSlugs(DbConnection& conn, std::vector<BookingRow>& rows) {
 
 std::optional<EventType> LoadEventType(DbConnection& conn, int64_t owner_id, int64_t id, bool lock) {
   std::optional<DbRow> row =
-      conn.QueryOne(std::string("SELECT ") + kEventTypeColumns + ", " + kEventTypeMetadataColumn +
-                        " FROM event_types WHERE id = ? AND owner_id = ?" + (lock ? " FOR UPDATE" : ""),
+      conn.QueryOne(std::string("SELECT ") + kEventTypeColumns + ", " + kEventTypeMetadataColumn + ", " +
+                        kEventTypeFieldsColumn + " FROM event_types WHERE id = ? AND owner_id = ?" +
+                        (lock ? " FOR UPDATE" : ""),
                     {id, owner_id});
   if (!row) return std::nullopt;
-  return EventTypeFromRow(*row, true);
+  return EventTypeFromRow(*row, true, true);
 }
 
 std::optional<BookingRow> LoadBooking(DbConnection& conn, int64_t host_id, const std::string& uid,
@@ -143,10 +153,11 @@ std::optional<BookingRow> LoadBooking(DbConnection& conn, int64_t host_id, const
 }
 
 std::optional<EventType> FindEventType(DbConnection& conn, int64_t id) {
-  std::optional<DbRow> row =
-      conn.QueryOne(std::string("SELECT ") + kEventTypeColumns + " FROM event_types WHERE id = ?", {id});
+  std::optional<DbRow> row = conn.QueryOne(std::string("SELECT ") + kEventTypeColumns + ", " +
+                                               kEventTypeFieldsColumn + " FROM event_types WHERE id = ?",
+                                           {id});
   if (!row) return std::nullopt;
-  return EventTypeFromRow(*row);
+  return EventTypeFromRow(*row, false, true);
 }
 
 std::optional<int64_t> BookingHost(DbConnection& conn, const std::string& uid) {
@@ -162,11 +173,12 @@ void InsertBooking(DbConnection& conn, Booking& b, bool emit_completion,
   b.id = conn.InsertReturning(
       "INSERT INTO bookings (uid, event_type_id, host_id, title, description, status, start_at, end_at,"
       " duration, location, metadata, rescheduled_from_uid, host_absent, emit_completion, created_at,"
-      " updated_at)"
-      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)",
+      " updated_at, booking_fields_responses)"
+      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)",
       {b.uid, b.event_type_id, b.host_id, b.title, b.description, StatusName(b.status),
        time::FormatSql(b.start), time::FormatSql(b.end), b.duration, b.location, b.metadata.dump(),
-       b.rescheduled_from_uid, emit_completion, now, now});
+       b.rescheduled_from_uid, emit_completion, now, now,
+       b.responses.empty() ? DbValue() : DbValue(b.responses.dump())});
   std::vector<std::vector<DbValue>> attendees;
   for (size_t i = 0; i < b.attendees.size(); ++i) {
     const Attendee& a = b.attendees[i];
@@ -293,7 +305,8 @@ std::vector<DbValue> FieldValues(const EventTypeFields& f, std::initializer_list
                          f.forward_params_success_redirect,
                          f.success_redirect_url,
                          f.currency,
-                         f.metadata.empty() ? DbValue() : DbValue(f.metadata.dump())};
+                         f.metadata.empty() ? DbValue() : DbValue(f.metadata.dump()),
+                         f.booking_fields.empty() ? DbValue() : DbValue(f.booking_fields.dump())};
   v.insert(v.end(), tail.begin(), tail.end());
   return v;
 }

@@ -30,13 +30,17 @@ inline constexpr int kEventTypeColumnCount = 22;
 // The metadata (up to 16 KiB) is read only where the API shows event types: after the columns
 // above, as `kEventTypeColumns, kEventTypeMetadataColumn`.
 inline constexpr const char* kEventTypeMetadataColumn = "metadata";
+// The booking questions (up to 32 KiB) are read where the API shows event types and where bookings
+// are made: after the columns above (and the metadata, when it is read).
+inline constexpr const char* kEventTypeFieldsColumn = "booking_fields";
 inline constexpr const char* kBookingColumns =
     "id, uid, event_type_id, host_id, title, description, status, start_at, end_at, duration, location, "
     "metadata, cancellation_reason, rescheduled_from_uid, rescheduled_to_uid, host_absent, created_at, "
-    "emit_completion";
+    "emit_completion, booking_fields_responses";
 
-// `with_metadata`: the row has kEventTypeMetadataColumn after kEventTypeColumns.
-EventType EventTypeFromRow(const DbRow& row, bool with_metadata = false);
+// `with_metadata`: the row has kEventTypeMetadataColumn after kEventTypeColumns; `with_fields`:
+// kEventTypeFieldsColumn after those.
+EventType EventTypeFromRow(const DbRow& row, bool with_metadata = false, bool with_fields = false);
 
 // A booking and whether its completion is announced (imported history is completed silently).
 struct BookingRow {
@@ -55,8 +59,8 @@ std::optional<EventType> LoadEventType(DbConnection& conn, int64_t owner_id, int
 // The booking `uid` hosted by `host_id` with its attendees (locked FOR UPDATE when `lock`);
 // nullopt for another host's or a uid that cannot be one.
 std::optional<BookingRow> LoadBooking(DbConnection& conn, int64_t host_id, const std::string& uid, bool lock);
-// The event type `id`, whoever owns it (the public booking flow), without its metadata; nullopt
-// when there is none.
+// The event type `id`, whoever owns it (the public booking flow), with its booking questions but
+// without its metadata; nullopt when there is none.
 std::optional<EventType> FindEventType(DbConnection& conn, int64_t id);
 // The host of the booking `uid`; nullopt when there is none (or `uid` cannot be one).
 std::optional<int64_t> BookingHost(DbConnection& conn, const std::string& uid);
@@ -127,7 +131,8 @@ std::vector<BusyBlock> HostBusyBlocks(DbConnection& conn, int64_t host_id, const
                                       Millis from, Millis to, int length_minutes, int64_t except_id = 0);
 
 // The event type's fields in column order (title ... schedule_id, limit_day ... limit_year,
-// disable_guests ... currency, metadata), followed by `tail`. An empty metadata object is NULL.
+// disable_guests ... currency, metadata, booking_fields), followed by `tail`. An empty metadata
+// object and empty booking questions are NULL.
 std::vector<DbValue> FieldValues(const EventTypeFields& fields, std::initializer_list<DbValue> tail);
 
 }  // namespace rendezvous::bookings

@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "booking_fields.hpp"
 #include "rendezvous/text.hpp"
 
 namespace rendezvous::bookings {
@@ -31,7 +32,8 @@ const std::set<std::string>& KnownMembers() {
                                                  "price",
                                                  "currency",
                                                  "isInstantEvent",
-                                                 "recurrence"};
+                                                 "recurrence",
+                                                 "bookingFields"};
   return kMembers;
 }
 
@@ -347,6 +349,11 @@ Status Apply(const Json& body, EventTypeFields& f, bool create) {
   if (has("recurrence")) {
     if (Status e = ReadRecurrence(body["recurrence"]); !e.ok()) return e;
   }
+  if (has("bookingFields")) {
+    Result<Json> fields = ParseBookingFields(body["bookingFields"]);
+    if (!fields.ok()) return fields.status();
+    f.booking_fields = std::move(fields).value();
+  }
   return Status::Ok();
 }
 
@@ -448,7 +455,8 @@ Json EventTypeJson(const EventType& et, const std::string& owner_username) {
               {"currency", f.currency},
               {"isInstantEvent", false},
               {"recurrence", nullptr},
-              {"users", owner_username.empty() ? Json::array() : Json::array({owner_username})}};
+              {"users", owner_username.empty() ? Json::array() : Json::array({owner_username})},
+              {"bookingFields", BookingFieldsJson(f.booking_fields)}};
 }
 
 std::optional<std::string> BookingLocation(const Json& locations) {

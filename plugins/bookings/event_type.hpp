@@ -67,6 +67,10 @@ struct EventTypeFields {
   // Only LoadEventType and the event type list read it (booking_rows.hpp); the booking flow's
   // reads leave it empty.
   Json metadata = Json::object();
+  // Booking questions as ParseBookingFields stores them (booking_fields.hpp); empty: the default
+  // fields alone. Read where the API shows event types and where bookings are made
+  // (FindEventType), not by the flow's reads of all of a host's event types.
+  Json booking_fields = Json::array();
 };
 
 struct EventType {
@@ -78,12 +82,12 @@ struct EventType {
 // Validates a POST body (defaults for what is absent). Unknown members are refused. Errors are
 // FieldInvalid statuses naming the member; a price above 0, `isInstantEvent: true` and a
 // recurrence carry the reasons payments_not_supported, instant_not_supported and
-// recurrence_not_supported (DESIGN §10).
+// recurrence_not_supported (DESIGN §10). `bookingFields` is checked by ParseBookingFields.
 Result<EventTypeFields> ParseEventTypeCreate(const Json& body);
 // Applies a PATCH body to `fields`; members absent are kept, `null` resets optional ones
 // (description, locations, slotInterval, scheduleId, bookingLimitsCount, metadata,
-// successRedirectUrl, forwardParamsSuccessRedirect, recurrence). On error `fields` may be partly
-// changed.
+// successRedirectUrl, forwardParamsSuccessRedirect, recurrence; bookingFields: the default fields
+// alone). On error `fields` may be partly changed.
 Status ApplyEventTypePatch(const Json& body, EventTypeFields& fields);
 // Checks a `locations` array and answers the normalized objects:
 //   {"type":"integration","integration":"google-meet"}
@@ -94,9 +98,9 @@ Result<Json> ParseLocations(const Json& value);
 //  minimumBookingNotice, beforeEventBuffer, afterEventBuffer, slotInterval, scheduleId,
 //  bookingLimitsCount, ownerId}` and Cal.com's `{disableGuests, lockTimeZoneToggleOnBookingPage,
 //  forwardParamsSuccessRedirect, successRedirectUrl, metadata, price, currency, isInstantEvent,
-//  recurrence, users}`; bookingLimitsCount is {day?, week?, month?, year?} with the limits set ({}
-//  when none is); price is 0, isInstantEvent false and recurrence null (the others are refused).
-//  `users` lists the hosts' usernames: users have no usernames yet, so it is empty.
+//  recurrence, users, bookingFields}`; bookingLimitsCount is {day?, week?, month?, year?} with the
+//  limits set ({} when none is); price is 0, isInstantEvent false and recurrence null (the others
+//  are refused); bookingFields as BookingFieldsJson shows them.
 // `users` lists the owner by `owner_username` (empty: an empty list).
 Json EventTypeJson(const EventType& et, const std::string& owner_username);
 // A booking's `location` from its event type's first location ("integrations:google:meet" for

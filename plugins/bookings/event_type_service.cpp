@@ -33,11 +33,11 @@ Json EventTypeService::List(int64_t owner_id) {
   return db_.Run([&](DbConnection& conn) {
     Json out = Json::array();
     for (const DbRow& row :
-         conn.Query(std::string("SELECT ") + kEventTypeColumns + ", " + kEventTypeMetadataColumn +
-                        " FROM event_types WHERE owner_id = ? ORDER BY id LIMIT " +
+         conn.Query(std::string("SELECT ") + kEventTypeColumns + ", " + kEventTypeMetadataColumn + ", " +
+                        kEventTypeFieldsColumn + " FROM event_types WHERE owner_id = ? ORDER BY id LIMIT " +
                         std::to_string(kMaxEventTypesPerUser),
                     {owner_id})) {
-      out.push_back(EventTypeJson(EventTypeFromRow(row, true), owner));
+      out.push_back(EventTypeJson(EventTypeFromRow(row, true, true), owner));
     }
     return out;
   });
@@ -72,8 +72,8 @@ Result<Json> EventTypeService::Create(int64_t owner_id, const EventTypeFields& f
           " requires_confirmation, minimum_booking_notice, before_event_buffer, after_event_buffer, "
           "slot_interval, schedule_id, limit_day, limit_week, limit_month, limit_year, disable_guests,"
           " lock_time_zone_toggle, forward_params_success_redirect, success_redirect_url, currency, metadata,"
-          " created_at, updated_at)"
-          " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+          " booking_fields, created_at, updated_at)"
+          " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
           values);
     } catch (const DuplicateKey&) {
       return DuplicateSlug(fields.slug);
@@ -101,7 +101,8 @@ Result<Json> EventTypeService::Update(int64_t owner_id, int64_t id, const Json& 
           " slot_interval = ?, schedule_id = ?, limit_day = ?, limit_week = ?, limit_month = ?, limit_year = "
           "?,"
           " disable_guests = ?, lock_time_zone_toggle = ?, forward_params_success_redirect = ?,"
-          " success_redirect_url = ?, currency = ?, metadata = ?, updated_at = ? WHERE id = ?",
+          " success_redirect_url = ?, currency = ?, metadata = ?, booking_fields = ?, updated_at = ?"
+          " WHERE id = ?",
           FieldValues(et->fields, {time::FormatSql(time::Now()), id}));
     } catch (const DuplicateKey&) {
       return DuplicateSlug(et->fields.slug);

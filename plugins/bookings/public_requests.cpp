@@ -155,7 +155,8 @@ Result<SlotsQuery> ParseSlotsQuery(const std::multimap<std::string, std::string>
 }
 
 Result<CreateRequest> ParseCreateBody(const Json& body) {
-  if (Status e = OnlyMembers(body, {"start", "eventTypeId", "attendee", "guests", "metadata", "location"});
+  if (Status e = OnlyMembers(body, {"start", "eventTypeId", "attendee", "guests", "metadata", "location",
+                                    "bookingFieldsResponses"});
       !e.ok()) {
     return e;
   }
@@ -182,6 +183,12 @@ Result<CreateRequest> ParseCreateBody(const Json& body) {
     if (loc.empty()) return FieldInvalid("location", "must not be empty");
     if (std::string p = CheckText(loc, kMaxLocationChars, false); !p.empty()) return FieldInvalid("location", p);
     out.location = std::move(loc);
+  }
+  if (Present(body, "bookingFieldsResponses")) {
+    if (!body["bookingFieldsResponses"].is_object()) {
+      return FieldInvalid("bookingFieldsResponses", "must be an object of booking field slugs to answers");
+    }
+    out.booking_fields_responses = body["bookingFieldsResponses"];
   }
   return out;
 }

@@ -38,7 +38,7 @@ struct SlotsQuery {
 Result<SlotsQuery> ParseSlotsQuery(const std::multimap<std::string, std::string>& query);
 
 // POST /v2/bookings `{start, eventTypeId, attendee:{name, email, timeZone, language?}, guests?,
-// metadata?, location?}`.
+// metadata?, location?, bookingFieldsResponses?}`.
 struct CreateRequest {
   time::Millis start = 0;
   int64_t event_type_id = 0;
@@ -46,6 +46,11 @@ struct CreateRequest {
   std::vector<std::string> guests;  // e-mails, distinct from each other and from the attendee's
   Json metadata = Json::object();
   std::optional<std::string> location;  // instead of the event type's
+  // `bookingFieldsResponses` as given (an object, or null when absent): checked against the event
+  // type's questions by the flow (CheckBookingResponses), which fills the two below.
+  Json booking_fields_responses;
+  Json responses = Json::object();   // the checked custom answers (Booking::responses)
+  std::optional<std::string> notes;  // the notes answer: the booking's description
 };
 Result<CreateRequest> ParseCreateBody(const Json& body);
 

@@ -50,9 +50,8 @@ const kCustomQuestions = [
   { type: 'select', slug: 'topic', label: 'Topic', required: false, placeholder: 'Pick one', options: ['Sales', 'Support'], hidden: false },
   { type: 'checkbox', slug: 'extras', label: 'Extras', required: false, options: ['Slides', 'Recording'], hidden: false },
 ];
-// Members the event type is created with for its booking questions: `{ bookingFields:
-// kCustomQuestions }` once event types take them (until then the server refuses the member).
-const kWithQuestions = {};
+// Members the event type is created with for its booking questions.
+const kWithQuestions = { bookingFields: kCustomQuestions };
 
 let calcom;  // Cal.com's document as published
 let ours;  // our document as the server serves it

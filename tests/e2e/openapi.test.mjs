@@ -325,6 +325,13 @@ test('every answer of every route matches the document', { timeout: kTestTimeout
     },
     expect: 201,
   });
+  const plan = { type: 'select', slug: 'plan', label: 'Plan', required: true, options: ['Free', 'Pro'] };
+  const asked = await call('POST', '/v2/event-types', {
+    token: key, body: { title: 'Asked', slug: 'asked', lengthInMinutes: 30, bookingFields: [plan] }, expect: 201,
+  });
+  await call('POST', '/v2/event-types', {
+    token: key, body: { title: 'Bad', slug: 'bad', lengthInMinutes: 30, bookingFields: [{ ...plan, options: [] }] }, expect: 400,
+  });
   const priced = await call('POST', '/v2/event-types', { token: key, body: { title: 'Paid', slug: 'paid', lengthInMinutes: 30, price: 5 }, expect: 400 });
   assert.equal(priced.json.error.code, 'payments_not_supported');
   await call('GET', '/v2/event-types', { token: key, expect: 200 });
@@ -375,6 +382,10 @@ test('every answer of every route matches the document', { timeout: kTestTimeout
   await call('POST', '/v2/bookings', { body: { start: starts[0], eventTypeId: etId }, expect: 400 });
   const guested = await call('POST', '/v2/bookings', { body: { start: starts[11], eventTypeId: etId, attendee, guests: ['gus@example.com'] }, expect: 201 });
   assert.deepEqual(guested.json.data.guests, ['gus@example.com']);
+  const askedBody = { start: starts[12], eventTypeId: asked.json.data.id, attendee };
+  await call('POST', '/v2/bookings', { body: { ...askedBody, bookingFieldsResponses: { plan: 'Gold' } }, expect: 400 });
+  const answered = await call('POST', '/v2/bookings', { body: { ...askedBody, bookingFieldsResponses: { plan: 'Pro' } }, expect: 201 });
+  assert.equal(answered.json.data.bookingFieldsResponses.plan, 'Pro');
   await call('GET', '/v2/bookings', { token: key, expect: 200 });
   await call('GET', '/v2/bookings', { token: key, query: { take: 'many' }, expect: 400 });
   const listed = await call('GET', '/v2/bookings', { token: key, query: { status: 'upcoming,unconfirmed', attendeeEmail: attendee.email, eventTypeIds: `${etId},${etConfirm.json.data.id}`, sortStart: 'desc' }, expect: 200 });

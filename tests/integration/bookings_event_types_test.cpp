@@ -118,7 +118,7 @@ TEST_F(BookingsEventTypes, CreateListGetPatchDelete) {
   for (auto it = body.begin(); it != body.end(); ++it) EXPECT_EQ(et[it.key()], it.value()) << it.key();
   EXPECT_TRUE(et["scheduleId"].is_null());
   EXPECT_EQ(et["bookingLimitsCount"], json::object());
-  EXPECT_EQ(et.size(), 24u) << et.dump();
+  EXPECT_EQ(et.size(), 25u) << et.dump();
   const std::string path = "/v2/event-types/" + std::to_string(et["id"].get<int64_t>());
 
   CreateEventType(owner_key_, "second");

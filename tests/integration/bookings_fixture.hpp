@@ -129,7 +129,8 @@ class BookingsFixture : public ::testing::Test {
   // The webhook payload carries the booking's fields (an optional one the answer omits as null)
   // but not the answer's Cal.com additions `eventType` and `absentHost`.
   // The payload's hosts are the answer's without Cal.com's `username`; its attendees include the
-  // guests, and it has no `guests` of its own.
+  // guests, and it has no `guests` of its own. Its `responses` carry the answer's
+  // `bookingFieldsResponses` as Cal.com's {label, value} by slug.
   void ExpectPayloadShows(const json& payload, const json& booking) const {
     json hosts = booking["hosts"];
     for (json& h : hosts) {
@@ -137,12 +138,19 @@ class BookingsFixture : public ::testing::Test {
       h.erase("username");
     }
     for (auto it = booking.begin(); it != booking.end(); ++it) {
-      if (it.key() == "eventType" || it.key() == "absentHost" || it.key() == "guests") continue;
+      if (it.key() == "eventType" || it.key() == "absentHost" || it.key() == "guests" ||
+          it.key() == "bookingFieldsResponses")
+        continue;
       EXPECT_EQ(payload.value(it.key(), json()), it.key() == "hosts" ? hosts : it.value()) << it.key();
     }
     EXPECT_FALSE(payload.contains("eventType"));
     EXPECT_FALSE(payload.contains("absentHost"));
     EXPECT_FALSE(payload.contains("guests"));
+    EXPECT_FALSE(payload.contains("bookingFieldsResponses"));
+    const json answers = booking.value("bookingFieldsResponses", json::object());
+    for (auto it = answers.begin(); it != answers.end(); ++it) {
+      EXPECT_EQ(payload["responses"][it.key()]["value"], it.value()) << it.key();
+    }
     for (const char* optional :
          {"location", "cancellationReason", "rescheduledFromUid", "rescheduledToUid"}) {
       ASSERT_TRUE(payload.contains(optional)) << optional;

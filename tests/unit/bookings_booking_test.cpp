@@ -78,9 +78,12 @@ TEST(BookingsJson, TitleAndShape) {
   std::vector<std::string> keys;
   for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
   // Optional fields without a value are omitted.
-  std::vector<std::string> want = {
-      "absentHost", "attendees", "createdAt", "description", "duration", "end",    "eventType", "eventTypeId",
-      "guests",     "hosts",     "id",        "metadata",    "start",    "status", "title",     "uid"};
+  std::vector<std::string> want = {"absentHost", "attendees",   "bookingFieldsResponses",
+                                   "createdAt",  "description", "duration",
+                                   "end",        "eventType",   "eventTypeId",
+                                   "guests",     "hosts",       "id",
+                                   "metadata",   "start",       "status",
+                                   "title",      "uid"};
   EXPECT_EQ(keys, want);
   EXPECT_EQ(j["eventType"], Json::parse(R"({"id":8,"slug":"intro"})"));
   EXPECT_EQ(j["absentHost"], false);
@@ -113,6 +116,12 @@ TEST(BookingsJson, TitleAndShape) {
   Json guested = BookingJson(b, host);
   EXPECT_EQ(guested["guests"], Json::array({"gus@example.com"}));
   EXPECT_EQ(guested["attendees"].size(), 2u);
+  // The default fields' answers come from the booking; custom answers are their values.
+  b.description = "Call first";
+  b.responses = Json::parse(R"({"company":{"label":"Company","value":"ACME"}})");
+  EXPECT_EQ(BookingJson(b, host)["bookingFieldsResponses"],
+            Json::parse(R"({"name":"Ann","email":"ann@example.com","guests":["gus@example.com"],
+                            "notes":"Call first","company":"ACME"})"));
   EXPECT_FALSE(BookingPayloadJson(b, host).contains("guests"));
   EXPECT_FALSE(BookingPayloadJson(b, host)["hosts"][0].contains("username"));
 }

@@ -134,6 +134,7 @@ TEST(BookingsEventType, JsonShape) {
   for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
   std::vector<std::string> want = {"afterEventBuffer",
                                    "beforeEventBuffer",
+                                   "bookingFields",
                                    "bookingLimitsCount",
                                    "currency",
                                    "description",

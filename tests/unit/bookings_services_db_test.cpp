@@ -472,5 +472,59 @@ TEST_F(BookingsEventTypesDb, DirectoryNamesOwnersAndRunsListenersInsideTheDeleti
   EXPECT_EQ(Count("SELECT COUNT(*) FROM deletion_marks"), 1);
 }
 
+// Event types and bookings written before booking questions existed show the default fields and
+// the default fields' answers once the migration has run; the event type then takes questions.
+TEST(BookingsFieldsMigration, RowsWrittenBeforeShowTheDefaultFields) {
+  ScratchDatabase scratch;
+  prometheus::Registry registry;
+  auto db = std::make_unique<core::MysqlDatabase>(OptionsFor(scratch, 2), registry, QuietLogger());
+  const std::vector<Migration> all = bookings::BookingMigrations();
+  ASSERT_EQ(all[7].version, 8);
+  {
+    core::Migrator m(*db, QuietLogger());
+    m.Add("bookings", std::vector<Migration>(all.begin(), all.begin() + 7));
+    m.Apply();
+  }
+  // An event type and a booking with its attendee as version 7 wrote them.
+  scratch.Exec(
+      "INSERT INTO event_types (owner_id, title, slug, length_minutes, description, locations, created_at,"
+      " updated_at) VALUES (1, 'Call', 'call', 30, '', '[]', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))");
+  const std::string id = scratch.QueryValue("SELECT id FROM event_types WHERE slug = 'call'");
+  scratch.Exec(
+      "INSERT INTO bookings (uid, event_type_id, host_id, title, description, metadata, status, start_at,"
+      " end_at, duration, created_at, updated_at) VALUES ('old-booking', " +
+      id +
+      ", 1, 'Call', 'Bring slides', '{}', 'accepted', '2030-01-01 09:00:00', '2030-01-01 09:30:00', 30,"
+      " UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))");
+  scratch.Exec(
+      "INSERT INTO booking_attendees (booking_id, position, name, email, time_zone, absent)"
+      " SELECT id, 0, 'Ann Attendee', 'ann@example.com', 'UTC', 0 FROM bookings WHERE uid = 'old-booking'");
+  {
+    core::Migrator m(*db, QuietLogger());
+    m.Add("bookings", all);
+    m.Apply();
+  }
+  StaticUsers users{{TestUser(1, "Olga Owner", "owner@example.com")}};
+  bookings::EventTypeService event_types(*db, users);
+  const Json list = event_types.List(1);
+  ASSERT_EQ(list.size(), 1u) << list.dump();
+  ASSERT_EQ(list[0]["bookingFields"].size(), 6u) << list.dump();
+  for (const Json& f : list[0]["bookingFields"]) EXPECT_EQ(f["isDefault"], true) << f;
+  core::OutboxService outbox(*db, registry, QuietLogger());
+  bookings::BookingFlow flow(*db, outbox, users, QuietLogger());
+  Result<Json> old = flow.GetBooking(TestUser(1, "Olga Owner", "owner@example.com"), "old-booking");
+  ASSERT_TRUE(old.ok()) << old.status().message();
+  EXPECT_EQ((*old)["bookingFieldsResponses"], Json::parse(R"({"name":"Ann Attendee","email":"ann@example.com",
+                                                              "guests":[],"notes":"Bring slides"})"));
+  Result<Json> asked = event_types.Update(
+      1, std::stoll(id),
+      Json::parse(R"({"bookingFields":[{"type":"text","slug":"company","label":"Company"}]})"));
+  ASSERT_TRUE(asked.ok()) << asked.status().message();
+  EXPECT_EQ((*asked)["bookingFields"].size(), 7u);
+  EXPECT_EQ(
+      scratch.QueryValue("SELECT booking_fields FROM event_types WHERE id = " + id),
+      R"([{"disableOnPrefill":false,"hidden":false,"label":"Company","required":false,"slug":"company","type":"text"}])");
+}
+
 }  // namespace
 }  // namespace rendezvous::testing
