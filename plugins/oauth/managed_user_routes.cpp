@@ -299,7 +299,7 @@ class ManagedUserApi : public std::enable_shared_from_this<ManagedUserApi> {
     if (!client.ok()) return Response::FromStatus(client.status());
     auto found = FindOwn(req);
     if (auto* res = std::get_if<Response>(&found)) return *res;
-    const Found& f = std::get<Found>(found);
+    const auto& f = std::get<Found>(found);
     return Response::Success(UserOut(f.user, f.link.locale));
   }
 
@@ -308,7 +308,7 @@ class ManagedUserApi : public std::enable_shared_from_this<ManagedUserApi> {
     if (!client.ok()) return Response::FromStatus(client.status());
     auto found = FindOwn(req);
     if (auto* res = std::get_if<Response>(&found)) return *res;
-    Found& f = std::get<Found>(found);
+    auto& f = std::get<Found>(found);
     Result<Json> body = req.JsonBody();
     if (!body.ok()) return Response::FromStatus(body.status());
     Result<ParsedBody> parsed = ParseBody(*body, false, f.user.email);
@@ -327,7 +327,7 @@ class ManagedUserApi : public std::enable_shared_from_this<ManagedUserApi> {
     if (!client.ok()) return Response::FromStatus(client.status());
     auto found = FindOwn(req);
     if (auto* res = std::get_if<Response>(&found)) return *res;
-    const Found& f = std::get<Found>(found);
+    const auto& f = std::get<Found>(found);
     // Tokens first, so that nothing the user's token could do races the rest; then the bookings
     // (their events need the user); then the user. A failure leaves the user for a new DELETE.
     s_.tokens.RevokeAll(f.user.id);
