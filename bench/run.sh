@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Load benchmarks on loopback with wrk; appends results to bench/RESULTS.md.
 #   bench/run.sh [BUILD_DIR]   (make bench)
-#   BENCH_SCENARIOS="http refresh dpop code slots slots_cold create lua http_client http_perform webhooks_drain webhooks_fanout webhooks_latency webhooks_latency_500 calendar_lookup me_under_slots ics_memory" picks scenarios
+#   BENCH_SCENARIOS="http refresh dpop code slots slots_cold create managed_create lua http_client http_perform webhooks_drain webhooks_fanout webhooks_latency webhooks_latency_500 calendar_lookup me_under_slots ics_memory" picks scenarios
 #   (the webhook figures of docs/webhooks.md: BENCH_SCENARIOS="webhooks_drain webhooks_fanout
 #   webhooks_latency_500 lua" BENCH_WEBHOOK_WORKERS=128 make bench); BENCH_DURATION=10s; BENCH_PERF=1 records a
 #   CPU profile of the server (perf, cpu-clock) during the refresh scenario into var/bench-refresh.perf
@@ -57,7 +57,7 @@ run() { # name, wrk args...
 cpu_ms() { awk -v hz="$(getconf CLK_TCK)" '{printf "%d", ($14 + $15) * 1000 / hz}' "/proc/$1/stat"; }
 db_pid=$(cat var/db/mysqld.pid)
 
-want() { [[ " ${BENCH_SCENARIOS:-http refresh dpop code slots slots_cold create lua http_client http_perform webhooks_drain webhooks_fanout webhooks_latency webhooks_latency_500 calendar_lookup me_under_slots ics_memory} " == *" $1 "* ]]; }
+want() { [[ " ${BENCH_SCENARIOS:-http refresh dpop code slots slots_cold create managed_create lua http_client http_perform webhooks_drain webhooks_fanout webhooks_latency webhooks_latency_500 calendar_lookup me_under_slots ics_memory} " == *" $1 "* ]]; }
 # POST /v2/event-types as the bench user; prints the new event type's id.
 event_type() { # slug, length, extra JSON members
   curl -fs -H "Authorization: Bearer $key" -H "Content-Type: application/json" \
@@ -248,6 +248,23 @@ overlaps=$(mariadb --no-defaults -S var/db/mysqld.sock -uroot rendezvous_bench -
   WHERE a.status IN ('accepted', 'pending') AND b.status IN ('accepted', 'pending')
     AND a.start_at < b.end_at AND b.start_at < a.end_at")
 echo "$race" | OVERLAPS=$overlaps python3 -c 'import json,os,sys; c,r=[json.loads(l) for l in sys.stdin.read().split()]; print("| POST /v2/bookings racing (32 connections, 50 overlapping starts a weekday, bench/create_bench): %d created, %d answered 409, overlapping pairs afterwards: %s | %.0f | %.2fms | %.2fms | %d failed |" % (c["created"], c["conflicts"], os.environ["OVERLAPS"], r["per_second"], r["p50_ms"], r["p99_ms"], r["failed"]))' | tee -a "$results"
+fi
+
+# Managed-user creation by a platform client (POST /v2/oauth-clients/{clientId}/users: a user,
+# its profile, its grant and first tokens, its link to the client), beside the booking rate above.
+# Each request a new e-mail (bench/managed_users.lua); non-2xx would be refusals.
+if want managed_create; then
+mu_client=$($bin admin oauth-client create --config $cfg --owner-id "$uid" --name "Bench platform" \
+  --redirect-uri https://bench.example/cb --scope PROFILE_READ)
+mu_id=$(echo "$mu_client" | python3 -c 'import json,sys; print(json.load(sys.stdin)["client_id"])')
+mu_secret=$(echo "$mu_client" | python3 -c 'import json,sys; print(json.load(sys.stdin)["client_secret"])')
+$bin admin oauth-client review --config $cfg "$mu_id" --accept >/dev/null
+before=$(mariadb --no-defaults -S var/db/mysqld.sock -uroot rendezvous_bench -N -e "SELECT COUNT(*) FROM oauth_managed_users")
+export MU_CLIENT_ID=$mu_id MU_CLIENT_SECRET=$mu_secret
+run "POST /v2/oauth-clients/{id}/users (a new managed user each, bench/managed_users.lua)" \
+  -s bench/managed_users.lua $api | tee -a "$results"
+after=$(mariadb --no-defaults -S var/db/mysqld.sock -uroot rendezvous_bench -N -e "SELECT COUNT(*) FROM oauth_managed_users")
+echo "| managed users created by that run (oauth_managed_users rows) | $((after - before)) | | | |" | tee -a "$results"
 fi
 
 # Webhook delivery, with its own server (ports the kernel picked, `plugins.webhooks` allowing the

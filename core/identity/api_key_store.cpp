@@ -81,6 +81,20 @@ Status ApiKeyStore::Revoke(int64_t user_id, int64_t key_id) {
   return Status::Ok();
 }
 
+std::vector<std::string> ApiKeyStore::KeyHashes(int64_t user_id) {
+  return db_.Run([&](DbConnection& conn) {
+    std::vector<std::string> hashes;
+    for (const DbRow& row : conn.Query("SELECT key_hash FROM api_keys WHERE user_id = ?", {user_id})) {
+      hashes.push_back(row.String(1));
+    }
+    return hashes;
+  });
+}
+
+void ApiKeyStore::Evict(const std::vector<std::string>& hashes) {
+  for (const std::string& hash : hashes) cache_.Erase(hash);
+}
+
 std::optional<Principal> ApiKeyStore::Resolve(std::string_view token) {
   if (!WellFormed(token)) return std::nullopt;
   std::string hash = crypto::Sha256Hex(token);

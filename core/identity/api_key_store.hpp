@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <prometheus/counter.h>
 #include <prometheus/registry.h>
@@ -46,6 +47,10 @@ class ApiKeyStore {
   Result<CreatedKey> Create(int64_t user_id, const std::string& name);
   // kNotFound when the key does not exist or belongs to another user. Revoking twice is ok.
   Status Revoke(int64_t user_id, int64_t key_id);
+  // The hashes of every key of the user, and their eviction from this process's cache: a user
+  // about to be deleted takes its keys with it (read them first, evict them once it is gone).
+  std::vector<std::string> KeyHashes(int64_t user_id);
+  void Evict(const std::vector<std::string>& hashes);
   // kind kApiKey, all_scopes = true; nullopt for malformed, unknown or revoked keys.
   std::optional<Principal> Resolve(std::string_view token);
 

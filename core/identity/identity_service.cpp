@@ -172,6 +172,15 @@ Result<User> IdentityService::UpdateProfile(int64_t user_id, const Json& patch) 
   return user;
 }
 
+Status IdentityService::DeleteUser(int64_t user_id) {
+  const std::vector<std::string> keys = api_keys_.KeyHashes(user_id);
+  Status deleted = users_.Delete(user_id);
+  user_cache_.Erase(user_id);
+  api_keys_.Evict(keys);
+  if (deleted.ok()) logger_.Info("user deleted", {{"user_id", user_id}});
+  return deleted;
+}
+
 void IdentityService::EnableVerifiedResources(Mailer& mailer, SmsSender& sms) {
   verified_ = std::make_unique<VerifiedResourceService>(db_, mailer, sms, logger_);
 }
@@ -187,8 +196,8 @@ void IdentityService::RegisterRoutes(const std::function<void(Route)>& add) {
     r.handler = [this, fn](Request& req) { return (this->*fn)(req); };
     add(std::move(r));
   };
-  // Managed-user tokens serve the calendar event lookup only (spec §5.1).
-  constexpr unsigned kMeAccepts = kApiKey | kOAuthToken;
+  // Every bearer kind; a managed user's token with its client's scopes (DESIGN §10).
+  constexpr unsigned kMeAccepts = kApiKey | kOAuthToken | kManagedUserToken;
   route(Listener::kApi, Method::kGet, "/v2/me", RouteAuth::Bearer("PROFILE_READ", kMeAccepts), &IdentityService::GetMe);
   route(Listener::kApi, Method::kPatch, "/v2/me", RouteAuth::Bearer("PROFILE_WRITE", kMeAccepts), &IdentityService::PatchMe);
   route(Listener::kApp, Method::kGet, "/auth/login", RouteAuth::Public(), &IdentityService::ShowLogin);

@@ -89,7 +89,8 @@ class IdentityService final : public Identity {
 
   // PATCH /v2/me: name, timeZone, weekStart, username, timeFormat (see ParseProfilePatch);
   // kNotFound for an unknown user, kConflict "username_taken".
-  Result<User> UpdateProfile(int64_t user_id, const Json& patch);
+  Result<User> UpdateProfile(int64_t user_id, const Json& patch) override;
+  Status DeleteUser(int64_t user_id) override;
 
   // Turns on the verified e-mails and phone numbers (/v2/verified-resources/..., see
   // verified_resource_routes.hpp): codes go out through `mailer` and `sms`, which must outlive the

@@ -172,4 +172,11 @@ Result<User> UserStore::Update(int64_t id, const ProfilePatch& patch,
   return std::move(rolled_back.status);
 }
 
+Status UserStore::Delete(int64_t id) {
+  const uint64_t deleted =
+      db_.Run([&](DbConnection& conn) { return conn.Exec("DELETE FROM users WHERE id = ?", {id}); });
+  if (deleted == 0) return Status::NotFound("user not found");
+  return Status::Ok();
+}
+
 }  // namespace rendezvous::core

@@ -50,6 +50,9 @@ class UserStore {
   // Status from it rolls the whole patch back and is the answer.
   Result<User> Update(int64_t id, const ProfilePatch& patch,
                       const std::function<Status(DbConnection&)>& also = nullptr);
+  // Deletes the user; its API keys, sessions and verified resources go with it (foreign keys).
+  // kNotFound when there is no such user.
+  Status Delete(int64_t id);
 
  private:
   Database& db_;

@@ -8,7 +8,8 @@
 namespace rendezvous::core {
 namespace {
 
-constexpr unsigned kAccepts = kApiKey | kOAuthToken;  // managed-user tokens serve the calendar lookup only
+// Managed-user tokens too, with their client's scopes (DESIGN §10).
+constexpr unsigned kAccepts = kApiKey | kOAuthToken | kManagedUserToken;
 constexpr const char* kScope = "VERIFIED_RESOURCES_WRITE";
 
 Response UnauthenticatedResponse() {

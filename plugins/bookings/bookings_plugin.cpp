@@ -15,6 +15,7 @@
 #include "rendezvous/plugin.hpp"
 #include "schedule_routes.hpp"
 #include "schedule_service.hpp"
+#include "upcoming_cancellations.hpp"
 
 namespace rendezvous::bookings {
 namespace {
@@ -61,6 +62,8 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   flow->SetMetrics(std::make_shared<BookingMetrics>(ctx.metrics()));
   flow->SetMaxDaysAhead(max_days_ahead);
   auto references = std::make_shared<BookingReferenceStore>(ctx.db());
+  ctx.Provide<UserBookings>("bookings.user_bookings",
+                            std::make_shared<UpcomingCancellations>(ctx.db(), flow));
   ctx.AddMigrations(BookingMigrations());
   ctx.Provide<BookingReferences>("bookings.references", references);
   auto event_types = std::make_shared<EventTypeService>(ctx.db(), ctx.identity());

@@ -14,8 +14,9 @@
 
 namespace rendezvous::bookings {
 
-// Owner routes take API keys and OAuth tokens (managed-user tokens are 401).
-constexpr unsigned kOwnerCredentials = kApiKey | kOAuthToken;
+// Owner routes take API keys, OAuth tokens and managed-user tokens (DESIGN §10: a managed user's
+// token acts as that user with its client's scopes).
+constexpr unsigned kOwnerCredentials = kApiKey | kOAuthToken | kManagedUserToken;
 
 // The numeric `:id` of the path; nullopt (answered 404) when it is not a positive integer.
 inline std::optional<int64_t> PathId(const Request& req) {

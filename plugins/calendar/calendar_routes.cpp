@@ -16,11 +16,14 @@ std::string BindingCookieHeader(const std::string& app_url, const std::string& s
 }
 
 void RegisterCalendarRoutes(PluginContext& ctx, std::shared_ptr<CalendarParts> parts) {
-  const unsigned kScoped = kApiKey | kOAuthToken;
+  // A managed user's token acts as that user with its client's scopes (DESIGN §10), except on the
+  // connect route: managed users cannot sign in to finish Google's flow.
+  const unsigned kScoped = kApiKey | kOAuthToken | kManagedUserToken;
+  const unsigned kConnects = kApiKey | kOAuthToken;
 
   // Connect only writes a state row; every other route calls Google or an ICS host (outbound).
-  ctx.AddRoute(Route::Api(Method::kGet, "/v2/calendars/google/connect", RouteAuth::Bearer("APPS_WRITE", kScoped),
-                          [parts](Request& req) {
+  ctx.AddRoute(Route::Api(Method::kGet, "/v2/calendars/google/connect",
+                          RouteAuth::Bearer("APPS_WRITE", kConnects), [parts](Request& req) {
                             auto url = parts->connect.Connect(req.principal->user_id, req.Query("redir"));
                             if (!url.ok()) return Response::FromStatus(url.status());
                             return Response::Success(Json{{"authUrl", *url}});

@@ -10,21 +10,49 @@ namespace rendezvous::oauth {
 ManagedUserTokens::ManagedUserTokens(Database& db, TokenLifetimes lifetimes)
     : db_(db), lifetimes_(lifetimes) {}
 
+namespace {
+
+// The grant and first tokens of a managed user; the caller's transaction.
+TokenResponse IssueOn(DbConnection& tx, const std::string& client_id, int64_t user_id,
+                      const TokenLifetimes& lifetimes) {
+  std::optional<ClientRow> client = LoadClientRow(tx, client_id);
+  if (!client) throw std::runtime_error("OAuth client not found: " + client_id);
+  const bool all_scopes = IsLegacyClient(client->scopes);
+  const std::vector<std::string> scopes = all_scopes ? std::vector<std::string>{} : client->scopes;
+  const int64_t grant_id = InsertGrant(tx, client_id, user_id, scopes, all_scopes, "managed");
+  TokenResponse out = IssueTokens(tx, grant_id, lifetimes);
+  out.scope = JoinScopes(client->scopes);
+  return out;
+}
+
+}  // namespace
+
+TokenResponse ManagedUserTokens::Reissue(const std::string& client_id, int64_t user_id) {
+  return db_.Transaction([&](DbConnection& tx) {
+    tx.Exec(
+        "UPDATE oauth_grants SET revoked_at = UTC_TIMESTAMP(3)"
+        " WHERE user_id = ? AND client_id = ? AND kind = 'managed' AND revoked_at IS NULL",
+        {user_id, client_id});
+    return IssueOn(tx, client_id, user_id, lifetimes_);
+  });
+}
+
+void ManagedUserTokens::RevokeAll(int64_t user_id) {
+  db_.Run([&](DbConnection& conn) {
+    conn.Exec(
+        "UPDATE oauth_grants SET revoked_at = UTC_TIMESTAMP(3) WHERE user_id = ? AND revoked_at IS NULL",
+        {user_id});
+  });
+}
+
 TokenResponse ManagedUserTokens::Issue(const std::string& client_id, int64_t user_id,
                                        const std::string& locale) {
   return db_.Transaction([&](DbConnection& tx) {
-    std::optional<ClientRow> client = LoadClientRow(tx, client_id);
-    if (!client) throw std::runtime_error("OAuth client not found: " + client_id);
-    const bool all_scopes = IsLegacyClient(client->scopes);
-    const std::vector<std::string> scopes = all_scopes ? std::vector<std::string>{} : client->scopes;
     tx.Exec(
         "INSERT IGNORE INTO oauth_managed_users (user_id, client_id, locale, created_at)"
         " VALUES (?, ?, ?, UTC_TIMESTAMP(3))",
         {user_id, client_id, locale.empty() ? DbValue() : DbValue(locale)});
-    const int64_t grant_id = InsertGrant(tx, client_id, user_id, scopes, all_scopes, "managed");
-    TokenResponse out = IssueTokens(tx, grant_id, lifetimes_);
-    out.scope = JoinScopes(client->scopes);
-    return out;
+    return IssueOn(tx, client_id, user_id, lifetimes_);
   });
 }
 

@@ -20,6 +20,12 @@ class ManagedUserTokens {
   // the client row is missing). Links the user to the client when it is not linked yet, with
   // `locale` ("" = none).
   TokenResponse Issue(const std::string& client_id, int64_t user_id, const std::string& locale = "");
+  // Force-refresh: revokes every managed grant of the user by this client (so every token of
+  // them) and issues new tokens on a new grant, in one transaction.
+  TokenResponse Reissue(const std::string& client_id, int64_t user_id);
+  // Revokes every grant of the user, of every client and kind (the user is being deleted).
+  void RevokeAll(int64_t user_id);
+  const TokenLifetimes& lifetimes() const { return lifetimes_; }
 
  private:
   Database& db_;

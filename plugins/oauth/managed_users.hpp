@@ -13,10 +13,17 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "rendezvous/database.hpp"
 
 namespace rendezvous::oauth {
+
+// A managed user as its client sees it here: the user's id and the locale the client gave.
+struct ManagedUserLink {
+  int64_t user_id = 0;
+  std::string locale;  // "" when none was given
+};
 
 class ManagedUsers {
  public:
@@ -26,6 +33,16 @@ class ManagedUsers {
   // The client that created `user_id` (deleted or not); nullopt for a user no client manages.
   // Known links are answered from memory: a link never changes.
   std::optional<std::string> ManagingClient(int64_t user_id);
+
+  // `user_id` when `client_id` manages it and has not deleted it; nullopt otherwise (another
+  // client's user is not told apart from no user).
+  std::optional<ManagedUserLink> Find(const std::string& client_id, int64_t user_id);
+  // The client's users not deleted, by id, `offset` skipped, at most `limit`; and how many there are.
+  std::vector<ManagedUserLink> List(const std::string& client_id, int64_t limit, int64_t offset);
+  int64_t Count(const std::string& client_id);
+  void SetLocale(int64_t user_id, const std::string& locale);
+  // The user is gone; the link stays (ManagingClient still answers).
+  void MarkDeleted(int64_t user_id);
 
  private:
   Database& db_;

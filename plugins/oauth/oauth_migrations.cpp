@@ -180,7 +180,8 @@ END;
 // Managed users (DESIGN §10): the client that created each one, for good. A row outlives its user
 // (deleted_at set when the client deletes the user) so that the events of the user's bookings
 // still find their client after the user is gone. Filled from the managed grants made before it
-// (the first grant of each user names the client that created it).
+// (the first grant of each user names the client that created it). Deleting a user revokes its
+// grants by user, hence the index.
 constexpr const char* kManagedUsersMigration = R"sql(CREATE TABLE IF NOT EXISTS oauth_managed_users (
   user_id BIGINT NOT NULL,
   client_id VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
@@ -190,6 +191,7 @@ constexpr const char* kManagedUsersMigration = R"sql(CREATE TABLE IF NOT EXISTS 
   PRIMARY KEY (user_id),
   KEY ix_oauth_managed_users_client (client_id, deleted_at, user_id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
+ALTER TABLE oauth_grants ADD KEY IF NOT EXISTS ix_oauth_grants_user (user_id);
 INSERT IGNORE INTO oauth_managed_users (user_id, client_id, created_at)
   SELECT g.user_id, g.client_id, g.created_at FROM oauth_grants g
    WHERE g.kind = 'managed'

@@ -13,6 +13,7 @@
 #include "dpop_verifier.hpp"
 #include "issued_tokens.hpp"
 #include "managed_user_command.hpp"
+#include "managed_user_routes.hpp"
 #include "managed_user_tokens.hpp"
 #include "managed_users.hpp"
 #include "oauth_migrations.hpp"
@@ -65,10 +66,16 @@ Principal PrincipalOf(ResolvedToken token) {
 
 class OAuthPlugin final : public Plugin {
  public:
-  OAuthPlugin(std::shared_ptr<ClientService> clients, std::shared_ptr<TokenJobs> tokens,
-              std::shared_ptr<TokenMetrics> metrics)
-      : clients_(std::move(clients)), tokens_(std::move(tokens)), metrics_(std::move(metrics)) {}
+  OAuthPlugin(PluginContext& ctx, std::shared_ptr<ClientService> clients, std::shared_ptr<TokenJobs> tokens,
+              std::shared_ptr<TokenMetrics> metrics, std::shared_ptr<UserBookingsSlot> bookings)
+      : ctx_(ctx),
+        clients_(std::move(clients)),
+        tokens_(std::move(tokens)),
+        metrics_(std::move(metrics)),
+        bookings_(std::move(bookings)) {}
   Status Start() noexcept override {
+    // Services are found from Start() on; null when the bookings plugin is disabled.
+    bookings_->bookings = ctx_.Find<UserBookings>("bookings.user_bookings");
     tokens_->purger.Start(std::chrono::seconds(60), [metrics = metrics_](const ActiveGrants& grants) {
       metrics->SetActiveGrants(grants);
     });
@@ -77,9 +84,11 @@ class OAuthPlugin final : public Plugin {
   void Stop() noexcept override { tokens_->purger.Stop(); }
 
  private:
+  PluginContext& ctx_;
   std::shared_ptr<ClientService> clients_;
   std::shared_ptr<TokenJobs> tokens_;
   std::shared_ptr<TokenMetrics> metrics_;
+  std::shared_ptr<UserBookingsSlot> bookings_;
 };
 
 std::unique_ptr<Plugin> Create(PluginContext& ctx) {
@@ -160,7 +169,11 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
       std::make_shared<PushedRequests>(ctx.db(), par_ttl, static_cast<size_t>(par_pending_per_address));
   RegisterParEndpoint(ctx, ParEndpointServices{*clients, *pushed});
   RegisterAuthorizePages(ctx, *clients, tokens->codes, pushed);
-  return std::make_unique<OAuthPlugin>(std::move(clients), std::move(tokens), std::move(metrics));
+  auto bookings = std::make_shared<UserBookingsSlot>();
+  RegisterManagedUserRoutes(ctx, ManagedUserServices{tokens->platform, tokens->managed_users, tokens->managed,
+                                                     tokens->refresh, bookings});
+  return std::make_unique<OAuthPlugin>(ctx, std::move(clients), std::move(tokens), std::move(metrics),
+                                       std::move(bookings));
 }
 
 }  // namespace

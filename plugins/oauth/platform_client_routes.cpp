@@ -19,14 +19,20 @@ Result<PlatformClient> OAuthPlatformClients::Authenticate(const Request& request
   if (!header_id || !secret || header_id->empty() || secret->empty()) {
     return Unauthenticated("the x-cal-client-id and x-cal-secret-key headers are required");
   }
-  if (*header_id != path_client_id || !CanBeClientId(path_client_id)) {
+  if (*header_id != path_client_id)
     return Unauthenticated("x-cal-client-id does not name the client of the path");
-  }
+  return AuthenticateSecret(path_client_id, *secret);
+}
+
+Result<PlatformClient> OAuthPlatformClients::AuthenticateSecret(const std::string& path_client_id,
+                                                                const std::string& secret) {
+  if (secret.empty()) return Unauthenticated("the x-cal-secret-key header is required");
+  if (!CanBeClientId(path_client_id)) return Unauthenticated("invalid OAuth client credentials");
   std::optional<GrantClient> client =
       db_.Run([&](DbConnection& conn) { return ReadGrantClient(conn, path_client_id); });
   // A public client has no secret: a platform client must be confidential.
   if (!client || client->credentials.kind == ClientKind::kPublic ||
-      AuthenticateClient(client->credentials, *secret).has_value()) {
+      AuthenticateClient(client->credentials, secret).has_value()) {
     return Unauthenticated("invalid OAuth client credentials");
   }
   if (client->row.state != "approved") {

@@ -24,6 +24,9 @@ class OAuthPlatformClients final : public PlatformClients {
   std::optional<std::string> ManagingClient(int64_t user_id) override {
     return managed_.ManagingClient(user_id);
   }
+  // The same for `client_id` named by the route alone (POST /v2/oauth/{clientId}/refresh, whose
+  // caller sends only x-cal-secret-key).
+  Result<PlatformClient> AuthenticateSecret(const std::string& client_id, const std::string& secret);
 
  private:
   Database& db_;

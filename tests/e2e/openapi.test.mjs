@@ -570,6 +570,45 @@ test('every answer of every route matches the document', { timeout: kTestTimeout
   await call('GET', '/v2/timezones', { expect: 200 });
   await call('GET', '/v2/timezones', { headers: { 'service-api-version': '1999-01-01' }, expect: 400 });
 
+  // Managed users of a platform client (its own credentials in x-cal-client-id / x-cal-secret-key).
+  const [platform, unapproved] = await Promise.all(['Platform', 'Unreviewed'].map((name) => server.cli([
+    'admin', 'oauth-client', 'create', '--owner-id', String(owner.id), '--name', name,
+    '--redirect-uri', 'https://platform.example/cb', '--scope', 'PROFILE_READ'])));
+  await server.cli(['admin', 'oauth-client', 'review', platform.client_id, '--accept']);
+  const pc = { 'x-cal-client-id': platform.client_id, 'x-cal-secret-key': platform.client_secret };
+  const users = '/v2/oauth-clients/{clientId}/users';
+  const one = `${users}/{userId}`;
+  const onPlatform = { clientId: platform.client_id };
+  const mu = await call('POST', users, {
+    params: onPlatform, headers: pc, expect: 201,
+    body: { email: 'mu@example.com', name: 'Mu', timeZone: 'Europe/Paris', timeFormat: 24, weekStart: 'Sunday', locale: 'fr' },
+  });
+  const muUser = { ...onPlatform, userId: mu.json.data.user.id };
+  await call('POST', users, { params: onPlatform, headers: pc, body: { email: 'nameless@example.com' }, expect: 400 });
+  await call('POST', users, {
+    params: onPlatform, headers: { ...pc, 'x-cal-secret-key': 'wrong' }, body: { email: 'w@example.com', name: 'W' }, expect: 401,
+  });
+  await call('POST', users, {
+    params: { clientId: unapproved.client_id },
+    headers: { 'x-cal-client-id': unapproved.client_id, 'x-cal-secret-key': unapproved.client_secret },
+    body: { email: 'u@example.com', name: 'U' }, expect: 403,
+  });
+  await call('GET', users, { params: onPlatform, headers: pc, query: { limit: 10, offset: 0 }, expect: 200 });
+  await call('GET', users, { params: onPlatform, headers: pc, query: { limit: 0 }, expect: 400 });
+  await call('GET', one, { params: muUser, headers: pc, expect: 200 });
+  await call('GET', one, { params: { ...onPlatform, userId: owner.id }, headers: pc, expect: 404 });
+  await call('PATCH', one, { params: muUser, headers: pc, body: { name: 'Mu Two', locale: 'de' }, expect: 200 });
+  await call('PATCH', one, { params: muUser, headers: pc, body: { locale: 'xx' }, expect: 400 });
+  const forced = await call('POST', `${one}/force-refresh`, { params: muUser, headers: pc, expect: 200 });
+  await call('POST', `${one}/force-refresh`, { params: { ...onPlatform, userId: owner.id }, headers: pc, expect: 404 });
+  await call('GET', '/v2/me', { token: forced.json.data.accessToken, expect: 200 });
+  const refreshPath = '/v2/oauth/{clientId}/refresh';
+  const secretOnly = { 'x-cal-secret-key': platform.client_secret };
+  await call('POST', refreshPath, { params: onPlatform, headers: secretOnly, body: { refreshToken: forced.json.data.refreshToken }, expect: 200 });
+  await call('POST', refreshPath, { params: onPlatform, headers: secretOnly, body: { refreshToken: forced.json.data.refreshToken }, expect: 400 });
+  await call('DELETE', one, { params: muUser, headers: pc, expect: 200 });
+  await call('DELETE', one, { params: muUser, headers: pc, expect: 404 });
+
   // What the receiver got matches the document's `webhooks`: the pings, and the booking's event.
   const deadline = Date.now() + kAwaitMs;
   while (!delivered.some((d) => d.body.includes(b3.uid)) && Date.now() < deadline) await delay(50);

@@ -1,6 +1,7 @@
 // Credentials on the bookings routes: each route's scope with OAuth tokens (granted scope works,
 // a token without it is 403 insufficient_scope naming the scope), a legacy client's all-scopes
-// token works, managed-user tokens are refused (401), and API keys reach every route.
+// token works, a managed user's token acts as its user with its client's scopes, and API keys
+// reach every route.
 #include "bookings_fixture.hpp"
 
 namespace rendezvous::testing {
@@ -97,19 +98,26 @@ TEST_F(BookingsScopes, LegacyAllScopesTokenWorks) {
   }
 }
 
-TEST_F(BookingsScopes, ManagedUserTokenIsRefused) {
-  OAuthGrant app = GrantOAuthToken(*server_, db_, owner_, owner_, kAllScopes, {"BOOKING_READ"});
+TEST_F(BookingsScopes, ManagedUserTokenActsAsItsUserWithItsClientsScopes) {
+  OAuthGrant app = GrantOAuthToken(*server_, db_, owner_, owner_, {"EVENT_TYPE_READ", "EVENT_TYPE_WRITE"},
+                                   {"EVENT_TYPE_READ"});
   CliResult managed = server_->Cli({"admin", "managed-user", "create", "--client-id", app.client_id,
                                     "--email", "managed@example.com", "--name", "Managed"});
   ASSERT_EQ(managed.exit_code, 0) << managed.err;
   const std::string token = managed.Json()["access_token"];
   const std::string managed_id = std::to_string(managed.Json()["id"].get<int64_t>());
   ASSERT_FALSE(token.empty());
-  for (const RouteCase& c : Round(1)) {
-    HttpResult r = Call(c.method, c.path, token, c.body);
-    EXPECT_EQ(r.status, 401) << c.method << " " << c.path << " " << r.body;
-  }
-  EXPECT_EQ(Count("SELECT COUNT(*) FROM event_types WHERE owner_id = " + managed_id), 0);
+  // The client's scopes: event types yes, bookings no.
+  HttpResult made =
+      Call("POST", "/v2/event-types", token, R"({"title":"Mine","slug":"mine","lengthInMinutes":15})");
+  EXPECT_EQ(made.status, 201) << made.body;
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM event_types WHERE owner_id = " + managed_id), 1);
+  EXPECT_EQ(Call("GET", "/v2/event-types", token).status, 200);
+  HttpResult bookings = Call("GET", "/v2/bookings", token);
+  EXPECT_EQ(bookings.status, 403) << bookings.body;
+  EXPECT_EQ(bookings.Json()["error"]["code"], "insufficient_scope") << bookings.body;
+  // As that user: the owner's event type is not theirs.
+  EXPECT_EQ(Call("GET", "/v2/event-types/" + std::to_string(event_type_), token).status, 404);
   EXPECT_EQ(Call("GET", "/v2/bookings", "rdv_not-a-real-key").status, 401);
   EXPECT_EQ(Call("GET", "/v2/bookings", "").status, 401);
 }

@@ -224,6 +224,76 @@ TEST_F(HostileInput, QueriesAndPathsNeverCause5xx) {
   EXPECT_EQ(Call("GET", "/v2/me", owner_key_).status, 200);
 }
 
+// The platform routes of an OAuth client (its headers, bodies, path segments): never a 5xx, and
+// nothing half-made (every managed user made has its tokens' grant).
+TEST_F(HostileInput, PlatformClientRoutesNeverCause5xx) {
+  CliResult made =
+      server_->Cli({"admin", "oauth-client", "create", "--owner-id", std::to_string(owner_), "--name",
+                    "Platform", "--redirect-uri", "https://platform.example/cb", "--scope", "PROFILE_READ"});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  const std::string id = made.Json()["client_id"], secret = made.Json()["client_secret"];
+  ASSERT_EQ(server_->Cli({"admin", "oauth-client", "review", id, "--accept"}).exit_code, 0);
+  auto send = [&](const std::string& method, const std::string& path, const std::string& body,
+                  const std::string& header_id, const std::string& header_secret, const std::string& what) {
+    std::vector<std::string> headers = {"x-cal-client-id: " + header_id,
+                                        "x-cal-secret-key: " + header_secret};
+    if (!body.empty()) headers.push_back("Content-Type: application/json");
+    HttpResult r = http_.Request(method, server_->api() + path, body, headers);
+    EXPECT_GT(r.status, 0) << method << " " << path.substr(0, 200) << " " << what << ": " << r.error;
+    EXPECT_LT(r.status, 500) << method << " " << path.substr(0, 200) << " " << what << ": "
+                             << r.body.substr(0, 300);
+    ++requests_;
+    return r;
+  };
+  const std::string users = "/v2/oauth-clients/" + id + "/users";
+  HttpResult first = send("POST", users, R"({"email":"mu@example.com","name":"Mu"})", id, secret, "create");
+  ASSERT_EQ(first.status, 201) << first.body;
+  const std::string user = users + "/" + std::to_string(first.Json()["data"]["user"]["id"].get<int64_t>());
+  const json create = {{"email", "mu2@example.com"},
+                       {"name", "Mu Two"},
+                       {"timeZone", "UTC"},
+                       {"timeFormat", 24},
+                       {"weekStart", "Monday"},
+                       {"locale", "en"},
+                       {"avatarUrl", "https://platform.example/a.png"}};
+  const json patch = {{"name", "Mu"}, {"timeZone", "UTC"}, {"locale", "de"}, {"defaultScheduleId", 1}};
+  const json refresh = {{"refreshToken", first.Json()["data"]["refreshToken"]}};
+  for (const std::string& value : kHostile) {
+    EachLeafReplaced(create, value, [&](const std::string& where, const json& body) {
+      send("POST", users, Dump(body), id, secret, where);
+    });
+    EachLeafReplaced(patch, value, [&](const std::string& where, const json& body) {
+      send("PATCH", user, Dump(body), id, secret, where);
+    });
+    EachLeafReplaced(refresh, value, [&](const std::string& where, const json& body) {
+      send("POST", "/v2/oauth/" + id + "/refresh", Dump(body), id, secret, where);
+    });
+    // Header values (curl drops what a header line cannot carry) and path segments.
+    const std::string line_safe =
+        value.find_first_of(std::string("\r\n\0", 3)) == std::string::npos ? value : "x";
+    send("GET", users, "", line_safe.substr(0, 4000), secret, "x-cal-client-id");
+    send("GET", users, "", id, line_safe.substr(0, 4000), "x-cal-secret-key");
+    const std::string segment = FormEncode(value.substr(0, 2000));
+    send("GET", "/v2/oauth-clients/" + segment + "/users", "", id, secret, "clientId");
+    send("GET", users + "/" + segment, "", id, secret, "userId");
+    send("GET", users + "?limit=" + segment + "&offset=" + segment, "", id, secret, "limit, offset");
+  }
+  for (const std::string& raw : {std::string("\xff\xfe{"), std::string("[]"), std::string("null")}) {
+    send("POST", users, raw, id, secret, "raw body");
+    send("PATCH", user, raw, id, secret, "raw body");
+  }
+  EXPECT_GT(requests_, 100);
+  // Every managed user that was made has its link and a grant; the client still works.
+  EXPECT_EQ(
+      Count("SELECT COUNT(*) FROM oauth_managed_users m LEFT JOIN oauth_grants g ON g.user_id = m.user_id"
+            " WHERE g.id IS NULL"),
+      0);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM users u WHERE u.password_hash IS NULL AND u.id NOT IN"
+                  " (SELECT user_id FROM oauth_managed_users)"),
+            0);
+  EXPECT_EQ(send("GET", user, "", id, secret, "after").status, 200);
+}
+
 TEST_F(HostileInput, PagesAndFormsNeverCause5xx) {
   server_->CreateUser("admin@example.com", "Ada Admin", "correct horse battery", /*admin=*/true);
   const std::string owner = SignInBrowser(http_, server_->app(), "owner@example.com", "correct horse battery", nullptr);

@@ -411,11 +411,11 @@ TEST_F(VerifiedResources, ScopesAndBearerKinds) {
   ASSERT_EQ(m.exit_code, 0) << m.err;
   const std::string managed = m.Json().value("access_token", "");
   ASSERT_FALSE(managed.empty());
-  EXPECT_EQ(Get(kEmails, managed).status, 401);
-  EXPECT_EQ(RequestEmail("managed-alt@example.com", managed).status, 401);
-  EXPECT_EQ(
-      db_.QueryValue("SELECT COUNT(*) FROM verification_codes WHERE target = 'managed-alt@example.com'"),
-      "0");
+  // A managed user's token acts as that user, with its client's scopes.
+  EXPECT_EQ(Get(kEmails, managed).status, 200);
+  EXPECT_EQ(RequestEmail("managed-alt@example.com", managed).status, 200);
+  EXPECT_EQ(db_.QueryValue("SELECT user_id FROM verification_codes WHERE target = 'managed-alt@example.com'"),
+            std::to_string(m.Json()["id"].get<int64_t>()));
 }
 
 TEST_F(VerifiedResources, BadBodiesAndQueriesStoreNothing) {

@@ -498,10 +498,13 @@ TEST_F(OAuthTokensMisc, ManagedUserTokens) {
   ASSERT_FALSE(refresh.empty());
   EXPECT_EQ(db_.QueryValue("SELECT kind FROM oauth_grants WHERE user_id = " + std::to_string(m["id"].get<int64_t>())),
             "managed");
-  // Managed-user tokens are for the calendar event lookup only: refused by /v2/me.
+  // A managed user's token acts as that user (DESIGN §10), with its client's scopes.
   HttpResult me = Me(access);
-  EXPECT_EQ(me.status, 401) << me.body;
-  EXPECT_NE(me.body.find("this endpoint accepts only"), std::string::npos) << me.body;
+  EXPECT_EQ(me.status, 200) << me.body;
+  EXPECT_EQ(me.Json()["data"]["id"], m["id"]) << me.body;
+  EXPECT_EQ(db_.QueryValue("SELECT client_id FROM oauth_managed_users WHERE user_id = " +
+                           std::to_string(m["id"].get<int64_t>())),
+            id);
   // The token is live: the client's introspection sees it, with all the client's scopes.
   HttpResult i = Post(server_->api() + "/v2/auth/oauth2/introspect",
                       {{"client_id", id}, {"client_secret", c["client_secret"]}, {"token", access}}, enc_);
@@ -511,7 +514,7 @@ TEST_F(OAuthTokensMisc, ManagedUserTokens) {
   HttpResult t = RefreshWith(c, refresh);
   json tj = ExpectTokens(t);
   EXPECT_EQ(tj["scope"], "PROFILE_READ BOOKING_READ");
-  EXPECT_EQ(Me(tj["access_token"]).status, 401);
+  EXPECT_EQ(Me(tj["access_token"]).status, 200);
 
   // Bad uses of the command.
   EXPECT_NE(server_->Cli({"admin", "managed-user", "create", "--client-id", "nosuch", "--email", "x@example.com",

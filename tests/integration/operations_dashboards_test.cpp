@@ -313,6 +313,7 @@ TEST_F(DashboardsOnPrometheus, EveryPanelAndAlertQueryIsValidAndEveryPanelAnswer
   for (const char* shown : {
            "oauth_token_grants_total{grant_type=\"refresh_token\",outcome=\"refused\"} >= 1",
            "bookings_transitions_total{action=\"cancel\"} >= 1",
+           "oauth_managed_user_requests_total{operation=\"create\",outcome=\"ok\"} >= 1",
            "bookings_overlaps_refused_total{action=\"create\"} >= 1",
            "sum(webhooks_delivery_attempts_total{outcome=\"succeeded\"}) >= 2",
            "calendar_google_requests_total{endpoint=\"events_insert\",outcome=\"ok\"} >= 1",

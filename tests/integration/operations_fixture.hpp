@@ -105,6 +105,19 @@ class OperationsTest : public CalendarTest {
                   .status,
               200);
     EXPECT_EQ(http_.Get(Api("/.well-known/oauth-authorization-server")).status, 200);
+    // A platform client's managed user, and a call with a wrong secret.
+    EXPECT_EQ(http_
+                  .Request("POST", Api("/v2/oauth-clients/" + grant.client_id + "/users"),
+                           R"({"email":"managed@example.com","name":"Managed"})",
+                           {"Content-Type: application/json", "x-cal-client-id: " + grant.client_id,
+                            "x-cal-secret-key: " + grant.client_secret})
+                  .status,
+              201);
+    EXPECT_EQ(http_
+                  .Request("GET", Api("/v2/oauth-clients/" + grant.client_id + "/users"), "",
+                           {"x-cal-client-id: " + grant.client_id, "x-cal-secret-key: wrong"})
+                  .status,
+              401);
 
     HttpResult hook = Send("POST", "/v2/webhooks",
                            {{"active", true},

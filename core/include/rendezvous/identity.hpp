@@ -23,6 +23,13 @@ class Identity : public UserDirectory {
   virtual bool CheckCsrf(const Request& req, const std::string& token) = 0;
   // JSON of a user as /v2/me shows it.
   virtual Json UserJson(const User& user) = 0;
+  // Changes a profile as PATCH /v2/me does (name, timeZone, weekStart, username, timeFormat,
+  // defaultScheduleId; any other field is 400 naming it); kNotFound for an unknown user, kConflict
+  // "username_taken".
+  virtual Result<User> UpdateProfile(int64_t user_id, const Json& patch) = 0;
+  // Removes the user with what the core keeps of it (API keys, sessions, verified e-mails and
+  // phones); kNotFound when there is no such user. Other plugins' rows naming the user stay.
+  virtual Status DeleteUser(int64_t user_id) = 0;
 };
 
 // A settings page of the signed-in user: runs fill(user, res, csrf_token) on a 200 page response
