@@ -239,6 +239,13 @@ class ManagedUserApi : public std::enable_shared_from_this<ManagedUserApi> {
     Result<Json> body = req.JsonBody();
     if (!body.ok()) return Response::FromStatus(body.status());
     Result<ParsedBody> parsed = ParseBody(*body, true, "");
+    if (parsed.ok() && s_.managed.Count(client->client_id) >= s_.max_users_per_client) {
+      // Checked before the user is made; racing creations may pass it together, so the bound may
+      // be passed by the requests in flight at once, never by more.
+      return Response::FromStatus(Status::Conflict("the client has " +
+                                                   std::to_string(s_.max_users_per_client) +
+                                                   " managed users, its limit: delete one first"));
+    }
     if (!parsed.ok()) return Response::FromStatus(parsed.status());
     Json& profile = parsed->profile;
     NewUser fields;

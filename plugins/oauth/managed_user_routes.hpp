@@ -36,6 +36,8 @@ struct ManagedUserServices {
   ManagedUserTokens& tokens;
   RefreshGrant& refresh;
   std::shared_ptr<UserBookingsSlot> bookings;
+  // Managed users one client may have at once (plugins.oauth.managed_users_per_client).
+  int64_t max_users_per_client = 10000;
 };
 
 // The services must outlive the routes.

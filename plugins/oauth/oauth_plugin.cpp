@@ -101,6 +101,7 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   const long par_ttl = c.Int("par_ttl", 60, 1, 3600);
   const long par_pending_per_address = c.Int("par_pending_per_address", 20, 1, 10000);
   const int64_t dpop_max_age = c.Int("dpop_max_age", 300, 1, 86400);
+  const int64_t managed_users_per_client = c.Int("managed_users_per_client", 10000, 1, 10000000);
   c.RejectUnknown();
   for (auto [key, seconds] : {std::pair{"access_token_ttl", lifetimes.access_token_ttl},
                               std::pair{"refresh_token_ttl", lifetimes.refresh_token_ttl},
@@ -171,7 +172,7 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   RegisterAuthorizePages(ctx, *clients, tokens->codes, pushed);
   auto bookings = std::make_shared<UserBookingsSlot>();
   RegisterManagedUserRoutes(ctx, ManagedUserServices{tokens->platform, tokens->managed_users, tokens->managed,
-                                                     tokens->refresh, bookings});
+                                                     tokens->refresh, bookings, managed_users_per_client});
   return std::make_unique<OAuthPlugin>(ctx, std::move(clients), std::move(tokens), std::move(metrics),
                                        std::move(bookings));
 }

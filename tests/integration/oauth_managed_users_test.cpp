@@ -27,10 +27,13 @@ struct PlatformClient {
 class ManagedUsersApi : public WebhooksFixture {
  protected:
   void SetUp() override {
-    StartServer();
+    StartServer(std::string(kTestPlugins) + ExtraPlugins());
     a_ = NewClient({"PROFILE_READ", "PROFILE_WRITE", "EVENT_TYPE_READ"});
     b_ = NewClient({"PROFILE_READ"});
   }
+
+  // More of the plugins' configuration, after the webhooks plugin's.
+  virtual std::string ExtraPlugins() const { return ""; }
 
   json Cli(const std::vector<std::string>& args) const {
     CliResult r = server_->Cli(args);
@@ -79,7 +82,9 @@ class ManagedUsersApi : public WebhooksFixture {
     json j = r.Json();
     EXPECT_EQ(j.value("status", ""), "error") << r.body;
     EXPECT_TRUE(j.contains("error") && j["error"].contains("message")) << r.body;
-    if (!code.empty()) EXPECT_EQ(j["error"].value("code", ""), code) << r.body;
+    if (!code.empty()) {
+      EXPECT_EQ(j["error"].value("code", ""), code) << r.body;
+    }
   }
   // The token fields of a create, force-refresh or refresh answer: two tokens and their expiries
   // in epoch milliseconds.
@@ -253,6 +258,26 @@ TEST_F(ManagedUsersApi, AnotherClientsUserIs404AndUnchanged) {
   EXPECT_EQ(Me(made["accessToken"]).status, 200);
 }
 
+class ManagedUsersBounded : public ManagedUsersApi {
+ protected:
+  std::string ExtraPlugins() const override { return "oauth:\n  managed_users_per_client: 2\n"; }
+};
+
+TEST_F(ManagedUsersBounded, OneMoreThanTheBoundIs409AndMakesNothingUntilOneIsDeleted) {
+  json first = CreateManaged(a_, {{"email", "m1@example.com"}, {"name", "M1"}});
+  CreateManaged(a_, {{"email", "m2@example.com"}, {"name", "M2"}});
+  ExpectError(As(a_, "POST", Users(a_), json{{"email", "m3@example.com"}, {"name", "M3"}}.dump()), 409);
+  HttpResult list = As(a_, "GET", Users(a_));
+  ASSERT_EQ(list.status, 200) << list.body;
+  EXPECT_EQ(list.Json()["data"].size(), 2u) << list.body;
+  // Nothing was made: the refused e-mail is free, here for another client, whose bound is its own.
+  CreateManaged(b_, {{"email", "m3@example.com"}, {"name", "M3"}});
+  // A deleted user does not count.
+  ASSERT_EQ(As(a_, "DELETE", UserPath(a_, first["user"]["id"])).status, 200);
+  CreateManaged(a_, {{"email", "m4@example.com"}, {"name", "M4"}});
+  EXPECT_EQ(Metric("create", "conflict"), 1);
+}
+
 TEST_F(ManagedUsersApi, AManagedUsersTokenIsRefusedOnAClientsRoutes) {
   json made = CreateManaged(a_, {{"email", "alice@example.com"}, {"name", "Alice"}});
   const std::string token = made["accessToken"];
@@ -311,7 +336,9 @@ TEST_F(ManagedUsersApi, DeleteCancelsUpcomingBookingsWithTheirWebhooks) {
   json made = CreateManaged(a_, {{"email", "alice@example.com"}, {"name", "Alice"}, {"timeZone", "UTC"}});
   const int64_t id = made["user"]["id"];
   const std::string key = server_->CreateApiKey(id);
-  LoopbackHttpServer receiver([](const PeerRequest&) { return PeerResponse{200, "application/json", "{}"}; });
+  LoopbackHttpServer receiver([](const PeerRequest&) {
+    return PeerResponse{200, "application/json", "{}", {}};
+  });
   json body = Body(receiver.url() + "/hook", {"BOOKING_CANCELLED"});
   body["secret"] = "managed-user-hook-secret";
   CreateWebhook(body, key);
