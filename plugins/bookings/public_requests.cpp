@@ -155,7 +155,8 @@ Result<SlotsQuery> ParseSlotsQuery(const std::multimap<std::string, std::string>
 }
 
 Result<CreateRequest> ParseCreateBody(const Json& body) {
-  if (Status e = OnlyMembers(body, {"start", "eventTypeId", "attendee", "guests", "metadata", "location"});
+  if (Status e = OnlyMembers(body, {"start", "eventTypeId", "attendee", "guests", "metadata", "location",
+                                    "reservationUid"});
       !e.ok()) {
     return e;
   }
@@ -182,6 +183,14 @@ Result<CreateRequest> ParseCreateBody(const Json& body) {
     if (loc.empty()) return FieldInvalid("location", "must not be empty");
     if (std::string p = CheckText(loc, kMaxLocationChars, false); !p.empty()) return FieldInvalid("location", p);
     out.location = std::move(loc);
+  }
+  if (Present(body, "reservationUid")) {
+    const Json& uid = body["reservationUid"];
+    if (!uid.is_string() || uid.get_ref<const std::string&>().empty() ||
+        uid.get_ref<const std::string&>().size() > 255) {
+      return FieldInvalid("reservationUid", "must be the reservationUid of POST /v2/slots/reservations");
+    }
+    out.reservation_uid = uid.get<std::string>();
   }
   return out;
 }

@@ -38,7 +38,7 @@ struct SlotsQuery {
 Result<SlotsQuery> ParseSlotsQuery(const std::multimap<std::string, std::string>& query);
 
 // POST /v2/bookings `{start, eventTypeId, attendee:{name, email, timeZone, language?}, guests?,
-// metadata?, location?}`.
+// metadata?, location?, reservationUid?}`.
 struct CreateRequest {
   time::Millis start = 0;
   int64_t event_type_id = 0;
@@ -46,6 +46,9 @@ struct CreateRequest {
   std::vector<std::string> guests;  // e-mails, distinct from each other and from the attendee's
   Json metadata = Json::object();
   std::optional<std::string> location;  // instead of the event type's
+  // The slot reservation the booking turns into (its holder's proof); any string up to 255
+  // characters: one that names no open reservation of the host is no reservation.
+  std::optional<std::string> reservation_uid;
 };
 Result<CreateRequest> ParseCreateBody(const Json& body);
 
