@@ -127,8 +127,8 @@ Result<Json> BookingFlow::Slots(const SlotsQuery& q) {
   std::vector<BusyBlock> holds = WithBuffers(held, loaded.buffers);
   busy.insert(busy.end(), holds.begin(), holds.end());
   const time::Zone zone = ZoneOf(schedule);
-  std::vector<Millis> free = FreeSlots(WorkingIntervals(schedule, window.start, window.end), zone, from, to,
-                                       now, rules, busy);
+  std::vector<Millis> free =
+      FreeSlots(WorkingIntervals(schedule, window.start, window.end), zone, from, to, now, rules, busy);
   if (limits.any()) free = WithinBookingLimits(limits, std::move(free), limited, calendar);
   Json answer = {{"data", SlotsByDate(free, q.zone)}};
   if (!failures.empty()) {
@@ -153,7 +153,8 @@ Result<Booking> BookingFlow::Book(DbConnection& conn, const User& host, const Ev
   std::vector<BusyBlock> busy = HostBusyBlocks(conn, host.id, types, request.start, request.start + 1,
                                                rules.length, replaces ? replaces->id : 0);
   if (types.holds_until > now) {
-    std::vector<BusyBlock> held = HostHeldBlocks(conn, host.id, types, request.start, request.start + 1, now, except_hold);
+    std::vector<BusyBlock> held =
+        HostHeldBlocks(conn, host.id, types, request.start, request.start + 1, now, except_hold);
     busy.insert(busy.end(), held.begin(), held.end());
   }
   busy.insert(busy.end(), outside.begin(), outside.end());

@@ -29,13 +29,13 @@
 #include "booking_transitions.hpp"
 #include "event_type.hpp"
 #include "public_requests.hpp"
-#include "reservation_requests.hpp"
 #include "rendezvous/busy_times.hpp"
 #include "rendezvous/database.hpp"
 #include "rendezvous/log.hpp"
 #include "rendezvous/outbox.hpp"
 #include "rendezvous/status.hpp"
 #include "rendezvous/user.hpp"
+#include "reservation_requests.hpp"
 
 namespace rendezvous::bookings {
 

@@ -197,12 +197,13 @@ namespace {
 HostEventTypes ReadHostEventTypes(DbConnection& conn, std::string_view owner, int64_t param,
                                   int64_t event_type_id) {
   HostEventTypes out;
-  for (const DbRow& row : conn.Query(std::string("SELECT ") + kEventTypeColumns +
-                                         ", l.changes, l.longest_ms, l.holds_until_ms FROM event_types LEFT JOIN "
-                                         "booking_host_locks l ON l.host_id = owner_id"
-                                         " WHERE owner_id = " +
-                                         std::string(owner),
-                                     {param})) {
+  for (const DbRow& row :
+       conn.Query(std::string("SELECT ") + kEventTypeColumns +
+                      ", l.changes, l.longest_ms, l.holds_until_ms FROM event_types LEFT JOIN "
+                      "booking_host_locks l ON l.host_id = owner_id"
+                      " WHERE owner_id = " +
+                      std::string(owner),
+                  {param})) {
     EventType et = EventTypeFromRow(row);
     const int before = et.fields.before_event_buffer;
     const int after = et.fields.after_event_buffer;
@@ -233,7 +234,8 @@ std::vector<BookedTime> HostBookedTimes(DbConnection& conn, int64_t host_id, Tim
       {host_id, starts.start, starts.end, except_id}, cells);
   std::vector<BookedTime> out;
   out.reserve(cells.size() / 4);
-  for (size_t i = 0; i + 4 <= cells.size(); i += 4) out.push_back({cells[i], cells[i + 1], cells[i + 2], cells[i + 3]});
+  for (size_t i = 0; i + 4 <= cells.size(); i += 4)
+    out.push_back({cells[i], cells[i + 1], cells[i + 2], cells[i + 3]});
   return out;
 }
 

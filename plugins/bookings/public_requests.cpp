@@ -155,8 +155,8 @@ Result<SlotsQuery> ParseSlotsQuery(const std::multimap<std::string, std::string>
 }
 
 Result<CreateRequest> ParseCreateBody(const Json& body) {
-  if (Status e = OnlyMembers(body, {"start", "eventTypeId", "attendee", "guests", "metadata", "location",
-                                    "reservationUid"});
+  if (Status e = OnlyMembers(
+          body, {"start", "eventTypeId", "attendee", "guests", "metadata", "location", "reservationUid"});
       !e.ok()) {
     return e;
   }
