@@ -145,6 +145,14 @@ TEST_F(BookingsReservations, AHoldHidesTheSlotAndOnlyItsHolderBooksIt) {
   // Nor reserve it again.
   EXPECT_EQ(Reserve("198.51.100.2", nine).status, 409);
 
+  // Nor move a booking into it (reschedule), nor reopen one there.
+  HttpResult elsewhere = Book("198.51.100.2", At(monday_, "14:00"));
+  ASSERT_EQ(elsewhere.status, 201) << elsewhere.body;
+  const std::string moved_uid = elsewhere.Json()["data"]["uid"];
+  EXPECT_EQ(
+      From("198.51.100.2", "POST", "/v2/bookings/" + moved_uid + "/reschedule", {{"start", nine}}).status,
+      409);
+
   // The holder books it with its uid: the hold becomes the booking and ends.
   HttpResult booked = Book("198.51.100.1", nine, {{"reservationUid", uid}});
   ASSERT_EQ(booked.status, 201) << booked.body;
@@ -247,6 +255,21 @@ TEST_F(BookingsReservations, AnExpiredHoldFreesTheSlot) {
   EXPECT_TRUE(Eventually("the sweep to count no open hold",
                          [&] { return Metric("bookings_reservations_held") == 0; }));
   EXPECT_EQ(Book("198.51.100.2", nine).status, 201);
+}
+
+// plugins.bookings.reservations is checked at start-up: a bad value stops it, naming the key.
+TEST(BookingsReservationSettings, BadValuesStopTheStartNamingTheKey) {
+  ScratchDatabase db;
+  for (const char* plugins :
+       {"bookings: { reservations: { minutes: 16 } }\n", "bookings: { reservations: { max_minutes: 0 } }\n",
+        "bookings: { reservations: { per_address: -1 } }\n", "bookings: { reservations: { hold: 3 } }\n"}) {
+    TestServerOptions o;
+    o.plugins = plugins;
+    TestServer server(db.name(), o);
+    std::string why;
+    EXPECT_FALSE(server.Start(&why)) << plugins;
+    EXPECT_NE(why.find("plugins.bookings.reservations"), std::string::npos) << plugins << why;
+  }
 }
 
 // A hold of one minute ends by the clock alone.
