@@ -237,7 +237,8 @@ Status BookingFlow::DeleteReservation(const std::string& uid) {
 }
 
 size_t BookingFlow::ForgetExpiredReservations(Millis now, size_t limit) {
-  const size_t n = db_.Run([&](DbConnection& conn) {
+  // A transaction, so a deadlock with another instance's sweep of the same rows is retried.
+  const size_t n = db_.Transaction([&](DbConnection& conn) {
     return static_cast<size_t>(
         conn.Exec("DELETE FROM slot_reservations WHERE until_ms <= ? LIMIT ?", {now, limit}));
   });
