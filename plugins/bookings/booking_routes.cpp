@@ -197,7 +197,7 @@ class Routes {
     return Response::FromStatus(
                Status(ErrorCode::kInsufficientScope, "reservationDuration requires the scope BOOKING_WRITE")
                    .WithDetails(Json{{"scope", "BOOKING_WRITE"}}))
-        .With("WWW-Authenticate", "Bearer error=\"insufficient_scope\", scope=\"BOOKING_WRITE\"");
+        .With("WWW-Authenticate", R"(Bearer error="insufficient_scope", scope="BOOKING_WRITE")");
   }
 
   // A reservation's answer; a 401 carries its challenge.
