@@ -2,8 +2,10 @@
 // at random among 50 overlapping starts (09:00, 09:05, .. 13:05 UTC; the event type is an hour
 // long with a 5-minute grid) on random weekdays of the next weeks, so most attempts race others
 // for the same hours. A 201 and a 409 are both answers the server should give; anything else
-// counts as failed.
-//   create_bench URL[,URL...] EVENT_TYPE_ID SECONDS CONNECTIONS FIRST_DATE DAYS
+// counts as failed. With MODE `reserve` the same starts are held instead (POST
+// /v2/slots/reservations {eventTypeId, slotStart}; URL is that route): a 201 is a hold made, a 409
+// a slot already booked or held.
+//   create_bench URL[,URL...] EVENT_TYPE_ID SECONDS CONNECTIONS FIRST_DATE DAYS [book|reserve]
 // With several URLs (instances sharing one database) connection i posts to the (i mod n)-th.
 // Prints one JSON line: the tally (ok = answered 201 or 409) plus "created" and "conflicts".
 #include <curl/curl.h>
@@ -38,8 +40,13 @@ std::pair<std::string, bool> DayAfter(const std::string& first, int days) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 7) {
-    std::cerr << "usage: create_bench URL EVENT_TYPE_ID SECONDS CONNECTIONS FIRST_DATE DAYS\n";
+  if (argc != 7 && argc != 8) {
+    std::cerr << "usage: create_bench URL EVENT_TYPE_ID SECONDS CONNECTIONS FIRST_DATE DAYS [book|reserve]\n";
+    return 2;
+  }
+  const bool reserve = argc == 8 && std::string(argv[7]) == "reserve";
+  if (argc == 8 && !reserve && std::string(argv[7]) != "book") {
+    std::cerr << "create_bench: MODE is book or reserve\n";
     return 2;
   }
   const std::string event_type = argv[2], first = argv[5];
@@ -75,9 +82,11 @@ int main(int argc, char** argv) {
         char start[32];
         std::snprintf(start, sizeof start, "%sT%02d:%02d:00Z", weekdays[random() % weekdays.size()].c_str(),
                       minutes / 60, minutes % 60);
-        const std::string body = std::string(R"({"start":")") + start + R"(","eventTypeId":)" + event_type +
-                                 R"(,"attendee":{"name":"Racer","email":"racer)" + std::to_string(i) + "-" +
-                                 std::to_string(n) + R"(@bench.example.com","timeZone":"UTC"}})";
+        const std::string body =
+            reserve ? std::string(R"({"slotStart":")") + start + R"(","eventTypeId":)" + event_type + "}"
+                    : std::string(R"({"start":")") + start + R"(","eventTypeId":)" + event_type +
+                          R"(,"attendee":{"name":"Racer","email":"racer)" + std::to_string(i) + "-" +
+                          std::to_string(n) + R"(@bench.example.com","timeZone":"UTC"}})";
         const bench::Exchange x = bench::Post(c, headers, urls[static_cast<size_t>(i) % urls.size()], body);
         mine.push_back(x.ms);
         if (x.transport_ok && (x.status == 201 || x.status == 409)) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Load benchmarks on loopback with wrk; appends results to bench/RESULTS.md.
 #   bench/run.sh [BUILD_DIR]   (make bench)
-#   BENCH_SCENARIOS="http refresh dpop code slots slots_cold create managed_create lua http_client http_perform webhooks_drain webhooks_fanout webhooks_latency webhooks_latency_500 calendar_lookup me_under_slots ics_memory" picks scenarios
+#   BENCH_SCENARIOS="http refresh dpop code slots slots_cold create managed_create reserve lua http_client http_perform webhooks_drain webhooks_fanout webhooks_latency webhooks_latency_500 calendar_lookup me_under_slots ics_memory" picks scenarios
 #   (the webhook figures of docs/webhooks.md: BENCH_SCENARIOS="webhooks_drain webhooks_fanout
 #   webhooks_latency_500 lua" BENCH_WEBHOOK_WORKERS=128 make bench); BENCH_DURATION=10s; BENCH_PERF=1 records a
 #   CPU profile of the server (perf, cpu-clock) during the refresh scenario into var/bench-refresh.perf
@@ -57,7 +57,7 @@ run() { # name, wrk args...
 cpu_ms() { awk -v hz="$(getconf CLK_TCK)" '{printf "%d", ($14 + $15) * 1000 / hz}' "/proc/$1/stat"; }
 db_pid=$(cat var/db/mysqld.pid)
 
-want() { [[ " ${BENCH_SCENARIOS:-http refresh dpop code slots slots_cold create managed_create lua http_client http_perform webhooks_drain webhooks_fanout webhooks_latency webhooks_latency_500 calendar_lookup me_under_slots ics_memory} " == *" $1 "* ]]; }
+want() { [[ " ${BENCH_SCENARIOS:-http refresh dpop code slots slots_cold create managed_create reserve lua http_client http_perform webhooks_drain webhooks_fanout webhooks_latency webhooks_latency_500 calendar_lookup me_under_slots ics_memory} " == *" $1 "* ]]; }
 # POST /v2/event-types as the bench user; prints the new event type's id.
 event_type() { # slug, length, extra JSON members
   curl -fs -H "Authorization: Bearer $key" -H "Content-Type: application/json" \
@@ -265,6 +265,35 @@ run "POST /v2/oauth-clients/{id}/users (a new managed user each, bench/managed_u
   -s bench/managed_users.lua $api | tee -a "$results"
 after=$(mariadb --no-defaults -S var/db/mysqld.sock -uroot rendezvous_bench -N -e "SELECT COUNT(*) FROM oauth_managed_users")
 echo "| managed users created by that run (oauth_managed_users rows) | $((after - before)) | | | |" | tee -a "$results"
+fi
+
+# Slot reservations beside bookings: the racing creates above, and the same race holding the
+# slots instead (POST /v2/slots/reservations; a hold is checked and written under the host's lock
+# as a booking is), alternating book, reserve, book, reserve, each run on 60 days of its own (from
+# 100, 170, 240 and 310 days ahead: no run meets another's bookings or holds). The reservation
+# rate is given as a ratio to the booking rate of the same round. Afterwards the overlapping
+# bookings, and the overlapping holds, are counted (must be 0).
+if want reserve; then
+declare -A reserve_rates=()
+offset=100
+for round in 1 2; do
+  for mode in book reserve; do
+    race_et=$(event_type bench-$mode-$round 60 ',"slotInterval":5')
+    route=$([ $mode = book ] && echo bookings || echo slots/reservations)
+    race=$($build/bench/create_bench $api/v2/$route "$race_et" "${duration%s}" 32 "$(date -u -d "+$offset days" +%F)" 60 $mode)
+    offset=$((offset + 70))
+    overlaps=$(mariadb --no-defaults -S var/db/mysqld.sock -uroot rendezvous_bench -N -e "
+      SELECT (SELECT COUNT(*) FROM bookings a JOIN bookings b ON a.host_id = b.host_id AND a.id < b.id
+              WHERE a.status IN ('accepted', 'pending') AND b.status IN ('accepted', 'pending')
+                AND a.start_at < b.end_at AND b.start_at < a.end_at)
+           + (SELECT COUNT(*) FROM slot_reservations a JOIN slot_reservations b ON a.host_id = b.host_id AND a.id < b.id
+              WHERE a.start_ms < b.end_ms AND b.start_ms < a.end_ms)")
+    line=$(echo "$race" | MODE=$mode ROUND=$round OVERLAPS=$overlaps python3 -c 'import json,os,sys; c,r=[json.loads(l) for l in sys.stdin.read().split()]; what={"book":"POST /v2/bookings","reserve":"POST /v2/slots/reservations"}[os.environ["MODE"]]; made={"book":"created","reserve":"held"}[os.environ["MODE"]]; print("%.3f|| %s racing, round %s (32 connections, 50 overlapping starts a weekday, bench/create_bench %s): %d %s, %d answered 409, overlapping bookings or holds afterwards: %s | %.0f | %.2fms | %.2fms | %d failed |" % (r["per_second"], what, os.environ["ROUND"], os.environ["MODE"], c["created"], made, c["conflicts"], os.environ["OVERLAPS"], r["per_second"], r["p50_ms"], r["p99_ms"], r["failed"]))')
+    reserve_rates[$mode-$round]=${line%%||*}
+    echo "|${line#*||}" | tee -a "$results"
+  done
+done
+echo "| POST /v2/slots/reservations ÷ POST /v2/bookings, same run: round 1 $(python3 -c "print(f'{${reserve_rates[reserve-1]}/${reserve_rates[book-1]}:.2f}')")×, round 2 $(python3 -c "print(f'{${reserve_rates[reserve-2]}/${reserve_rates[book-2]}:.2f}')")× | | | | |" | tee -a "$results"
 fi
 
 # Webhook delivery, with its own server (ports the kernel picked, `plugins.webhooks` allowing the

@@ -45,7 +45,7 @@ std::optional<Response> CheckRouteAuth(const RouteAuth& auth, Request& r, const 
                                        const DpopAuthenticator& dpop) {
   if (auth.session_required && (!session || !session(r)))
     return Response::Redirect("/auth/login?next=" + net::PercentEncode(raw_target, true));
-  if (!auth.bearer_required) return std::nullopt;
+  if (!auth.bearer_required && !(auth.bearer_optional && r.Header("authorization"))) return std::nullopt;
 
   auto header = r.Header("authorization");
   if (!header) return Unauthorized("Bearer", "missing bearer token");

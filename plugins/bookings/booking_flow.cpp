@@ -36,20 +36,6 @@ Status UnknownEventType() {
   return Status::Invalid("eventTypeId", "eventTypeId names no event type");
 }
 
-SlotRules RulesOf(const EventType& et) {
-  SlotRules r;
-  r.length = et.fields.length_minutes;
-  r.interval = et.fields.slot_interval.value_or(et.fields.length_minutes);
-  r.before = et.fields.before_event_buffer;
-  r.after = et.fields.after_event_buffer;
-  r.notice = et.fields.minimum_booking_notice;
-  return r;
-}
-
-time::Zone ZoneOf(const Schedule& schedule) {
-  return time::Zone::Find(schedule.time_zone).value_or(time::Zone::Utc());
-}
-
 // A booking to be made: what the caller chose (attendees, start, metadata, location).
 Booking Draft(const CreateRequest& r) {
   Booking b;
@@ -64,6 +50,20 @@ Booking Draft(const CreateRequest& r) {
 }
 
 }  // namespace
+
+SlotRules RulesOf(const EventType& et) {
+  SlotRules r;
+  r.length = et.fields.length_minutes;
+  r.interval = et.fields.slot_interval.value_or(et.fields.length_minutes);
+  r.before = et.fields.before_event_buffer;
+  r.after = et.fields.after_event_buffer;
+  r.notice = et.fields.minimum_booking_notice;
+  return r;
+}
+
+time::Zone ZoneOf(const Schedule& schedule) {
+  return time::Zone::Find(schedule.time_zone).value_or(time::Zone::Utc());
+}
 
 std::vector<BusyBlock> BookingFlow::OutsideBusy(int64_t host_id, Millis from, Millis to,
                                                    std::vector<BusySourceFailure>* failures) {
@@ -118,13 +118,20 @@ Result<Json> BookingFlow::Slots(const SlotsQuery& q) {
       [&] { return db_.Run([&](DbConnection& conn) { return HostBookedTimes(conn, host->id, starts); }); });
   std::vector<BusyBlock> own = WithBuffers(times, loaded.buffers);
   busy.insert(busy.end(), own.begin(), own.end());
+  // Open holds are read only while the host has one (its lock row says until when): they end
+  // by the clock, so they are not kept with the booked times.
+  const Millis now = time::Now();
+  std::vector<BookedTime> held;
   Schedule schedule = db_.Run([&](DbConnection& conn) {
     if (limits.any()) limited = EventTypeBookedStarts(conn, et->id, LimitedSpan(limits, from, to, calendar));
+    if (loaded.holds_until > now) held = HostHeldTimes(conn, host->id, starts, now);
     return ScheduleForEventType(conn, *host, et->fields.schedule_id);
   });
+  std::vector<BusyBlock> holds = WithBuffers(held, loaded.buffers);
+  busy.insert(busy.end(), holds.begin(), holds.end());
   const time::Zone zone = ZoneOf(schedule);
-  std::vector<Millis> free = FreeSlots(WorkingIntervals(schedule, window.start, window.end), zone, from, to,
-                                       time::Now(), rules, busy);
+  std::vector<Millis> free =
+      FreeSlots(WorkingIntervals(schedule, window.start, window.end), zone, from, to, now, rules, busy);
   if (limits.any()) free = WithinBookingLimits(limits, std::move(free), limited, calendar);
   Json answer = {{"data", SlotsByDate(free, q.zone)}};
   if (!failures.empty()) {
@@ -140,14 +147,20 @@ Result<Json> BookingFlow::Slots(const SlotsQuery& q) {
 
 Result<Booking> BookingFlow::Book(DbConnection& conn, const User& host, const EventType& et,
                                   const HostEventTypes& types, const CreateRequest& request,
-                                  const std::vector<BusyBlock>& outside, const Booking* replaces) {
+                                  const std::vector<BusyBlock>& outside, const Booking* replaces,
+                                  int64_t except_hold) {
   const SlotRules rules = RulesOf(et);
   const Schedule schedule = ScheduleForEventType(conn, host, et.fields.schedule_id);
   const TimeRange window = GridWindow(request.start, request.start + 1, rules);
+  const Millis now = time::Now();
   std::vector<BusyBlock> busy = HostBusyBlocks(conn, host.id, types, request.start, request.start + 1,
                                                rules.length, replaces ? replaces->id : 0);
+  if (types.holds_until > now) {
+    std::vector<BusyBlock> held =
+        HostHeldBlocks(conn, host.id, types, request.start, request.start + 1, now, except_hold);
+    busy.insert(busy.end(), held.begin(), held.end());
+  }
   busy.insert(busy.end(), outside.begin(), outside.end());
-  const Millis now = time::Now();
   if (Status refused = CheckBookable(WorkingIntervals(schedule, window.start, window.end), ZoneOf(schedule),
                                      request.start, now, rules, busy);
       !refused.ok()) {
@@ -199,10 +212,12 @@ Result<Json> BookingFlow::Create(const CreateRequest& given,
       OutsideBusy(host->id, request.start, request.start + first->fields.length_minutes * time::kMillisPerMinute);
   const std::string key_hash = idempotency_key ? crypto::Sha256Hex(*idempotency_key) : "";
   bool published = false;
+  bool converted = false;
   BookedChange change;
   Turn turn = HostTurn(host->id);
   Result<Json> out = db_.Transaction([&](DbConnection& conn) -> Result<Json> {
     published = false;
+    converted = false;
     change = {};
     change.version = LockHost(conn, host->id);
     const HostEventTypes types = LoadHostEventTypes(conn, host->id, request.event_type_id);
@@ -228,8 +243,21 @@ Result<Json> BookingFlow::Create(const CreateRequest& given,
     if (et->fields.disable_guests && !request.guests.empty()) {
       return Status::Invalid("guests", "guests are refused: the event type has disableGuests");
     }
-    Result<Booking> b = Book(conn, *host, *et, types, request, outside, nullptr);
+    // The holder's reservation becomes the booking; a uid that names no open hold of this host
+    // is no reservation (its slot is booked when it is free).
+    int64_t hold = 0;
+    if (request.reservation_uid && IsReservationUid(*request.reservation_uid) && types.holds_until > now) {
+      std::optional<DbRow> row =
+          conn.QueryOne("SELECT id FROM slot_reservations WHERE uid = ? AND host_id = ? AND until_ms > ?",
+                        {*request.reservation_uid, host->id, now});
+      if (row) hold = row->Int(1);
+    }
+    Result<Booking> b = Book(conn, *host, *et, types, request, outside, nullptr, hold);
     if (!b.ok()) return b.status();
+    if (hold != 0) {
+      conn.Exec("DELETE FROM slot_reservations WHERE id = ?", {hold});
+      converted = true;
+    }
     change.added = BookedTime{b->start, b->end, b->event_type_id, b->id};
     if (idempotency_key) {
       conn.Exec(
@@ -247,6 +275,7 @@ Result<Json> BookingFlow::Create(const CreateRequest& given,
   if (published) {
     outbox_.Notify();
     if (metrics_ && out.ok()) metrics_->Created((*out).value("status", ""));
+    if (metrics_ && out.ok() && converted) metrics_->ReservationEnded("converted");
   }
   return out;
 }
@@ -362,6 +391,10 @@ Result<Json> BookingFlow::Reopen(const User& host, const std::string& uid) {
     rules.length = b.duration;
     std::vector<BusyBlock> busy =
         HostBusyBlocks(conn, host.id, types, b.start, b.start + 1, rules.length, b.id);
+    if (types.holds_until > now) {
+      std::vector<BusyBlock> held = HostHeldBlocks(conn, host.id, types, b.start, b.start + 1, now);
+      busy.insert(busy.end(), held.begin(), held.end());
+    }
     busy.insert(busy.end(), outside.begin(), outside.end());
     if (Conflicts(b.start, rules, busy)) {
       if (metrics_) metrics_->OverlapRefused("reopen");

@@ -35,6 +35,7 @@
 #include "rendezvous/outbox.hpp"
 #include "rendezvous/status.hpp"
 #include "rendezvous/user.hpp"
+#include "reservation_requests.hpp"
 
 namespace rendezvous::bookings {
 
@@ -43,6 +44,10 @@ struct HostEventTypes;  // booking_rows.hpp
 // Busy times of a host from outside the bookings (connected calendars) that overlap [from, to),
 // with the sources that could not be read (busy_times.hpp).
 using BusySource = std::function<BusyReport(int64_t host_id, Millis from, Millis to)>;
+
+// The slot grid's rules of an event type, and the time zone of a schedule (UTC when unknown).
+SlotRules RulesOf(const EventType& et);
+time::Zone ZoneOf(const Schedule& schedule);
 
 class BookingFlow {
  public:
@@ -58,6 +63,9 @@ class BookingFlow {
   // reschedule, reopen: 400 naming start; slots end there). Set before the server serves;
   // 730 by default.
   void SetMaxDaysAhead(int days) { max_days_ahead_ = days; }
+  // plugins.bookings.reservations. Set before the server serves; DESIGN §8's defaults otherwise.
+  void SetReservationSettings(ReservationSettings settings) { reservations_ = settings; }
+  const ReservationSettings& reservation_settings() const { return reservations_; }
 
   // The hosts' booked times the slots read; writers of bookings outside this class
   // (BookingImport) tell it what they changed.
@@ -91,6 +99,29 @@ class BookingFlow {
   // required), when its time is in the future and still free.
   Result<Json> Reopen(const User& host, const std::string& uid);
 
+  // Slot reservations (docs/bookings.md "Holding a slot"; reservation_flow.cpp). A hold is taken
+  // under the host's lock like a booking, so a hold and a racing booking never both win; while it
+  // lasts its slot is left out of the slots and refused to every booking but its holder's (the
+  // one naming its uid, which turns it into the booking). Who asks: the client address (at most
+  // reservations.per_address open holds each: 429) and the user of a credential given (nullopt:
+  // none); reservationDuration is the event type owner's only (401 without a credential, 403 with
+  // another's). A slotStart in the past or off the grid is 400 naming slotStart, a slot not free
+  // 409; an unknown event type 400 naming eventTypeId; an unknown or ended reservation 404.
+  struct ReservationCaller {
+    std::string address;
+    std::optional<int64_t> user_id;
+  };
+  Result<Json> Reserve(const ReserveRequest& request, const ReservationCaller& caller);
+  Result<Json> GetReservation(const std::string& uid);
+  // Moves the hold to the request's slot (of the same event type) and holds it again from now.
+  Result<Json> UpdateReservation(const std::string& uid, const ReserveRequest& request,
+                                 const ReservationCaller& caller);
+  Status DeleteReservation(const std::string& uid);
+  // Deletes up to `limit` holds that ended at `now` (counted as expired). Returns how many.
+  size_t ForgetExpiredReservations(Millis now, size_t limit);
+  // Sets the gauge of open holds to their number at `now` (all instances').
+  void CountOpenReservations(Millis now);
+
   // Deletes up to `limit` idempotency keys older than 24 hours at `now`. Returns how many.
   size_t ForgetIdempotencyKeys(Millis now, size_t limit);
 
@@ -115,9 +146,21 @@ class BookingFlow {
   // Writes a new booking (and its event) for `request` inside a transaction holding the host's
   // lock: checks the start, then inserts. `replaces` is the booking a reschedule cancels.
   // `types`: the host's event types and reach, read after its lock (LoadHostEventTypes).
+  // `except_hold`: the reservation of the slot the booking turns into (0: none); every other open
+  // hold of the host is busy.
   Result<Booking> Book(DbConnection& conn, const User& host, const EventType& et, const HostEventTypes& types,
                        const CreateRequest& request, const std::vector<BusyBlock>& outside,
-                       const Booking* replaces);
+                       const Booking* replaces, int64_t except_hold = 0);
+  // The event type of a reservation request and its owner, with the checks that need no lock:
+  // the event type, who may set reservationDuration, slotDuration, the horizon.
+  struct ReservationTarget {
+    EventType event_type;
+    User host;
+    int minutes = 0;  // how long the hold lasts
+  };
+  Result<ReservationTarget> CheckReservation(const ReserveRequest& request, const ReservationCaller& caller);
+  // The host of the open reservation `uid`; NotFound when there is none.
+  Result<User> ReservationHost(const std::string& uid);
   // A 400 naming start when `start` is further ahead than max_days_ahead.
   Status CheckHorizon(Millis start) const;
   // What a transaction holding a host's lock changed in the host's booked times, for the cache:
@@ -154,6 +197,7 @@ class BookingFlow {
   BusySource busy_source_;
   std::shared_ptr<BookingMetrics> metrics_;
   int max_days_ahead_ = 730;
+  ReservationSettings reservations_;
   BookedTimesCache booked_times_;
   // The hosts whose turn is held or awaited, each with its number of holders and waiters.
   std::mutex turns_mutex_;

@@ -9,6 +9,12 @@
 //       time overlaps a booking or a busy time of the host (buffers included)
 //   bookings_slots_duration_seconds             computing one GET /v2/slots answer, busy-time
 //       sources included
+//   bookings_reservations_created_total         slot reservations made (POST /v2/slots/reservations)
+//   bookings_reservations_ended_total{how}      slot reservations that ended: converted (became the
+//       holder's booking), deleted (DELETE), expired (their time passed; counted by the instance
+//       whose sweep removed them)
+//   bookings_reservations_held                  open slot reservations of every instance, as the
+//       last sweep counted them (every completion_sweep_interval)
 //
 // Thread-safe. `metrics` must outlive this object.
 #pragma once
@@ -31,12 +37,19 @@ class BookingMetrics {
   // `action`: "create", "reschedule" or "reopen".
   void OverlapRefused(std::string_view action);
   void SlotsComputed(double seconds);
+  void ReservationMade();
+  // `how`: "converted", "deleted" or "expired".
+  void ReservationEnded(std::string_view how, size_t count = 1);
+  void ReservationsHeld(size_t open);
 
  private:
   MetricFamily& created_;
   MetricFamily& transitions_;
   MetricFamily& overlaps_;
   Metric& slots_duration_;
+  Metric& reservations_made_;
+  MetricFamily& reservations_ended_;
+  Metric& reservations_held_;
 };
 
 }  // namespace rendezvous::bookings

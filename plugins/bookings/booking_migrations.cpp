@@ -164,6 +164,30 @@ constexpr const char* kBookingFieldsMigration =
     R"sql(ALTER TABLE event_types ADD COLUMN booking_fields TEXT NULL;
 ALTER TABLE bookings ADD COLUMN booking_fields_responses MEDIUMTEXT NULL)sql";
 
+// Slot reservations (holds): a slot of an event type held for its holder (the uid is the proof)
+// until `until_ms` (epoch ms), made from `address`. The host's lock row carries the latest end of
+// the host's holds (`holds_until_ms`), so a slots list of a host without an open hold reads none.
+constexpr const char* kReservationsMigration = R"sql(CREATE TABLE IF NOT EXISTS slot_reservations (
+  id BIGINT NOT NULL AUTO_INCREMENT,
+  uid VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  event_type_id BIGINT NOT NULL,
+  host_id BIGINT NOT NULL,
+  start_ms BIGINT NOT NULL,
+  end_ms BIGINT NOT NULL,
+  minutes INT NOT NULL,
+  until_ms BIGINT NOT NULL,
+  address VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  created_at DATETIME(3) NOT NULL,
+  PRIMARY KEY (id),
+  UNIQUE KEY uq_slot_reservations_uid (uid),
+  KEY ix_slot_reservations_host (host_id, start_ms, until_ms),
+  KEY ix_slot_reservations_address (address, until_ms),
+  KEY ix_slot_reservations_until (until_ms),
+  CONSTRAINT fk_slot_reservations_event_type FOREIGN KEY (event_type_id) REFERENCES event_types (id)
+    ON DELETE CASCADE
+) ENGINE=InnoDB;
+ALTER TABLE booking_host_locks ADD COLUMN IF NOT EXISTS holds_until_ms BIGINT NOT NULL DEFAULT 0)sql";
+
 }  // namespace
 
 std::vector<Migration> BookingMigrations() {
@@ -179,6 +203,7 @@ std::vector<Migration> BookingMigrations() {
       Migration{6, "booking_host_locks.longest_ms", kLongestMigration},
       Migration{7, "event_types: Cal.com's settings", kSettingsMigration},
       Migration{8, "event_types.booking_fields, bookings.booking_fields_responses", kBookingFieldsMigration},
+      Migration{10, "slot_reservations, booking_host_locks.holds_until_ms", kReservationsMigration},
       Migration{11, "booking_attendees by name", kAttendeeNameMigration}};
 }
 

@@ -92,6 +92,31 @@ class Routes {
       return Answer(s.flow->Reschedule(PathUid(req), *reschedule), 201);
     });
 
+    // Slot reservations: public, the uid is the holder's proof; a credential, when given, is
+    // looked at (the event type's owner may set reservationDuration).
+    AddReserving(Method::kPost, "/v2/slots/reservations", [](BookingServices& s, Request& req) {
+      auto body = req.JsonBody();
+      if (!body.ok()) return Response::FromStatus(body.status());
+      Result<ReserveRequest> reserve = ParseReserveBody(*body, s.flow->reservation_settings().max_minutes);
+      if (!reserve.ok()) return Response::FromStatus(reserve.status());
+      if (auto refused = RefuseScope(req, *reserve)) return std::move(*refused);
+      return Reservation(s.flow->Reserve(*reserve, Caller(req)), 201);
+    });
+    AddPublic(Method::kGet, "/v2/slots/reservations/:uid",
+              [](BookingServices& s, Request& req) { return Answer(s.flow->GetReservation(PathUid(req))); });
+    AddReserving(Method::kPatch, "/v2/slots/reservations/:uid", [](BookingServices& s, Request& req) {
+      auto body = req.JsonBody();
+      if (!body.ok()) return Response::FromStatus(body.status());
+      Result<ReserveRequest> reserve = ParseReserveBody(*body, s.flow->reservation_settings().max_minutes);
+      if (!reserve.ok()) return Response::FromStatus(reserve.status());
+      if (auto refused = RefuseScope(req, *reserve)) return std::move(*refused);
+      return Reservation(s.flow->UpdateReservation(PathUid(req), *reserve, Caller(req)), 200);
+    });
+    AddPublic(Method::kDelete, "/v2/slots/reservations/:uid", [](BookingServices& s, Request& req) {
+      if (Status e = s.flow->DeleteReservation(PathUid(req)); !e.ok()) return Response::FromStatus(e);
+      return Response::RawJson(200, Json{{"status", "success"}});
+    });
+
     AddHosted(Method::kGet, "/v2/bookings/:uid", "BOOKING_READ",
               [](BookingServices& s, const User& host, Request& req) {
                 return Answer(s.flow->GetBooking(host, PathUid(req)));
@@ -144,9 +169,42 @@ class Routes {
   // The public booking flow: no credential needed (one given is not looked at); limited per
   // client address.
   void AddPublic(Method method, const char* pattern, Fn fn) {
-    ctx_.AddRoute(Route::Api(method, pattern, RouteAuth::Public(),
+    ctx_.AddRoute(Route::Api(method, pattern, RouteAuth::Public(), [services = services_, fn](Request& req) {
+                    return fn(*services, req);
+                  }).LimitedPerAddress(public_limit_));
+  }
+
+  // A reservation route: public, limited with the public booking routes, and a credential given
+  // is checked (401 when it is not valid) and its user passed on.
+  void AddReserving(Method method, const char* pattern, Fn fn) {
+    ctx_.AddRoute(Route::Api(method, pattern, RouteAuth::OptionalBearer(kOwnerCredentials),
                              [services = services_, fn](Request& req) { return fn(*services, req); })
                       .LimitedPerAddress(public_limit_));
+  }
+
+  static BookingFlow::ReservationCaller Caller(const Request& req) {
+    BookingFlow::ReservationCaller caller;
+    caller.address = req.remote_ip;
+    if (req.principal) caller.user_id = req.principal->user_id;
+    return caller;
+  }
+
+  // An OAuth token setting reservationDuration needs BOOKING_WRITE.
+  static std::optional<Response> RefuseScope(const Request& req, const ReserveRequest& reserve) {
+    if (!reserve.reservation_minutes || !req.principal || req.principal->HasScope("BOOKING_WRITE")) {
+      return std::nullopt;
+    }
+    return Response::FromStatus(
+               Status(ErrorCode::kInsufficientScope, "reservationDuration requires the scope BOOKING_WRITE")
+                   .WithDetails(Json{{"scope", "BOOKING_WRITE"}}))
+        .With("WWW-Authenticate", R"(Bearer error="insufficient_scope", scope="BOOKING_WRITE")");
+  }
+
+  // A reservation's answer; a 401 carries its challenge.
+  static Response Reservation(const Result<Json>& result, int success_status) {
+    Response res = Answer(result, success_status);
+    if (res.status == 401) res.With("WWW-Authenticate", "Bearer");
+    return res;
   }
 
   // Routes over bookings need the caller as a user (the host shown in each booking).

@@ -4,8 +4,9 @@
 //   DELETE /v2/event-types/:id       EVENT_TYPE_WRITE
 //   GET    /v2/bookings              BOOKING_READ       GET    /v2/bookings/:uid      BOOKING_READ
 //   POST   /v2/bookings/:uid/confirm | /decline | /mark-absent                        BOOKING_WRITE
-// The public booking flow (GET /v2/slots, POST /v2/bookings, /:uid/cancel, /:uid/reschedule)
-// is limited per client address by `public_limit` (plugins.bookings.public_rate_limit).
+// The public booking flow (GET /v2/slots, POST /v2/bookings, /:uid/cancel, /:uid/reschedule,
+// and the slot reservations POST /v2/slots/reservations, GET/PATCH/DELETE .../:uid) is limited
+// per client address by `public_limit` (plugins.bookings.public_rate_limit).
 // The routes share the ownership of the services.
 #pragma once
 

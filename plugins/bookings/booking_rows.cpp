@@ -209,18 +209,20 @@ namespace {
 HostEventTypes ReadHostEventTypes(DbConnection& conn, std::string_view owner, int64_t param,
                                   int64_t event_type_id) {
   HostEventTypes out;
-  for (const DbRow& row : conn.Query(std::string("SELECT ") + kEventTypeColumns +
-                                         ", l.changes, l.longest_ms FROM event_types LEFT JOIN "
-                                         "booking_host_locks l ON l.host_id = owner_id"
-                                         " WHERE owner_id = " +
-                                         std::string(owner),
-                                     {param})) {
+  for (const DbRow& row :
+       conn.Query(std::string("SELECT ") + kEventTypeColumns +
+                      ", l.changes, l.longest_ms, l.holds_until_ms FROM event_types LEFT JOIN "
+                      "booking_host_locks l ON l.host_id = owner_id"
+                      " WHERE owner_id = " +
+                      std::string(owner),
+                  {param})) {
     EventType et = EventTypeFromRow(row);
     const int before = et.fields.before_event_buffer;
     const int after = et.fields.after_event_buffer;
     out.buffers[et.id] = {before, after};
     out.version = row.IsNull(kEventTypeColumnCount + 1) ? 0 : row.Int(kEventTypeColumnCount + 1);
     out.recorded_longest = row.IsNull(kEventTypeColumnCount + 2) ? 0 : row.Int(kEventTypeColumnCount + 2);
+    out.holds_until = row.IsNull(kEventTypeColumnCount + 3) ? 0 : row.Int(kEventTypeColumnCount + 3);
     out.reach.max_buffer = std::max({out.reach.max_buffer, before, after});
     out.reach.longest = std::max(
         {out.reach.longest, et.fields.length_minutes * time::kMillisPerMinute, out.recorded_longest});
@@ -242,6 +244,20 @@ std::vector<BookedTime> HostBookedTimes(DbConnection& conn, int64_t host_id, Tim
       "SELECT start_ms, end_ms, event_type_id, id FROM bookings"
       " WHERE host_id = ? AND status IN ('accepted', 'pending') AND start_ms >= ? AND start_ms < ? AND id <> ?",
       {host_id, starts.start, starts.end, except_id}, cells);
+  std::vector<BookedTime> out;
+  out.reserve(cells.size() / 4);
+  for (size_t i = 0; i + 4 <= cells.size(); i += 4)
+    out.push_back({cells[i], cells[i + 1], cells[i + 2], cells[i + 3]});
+  return out;
+}
+
+std::vector<BookedTime> HostHeldTimes(DbConnection& conn, int64_t host_id, TimeRange starts, Millis now,
+                                      int64_t except_id) {
+  std::vector<int64_t> cells;
+  conn.QueryInts(
+      "SELECT start_ms, end_ms, event_type_id, id FROM slot_reservations"
+      " WHERE host_id = ? AND start_ms >= ? AND start_ms < ? AND until_ms > ? AND id <> ?",
+      {host_id, starts.start, starts.end, now, except_id}, cells);
   std::vector<BookedTime> out;
   out.reserve(cells.size() / 4);
   for (size_t i = 0; i + 4 <= cells.size(); i += 4) out.push_back({cells[i], cells[i + 1], cells[i + 2], cells[i + 3]});

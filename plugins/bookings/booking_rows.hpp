@@ -93,6 +93,7 @@ struct HostEventTypes {
   int64_t version = 0;
   HostReach reach;              // what bounds a conflict check of the host's bookings
   Millis recorded_longest = 0;  // booking_host_locks.longest_ms (0: no row yet)
+  Millis holds_until = 0;       // booking_host_locks.holds_until_ms: no hold of the host lasts past it
 };
 HostEventTypes LoadEventTypeWithBuffers(DbConnection& conn, int64_t id);
 // The starts of the bookings that may conflict with starts in [from, to): bookings and buffers are
@@ -129,6 +130,18 @@ HostEventTypes LoadHostEventTypes(DbConnection& conn, int64_t host_id, int64_t e
 // buffers; the booking `except_id` is left out.
 std::vector<BusyBlock> HostBusyBlocks(DbConnection& conn, int64_t host_id, const HostEventTypes& host,
                                       Millis from, Millis to, int length_minutes, int64_t except_id = 0);
+
+// The host's slot reservations open at `now` (until after it) starting in `starts`, as booked
+// times (their event type's buffers apply); the reservation `except_id` is left out. A hold is
+// one slot of its event type, so `starts` as for bookings (BookedStartRange) holds every hold that
+// may conflict.
+std::vector<BookedTime> HostHeldTimes(DbConnection& conn, int64_t host_id, TimeRange starts, Millis now,
+                                      int64_t except_id = 0);
+// Those that may conflict with a booking starting in [from, to), as busy blocks with buffers.
+inline std::vector<BusyBlock> HostHeldBlocks(DbConnection& conn, int64_t host_id, const HostEventTypes& host,
+                                             Millis from, Millis to, Millis now, int64_t except_id = 0) {
+  return WithBuffers(HostHeldTimes(conn, host_id, BookedStartRange(from, to), now, except_id), host.buffers);
+}
 
 // The event type's fields in column order (title ... schedule_id, limit_day ... limit_year,
 // disable_guests ... currency, metadata, booking_fields), followed by `tail`. An empty metadata

@@ -55,12 +55,21 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
     limit.RejectUnknown();
   }
   const int max_days_ahead = static_cast<int>(c.Int("max_days_ahead", 730, 1, 36500));
+  ReservationSettings reservations;
+  {
+    ConfigNode holds = c.Child("reservations");
+    reservations.max_minutes = static_cast<int>(holds.Int("max_minutes", 15, 1, 1440));
+    reservations.minutes = static_cast<int>(holds.Int("minutes", 5, 1, reservations.max_minutes));
+    reservations.per_address = static_cast<int>(holds.Int("per_address", 10, 1, 100000));
+    holds.RejectUnknown();
+  }
   c.RejectUnknown();
 
   auto flow = std::make_shared<BookingFlow>(ctx.db(), ctx.outbox(), ctx.identity(), ctx.logger());
   flow->SetBusySource([&ctx](int64_t host_id, Millis from, Millis to) { return ctx.BusyTimes(host_id, from, to); });
   flow->SetMetrics(std::make_shared<BookingMetrics>(ctx.metrics()));
   flow->SetMaxDaysAhead(max_days_ahead);
+  flow->SetReservationSettings(reservations);
   auto references = std::make_shared<BookingReferenceStore>(ctx.db());
   ctx.Provide<UserBookings>("bookings.user_bookings",
                             std::make_shared<UpcomingCancellations>(ctx.db(), flow));

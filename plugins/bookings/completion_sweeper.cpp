@@ -41,6 +41,8 @@ size_t CompletionSweeper::SweepOnce() {
     if (n < kBatch) break;
   }
   flow_.ForgetIdempotencyKeys(time::Now(), kBatch * kMaxBatchesPerPass);
+  flow_.ForgetExpiredReservations(time::Now(), kBatch * kMaxBatchesPerPass);
+  flow_.CountOpenReservations(time::Now());
   return total;
 }
 

@@ -1,8 +1,8 @@
 // The completion sweep: a background thread that turns accepted bookings whose end has passed into
 // completed ones (BOOKING_COMPLETED), every `interval`, in bounded batches claimed with
 // FOR UPDATE SKIP LOCKED so several instances share the work; each pass also forgets idempotency
-// keys older than 24 hours. Start/Stop from one thread (the
-// plugin's); Stop wakes the thread at once and joins it.
+// keys older than 24 hours and slot reservations that ended, and counts the open ones. Start/Stop from one
+// thread (the plugin's); Stop wakes the thread at once and joins it.
 #pragma once
 
 #include <chrono>

@@ -156,7 +156,7 @@ Result<SlotsQuery> ParseSlotsQuery(const std::multimap<std::string, std::string>
 
 Result<CreateRequest> ParseCreateBody(const Json& body) {
   if (Status e = OnlyMembers(body, {"start", "eventTypeId", "attendee", "guests", "metadata", "location",
-                                    "bookingFieldsResponses"});
+                                    "bookingFieldsResponses", "reservationUid"});
       !e.ok()) {
     return e;
   }
@@ -189,6 +189,14 @@ Result<CreateRequest> ParseCreateBody(const Json& body) {
       return FieldInvalid("bookingFieldsResponses", "must be an object of booking field slugs to answers");
     }
     out.booking_fields_responses = body["bookingFieldsResponses"];
+  }
+  if (Present(body, "reservationUid")) {
+    const Json& uid = body["reservationUid"];
+    if (!uid.is_string() || uid.get_ref<const std::string&>().empty() ||
+        uid.get_ref<const std::string&>().size() > 255) {
+      return FieldInvalid("reservationUid", "must be the reservationUid of POST /v2/slots/reservations");
+    }
+    out.reservation_uid = uid.get<std::string>();
   }
   return out;
 }

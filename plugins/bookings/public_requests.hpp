@@ -38,7 +38,7 @@ struct SlotsQuery {
 Result<SlotsQuery> ParseSlotsQuery(const std::multimap<std::string, std::string>& query);
 
 // POST /v2/bookings `{start, eventTypeId, attendee:{name, email, timeZone, language?}, guests?,
-// metadata?, location?, bookingFieldsResponses?}`.
+// metadata?, location?, bookingFieldsResponses?, reservationUid?}`.
 struct CreateRequest {
   time::Millis start = 0;
   int64_t event_type_id = 0;
@@ -51,6 +51,9 @@ struct CreateRequest {
   Json booking_fields_responses;
   Json responses = Json::object();   // the checked custom answers (Booking::responses)
   std::optional<std::string> notes;  // the notes answer: the booking's description
+  // The slot reservation the booking turns into (its holder's proof); any string up to 255
+  // characters: one that names no open reservation of the host is no reservation.
+  std::optional<std::string> reservation_uid;
 };
 Result<CreateRequest> ParseCreateBody(const Json& body);
 

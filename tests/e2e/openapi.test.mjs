@@ -415,6 +415,20 @@ test('every answer of every route matches the document', { timeout: kTestTimeout
   await call('POST', '/v2/bookings/{uid}/reschedule', { params: { uid: b1.uid }, body: { start: starts[7] }, expect: 201 });
   await call('POST', '/v2/bookings/{uid}/reschedule', { params: { uid: b2.uid }, body: {}, expect: 400 });
 
+  // Slot reservations: held, read, moved, booked by the holder; another held and deleted.
+  const held = (await call('POST', '/v2/slots/reservations', { body: { eventTypeId: etId, slotStart: starts[13] }, expect: 201 })).json.data;
+  await call('POST', '/v2/slots/reservations', { body: { eventTypeId: etId, slotStart: 'soon' }, expect: 400 });
+  await call('POST', '/v2/slots/reservations', { body: { eventTypeId: etId, slotStart: starts[14], reservationDuration: 10 }, expect: 401 });
+  await call('GET', '/v2/slots/reservations/{uid}', { params: { uid: held.reservationUid }, expect: 200 });
+  await call('GET', '/v2/slots/reservations/{uid}', { params: { uid: 'no-such-reservation' }, expect: 404 });
+  await call('PATCH', '/v2/slots/reservations/{uid}', { params: { uid: held.reservationUid }, token: key, body: { eventTypeId: etId, slotStart: starts[14], reservationDuration: 10 }, expect: 200 });
+  await call('PATCH', '/v2/slots/reservations/{uid}', { params: { uid: held.reservationUid }, body: { eventTypeId: etId, slotStart: starts[7] }, expect: 409 });
+  await call('POST', '/v2/bookings', { body: { start: starts[14], eventTypeId: etId, attendee }, expect: 409 });
+  await call('POST', '/v2/bookings', { body: { start: starts[14], eventTypeId: etId, attendee, reservationUid: held.reservationUid }, expect: 201 });
+  const dropped = (await call('POST', '/v2/slots/reservations', { body: { eventTypeId: etId, slotStart: starts[13] }, expect: 201 })).json.data;
+  await call('DELETE', '/v2/slots/reservations/{uid}', { params: { uid: dropped.reservationUid }, expect: 200 });
+  await call('DELETE', '/v2/slots/reservations/{uid}', { params: { uid: dropped.reservationUid }, expect: 404 });
+
   // Webhooks of a user and of an event type.
   const hookBody = { subscriberUrl: `${receiver.url}/hook`, triggers: ['BOOKING_CREATED'], active: true, secret: 's3cret' };
   const hook = (await call('POST', '/v2/webhooks', { token: key, body: hookBody, expect: 201 })).json.data;

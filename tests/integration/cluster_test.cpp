@@ -280,6 +280,104 @@ TEST_F(ClusterTest, RacingCreatesOverThreeWritersNeverOverlapAndNeverFail) {
   std::printf("[ measured ] %d racing creates: %s; %.0f transactions retried\n", kRacers, seen.str().c_str(), retries);
 }
 
+// A slot reservation on a cluster: the hold is taken through one writer and raced by 50 bookings
+// spread over all three (the holder's among them, through another): only the holder books. After
+// the next hold is deleted, and after another expires, exactly one of a new race of 50 wins; and a
+// hold raced by 50 bookings of a free slot never wins together with one of them.
+TEST_F(ClusterTest, AReservationAndRacingBookingsOverThreeWritersNeverBothWin) {
+  const std::string unlimited = "bookings:\n  public_rate_limit: { per_minute: 0 }\n";
+  Prepare(Instance(1, unlimited));
+  Instance(2, unlimited);
+  Instance(3, unlimited);
+  ASSERT_NO_FATAL_FAILURE(StartAll());
+  auto reserve = [&](const TestServer& s, const std::string& start, HttpClient& client) {
+    return client.Request("POST", s.api() + "/v2/slots/reservations",
+                          json{{"eventTypeId", event_type_}, {"slotStart", start}}.dump(),
+                          {"Content-Type: application/json"});
+  };
+  // 50 bookings of `start` (and the holder's, with `uid`, through instance 2): {201s, holder won}.
+  auto race = [&](const std::string& start, const std::string& uid, const std::string& tag) {
+    std::atomic<int> created{0}, refused{0};
+    std::atomic<bool> holder_won{false};
+    std::vector<std::thread> threads;
+    for (int i = 0; i <= 50; ++i) {
+      if (i == 50 && uid.empty()) break;
+      threads.emplace_back([&, i] {
+        HttpClient client;
+        json body = {{"start", start},
+                     {"eventTypeId", event_type_},
+                     {"attendee",
+                      {{"name", "Ann Attendee"},
+                       {"email", tag + std::to_string(i) + "@example.com"},
+                       {"timeZone", "UTC"}}}};
+        if (i == 50) body["reservationUid"] = uid;
+        HttpResult r = client.Request("POST", servers_[i == 50 ? 1 : i % 3]->api() + "/v2/bookings",
+                                      body.dump(), {"Content-Type: application/json"});
+        if (r.status == 201) {
+          ++created;
+          if (i == 50) holder_won = true;
+        } else if (r.status == 409) {
+          ++refused;
+        } else {
+          ADD_FAILURE() << tag << ": " << r.status << " " << r.body;
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(created + refused, uid.empty() ? 50 : 51) << tag;
+    return std::pair<int, bool>{created.load(), holder_won.load()};
+  };
+  auto booked_at = [&](const std::string& start) {
+    return Count("SELECT COUNT(*) FROM bookings WHERE start_ms = " + std::to_string(*time::ParseIso(start)));
+  };
+  HttpClient client;
+
+  const std::string first = Slot(0);
+  HttpResult held = reserve(*servers_[0], first, client);
+  ASSERT_EQ(held.status, 201) << held.body;
+  EXPECT_EQ(race(first, held.Json()["data"]["reservationUid"], "held"), (std::pair<int, bool>{1, true}));
+  EXPECT_EQ(booked_at(first), 1);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM slot_reservations"), 0);
+
+  const std::string second = Slot(4);
+  HttpResult deleted = reserve(*servers_[2], second, client);
+  ASSERT_EQ(deleted.status, 201) << deleted.body;
+  EXPECT_EQ(race(second, "", "held-for-nobody").first, 0);
+  const std::string path =
+      "/v2/slots/reservations/" + deleted.Json()["data"]["reservationUid"].get<std::string>();
+  ASSERT_EQ(client.Request("DELETE", servers_[0]->api() + path).status, 200);
+  EXPECT_EQ(race(second, "", "after-delete").first, 1);
+  EXPECT_EQ(booked_at(second), 1);
+
+  const std::string third = Slot(8);
+  ASSERT_EQ(reserve(*servers_[1], third, client).status, 201);
+  db_->Exec("UPDATE slot_reservations SET until_ms = " + std::to_string(time::Now() - 1));
+  EXPECT_EQ(race(third, "", "after-expiry").first, 1);
+  EXPECT_EQ(booked_at(third), 1);
+
+  // A hold and 50 bookings of a free slot, spread over the three writers: one winner.
+  const std::string fourth = Slot(12);
+  std::atomic<int> winners{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i <= 50; ++i) {
+    threads.emplace_back([&, i] {
+      HttpClient mine;
+      HttpResult r = i == 25
+                         ? reserve(*servers_[i % 3], fourth, mine)
+                         : Book(*servers_[i % 3], fourth, "four" + std::to_string(i) + "@example.com", mine);
+      if (r.status == 201)
+        ++winners;
+      else if (r.status != 409)
+        ADD_FAILURE() << r.status << " " << r.body;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(winners.load(), 1);
+  EXPECT_EQ(Overlaps(), 0);
+  for (int n = 0; n < 3; ++n)
+    EXPECT_EQ(Sample(*servers_[n], "db_errors_total{kind=\"retries_exhausted\"}"), 0);
+}
+
 // Sustained racing: every connection books again as soon as it has an answer, all for the same
 // hours of one host, so its lock row is always wanted on all three nodes at once.
 TEST_F(ClusterTest, SustainedRacingCreatesOverThreeWritersAreAllAnswered) {

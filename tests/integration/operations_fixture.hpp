@@ -139,6 +139,13 @@ class OperationsTest : public CalendarTest {
     HttpResult cancelled = Send("POST", "/v2/bookings/" + uid + "/cancel", json::object(), "");
     EXPECT_EQ(cancelled.status, 200) << cancelled.body;
     ASSERT_TRUE(receiver_.AwaitRequests(2)) << "no delivery of the cancellation";
+    // A slot reservation made and deleted.
+    HttpResult held = http_.Request("POST", Api("/v2/slots/reservations"),
+                                    json{{"eventTypeId", et}, {"slotStart", start}}.dump(),
+                                    {"Content-Type: application/json"});
+    ASSERT_EQ(held.status, 201) << held.body;
+    const std::string hold = held.Json()["data"].value("reservationUid", "");
+    EXPECT_EQ(http_.Request("DELETE", Api("/v2/slots/reservations/" + hold)).status, 200);
   }
 
   LoopbackHttpServer receiver_{[](const PeerRequest&) {

@@ -645,6 +645,9 @@ TEST(ShippedConfigTest, EtcRendezvousYamlHoldsTheDefaults) {
   EXPECT_EQ(y["bookings"]["completion_sweep_interval"].as<long>(), 60);
   EXPECT_EQ(y["bookings"]["public_rate_limit"]["per_minute"].as<long>(), 120);
   EXPECT_EQ(y["bookings"]["public_rate_limit"]["burst"].as<long>(), 60);
+  EXPECT_EQ(y["bookings"]["reservations"]["minutes"].as<long>(), 5);
+  EXPECT_EQ(y["bookings"]["reservations"]["max_minutes"].as<long>(), 15);
+  EXPECT_EQ(y["bookings"]["reservations"]["per_address"].as<long>(), 10);
   YAML::Node google = y["calendar"]["google"];
   EXPECT_EQ(google["client_id"].as<std::string>(), "");
   EXPECT_EQ(google["client_secret"].as<std::string>(), "");

@@ -129,6 +129,13 @@ class HttpServerTest : public HttpServerFixture {
     server_->AddRoute(MakeRoute(Method::kGet, "/v2/keys-only", [](Request&) {
       return Response::Success(true);
     }, RouteAuth::Bearer("", kApiKey)));
+    // A public route that looks at a credential when one is sent.
+    server_->AddRoute(MakeRoute(
+        Method::kGet, "/v2/optional",
+        [](Request& r) {
+          return Response::Success(r.principal ? Json(static_cast<int>(r.principal->kind)) : Json(nullptr));
+        },
+        RouteAuth::OptionalBearer(kApiKey)));
     server_->AddRoute(MakeRoute(Method::kGet, "/v2/slow", [this](Request&) {
       entered_.Open();
       gate_.Wait();
@@ -338,6 +345,27 @@ TEST_F(HttpServerTest, MissingOrInvalidBearerIs401WithChallenge) {
   EXPECT_EQ(wrong_kind->status, 401);
   EXPECT_EQ(wrong_kind->Header("www-authenticate"), "Bearer error=\"invalid_token\"");
   EXPECT_NE(wrong_kind->Json()["error"]["message"].get<std::string>().find("API keys"), std::string::npos);
+}
+
+// An optional credential: none lets the request in without a principal; one sent is checked as a
+// required one is (an invalid one or one of another kind is 401) and sets the principal.
+TEST_F(HttpServerTest, AnOptionalBearerIsCheckedOnlyWhenSent) {
+  StartServer();
+  auto none = Fetch(port_, "GET", "/v2/optional", {});
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->status, 200) << none->body;
+  EXPECT_TRUE(none->Json()["data"].is_null()) << none->body;
+  auto key = Fetch(port_, "GET", "/v2/optional", {"Authorization: Bearer key"});
+  ASSERT_TRUE(key);
+  EXPECT_EQ(key->status, 200) << key->body;
+  EXPECT_EQ(key->Json()["data"], static_cast<int>(kApiKey));
+  for (const char* header :
+       {"Authorization: Bearer nope", "Authorization: Bearer oauth-read", "Authorization: Basic eA=="}) {
+    auto refused = Fetch(port_, "GET", "/v2/optional", {header});
+    ASSERT_TRUE(refused) << header;
+    ExpectEnvelope(*refused, 401, "unauthorized");
+    EXPECT_NE(refused->Header("www-authenticate"), "") << header;
+  }
 }
 
 // A token sent as DPoP with a proof is resolved by the DPoP resolver alone (one call for the

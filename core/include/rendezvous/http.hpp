@@ -110,6 +110,9 @@ using Handler = std::function<Response(Request&)>;
 // What a route requires of the caller. Checked in one place by the core before the handler runs.
 struct RouteAuth {
   bool bearer_required = false;
+  // Without bearer_required: a request that carries an Authorization header has it checked as a
+  // required one would be (401 when it is not valid) and its principal set; one without is let in.
+  bool bearer_optional = false;
   unsigned accepted = kAnyBearer;  // bearer kinds accepted; others answer 401
   std::string scope;               // scope needed by OAuth tokens ("" = none); 403 insufficient_scope
   bool session_required = false;   // app pages: no session -> redirect to /auth/login?next=...
@@ -120,6 +123,13 @@ struct RouteAuth {
     a.bearer_required = true;
     a.accepted = accepted;
     a.scope = std::move(scope);
+    return a;
+  }
+  // A public route that looks at a credential when one is given (see bearer_optional).
+  static RouteAuth OptionalBearer(unsigned accepted = kAnyBearer) {
+    RouteAuth a;
+    a.bearer_optional = true;
+    a.accepted = accepted;
     return a;
   }
   static RouteAuth Session() {

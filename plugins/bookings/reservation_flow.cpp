@@ -1,0 +1,259 @@
+// Slot reservations of BookingFlow (docs/bookings.md "Holding a slot"). A hold is written, moved
+// and deleted in a transaction that first takes the host's lock (LockHost), as every booking
+// write does, so a hold and a racing booking of the host are decided one after the other, on one
+// instance or on a cluster. Each such transaction moves the host's version on (the booked times'
+// cache follows it) and raises the host's holds_until_ms, which tells the slots and the bookings
+// whether the host may have an open hold at all. A hold ends by the clock: every read asks for
+// holds whose until_ms is after now, and the sweep deletes the ended ones later.
+#include <algorithm>
+
+#include "booking_flow.hpp"
+#include "booking_rows.hpp"
+#include "rendezvous/crypto.hpp"
+#include "schedule_rows.hpp"
+
+namespace rendezvous::bookings {
+namespace {
+
+constexpr const char* kHoldColumns = "id, uid, event_type_id, host_id, start_ms, end_ms, minutes, until_ms";
+
+SlotReservation HoldFromRow(const DbRow& row) {
+  return SlotReservation{
+      row.Int(1), row.String(2), row.Int(3), row.Int(4), row.Int(5), row.Int(6), static_cast<int>(row.Int(7)),
+      row.Int(8)};
+}
+
+// The open hold `uid` (locked when `lock`); nullopt when there is none or it ended at `now`.
+std::optional<SlotReservation> LoadHold(DbConnection& conn, const std::string& uid, Millis now, bool lock) {
+  if (!IsReservationUid(uid)) return std::nullopt;
+  std::optional<DbRow> row = conn.QueryOne(std::string("SELECT ") + kHoldColumns +
+                                               " FROM slot_reservations WHERE uid = ? AND until_ms > ?" +
+                                               (lock ? " FOR UPDATE" : ""),
+                                           {uid, now});
+  if (!row) return std::nullopt;
+  return HoldFromRow(*row);
+}
+
+Status HoldNotFound() {
+  return Status::NotFound("reservation not found: it never existed, ended, was deleted or became a booking");
+}
+
+// A booking's refusal of a start, said of slotStart.
+Status AsSlotStart(Status refused) {
+  if (refused.code() != ErrorCode::kInvalid || refused.field() != "start") return refused;
+  std::string message = refused.message();
+  if (message.rfind("start", 0) == 0) message = "slotStart" + message.substr(5);
+  return Status::Invalid("slotStart", message);
+}
+
+// Whether a hold of `et` at `start` may be taken now: on the grid, in the future, past the
+// notice, and free of the host's bookings, other holds (but `except_hold`) and `outside`.
+Status CheckHoldable(DbConnection& conn, const User& host, const EventType& et, const HostEventTypes& types,
+                     Millis start, Millis now, const std::vector<BusyBlock>& outside, int64_t except_hold) {
+  const SlotRules rules = RulesOf(et);
+  const Schedule schedule = ScheduleForEventType(conn, host, et.fields.schedule_id);
+  const TimeRange window = GridWindow(start, start + 1, rules);
+  std::vector<BusyBlock> busy = HostBusyBlocks(conn, host.id, types, start, start + 1, rules.length);
+  if (types.holds_until > now) {
+    std::vector<BusyBlock> held = HostHeldBlocks(conn, host.id, types, start, start + 1, now, except_hold);
+    busy.insert(busy.end(), held.begin(), held.end());
+  }
+  busy.insert(busy.end(), outside.begin(), outside.end());
+  return AsSlotStart(CheckBookable(WorkingIntervals(schedule, window.start, window.end), ZoneOf(schedule),
+                                   start, now, rules, busy));
+}
+
+// The host's holds last at least until `until`.
+void RaiseHoldsUntil(DbConnection& conn, int64_t host_id, Millis until) {
+  conn.Exec("UPDATE booking_host_locks SET holds_until_ms = GREATEST(holds_until_ms, ?) WHERE host_id = ?",
+            {until, host_id});
+}
+
+}  // namespace
+
+Result<BookingFlow::ReservationTarget> BookingFlow::CheckReservation(const ReserveRequest& request,
+                                                                     const ReservationCaller& caller) {
+  std::optional<EventType> et =
+      db_.Run([&](DbConnection& conn) { return FindEventType(conn, request.event_type_id); });
+  std::optional<User> host = et ? users_.FindUser(et->owner_id) : std::nullopt;
+  if (!host) return Status::Invalid("eventTypeId", "eventTypeId names no event type");
+  ReservationTarget target{*et, *host, reservations_.minutes};
+  if (request.reservation_minutes) {
+    if (!caller.user_id) {
+      return Status(ErrorCode::kUnauthenticated,
+                    "reservationDuration may be set only with the event type owner's credentials");
+    }
+    if (*caller.user_id != et->owner_id) {
+      return Status(ErrorCode::kForbidden, "reservationDuration may be set only by the event type's owner");
+    }
+    target.minutes = *request.reservation_minutes;
+  }
+  if (request.slot_duration && *request.slot_duration != et->fields.length_minutes) {
+    return Status::Invalid("slotDuration", "slotDuration must be the event type's length, " +
+                                               std::to_string(et->fields.length_minutes) + " minutes");
+  }
+  if (Status far = CheckHorizon(request.slot_start); !far.ok()) {
+    return Status::Invalid("slotStart", "slotStart" + far.message().substr(5));
+  }
+  return target;
+}
+
+Result<User> BookingFlow::ReservationHost(const std::string& uid) {
+  std::optional<SlotReservation> hold =
+      db_.Run([&](DbConnection& conn) { return LoadHold(conn, uid, time::Now(), false); });
+  std::optional<User> host = hold ? users_.FindUser(hold->host_id) : std::nullopt;
+  if (!host) return HoldNotFound();
+  return *host;
+}
+
+Result<Json> BookingFlow::Reserve(const ReserveRequest& request, const ReservationCaller& caller) {
+  Result<ReservationTarget> target = CheckReservation(request, caller);
+  if (!target.ok()) return target.status();
+  const EventType& et = target->event_type;
+  const User& host = target->host;
+  const Millis length = et.fields.length_minutes * time::kMillisPerMinute;
+  const std::vector<BusyBlock> outside =
+      OutsideBusy(host.id, request.slot_start, request.slot_start + length);
+  BookedChange change;
+  Turn turn = HostTurn(host.id);
+  Result<Json> out = db_.Transaction([&](DbConnection& conn) -> Result<Json> {
+    change = {};
+    change.version = LockHost(conn, host.id);
+    const HostEventTypes types = LoadHostEventTypes(conn, host.id, et.id);
+    if (!types.event_type) return Status::Invalid("eventTypeId", "eventTypeId names no event type");
+    const Millis now = time::Now();
+    if (Status refused =
+            CheckHoldable(conn, host, *types.event_type, types, request.slot_start, now, outside, 0);
+        !refused.ok()) {
+      return refused;
+    }
+    // The address's open holds, locked so that its racing requests count one after the other.
+    std::vector<int64_t> open;
+    conn.QueryInts("SELECT until_ms FROM slot_reservations WHERE address = ? AND until_ms > ? FOR UPDATE",
+                   {caller.address, now}, open);
+    if (open.size() >= static_cast<size_t>(reservations_.per_address)) {
+      const Millis first_end = *std::min_element(open.begin(), open.end());
+      const int retry = static_cast<int>((first_end - now + 999) / 1000);
+      return Status::RateLimited("this address holds " + std::to_string(open.size()) +
+                                     " open reservations, the most it may; book, delete or let one expire",
+                                 std::max(retry, 1));
+    }
+    SlotReservation hold;
+    hold.uid = crypto::RandomToken(16);
+    hold.event_type_id = et.id;
+    hold.host_id = host.id;
+    hold.start = request.slot_start;
+    hold.end = request.slot_start + types.event_type->fields.length_minutes * time::kMillisPerMinute;
+    hold.minutes = target->minutes;
+    hold.until = now + hold.minutes * time::kMillisPerMinute;
+    hold.id = conn.InsertReturning(
+        "INSERT INTO slot_reservations (uid, event_type_id, host_id, start_ms, end_ms, minutes, until_ms, "
+        "address,"
+        " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        {hold.uid, hold.event_type_id, hold.host_id, hold.start, hold.end, hold.minutes, hold.until,
+         caller.address, time::FormatSql(now)});
+    RaiseHoldsUntil(conn, host.id, hold.until);
+    return ReservationJson(hold);
+  });
+  turn.unlock();
+  Applied(host.id, change);
+  if (metrics_ && out.ok()) metrics_->ReservationMade();
+  return out;
+}
+
+Result<Json> BookingFlow::GetReservation(const std::string& uid) {
+  std::optional<SlotReservation> hold =
+      db_.Run([&](DbConnection& conn) { return LoadHold(conn, uid, time::Now(), false); });
+  if (!hold) return HoldNotFound();
+  return ReservationJson(*hold);
+}
+
+Result<Json> BookingFlow::UpdateReservation(const std::string& uid, const ReserveRequest& request,
+                                            const ReservationCaller& caller) {
+  Result<User> holder_host = ReservationHost(uid);
+  if (!holder_host.ok()) return holder_host.status();
+  Result<ReservationTarget> target = CheckReservation(request, caller);
+  if (!target.ok()) return target.status();
+  const EventType& et = target->event_type;
+  const User& host = target->host;
+  if (host.id != holder_host->id) {
+    return Status::Invalid("eventTypeId",
+                           "a reservation keeps its event type: eventTypeId must be the reservation's");
+  }
+  const Millis length = et.fields.length_minutes * time::kMillisPerMinute;
+  const std::vector<BusyBlock> outside =
+      OutsideBusy(host.id, request.slot_start, request.slot_start + length);
+  BookedChange change;
+  Turn turn = HostTurn(host.id);
+  Result<Json> out = db_.Transaction([&](DbConnection& conn) -> Result<Json> {
+    change = {};
+    change.version = LockHost(conn, host.id);
+    const Millis now = time::Now();
+    std::optional<SlotReservation> hold = LoadHold(conn, uid, now, true);
+    if (!hold || hold->host_id != host.id) return HoldNotFound();
+    if (hold->event_type_id != et.id) {
+      return Status::Invalid("eventTypeId",
+                             "a reservation keeps its event type: eventTypeId must be the reservation's");
+    }
+    const HostEventTypes types = LoadHostEventTypes(conn, host.id, et.id);
+    if (!types.event_type) return Status::Invalid("eventTypeId", "eventTypeId names no event type");
+    if (Status refused =
+            CheckHoldable(conn, host, *types.event_type, types, request.slot_start, now, outside, hold->id);
+        !refused.ok()) {
+      return refused;
+    }
+    hold->start = request.slot_start;
+    hold->end = request.slot_start + types.event_type->fields.length_minutes * time::kMillisPerMinute;
+    hold->minutes = target->minutes;
+    hold->until = now + hold->minutes * time::kMillisPerMinute;
+    conn.Exec("UPDATE slot_reservations SET start_ms = ?, end_ms = ?, minutes = ?, until_ms = ? WHERE id = ?",
+              {hold->start, hold->end, hold->minutes, hold->until, hold->id});
+    RaiseHoldsUntil(conn, host.id, hold->until);
+    return ReservationJson(*hold);
+  });
+  turn.unlock();
+  Applied(host.id, change);
+  return out;
+}
+
+Status BookingFlow::DeleteReservation(const std::string& uid) {
+  Result<User> host = ReservationHost(uid);
+  if (!host.ok()) return host.status();
+  BookedChange change;
+  Turn turn = HostTurn(host->id);
+  Status out = db_.Transaction([&](DbConnection& conn) -> Status {
+    change = {};
+    change.version = LockHost(conn, host->id);
+    if (conn.Exec("DELETE FROM slot_reservations WHERE uid = ? AND host_id = ? AND until_ms > ?",
+                  {uid, host->id, time::Now()}) == 0) {
+      return HoldNotFound();
+    }
+    return Status::Ok();
+  });
+  turn.unlock();
+  Applied(host->id, change);
+  if (metrics_ && out.ok()) metrics_->ReservationEnded("deleted");
+  return out;
+}
+
+size_t BookingFlow::ForgetExpiredReservations(Millis now, size_t limit) {
+  // A transaction, so a deadlock with another instance's sweep of the same rows is retried.
+  const size_t n = db_.Transaction([&](DbConnection& conn) {
+    return static_cast<size_t>(
+        conn.Exec("DELETE FROM slot_reservations WHERE until_ms <= ? LIMIT ?", {now, limit}));
+  });
+  if (metrics_ && n > 0) metrics_->ReservationEnded("expired", n);
+  return n;
+}
+
+void BookingFlow::CountOpenReservations(Millis now) {
+  if (!metrics_) return;
+  const int64_t open = db_.Run([&](DbConnection& conn) {
+    std::optional<DbRow> row =
+        conn.QueryOne("SELECT COUNT(*) FROM slot_reservations WHERE until_ms > ?", {now});
+    return row ? row->Int(1) : 0;
+  });
+  metrics_->ReservationsHeld(static_cast<size_t>(open));
+}
+
+}  // namespace rendezvous::bookings
