@@ -9,6 +9,7 @@
 
 #include "calendar_fixture.hpp"
 #include "eventually.hpp"
+#include "rendezvous/text.hpp"
 #include "rendezvous/time.hpp"
 
 namespace rendezvous::testing {
@@ -20,7 +21,9 @@ constexpr const char* kTeam = "team@group.calendar.google.com";
 class CalendarBookingSync : public CalendarTest {
  protected:
   // Retries after about a second, so the outage test need not wait for the production delays.
-  void SetUp() override { StartServer("", true, "  sync:\n    retry_schedule: [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n"); }
+  void SetUp() override {
+    StartServer("", true, "  sync:\n    retry_schedule: [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n");
+  }
 
   // 10:00 UTC of a Tuesday at least a week ahead (inside the default working hours).
   static std::string Tuesday(int weeks_ahead, const std::string& time) {
@@ -39,12 +42,13 @@ class CalendarBookingSync : public CalendarTest {
 
   // A public booking; answers the booking (fails the test unless 201).
   json Book(int64_t event_type, const std::string& start) {
-    HttpResult r = Send("POST", "/v2/bookings",
-                        {{"start", start},
-                         {"eventTypeId", event_type},
-                         {"attendee", {{"name", "Ann Attendee"}, {"email", "ann@example.com"}, {"timeZone", "UTC"}}},
-                         {"guests", {"guest@example.com"}}},
-                        "");
+    HttpResult r =
+        Send("POST", "/v2/bookings",
+             {{"start", start},
+              {"eventTypeId", event_type},
+              {"attendee", {{"name", "Ann Attendee"}, {"email", "ann@example.com"}, {"timeZone", "UTC"}}},
+              {"guests", {"guest@example.com"}}},
+             "");
     EXPECT_EQ(r.status, 201) << r.body;
     return r.Json()["data"];
   }
@@ -77,7 +81,8 @@ class CalendarBookingSync : public CalendarTest {
   bool ConsumerCaughtUp() const {
     return Eventually("the calendar consumer caught up", [&] {
       const std::string max = db_.QueryValue("SELECT COALESCE(MAX(id), 0) FROM outbox_events");
-      const std::string pos = db_.QueryValue("SELECT position FROM outbox_consumers WHERE consumer = 'calendar'");
+      const std::string pos =
+          db_.QueryValue("SELECT position FROM outbox_consumers WHERE consumer = 'calendar'");
       return !pos.empty() && std::stoll(pos) >= std::stoll(max);
     });
   }
@@ -88,7 +93,8 @@ class CalendarBookingSync : public CalendarTest {
 TEST_F(CalendarBookingSync, BookingBecomesAGoogleEventWithMeetFoundThroughItsReference) {
   AddStandardCalendars();
   ASSERT_EQ(ConnectAndSave().status, 200);
-  const int64_t et = EventType("meet", {{"locations", {{{"type", "integration"}, {"integration", "google-meet"}}}}});
+  const int64_t et =
+      EventType("meet", {{"locations", {{{"type", "integration"}, {"integration", "google-meet"}}}}});
   const json booking = Book(et, Tuesday(1, "10:00"));
   const std::string uid = booking.value("uid", "");
   ASSERT_FALSE(uid.empty());
@@ -130,13 +136,15 @@ TEST_F(CalendarBookingSync, BookingBecomesAGoogleEventWithMeetFoundThroughItsRef
   const std::string metrics = Metrics();
   EXPECT_NE(metrics.find("calendar_google_requests_total{endpoint=\"events_insert\",outcome=\"ok\"} 1"),
             std::string::npos);
-  EXPECT_NE(metrics.find("calendar_sync_jobs_total{action=\"create\",outcome=\"done\"} 1"), std::string::npos);
+  EXPECT_NE(metrics.find("calendar_sync_jobs_total{action=\"create\",outcome=\"done\"} 1"),
+            std::string::npos);
 }
 
 TEST_F(CalendarBookingSync, RescheduleMovesTheEventAndCancelDeletesIt) {
   AddStandardCalendars();
   ASSERT_EQ(ConnectAndSave().status, 200);
-  ASSERT_EQ(Send("PUT", "/v2/destination-calendars", {{"integration", "google_calendar"}, {"externalId", kTeam}}, key_)
+  ASSERT_EQ(Send("PUT", "/v2/destination-calendars",
+                 {{"integration", "google_calendar"}, {"externalId", kTeam}}, key_)
                 .status,
             200);
   const int64_t et = EventType("plain", {{"locations", {{{"type", "address"}, {"address", "Main St 1"}}}}});
@@ -169,8 +177,9 @@ TEST_F(CalendarBookingSync, RescheduleMovesTheEventAndCancelDeletesIt) {
   EXPECT_EQ(time::ParseIso(lookup.Json()["data"]["start"].value("time", "")),
             time::ParseIso(fresh["start"].get<std::string>()));
 
-  ASSERT_EQ(Send("POST", "/v2/bookings/" + fresh["uid"].get<std::string>() + "/cancel", json::object(), "").status,
-            200);
+  ASSERT_EQ(
+      Send("POST", "/v2/bookings/" + fresh["uid"].get<std::string>() + "/cancel", json::object(), "").status,
+      200);
   EXPECT_TRUE(Eventually("the Google event cancelled",
                          [&] { return google_.Event(kTeam, event_uid).value("status", "") == "cancelled"; }));
   EXPECT_EQ(EventWrites("DELETE").size(), 1u);
@@ -185,6 +194,66 @@ TEST_F(CalendarBookingSync, RescheduleMovesTheEventAndCancelDeletesIt) {
   EXPECT_EQ(gone.Json()["status"], "error");
   EXPECT_EQ(gone.Json()["error"]["code"], "not_found") << gone.body;
   EXPECT_EQ(References(fresh["uid"]), fresh_refs);
+}
+
+// A booking's guests are attendees of its Google event beside the one who booked (name shown for
+// the booker, e-mail only for guests, who give no name), in the insert Google is sent and in the
+// event Google keeps after a reschedule moved it; a reschedule whose old event is gone from Google
+// writes a new event with every guest again.
+TEST_F(CalendarBookingSync, GuestsAreAttendeesOfTheEventBesideTheBookerAlsoAfterReschedules) {
+  AddStandardCalendars();
+  ASSERT_EQ(ConnectAndSave().status, 200);
+  const int64_t et = EventType("guests");
+  const std::vector<std::string> guests = {"gia@example.net", "gus@example.org", "Gwen.Guest@Example.com"};
+  HttpResult created =
+      Send("POST", "/v2/bookings",
+           {{"start", Tuesday(1, "10:00")},
+            {"eventTypeId", et},
+            {"attendee", {{"name", "Ann Attendee"}, {"email", "ann@example.com"}, {"timeZone", "UTC"}}},
+            {"guests", guests}},
+           "");
+  ASSERT_EQ(created.status, 201) << created.body;
+  const json booking = created.Json()["data"];
+  const json expected = json::array({{{"email", "ann@example.com"}, {"displayName", "Ann Attendee"}},
+                                     {{"email", booking["guests"][0]}},
+                                     {{"email", booking["guests"][1]}},
+                                     {{"email", booking["guests"][2]}}});
+  ASSERT_EQ(booking["guests"].size(), 3u) << booking;
+  for (size_t i = 0; i < guests.size(); ++i) {
+    EXPECT_EQ(text::AsciiLower(booking["guests"][i].get<std::string>()), text::AsciiLower(guests[i]));
+  }
+
+  const json refs = AwaitReferences(booking["uid"]);
+  ASSERT_EQ(refs.size(), 1u);
+  const std::string event_uid = refs[0]["eventUid"];
+  const std::vector<PeerRequest> inserts = EventWrites("POST");
+  ASSERT_EQ(inserts.size(), 1u);
+  EXPECT_EQ(json::parse(inserts[0].body)["attendees"], expected);
+  EXPECT_EQ(google_.Event(kPrimary, event_uid)["attendees"], expected);
+
+  // Moved: the event Google keeps still has every guest.
+  HttpResult moved = Send("POST", "/v2/bookings/" + booking["uid"].get<std::string>() + "/reschedule",
+                          {{"start", Tuesday(2, "11:00")}}, "");
+  ASSERT_EQ(moved.status, 201) << moved.body;
+  const json fresh = moved.Json()["data"];
+  EXPECT_EQ(fresh["guests"], booking["guests"]);
+  ASSERT_EQ(AwaitReferences(fresh["uid"]).at(0)["eventUid"], event_uid);
+  ASSERT_EQ(EventWrites("PATCH").size(), 1u);
+  EXPECT_EQ(google_.Event(kPrimary, event_uid)["start"]["dateTime"], fresh["start"]);
+  EXPECT_EQ(google_.Event(kPrimary, event_uid)["attendees"], expected);
+
+  // The event is gone from Google: the next reschedule writes it anew, guests and all.
+  google_.ForgetEvent(kPrimary, event_uid);
+  HttpResult again = Send("POST", "/v2/bookings/" + fresh["uid"].get<std::string>() + "/reschedule",
+                          {{"start", Tuesday(3, "12:00")}}, "");
+  ASSERT_EQ(again.status, 201) << again.body;
+  const json last = again.Json()["data"];
+  ASSERT_EQ(AwaitReferences(last["uid"]).size(), 1u);
+  const std::vector<PeerRequest> rewrites = EventWrites("POST");
+  ASSERT_EQ(rewrites.size(), 2u);
+  const json rewritten = json::parse(rewrites[1].body);
+  EXPECT_EQ(rewritten["start"]["dateTime"], last["start"]);
+  EXPECT_EQ(rewritten["attendees"], expected);
 }
 
 // Along a chain of reschedules the one event moves and its reference with it, so only the last
@@ -268,15 +337,18 @@ TEST_F(CalendarBookingSync, GoogleOutageNeverFailsABookingAndTheEventAppearsOnce
   EXPECT_TRUE(Eventually("no pending sync job", [&] {
     return Metrics().find("calendar_sync_jobs_pending 0") != std::string::npos;
   }));
-  EXPECT_NE(Metrics().find("calendar_sync_jobs_total{action=\"create\",outcome=\"retry\"}"), std::string::npos);
-  EXPECT_NE(Metrics().find("calendar_google_requests_total{endpoint=\"events_insert\",outcome=\"server_error\"}"),
+  EXPECT_NE(Metrics().find("calendar_sync_jobs_total{action=\"create\",outcome=\"retry\"}"),
             std::string::npos);
+  EXPECT_NE(
+      Metrics().find("calendar_google_requests_total{endpoint=\"events_insert\",outcome=\"server_error\"}"),
+      std::string::npos);
 }
 
 TEST_F(CalendarBookingSync, HostWithoutGoogleIsNeverWrittenFor) {
   const int64_t et = EventType("nogoogle");
   const json booking = Book(et, Tuesday(1, "10:00"));
-  ASSERT_EQ(Send("POST", "/v2/bookings/" + booking["uid"].get<std::string>() + "/cancel", json::object(), "").status,
+  ASSERT_EQ(Send("POST", "/v2/bookings/" + booking["uid"].get<std::string>() + "/cancel", json::object(), "")
+                .status,
             200);
   ASSERT_TRUE(ConsumerCaughtUp());
   EXPECT_EQ(db_.QueryValue("SELECT COUNT(*) FROM calendar_sync_jobs"), "0");
