@@ -6,8 +6,10 @@
 // references, host locks, webhooks of both levels — and the real binary's `migrate` then applies
 // the rest. Every user gets a unique username and exactly one default schedule (the implicit
 // default's hours for those who had none, the stored one kept for those who had one); event
-// types, bookings and every other row are unchanged; the server serves the migrated data; and
-// migrating again, or rerunning the default-schedule migration after a failure, changes nothing.
+// types, bookings and every other row are unchanged; the server serves the migrated data, and a
+// user made after the upgrade gets the same (the next free username, a default schedule made with
+// the user); migrating again, or rerunning the default-schedule migration after a failure, changes
+// nothing.
 #include <map>
 #include <set>
 #include <string>
@@ -372,6 +374,15 @@ TEST(OperationsUpgrade, ExistingRowsMigrateUsernamesDerivedDefaultSchedulesCreat
   EXPECT_EQ(get("/v2/event-types/3", Key("bob"))["scheduleId"], 2);
   EXPECT_EQ(get("/v2/bookings/bk-moved-to", Key("bob"))["rescheduledFromUid"], "bk-moved-from");
   EXPECT_EQ(get("/v2/webhooks", Key("ann")).size(), 1u);
+  // A user made after the upgrade continues both rules: the next free username, a default made.
+  const int64_t newcomer = server.CreateUser("ann@example.net", "Ann Newcomer");
+  EXPECT_EQ(db.QueryValue("SELECT username FROM users WHERE id = " + std::to_string(newcomer)), "ann2");
+  EXPECT_EQ(
+      db.QueryValue(
+          "SELECT CONCAT_WS('|', name, time_zone, availability) FROM schedules WHERE default_owner_id = " +
+          std::to_string(newcomer)),
+      db.QueryValue(
+          "SELECT CONCAT_WS('|', name, time_zone, availability) FROM schedules WHERE default_owner_id = 3"));
   EXPECT_EQ(server.Stop(), 0);
 
   // Migrating again changes nothing; nor does the default-schedule migration run again (as after
