@@ -21,9 +21,7 @@ constexpr const char* kTeam = "team@group.calendar.google.com";
 class CalendarBookingSync : public CalendarTest {
  protected:
   // Retries after about a second, so the outage test need not wait for the production delays.
-  void SetUp() override {
-    StartServer("", true, "  sync:\n    retry_schedule: [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n");
-  }
+  void SetUp() override { StartServer("", true, "  sync:\n    retry_schedule: [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n"); }
 
   // 10:00 UTC of a Tuesday at least a week ahead (inside the default working hours).
   static std::string Tuesday(int weeks_ahead, const std::string& time) {
@@ -42,13 +40,12 @@ class CalendarBookingSync : public CalendarTest {
 
   // A public booking; answers the booking (fails the test unless 201).
   json Book(int64_t event_type, const std::string& start) {
-    HttpResult r =
-        Send("POST", "/v2/bookings",
-             {{"start", start},
-              {"eventTypeId", event_type},
-              {"attendee", {{"name", "Ann Attendee"}, {"email", "ann@example.com"}, {"timeZone", "UTC"}}},
-              {"guests", {"guest@example.com"}}},
-             "");
+    HttpResult r = Send("POST", "/v2/bookings",
+                        {{"start", start},
+                         {"eventTypeId", event_type},
+                         {"attendee", {{"name", "Ann Attendee"}, {"email", "ann@example.com"}, {"timeZone", "UTC"}}},
+                         {"guests", {"guest@example.com"}}},
+                        "");
     EXPECT_EQ(r.status, 201) << r.body;
     return r.Json()["data"];
   }
@@ -81,8 +78,7 @@ class CalendarBookingSync : public CalendarTest {
   bool ConsumerCaughtUp() const {
     return Eventually("the calendar consumer caught up", [&] {
       const std::string max = db_.QueryValue("SELECT COALESCE(MAX(id), 0) FROM outbox_events");
-      const std::string pos =
-          db_.QueryValue("SELECT position FROM outbox_consumers WHERE consumer = 'calendar'");
+      const std::string pos = db_.QueryValue("SELECT position FROM outbox_consumers WHERE consumer = 'calendar'");
       return !pos.empty() && std::stoll(pos) >= std::stoll(max);
     });
   }
@@ -93,8 +89,7 @@ class CalendarBookingSync : public CalendarTest {
 TEST_F(CalendarBookingSync, BookingBecomesAGoogleEventWithMeetFoundThroughItsReference) {
   AddStandardCalendars();
   ASSERT_EQ(ConnectAndSave().status, 200);
-  const int64_t et =
-      EventType("meet", {{"locations", {{{"type", "integration"}, {"integration", "google-meet"}}}}});
+  const int64_t et = EventType("meet", {{"locations", {{{"type", "integration"}, {"integration", "google-meet"}}}}});
   const json booking = Book(et, Tuesday(1, "10:00"));
   const std::string uid = booking.value("uid", "");
   ASSERT_FALSE(uid.empty());
@@ -136,15 +131,13 @@ TEST_F(CalendarBookingSync, BookingBecomesAGoogleEventWithMeetFoundThroughItsRef
   const std::string metrics = Metrics();
   EXPECT_NE(metrics.find("calendar_google_requests_total{endpoint=\"events_insert\",outcome=\"ok\"} 1"),
             std::string::npos);
-  EXPECT_NE(metrics.find("calendar_sync_jobs_total{action=\"create\",outcome=\"done\"} 1"),
-            std::string::npos);
+  EXPECT_NE(metrics.find("calendar_sync_jobs_total{action=\"create\",outcome=\"done\"} 1"), std::string::npos);
 }
 
 TEST_F(CalendarBookingSync, RescheduleMovesTheEventAndCancelDeletesIt) {
   AddStandardCalendars();
   ASSERT_EQ(ConnectAndSave().status, 200);
-  ASSERT_EQ(Send("PUT", "/v2/destination-calendars",
-                 {{"integration", "google_calendar"}, {"externalId", kTeam}}, key_)
+  ASSERT_EQ(Send("PUT", "/v2/destination-calendars", {{"integration", "google_calendar"}, {"externalId", kTeam}}, key_)
                 .status,
             200);
   const int64_t et = EventType("plain", {{"locations", {{{"type", "address"}, {"address", "Main St 1"}}}}});
@@ -177,9 +170,8 @@ TEST_F(CalendarBookingSync, RescheduleMovesTheEventAndCancelDeletesIt) {
   EXPECT_EQ(time::ParseIso(lookup.Json()["data"]["start"].value("time", "")),
             time::ParseIso(fresh["start"].get<std::string>()));
 
-  ASSERT_EQ(
-      Send("POST", "/v2/bookings/" + fresh["uid"].get<std::string>() + "/cancel", json::object(), "").status,
-      200);
+  ASSERT_EQ(Send("POST", "/v2/bookings/" + fresh["uid"].get<std::string>() + "/cancel", json::object(), "").status,
+            200);
   EXPECT_TRUE(Eventually("the Google event cancelled",
                          [&] { return google_.Event(kTeam, event_uid).value("status", "") == "cancelled"; }));
   EXPECT_EQ(EventWrites("DELETE").size(), 1u);
@@ -337,18 +329,15 @@ TEST_F(CalendarBookingSync, GoogleOutageNeverFailsABookingAndTheEventAppearsOnce
   EXPECT_TRUE(Eventually("no pending sync job", [&] {
     return Metrics().find("calendar_sync_jobs_pending 0") != std::string::npos;
   }));
-  EXPECT_NE(Metrics().find("calendar_sync_jobs_total{action=\"create\",outcome=\"retry\"}"),
+  EXPECT_NE(Metrics().find("calendar_sync_jobs_total{action=\"create\",outcome=\"retry\"}"), std::string::npos);
+  EXPECT_NE(Metrics().find("calendar_google_requests_total{endpoint=\"events_insert\",outcome=\"server_error\"}"),
             std::string::npos);
-  EXPECT_NE(
-      Metrics().find("calendar_google_requests_total{endpoint=\"events_insert\",outcome=\"server_error\"}"),
-      std::string::npos);
 }
 
 TEST_F(CalendarBookingSync, HostWithoutGoogleIsNeverWrittenFor) {
   const int64_t et = EventType("nogoogle");
   const json booking = Book(et, Tuesday(1, "10:00"));
-  ASSERT_EQ(Send("POST", "/v2/bookings/" + booking["uid"].get<std::string>() + "/cancel", json::object(), "")
-                .status,
+  ASSERT_EQ(Send("POST", "/v2/bookings/" + booking["uid"].get<std::string>() + "/cancel", json::object(), "").status,
             200);
   ASSERT_TRUE(ConsumerCaughtUp());
   EXPECT_EQ(db_.QueryValue("SELECT COUNT(*) FROM calendar_sync_jobs"), "0");

@@ -20,9 +20,7 @@ const std::vector<std::string> kTriggers = {"BOOKING_CREATED",   "BOOKING_RESCHE
 
 class WebhooksTriggers : public WebhooksFixture {
  protected:
-  static constexpr const char* kSecret =
-      "trigger-s\xC3\xA9"
-      "cret";
+  static constexpr const char* kSecret = "trigger-s\xC3\xA9" "cret";
 
   void SetUp() override {
     receiver_ = std::make_unique<LoopbackHttpServer>([](const PeerRequest&) { return PeerResponse{}; });
@@ -45,11 +43,10 @@ class WebhooksTriggers : public WebhooksFixture {
 
   // POST /v2/bookings (the public flow, no credential) at `start` on `event_type`; the booking.
   json Book(const json& event_type, const std::string& start) {
-    HttpResult r = Call(
-        "POST", "/v2/bookings", "",
-        json{{"start", start},
-             {"eventTypeId", event_type["id"]},
-             {"attendee", {{"name", "Ann Attendee"}, {"email", "ann@example.com"}, {"timeZone", "UTC"}}}});
+    HttpResult r = Call("POST", "/v2/bookings", "",
+                        json{{"start", start},
+                             {"eventTypeId", event_type["id"]},
+                             {"attendee", {{"name", "Ann Attendee"}, {"email", "ann@example.com"}, {"timeZone", "UTC"}}}});
     EXPECT_EQ(r.status, 201) << r.body;
     return r.Json()["data"];
   }
@@ -57,8 +54,7 @@ class WebhooksTriggers : public WebhooksFixture {
   // the answer carries (fails the test unless `status`).
   json Act(const json& booking, const std::string& action, const json& body, const std::string& token = "",
            int status = 200) {
-    HttpResult r =
-        Call("POST", "/v2/bookings/" + booking["uid"].get<std::string>() + "/" + action, token, body);
+    HttpResult r = Call("POST", "/v2/bookings/" + booking["uid"].get<std::string>() + "/" + action, token, body);
     EXPECT_EQ(r.status, status) << action << " " << r.body;
     return r.Json()["data"];
   }
@@ -96,18 +92,15 @@ class WebhooksTriggers : public WebhooksFixture {
 
   // The DESIGN §6 default body for `booking` (as the API answered it after the change) of
   // `event_type`, organized by the owner.
-  void ExpectBody(const json& event, const std::string& trigger, const json& booking,
-                  const json& event_type) {
-    ASSERT_TRUE(event.contains("triggerEvent") && event.contains("payload"))
-        << "no delivery: " << event.dump();
+  void ExpectBody(const json& event, const std::string& trigger, const json& booking, const json& event_type) {
+    ASSERT_TRUE(event.contains("triggerEvent") && event.contains("payload")) << "no delivery: " << event.dump();
     EXPECT_EQ(event["triggerEvent"], trigger);
     ASSERT_TRUE(event["createdAt"].is_string()) << event.dump();
     EXPECT_TRUE(time::ParseIso(event["createdAt"].get<std::string>()).has_value()) << event["createdAt"];
     const json& p = event["payload"];
     ExpectPayloadShows(p, booking);
-    EXPECT_EQ(
-        p["organizer"],
-        (json{{"id", owner_}, {"name", "Olga Owner"}, {"email", "owner@example.com"}, {"timeZone", "UTC"}}));
+    EXPECT_EQ(p["organizer"], (json{{"id", owner_}, {"name", "Olga Owner"}, {"email", "owner@example.com"},
+                                    {"timeZone", "UTC"}}));
     EXPECT_EQ(p["type"], event_type["slug"]);
     EXPECT_EQ(p["eventTitle"], event_type["title"]);
     EXPECT_EQ(p["length"], event_type["lengthInMinutes"]);
@@ -162,8 +155,8 @@ TEST_F(WebhooksTriggers, RescheduledIsSentForTheNewBookingAndNoCancelledForTheOl
   const int64_t all = CreateWebhook(Body(receiver_->url() + "/all", kTriggers))["id"];
   const std::string monday = Monday();
   const json old = Book(plain_, At(monday, "09:00"));
-  const json moved =
-      Act(old, "reschedule", json{{"start", At(monday, "13:00")}, {"reschedulingReason", "Late"}}, "", 201);
+  const json moved = Act(old, "reschedule", json{{"start", At(monday, "13:00")}, {"reschedulingReason", "Late"}},
+                         "", 201);
   ASSERT_EQ(moved["rescheduledFromUid"], old["uid"]);
   const json event = ExpectSent("BOOKING_RESCHEDULED", moved, plain_);
   EXPECT_EQ(event["payload"]["rescheduleUid"], old["uid"]);
@@ -220,8 +213,7 @@ TEST_F(WebhooksTriggers, RejectedIsSentWhenTheOwnerDeclines) {
   const json pending = Book(vetted_, At(Monday(), "09:00"));
   const json rejected = Act(pending, "decline", json{{"reason", "Fully booked"}}, owner_key_);
   ASSERT_EQ(rejected["status"], "rejected");
-  EXPECT_EQ(ExpectSent("BOOKING_REJECTED", rejected, vetted_)["payload"]["cancellationReason"],
-            "Fully booked");
+  EXPECT_EQ(ExpectSent("BOOKING_REJECTED", rejected, vetted_)["payload"]["cancellationReason"], "Fully booked");
 }
 
 TEST_F(WebhooksTriggers, NoShowIsSentWhenTheOwnerMarksAnAttendeeAbsent) {
@@ -229,9 +221,8 @@ TEST_F(WebhooksTriggers, NoShowIsSentWhenTheOwnerMarksAnAttendeeAbsent) {
   // A meeting that started ten minutes ago (imported: the public flow books only future times;
   // import writes no event of its own).
   const json started = Import(owner_, plain_["id"], In(-10));
-  const json marked =
-      Act(started, "mark-absent", json{{"attendees", {{{"email", "ANN@example.com"}, {"absent", true}}}}},
-          owner_key_);
+  const json marked = Act(started, "mark-absent",
+                          json{{"attendees", {{{"email", "ANN@example.com"}, {"absent", true}}}}}, owner_key_);
   ASSERT_EQ(marked["attendees"][0]["absent"], true);
   EXPECT_EQ(ExpectSent("BOOKING_NO_SHOW", marked, plain_)["payload"]["attendees"][0]["absent"], true);
 }
@@ -243,8 +234,7 @@ TEST_F(WebhooksTriggers, CompletedIsSentByTheCompletionSweep) {
   const json ending = Import(owner_, short_type["id"], time::FormatIso(time::Now() - 58000));
   ASSERT_EQ(ending["status"], "accepted");
   const json event = AwaitEvent("BOOKING_COMPLETED", ending["uid"].get<std::string>());
-  const json completed =
-      Call("GET", "/v2/bookings/" + ending["uid"].get<std::string>(), owner_key_).Json()["data"];
+  const json completed = Call("GET", "/v2/bookings/" + ending["uid"].get<std::string>(), owner_key_).Json()["data"];
   ASSERT_EQ(completed["status"], "completed");
   ExpectBody(event, "BOOKING_COMPLETED", completed, short_type);
   ExpectOthersGotNone("BOOKING_COMPLETED");
