@@ -126,7 +126,7 @@ measure() {
   key=$($bin admin api-key create --config "$c1" --user-id "$uid" | sed -E 's/.*"key":"([^"]+)".*/\1/')
   start_instances "$@"
   local u=${urls[0]} schedule drain_et race_et hook recv_port
-  schedule=$(post "$u/v2/schedules" "$key" '{"name":"All day","timeZone":"UTC","availability":[{"days":["Monday","Tuesday","Wednesday","Thursday","Friday","Saturday","Sunday"],"startTime":"00:00","endTime":"24:00"}]}')
+  schedule=$(post "$u/v2/schedules" "$key" '{"name":"All day","isDefault":true,"timeZone":"UTC","availability":[{"days":["Monday","Tuesday","Wednesday","Thursday","Friday","Saturday","Sunday"],"startTime":"00:00","endTime":"24:00"}]}')
   drain_et=$(post "$u/v2/event-types" "$key" "{\"title\":\"Drain\",\"slug\":\"drain\",\"lengthInMinutes\":5,\"scheduleId\":$schedule}")
   race_et=$(post "$u/v2/event-types" "$key" '{"title":"Race","slug":"race","lengthInMinutes":60,"slotInterval":5}')
   curl -fs -o /dev/null -H "Content-Type: application/json" \

@@ -176,8 +176,8 @@ codes=$($build/bench/code_bench $api/v2/auth/oauth2/token "$client_id" "$client_
 echo "$codes" | python3 -c 'import json,sys; r=json.load(sys.stdin); print("| POST /v2/auth/oauth2/token authorization_code (%d connections, bench/code_bench) | %.0f | %.2fms | %.2fms | %d failed |" % (r["connections"], r["per_second"], r["p50_ms"], r["p99_ms"], r["failed"]))' | tee -a "$results"
 fi
 
-# Slots: a 30-day range of a host with 500 bookings in it (15-minute event type, the implicit
-# Monday-Friday 09:00-17:00 UTC), 32 connections.
+# Slots: a 30-day range of a host with 500 bookings in it (15-minute event type, the default
+# schedule every user is made with: Monday-Friday 09:00-17:00 UTC), 32 connections.
 if want slots; then
 slots_et=$(event_type bench-slots 15 "")
 first=$(date -u -d "+2 days" +%F)

@@ -86,7 +86,14 @@ std::optional<User> IdentityService::FindUserByEmail(const std::string& email) {
 }
 
 Result<User> IdentityService::CreateUser(const NewUser& fields) {
-  auto user = users_.Create(fields);
+  // Every user has a default schedule from the start (DESIGN §9, §10), written with the user.
+  std::function<Status(DbConnection&, const User&)> default_schedule;
+  if (std::shared_ptr<DefaultSchedules> schedules = default_schedules_) {
+    default_schedule = [schedules](DbConnection& tx, const User& user) {
+      return schedules->CreateDefault(tx, user);
+    };
+  }
+  auto user = users_.Create(fields, default_schedule);
   if (user.ok()) logger_.Info("user created", {{"user_id", user->id}, {"admin", fields.is_admin}});
   return user;
 }

@@ -97,7 +97,8 @@ std::optional<UserWithPassword> UserStore::FindByEmail(const std::string& email)
   });
 }
 
-Result<User> UserStore::Create(const NewUser& fields) {
+Result<User> UserStore::Create(const NewUser& fields,
+                               const std::function<Status(DbConnection&, const User&)>& also) try {
   auto normalized_email = NormalizeEmail(fields.email);
   if (!normalized_email.ok()) return Status::Invalid("email", normalized_email.status().message());
   auto checked_name = ValidateName(fields.name);
@@ -141,8 +142,13 @@ Result<User> UserStore::Create(const NewUser& fields) {
     }
     auto user = FindById(conn, conn.LastInsertId());
     if (!user) return Status(ErrorCode::kInternal, "created user not found");
+    if (also) {
+      if (Status done = also(conn, *user); !done.ok()) throw RolledBack{std::move(done)};
+    }
     return *user;
   });
+} catch (RolledBack& rolled_back) {
+  return std::move(rolled_back.status);
 }
 
 Result<User> UserStore::Update(int64_t id, const ProfilePatch& patch,

@@ -39,7 +39,10 @@ class UserStore {
   // kInvalid for a bad field (named), kConflict when the email is taken or the username is
   // (reason "username_taken"). An empty password stores none; an empty username is derived from
   // the e-mail (DeriveUsernameBase, then the first free UsernameWithSuffix).
-  Result<User> Create(const NewUser& fields);
+  // `also`, when set, runs on the same transaction once the user's row is written, with the new
+  // user: a failed Status from it rolls the creation back and is the answer.
+  Result<User> Create(const NewUser& fields,
+                      const std::function<Status(DbConnection&, const User&)>& also = nullptr);
   Result<User> Create(const std::string& email, const std::string& name, const std::string& password,
                       const std::string& time_zone, bool is_admin) {
     return Create(NewUser{email, name, password, time_zone, "", is_admin});

@@ -187,6 +187,31 @@ constexpr const char* kReservationsMigration = R"sql(CREATE TABLE IF NOT EXISTS 
     ON DELETE CASCADE
 ) ENGINE=InnoDB;
 ALTER TABLE booking_host_locks ADD COLUMN IF NOT EXISTS holds_until_ms BIGINT NOT NULL DEFAULT 0)sql";
+// Every user gets a stored default schedule (DESIGN §9, §10): users without one — every user who
+// stored no schedule, whose slots came from the implicit default — get a schedule of exactly that
+// default (Monday–Friday 09:00–17:00 in the user's time zone, "Working hours"), stored as the
+// schedule service writes it, so their slots stay as they were. Users who have a default keep it.
+// The users table is the core's (identity migrations run before any plugin's); without it (the
+// plugin's migrations alone, in tests) there is nobody to give one. Runs again safely: users who
+// have a default are skipped, and one stored meanwhile by a running instance wins (IGNORE).
+constexpr const char* kDefaultSchedulesMigration =
+    R"sql(DROP PROCEDURE IF EXISTS bookings_create_default_schedules;
+CREATE PROCEDURE bookings_create_default_schedules()
+BEGIN
+  IF EXISTS (SELECT 1 FROM information_schema.tables
+             WHERE table_schema = DATABASE() AND table_name = 'users') THEN
+    INSERT IGNORE INTO schedules (owner_id, name, time_zone, default_owner_id, availability, overrides,
+                                  created_at, updated_at)
+      SELECT u.id, 'Working hours', u.time_zone, u.id,
+             '[{"days":["Monday","Tuesday","Wednesday","Thursday","Friday"],"endTime":"17:00","startTime":"09:00"}]',
+             '[]', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3)
+      FROM users u
+      WHERE NOT EXISTS (SELECT 1 FROM schedules s WHERE s.default_owner_id = u.id)
+      ORDER BY u.id;
+  END IF;
+END;
+CALL bookings_create_default_schedules();
+DROP PROCEDURE IF EXISTS bookings_create_default_schedules)sql";
 
 }  // namespace
 
@@ -203,6 +228,7 @@ std::vector<Migration> BookingMigrations() {
       Migration{6, "booking_host_locks.longest_ms", kLongestMigration},
       Migration{7, "event_types: Cal.com's settings", kSettingsMigration},
       Migration{8, "event_types.booking_fields, bookings.booking_fields_responses", kBookingFieldsMigration},
+      Migration{9, "a default schedule for every user", kDefaultSchedulesMigration},
       Migration{10, "slot_reservations, booking_host_locks.holds_until_ms", kReservationsMigration},
       Migration{11, "booking_attendees by name", kAttendeeNameMigration}};
 }

@@ -80,6 +80,21 @@ Status ScheduleService::MakeDefault(DbConnection& tx, int64_t user_id, int64_t s
   return Status::Ok();
 }
 
+Status ScheduleService::CreateDefault(DbConnection& tx, const User& user) {
+  LockOwnerSchedules(tx, user.id);
+  if (LoadDefaultSchedule(tx, user.id)) return Status::Ok();
+  const Schedule s = ImplicitDefaultSchedule(user);
+  const std::string now = time::FormatSql(time::Now());
+  std::vector<DbValue> values{s.owner_id};
+  const std::vector<DbValue> rest = ScheduleValues(s, {now, now});
+  values.insert(values.end(), rest.begin(), rest.end());
+  tx.Exec(
+      "INSERT INTO schedules (owner_id, name, time_zone, default_owner_id, availability, overrides,"
+      " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+      values);
+  return Status::Ok();
+}
+
 Json ScheduleService::GetDefault(const User& owner) {
   return db_.Run([&](DbConnection& conn) {
     std::optional<Schedule> stored = LoadDefaultSchedule(conn, owner.id);

@@ -28,6 +28,9 @@ class ScheduleService final : public DefaultSchedules {
   // DefaultSchedules: PATCH /v2/me {defaultScheduleId}, with the owner's schedules locked as for
   // any other change of the default.
   Status MakeDefault(DbConnection& tx, int64_t user_id, int64_t schedule_id) override;
+  // DefaultSchedules: a new user's default, ImplicitDefaultSchedule(user) stored, on the
+  // transaction that creates the user.
+  Status CreateDefault(DbConnection& tx, const User& user) override;
 
   // The owner's stored schedules, oldest first.
   Json List(int64_t owner_id);

@@ -1,7 +1,8 @@
 // Schedule routes against the real binary and MariaDB: create, list, get, patch, delete, the
-// default (stored or implicit) and its rules, another user's schedule is 404, validation 400s store
-// nothing, at most 100 schedules, the scopes (PROFILE_READ / PROFILE_WRITE), and an event type's
-// scheduleId (round trip, another user's schedule refused, a named schedule cannot be deleted).
+// default (made with the user, stored or implicit) and its rules, another user's schedule is 404,
+// validation 400s store nothing, at most 100 schedules, the scopes (PROFILE_READ /
+// PROFILE_WRITE), and an event type's scheduleId (round trip, another user's schedule refused, a
+// named schedule cannot be deleted).
 #include "bookings_fixture.hpp"
 
 namespace rendezvous::testing {
@@ -12,7 +13,17 @@ const json kNineToFive = json::parse(R"([{"days": ["Monday", "Tuesday", "Wednesd
 
 class BookingsSchedules : public BookingsFixture {
  protected:
-  void SetUp() override { StartServer(); }
+  // Every user is made with a stored default schedule; these tests start from users who deleted
+  // it (and so have none: the implicit default and the first-schedule rule apply), except
+  // UsersAreMadeWithTheImplicitDefaultStored.
+  void SetUp() override {
+    StartServer();
+    for (const std::string& key : {owner_key_, other_key_}) {
+      const json made = Get("/v2/schedules/default", key);
+      ASSERT_TRUE(made["id"].is_number_integer()) << made;
+      ASSERT_EQ(Call("DELETE", PathOf(made), key).status, 200);
+    }
+  }
 
   // POST /v2/schedules as `token`; returns the schedule (fails the test unless 201).
   json CreateSchedule(const std::string& token, json body = json::object()) {
@@ -33,6 +44,37 @@ class BookingsSchedules : public BookingsFixture {
                  std::to_string(owner));
   }
 };
+
+// A user is made with a default schedule of the implicit default's hours, in the user's time zone,
+// stored with the user (DESIGN §9, §10): /default and /v2/me name it, and it is the only one.
+TEST_F(BookingsSchedules, UsersAreMadeWithTheImplicitDefaultStored) {
+  CliResult made = server_->Cli({"admin", "user", "create", "--email", "tokyo@example.com", "--name", "Taro",
+                                 "--password", "a long password 123", "--time-zone", "Asia/Tokyo"});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  const int64_t user = made.Json()["id"].get<int64_t>();
+  const std::string key = server_->CreateApiKey(user);
+  const json stored = Get("/v2/schedules/default", key);
+  ASSERT_TRUE(stored["id"].is_number_integer()) << stored;
+  EXPECT_EQ(stored, json({{"id", stored["id"]},
+                          {"ownerId", user},
+                          {"name", "Working hours"},
+                          {"timeZone", "Asia/Tokyo"},
+                          {"isDefault", true},
+                          {"availability", kNineToFive},
+                          {"overrides", json::array()}}));
+  EXPECT_EQ(Get("/v2/schedules", key), json::array({stored}));
+  EXPECT_EQ(Get("/v2/me", key)["defaultScheduleId"], stored["id"]);
+  EXPECT_EQ(Defaults(user), 1);
+  // A later schedule is not the default unless asked for.
+  EXPECT_FALSE(CreateSchedule(key, {{"name", "Later"}})["isDefault"].get<bool>());
+  EXPECT_EQ(Get("/v2/schedules/default", key), stored);
+  // A creation that fails (the e-mail is taken) stores no schedule either.
+  const int64_t schedules = Count("SELECT COUNT(*) FROM schedules");
+  CliResult taken = server_->Cli({"admin", "user", "create", "--email", "tokyo@example.com", "--name",
+                                  "Taro 2", "--password", "a long password 123"});
+  EXPECT_NE(taken.exit_code, 0);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM schedules"), schedules);
+}
 
 TEST_F(BookingsSchedules, CreateListGetPatchDelete) {
   const json body = json::parse(R"({"name": "Summer hours", "timeZone": "Europe/Berlin",

@@ -9,6 +9,7 @@
 
 #include "calendar_fixture.hpp"
 #include "eventually.hpp"
+#include "rendezvous/text.hpp"
 #include "rendezvous/time.hpp"
 
 namespace rendezvous::testing {
@@ -185,6 +186,66 @@ TEST_F(CalendarBookingSync, RescheduleMovesTheEventAndCancelDeletesIt) {
   EXPECT_EQ(gone.Json()["status"], "error");
   EXPECT_EQ(gone.Json()["error"]["code"], "not_found") << gone.body;
   EXPECT_EQ(References(fresh["uid"]), fresh_refs);
+}
+
+// A booking's guests are attendees of its Google event beside the one who booked (name shown for
+// the booker, e-mail only for guests, who give no name), in the insert Google is sent and in the
+// event Google keeps after a reschedule moved it; a reschedule whose old event is gone from Google
+// writes a new event with every guest again.
+TEST_F(CalendarBookingSync, GuestsAreAttendeesOfTheEventBesideTheBookerAlsoAfterReschedules) {
+  AddStandardCalendars();
+  ASSERT_EQ(ConnectAndSave().status, 200);
+  const int64_t et = EventType("guests");
+  const std::vector<std::string> guests = {"gia@example.net", "gus@example.org", "Gwen.Guest@Example.com"};
+  HttpResult created =
+      Send("POST", "/v2/bookings",
+           {{"start", Tuesday(1, "10:00")},
+            {"eventTypeId", et},
+            {"attendee", {{"name", "Ann Attendee"}, {"email", "ann@example.com"}, {"timeZone", "UTC"}}},
+            {"guests", guests}},
+           "");
+  ASSERT_EQ(created.status, 201) << created.body;
+  const json booking = created.Json()["data"];
+  const json expected = json::array({{{"email", "ann@example.com"}, {"displayName", "Ann Attendee"}},
+                                     {{"email", booking["guests"][0]}},
+                                     {{"email", booking["guests"][1]}},
+                                     {{"email", booking["guests"][2]}}});
+  ASSERT_EQ(booking["guests"].size(), 3u) << booking;
+  for (size_t i = 0; i < guests.size(); ++i) {
+    EXPECT_EQ(text::AsciiLower(booking["guests"][i].get<std::string>()), text::AsciiLower(guests[i]));
+  }
+
+  const json refs = AwaitReferences(booking["uid"]);
+  ASSERT_EQ(refs.size(), 1u);
+  const std::string event_uid = refs[0]["eventUid"];
+  const std::vector<PeerRequest> inserts = EventWrites("POST");
+  ASSERT_EQ(inserts.size(), 1u);
+  EXPECT_EQ(json::parse(inserts[0].body)["attendees"], expected);
+  EXPECT_EQ(google_.Event(kPrimary, event_uid)["attendees"], expected);
+
+  // Moved: the event Google keeps still has every guest.
+  HttpResult moved = Send("POST", "/v2/bookings/" + booking["uid"].get<std::string>() + "/reschedule",
+                          {{"start", Tuesday(2, "11:00")}}, "");
+  ASSERT_EQ(moved.status, 201) << moved.body;
+  const json fresh = moved.Json()["data"];
+  EXPECT_EQ(fresh["guests"], booking["guests"]);
+  ASSERT_EQ(AwaitReferences(fresh["uid"]).at(0)["eventUid"], event_uid);
+  ASSERT_EQ(EventWrites("PATCH").size(), 1u);
+  EXPECT_EQ(google_.Event(kPrimary, event_uid)["start"]["dateTime"], fresh["start"]);
+  EXPECT_EQ(google_.Event(kPrimary, event_uid)["attendees"], expected);
+
+  // The event is gone from Google: the next reschedule writes it anew, guests and all.
+  google_.ForgetEvent(kPrimary, event_uid);
+  HttpResult again = Send("POST", "/v2/bookings/" + fresh["uid"].get<std::string>() + "/reschedule",
+                          {{"start", Tuesday(3, "12:00")}}, "");
+  ASSERT_EQ(again.status, 201) << again.body;
+  const json last = again.Json()["data"];
+  ASSERT_EQ(AwaitReferences(last["uid"]).size(), 1u);
+  const std::vector<PeerRequest> rewrites = EventWrites("POST");
+  ASSERT_EQ(rewrites.size(), 2u);
+  const json rewritten = json::parse(rewrites[1].body);
+  EXPECT_EQ(rewritten["start"]["dateTime"], last["start"]);
+  EXPECT_EQ(rewritten["attendees"], expected);
 }
 
 // Along a chain of reschedules the one event moves and its reference with it, so only the last

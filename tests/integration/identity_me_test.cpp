@@ -65,25 +65,34 @@ TEST_F(IdentityMe, AnswersInCalcomsShape) {
   EXPECT_EQ(data["id"], owner_);
   EXPECT_EQ(data["username"], "owner");  // derived from owner@example.com
   EXPECT_EQ(data["timeFormat"], 12);
-  EXPECT_TRUE(data["defaultScheduleId"].is_null()) << "no stored schedule yet";
+  // Every user is made with a default schedule, the implicit default's hours stored (DESIGN §9).
+  ASSERT_TRUE(data["defaultScheduleId"].is_number_integer()) << data;
+  const int64_t made = data["defaultScheduleId"];
+  HttpResult made_schedule = Call("GET", "/v2/schedules/default", owner_key_);
+  ASSERT_EQ(made_schedule.status, 200) << made_schedule.body;
+  EXPECT_EQ(made_schedule.Json()["data"]["id"], made);
+  EXPECT_EQ(made_schedule.Json()["data"]["name"], "Working hours");
   EXPECT_TRUE(data["organizationId"].is_null());
   // Our own fields stay beside Cal.com's.
   EXPECT_EQ(data["name"], "Olga Owner");
   EXPECT_TRUE(data["createdDate"].is_string());
   EXPECT_EQ(Me(other_key_)["data"]["username"], "other");
+  const json other_default = Me(other_key_)["data"]["defaultScheduleId"];
+  ASSERT_TRUE(other_default.is_number_integer());
+  EXPECT_NE(other_default, made);
 
-  // The first stored schedule is the default: /v2/me names it.
+  // A schedule stored later is not the default unless asked for.
   HttpResult created = Call("POST", "/v2/schedules", owner_key_, R"({"name":"Office hours"})");
   ASSERT_EQ(created.status, 201) << created.body;
   const int64_t first = created.Json()["data"]["id"];
   json after = Me(owner_key_);
   ExpectCalcomMe(after, "GET /v2/me with a schedule");
-  EXPECT_EQ(after["data"]["defaultScheduleId"], first);
+  EXPECT_EQ(after["data"]["defaultScheduleId"], made);
   // Another one made the default replaces it; the other user is untouched.
   HttpResult second = Call("POST", "/v2/schedules", owner_key_, R"({"name":"Evenings","isDefault":true})");
   ASSERT_EQ(second.status, 201) << second.body;
   EXPECT_EQ(Me(owner_key_)["data"]["defaultScheduleId"], second.Json()["data"]["id"]);
-  EXPECT_TRUE(Me(other_key_)["data"]["defaultScheduleId"].is_null());
+  EXPECT_EQ(Me(other_key_)["data"]["defaultScheduleId"], other_default);
 
   // PATCH /v2/me may name another of one's schedules the default (Cal.com's input has it).
   HttpResult back = Call("PATCH", "/v2/me", owner_key_, json{{"defaultScheduleId", first}});

@@ -177,6 +177,28 @@ TEST_F(WebhooksTriggers, RescheduledIsSentForTheNewBookingAndNoCancelledForTheOl
   EXPECT_EQ(Received("/all", "BOOKING_RESCHEDULED").size(), 1u);
 }
 
+// A booking's guests are in the payload as attendees after the one who booked (each with an empty
+// name and the booker's time zone), as the booking's answer shows them.
+TEST_F(WebhooksTriggers, GuestsAreAttendeesOfThePayloadAfterTheBooker) {
+  Subscribe("BOOKING_CREATED");
+  HttpResult r =
+      Call("POST", "/v2/bookings", "",
+           json{{"start", At(Monday(), "09:00")},
+                {"eventTypeId", plain_["id"]},
+                {"attendee", {{"name", "Ann Attendee"}, {"email", "ann@example.com"}, {"timeZone", "UTC"}}},
+                {"guests", {"gia@example.net", "gus@example.org"}}});
+  ASSERT_EQ(r.status, 201) << r.body;
+  const json booked = r.Json()["data"];
+  const json attendees = ExpectSent("BOOKING_CREATED", booked, plain_)["payload"]["attendees"];
+  ASSERT_EQ(attendees.size(), 3u) << attendees;
+  EXPECT_EQ(attendees[0]["email"], "ann@example.com");
+  EXPECT_EQ(attendees[0]["name"], "Ann Attendee");
+  EXPECT_EQ(attendees[1],
+            (json{{"name", ""}, {"email", "gia@example.net"}, {"timeZone", "UTC"}, {"absent", false}}));
+  EXPECT_EQ(attendees[2],
+            (json{{"name", ""}, {"email", "gus@example.org"}, {"timeZone", "UTC"}, {"absent", false}}));
+}
+
 TEST_F(WebhooksTriggers, ConfirmedIsSentWhenTheOwnerConfirms) {
   Subscribe("BOOKING_CONFIRMED");
   const json pending = Book(vetted_, At(Monday(), "09:00"));

@@ -35,6 +35,33 @@ class IdentityDbTest : public ::testing::Test {
   prometheus::Registry registry_;  // for an ApiKeyStore's metrics
 };
 
+// What runs with a creation (a new user's default schedule) is on the creation's transaction: it
+// sees the new row, its writes commit with it, and its failure leaves no user behind.
+TEST_F(IdentityDbTest, CreateRunsAlsoOnItsTransactionAndItsFailureRollsTheUserBack) {
+  auto refused = users_.Create(rendezvous::NewUser{"roll@example.com", "Roll", "", "UTC", "", false},
+                               [](DbConnection& tx, const User& user) {
+                                 tx.Exec("UPDATE users SET name = 'Seen' WHERE id = ?", {user.id});
+                                 return Status::Invalid("schedule", "refused");
+                               });
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().field(), "schedule");
+  EXPECT_FALSE(users_.FindByEmail("roll@example.com"));
+  EXPECT_EQ(scratch_.QueryValue("SELECT COUNT(*) FROM users"), "0");
+
+  int64_t seen = 0;
+  auto made = users_.Create(rendezvous::NewUser{"roll@example.com", "Roll", "", "Europe/Berlin", "", false},
+                            [&](DbConnection& tx, const User& user) {
+                              seen = user.id;
+                              EXPECT_EQ(user.time_zone, "Europe/Berlin");
+                              EXPECT_EQ(user.username, "roll");
+                              tx.Exec("UPDATE users SET name = 'Seen' WHERE id = ?", {user.id});
+                              return Status::Ok();
+                            });
+  ASSERT_TRUE(made.ok()) << made.status().message();
+  EXPECT_EQ(made->id, seen);
+  EXPECT_EQ(users_.Find(seen)->name, "Seen");
+}
+
 TEST_F(IdentityDbTest, MigrationsCanRunTwice) {
   MigrateIdentity(scratch_);
   EXPECT_EQ(scratch_.QueryValue("SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = "
