@@ -1,9 +1,8 @@
-#include "booking_flow.hpp"
-
 #include <algorithm>
 #include <map>
 
 #include "booking_events.hpp"
+#include "booking_flow.hpp"
 #include "booking_rows.hpp"
 #include "rendezvous/crypto.hpp"
 #include "schedule_rows.hpp"
@@ -62,12 +61,12 @@ ListSql ListQuerySql(int64_t host_id, const ListQuery& query, Millis now, std::o
         params.emplace_back(now_sql);
         break;
       case ListPeriod::kPast:
-        any.push_back("(status NOT IN ('cancelled', 'rejected') AND end_at <= ? AND start_at < ?)");
+        any.emplace_back("(status NOT IN ('cancelled', 'rejected') AND end_at <= ? AND start_at < ?)");
         params.emplace_back(now_sql);
         params.emplace_back(now_sql);
         break;
       case ListPeriod::kRecurring:
-        any.push_back("FALSE");  // there are no recurring bookings
+        any.emplace_back("FALSE");  // there are no recurring bookings
         break;
     }
   }
@@ -144,9 +143,12 @@ Json BookingFlow::ListBookings(const User& host, const ListQuery& query) {
       std::vector<DbValue> page = params;
       page.emplace_back(query.take);
       page.emplace_back(query.skip);
-      for (const DbRow& row : conn.Query(std::string("SELECT ") + kBookingColumns + " FROM bookings" + where +
-                                             " ORDER BY " + order + " LIMIT ? OFFSET ?",
-                                         page)) {
+      std::string sql = std::string("SELECT ") + kBookingColumns + " FROM bookings";
+      sql += where;
+      sql += " ORDER BY ";
+      sql += order;
+      sql += " LIMIT ? OFFSET ?";
+      for (const DbRow& row : conn.Query(sql, page)) {
         rows.push_back(BookingFromRow(row));
       }
       LoadAttendees(conn, rows);
