@@ -1,7 +1,8 @@
 // How Rendezvous reads Cal.com's OpenAPI document of its API v2 (../shared/peers/calcom-api-v2.openapi.json):
-// the one place for it. Two readers use it:
-// - tests/e2e/calcom_contract.test.mjs validates the server's real answers against Cal.com's
-//   schemas after applying `edit` of every entry below to a copy of Cal.com's document;
+// the one place for it. Its readers:
+// - tests/e2e/calcom_contract.test.mjs and tests/e2e/calcom_platform_backend.test.mjs validate the
+//   server's real answers against Cal.com's schemas after applying `edit` of every entry below to
+//   a copy of Cal.com's document;
 // - tools/calcom-diff compares the two documents and marks a finding that an entry explains
 //   (`finding`) instead of counting it as a difference.
 //

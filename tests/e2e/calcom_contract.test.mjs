@@ -22,26 +22,18 @@
 // documents only its successes, so only successes are compared. At the end the test prints the
 // operations checked and, for each exception, whether an answer needed it.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
 import http from 'node:http';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
-
-import Ajv from 'ajv';
-import addFormats from 'ajv-formats';
 
 import { correctedCalcom, kReadings, sharedOperations } from '../../tools/calcom-readings.mjs';
+import { calcomVersion, checkAnswer, kCalcomDocument, loadCalcom, validatorFor } from './calcom_document.mjs';
 import { FakeGoogle } from './fake_google.mjs';
 import { TestServer } from './harness.mjs';
 
 const kTestTimeoutMs = 240_000;
 const kAwaitMs = 20_000;
 const kPassword = 'correct horse battery staple';
-const kRepo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const kCalcomDocument = process.env.RDV_CALCOM_OPENAPI ||
-  path.resolve(kRepo, '..', 'shared', 'peers', 'calcom-api-v2.openapi.json');
 
 // Custom booking questions of the fixture's event type, in Cal.com's input shape. Not required,
 // so the bookings below need no answers.
@@ -82,12 +74,6 @@ function startPeer() {
 
 function icsTime(ms) {
   return new Date(ms).toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
-}
-
-// The `cal-api-version` date Cal.com's document asks for on an operation ("Must be set to `…`").
-function calcomVersion(op) {
-  const p = (op.parameters ?? []).find((x) => x.in === 'header' && x.name === 'cal-api-version');
-  return p?.description?.match(/`(\d{4}-\d{2}-\d{2})`/)?.[1];
 }
 
 // One request. For a shared operation (`template` as our document writes it) the answer is kept
@@ -132,48 +118,10 @@ function callCalcom(method, calcomPath, { params = [], ...rest } = {}) {
   return call(method, template, { ...rest, params: Object.fromEntries(names.map((n, i) => [n, params[i]])) });
 }
 
-// Cal.com's OpenAPI 3.0 schemas as JSON Schema draft-07: `nullable` becomes a null type, and
-// what sits beside a `$ref` is dropped (3.0 ignores it).
-function toJsonSchema(node) {
-  if (Array.isArray(node)) return node.map(toJsonSchema);
-  if (!node || typeof node !== 'object') return node;
-  if (typeof node.$ref === 'string') return { $ref: node.$ref };
-  const out = {};
-  for (const [k, v] of Object.entries(node)) out[k] = toJsonSchema(v);
-  if (out.nullable === true && (out.type === undefined || typeof out.type === 'string')) {
-    delete out.nullable;
-    if (Array.isArray(out.enum) && !out.enum.includes(null)) out.enum = [...out.enum, null];
-    if (typeof out.type === 'string') out.type = [out.type, 'null'];
-    else return { anyOf: [out, { type: 'null' }] };
-  }
-  return out;
-}
-
-function validatorFor(doc) {
-  const ajv = new Ajv({ strict: false, allErrors: true, logger: false });
-  addFormats(ajv);
-  ajv.addSchema(toJsonSchema(doc), 'calcom');
-  return ajv;
-}
-
-const esc = (s) => String(s).replaceAll('~', '~0').replaceAll('/', '~1');
-
 // Checks one answer against a (corrected) Cal.com document. Returns null when it conforms, else
 // the reason.
 function check(ajv, doc, answer) {
-  const { t } = shared.get(answer.op);
-  const responses = t.op.responses ?? {};
-  if (!responses[String(answer.status)]) {
-    return `answered ${answer.status}, Cal.com documents ${Object.keys(responses).join(', ')}: ${answer.text.slice(0, 300)}`;
-  }
-  const response = responses[String(answer.status)];
-  const media = Object.keys(response.content ?? {}).find((k) => /json/.test(k));
-  if (!media) return null;  // Cal.com documents no body (e.g. GET /v2/calendars/{calendar}/save)
-  if (answer.json === null) return `not JSON (${answer.contentType}): ${answer.text.slice(0, 200)}`;
-  const ref = `calcom#/paths/${esc(t.path)}/${t.method}/responses/${answer.status}/content/${esc(media)}/schema`;
-  const validate = ajv.getSchema(ref) ?? ajv.compile({ $ref: ref });
-  if (validate(answer.json)) return null;
-  return `${ajv.errorsText(validate.errors, { separator: '; ' })}\n    body: ${answer.text.slice(0, 500)}`;
+  return checkAnswer(ajv, shared.get(answer.op).t, answer);
 }
 
 // The browser's part of connecting Google (docs/calendar.md, "Connect flow"), spoken with fetch:
@@ -219,8 +167,7 @@ function nextMonday() {
 }
 
 before(async () => {
-  assert.ok(existsSync(kCalcomDocument), `Cal.com's document is not at ${kCalcomDocument} (set RDV_CALCOM_OPENAPI)`);
-  calcom = JSON.parse(readFileSync(kCalcomDocument, 'utf8'));
+  calcom = loadCalcom();
   [google, peer] = await Promise.all([FakeGoogle.start(), startPeer()]);
   google.addCalendar({ id: 'olga@example.com', summary: 'Olga', primary: true, accessRole: 'owner', timeZone: 'UTC' });
   google.addCalendar({ id: 'team@group.calendar.google.com', summary: 'Team', accessRole: 'owner', timeZone: 'Europe/Berlin' });
