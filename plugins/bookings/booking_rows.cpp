@@ -8,13 +8,14 @@
 namespace rendezvous::bookings {
 namespace {
 
-constexpr size_t kMaxUidChars = 64;
-
 Millis TimeColumn(const DbRow& row, int col) {
   return time::ParseSql(row.String(col)).value_or(0);
 }
 
+}  // namespace
+
 bool IsUid(const std::string& uid) {
+  constexpr size_t kMaxUidChars = 64;
   if (uid.empty() || uid.size() > kMaxUidChars) return false;
   for (char c : uid) {
     const bool ok =
@@ -23,8 +24,6 @@ bool IsUid(const std::string& uid) {
   }
   return true;
 }
-
-}  // namespace
 
 EventType EventTypeFromRow(const DbRow& row, bool with_metadata, bool with_fields) {
   EventType et;
@@ -141,10 +140,10 @@ std::optional<EventType> LoadEventType(DbConnection& conn, int64_t owner_id, int
 std::optional<BookingRow> LoadBooking(DbConnection& conn, int64_t host_id, const std::string& uid,
                                       bool lock) {
   if (!IsUid(uid)) return std::nullopt;
-  std::optional<DbRow> row = conn.QueryOne(std::string("SELECT ") + kBookingColumns +
-                                               " FROM bookings WHERE uid = ? AND host_id = ?" +
-                                               (lock ? " FOR UPDATE" : ""),
-                                           {uid, host_id});
+  std::optional<DbRow> row =
+      conn.QueryOne(std::string("SELECT ") + kBookingColumns +
+                        " FROM bookings WHERE uid = ? AND host_id = ?" + (lock ? " FOR UPDATE" : ""),
+                    {uid, host_id});
   if (!row) return std::nullopt;
   std::vector<BookingRow> rows{BookingFromRow(*row)};
   LoadAttendees(conn, rows);
@@ -184,7 +183,8 @@ void InsertBooking(DbConnection& conn, Booking& b, bool emit_completion,
     const Attendee& a = b.attendees[i];
     attendees.push_back({b.id, i, a.name, a.email, a.time_zone, a.absent});
   }
-  conn.InsertRows("INSERT INTO booking_attendees (booking_id, position, name, email, time_zone, absent)", attendees);
+  conn.InsertRows("INSERT INTO booking_attendees (booking_id, position, name, email, time_zone, absent)",
+                  attendees);
   // The longest booking the host has had bounds the conflict checks' reads (HostBusyBlocks). Kept
   // as the longest ever: a booking cancelled may be reopened.
   if (recorded_longest && b.end - b.start <= *recorded_longest) return;
@@ -237,12 +237,14 @@ HostEventTypes LoadEventTypeWithBuffers(DbConnection& conn, int64_t id) {
   return ReadHostEventTypes(conn, "(SELECT owner_id FROM event_types WHERE id = ?)", id, id);
 }
 
-std::vector<BookedTime> HostBookedTimes(DbConnection& conn, int64_t host_id, TimeRange starts, int64_t except_id) {
+std::vector<BookedTime> HostBookedTimes(DbConnection& conn, int64_t host_id, TimeRange starts,
+                                        int64_t except_id) {
   // Served by ix_bookings_host_busy alone, integers only, read without a row object each.
   std::vector<int64_t> cells;
   conn.QueryInts(
       "SELECT start_ms, end_ms, event_type_id, id FROM bookings"
-      " WHERE host_id = ? AND status IN ('accepted', 'pending') AND start_ms >= ? AND start_ms < ? AND id <> ?",
+      " WHERE host_id = ? AND status IN ('accepted', 'pending') AND start_ms >= ? AND start_ms < ? AND id <> "
+      "?",
       {host_id, starts.start, starts.end, except_id}, cells);
   std::vector<BookedTime> out;
   out.reserve(cells.size() / 4);
@@ -260,7 +262,8 @@ std::vector<BookedTime> HostHeldTimes(DbConnection& conn, int64_t host_id, TimeR
       {host_id, starts.start, starts.end, now, except_id}, cells);
   std::vector<BookedTime> out;
   out.reserve(cells.size() / 4);
-  for (size_t i = 0; i + 4 <= cells.size(); i += 4) out.push_back({cells[i], cells[i + 1], cells[i + 2], cells[i + 3]});
+  for (size_t i = 0; i + 4 <= cells.size(); i += 4)
+    out.push_back({cells[i], cells[i + 1], cells[i + 2], cells[i + 3]});
   return out;
 }
 

@@ -20,6 +20,10 @@
 
 namespace rendezvous::bookings {
 
+// Whether `uid` can be a booking's or a slot reservation's uid: 1–64 of [A-Za-z0-9_-] (ids from
+// outside are checked with this before they reach SQL).
+bool IsUid(const std::string& uid);
+
 // Column lists for SELECT, in the order EventTypeFromRow and BookingFromRow read them.
 inline constexpr const char* kEventTypeColumns =
     "id, owner_id, title, slug, length_minutes, description, locations, requires_confirmation, "
@@ -102,7 +106,8 @@ inline TimeRange BookedStartRange(Millis from, Millis to) {
   return {from - 3 * time::kMillisPerDay, to + 2 * time::kMillisPerDay};
 }
 // The host's accepted and pending bookings starting in `starts`; the booking `except_id` is left out.
-std::vector<BookedTime> HostBookedTimes(DbConnection& conn, int64_t host_id, TimeRange starts, int64_t except_id = 0);
+std::vector<BookedTime> HostBookedTimes(DbConnection& conn, int64_t host_id, TimeRange starts,
+                                        int64_t except_id = 0);
 // Those that may conflict with starts in [from, to).
 inline std::vector<BookedTime> HostBookedTimes(DbConnection& conn, int64_t host_id, Millis from, Millis to,
                                                int64_t except_id = 0) {

@@ -1,14 +1,11 @@
 #include "reservation_requests.hpp"
 
-#include <algorithm>
-
+#include "booking_rows.hpp"
 #include "event_type.hpp"
 #include "field_checks.hpp"
 
 namespace rendezvous::bookings {
 namespace {
-
-constexpr size_t kMaxUidChars = 64;
 
 Result<int> MinutesMember(const Json& body, const char* name, int max) {
   const Json& v = body[name];
@@ -63,10 +60,7 @@ Json ReservationJson(const SlotReservation& r) {
 }
 
 bool IsReservationUid(const std::string& uid) {
-  if (uid.empty() || uid.size() > kMaxUidChars) return false;
-  return std::all_of(uid.begin(), uid.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
-  });
+  return IsUid(uid);
 }
 
 }  // namespace rendezvous::bookings

@@ -5,22 +5,11 @@
 #include <vector>
 
 #include "authorize_pages.hpp"
+#include "token_endpoint.hpp"
 #include "token_request.hpp"
 
 namespace rendezvous::oauth {
 namespace {
-
-Response OAuthJson(int status, const Json& body) {
-  Response res = Response::RawJson(status, body);
-  res.With("Cache-Control", "no-store").With("Pragma", "no-cache");
-  return res;
-}
-
-Response Refuse(const TokenError& error, bool basic_auth) {
-  Response res = OAuthJson(error.http_status, ToJson(error));
-  if (error.http_status == 401 && basic_auth) res.With("WWW-Authenticate", "Basic realm=\"rendezvous\"");
-  return res;
-}
 
 bool SentBasic(const std::optional<std::string>& authorization) {
   if (!authorization) return false;
@@ -43,23 +32,28 @@ Response HandlePushedAuthorizationRequest(const ParEndpointServices& services, c
   const std::optional<std::string_view> authorization_view =
       authorization ? std::optional<std::string_view>(*authorization) : std::nullopt;
   auto parsed = ParseOAuthBody(req.Header("content-type").value_or(""), req.body, kKnown);
-  if (auto* error = std::get_if<TokenError>(&parsed)) return Refuse(*error, SentBasic(authorization));
+  if (auto* error = std::get_if<TokenError>(&parsed))
+    return TokenErrorResponse(*error, SentBasic(authorization));
   auto& params = std::get<OAuthParams>(parsed);
   auto taken = TakeClientAuthentication(params, authorization_view);
-  if (auto* error = std::get_if<TokenError>(&taken)) return Refuse(*error, SentBasic(authorization));
+  if (auto* error = std::get_if<TokenError>(&taken))
+    return TokenErrorResponse(*error, SentBasic(authorization));
   const ClientAuthentication& credentials = std::get<ClientAuthentication>(taken);
   if (auto error = AuthenticateClient(services.clients.LoadCredentials(credentials.client_id),
                                       credentials.client_secret)) {
-    return Refuse(*error, credentials.basic_auth);
+    return TokenErrorResponse(*error, credentials.basic_auth);
   }
 
   if (params.count("request_uri") != 0) {
-    return Refuse(TokenError::InvalidRequest("request_uri cannot be pushed"), credentials.basic_auth);
+    return TokenErrorResponse(TokenError::InvalidRequest("request_uri cannot be pushed"),
+                              credentials.basic_auth);
   }
   auto client = services.clients.Get(credentials.client_id);
-  if (!client.ok()) return Refuse(TokenError::ClientNotFound(), credentials.basic_auth);  // deleted meanwhile
+  if (!client.ok())
+    return TokenErrorResponse(TokenError::ClientNotFound(), credentials.basic_auth);  // deleted meanwhile
   if (client->state == ClientState::kRejected) {
-    return Refuse(TokenError::UnauthorizedClient("the OAuth client is not approved"), credentials.basic_auth);
+    return TokenErrorResponse(TokenError::UnauthorizedClient("the OAuth client is not approved"),
+                              credentials.basic_auth);
   }
 
   AuthorizeQuery query;
@@ -76,24 +70,25 @@ Response HandlePushedAuthorizationRequest(const ParEndpointServices& services, c
   // decided on the authorization page, once the user is known.
   AuthorizeOutcome outcome = ValidateAuthorizeRequest(query, &view, client->owner_id);
   if (auto* page_error = std::get_if<AuthorizePageError>(&outcome)) {
-    return Refuse(TokenError::InvalidRequest(page_error->message), credentials.basic_auth);
+    return TokenErrorResponse(TokenError::InvalidRequest(page_error->message), credentials.basic_auth);
   }
   if (auto* redirect = std::get_if<AuthorizeRedirectError>(&outcome)) {
-    return Refuse(TokenError{400, redirect->error, redirect->error_description}, credentials.basic_auth);
+    return TokenErrorResponse(TokenError{400, redirect->error, redirect->error_description},
+                              credentials.basic_auth);
   }
 
   std::optional<PushedRequest> pushed = services.pushed.Push(credentials.client_id, req.remote_ip, query);
   if (!pushed) {
-    Response res =
-        Refuse(TokenError{429, "invalid_request",
-                          "the client holds " + std::to_string(services.pushed.pending_per_address()) +
-                              " unused pushed authorization requests from this address; use them or "
-                              "let them expire"},
-               credentials.basic_auth);
+    Response res = TokenErrorResponse(
+        TokenError{429, "invalid_request",
+                   "the client holds " + std::to_string(services.pushed.pending_per_address()) +
+                       " unused pushed authorization requests from this address; use them or "
+                       "let them expire"},
+        credentials.basic_auth);
     res.With("Retry-After", std::to_string(services.pushed.ttl()));
     return res;
   }
-  return OAuthJson(201, {{"request_uri", pushed->request_uri}, {"expires_in", pushed->expires_in}});
+  return NoStoreJson(201, {{"request_uri", pushed->request_uri}, {"expires_in", pushed->expires_in}});
 }
 
 void RegisterParEndpoint(PluginContext& ctx, const ParEndpointServices& services) {

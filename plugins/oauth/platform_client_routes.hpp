@@ -8,6 +8,7 @@
 
 #include "managed_users.hpp"
 #include "rendezvous/database.hpp"
+#include "rendezvous/http.hpp"
 #include "rendezvous/platform_clients.hpp"
 
 namespace rendezvous::oauth {

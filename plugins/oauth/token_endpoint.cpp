@@ -5,25 +5,25 @@
 #include "scopes.hpp"
 
 namespace rendezvous::oauth {
-namespace {
 
-Response OAuthJson(int status, const Json& body) {
+Response NoStoreJson(int status, const Json& body) {
   Response res = Response::RawJson(status, body);
   res.With("Cache-Control", "no-store").With("Pragma", "no-cache");
   return res;
 }
 
-Response ErrorResponse(const TokenError& error, bool basic_auth) {
-  Response res = OAuthJson(error.http_status, ToJson(error));
+Response TokenErrorResponse(const TokenError& error, bool basic_auth) {
+  Response res = NoStoreJson(error.http_status, ToJson(error));
   if (error.http_status == 401 && basic_auth) res.With("WWW-Authenticate", "Basic realm=\"rendezvous\"");
   return res;
 }
+
+namespace {
 
 std::optional<std::string_view> AuthorizationHeader(const std::optional<std::string>& header) {
   if (!header) return std::nullopt;
   return std::string_view(*header);
 }
-
 
 // Body and credentials of the revocation and introspection endpoints.
 struct TokenActionRequest {
@@ -32,7 +32,8 @@ struct TokenActionRequest {
 };
 
 std::variant<TokenActionRequest, TokenError> ParseTokenAction(const Request& req) {
-  static const std::vector<std::string_view> kKnown = {"token", "token_type_hint", "client_id", "client_secret"};
+  static const std::vector<std::string_view> kKnown = {"token", "token_type_hint", "client_id",
+                                                       "client_secret"};
   auto parsed = ParseOAuthBody(req.Header("content-type").value_or(""), req.body, kKnown);
   if (auto* error = std::get_if<TokenError>(&parsed)) return std::move(*error);
   OAuthParams& params = std::get<OAuthParams>(parsed);
@@ -63,11 +64,11 @@ bool SentBasic(const Request& req) {
 std::variant<TokenActionRequest, Response> AuthenticatedTokenAction(ClientService& clients,
                                                                     const Request& req) {
   auto parsed = ParseTokenAction(req);
-  if (auto* error = std::get_if<TokenError>(&parsed)) return ErrorResponse(*error, SentBasic(req));
+  if (auto* error = std::get_if<TokenError>(&parsed)) return TokenErrorResponse(*error, SentBasic(req));
   const TokenActionRequest& r = std::get<TokenActionRequest>(parsed);
   // One database round trip.
   if (auto error = AuthenticateClient(clients.LoadCredentials(r.client_id), r.client_secret)) {
-    return ErrorResponse(*error, r.basic_auth);
+    return TokenErrorResponse(*error, r.basic_auth);
   }
   return r;
 }
@@ -80,11 +81,11 @@ Response HandleTokenRequest(const TokenEndpointServices& services, const Request
   TokenRequestOutcome& out = outcome ? *outcome : ignored;
   auto refuse = [&out](const TokenError& error, bool basic_auth) {
     out.error = error.error;
-    return ErrorResponse(error, basic_auth);
+    return TokenErrorResponse(error, basic_auth);
   };
   const std::optional<std::string> authorization = req.Header("authorization");
-  TokenRequestResult parsed =
-      ParseTokenRequest(req.Header("content-type").value_or(""), req.body, AuthorizationHeader(authorization));
+  TokenRequestResult parsed = ParseTokenRequest(req.Header("content-type").value_or(""), req.body,
+                                                AuthorizationHeader(authorization));
   if (auto* error = std::get_if<TokenError>(&parsed)) return refuse(*error, SentBasic(req));
   const TokenRequest& tr = std::get<TokenRequest>(parsed);
   out.grant_type = tr.grant_type;
@@ -118,7 +119,7 @@ Response HandleTokenRequest(const TokenEndpointServices& services, const Request
         dpop_jkt);
   }
   if (auto* error = std::get_if<TokenError>(&result)) return refuse(*error, tr.basic_auth);
-  return OAuthJson(200, ToJson(std::get<TokenResponse>(result)));
+  return NoStoreJson(200, ToJson(std::get<TokenResponse>(result)));
 }
 
 Response HandleRevokeRequest(const TokenEndpointServices& services, const Request& req) {
@@ -126,14 +127,14 @@ Response HandleRevokeRequest(const TokenEndpointServices& services, const Reques
   if (auto* refused = std::get_if<Response>(&action)) return std::move(*refused);
   const TokenActionRequest& r = std::get<TokenActionRequest>(action);
   services.issued.Revoke(r.client_id, r.token);
-  return OAuthJson(200, Json::object());
+  return NoStoreJson(200, Json::object());
 }
 
 Response HandleIntrospectRequest(const TokenEndpointServices& services, const Request& req) {
   auto action = AuthenticatedTokenAction(services.clients, req);
   if (auto* refused = std::get_if<Response>(&action)) return std::move(*refused);
   const TokenActionRequest& r = std::get<TokenActionRequest>(action);
-  return OAuthJson(200, services.issued.Introspect(r.client_id, r.token));
+  return NoStoreJson(200, services.issued.Introspect(r.client_id, r.token));
 }
 
 Json AuthorizationServerMetadata(const std::string& base_url, const std::string& app_url) {
@@ -156,7 +157,8 @@ Json AuthorizationServerMetadata(const std::string& base_url, const std::string&
           {"dpop_signing_alg_values_supported", {"ES256", "RS256"}}};
 }
 
-void RegisterTokenEndpoints(PluginContext& ctx, const TokenEndpointServices& services, TokenMetrics& metrics) {
+void RegisterTokenEndpoints(PluginContext& ctx, const TokenEndpointServices& services,
+                            TokenMetrics& metrics) {
   auto post = [&](std::string pattern, Response (*fn)(const TokenEndpointServices&, const Request&)) {
     // The handlers authenticate clients themselves.
     ctx.AddRoute(Route::Api(Method::kPost, std::move(pattern), RouteAuth::Public(),

@@ -30,6 +30,12 @@
 
 namespace rendezvous::oauth {
 
+// Raw JSON with `Cache-Control: no-store` and `Pragma: no-cache`: the answers of the token,
+// revocation, introspection and pushed-request endpoints.
+Response NoStoreJson(int status, const Json& body);
+// A §7.2 error answer; a 401 after HTTP Basic carries `WWW-Authenticate: Basic`.
+Response TokenErrorResponse(const TokenError& error, bool basic_auth);
+
 // The logic the endpoints answer with. The code and refresh grants authenticate the client from
 // the row they read anyway; revocation and introspection through `clients`.
 struct TokenEndpointServices {
