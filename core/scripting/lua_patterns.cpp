@@ -74,6 +74,9 @@ bool ClassMatches(int c, int cl) {
     case 'u': yes = std::isupper(c) != 0; break;
     case 'w': yes = std::isalnum(c) != 0; break;
     case 'x': yes = std::isxdigit(c) != 0; break;
+    case 'z':  // the NUL byte: undocumented since Lua 5.2, still in Lua 5.4's library
+      yes = c == 0;
+      break;
     default: return cl == c;  // an escaped character stands for itself
   }
   return IsAsciiUpper(cl) ? !yes : yes;
@@ -199,6 +202,8 @@ const char* MatchBackReference(Matcher* m, const char* s, char digit) {
   if (index < 0 || index >= m->level || m->capture[index].len == kUnfinished)
     luaL_error(m->L, "invalid capture index %%%d", index + 1);
   const ptrdiff_t len = m->capture[index].len;
+  // A position capture has no text to repeat: a reference to it matches nothing, as in Lua.
+  if (len == kPosition) return nullptr;
   m->meter->Charge(1 + static_cast<size_t>(len) / 64);
   if (m->src_end - s >= len && std::memcmp(m->capture[index].init, s, static_cast<size_t>(len)) == 0)
     return s + len;

@@ -110,6 +110,9 @@ TEST(JsonPick, TextThatIsNotOneWellFormedValueGivesNothing) {
   EXPECT_EQ(json::PickScalars(R"({"a":1} {"a":2})", paths), std::nullopt);
   EXPECT_EQ(json::PickScalars("{\"a\":\"\xC0\xAF\"}", paths), std::nullopt);  // ill-formed UTF-8
   EXPECT_EQ(json::PickScalars("", paths), std::nullopt);
+  // A NUL byte, even after the value (nlohmann's parser stops reading there and accepts).
+  EXPECT_EQ(json::PickScalars(std::string("{\"a\":1}\0x", 9), paths), std::nullopt);
+  EXPECT_EQ(json::PickScalars(std::string("{\"a\":1}\0", 8), paths), std::nullopt);
   ASSERT_TRUE(json::PickScalars(R"( {"a" : [ ] } )", paths).has_value());
 }
 

@@ -20,7 +20,8 @@ using JsonPath = std::vector<std::string>;
 // The values at `paths` in `text`, in their order: a string, number, boolean or null where the path
 // leads to one; a discarded value (is_discarded()) where it leads nowhere or to an object or an
 // array. A member that occurs twice counts as its last occurrence, as in a parsed tree. nullopt
-// when `text` is not one well-formed JSON value (checked to its end).
+// when `text` is not one well-formed JSON value (checked to its end: a NUL byte after the value,
+// where nlohmann's parser stops reading, makes it ill-formed too).
 std::optional<std::vector<nlohmann::json>> PickScalars(std::string_view text,
                                                        const std::vector<JsonPath>& paths);
 
