@@ -10,15 +10,26 @@
 #include <string_view>
 
 #include "scripting/lua_runtime.hpp"
+#include "scripting/lua_sandbox_internal.hpp"
 
 namespace rendezvous::core {
 namespace {
 
+using sandbox_internal::BudgetHook;
+using sandbox_internal::Ctx;
+using sandbox_internal::HookInterval;
+using sandbox_internal::MakeReadOnlyView;
+using sandbox_internal::SandboxClose;
+using sandbox_internal::SandboxRawSet;
+using sandbox_internal::SandboxResume;
+using sandbox_internal::SandboxWrap;
+using sandbox_internal::SandboxXpcall;
+using sandbox_internal::TimedIteratorFactory;
+using sandbox_internal::TimeFunctions;
+
 constexpr size_t kMaxPrintBytes = 1024;
 constexpr int kDefaultHookInterval = 1000;
 constexpr size_t kMaxPooledBytes = 1024 * 1024;
-
-LuaStateContext* Ctx(lua_State* L) { return *static_cast<LuaStateContext**>(lua_getextraspace(L)); }
 
 // Registry keys (their addresses): the compiled chunk, the environment its load-time run filled,
 // and the metatable of every call's environment.
@@ -42,8 +53,6 @@ int CurrentLine(lua_State* L) {
   return -1;
 }
 
-void BudgetHook(lua_State* L, lua_Debug* ar);
-
 // The hook's interval shrinks as the state's memory grows: a single instruction can compare,
 // hash or copy a string or a stack as large as the memory a state holds (the comparison of two
 // long strings with a common prefix is one instruction and no allocation), so the clock is read
@@ -52,12 +61,16 @@ void BudgetHook(lua_State* L, lua_Debug* ar);
 constexpr size_t kSmallStateBytes = 256 * 1024;
 constexpr int kMinHookInterval = 8;
 
-int HookInterval(const LuaStateContext* ctx) {
+}  // namespace
+
+int sandbox_internal::HookInterval(const LuaStateContext* ctx) {
   if (ctx->memory_used <= kSmallStateBytes) return ctx->hook_interval;
   const size_t scaled = static_cast<size_t>(ctx->hook_interval) * kSmallStateBytes / ctx->memory_used;
   return static_cast<int>(std::clamp<size_t>(scaled, std::min(kMinHookInterval, ctx->hook_interval),
                                              static_cast<size_t>(ctx->hook_interval)));
 }
+
+namespace {
 
 // Sets `L`'s hook to the interval the state's memory calls for; the allocator asks again once the
 // memory has doubled.
@@ -150,10 +163,9 @@ void* CountingAlloc(void* ud, void* ptr, size_t osize, size_t nsize) {
   return block;
 }
 
-// Once the budget (instructions or time) is spent the hook fires on every instruction of every
-// coroutine it reaches, so each pcall that catches the error is unwound again by its caller's next
-// instruction.
-void BudgetHook(lua_State* L, lua_Debug* ar) {
+}  // namespace
+
+void sandbox_internal::BudgetHook(lua_State* L, lua_Debug* ar) {
   LuaStateContext* ctx = Ctx(L);
   if (!ctx->budget_exhausted) {
     const int interval = lua_gethookcount(L);
@@ -171,62 +183,7 @@ void BudgetHook(lua_State* L, lua_Debug* ar) {
   luaL_error(L, ctx->time_exhausted ? "time limit exceeded" : "instruction limit exceeded");
 }
 
-// A metatable's __newindex that refuses: the library tables scripts see are read-only views.
-int ReadOnlyNewIndex(lua_State* L) { return luaL_error(L, "the sandbox's library tables are read-only"); }
-
-bool IsReadOnlyView(lua_State* L, int index) {
-  if (lua_type(L, index) != LUA_TTABLE || lua_getmetatable(L, index) == 0) return false;
-  lua_pushliteral(L, "__newindex");
-  lua_rawget(L, -2);
-  const bool view = lua_tocfunction(L, -1) == ReadOnlyNewIndex;
-  lua_pop(L, 2);
-  return view;
-}
-
-// rawset, except on the read-only views.
-int SandboxRawSet(lua_State* L) {
-  if (IsReadOnlyView(L, 1)) return ReadOnlyNewIndex(L);
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 1);
-  lua_call(L, lua_gettop(L) - 1, 1);
-  return 1;
-}
-
-// Iterates a read-only view's table without handing the table itself to the script.
-int ViewNext(lua_State* L) {
-  lua_settop(L, 2);
-  if (lua_next(L, lua_upvalueindex(1)) != 0) return 2;
-  lua_pushnil(L);
-  return 1;
-}
-
-int ViewPairs(lua_State* L) {
-  lua_getmetatable(L, 1);
-  lua_pushliteral(L, "__index");
-  lua_rawget(L, -2);
-  lua_pushcclosure(L, ViewNext, 1);
-  lua_pushnil(L);
-  lua_pushnil(L);
-  return 3;
-}
-
-// Replaces global `name` with a read-only view of it.
-void MakeReadOnlyView(lua_State* L, const char* name) {
-  lua_getglobal(L, name);
-  lua_createtable(L, 0, 0);
-  lua_createtable(L, 0, 4);
-  lua_pushvalue(L, -3);
-  lua_setfield(L, -2, "__index");
-  lua_pushcfunction(L, ReadOnlyNewIndex);
-  lua_setfield(L, -2, "__newindex");
-  lua_pushcfunction(L, ViewPairs);
-  lua_setfield(L, -2, "__pairs");
-  lua_pushboolean(L, 0);
-  lua_setfield(L, -2, "__metatable");
-  lua_setmetatable(L, -2);
-  lua_setglobal(L, name);
-  lua_pop(L, 1);
-}
+namespace {
 
 int Panic(lua_State* L) {
   const char* msg = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "(no message)";
@@ -263,8 +220,7 @@ int MessageHandler(lua_State* L) {
 void LogPrint(LuaStateContext* ctx, const char* text, size_t len) noexcept {
   try {
     if (ctx->logger == nullptr || !ctx->logger->Enabled(LogLevel::kInfo)) return;
-    ctx->logger->Info("lua print",
-                      {{"script", ctx->script_name}, {"text", std::string(text, len)}});
+    ctx->logger->Info("lua print", {{"script", ctx->script_name}, {"text", std::string(text, len)}});
   } catch (...) {
   }
 }
@@ -310,217 +266,10 @@ int SandboxSetMetatable(lua_State* L) {
   return 1;
 }
 
-// --- Message handlers ---------------------------------------------------------------------------
-// An error the hook raises leaves the thread's hooks off until the protected call that catches it
-// has unwound (Lua does not run hooks inside hooks, and the raise skips the reset), and Lua calls
-// xpcall's message handler before that unwinding: a handler run then would be unmetered. So
-// xpcall's handler is wrapped: once the run is out of budget it hands the error on without
-// calling the script's handler (the run fails anyway); before that the error came from the script,
-// hooks are on and the handler runs metered like any other code.
-int GuardedHandler(lua_State* L) {
-  lua_settop(L, 1);
-  if (Ctx(L)->budget_exhausted) return 1;
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 1);
-  lua_call(L, 1, 1);
-  return 1;
-}
-
-int FinishProtectedCall(lua_State* L, int status, lua_KContext extra) {
-  if (status != LUA_OK && status != LUA_YIELD) {
-    lua_pushboolean(L, 0);
-    lua_pushvalue(L, -2);
-    return 2;
-  }
-  return lua_gettop(L) - static_cast<int>(extra);
-}
-
-// xpcall(f, msgh, ...) as Lua's, with msgh wrapped in GuardedHandler.
-int SandboxXpcall(lua_State* L) {
-  const int n = lua_gettop(L);
-  luaL_checktype(L, 2, LUA_TFUNCTION);
-  lua_pushvalue(L, 2);
-  lua_pushcclosure(L, GuardedHandler, 1);
-  lua_replace(L, 2);
-  lua_pushboolean(L, 1);  // the first result on success
-  lua_pushvalue(L, 1);
-  lua_rotate(L, 3, 2);  // true and f below f's arguments
-  const int status = lua_pcallk(L, n - 2, LUA_MULTRET, 2, 2, FinishProtectedCall);
-  return FinishProtectedCall(L, status, 2);
-}
-
-// --- Coroutines ---------------------------------------------------------------------------------
-// resume and wrap are the sandbox's own so that the context knows which thread runs (the allocator
-// stops that one when the clock runs out) and so that a coroutine resumed after the budget ran out
-// raises at its first instruction. A coroutine that died of the budget is not closed: closing runs
-// its pending __close metamethods, on a thread whose hooks the raise left off.
-
-// Resumes `co` with the `narg` values on top of L. Answers how many results it moved onto L, or -1
-// with the error value on top.
-int ResumeMetered(lua_State* L, lua_State* co, int narg) {
-  LuaStateContext* ctx = Ctx(L);
-  if (lua_checkstack(co, narg) == 0) {
-    lua_pushliteral(L, "too many arguments to resume");
-    return -1;
-  }
-  lua_xmove(L, co, narg);
-  if (ctx->budget_exhausted) {
-    lua_sethook(co, BudgetHook, LUA_MASKCOUNT, 1);
-  } else if (lua_gethookcount(co) > HookInterval(ctx)) {
-    lua_sethook(co, BudgetHook, LUA_MASKCOUNT, HookInterval(ctx));  // made when the state was smaller
-  }
-  lua_State* const outer = ctx->current;
-  ctx->current = co;
-  int results = 0;
-  const int status = lua_resume(co, L, narg, &results);
-  ctx->current = outer;
-  if (ctx->budget_exhausted)
-    lua_sethook(L, BudgetHook, LUA_MASKCOUNT, 1);  // the resumer's next instruction raises
-  if (status != LUA_OK && status != LUA_YIELD) {
-    lua_xmove(co, L, 1);
-    return -1;
-  }
-  if (lua_checkstack(L, results + 1) == 0) {
-    lua_pop(co, results);
-    lua_pushliteral(L, "too many results to resume");
-    return -1;
-  }
-  lua_xmove(co, L, results);
-  return results;
-}
-
-lua_State* CheckCoroutine(lua_State* L, int index) {
-  lua_State* co = lua_tothread(L, index);
-  luaL_argexpected(L, co != nullptr, index, "coroutine");
-  return co;
-}
-
-int SandboxResume(lua_State* L) {
-  lua_State* co = CheckCoroutine(L, 1);
-  const int results = ResumeMetered(L, co, lua_gettop(L) - 1);
-  if (results < 0) {
-    lua_pushboolean(L, 0);
-    lua_insert(L, -2);
-    return 2;
-  }
-  lua_pushboolean(L, 1);
-  lua_insert(L, -(results + 1));
-  return results + 1;
-}
-
-int CloseThread(lua_State* co, lua_State* from) {
-#if LUA_VERSION_RELEASE_NUM >= 50406
-  return lua_closethread(co, from);
-#else
-  (void)from;
-  return lua_resetthread(co);
-#endif
-}
-
-int WrappedCoroutine(lua_State* L) {
-  lua_State* co = lua_tothread(L, lua_upvalueindex(1));
-  const int results = ResumeMetered(L, co, lua_gettop(L));
-  if (results >= 0) return results;
-  int status = lua_status(co);
-  if (status != LUA_OK && status != LUA_YIELD && !Ctx(L)->budget_exhausted) {
-    status = CloseThread(co, L);  // runs its pending __close metamethods, hooked
-    lua_xmove(co, L, 1);
-  }
-  if (status != LUA_ERRMEM && lua_type(L, -1) == LUA_TSTRING) {
-    luaL_where(L, 1);
-    lua_insert(L, -2);
-    lua_concat(L, 2);
-  }
-  return lua_error(L);
-}
-
-int SandboxWrap(lua_State* L) {
-  luaL_checktype(L, 1, LUA_TFUNCTION);
-  lua_State* co = lua_newthread(L);
-  lua_pushvalue(L, 1);
-  lua_xmove(L, co, 1);
-  lua_pushcclosure(L, WrappedCoroutine, 1);
-  return 1;
-}
-
-// Calls the wrapped function (the closure's upvalue) with the call's arguments; answers its
-// results' count.
-int CallWrapped(lua_State* L) {
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 1);
-  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-  return lua_gettop(L);
-}
-// coroutine.close, except after the budget ran out (see above).
-int SandboxClose(lua_State* L) {
-  CheckCoroutine(L, 1);
-  if (const LuaStateContext* ctx = Ctx(L); ctx->budget_exhausted) {
-    return luaL_error(L, ctx->time_exhausted ? "time limit exceeded" : "instruction limit exceeded");
-  }
-  return CallWrapped(L);
-}
-
-// --- Library functions that loop in C without allocating --------------------------------------
-// Each call's work is bounded by the memory a state may hold (a string's length, a table's size),
-// but nothing else stops a script from calling them in a loop between two of the hook's clock
-// reads. These are called through a closure that reads the clock first.
-int TimedCall(lua_State* L) {
-  SandboxCheckTime(L);
-  return CallWrapped(L);
-}
-
-// utf8.codes and pairs answer an iterator function of the library: that one is timed too.
-int TimedIteratorFactory(lua_State* L) {
-  SandboxCheckTime(L);
-  const int results = CallWrapped(L);
-  if (results >= 1 && lua_iscfunction(L, 1) != 0) {
-    lua_pushvalue(L, 1);
-    lua_pushcclosure(L, TimedCall, 1);
-    lua_replace(L, 1);
-  }
-  return results;
-}
-
-// Wraps the named C functions of the library table at `lib` (registered as `name` in the loaded
-// table). The originals stay findable under their names, so a bad argument is still reported as
-// "bad argument #1 to 'utf8.len'" rather than to '?'.
-void TimeFunctions(lua_State* L, const char* name, std::initializer_list<const char*> functions,
-                   lua_CFunction wrapper = TimedCall) {
-  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
-  const int loaded = lua_gettop(L);
-  if (std::strcmp(name, LUA_GNAME) == 0) {
-    lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
-  } else {
-    lua_getglobal(L, name);
-  }
-  const int lib = lua_gettop(L);
-  lua_getfield(L, loaded, name);
-  if (lua_rawequal(L, -1, lib) != 0) {  // first wrapping in this library: the loaded table becomes a copy
-    lua_pop(L, 1);
-    lua_newtable(L);
-    lua_pushnil(L);
-    while (lua_next(L, lib) != 0) {
-      lua_pushvalue(L, -2);
-      lua_insert(L, -2);
-      lua_rawset(L, -4);
-    }
-    lua_pushvalue(L, -1);
-    lua_setfield(L, loaded, name);
-  }
-  lua_pop(L, 1);
-  for (const char* function : functions) {
-    lua_getfield(L, lib, function);
-    lua_pushcclosure(L, wrapper, 1);
-    lua_setfield(L, lib, function);
-  }
-  lua_pop(L, 2);
-}
-
 int OpenSandbox(lua_State* L) {
   static const luaL_Reg kLibs[] = {
-      {LUA_GNAME, luaopen_base},         {LUA_STRLIBNAME, luaopen_string},
-      {LUA_TABLIBNAME, luaopen_table},   {LUA_MATHLIBNAME, luaopen_math},
-      {LUA_UTF8LIBNAME, luaopen_utf8},   {LUA_COLIBNAME, luaopen_coroutine},
+      {LUA_GNAME, luaopen_base},       {LUA_STRLIBNAME, luaopen_string}, {LUA_TABLIBNAME, luaopen_table},
+      {LUA_MATHLIBNAME, luaopen_math}, {LUA_UTF8LIBNAME, luaopen_utf8},  {LUA_COLIBNAME, luaopen_coroutine},
       {LUA_OSLIBNAME, luaopen_os},
   };
   for (const luaL_Reg& lib : kLibs) {
@@ -591,8 +340,8 @@ int OpenSandbox(lua_State* L) {
   lua_pushnil(L);
   lua_setfield(L, -2, "randomseed");
   lua_pop(L, 1);
-  for (const char* name : {LUA_STRLIBNAME, LUA_TABLIBNAME, LUA_MATHLIBNAME, LUA_UTF8LIBNAME,
-                           LUA_COLIBNAME, LUA_OSLIBNAME, "json"}) {
+  for (const char* name : {LUA_STRLIBNAME, LUA_TABLIBNAME, LUA_MATHLIBNAME, LUA_UTF8LIBNAME, LUA_COLIBNAME,
+                           LUA_OSLIBNAME, "json"}) {
     MakeReadOnlyView(L, name);
   }
   lua_pushliteral(L, "");
@@ -650,7 +399,9 @@ void PushCallEnvironment(lua_State* L) {
   RunTopLevelIn(L);
 }
 
-void PushLoadedEnvironment(lua_State* L) { lua_rawgetp(L, LUA_REGISTRYINDEX, &loaded_env_key); }
+void PushLoadedEnvironment(lua_State* L) {
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &loaded_env_key);
+}
 
 void SandboxCheckTime(lua_State* L) {
   LuaStateContext* ctx = Ctx(L);
@@ -702,8 +453,7 @@ void LuaBlockPool::Give(void* block, size_t size) {
 }
 
 SandboxState::RunResult SandboxState::Create(const std::string& script_name, Logger& logger,
-                                             const LuaLimits& limits,
-                                             std::unique_ptr<SandboxState>& out) {
+                                             const LuaLimits& limits, std::unique_ptr<SandboxState>& out) {
   std::unique_ptr<SandboxState> state(new SandboxState());
   state->ctx_ = std::make_unique<LuaStateContext>();
   state->keys_ = std::make_unique<LuaKeyCache>();
@@ -734,8 +484,7 @@ SandboxState::RunResult SandboxState::Create(const std::string& script_name, Log
   if (opened.outcome != LuaOutcome::kOk || state->Tainted()) {
     if (opened.outcome == LuaOutcome::kOk || opened.outcome == LuaOutcome::kMemory) {
       opened.outcome = LuaOutcome::kMemory;
-      opened.message = script_name + ": memory limit of " +
-                       std::to_string(limits.memory_limit_bytes) +
+      opened.message = script_name + ": memory limit of " + std::to_string(limits.memory_limit_bytes) +
                        " bytes is too small for the Lua standard library";
     }
     return opened;
@@ -760,8 +509,8 @@ SandboxState::RunResult SandboxState::LoadChunk(const std::string& source) {
     RunResult result;
     if (status == LUA_ERRMEM || ctx_->memory_refused) {
       result.outcome = LuaOutcome::kMemory;
-      result.message = ctx_->script_name + ": memory limit of " +
-                       std::to_string(ctx_->memory_limit) + " bytes exceeded while compiling";
+      result.message = ctx_->script_name + ": memory limit of " + std::to_string(ctx_->memory_limit) +
+                       " bytes exceeded while compiling";
     } else {
       result.outcome = LuaOutcome::kRuntime;
       size_t len = 0;
@@ -812,8 +561,8 @@ SandboxState::RunResult SandboxState::Run(int nargs, int nresults) {
                      std::to_string(ctx.instruction_limit) + " exceeded";
   } else if (status != LUA_OK && (status == LUA_ERRMEM || ctx.memory_refused)) {
     result.outcome = LuaOutcome::kMemory;
-    result.message = at_line(ctx.memory_line) + ": memory limit of " +
-                     std::to_string(ctx.memory_limit) + " bytes exceeded";
+    result.message = at_line(ctx.memory_line) + ": memory limit of " + std::to_string(ctx.memory_limit) +
+                     " bytes exceeded";
   } else if (status != LUA_OK) {
     result.outcome = LuaOutcome::kRuntime;
     size_t len = 0;

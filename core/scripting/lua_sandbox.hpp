@@ -134,7 +134,8 @@ void SandboxCheckTime(lua_State* L);
 
 // Replaces the string library's pattern functions (find, match, gmatch, gsub) and rep, and the
 // table library's insert, remove, move, concat and sort in the tables at `string_index` and
-// `table_index` with versions whose work is charged against the run's time limit (lua_patterns.cpp).
+// `table_index` with versions whose work is charged against the run's time limit (lua_patterns.cpp,
+// lua_bounded_tables.cpp).
 void OpenBoundedLibrary(lua_State* L, int string_index, int table_index);
 
 }  // namespace rendezvous::core

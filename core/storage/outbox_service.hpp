@@ -90,6 +90,7 @@
 #include "rendezvous/database.hpp"
 #include "rendezvous/log.hpp"
 #include "rendezvous/outbox.hpp"
+#include "storage/outbox_parking.hpp"
 
 namespace prometheus {
 class Registry;
@@ -115,23 +116,10 @@ struct OutboxOptions {
   std::chrono::milliseconds max_retry_delay{30000};
 };
 
-// An event a consumer parked, as `admin outbox parked` lists it.
-struct ParkedEvent {
-  int64_t id = 0;  // the parked row's own id (an event may be parked by several consumers)
-  int64_t event_id = 0;
-  std::string consumer;
-  std::string topic;
-  std::string type;
-  int attempts = 0;
-  std::string last_error;
-  std::string parked_at;  // ISO 8601, UTC
-};
-
 class OutboxService final : public Outbox {
  public:
   // `db`, `registry` and `logger` must outlive the service. Creates no thread.
-  OutboxService(Database& db, prometheus::Registry& registry, Logger& logger,
-                OutboxOptions options = {});
+  OutboxService(Database& db, prometheus::Registry& registry, Logger& logger, OutboxOptions options = {});
   ~OutboxService() override;
   OutboxService(const OutboxService&) = delete;
   OutboxService& operator=(const OutboxService&) = delete;
@@ -238,8 +226,6 @@ class OutboxService final : public Outbox {
   void HandleOneByOne(Consumer& c, int64_t position, const std::vector<OutboxEvent>& batch, Round& round);
   // Up to batch_size due retries of `c`, each in its own transaction.
   void RetryDue(Consumer& c, Round& round);
-  // Counts one more failed attempt at `event` in `tx`; parks it at max_attempts. True when parked.
-  bool RecordFailure(DbConnection& tx, Consumer& c, const OutboxEvent& event, const std::string& error);
   void CountParked(Consumer& c, bool now);
   // Counts the events past `position` into the lag gauge, at most once a second.
   void MeasureLag(Consumer& c, int64_t position);
@@ -253,6 +239,7 @@ class OutboxService final : public Outbox {
   Database& db_;
   Logger& logger_;
   const OutboxOptions options_;
+  OutboxParking parking_;  // retries, parked events and their admin commands
 
   prometheus::Family<prometheus::Counter>& published_;
   prometheus::Family<prometheus::Counter>& consumed_;

@@ -54,6 +54,10 @@ inline constexpr const char* kRenderAtSend = "event";
 // The same, for a delivery that still awaits the filter script: it does not exist for its owner
 // (the delivery log leaves it out) until the filter lets it through, and one the filter turns
 // down is deleted. Its first recorded attempt makes it kRenderAtSend.
+// "Not leased" and "never delivered" in the lease and delivery columns: a time long past rather than
+// NULL, so that leasing a row and recording its outcome rewrite it in place (webhooks migration 10).
+#define RDV_LONG_AGO "'1970-01-01 00:00:00'"
+
 inline constexpr const char* kFilterAtSend = "event-filter";
 // What one delivery row is charged against its event's max_event_bytes: the row (about 170 bytes)
 // and its entries in the table's four indexes (about 30 each), rounded up for the pages' slack.
@@ -105,7 +109,7 @@ struct Outcome {
   // kFilteredOut: the filter script turned it down before its first attempt; the row is deleted
   // (no attempt is written).
   enum Kind { kSucceeded, kRetryLater, kFailed, kFilteredOut } kind = kFailed;
-  int64_t retry_in_ms = 0;      // kRetryLater
+  int64_t retry_in_ms = 0;       // kRetryLater
   bool disable_webhook = false;  // 410 Gone
 };
 
@@ -182,8 +186,8 @@ class DeliveryQueue {
                                      const std::vector<int64_t>& skip_webhooks = {}, ClaimCursor after = {});
   // Records a batch of attempts (one transaction). Webhooks failing for `disable_after_seconds`
   // are set inactive and handed to `on_disabled`; their ids are returned.
-  std::vector<int64_t> Record(Database& db, const std::vector<RecordedAttempt>& attempts, int64_t disable_after_seconds,
-                              const DisabledHandler& on_disabled);
+  std::vector<int64_t> Record(Database& db, const std::vector<RecordedAttempt>& attempts,
+                              int64_t disable_after_seconds, const DisabledHandler& on_disabled);
   // Record, then Claim, in one transaction. Either part may be empty (no attempts, `limit` 0);
   // with both empty nothing is run.
   RecordAndClaimResult RecordAndClaim(Database& db, const std::vector<RecordedAttempt>& attempts,
@@ -199,15 +203,16 @@ class DeliveryQueue {
   size_t ForgetExpiredSecrets(Database& db);
 
   // GET /v2/webhooks/:id/deliveries: newest first, with the total; 404 for another user's webhook.
-  Result<std::pair<Json, int64_t>> List(Database& db, int64_t user_id, int64_t webhook_id, int64_t skip, int64_t take);
+  Result<std::pair<Json, int64_t>> List(Database& db, int64_t user_id, int64_t webhook_id, int64_t skip,
+                                        int64_t take);
   // POST .../deliveries/:deliveryId/retry: a finished delivery is due again now, same webhook-id,
   // a fresh schedule. 404 unknown; 409 while pending or when the webhook is inactive.
   Result<Json> Retry(Database& db, int64_t user_id, int64_t webhook_id, int64_t delivery_id);
   // POST .../recover: every failed delivery of the webhook created in [since_ms, until_ms) due
   // again now, same webhook-id, a fresh schedule; in transactions of at most `batch` rows, so the
   // table is never held long. Returns how many. 404 for another user's webhook; 409 when inactive.
-  Result<int64_t> Recover(Database& db, int64_t user_id, int64_t webhook_id, int64_t since_ms, int64_t until_ms,
-                          int64_t batch = 500);
+  Result<int64_t> Recover(Database& db, int64_t user_id, int64_t webhook_id, int64_t since_ms,
+                          int64_t until_ms, int64_t batch = 500);
   // A ping sent already (SendNow): logged as a finished delivery of trigger PING with its attempt.
   void RecordPing(Database& db, int64_t webhook_id, const std::string& message_id, const std::string& body,
                   const Attempt& attempt);

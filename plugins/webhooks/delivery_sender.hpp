@@ -84,9 +84,16 @@ struct SenderHooks {
   DisabledHandler notify_owner;
 };
 
+// A claim holds a row for twice the request's timeout and this much more, before another sender
+// (or this one after a restart) may take it again. A claimed delivery that waits for its
+// destination is started only while a whole attempt still fits in its lease (kStartMargin to
+// spare), else left to be claimed again.
+inline constexpr int64_t kLeaseSlackSeconds = 5;
+
 class DeliverySender {
  public:
-  DeliverySender(Database& db, DeliveryQueue& queue, Logger& logger, SenderOptions options, SenderHooks hooks = {});
+  DeliverySender(Database& db, DeliveryQueue& queue, Logger& logger, SenderOptions options,
+                 SenderHooks hooks = {});
   ~DeliverySender();
   DeliverySender(const DeliverySender&) = delete;
   DeliverySender& operator=(const DeliverySender&) = delete;

@@ -93,7 +93,7 @@ constexpr const char* kLeases =
 // The sender's writes in place. InnoDB rewrites a row in place only when no field it changes
 // changes size; otherwise it deletes and re-inserts the whole record (the body with it) and logs
 // it whole. So the status is a fixed-size CHAR, and "no lease" and "never delivered" are a time
-// long past (RDV_LONG_AGO in delivery_queue.cpp) rather than NULL. The webhook-id's unique key
+// long past (RDV_LONG_AGO in delivery_queue.hpp) rather than NULL. The webhook-id's unique key
 // goes: it is never looked up, and an id is 144 random bits (its index was a random insert per
 // row).
 constexpr const char* kInPlace =
