@@ -33,6 +33,7 @@ constexpr const char* kUsage = R"(usage: rendezvous COMMAND [--config FILE] ...
   admin GROUP ...            commands of the enabled plugins (oauth-client, managed-user, booking ...)
   lua check --hook filter|render --script FILE [--event FILE] [--webhook FILE]
                              run one webhook hook once under the configured limits
+  --version                  print the version, the build signature and the plugin ABI
 --config defaults to etc/rendezvous.yaml.
 )";
 
@@ -333,6 +334,15 @@ int RunCli(int argc, char** argv) {
     } else {
       rest.push_back(args[i]);
     }
+  }
+  if (!rest.empty() && rest[0] == "--version") {
+    // Reads no configuration: the release and the build signature plugins must be built with.
+    std::cout << Json{{"version", RENDEZVOUS_VERSION},
+                      {"buildSignature", RENDEZVOUS_BUILD_SIGNATURE},
+                      {"pluginAbi", RENDEZVOUS_PLUGIN_ABI_VERSION}}
+                     .dump()
+              << std::endl;
+    return 0;
   }
   if (rest.empty() || rest[0] == "--help" || rest[0] == "help") {
     std::cerr << kUsage;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -26,18 +27,13 @@ prometheus::MetricFamily Family(std::string name, std::string help, prometheus::
   return f;
 }
 
+// The boot time in seconds since the epoch, from the clocks rather than /proc/stat (which a
+// service with ProcSubset=pid cannot read): the wall clock now less the time since boot.
 double ReadBootTime() {
-  std::ifstream in("/proc/stat");
-  std::string key;
-  while (in >> key) {
-    if (key == "btime") {
-      double v = 0;
-      in >> v;
-      return v;
-    }
-    in.ignore(1 << 20, '\n');
-  }
-  return 0;
+  timespec now{};
+  timespec since_boot{};
+  if (clock_gettime(CLOCK_REALTIME, &now) != 0 || clock_gettime(CLOCK_BOOTTIME, &since_boot) != 0) return 0;
+  return static_cast<double>(now.tv_sec - since_boot.tv_sec) + (now.tv_nsec - since_boot.tv_nsec) / 1e9;
 }
 
 int CountOpenFds() {

@@ -68,9 +68,19 @@ sed -e "s|/usr/bin/rendezvous|$root/usr/bin/rendezvous|g" -e "s|/etc/rendezvous/
 systemd-analyze verify "$work/unit/rendezvous.service" > "$work/verify.log" 2>&1 \
   || { cat "$work/verify.log" >&2; fail "systemd-analyze verify refused the unit"; }
 if [ -s "$work/verify.log" ]; then cat "$work/verify.log" >&2; fail "systemd-analyze verify warned"; fi
-for directive in User=rendezvous ProtectSystem=strict NoNewPrivileges=yes StateDirectory=rendezvous; do
+for directive in User=rendezvous ProtectSystem=strict NoNewPrivileges=yes StateDirectory=rendezvous \
+  UMask=0077 ProtectProc=invisible ProcSubset=pid SystemCallFilter=@system-service; do
   grep -qx "$directive" "$unit" || fail "unit: no $directive"
 done
+# systemd's exposure score of the sandbox (0 fully confined .. 10 unconfined): 2.0 at most.
+systemd-analyze security --offline=yes --threshold=20 --no-pager "$work/unit/rendezvous.service" > "$work/security.log" 2>&1 \
+  || { cat "$work/security.log" >&2; fail "the unit's exposure is above 2.0"; }
+echo "unit: $(grep -o 'Overall exposure level.*' "$work/security.log")"
+
+# The installed binary's version, with no configuration.
+version=$("$bin" --version) || fail "rendezvous --version failed"
+grep -q "\"version\":\"$(dpkg-deb -f "$deb" Version)\"" <<< "$version" || fail "--version: $version, the package: $(dpkg-deb -f "$deb" Version)"
+grep -q '"buildSignature":"gcc-' <<< "$version" || fail "--version has no build signature: $version"
 
 # 5. The installed binary with the installed config, pointed at a scratch database and port 0.
 mkdir -p "$work/etc/rendezvous" "$work/log"
