@@ -268,7 +268,7 @@ int LuaCheck(const std::string& config_path, const std::vector<std::string>& arg
   const std::optional<std::string> script = a.Get("script");
   if (!script) throw std::invalid_argument(kLuaUsage);
 
-  const Config config = LoadConfig(config_path);
+  const Config config = LoadConfig(config_path, {});
   LuaLimits limits;
   for (const PluginEntry& p : config.plugins) {
     if (p.name != "webhooks" || !p.node.IsMap() || !p.node["lua"]) continue;
