@@ -81,7 +81,6 @@ class PluginHost {
   DpopResolver dpop_resolver_;
   std::map<std::string, AdminCommand> commands_;
   std::map<std::string, std::pair<std::type_index, std::shared_ptr<void>>> services_by_name_;
-  std::vector<std::shared_ptr<BusyTimeSource>> busy_sources_;  // registered by factories, read after
 };
 
 }  // namespace rendezvous::core

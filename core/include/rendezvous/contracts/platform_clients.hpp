@@ -8,10 +8,11 @@
 #include <optional>
 #include <string>
 
-#include "rendezvous/http.hpp"
 #include "rendezvous/status.hpp"
 
 namespace rendezvous {
+
+struct Request;  // rendezvous/http.hpp: the routes that authenticate include it
 
 struct PlatformClient {
   std::string client_id;
