@@ -68,6 +68,14 @@ class PluginHost::Context final : public PluginContext {
       throw std::runtime_error("plugin " + name_ + ": admin command group '" + group + "' is already registered");
   }
 
+  void AddCommand(const std::string& name, AdminCommand command) override {
+    if (name == "serve" || name == "migrate" || name == "admin" || name == "help" || name.empty() ||
+        name[0] == '-')
+      throw std::runtime_error("plugin " + name_ + ": '" + name + "' cannot name a plugin's command");
+    if (!host_.cli_commands_.emplace(name, std::move(command)).second)
+      throw std::runtime_error("plugin " + name_ + ": command '" + name + "' is already registered");
+  }
+
   Database& db() override { return *host_.services_.db; }
   Outbox& outbox() override { return *host_.services_.outbox; }
   Identity& identity() override { return *host_.services_.identity; }

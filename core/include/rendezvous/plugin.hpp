@@ -89,6 +89,10 @@ class PluginContext {
   // second throws.
   virtual void SetDpopResolver(DpopResolver resolver) = 0;
   virtual void AddAdminCommand(const std::string& group, AdminCommand command) = 0;
+  // A command of its own, `rendezvous <name> ...` (args after the name), run like an admin command
+  // (the plugins created, nothing started). A name the host uses (serve, migrate, admin, help) or
+  // another plugin registered throws.
+  virtual void AddCommand(const std::string& name, AdminCommand command) = 0;
 
   virtual Database& db() = 0;
   virtual Outbox& outbox() = 0;
