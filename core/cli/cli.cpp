@@ -5,8 +5,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
-#include <sstream>
 #include <iostream>
 #include <optional>
 #include <stdexcept>
@@ -14,8 +12,6 @@
 #include <vector>
 
 #include "cli/runtime.hpp"
-#include "config/config_value.hpp"
-#include "scripting/lua_runtime.hpp"
 #include "http/server.hpp"
 #include "log/logger.hpp"
 #include "metrics/process_metrics.hpp"
@@ -30,9 +26,9 @@ constexpr const char* kUsage = R"(usage: rendezvous COMMAND [--config FILE] ...
   admin user create --email E --name N --password P [--time-zone TZ] [--admin]
   admin api-key create --user-id ID [--name N]
   admin outbox parked [--consumer NAME] | replay ID | drop ID
-  admin GROUP ...            commands of the enabled plugins (oauth-client, managed-user, booking ...)
-  lua check --hook filter|render --script FILE [--event FILE] [--webhook FILE]
-                             run one webhook hook once under the configured limits
+  admin GROUP ...            admin commands of the enabled plugins (oauth-client, managed-user, booking ...)
+  COMMAND ...                commands of the enabled plugins, e.g. the webhooks plugin's
+                             lua check --hook filter|render --script FILE [--event FILE] [--webhook FILE]
   --version                  print the version, the build signature and the plugin ABI
 --config defaults to etc/rendezvous.yaml.
 )";
@@ -232,76 +228,6 @@ int AdminOutbox(Runtime& rt, const std::vector<std::string>& args) {
   return 0;
 }
 
-// What `lua check` hands a hook when no --event or --webhook is given: a booking as the webhooks
-// plugin sees one (DESIGN §6's default body) and a webhook value without a template.
-const char* kSampleEvent = R"({"triggerEvent":"BOOKING_CREATED","createdAt":"2030-01-07T08:00:00.000Z","payload":{
- "id":1,"bookingId":1,"uid":"sample-booking","title":"Intro between Olga Owner and Ann Attendee",
- "description":"","status":"accepted","start":"2030-01-07T09:00:00.000Z","end":"2030-01-07T09:30:00.000Z",
- "startTime":"2030-01-07T09:00:00.000Z","endTime":"2030-01-07T09:30:00.000Z","duration":30,"length":30,
- "eventTypeId":1,"type":"intro","eventTitle":"Intro","location":null,"metadata":{},
- "attendees":[{"name":"Ann Attendee","email":"ann@example.com","timeZone":"Europe/Paris","language":"en"}],
- "hosts":[{"id":1,"name":"Olga Owner","email":"owner@example.com","timeZone":"UTC"}],
- "organizer":{"id":1,"name":"Olga Owner","email":"owner@example.com","timeZone":"UTC"}}})";
-const char* kSampleWebhook = R"({"id":1,"userId":1,"subscriberUrl":"https://example.com/hooks","active":true,
- "triggers":["BOOKING_CREATED","BOOKING_CANCELLED"],"payloadTemplate":null})";
-
-Json ReadJsonFile(const std::string& option, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::invalid_argument("--" + option + ": cannot read '" + path + "'");
-  std::stringstream text;
-  text << in.rdbuf();
-  Json value = Json::parse(text.str(), nullptr, false);
-  if (value.is_discarded() || !value.is_object()) {
-    throw std::invalid_argument("--" + option + ": '" + path + "' is not a JSON object");
-  }
-  return value;
-}
-
-// `lua check`: the webhooks plugin's limits (plugins.webhooks.lua, its defaults when absent), one
-// call in a fresh sandbox state, its result and cost.
-int LuaCheck(const std::string& config_path, const std::vector<std::string>& args) {
-  constexpr const char* kLuaUsage =
-      "usage: lua check --hook filter|render --script FILE [--event FILE] [--webhook FILE]";
-  CliArgs a(args, {"hook", "script", "event", "webhook"}, {});
-  if (a.positional().size() != 1 || a.positional()[0] != "check") throw std::invalid_argument(kLuaUsage);
-  const std::string hook = a.Get("hook").value_or("");
-  if (hook != "filter" && hook != "render") throw std::invalid_argument(kLuaUsage);
-  const std::optional<std::string> script = a.Get("script");
-  if (!script) throw std::invalid_argument(kLuaUsage);
-
-  const Config config = LoadConfig(config_path);
-  LuaLimits limits;
-  for (const PluginEntry& p : config.plugins) {
-    if (p.name != "webhooks" || !p.node.IsMap() || !p.node["lua"]) continue;
-    ConfigNode lua(ConfigValue{p.node["lua"]}, config.file, "plugins.webhooks.lua", p.line);
-    limits.instruction_limit = lua.Int("instruction_limit", limits.instruction_limit, 1000, 1000000000);
-    limits.memory_limit_bytes =
-        static_cast<size_t>(lua.Int("memory_limit_bytes", static_cast<long>(limits.memory_limit_bytes), 65536, 1073741824));
-    limits.time_limit_ms = lua.Int("time_limit_ms", limits.time_limit_ms, 1, 60000);
-  }
-  const Json event = a.Get("event") ? ReadJsonFile("event", *a.Get("event")) : Json::parse(kSampleEvent);
-  const Json webhook = a.Get("webhook") ? ReadJsonFile("webhook", *a.Get("webhook")) : Json::parse(kSampleWebhook);
-  std::vector<Json> call_args;
-  if (hook == "render") call_args.push_back(webhook.contains("payloadTemplate") ? webhook["payloadTemplate"] : Json());
-  call_args.push_back(event);
-  call_args.push_back(webhook);
-  LuaCheckResult r = CheckLuaCall(hook == "filter" ? "webhooks.filter" : "webhooks.render", *script, limits,
-                                  hook == "filter" ? "should_deliver" : "render", call_args, ProcessLogger());
-  if (!r.status.ok()) {
-    std::cerr << "lua check failed: " << r.status.message() << std::endl;
-    return 1;
-  }
-  // In the documented order of members.
-  std::cout << nlohmann::ordered_json{{"ok", true},
-                    {"result", nlohmann::ordered_json::parse(r.result.dump())},
-                    {"instructions", r.instructions},
-                    {"memoryBytes", r.memory_bytes},
-                    {"durationMicros", r.duration_micros}}
-                   .dump()
-            << std::endl;
-  return 0;
-}
-
 int Admin(Runtime& rt, const std::vector<std::string>& args) {
   if (args.empty()) throw std::invalid_argument(kUsage);
   const std::string group = args[0];
@@ -349,16 +275,25 @@ int RunCli(int argc, char** argv) {
     return rest.empty() ? 2 : 0;
   }
   const std::string command = rest[0];
-  if (command != "serve" && command != "migrate" && command != "admin" && command != "lua") {
+  // A word that cannot name a command is refused before the config is read.
+  if (command.empty() || command[0] == '-') {
     std::cerr << "unknown command '" << command << "'\n" << kUsage;
     return 2;
   }
   try {
-    if (command == "lua") return LuaCheck(config_path, std::vector<std::string>(rest.begin() + 1, rest.end()));
-    Runtime rt(config_path, command == "admin");
+    const bool host_command = command == "serve" || command == "migrate" || command == "admin";
+    Runtime rt(config_path, command != "serve" && command != "migrate");
     if (command == "serve") return Serve(rt);
     if (command == "migrate") return Migrate(rt);
-    return Admin(rt, std::vector<std::string>(rest.begin() + 1, rest.end()));
+    if (host_command) return Admin(rt, std::vector<std::string>(rest.begin() + 1, rest.end()));
+    // A plugin's own command (PluginContext::AddCommand), e.g. the webhooks plugin's `lua check`.
+    const auto& commands = rt.plugins().cli_commands();
+    auto it = commands.find(command);
+    if (it == commands.end()) {
+      std::cerr << "unknown command '" << command << "' (is its plugin enabled?)\n" << kUsage;
+      return 2;
+    }
+    return it->second(std::vector<std::string>(rest.begin() + 1, rest.end()), std::cout, std::cerr);
   } catch (const ConfigError& e) {
     std::cerr << "configuration error: " << e.what() << std::endl;
     return 78;  // EX_CONFIG

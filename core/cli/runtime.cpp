@@ -69,7 +69,8 @@ std::string ReadEncryptionKey(const Config& config) {
 
 }  // namespace
 
-Runtime::Runtime(const std::string& config_path, bool quiet) : config_(LoadConfig(config_path)) {
+Runtime::Runtime(const std::string& config_path, bool quiet)
+    : config_(LoadConfig(config_path, ReadDefaultPlugins(PluginDir() + "/" + kDefaultPluginsFile))) {
   LogLevel level = ParseLogLevel(config_.logging.level);
   if (quiet && level < LogLevel::kWarn) level = LogLevel::kWarn;
   SetProcessLogger(std::make_unique<StderrLogger>(level, config_.logging.format == "json"));

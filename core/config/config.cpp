@@ -320,7 +320,7 @@ void ReadOutbound(ConfigNode o, Config& c) {
   o.RejectUnknown();
 }
 
-void ReadPlugins(ConfigNode plugins, Config& c) {
+void ReadPlugins(ConfigNode plugins, const std::vector<std::string>& default_plugins, Config& c) {
   std::set<std::string> named;
   for (const std::string& name : plugins.Keys()) {
     if (!IsPluginName(name))
@@ -335,7 +335,7 @@ void ReadPlugins(ConfigNode plugins, Config& c) {
     c.plugins.push_back(std::move(entry));
     named.insert(name);
   }
-  for (const std::string& name : kBuiltinPlugins) {
+  for (const std::string& name : default_plugins) {
     if (named.count(name)) continue;
     PluginEntry entry;
     entry.name = name;
@@ -343,7 +343,8 @@ void ReadPlugins(ConfigNode plugins, Config& c) {
   }
 }
 
-Config FromNode(const YAML::Node& root_yaml, const std::string& file, const std::string& root_dir) {
+Config FromNode(const YAML::Node& root_yaml, const std::string& file, const std::string& root_dir,
+                const std::vector<std::string>& default_plugins) {
   Config c;
   c.file = file;
   c.root_dir = root_dir;
@@ -357,7 +358,7 @@ Config FromNode(const YAML::Node& root_yaml, const std::string& file, const std:
   ReadMail(root.Child("mail"), c);
   ReadSms(root.Child("sms"), c);
   ReadOutbound(root.Child("outbound"), c);
-  ReadPlugins(root.Child("plugins"), c);
+  ReadPlugins(root.Child("plugins"), default_plugins, c);
   root.RejectUnknown();
   return c;
 }
@@ -422,11 +423,37 @@ YAML::Node Parse(const std::string& yaml, const std::string& file) {
 }  // namespace
 
 Config ConfigFromString(const std::string& yaml, const std::string& file_for_messages,
-                        const std::string& root_dir) {
-  return FromNode(Parse(yaml, file_for_messages), file_for_messages, root_dir);
+                        const std::string& root_dir, const std::vector<std::string>& default_plugins) {
+  return FromNode(Parse(yaml, file_for_messages), file_for_messages, root_dir, default_plugins);
 }
 
-Config LoadConfig(const std::string& path) {
+std::vector<std::string> ReadDefaultPlugins(const std::string& list_file) {
+  constexpr std::streamsize kMaxListBytes = 64 * 1024;
+  std::ifstream in(list_file, std::ios::binary);
+  if (!in) throw ConfigError(list_file + ": cannot read the default plugin list: " + std::strerror(errno));
+  std::string text(static_cast<size_t>(kMaxListBytes) + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.bad()) throw ConfigError(list_file + ": cannot read the default plugin list: I/O error");
+  if (in.gcount() > kMaxListBytes) throw ConfigError(list_file + ": larger than 64 KiB, not a plugin list");
+  text.resize(static_cast<size_t>(in.gcount()));
+  std::vector<std::string> names;
+  std::istringstream lines(text);
+  std::string line;
+  for (int number = 1; std::getline(lines, line); ++number) {
+    if (const size_t hash = line.find('#'); hash != std::string::npos) line.erase(hash);
+    const size_t first = line.find_first_not_of(" \t\r");
+    if (first == std::string::npos) continue;
+    const std::string name = line.substr(first, line.find_last_not_of(" \t\r") + 1 - first);
+    const std::string where = list_file + ":" + std::to_string(number) + ": ";
+    if (!IsPluginName(name)) throw ConfigError(where + "'" + name + "' is not a plugin name");
+    if (std::find(names.begin(), names.end(), name) != names.end())
+      throw ConfigError(where + "plugin '" + name + "' is listed twice");
+    names.push_back(name);
+  }
+  return names;
+}
+
+Config LoadConfig(const std::string& path, const std::vector<std::string>& default_plugins) {
   std::error_code ec;
   const fs::path file = fs::absolute(path, ec).lexically_normal();
   if (ec) throw ConfigError(path + ": cannot read: " + ec.message());
@@ -442,7 +469,7 @@ Config LoadConfig(const std::string& path) {
       throw ConfigError(name + ": cannot read: larger than " + std::to_string(kMaxConfigBytes) + " bytes");
   }
   if (in.bad()) throw ConfigError(name + ": cannot read: I/O error");
-  return ConfigFromString(text, name, file.parent_path().parent_path().string());
+  return ConfigFromString(text, name, file.parent_path().parent_path().string(), default_plugins);
 }
 
 std::string ResolveRelative(const Config& config, const std::string& path) {

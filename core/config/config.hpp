@@ -122,21 +122,28 @@ struct Config {
     std::string ca_dir;
   } outbound;
 
-  // In file order; the built-ins (kBuiltinPlugins) the file does not name follow, enabled.
+  // In file order; the default plugins (ReadDefaultPlugins) the file does not name follow, enabled.
   std::vector<PluginEntry> plugins;
 };
 
-// The plugins every Config lists, enabled unless the file says otherwise.
-inline const std::vector<std::string> kBuiltinPlugins{"oauth", "bookings", "calendar", "webhooks"};
+// The file beside the plugin libraries that names the plugins loaded when the config does not
+// name them (plugins/default_plugins.list), one a line.
+inline constexpr const char* kDefaultPluginsFile = "default_plugins.list";
+
+// Reads such a list: names in order, blank lines and `#` comments skipped. Throws ConfigError
+// naming the file (and line) when it cannot be read, is larger than 64 KiB, or holds a line that
+// is not a plugin name or names a plugin twice.
+std::vector<std::string> ReadDefaultPlugins(const std::string& list_file);
 
 // Reads and checks `path`. root_dir = the parent of the file's folder. Throws ConfigError: a file
 // that cannot be read ("FILE: cannot read: reason"), a YAML syntax error
 // ("FILE:LINE: YAML syntax error: ..."), a bad value or unknown key ("FILE:LINE: PATH: message").
-Config LoadConfig(const std::string& path);
+// `default_plugins`: the plugins listed, enabled, when the file does not name them.
+Config LoadConfig(const std::string& path, const std::vector<std::string>& default_plugins);
 
 // The same from text (tests, embedded defaults). `file_for_messages` is used as Config::file.
 Config ConfigFromString(const std::string& yaml, const std::string& file_for_messages,
-                        const std::string& root_dir);
+                        const std::string& root_dir, const std::vector<std::string>& default_plugins);
 
 // An absolute path stays as it is; a relative one becomes root_dir/path (normalised); "" stays "".
 std::string ResolveRelative(const Config& config, const std::string& path);

@@ -32,7 +32,7 @@
 #include "identity/user_store.hpp"
 #include "identity/verified_resources.hpp"
 #include "rendezvous/database.hpp"
-#include "rendezvous/default_schedules.hpp"
+#include "rendezvous/contracts/default_schedules.hpp"
 #include "rendezvous/http.hpp"
 #include "rendezvous/identity.hpp"
 #include "rendezvous/log.hpp"

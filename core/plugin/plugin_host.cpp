@@ -68,6 +68,14 @@ class PluginHost::Context final : public PluginContext {
       throw std::runtime_error("plugin " + name_ + ": admin command group '" + group + "' is already registered");
   }
 
+  void AddCommand(const std::string& name, AdminCommand command) override {
+    if (name == "serve" || name == "migrate" || name == "admin" || name == "help" || name.empty() ||
+        name[0] == '-')
+      throw std::runtime_error("plugin " + name_ + ": '" + name + "' cannot name a plugin's command");
+    if (!host_.cli_commands_.emplace(name, std::move(command)).second)
+      throw std::runtime_error("plugin " + name_ + ": command '" + name + "' is already registered");
+  }
+
   Database& db() override { return *host_.services_.db; }
   Outbox& outbox() override { return *host_.services_.outbox; }
   Identity& identity() override { return *host_.services_.identity; }
@@ -75,18 +83,6 @@ class PluginHost::Context final : public PluginContext {
   ScriptRuntime& scripts() override { return *host_.services_.scripts; }
   Metrics& metrics() override { return *host_.services_.metrics; }
   Logger& logger() override { return *host_.services_.logger; }
-  void AddBusyTimeSource(std::shared_ptr<BusyTimeSource> source) override {
-    host_.busy_sources_.push_back(std::move(source));
-  }
-  BusyReport BusyTimes(int64_t user_id, time::Millis from, time::Millis to) override {
-    BusyReport all;
-    for (const std::shared_ptr<BusyTimeSource>& source : host_.busy_sources_) {
-      BusyReport some = source->BusyTimes(user_id, from, to);
-      all.times.insert(all.times.end(), some.times.begin(), some.times.end());
-      all.failures.insert(all.failures.end(), some.failures.begin(), some.failures.end());
-    }
-    return all;
-  }
 
  protected:
   void ProvideRaw(const std::string& name, std::type_index type, std::shared_ptr<void> service) override {

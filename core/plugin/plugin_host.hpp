@@ -59,6 +59,8 @@ class PluginHost {
   // Empty when no plugin checks DPoP proofs.
   const DpopResolver& dpop_resolver() const { return dpop_resolver_; }
   const std::map<std::string, AdminCommand>& admin_commands() const { return commands_; }
+  // The plugins' own commands (`rendezvous <name> ...`, PluginContext::AddCommand).
+  const std::map<std::string, AdminCommand>& cli_commands() const { return cli_commands_; }
   // A service a plugin provided (PluginContext::Provide) under `name` with type T; null when none
   // was. For the host's own wiring after Load().
   template <class T>
@@ -80,8 +82,8 @@ class PluginHost {
   std::vector<std::pair<BearerKind, BearerResolver>> resolvers_;
   DpopResolver dpop_resolver_;
   std::map<std::string, AdminCommand> commands_;
+  std::map<std::string, AdminCommand> cli_commands_;
   std::map<std::string, std::pair<std::type_index, std::shared_ptr<void>>> services_by_name_;
-  std::vector<std::shared_ptr<BusyTimeSource>> busy_sources_;  // registered by factories, read after
 };
 
 }  // namespace rendezvous::core

@@ -464,6 +464,19 @@ void LuaRuntime::ReloadAll() {
   }
 }
 
+Result<ScriptCheck> LuaRuntime::Check(const std::string& name, const std::string& path,
+                                      const LuaLimits& limits, const std::string& function,
+                                      const std::vector<nlohmann::json>& args) {
+  LuaCheckResult r = CheckLuaCall(name, path, limits, function, args, logger_);
+  if (!r.status.ok()) return r.status;
+  ScriptCheck out;
+  out.result = std::move(r.result);
+  out.instructions = r.instructions;
+  out.memory_bytes = r.memory_bytes;
+  out.duration_micros = r.duration_micros;
+  return out;
+}
+
 LuaCheckResult CheckLuaCall(const std::string& name, const std::string& path, const LuaLimits& limits,
                             const std::string& function, const std::vector<nlohmann::json>& args, Logger& logger) {
   LuaCheckResult out;

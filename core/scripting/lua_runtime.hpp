@@ -77,6 +77,9 @@ class LuaRuntime final : public ScriptRuntime {
   // Reloads every live script; failures are logged (Warn) and leave that script's previous
   // version in force.
   void ReloadAll() override;
+  // CheckLuaCall with the runtime's logger.
+  Result<ScriptCheck> Check(const std::string& name, const std::string& path, const LuaLimits& limits,
+                            const std::string& function, const std::vector<nlohmann::json>& args) override;
 
   struct Metrics;
 

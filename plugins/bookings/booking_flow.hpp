@@ -29,7 +29,7 @@
 #include "booking_transitions.hpp"
 #include "event_type.hpp"
 #include "public_requests.hpp"
-#include "rendezvous/busy_times.hpp"
+#include "rendezvous/contracts/busy_times.hpp"
 #include "rendezvous/database.hpp"
 #include "rendezvous/log.hpp"
 #include "rendezvous/outbox.hpp"

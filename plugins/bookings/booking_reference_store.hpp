@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "event_type.hpp"
-#include "rendezvous/booking_references.hpp"
+#include "rendezvous/contracts/booking_references.hpp"
 #include "rendezvous/database.hpp"
 #include "rendezvous/status.hpp"
 #include "rendezvous/user.hpp"

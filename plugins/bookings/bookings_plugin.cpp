@@ -12,6 +12,7 @@
 #include "completion_sweeper.hpp"
 #include "event_type_service.hpp"
 #include "import_command.hpp"
+#include "rendezvous/contracts/busy_times.hpp"
 #include "rendezvous/plugin.hpp"
 #include "schedule_routes.hpp"
 #include "schedule_service.hpp"
@@ -27,10 +28,14 @@ struct BookingsConfig {
 
 class BookingsPlugin final : public Plugin {
  public:
-  BookingsPlugin(std::shared_ptr<BookingFlow> flow, std::unique_ptr<CompletionSweeper> sweeper)
-      : flow_(std::move(flow)), sweeper_(std::move(sweeper)) {}
+  BookingsPlugin(PluginContext& ctx, std::shared_ptr<BookingFlow> flow,
+                 std::unique_ptr<CompletionSweeper> sweeper,
+                 std::shared_ptr<std::shared_ptr<BusyTimeSource>> busy)
+      : ctx_(ctx), flow_(std::move(flow)), sweeper_(std::move(sweeper)), busy_(std::move(busy)) {}
   Status Start() noexcept override {
     try {
+      // Found once, before any request: the flow reads it without a lock.
+      *busy_ = ctx_.Find<BusyTimeSource>("calendar.busy_times");
       sweeper_->Start();
     } catch (const std::exception& e) {
       return Status(ErrorCode::kInternal, std::string("cannot start the completion sweep: ") + e.what());
@@ -40,8 +45,10 @@ class BookingsPlugin final : public Plugin {
   void Stop() noexcept override { sweeper_->Stop(); }
 
  private:
+  PluginContext& ctx_;
   std::shared_ptr<BookingFlow> flow_;
   std::unique_ptr<CompletionSweeper> sweeper_;
+  std::shared_ptr<std::shared_ptr<BusyTimeSource>> busy_;  // the calendar's busy times, when enabled
 };
 
 std::unique_ptr<Plugin> Create(PluginContext& ctx) {
@@ -66,7 +73,10 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   c.RejectUnknown();
 
   auto flow = std::make_shared<BookingFlow>(ctx.db(), ctx.outbox(), ctx.identity(), ctx.logger());
-  flow->SetBusySource([&ctx](int64_t host_id, Millis from, Millis to) { return ctx.BusyTimes(host_id, from, to); });
+  auto busy = std::make_shared<std::shared_ptr<BusyTimeSource>>();
+  flow->SetBusySource([busy](int64_t host_id, Millis from, Millis to) {
+    return *busy ? (*busy)->BusyTimes(host_id, from, to) : BusyReport{};
+  });
   flow->SetMetrics(std::make_shared<BookingMetrics>(ctx.metrics()));
   flow->SetMaxDaysAhead(max_days_ahead);
   flow->SetReservationSettings(reservations);
@@ -83,11 +93,13 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   RegisterScheduleRoutes(ctx, schedules);
   // The import shares the flow's cache of booked times: the flow outlives the command.
   auto import = std::make_shared<BookingImport>(ctx.db(), ctx.identity(), flow->booked_times());
-  ctx.AddAdminCommand("booking", [import, flow](const std::vector<std::string>& args, std::ostream& out,
-                                                std::ostream& err) { return RunBookingCommand(*import, args, out, err); });
+  ctx.AddAdminCommand(
+      "booking", [import, flow](const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+        return RunBookingCommand(*import, args, out, err);
+      });
   auto sweeper = std::make_unique<CompletionSweeper>(*flow, ctx.logger(),
                                                      std::chrono::seconds(config.completion_sweep_interval));
-  return std::make_unique<BookingsPlugin>(std::move(flow), std::move(sweeper));
+  return std::make_unique<BookingsPlugin>(ctx, std::move(flow), std::move(sweeper), std::move(busy));
 }
 
 }  // namespace

@@ -12,7 +12,7 @@
 
 #include "event_type.hpp"
 #include "rendezvous/database.hpp"
-#include "rendezvous/event_types.hpp"
+#include "rendezvous/contracts/event_types.hpp"
 #include "rendezvous/status.hpp"
 #include "rendezvous/user.hpp"
 

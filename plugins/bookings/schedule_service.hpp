@@ -10,7 +10,7 @@
 #include <optional>
 
 #include "rendezvous/database.hpp"
-#include "rendezvous/default_schedules.hpp"
+#include "rendezvous/contracts/default_schedules.hpp"
 #include "rendezvous/status.hpp"
 #include "rendezvous/user.hpp"
 #include "schedule.hpp"

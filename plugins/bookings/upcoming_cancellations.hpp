@@ -1,4 +1,4 @@
-// The bookings a user hosts that have not started, cancelled together (rendezvous/user_bookings.hpp;
+// The bookings a user hosts that have not started, cancelled together (rendezvous/contracts/user_bookings.hpp;
 // provided as "bookings.user_bookings"): when the user goes away (a managed user deleted by its
 // client). Each cancellation is BookingFlow::Cancel, so each has its event. Thread-safe; may
 // throw DatabaseUnavailable. The Database must outlive it.
@@ -11,7 +11,7 @@
 
 #include "booking_flow.hpp"
 #include "rendezvous/database.hpp"
-#include "rendezvous/user_bookings.hpp"
+#include "rendezvous/contracts/user_bookings.hpp"
 
 namespace rendezvous::bookings {
 

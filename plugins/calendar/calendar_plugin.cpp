@@ -15,6 +15,7 @@
 #include "calendar_routes.hpp"
 #include "google_api.hpp"
 #include "reference_recorder.hpp"
+#include "rendezvous/contracts/busy_times.hpp"
 #include "rendezvous/outbox.hpp"
 #include "rendezvous/plugin.hpp"
 #include "rendezvous/time.hpp"
@@ -172,7 +173,8 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   auto parts = std::make_shared<CalendarParts>(ctx.db(), logger, *api, options, *metrics);
   ctx.AddMigrations(CalendarMigrations());
   RegisterCalendarRoutes(ctx, parts);
-  ctx.AddBusyTimeSource(std::make_shared<CalendarBusySource>(parts, ctx.identity()));
+  ctx.Provide<BusyTimeSource>("calendar.busy_times",
+                              std::make_shared<CalendarBusySource>(parts, ctx.identity()));
 
   auto references = std::make_shared<ReferenceRecorder>();
   SyncWorkerHooks hooks;

@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "rendezvous/booking_references.hpp"
+#include "rendezvous/contracts/booking_references.hpp"
 #include "rendezvous/log.hpp"
 #include "sync_jobs.hpp"
 

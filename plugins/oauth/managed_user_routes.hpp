@@ -20,7 +20,7 @@
 #include "platform_client_routes.hpp"
 #include "refresh_grant.hpp"
 #include "rendezvous/plugin.hpp"
-#include "rendezvous/user_bookings.hpp"
+#include "rendezvous/contracts/user_bookings.hpp"
 
 namespace rendezvous::oauth {
 

@@ -1,6 +1,6 @@
 // OAuth clients acting as a platform (DESIGN §10): the client's own credentials on the
 // /v2/oauth-clients/{clientId}/... routes, and the managing client of a managed user. Provided to
-// other plugins as "oauth.platform_clients" (rendezvous/platform_clients.hpp).
+// other plugins as "oauth.platform_clients" (rendezvous/contracts/platform_clients.hpp).
 #pragma once
 
 #include <optional>
@@ -8,8 +8,8 @@
 
 #include "managed_users.hpp"
 #include "rendezvous/database.hpp"
+#include "rendezvous/contracts/platform_clients.hpp"
 #include "rendezvous/http.hpp"
-#include "rendezvous/platform_clients.hpp"
 
 namespace rendezvous::oauth {
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "rendezvous/platform_clients.hpp"
+#include "rendezvous/contracts/platform_clients.hpp"
 
 namespace rendezvous::webhooks {
 

@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "rendezvous/database.hpp"
-#include "rendezvous/event_types.hpp"
+#include "rendezvous/contracts/event_types.hpp"
 #include "rendezvous/status.hpp"
 #include "webhook_fields.hpp"
 

@@ -3,7 +3,7 @@
 // consumer on topic "bookings", the sender and its metrics. Booking events reach it only through
 // the outbox, so it starts whether or not the bookings plugin is enabled; event types, for their
 // webhooks, come from the bookings plugin's "bookings.event_types" when it is (without it, no event
-// type exists).
+// type exists). The plugin's command `lua check` runs one hook from the command line.
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -13,8 +13,9 @@
 #include "client_link.hpp"
 #include "delivery_queue.hpp"
 #include "delivery_sender.hpp"
-#include "rendezvous/event_types.hpp"
-#include "rendezvous/platform_clients.hpp"
+#include "lua_check_command.hpp"
+#include "rendezvous/contracts/event_types.hpp"
+#include "rendezvous/contracts/platform_clients.hpp"
 #include "rendezvous/plugin.hpp"
 #include "rendezvous/time.hpp"
 #include "retry_policy.hpp"
@@ -139,6 +140,10 @@ class WebhooksPlugin final : public Plugin {
 
 std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   const WebhooksConfig config = ReadConfig(ctx.config());
+  ctx.AddCommand("lua", [&scripts = ctx.scripts(), limits = config.lua](
+                            const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+    return RunLuaCheck(scripts, limits, args, out, err);
+  });
 
   auto webhooks = std::make_shared<WebhookStore>(ctx.db(), ctx.encryption_key());
   QueueOptions queue_options;

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "config/config.hpp"
 #include "config/config_value.hpp"
@@ -23,6 +24,8 @@ using rendezvous::core::ConfigFromString;
 
 constexpr char kFile[] = "/etc/rendezvous/config.yaml";
 constexpr char kRoot[] = "/etc";
+// The shipped default plugin set (plugins/default_plugins.list).
+const std::vector<std::string> kDefaultPlugins{"oauth", "bookings", "calendar", "webhooks"};
 
 // "FILE:LINE: ..." with LINE a positive number.
 void CheckMessage(const ConfigError& e) {
@@ -71,7 +74,7 @@ void CheckLoaded(const Config& c) {
   if (c.mail.log_file.empty() || c.mail.log_file[0] != '/' || c.sms.log_file.empty() || c.sms.log_file[0] != '/')
     __builtin_trap();
   if (!c.database.socket.empty() && c.database.socket[0] != '/') __builtin_trap();
-  if (c.plugins.size() < rendezvous::core::kBuiltinPlugins.size()) __builtin_trap();
+  if (c.plugins.size() < kDefaultPlugins.size()) __builtin_trap();
   for (const auto& plugin : c.plugins) {
     if (plugin.name.empty() || (!plugin.path.empty() && plugin.path[0] != '/')) __builtin_trap();
     if (!plugin.node.IsNull() && plugin.line <= 0) __builtin_trap();
@@ -116,7 +119,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string first;
   std::optional<Config> loaded;
   try {
-    loaded = ConfigFromString(text, kFile, kRoot);
+    loaded = ConfigFromString(text, kFile, kRoot, kDefaultPlugins);
     CheckLoaded(*loaded);
     first = Summary(*loaded);
   } catch (const ConfigError& e) {
@@ -127,7 +130,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   std::string second;
   try {
-    second = Summary(ConfigFromString(text, kFile, kRoot));
+    second = Summary(ConfigFromString(text, kFile, kRoot, kDefaultPlugins));
   } catch (const ConfigError& e) {
     second = std::string("error|") + e.what();
   }

@@ -511,5 +511,18 @@ TEST_F(WebhooksLua, LuaCheckRunsOneHookUnderTheConfiguredLimits) {
   EXPECT_EQ(server_->Cli({"lua", "check", "--hook", "filter", "--script", filter, "--event", broken}).exit_code, 2);
 }
 
+// `lua check` is the webhooks plugin's command: with the plugin disabled there is none, and the
+// host says so without running anything.
+TEST_F(WebhooksLua, LuaCheckIsTheWebhooksPluginsCommand) {
+  TestServerOptions o;
+  o.plugins = "webhooks:\n  enabled: false\n";
+  server_ = std::make_unique<TestServer>(db_.name(), o);
+  const std::string filter = WriteScript("plain_filter.lua", "function should_deliver() return true end\n");
+  CliResult r = server_->Cli({"lua", "check", "--hook", "filter", "--script", filter});
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.err.find("unknown command 'lua' (is its plugin enabled?)"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
 }  // namespace
 }  // namespace rendezvous::testing

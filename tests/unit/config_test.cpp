@@ -3,6 +3,7 @@
 #include <fstream>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
@@ -19,14 +20,23 @@ namespace fs = std::filesystem;
 
 std::string ErrorOf(const std::string& yaml) {
   try {
-    ConfigFromString(yaml, "cfg.yaml", "/srv/rdv");
+    ConfigFromString(yaml, "cfg.yaml", "/srv/rdv", {});
   } catch (const ConfigError& e) {
     return e.what();
   }
   return "(no error)";
 }
 
-Config Parse(const std::string& yaml) { return ConfigFromString(yaml, "cfg.yaml", "/srv/rdv"); }
+std::string SourceDir();
+
+// The default plugin set as shipped beside the plugin libraries.
+const std::vector<std::string>& ShippedDefaults() {
+  static const std::vector<std::string> names = ReadDefaultPlugins(SourceDir() + "/plugins/default_plugins.list");
+  return names;
+}
+
+Config Parse(const std::string& yaml) { return ConfigFromString(yaml, "cfg.yaml", "/srv/rdv", ShippedDefaults()); }
+Config LoadConfig(const std::string& path) { return rendezvous::core::LoadConfig(path, ShippedDefaults()); }
 
 // What Config{} holds must be what DESIGN §8 promises.
 void ExpectDesignDefaults(const Config& c) {
@@ -63,7 +73,7 @@ void ExpectDesignDefaults(const Config& c) {
 void ExpectBuiltinsEnabled(const Config& c) {
   ASSERT_EQ(c.plugins.size(), 4u);
   for (size_t i = 0; i < c.plugins.size(); ++i) {
-    EXPECT_EQ(c.plugins[i].name, kBuiltinPlugins[i]);
+    EXPECT_EQ(c.plugins[i].name, ShippedDefaults()[i]);
     EXPECT_TRUE(c.plugins[i].enabled);
     EXPECT_EQ(c.plugins[i].path, "");
   }
@@ -579,6 +589,43 @@ TEST(ConfigTest, LoadConfigRootIsTheParentOfTheFilesFolder) {
   EXPECT_EQ(c.file, file);
   EXPECT_EQ(c.root_dir, dir.path());
   EXPECT_EQ(c.database.socket, dir.path() + "/var/db/mysqld.sock");
+}
+
+// The default plugin set is data beside the plugin libraries: DESIGN §8's four features, in the
+// order they are created, each named once.
+TEST(ConfigTest, ShippedDefaultPluginListNamesTheFourFeatures) {
+  EXPECT_EQ(ShippedDefaults(), (std::vector<std::string>{"oauth", "bookings", "calendar", "webhooks"}));
+  // The build copies it beside the plugins; the host reads it there.
+  Config none = ConfigFromString("plugins:\n  extra: {path: /opt/x.so}\n", "cfg.yaml", "/srv/rdv", {});
+  ASSERT_EQ(none.plugins.size(), 1u);
+  EXPECT_EQ(none.plugins[0].name, "extra");
+}
+
+TEST(ConfigTest, DefaultPluginListErrorsNameTheFileAndLine) {
+  TempDir dir;
+  const std::string list = dir.path() + "/default_plugins.list";
+  std::ofstream(list) << "# comment\n\n  oauth  # trailing\r\nbookings\n";
+  EXPECT_EQ(ReadDefaultPlugins(list), (std::vector<std::string>{"oauth", "bookings"}));
+  auto error_of = [&](const std::string& text) {
+    std::ofstream(list, std::ios::trunc) << text;
+    try {
+      ReadDefaultPlugins(list);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(error_of("oauth\nBad-Name\n"), list + ":2: 'Bad-Name' is not a plugin name");
+  EXPECT_EQ(error_of("oauth\n\noauth\n"), list + ":3: plugin 'oauth' is listed twice");
+  EXPECT_EQ(error_of(std::string(70000, '#')), list + ": larger than 64 KiB, not a plugin list");
+  const std::string missing = dir.path() + "/none.list";
+  try {
+    ReadDefaultPlugins(missing);
+    ADD_FAILURE() << "missing list accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(missing + ": cannot read the default plugin list: ", 0), 0u)
+        << e.what();
+  }
 }
 
 TEST(ConfigTest, FileErrors) {

@@ -1,4 +1,4 @@
-// The platform-client contract (rendezvous/platform_clients.hpp) as the oauth plugin provides it,
+// The platform-client contract (rendezvous/contracts/platform_clients.hpp) as the oauth plugin provides it,
 // against a real MariaDB: a client's own credentials on its routes (401 for a missing, wrong or
 // revoked secret and for another client's id, 403 for a client not approved) and the managing
 // client of a managed user, including users made before the link table existed (migration 7).

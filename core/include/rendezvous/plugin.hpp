@@ -12,7 +12,6 @@
 #include <typeindex>
 #include <vector>
 
-#include "rendezvous/busy_times.hpp"
 #include "rendezvous/config_node.hpp"
 #include "rendezvous/database.hpp"
 #include "rendezvous/http.hpp"
@@ -24,7 +23,7 @@
 #include "rendezvous/scripting.hpp"
 #include "rendezvous/status.hpp"
 
-#define RENDEZVOUS_PLUGIN_ABI_VERSION 17u
+#define RENDEZVOUS_PLUGIN_ABI_VERSION 18u
 
 #define RENDEZVOUS_STR2(x) #x
 #define RENDEZVOUS_STR(x) RENDEZVOUS_STR2(x)
@@ -90,8 +89,10 @@ class PluginContext {
   // second throws.
   virtual void SetDpopResolver(DpopResolver resolver) = 0;
   virtual void AddAdminCommand(const std::string& group, AdminCommand command) = 0;
-  // A source of busy times beyond the bookings (busy_times.hpp).
-  virtual void AddBusyTimeSource(std::shared_ptr<BusyTimeSource> source) = 0;
+  // A command of its own, `rendezvous <name> ...` (args after the name), run like an admin command
+  // (the plugins created, nothing started). A name the host uses (serve, migrate, admin, help) or
+  // another plugin registered throws.
+  virtual void AddCommand(const std::string& name, AdminCommand command) = 0;
 
   virtual Database& db() = 0;
   virtual Outbox& outbox() = 0;
@@ -101,12 +102,10 @@ class PluginContext {
   // The plugin's metrics on /metrics (metrics.hpp).
   virtual Metrics& metrics() = 0;
   virtual Logger& logger() = 0;
-  // The user's busy times from every registered source, merged in one report with the sources
-  // that could not be read. Call from Start() on (sources are registered in factories).
-  virtual BusyReport BusyTimes(int64_t user_id, time::Millis from, time::Millis to) = 0;
 
-  // Cross-plugin services by name (e.g. "calendar.busy_times"). A service is provided in the
-  // factory and found from Start() on (dependencies start first).
+  // Cross-plugin services by name ("<plugin>.<service>"), typed by a contract of
+  // rendezvous/contracts/ (docs/plugin-api.md). A service is provided in the factory and found
+  // from Start() on (every factory has run by then); null when no enabled plugin provides it.
   template <class T>
   void Provide(const std::string& name, std::shared_ptr<T> service) {
     ProvideRaw(name, std::type_index(typeid(T)), std::static_pointer_cast<void>(std::move(service)));
@@ -143,7 +142,7 @@ typedef const rendezvous_plugin_descriptor* (*rendezvous_plugin_entry_fn)();
 // Declares a plugin's entry point. `FACTORY` is a callable
 // `std::unique_ptr<rendezvous::Plugin>(rendezvous::PluginContext&)` that may throw ConfigError;
 // the names after it are the plugins this one depends on:
-//   RENDEZVOUS_DEFINE_PLUGIN("reports", &MakeReports, "bookings")   // reports calls a bookings service
+//   RENDEZVOUS_DEFINE_PLUGIN("reports", &MakeReports, "ledger")   // reports calls a ledger service
 #define RENDEZVOUS_DEFINE_PLUGIN(NAME, FACTORY, ...)                                         \
   namespace {                                                                                   \
   rendezvous::Plugin* rendezvous_create_(rendezvous::PluginContext* ctx, std::string* error) noexcept { \

@@ -1,6 +1,8 @@
 // The sandboxed Lua runtime (DESIGN §6): operator scripts called with JSON values.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -55,6 +57,14 @@ class Script {
   }
 };
 
+// One call of a script's function, measured (ScriptRuntime::Check).
+struct ScriptCheck {
+  nlohmann::json result;        // the function's first result
+  long instructions = 0;        // the call's VM instructions
+  size_t memory_bytes = 0;      // the state's memory after the call
+  int64_t duration_micros = 0;  // the call's wall-clock time
+};
+
 class ScriptRuntime {
  public:
   virtual ~ScriptRuntime() = default;
@@ -63,6 +73,15 @@ class ScriptRuntime {
                                                const LuaLimits& limits) = 0;
   // Reloads every loaded script (SIGHUP).
   virtual void ReloadAll() = 0;
+  // One call as a live call makes it, for a check from the command line: the file compiled and its
+  // top level run in a fresh state under `limits`, then `function` called with `args`. Nothing is
+  // kept, counted or logged but the script's own print. Errors name the script and line
+  // ("name:line: ..."). The default: kInternal, checking not supported.
+  virtual Result<ScriptCheck> Check(const std::string& name, const std::string& path, const LuaLimits& limits,
+                                    const std::string& function, const std::vector<nlohmann::json>& args) {
+    (void)name, (void)path, (void)limits, (void)function, (void)args;
+    return Status(ErrorCode::kInternal, "this script runtime cannot check scripts");
+  }
 };
 
 }  // namespace rendezvous

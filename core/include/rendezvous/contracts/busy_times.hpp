@@ -1,7 +1,7 @@
 // Busy times from outside the bookings — a user's connected calendars — that the free slots of
-// the user's event types must avoid. A plugin that knows such times registers a source with the
-// host (PluginContext::AddBusyTimeSource); the bookings plugin asks every registered source
-// (PluginContext::BusyTimes). None registered: none asked.
+// the user's event types must avoid. The calendar plugin provides a BusyTimeSource as
+// "calendar.busy_times"; the bookings plugin finds it (PluginContext::Find, from Start() on) and
+// asks it for slots. Absent (calendar disabled): only the bookings themselves are busy.
 //
 // A source that cannot be read (an outside service failing, too slow, or needing the user to
 // reconnect) does not fail the caller: the answer carries the busy times that could be found and
