@@ -16,6 +16,7 @@
 
 #include "rendezvous/outbound.hpp"
 #include "rendezvous/text.hpp"
+#include "rendezvous/time.hpp"
 
 namespace rendezvous::core {
 namespace {
@@ -136,16 +137,8 @@ std::string QuotedPrintable(std::string_view text) {
 }
 
 std::string RfcDate(std::chrono::system_clock::time_point t) {
-  static constexpr const char* kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
-  static constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
-                                            "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
-  const std::time_t tt = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "%s, %02d %s %04d %02d:%02d:%02d +0000", kDays[tm.tm_wday % 7], tm.tm_mday,
-                kMonths[tm.tm_mon % 12], tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec);
-  return buf;
+  return time::FormatMailDate(
+      std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count());
 }
 
 std::string RandomHex(size_t bytes) {
