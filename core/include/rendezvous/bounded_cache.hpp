@@ -6,8 +6,8 @@
 // std::hash), each at least one entry.
 //
 // Thread-safety: every member may be called from any thread at any time; each shard has its own
-// mutex, held only while the shard's map and list change (never while `now` or `weigh` are called
-// for another shard). Values are returned by copy: keep them small or hold a shared_ptr.
+// mutex, held while the shard is read or changed; `now` is called with it held, `weigh` without
+// (neither may use the cache). Values are returned by copy: keep them small or hold a shared_ptr.
 #pragma once
 
 #include <array>
