@@ -276,10 +276,7 @@ void ReadMail(ConfigNode m, Config& c) {
     const std::string& f = mail.from;
     const size_t lt = f.rfind('<');
     const std::string address = lt == std::string::npos ? f : (f.back() == '>' ? f.substr(lt + 1, f.size() - lt - 2) : "");
-    const size_t at = address.find('@');
-    const bool ok = !f.empty() && f.size() <= 320 && !HasControlChar(f) && at != std::string::npos && at > 0 &&
-                    at + 1 < address.size() && address.find('@', at + 1) == std::string::npos &&
-                    address.find_first_of(" <>(),;:\"[]\\") == std::string::npos;
+    const bool ok = !f.empty() && f.size() <= 320 && !HasControlChar(f) && text::IsEmailAddress(address);
     if (!ok) m.Fail("from", "must be an address or \"Name <address>\" (e.g. \"Rendezvous <rendezvous@example.com>\")");
   }
   const std::string log_file = m.String("log_file", mail.log_file);

@@ -24,7 +24,7 @@
 #include <prometheus/counter.h>
 #include <prometheus/registry.h>
 
-#include "identity/ttl_cache.hpp"
+#include "rendezvous/bounded_cache.hpp"
 #include "rendezvous/database.hpp"
 #include "rendezvous/http.hpp"
 #include "rendezvous/status.hpp"
@@ -33,7 +33,7 @@ namespace rendezvous::core {
 
 class ApiKeyStore {
  public:
-  using NowFn = TtlCache<std::string, int>::NowFn;
+  using NowFn = BoundedCache<std::string, int>::NowFn;
 
   ApiKeyStore(Database& db, prometheus::Registry& registry, std::string prefix,
               std::chrono::seconds cache_ttl, size_t cache_capacity = 10000,
@@ -66,7 +66,7 @@ class ApiKeyStore {
 
   Database& db_;
   const std::string prefix_;
-  TtlCache<std::string, Cached> cache_;
+  BoundedCache<std::string, Cached> cache_;
   prometheus::Counter& cache_hits_;
   prometheus::Counter& cache_misses_;
 };

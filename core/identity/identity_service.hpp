@@ -28,9 +28,9 @@
 #include "identity/login_throttle.hpp"
 #include "identity/password_hasher.hpp"
 #include "identity/session_store.hpp"
-#include "identity/ttl_cache.hpp"
 #include "identity/user_store.hpp"
 #include "identity/verified_resources.hpp"
+#include "rendezvous/bounded_cache.hpp"
 #include "rendezvous/database.hpp"
 #include "rendezvous/contracts/default_schedules.hpp"
 #include "rendezvous/http.hpp"
@@ -56,8 +56,7 @@ class IdentityService final : public Identity {
   static constexpr const char* kSessionCookie = "rdv_session";
   static constexpr const char* kCsrfCookie = "rdv_csrf";
 
-  IdentityService(Database& db, Logger& logger, prometheus::Registry& registry,
-                  IdentityOptions options);
+  IdentityService(Database& db, Logger& logger, prometheus::Registry& registry, IdentityOptions options);
 
   // Owner "identity": tables users, api_keys, sessions, verified_emails, verified_phones,
   // verification_codes, verification_requests.
@@ -127,7 +126,7 @@ class IdentityService final : public Identity {
   LoginThrottle throttle_;     // per e-mail and client address
   LoginThrottle ip_throttle_;  // per client address
   PasswordHasher hasher_;
-  TtlCache<int64_t, User> user_cache_;
+  BoundedCache<int64_t, User> user_cache_;
   prometheus::Counter& logins_ok_;
   prometheus::Counter& logins_failed_;
   prometheus::Counter& logins_throttled_;

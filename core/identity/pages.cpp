@@ -2,6 +2,8 @@
 
 #include <kainjow/mustache.hpp>
 
+#include "rendezvous/time.hpp"
+
 namespace rendezvous {
 namespace {
 
@@ -24,8 +26,8 @@ th,td{text-align:left;padding:.4rem;border-bottom:1px solid #e4e7eb}
 
 bool IsTokenChar(unsigned char c) {
   // RFC 6265 cookie-octet, which also covers what a cookie name may hold in practice.
-  return c == 0x21 || (c >= 0x23 && c <= 0x2b) || (c >= 0x2d && c <= 0x3a) ||
-         (c >= 0x3c && c <= 0x5b) || (c >= 0x5d && c <= 0x7e);
+  return c == 0x21 || (c >= 0x23 && c <= 0x2b) || (c >= 0x2d && c <= 0x3a) || (c >= 0x3c && c <= 0x5b) ||
+         (c >= 0x5d && c <= 0x7e);
 }
 
 std::string KeepTokenChars(std::string_view s) {
@@ -68,12 +70,23 @@ std::string HtmlEscape(std::string_view text) {
   out.reserve(text.size() + text.size() / 8);
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out.push_back(c);
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out.push_back(c);
     }
   }
   return out;
@@ -111,13 +124,12 @@ Result<std::string> RenderTemplate(const std::string& mustache_template, const J
   return out;
 }
 
-std::string SetCookieHeader(std::string_view name, std::string_view value,
-                            const CookieOptions& options) {
+std::string SetCookieHeader(std::string_view name, std::string_view value, const CookieOptions& options) {
   std::string out = KeepTokenChars(name) + "=" + KeepTokenChars(value);
   if (!options.path.empty()) out += "; Path=" + KeepTokenChars(options.path);
   if (options.max_age) {
     out += "; Max-Age=" + std::to_string(std::max<int64_t>(0, options.max_age->count()));
-    if (options.max_age->count() <= 0) out += "; Expires=Thu, 01 Jan 1970 00:00:00 GMT";
+    if (options.max_age->count() <= 0) out += "; Expires=" + time::FormatHttpDate(0);
   }
   if (options.http_only) out += "; HttpOnly";
   if (options.secure) out += "; Secure";

@@ -62,23 +62,9 @@ std::optional<size_t> CountPrintableUtf8(std::string_view s) {
 
 Result<std::string> NormalizeEmail(std::string_view email) {
   email = Trim(email);
-  if (email.size() < 3 || email.size() > kMaxEmailBytes) {
-    return Status(ErrorCode::kInvalid, "email must be 3 to 254 characters");
-  }
-  size_t at = email.find('@');
-  if (at == std::string_view::npos || at == 0 || at + 1 == email.size() ||
-      email.find('@', at + 1) != std::string_view::npos) {
-    return Status(ErrorCode::kInvalid, "email must have the form name@domain");
-  }
-  std::string out;
-  out.reserve(email.size());
-  for (char ch : email) {
-    auto c = static_cast<unsigned char>(ch);
-    if (c <= 0x20 || c == 0x7f) return Status(ErrorCode::kInvalid, "email must not contain spaces");
-    out.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : ch);
-  }
-  if (!CountPrintableUtf8(out)) return Status(ErrorCode::kInvalid, "email is not valid UTF-8");
-  return out;
+  const std::string_view problem = text::EmailAddressProblem(email);
+  if (!problem.empty()) return Status(ErrorCode::kInvalid, "email " + std::string(problem));
+  return text::AsciiLower(email);
 }
 
 Result<std::string> ValidateName(std::string_view name) {
@@ -130,8 +116,8 @@ std::string UsernameWithSuffix(const std::string& base, uint64_t n) {
 }
 
 std::optional<std::string> NormalizeWeekStart(std::string_view day) {
-  static constexpr std::array<std::string_view, 7> kDays = {
-      "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"};
+  static constexpr std::array<std::string_view, 7> kDays = {"Monday", "Tuesday",  "Wednesday", "Thursday",
+                                                            "Friday", "Saturday", "Sunday"};
   for (std::string_view d : kDays) {
     if (d.size() != day.size()) continue;
     bool same = true;

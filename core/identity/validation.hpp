@@ -11,18 +11,19 @@
 #include <nlohmann/json.hpp>
 
 #include "rendezvous/status.hpp"
+#include "rendezvous/text.hpp"
 
 namespace rendezvous::core {
 
 using Json = nlohmann::json;
 
-constexpr size_t kMaxEmailBytes = 254;
+constexpr size_t kMaxEmailBytes = text::kMaxEmailAddressBytes;
 constexpr size_t kMaxNameChars = 100;
 constexpr size_t kMaxPasswordBytes = 1024;
 constexpr size_t kMaxUsernameChars = 64;
 
-// A plausible email address (3..254 bytes, one '@' with text on both sides, no whitespace or
-// control characters), returned trimmed and with ASCII letters lower-cased. kInvalid otherwise.
+// An e-mail address by the one rule (text::IsEmailAddress) once trimmed, returned trimmed and
+// with ASCII letters lower-cased. kInvalid ("email ...") otherwise.
 Result<std::string> NormalizeEmail(std::string_view email);
 
 // A display name: valid UTF-8, 1..100 characters after trimming, no control characters.

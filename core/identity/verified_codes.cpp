@@ -1,10 +1,10 @@
 #include "identity/verified_codes.hpp"
 
-#include <openssl/rand.h>
-
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
+
+#include <openssl/rand.h>
 
 #include "identity/validation.hpp"
 #include "mail/sms_sender.hpp"
@@ -17,12 +17,7 @@ std::string_view VerifiedKindName(VerifiedKind kind) {
 }
 
 Result<std::string> NormalizeVerifiedEmail(std::string_view email) {
-  auto normalized = NormalizeEmail(email);
-  if (!normalized.ok()) return normalized.status();
-  if (normalized->find_first_of("<>(),;:\"[]\\") != std::string::npos) {
-    return Status(ErrorCode::kInvalid, "email must be a plain address without <>(),;:\"[]\\ characters");
-  }
-  return normalized;
+  return NormalizeEmail(email);
 }
 
 Result<std::string> NormalizePhoneNumber(std::string_view phone) {

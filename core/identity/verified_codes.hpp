@@ -23,8 +23,8 @@ inline constexpr int kMaxVerificationAttempts = 5;         // wrong codes before
 inline constexpr int kMaxVerificationRequestsPerHour = 5;  // per user and target
 inline constexpr std::chrono::seconds kVerificationRequestWindow{3600};
 
-// An e-mail address that can be verified: NormalizeEmail (trimmed, ASCII lower-cased, 3..254
-// bytes, one '@') and, so that a mail can carry it, none of the characters  <>(),;:"[]\ .
+// An e-mail address that can be verified: NormalizeEmail (trimmed, ASCII lower-cased, by the one
+// rule text::IsEmailAddress, which keeps out what a mail header could not carry).
 Result<std::string> NormalizeVerifiedEmail(std::string_view email);
 
 // A phone number in E.164 (+ and 7..15 digits, the first not 0), taken as it is: no spaces,

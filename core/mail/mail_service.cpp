@@ -1,6 +1,4 @@
 #include "mail/mail_service.hpp"
-#include "rendezvous/outbound.hpp"
-#include "rendezvous/text.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -15,6 +13,10 @@
 
 #include <openssl/rand.h>
 #include <prometheus/counter.h>
+
+#include "rendezvous/outbound.hpp"
+#include "rendezvous/text.hpp"
+#include "rendezvous/time.hpp"
 
 namespace rendezvous::core {
 namespace {
@@ -45,20 +47,8 @@ bool IsAscii(std::string_view s) {
   return true;
 }
 
-// One plain addr-spec: local@domain, no spaces, controls, or the characters that would make it
-// a list, a display name or a comment.
-bool IsSingleAddress(std::string_view a) {
-  if (a.empty() || a.size() > kMaxMailAddressLength || HasControl(a)) return false;
-  constexpr std::string_view kSpecials = " <>(),;:\"[]\\";
-  if (a.find_first_of(kSpecials) != std::string_view::npos) return false;
-  const size_t at = a.rfind('@');
-  if (at == std::string_view::npos || at == 0 || at + 1 == a.size()) return false;
-  return a.find('@') == at;
-}
-
 std::string Base64(std::string_view raw) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   std::string out;
   size_t i = 0;
   while (i + 3 <= raw.size()) {
@@ -134,8 +124,7 @@ std::string QuotedPrintable(std::string_view text) {
       continue;
     }
     const auto c = static_cast<unsigned char>(ch);
-    const bool at_line_end =
-        i + 1 == text.size() || text[i + 1] == '\r' || text[i + 1] == '\n';
+    const bool at_line_end = i + 1 == text.size() || text[i + 1] == '\r' || text[i + 1] == '\n';
     const bool literal = (c >= 33 && c <= 126 && c != '=' && !(c == '.' && line_len == 0)) ||
                          ((c == ' ' || c == '\t') && !at_line_end);
     if (literal) {
@@ -148,17 +137,8 @@ std::string QuotedPrintable(std::string_view text) {
 }
 
 std::string RfcDate(std::chrono::system_clock::time_point t) {
-  static constexpr const char* kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
-  static constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
-                                            "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
-  const std::time_t tt = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "%s, %02d %s %04d %02d:%02d:%02d +0000", kDays[tm.tm_wday % 7],
-                tm.tm_mday, kMonths[tm.tm_mon % 12], tm.tm_year + 1900, tm.tm_hour, tm.tm_min,
-                tm.tm_sec);
-  return buf;
+  return time::FormatMailDate(
+      std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count());
 }
 
 std::string RandomHex(size_t bytes) {
@@ -178,9 +158,8 @@ std::string RandomHex(size_t bytes) {
 }  // namespace
 
 Status ValidateMail(const Mail& mail) {
-  if (!IsSingleAddress(mail.to) || !text::IsValidUtf8(mail.to)) {
-    return Status(ErrorCode::kInvalid,
-                  "mail recipient must be one e-mail address of at most 254 characters");
+  if (!text::IsEmailAddress(mail.to)) {
+    return Status(ErrorCode::kInvalid, "mail recipient must be one e-mail address of at most 254 characters");
   }
   if (mail.subject.empty() || mail.subject.size() > kMaxMailSubjectLength) {
     return Status(ErrorCode::kInvalid, "mail subject must have 1 to 998 bytes");
@@ -205,12 +184,11 @@ std::string MailAddressOf(std::string_view from) {
   }
   while (!address.empty() && address.front() == ' ') address.remove_prefix(1);
   while (!address.empty() && address.back() == ' ') address.remove_suffix(1);
-  return IsSingleAddress(address) ? std::string(address) : "";
+  return text::IsEmailAddress(address) ? std::string(address) : "";
 }
 
 std::string RenderMailMessage(const Mail& mail, std::string_view from,
-                              std::chrono::system_clock::time_point date,
-                              std::string_view message_id) {
+                              std::chrono::system_clock::time_point date, std::string_view message_id) {
   std::string m;
   m += "Date: " + RfcDate(date) + "\r\n";
   m += "From: " + EncodeFrom(from) + "\r\n";
@@ -297,8 +275,9 @@ bool MailService::DeliverSmtp(const Mail& mail) {
   // are the installation's problem, and retrying keeps the mails until it is fixed.
   const bool auth_reply = reply == 530 || reply == 534 || reply == 535 || reply == 538;
   if (reply >= 500 && reply < 600 && !auth_reply) {
-    logger_.Error("mail refused by the SMTP server; dropped",
-                  {{"smtp_reply", reply}, {"error", why}, {"to_domain", mail.to.substr(mail.to.rfind('@') + 1)}});
+    logger_.Error(
+        "mail refused by the SMTP server; dropped",
+        {{"smtp_reply", reply}, {"error", why}, {"to_domain", mail.to.substr(mail.to.rfind('@') + 1)}});
     return false;
   }
   throw std::runtime_error("SMTP delivery failed: " + why);

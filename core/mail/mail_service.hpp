@@ -27,10 +27,10 @@
 #include "rendezvous/mailer.hpp"
 #include "rendezvous/outbox.hpp"
 #include "rendezvous/status.hpp"
+#include "rendezvous/text.hpp"
 
 namespace rendezvous::core {
 
-inline constexpr size_t kMaxMailAddressLength = 254;
 inline constexpr size_t kMaxMailSubjectLength = 998;  // RFC 5322 line limit
 inline constexpr size_t kMaxMailBodyBytes = 64 * 1024;
 
@@ -39,14 +39,15 @@ struct MailOptions {
   std::string smtp_user;      // "" = no authentication
   std::string smtp_password;  // never logged
   std::string from = "Rendezvous <rendezvous@localhost>";
-  std::string log_file;       // absolute path
+  std::string log_file;  // absolute path
   std::chrono::seconds connect_timeout{10};
   std::chrono::seconds total_timeout{30};
 };
 
-// kInvalid when `mail` cannot be sent safely: `to` not exactly one address of at most 254
-// characters, a CR or LF (or any other control character) in `to` or `subject`, an empty or
-// longer than 998 bytes subject, a body over 64 KiB, or text that is not valid UTF-8.
+// kInvalid when `mail` cannot be sent safely: `to` not one e-mail address (text::IsEmailAddress:
+// at most 254 bytes, no list, display name or comment), a CR or LF (or any other control character) in `to`
+// or `subject`, an empty or longer than 998 bytes subject, a body over 64 KiB, or text that is not valid
+// UTF-8.
 Status ValidateMail(const Mail& mail);
 
 // The address part of a From value: "Name <a@b>" -> "a@b", "a@b" -> "a@b". "" when malformed.
@@ -57,8 +58,7 @@ std::string MailAddressOf(std::string_view from);
 // Content-Transfer-Encoding quoted-printable, then the body. The mail must be valid
 // (ValidateMail); `from` must hold no CR/LF.
 std::string RenderMailMessage(const Mail& mail, std::string_view from,
-                              std::chrono::system_clock::time_point date,
-                              std::string_view message_id);
+                              std::chrono::system_clock::time_point date, std::string_view message_id);
 
 // Register() (from OutboxDelivery) subscribes the consumer "core.mail".
 class MailService final : public Mailer, public OutboxDelivery {

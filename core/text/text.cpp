@@ -5,7 +5,9 @@
 namespace rendezvous::text {
 namespace {
 
-char LowerAscii(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+char LowerAscii(char c) {
+  return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+}
 
 // Length of the well-formed UTF-8 sequence at s[i], or 0 when it is ill-formed.
 size_t SequenceLength(std::string_view s, size_t i) {
@@ -14,15 +16,24 @@ size_t SequenceLength(std::string_view s, size_t i) {
   if (b0 < 0x80) return 1;
   size_t length = 0;
   unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-  if (b0 >= 0xC2 && b0 <= 0xDF) length = 2;
-  else if (b0 == 0xE0) length = 3, lo = 0xA0;
-  else if (b0 >= 0xE1 && b0 <= 0xEC) length = 3;
-  else if (b0 == 0xED) length = 3, hi = 0x9F;  // no surrogates
-  else if (b0 >= 0xEE && b0 <= 0xEF) length = 3;
-  else if (b0 == 0xF0) length = 4, lo = 0x90;
-  else if (b0 >= 0xF1 && b0 <= 0xF3) length = 4;
-  else if (b0 == 0xF4) length = 4, hi = 0x8F;  // nothing above U+10FFFF
-  else return 0;
+  if (b0 >= 0xC2 && b0 <= 0xDF)
+    length = 2;
+  else if (b0 == 0xE0)
+    length = 3, lo = 0xA0;
+  else if (b0 >= 0xE1 && b0 <= 0xEC)
+    length = 3;
+  else if (b0 == 0xED)
+    length = 3, hi = 0x9F;  // no surrogates
+  else if (b0 >= 0xEE && b0 <= 0xEF)
+    length = 3;
+  else if (b0 == 0xF0)
+    length = 4, lo = 0x90;
+  else if (b0 >= 0xF1 && b0 <= 0xF3)
+    length = 4;
+  else if (b0 == 0xF4)
+    length = 4, hi = 0x8F;  // nothing above U+10FFFF
+  else
+    return 0;
   if (i + length > s.size()) return 0;
   if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
   for (size_t k = 2; k < length; ++k)
@@ -47,8 +58,8 @@ std::string_view Trim(std::string_view s) {
 }
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return LowerAscii(x) == LowerAscii(y); });
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(),
+                                            [](char x, char y) { return LowerAscii(x) == LowerAscii(y); });
 }
 
 int HexDigitValue(char c) {
@@ -100,6 +111,34 @@ bool HasControlCharacters(std::string_view s) {
     unsigned char u = static_cast<unsigned char>(c);
     return (u < 0x20 && u != '\t' && u != '\r' && u != '\n') || u == 0x7F;
   });
+}
+
+std::string_view EmailAddressProblem(std::string_view s) {
+  if (s.size() < 3 || s.size() > kMaxEmailAddressBytes) return "must be 3 to 254 bytes long";
+  if (!IsValidUtf8(s)) return "must be valid UTF-8";
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const auto next = i + 1 < s.size() ? static_cast<unsigned char>(s[i + 1]) : 0;
+    const auto after = i + 2 < s.size() ? static_cast<unsigned char>(s[i + 2]) : 0;
+    const bool c1 = c == 0xc2 && next >= 0x80 && next <= 0x9f;                             // U+0080..U+009F
+    const bool separator = c == 0xe2 && next == 0x80 && (after == 0xa8 || after == 0xa9);  // U+2028, U+2029
+    if (c <= 0x20 || c == 0x7f || c1 || separator) {
+      return "must not contain spaces, line breaks or control characters";
+    }
+    if (std::string_view("<>(),;:\"[]\\").find(static_cast<char>(c)) != std::string_view::npos) {
+      return "must be one plain address, without any of <>(),;:\"[]\\";
+    }
+  }
+  const size_t at = s.find('@');
+  if (at == 0 || at == std::string_view::npos || at + 1 == s.size() ||
+      s.find('@', at + 1) != std::string_view::npos) {
+    return "must have the form name@domain";
+  }
+  return "";
+}
+
+bool IsEmailAddress(std::string_view s) {
+  return EmailAddressProblem(s).empty();
 }
 
 }  // namespace rendezvous::text

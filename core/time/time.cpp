@@ -1,7 +1,9 @@
 #include "rendezvous/time.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <iterator>
 
 #include <date/date.h>
 #include <date/tz.h>
@@ -52,7 +54,8 @@ std::optional<Millis> ParseDateTime(std::string_view s, char sep, bool seconds_r
   date::year_month_day ymd{date::year(static_cast<int>(y)), date::month(static_cast<unsigned>(mo)),
                            date::day(static_cast<unsigned>(d))};
   if (y < 1970 || y > 9999 || !ymd.ok() || h > 23 || mi > 59 || sec > 59) return std::nullopt;
-  return date::sys_days(ymd).time_since_epoch().count() * kMillisPerDay + ((h * 60 + mi) * 60 + sec) * 1000 + ms;
+  return date::sys_days(ymd).time_since_epoch().count() * kMillisPerDay + ((h * 60 + mi) * 60 + sec) * 1000 +
+         ms;
 }
 
 // Writes `value` as `width` decimal digits (zero-padded) at `out`; returns the end.
@@ -97,12 +100,49 @@ std::string Format(Millis t, char sep, bool fraction, const char* suffix) {
   return out;
 }
 
-const date::time_zone* Tz(const void* zone) { return static_cast<const date::time_zone*>(zone); }
+const date::time_zone* Tz(const void* zone) {
+  return static_cast<const date::time_zone*>(zone);
+}
+
+constexpr std::string_view kDayNames[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+constexpr std::string_view kMonthNames[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                            "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+
+// "Sun, 06 Nov 1994 08:49:37 " followed by `zone`.
+std::string FormatImfDate(Millis t, std::string_view zone) {
+  SysMillis tp{milliseconds(t)};
+  auto day = date::floor<date::days>(tp);
+  date::year_month_day ymd(day);
+  date::hh_mm_ss<milliseconds> hms(tp - day);
+  char buf[40];
+  char* p = buf;
+  const std::string_view day_name = kDayNames[date::weekday(day).c_encoding()];
+  const std::string_view month_name = kMonthNames[static_cast<unsigned>(ymd.month()) - 1];
+  p = std::copy(day_name.begin(), day_name.end(), p);
+  *p++ = ',';
+  *p++ = ' ';
+  p = PutDigits(p, static_cast<unsigned>(ymd.day()), 2);
+  *p++ = ' ';
+  p = std::copy(month_name.begin(), month_name.end(), p);
+  *p++ = ' ';
+  p = PutDigits(p, static_cast<unsigned>(static_cast<int>(ymd.year())), 4);
+  *p++ = ' ';
+  p = PutDigits(p, static_cast<unsigned>(hms.hours().count()), 2);
+  *p++ = ':';
+  p = PutDigits(p, static_cast<unsigned>(hms.minutes().count()), 2);
+  *p++ = ':';
+  p = PutDigits(p, static_cast<unsigned>(hms.seconds().count()), 2);
+  *p++ = ' ';
+  std::string out(buf, p);
+  out += zone;
+  return out;
+}
 
 }  // namespace
 
 Millis Now() {
-  return std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 std::optional<Millis> ParseIso(std::string_view text) {
@@ -128,9 +168,15 @@ std::optional<Millis> ParseIso(std::string_view text) {
   return utc;
 }
 
-std::string FormatIso(Millis t) { return Format(t, 'T', true, "Z"); }
-std::string FormatIsoSeconds(Millis t) { return Format(t, 'T', false, "Z"); }
-std::string FormatSql(Millis t) { return Format(t, ' ', true, ""); }
+std::string FormatIso(Millis t) {
+  return Format(t, 'T', true, "Z");
+}
+std::string FormatIsoSeconds(Millis t) {
+  return Format(t, 'T', false, "Z");
+}
+std::string FormatSql(Millis t) {
+  return Format(t, ' ', true, "");
+}
 
 std::optional<Millis> ParseSql(std::string_view text) {
   size_t pos = 0;
@@ -139,10 +185,42 @@ std::optional<Millis> ParseSql(std::string_view text) {
   return t;
 }
 
+std::string FormatHttpDate(Millis t) {
+  return FormatImfDate(t, "GMT");
+}
+
+std::string FormatMailDate(Millis t) {
+  return FormatImfDate(t, "+0000");
+}
+
+std::optional<Millis> ParseHttpDate(std::string_view text) {
+  // "Sun, 06 Nov 1994 08:49:37 GMT": 29 bytes, every field at a fixed place.
+  if (text.size() != 29 || text.substr(3, 2) != ", " || text[7] != ' ' || text[11] != ' ' ||
+      text[16] != ' ' || text[19] != ':' || text[22] != ':' || text.substr(25) != " GMT") {
+    return std::nullopt;
+  }
+  if (std::find(std::begin(kDayNames), std::end(kDayNames), text.substr(0, 3)) == std::end(kDayNames)) {
+    return std::nullopt;
+  }
+  const auto month = std::find(std::begin(kMonthNames), std::end(kMonthNames), text.substr(8, 3));
+  if (month == std::end(kMonthNames)) return std::nullopt;
+  int64_t d, y, h, mi, sec;
+  if (!Digits(text, 5, 2, d) || !Digits(text, 12, 4, y) || !Digits(text, 17, 2, h) ||
+      !Digits(text, 20, 2, mi) || !Digits(text, 23, 2, sec)) {
+    return std::nullopt;
+  }
+  const date::year_month_day ymd{date::year(static_cast<int>(y)),
+                                 date::month(static_cast<unsigned>(month - std::begin(kMonthNames) + 1)),
+                                 date::day(static_cast<unsigned>(d))};
+  if (y < 1970 || !ymd.ok() || h > 23 || mi > 59 || sec > 60) return std::nullopt;
+  // A leap second (":60") is the second after ":59".
+  return date::sys_days(ymd).time_since_epoch().count() * kMillisPerDay + ((h * 60 + mi) * 60 + sec) * 1000;
+}
+
 std::optional<CivilDate> ParseDate(std::string_view text) {
   int64_t y, m, d;
-  if (text.size() != 10 || !Digits(text, 0, 4, y) || text[4] != '-' || !Digits(text, 5, 2, m) || text[7] != '-' ||
-      !Digits(text, 8, 2, d))
+  if (text.size() != 10 || !Digits(text, 0, 4, y) || text[4] != '-' || !Digits(text, 5, 2, m) ||
+      text[7] != '-' || !Digits(text, 8, 2, d))
     return std::nullopt;
   CivilDate date{static_cast<int>(y), static_cast<unsigned>(m), static_cast<unsigned>(d)};
   if (!date::year_month_day(date::year(date.year), date::month(date.month), date::day(date.day)).ok())
@@ -156,7 +234,9 @@ std::string FormatDate(const CivilDate& d) {
 }
 
 int64_t DaysFromCivil(const CivilDate& d) {
-  return date::sys_days(date::year(d.year) / date::month(d.month) / date::day(d.day)).time_since_epoch().count();
+  return date::sys_days(date::year(d.year) / date::month(d.month) / date::day(d.day))
+      .time_since_epoch()
+      .count();
 }
 
 CivilDate CivilFromDays(int64_t days) {
@@ -165,7 +245,8 @@ CivilDate CivilFromDays(int64_t days) {
 }
 
 unsigned IsoWeekday(const CivilDate& d) {
-  return date::weekday(date::sys_days(date::year(d.year) / date::month(d.month) / date::day(d.day))).iso_encoding();
+  return date::weekday(date::sys_days(date::year(d.year) / date::month(d.month) / date::day(d.day)))
+      .iso_encoding();
 }
 
 std::optional<Zone> Zone::Find(std::string_view name) {
@@ -182,14 +263,20 @@ Zone Zone::Utc() {
   return Zone(utc);
 }
 
-std::string Zone::name() const { return std::string(Tz(zone_)->name()); }
-
-int Zone::OffsetSeconds(Millis t) const {
-  return static_cast<int>(Tz(zone_)->get_info(date::sys_seconds(date::floor<std::chrono::seconds>(milliseconds(t))))
-                              .offset.count());
+std::string Zone::name() const {
+  return std::string(Tz(zone_)->name());
 }
 
-Millis Zone::ToLocal(Millis t) const { return t + OffsetSeconds(t) * int64_t{1000}; }
+int Zone::OffsetSeconds(Millis t) const {
+  return static_cast<int>(
+      Tz(zone_)
+          ->get_info(date::sys_seconds(date::floor<std::chrono::seconds>(milliseconds(t))))
+          .offset.count());
+}
+
+Millis Zone::ToLocal(Millis t) const {
+  return t + OffsetSeconds(t) * int64_t{1000};
+}
 
 Millis Zone::FromLocal(Millis local) const {
   LocalMillis tp{milliseconds(local)};
@@ -199,7 +286,9 @@ Millis Zone::FromLocal(Millis local) const {
   return local - info.first.offset.count() * int64_t{1000};
 }
 
-Millis Zone::StartOfDay(const CivilDate& date) const { return FromLocal(DaysFromCivil(date) * kMillisPerDay); }
+Millis Zone::StartOfDay(const CivilDate& date) const {
+  return FromLocal(DaysFromCivil(date) * kMillisPerDay);
+}
 
 CivilDate Zone::DateAt(Millis t) const {
   Millis local = ToLocal(t);

@@ -188,7 +188,8 @@ Result<AbsentMarks> ParseMarkAbsentBody(const Json& body) {
         if (it.key() != "email" && it.key() != "absent")
           return FieldInvalid(at + "." + it.key(), "is not accepted here");
       }
-      if (!a.contains("email") || !a["email"].is_string() || !IsEmail(a["email"].get<std::string>())) {
+      if (!a.contains("email") || !a["email"].is_string() ||
+          !text::IsEmailAddress(a["email"].get<std::string>())) {
         return FieldInvalid(at + ".email", "must be an e-mail address");
       }
       if (!a.contains("absent") || !a["absent"].is_boolean())
@@ -226,7 +227,7 @@ Status CheckAttendee(const std::string& name, const std::string& email) {
   if (text::Trim(name).empty()) return FieldInvalid("attendee-name", "must not be empty");
   if (std::string p = CheckText(name, kMaxNameChars, false); !p.empty())
     return FieldInvalid("attendee-name", p);
-  if (!IsEmail(email)) return FieldInvalid("attendee-email", "must be an e-mail address");
+  if (!text::IsEmailAddress(email)) return FieldInvalid("attendee-email", "must be an e-mail address");
   return Status::Ok();
 }
 

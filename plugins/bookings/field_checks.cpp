@@ -31,28 +31,14 @@ std::string CheckText(std::string_view text, size_t max_chars, bool multiline) {
   return "";
 }
 
-bool IsEmail(std::string_view text) {
-  if (text.size() < 3 || text.size() > 320) return false;
-  for (char ch : text) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c <= 0x20 || c == 0x7f || ch == ',' || ch == '<' || ch == '>' || ch == '"') return false;
-  }
-  const size_t at = text.find('@');
-  if (at == 0 || at == std::string_view::npos || text.find('@', at + 1) != std::string_view::npos)
-    return false;
-  const std::string_view domain = text.substr(at + 1);
-  const size_t dot = domain.find('.');
-  return dot != std::string_view::npos && dot != 0 && domain.back() != '.' &&
-         !CheckText(text, 320, false).size();
-}
-
 Status OnlyMembers(const nlohmann::json& body, std::initializer_list<const char*> allowed,
                    const std::string& prefix) {
   if (!body.is_object()) return FieldInvalid(prefix.empty() ? "body" : prefix, "must be a JSON object");
   for (auto it = body.begin(); it != body.end(); ++it) {
     if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return it.key() == a; })) {
       if (it.key().empty()) {
-        return FieldInvalid(prefix.empty() ? "body" : prefix, "has a member with an empty name, which is not accepted");
+        return FieldInvalid(prefix.empty() ? "body" : prefix,
+                            "has a member with an empty name, which is not accepted");
       }
       return FieldInvalid(prefix.empty() ? it.key() : prefix + "." + it.key(), "is not accepted here");
     }
@@ -64,7 +50,8 @@ bool Present(const nlohmann::json& body, const char* name) {
   return body.is_object() && body.contains(name) && !body[name].is_null();
 }
 
-std::optional<std::string> QueryParam(const std::multimap<std::string, std::string>& query, const char* name) {
+std::optional<std::string> QueryParam(const std::multimap<std::string, std::string>& query,
+                                      const char* name) {
   auto it = query.find(name);
   if (it == query.end()) return std::nullopt;
   return it->second;

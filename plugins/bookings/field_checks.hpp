@@ -7,10 +7,11 @@
 #include <cstdint>
 #include <initializer_list>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include <nlohmann/json.hpp>
 
 #include "rendezvous/status.hpp"
 
@@ -25,9 +26,7 @@ Status FieldInvalid(const std::string& field, const std::string& problem);
 // "" when `text` is valid UTF-8 of at most `max_chars` code points without control characters
 // (tab and line breaks allowed when `multiline`); else what is wrong, without the field name.
 std::string CheckText(std::string_view text, size_t max_chars, bool multiline);
-// A plausible e-mail address: at most 320 characters, one '@' with text before it and a dotted
-// domain after it, no white space or control characters.
-bool IsEmail(std::string_view text);
+// (E-mail addresses: text::IsEmailAddress, the one rule of the host and the plugins.)
 
 // Ok when `body` is a JSON object whose members are all in `allowed`; else the 400 naming the
 // first other member (as "<prefix>.<member>" when `prefix` is given, the object itself as
@@ -45,6 +44,7 @@ Status RefuseRepeated(const std::multimap<std::string, std::string>& query,
                       std::initializer_list<const char*> names);
 // A date-time query parameter: an unencoded "+" of a zone offset arrives as a space (form
 // decoding) and is read as "+".
-std::optional<std::string> QueryTimeParam(const std::multimap<std::string, std::string>& query, const char* name);
+std::optional<std::string> QueryTimeParam(const std::multimap<std::string, std::string>& query,
+                                          const char* name);
 
 }  // namespace rendezvous::bookings

@@ -48,9 +48,10 @@ Result<Attendee> AttendeeMember(const Json& body) {
   if (!a["name"].is_string()) return FieldInvalid("attendee.name", "must be a string");
   out.name = std::string(text::Trim(a["name"].get<std::string>()));
   if (out.name.empty()) return FieldInvalid("attendee.name", "must not be empty");
-  if (std::string p = CheckText(out.name, kMaxNameChars, false); !p.empty()) return FieldInvalid("attendee.name", p);
+  if (std::string p = CheckText(out.name, kMaxNameChars, false); !p.empty())
+    return FieldInvalid("attendee.name", p);
   if (!Present(a, "email")) return FieldInvalid("attendee.email", "is required");
-  if (!a["email"].is_string() || !IsEmail(a["email"].get<std::string>())) {
+  if (!a["email"].is_string() || !text::IsEmailAddress(a["email"].get<std::string>())) {
     return FieldInvalid("attendee.email", "must be an e-mail address");
   }
   out.email = a["email"].get<std::string>();
@@ -60,7 +61,8 @@ Result<Attendee> AttendeeMember(const Json& body) {
     return FieldInvalid("attendee.timeZone", kZoneHint);
   }
   out.time_zone = a["timeZone"].get<std::string>();
-  if (Present(a, "language") && (!a["language"].is_string() || !IsLanguageTag(a["language"].get<std::string>()))) {
+  if (Present(a, "language") &&
+      (!a["language"].is_string() || !IsLanguageTag(a["language"].get<std::string>()))) {
     return FieldInvalid("attendee.language", "must be a language tag such as en or pt-BR");
   }
   return out;
@@ -77,7 +79,8 @@ Result<std::vector<std::string>> GuestsMember(const Json& body, const std::strin
   std::vector<std::string> seen{text::AsciiLower(attendee_email)};
   for (size_t i = 0; i < g.size(); ++i) {
     const std::string at = "guests[" + std::to_string(i) + "]";
-    if (!g[i].is_string() || !IsEmail(g[i].get<std::string>())) return FieldInvalid(at, "must be an e-mail address");
+    if (!g[i].is_string() || !text::IsEmailAddress(g[i].get<std::string>()))
+      return FieldInvalid(at, "must be an e-mail address");
     std::string lower = text::AsciiLower(g[i].get<std::string>());
     if (std::find(seen.begin(), seen.end(), lower) != seen.end()) {
       return FieldInvalid(at, "repeats the attendee's or another guest's e-mail");
@@ -166,7 +169,8 @@ Result<CreateRequest> ParseCreateBody(const Json& body) {
   out.start = *start;
   if (!Present(body, "eventTypeId")) return FieldInvalid("eventTypeId", "is required");
   const Json& id = body["eventTypeId"];
-  if (!id.is_number_integer() || id.get<int64_t>() <= 0) return FieldInvalid("eventTypeId", "must be a positive integer");
+  if (!id.is_number_integer() || id.get<int64_t>() <= 0)
+    return FieldInvalid("eventTypeId", "must be a positive integer");
   out.event_type_id = id.get<int64_t>();
   Result<Attendee> attendee = AttendeeMember(body);
   if (!attendee.ok()) return attendee.status();
@@ -181,7 +185,8 @@ Result<CreateRequest> ParseCreateBody(const Json& body) {
     if (!body["location"].is_string()) return FieldInvalid("location", "must be a string");
     std::string loc(text::Trim(body["location"].get<std::string>()));
     if (loc.empty()) return FieldInvalid("location", "must not be empty");
-    if (std::string p = CheckText(loc, kMaxLocationChars, false); !p.empty()) return FieldInvalid("location", p);
+    if (std::string p = CheckText(loc, kMaxLocationChars, false); !p.empty())
+      return FieldInvalid("location", p);
     out.location = std::move(loc);
   }
   if (Present(body, "bookingFieldsResponses")) {
@@ -221,7 +226,8 @@ Result<RescheduleRequest> ParseRescheduleBody(const Json& body) {
 Status CheckIdempotencyKey(const std::string& key) {
   if (key.empty() || key.size() > kMaxIdempotencyKeyChars ||
       !std::all_of(key.begin(), key.end(), [](char c) { return c > 0x20 && c < 0x7f; })) {
-    return Status::Invalid("Idempotency-Key", "the Idempotency-Key header must be 1-255 visible ASCII characters");
+    return Status::Invalid("Idempotency-Key",
+                           "the Idempotency-Key header must be 1-255 visible ASCII characters");
   }
   return Status::Ok();
 }

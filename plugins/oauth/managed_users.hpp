@@ -9,12 +9,11 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
+#include "rendezvous/bounded_cache.hpp"
 #include "rendezvous/database.hpp"
 
 namespace rendezvous::oauth {
@@ -27,7 +26,7 @@ struct ManagedUserLink {
 
 class ManagedUsers {
  public:
-  // `cache_entries` bounds the answers kept in memory (a full cache is emptied and refilled).
+  // `cache_entries` bounds the answers kept in memory (the least recently used goes first).
   explicit ManagedUsers(Database& db, size_t cache_entries = 100000);
 
   // The client that created `user_id` (deleted or not); nullopt for a user no client manages.
@@ -46,9 +45,8 @@ class ManagedUsers {
 
  private:
   Database& db_;
-  const size_t cache_entries_;
-  std::mutex mu_;
-  std::unordered_map<int64_t, std::string> cache_;  // guarded by mu_
+  using Cache = BoundedCache<int64_t, std::string>;
+  Cache cache_;  // links never change: kept until evicted
 };
 
 }  // namespace rendezvous::oauth

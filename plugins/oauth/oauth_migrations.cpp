@@ -1,5 +1,7 @@
 #include "oauth_migrations.hpp"
 
+#include <string>
+
 namespace rendezvous::oauth {
 namespace {
 
@@ -44,10 +46,21 @@ CREATE TABLE IF NOT EXISTS oauth_client_secrets (
 // (MySQL error 1644) and nothing is written; the caller then decides under locks. The hash
 // parameters are ascii compared as ascii_bin, as the columns are: a parameter in the database's
 // default character set would turn the primary-key look-up into a scan of every token.
-constexpr const char* kRotateProcedure = R"sql(DROP PROCEDURE IF EXISTS oauth_rotate_refresh_token;
+//
+// The one definition of the procedure. Migration 3 created it without the DPoP key binding
+// (`dpop` false: that text is what databases recorded, so it must not change); migration 5
+// re-creates it with the binding, which every database, fresh or migrated before, ends with.
+std::string RotateProcedure(bool dpop) {
+  const std::string jkt_params = dpop ? ",\n    IN p_access_jkt VARCHAR(43) CHARACTER SET ascii, IN "
+                                        "p_refresh_jkt VARCHAR(43) CHARACTER SET ascii"
+                                      : "";
+  const std::string jkt_column = dpop ? ", dpop_jkt" : "";
+  const auto jkt_value = [&](const char* param) { return dpop ? std::string(", ") + param : std::string(); };
+  return R"sql(DROP PROCEDURE IF EXISTS oauth_rotate_refresh_token;
 CREATE PROCEDURE oauth_rotate_refresh_token(IN p_old_hash CHAR(64) CHARACTER SET ascii, IN p_grant_id BIGINT,
     IN p_access_hash CHAR(64) CHARACTER SET ascii, IN p_refresh_hash CHAR(64) CHARACTER SET ascii,
-    IN p_access_ttl INT, IN p_refresh_ttl INT)
+    IN p_access_ttl INT, IN p_refresh_ttl INT)sql" +
+         jkt_params + R"sql()
 MODIFIES SQL DATA
 BEGIN
   DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
@@ -59,13 +72,18 @@ BEGIN
   IF ROW_COUNT() <> 1 THEN
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'refresh token is not rotatable';
   END IF;
-  INSERT INTO oauth_access_tokens (token_hash, grant_id, created_at, expires_at)
-    VALUES (p_access_hash, p_grant_id, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL p_access_ttl SECOND);
-  INSERT INTO oauth_refresh_tokens (token_hash, grant_id, created_at, expires_at)
-    VALUES (p_refresh_hash, p_grant_id, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL p_refresh_ttl SECOND);
+  INSERT INTO oauth_access_tokens (token_hash, grant_id, created_at, expires_at)sql" +
+         jkt_column + R"sql()
+    VALUES (p_access_hash, p_grant_id, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL p_access_ttl SECOND)sql" +
+         jkt_value("p_access_jkt") + R"sql();
+  INSERT INTO oauth_refresh_tokens (token_hash, grant_id, created_at, expires_at)sql" +
+         jkt_column + R"sql()
+    VALUES (p_refresh_hash, p_grant_id, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL p_refresh_ttl SECOND)sql" +
+         jkt_value("p_refresh_jkt") + R"sql();
   COMMIT;
 END;
 )sql";
+}
 
 constexpr const char* kTokensMigration = R"sql(CREATE TABLE IF NOT EXISTS oauth_grants (
   id BIGINT NOT NULL AUTO_INCREMENT,
@@ -140,9 +158,9 @@ constexpr const char* kPushedAddressMigration = R"sql(ALTER TABLE oauth_pushed_r
     AFTER client_id,
   ADD KEY IF NOT EXISTS ix_oauth_pushed_requests_address (client_id, client_address, expires_at))sql";
 
-// DPoP (RFC 9449): the key thumbprint a token is bound to ('' = a plain bearer token), the jti
-// of every accepted proof while it could be replayed (DpopVerifier), and the rotation procedure
-// carrying the new tokens' binding.
+// DPoP (RFC 9449): the key thumbprint a token is bound to ('' = a plain bearer token) and the jti
+// of every accepted proof while it could be replayed (DpopVerifier); the migration then re-creates
+// the rotation procedure carrying the new tokens' binding (RotateProcedure(true)).
 constexpr const char* kDpopMigration = R"sql(ALTER TABLE oauth_access_tokens
   ADD COLUMN dpop_jkt VARCHAR(43) CHARACTER SET ascii COLLATE ascii_bin NOT NULL DEFAULT '';
 ALTER TABLE oauth_refresh_tokens
@@ -152,30 +170,7 @@ CREATE TABLE IF NOT EXISTS oauth_dpop_jtis (
   expires_at DATETIME(3) NOT NULL,
   PRIMARY KEY (jti_hash),
   KEY ix_oauth_dpop_jtis_expires (expires_at)
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
-DROP PROCEDURE IF EXISTS oauth_rotate_refresh_token;
-CREATE PROCEDURE oauth_rotate_refresh_token(IN p_old_hash CHAR(64) CHARACTER SET ascii, IN p_grant_id BIGINT,
-    IN p_access_hash CHAR(64) CHARACTER SET ascii, IN p_refresh_hash CHAR(64) CHARACTER SET ascii,
-    IN p_access_ttl INT, IN p_refresh_ttl INT,
-    IN p_access_jkt VARCHAR(43) CHARACTER SET ascii, IN p_refresh_jkt VARCHAR(43) CHARACTER SET ascii)
-MODIFIES SQL DATA
-BEGIN
-  DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
-  START TRANSACTION;
-  UPDATE oauth_refresh_tokens r JOIN oauth_grants g ON g.id = r.grant_id
-     SET r.rotated_at = UTC_TIMESTAMP(3)
-   WHERE r.token_hash = p_old_hash COLLATE ascii_bin AND r.grant_id = p_grant_id AND r.rotated_at IS NULL
-     AND r.revoked_at IS NULL AND r.expires_at > UTC_TIMESTAMP(3) AND g.revoked_at IS NULL;
-  IF ROW_COUNT() <> 1 THEN
-    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'refresh token is not rotatable';
-  END IF;
-  INSERT INTO oauth_access_tokens (token_hash, grant_id, created_at, expires_at, dpop_jkt)
-    VALUES (p_access_hash, p_grant_id, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL p_access_ttl SECOND, p_access_jkt);
-  INSERT INTO oauth_refresh_tokens (token_hash, grant_id, created_at, expires_at, dpop_jkt)
-    VALUES (p_refresh_hash, p_grant_id, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL p_refresh_ttl SECOND, p_refresh_jkt);
-  COMMIT;
-END;
-)sql";
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci)sql";
 
 // Managed users (DESIGN §10): the client that created each one, for good. A row outlives its user
 // (deleted_at set when the client deletes the user) so that the events of the user's bookings
@@ -203,9 +198,10 @@ std::vector<Migration> OAuthMigrations() {
   return {
       Migration{1, "oauth_clients, oauth_client_secrets", kClientsMigration},
       Migration{2, "oauth_grants, oauth_codes, oauth_access_tokens, oauth_refresh_tokens", kTokensMigration},
-      Migration{3, "procedure oauth_rotate_refresh_token", kRotateProcedure},
+      Migration{3, "procedure oauth_rotate_refresh_token", RotateProcedure(false)},
       Migration{4, "oauth_pushed_requests, oauth_clients.require_par", kPushedRequestsMigration},
-      Migration{5, "DPoP: token key binding, oauth_dpop_jtis", kDpopMigration},
+      Migration{5, "DPoP: token key binding, oauth_dpop_jtis",
+                std::string(kDpopMigration) + ";\n" + RotateProcedure(true)},
       Migration{6, "oauth_pushed_requests.client_address", kPushedAddressMigration},
       Migration{7, "oauth_managed_users", kManagedUsersMigration}};
 }

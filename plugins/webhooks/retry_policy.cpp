@@ -1,11 +1,11 @@
 #include "retry_policy.hpp"
 
 #include <algorithm>
-#include <ctime>
 #include <limits>
 #include <string>
 
 #include "rendezvous/text.hpp"
+#include "rendezvous/time.hpp"
 
 namespace rendezvous::webhooks {
 
@@ -47,12 +47,9 @@ std::optional<int64_t> ParseRetryAfter(std::string_view value, int64_t now_unix)
     return std::stoll(std::string(value));
   }
   // IMF-fixdate, e.g. "Sun, 06 Nov 1994 08:49:37 GMT".
-  std::tm tm{};
-  const std::string s(value);
-  const char* end = strptime(s.c_str(), "%a, %d %b %Y %H:%M:%S GMT", &tm);
-  if (end == nullptr || *end != '\0') return std::nullopt;
-  const int64_t at = timegm(&tm);
-  return std::max<int64_t>(0, at - now_unix);
+  const auto at = time::ParseHttpDate(value);
+  if (!at) return std::nullopt;
+  return std::max<int64_t>(0, *at / 1000 - now_unix);
 }
 
 }  // namespace rendezvous::webhooks

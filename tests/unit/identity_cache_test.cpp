@@ -1,10 +1,10 @@
-#include <gtest/gtest.h>
-
 #include <chrono>
 #include <string>
 
+#include <gtest/gtest.h>
+
 #include "identity/login_throttle.hpp"
-#include "identity/ttl_cache.hpp"
+#include "rendezvous/bounded_cache.hpp"
 
 namespace rendezvous::core {
 namespace {
@@ -20,7 +20,7 @@ struct FakeClock {
 
 TEST(IdentityTtlCache, EntriesExpireAfterTtl) {
   FakeClock clock;
-  TtlCache<std::string, int> cache(100, 5000ms, clock.Fn());
+  BoundedCache<std::string, int> cache(100, 5000ms, clock.Fn());
   cache.Put("a", 1);
   EXPECT_EQ(cache.Get("a"), 1);
   clock.now += 4999ms;
@@ -32,7 +32,7 @@ TEST(IdentityTtlCache, EntriesExpireAfterTtl) {
 
 TEST(IdentityTtlCache, PutRefreshesValueAndExpiry) {
   FakeClock clock;
-  TtlCache<std::string, int> cache(100, 1000ms, clock.Fn());
+  BoundedCache<std::string, int> cache(100, 1000ms, clock.Fn());
   cache.Put("a", 1);
   clock.now += 900ms;
   cache.Put("a", 2);
@@ -42,7 +42,7 @@ TEST(IdentityTtlCache, PutRefreshesValueAndExpiry) {
 
 TEST(IdentityTtlCache, BoundedWithLeastRecentlyUsedEviction) {
   FakeClock clock;
-  TtlCache<int, int, 1> cache(3, 60000ms, clock.Fn());
+  BoundedCache<int, int, 1> cache(3, 60000ms, clock.Fn());
   cache.Put(1, 1);
   cache.Put(2, 2);
   cache.Put(3, 3);
@@ -56,13 +56,13 @@ TEST(IdentityTtlCache, BoundedWithLeastRecentlyUsedEviction) {
 }
 
 TEST(IdentityTtlCache, ShardedCapacityStaysBounded) {
-  TtlCache<int, int> cache(64, 60000ms);
+  BoundedCache<int, int> cache(64, 60000ms);
   for (int i = 0; i < 10000; ++i) cache.Put(i, i);
   EXPECT_LE(cache.Size(), 64u);
 }
 
 TEST(IdentityTtlCache, EraseAndEraseIf) {
-  TtlCache<int, int> cache(100, 60000ms);
+  BoundedCache<int, int> cache(100, 60000ms);
   for (int i = 0; i < 10; ++i) cache.Put(i, i * 10);
   cache.Erase(3);
   EXPECT_FALSE(cache.Get(3));
@@ -73,7 +73,7 @@ TEST(IdentityTtlCache, EraseAndEraseIf) {
 }
 
 TEST(IdentityTtlCache, ZeroTtlDisablesCaching) {
-  TtlCache<int, int> cache(100, 0ms);
+  BoundedCache<int, int> cache(100, 0ms);
   EXPECT_FALSE(cache.enabled());
   cache.Put(1, 1);
   EXPECT_FALSE(cache.Get(1));

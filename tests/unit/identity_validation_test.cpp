@@ -16,9 +16,20 @@ TEST(IdentityNormalizeEmail, LowerCasesAndTrims) {
   EXPECT_EQ(*NormalizeEmail("a@b"), "a@b");
 }
 
+TEST(IdentityNormalizeEmail, NamesTheProblemOfTheOneRule) {
+  auto r = NormalizeEmail(" Owner <owner@example.com> ");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "email must not contain spaces, line breaks or control characters");
+  r = NormalizeEmail("a@b.c,d@e.f");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "email must be one plain address, without any of <>(),;:\"[]\\");
+}
+
 TEST(IdentityNormalizeEmail, RejectsMalformed) {
-  for (std::string bad : {"", "ab", "no-at-sign", "@example.com", "alice@", "a@b@c",
-                          "al ice@example.com", "alice@exa\tmple.com", "ali\x01" "ce@x.io",
+  for (std::string bad : {"", "ab", "no-at-sign", "@example.com", "alice@", "a@b@c", "al ice@example.com",
+                          "alice@exa\tmple.com",
+                          "ali\x01"
+                          "ce@x.io",
                           "bad\xff@example.com"}) {
     auto r = NormalizeEmail(bad);
     EXPECT_FALSE(r.ok()) << bad;
@@ -46,8 +57,8 @@ TEST(IdentityValidateName, AcceptsUnicodeWithinLimit) {
 }
 
 TEST(IdentityValidateName, RejectsEmptyControlAndBadUtf8) {
-  const std::string bads[] = {"", "   ", "a\nb", std::string("a\0b", 3), "\x7f", "\xc3", "\xc0\xaf",
-                          "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xe2\x80\xa8"};
+  const std::string bads[] = {"",     "   ",      "a\nb",         std::string("a\0b", 3), "\x7f",
+                              "\xc3", "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80",     "\xe2\x80\xa8"};
   for (const std::string& bad : bads) {
     EXPECT_FALSE(ValidateName(bad).ok()) << bad;
   }
@@ -61,10 +72,10 @@ TEST(IdentityTimeZone, KnownNamesAndAliases) {
 }
 
 TEST(IdentityTimeZone, RejectsUnknownNamesAndPathTricks) {
-  for (const char* bad : {"", "Mars/Olympus_Mons", "europe/berlin", "../../etc/passwd",
-                          "/etc/passwd", "Europe/../Europe/Berlin", "Europe//Berlin", "Europe/",
-                          "Europe/Berlin ", "Europe/Berlin\n", "zone.tab", "tzdata.zi",
-                          "posixrules/x", "Factory", "Europe\\Berlin", "Europe"}) {
+  for (const char* bad :
+       {"", "Mars/Olympus_Mons", "europe/berlin", "../../etc/passwd", "/etc/passwd",
+        "Europe/../Europe/Berlin", "Europe//Berlin", "Europe/", "Europe/Berlin ", "Europe/Berlin\n",
+        "zone.tab", "tzdata.zi", "posixrules/x", "Factory", "Europe\\Berlin", "Europe"}) {
     EXPECT_FALSE(IsValidTimeZone(bad)) << bad;
   }
   EXPECT_FALSE(IsValidTimeZone(std::string(65, 'A')));
@@ -88,8 +99,8 @@ TEST(IdentitySafeRedirect, AcceptsLocalPaths) {
 
 TEST(IdentitySafeRedirect, RejectsOffsiteAndOddTargets) {
   for (const char* bad : {"", "https://evil.example", "//evil.example/x", "/\\evil.example",
-                          "\\\\evil.example", "javascript:alert(1)", "evil.example/x", "http:/x",
-                          "/a\\b", "/a b", "/a\r\nSet-Cookie:x", "/\t/evil.example"}) {
+                          "\\\\evil.example", "javascript:alert(1)", "evil.example/x", "http:/x", "/a\\b",
+                          "/a b", "/a\r\nSet-Cookie:x", "/\t/evil.example"}) {
     EXPECT_FALSE(IsSafeRedirectPath(bad)) << bad;
   }
   EXPECT_FALSE(IsSafeRedirectPath("/" + std::string(2048, 'a')));

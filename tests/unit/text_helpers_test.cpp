@@ -1,6 +1,10 @@
-// rendezvous/text.hpp: ASCII case and whitespace, UTF-8 checks, cuts on character boundaries;
+// rendezvous/text.hpp: ASCII case and whitespace, UTF-8 checks, cuts on character boundaries,
+// the one e-mail address rule;
 // rendezvous/json_pick.hpp: a few values of a JSON text read as a parsed tree would give them.
 #include <random>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -32,7 +36,9 @@ TEST(Text, Utf8Validity) {
 }
 
 TEST(Text, TruncationKeepsWholeCharacters) {
-  const std::string s = "ab\xE2\x82\xAC" "cd";  // a b € c d
+  const std::string s =
+      "ab\xE2\x82\xAC"
+      "cd";  // a b € c d
   EXPECT_EQ(TruncateUtf8(s, 100), s);
   EXPECT_EQ(TruncateUtf8(s, 5), "ab\xE2\x82\xAC");
   EXPECT_EQ(TruncateUtf8(s, 4), "ab");
@@ -42,7 +48,10 @@ TEST(Text, TruncationKeepsWholeCharacters) {
 }
 
 TEST(Text, SanitizeAndControls) {
-  EXPECT_EQ(SanitizeUtf8("a\xFF" "b"), "a\xEF\xBF\xBD" "b");
+  EXPECT_EQ(SanitizeUtf8("a\xFF"
+                         "b"),
+            "a\xEF\xBF\xBD"
+            "b");
   EXPECT_TRUE(IsValidUtf8(SanitizeUtf8("\xC3\x28\xE2\x82\x28\xF0\x90")));
   EXPECT_TRUE(HasControlCharacters(std::string("a\0b", 3)));
   EXPECT_TRUE(HasControlCharacters("a\x7F"));
@@ -261,6 +270,55 @@ TEST(JsonPick, ByteOrderMarkAndManyPaths) {
   const std::optional<std::vector<nlohmann::json>> many = json::PickScalars(text, paths);
   ASSERT_TRUE(many.has_value());
   for (int i = 0; i < 150; ++i) EXPECT_EQ((*many)[static_cast<size_t>(i)], i);
+}
+
+TEST(EmailAddress, AcceptsWhatEveryCallerAcceptedBefore) {
+  const std::string at_limit = std::string(64, 'a') + "@" + std::string(254 - 65, 'b');
+  for (const std::string& good :
+       {std::string("ann@example.com"), std::string("a@b"), std::string("admin@localhost"),
+        std::string("Alice.Smith+tag@Example.COM"), std::string("a@b."), std::string("a@.b"),
+        std::string("j\xC3\xBC"
+                    "rgen@b\xC3\xBC"
+                    "cher.de"),
+        std::string("o'neil!#$%&*=?^_`{|}~-/@x.io"), at_limit}) {
+    EXPECT_EQ(EmailAddressProblem(good), "") << good;
+    EXPECT_TRUE(IsEmailAddress(good)) << good;
+  }
+}
+
+TEST(EmailAddress, RefusesWhatIsNotOnePlainAddress) {
+  const std::string too_long = std::string(64, 'a') + "@" + std::string(254 - 64, 'b');
+  ASSERT_EQ(too_long.size(), 255u);
+  const std::vector<std::pair<std::string, std::string_view>> bad = {
+      {"", "must be 3 to 254 bytes long"},
+      {"a@", "must be 3 to 254 bytes long"},
+      {too_long, "must be 3 to 254 bytes long"},
+      {"bad\xff@example.com", "must be valid UTF-8"},
+      {"no-at-sign", "must have the form name@domain"},
+      {"@example.com", "must have the form name@domain"},
+      {"alice@", "must have the form name@domain"},
+      {"a@b@c.d", "must have the form name@domain"},
+      {"al ice@example.com", "must not contain spaces, line breaks or control characters"},
+      {"a@b.c\r\nBcc: victim@example.com", "must not contain spaces, line breaks or control characters"},
+      {"a@b.c\nBcc:x@y.z", "must not contain spaces, line breaks or control characters"},
+      {std::string("a\0b@c.d", 6), "must not contain spaces, line breaks or control characters"},
+      {"a\x7f@b.c", "must not contain spaces, line breaks or control characters"},
+      {"a\xC2\x85@b.c", "must not contain spaces, line breaks or control characters"},      // NEL
+      {"a\xE2\x80\xA8@b.c", "must not contain spaces, line breaks or control characters"},  // U+2028
+      {"a@b.c,d@e.f", "must be one plain address, without any of <>(),;:\"[]\\"},
+      {"Owner <owner@example.com>", "must not contain spaces, line breaks or control characters"},
+      {"<owner@example.com>", "must be one plain address, without any of <>(),;:\"[]\\"},
+      {"a@b.c;d@e.f", "must be one plain address, without any of <>(),;:\"[]\\"},
+      {"group:a@b.c", "must be one plain address, without any of <>(),;:\"[]\\"},
+      {"a(comment)@b.c", "must be one plain address, without any of <>(),;:\"[]\\"},
+      {"\"a\"@b.c", "must be one plain address, without any of <>(),;:\"[]\\"},
+      {"a@[127.0.0.1]", "must be one plain address, without any of <>(),;:\"[]\\"},
+      {"a\\b@c.d", "must be one plain address, without any of <>(),;:\"[]\\"},
+  };
+  for (const auto& [address, problem] : bad) {
+    EXPECT_EQ(EmailAddressProblem(address), problem) << address;
+    EXPECT_FALSE(IsEmailAddress(address)) << address;
+  }
 }
 
 }  // namespace

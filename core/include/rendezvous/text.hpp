@@ -28,4 +28,22 @@ std::string SanitizeUtf8(std::string_view s);
 // Holds a C0 control character other than tab, CR and LF, or DEL (NUL included).
 bool HasControlCharacters(std::string_view s);
 
+// The one e-mail address rule of the host and the plugins (sign-up and profile, bookings'
+// attendees and guests, the mail service's recipient and sender). An address is one plain
+// addr-spec "local@domain" that can be put into a mail header and an SMTP command as it is:
+// - 3 to 254 bytes (kMaxEmailAddressBytes: RFC 5321's 256-byte path less the angle brackets);
+// - exactly one '@', with at least one byte before and after it; the domain needs no dot
+//   ("admin@localhost" is an address);
+// - valid UTF-8 (internationalised addresses, RFC 6531), with no space, no control character
+//   (C0, DEL, C1) and no line or paragraph separator (U+2028, U+2029);
+// - none of  < > ( ) , ; : " [ ] \  -- in a header they would make a list, a display name, a
+//   comment, a group or a quoted or literal part, i.e. more or other than one recipient.
+// No trimming and no case folding: callers that normalise do that first.
+// Returns "" for an address, otherwise what is wrong with it, phrased to follow the field's name
+// ("must be ...").
+std::string_view EmailAddressProblem(std::string_view s);
+// EmailAddressProblem(s) is "".
+bool IsEmailAddress(std::string_view s);
+inline constexpr size_t kMaxEmailAddressBytes = 254;
+
 }  // namespace rendezvous::text

@@ -39,6 +39,17 @@ std::string FormatIsoSeconds(Millis t);
 std::string FormatSql(Millis t);
 std::optional<Millis> ParseSql(std::string_view text);
 
+// HTTP dates, IMF-fixdate (RFC 9110 §5.6.7): "Sun, 06 Nov 1994 08:49:37 GMT", the whole second
+// at or before `t` (years 1970..9999). The one HTTP-date formatter of the host and the plugins
+// (Date, Expires, Last-Modified, cookies' Expires).
+std::string FormatHttpDate(Millis t);
+// IMF-fixdate exactly as above: English day and month abbreviations as written there, a two-digit
+// day, a real date and time, "GMT"; the day name is not checked against the date (RFC 9110 lets a
+// recipient ignore it). The obsolete RFC 850 and asctime forms are not accepted. nullopt otherwise.
+std::optional<Millis> ParseHttpDate(std::string_view text);
+// The same date as RFC 5322 §3.3 wants it in a mail's Date header: "Sun, 06 Nov 1994 08:49:37 +0000".
+std::string FormatMailDate(Millis t);
+
 // "YYYY-MM-DD", a real date; nullopt otherwise.
 std::optional<CivilDate> ParseDate(std::string_view text);
 std::string FormatDate(const CivilDate& date);
