@@ -113,8 +113,9 @@ bool HasControlCharacters(std::string_view s) {
   });
 }
 
-std::string_view EmailAddressProblem(std::string_view s) {
-  if (s.size() < 3 || s.size() > kMaxEmailAddressBytes) return "must be 3 to 254 bytes long";
+std::string_view EmailAddressProblem(std::string_view s, size_t max_bytes) {
+  if (s.size() < 3) return "must be at least 3 bytes long";
+  if (s.size() > max_bytes) return "is too long for an e-mail address";
   if (!IsValidUtf8(s)) return "must be valid UTF-8";
   for (size_t i = 0; i < s.size(); ++i) {
     const auto c = static_cast<unsigned char>(s[i]);
@@ -137,8 +138,8 @@ std::string_view EmailAddressProblem(std::string_view s) {
   return "";
 }
 
-bool IsEmailAddress(std::string_view s) {
-  return EmailAddressProblem(s).empty();
+bool IsEmailAddress(std::string_view s, size_t max_bytes) {
+  return EmailAddressProblem(s, max_bytes).empty();
 }
 
 }  // namespace rendezvous::text

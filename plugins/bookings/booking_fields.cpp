@@ -256,7 +256,8 @@ Result<Json> CheckAnswer(const Json& v, const std::string& kind, const Json& opt
           field, "must be an array of at most " + std::to_string(kMaxEmailAnswers) + " e-mail addresses");
     }
     for (size_t i = 0; i < v.size(); ++i) {
-      if (!v[i].is_string() || !text::IsEmailAddress(v[i].get<std::string>())) {
+      if (!v[i].is_string() ||
+          !text::IsEmailAddress(v[i].get<std::string>(), text::kMaxStoredEmailAddressBytes)) {
         return FieldInvalid(field + "[" + std::to_string(i) + "]", "must be an e-mail address");
       }
     }

@@ -189,7 +189,7 @@ Result<AbsentMarks> ParseMarkAbsentBody(const Json& body) {
           return FieldInvalid(at + "." + it.key(), "is not accepted here");
       }
       if (!a.contains("email") || !a["email"].is_string() ||
-          !text::IsEmailAddress(a["email"].get<std::string>())) {
+          !text::IsEmailAddress(a["email"].get<std::string>(), text::kMaxStoredEmailAddressBytes)) {
         return FieldInvalid(at + ".email", "must be an e-mail address");
       }
       if (!a.contains("absent") || !a["absent"].is_boolean())
@@ -227,7 +227,8 @@ Status CheckAttendee(const std::string& name, const std::string& email) {
   if (text::Trim(name).empty()) return FieldInvalid("attendee-name", "must not be empty");
   if (std::string p = CheckText(name, kMaxNameChars, false); !p.empty())
     return FieldInvalid("attendee-name", p);
-  if (!text::IsEmailAddress(email)) return FieldInvalid("attendee-email", "must be an e-mail address");
+  if (!text::IsEmailAddress(email, text::kMaxStoredEmailAddressBytes))
+    return FieldInvalid("attendee-email", "must be an e-mail address");
   return Status::Ok();
 }
 

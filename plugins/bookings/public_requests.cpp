@@ -51,7 +51,8 @@ Result<Attendee> AttendeeMember(const Json& body) {
   if (std::string p = CheckText(out.name, kMaxNameChars, false); !p.empty())
     return FieldInvalid("attendee.name", p);
   if (!Present(a, "email")) return FieldInvalid("attendee.email", "is required");
-  if (!a["email"].is_string() || !text::IsEmailAddress(a["email"].get<std::string>())) {
+  if (!a["email"].is_string() ||
+      !text::IsEmailAddress(a["email"].get<std::string>(), text::kMaxStoredEmailAddressBytes)) {
     return FieldInvalid("attendee.email", "must be an e-mail address");
   }
   out.email = a["email"].get<std::string>();
@@ -79,7 +80,8 @@ Result<std::vector<std::string>> GuestsMember(const Json& body, const std::strin
   std::vector<std::string> seen{text::AsciiLower(attendee_email)};
   for (size_t i = 0; i < g.size(); ++i) {
     const std::string at = "guests[" + std::to_string(i) + "]";
-    if (!g[i].is_string() || !text::IsEmailAddress(g[i].get<std::string>()))
+    if (!g[i].is_string() ||
+        !text::IsEmailAddress(g[i].get<std::string>(), text::kMaxStoredEmailAddressBytes))
       return FieldInvalid(at, "must be an e-mail address");
     std::string lower = text::AsciiLower(g[i].get<std::string>());
     if (std::find(seen.begin(), seen.end(), lower) != seen.end()) {

@@ -286,13 +286,23 @@ TEST(EmailAddress, AcceptsWhatEveryCallerAcceptedBefore) {
   }
 }
 
+TEST(EmailAddress, ACallerThatStoresLongerAddressesRaisesOnlyTheLength) {
+  const std::string stored = std::string(64, 'a') + "@" + std::string(255, 'b');
+  ASSERT_EQ(stored.size(), kMaxStoredEmailAddressBytes);
+  EXPECT_FALSE(IsEmailAddress(stored));
+  EXPECT_TRUE(IsEmailAddress(stored, kMaxStoredEmailAddressBytes));
+  EXPECT_EQ(EmailAddressProblem(stored + "b", kMaxStoredEmailAddressBytes), "is too long for an e-mail address");
+  EXPECT_EQ(EmailAddressProblem("a b@example.com", kMaxStoredEmailAddressBytes),
+            EmailAddressProblem("a b@example.com"));
+}
+
 TEST(EmailAddress, RefusesWhatIsNotOnePlainAddress) {
   const std::string too_long = std::string(64, 'a') + "@" + std::string(254 - 64, 'b');
   ASSERT_EQ(too_long.size(), 255u);
   const std::vector<std::pair<std::string, std::string_view>> bad = {
-      {"", "must be 3 to 254 bytes long"},
-      {"a@", "must be 3 to 254 bytes long"},
-      {too_long, "must be 3 to 254 bytes long"},
+      {"", "must be at least 3 bytes long"},
+      {"a@", "must be at least 3 bytes long"},
+      {too_long, "is too long for an e-mail address"},
       {"bad\xff@example.com", "must be valid UTF-8"},
       {"no-at-sign", "must have the form name@domain"},
       {"@example.com", "must have the form name@domain"},

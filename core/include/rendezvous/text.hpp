@@ -31,7 +31,9 @@ bool HasControlCharacters(std::string_view s);
 // The one e-mail address rule of the host and the plugins (sign-up and profile, bookings'
 // attendees and guests, the mail service's recipient and sender). An address is one plain
 // addr-spec "local@domain" that can be put into a mail header and an SMTP command as it is:
-// - 3 to 254 bytes (kMaxEmailAddressBytes: RFC 5321's 256-byte path less the angle brackets);
+// - 3 to `max_bytes` bytes: kMaxEmailAddressBytes (254, RFC 5321's 256-byte path less the angle
+//   brackets) unless the caller stores longer ones (bookings' attendees and guests: 320, RFC 3696's
+//   64-byte local part, '@' and a 255-byte domain; the mail service sends to none over 254);
 // - exactly one '@', with at least one byte before and after it; the domain needs no dot
 //   ("admin@localhost" is an address);
 // - valid UTF-8 (internationalised addresses, RFC 6531), with no space, no control character
@@ -41,9 +43,10 @@ bool HasControlCharacters(std::string_view s);
 // No trimming and no case folding: callers that normalise do that first.
 // Returns "" for an address, otherwise what is wrong with it, phrased to follow the field's name
 // ("must be ...").
-std::string_view EmailAddressProblem(std::string_view s);
-// EmailAddressProblem(s) is "".
-bool IsEmailAddress(std::string_view s);
 inline constexpr size_t kMaxEmailAddressBytes = 254;
+inline constexpr size_t kMaxStoredEmailAddressBytes = 320;
+std::string_view EmailAddressProblem(std::string_view s, size_t max_bytes = kMaxEmailAddressBytes);
+// EmailAddressProblem(s, max_bytes) is "".
+bool IsEmailAddress(std::string_view s, size_t max_bytes = kMaxEmailAddressBytes);
 
 }  // namespace rendezvous::text
