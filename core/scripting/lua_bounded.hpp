@@ -24,6 +24,12 @@ struct Meter {
   }
 };
 
+// Sets field `name` of the table at `table` to the C function `f`.
+inline void SetFunction(lua_State* L, int table, const char* name, lua_CFunction f) {
+  lua_pushcfunction(L, f);
+  lua_setfield(L, table, name);
+}
+
 // Replaces insert, remove, move, concat and sort in the table at `table_index` with the bounded ones.
 void OpenBoundedTables(lua_State* L, int table_index);
 

@@ -196,11 +196,6 @@ int TabSort(lua_State* L) {
   return 0;
 }
 
-void SetFunction(lua_State* L, int table, const char* name, lua_CFunction f) {
-  lua_pushcfunction(L, f);
-  lua_setfield(L, table, name);
-}
-
 }  // namespace
 
 void OpenBoundedTables(lua_State* L, int table_index) {

@@ -289,11 +289,6 @@ int StrRep(lua_State* L) {
   return 1;
 }
 
-void SetFunction(lua_State* L, int table, const char* name, lua_CFunction f) {
-  lua_pushcfunction(L, f);
-  lua_setfield(L, table, name);
-}
-
 }  // namespace
 
 void OpenBoundedLibrary(lua_State* L, int string_index, int table_index) {
