@@ -332,7 +332,8 @@ TEST(BookingsBodies, ImportAttendee) {
   EXPECT_EQ(CheckAttendee("", "ann@example.com").message(), "attendee-name must not be empty");
   EXPECT_EQ(CheckAttendee(std::string(256, 'a'), "ann@example.com").field(), "attendee-name");
   EXPECT_EQ(CheckAttendee("Ann", "ann").field(), "attendee-email");
-  EXPECT_EQ(CheckAttendee("Ann", "ann@localhost").field(), "attendee-email");
+  // One e-mail rule for the host and the plugins: a domain needs no dot.
+  EXPECT_TRUE(CheckAttendee("Ann", "ann@localhost").ok());
   EXPECT_EQ(CheckAttendee("Ann", "a b@example.com").field(), "attendee-email");
 }
 
