@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "event_type.hpp"
-#include "rendezvous/database.hpp"
 #include "rendezvous/contracts/event_types.hpp"
+#include "rendezvous/database.hpp"
 #include "rendezvous/status.hpp"
 #include "rendezvous/user.hpp"
 

@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <optional>
 
-#include "rendezvous/database.hpp"
 #include "rendezvous/contracts/default_schedules.hpp"
+#include "rendezvous/database.hpp"
 #include "rendezvous/status.hpp"
 #include "rendezvous/user.hpp"
 #include "schedule.hpp"

@@ -1,7 +1,7 @@
-// The bookings a user hosts that have not started, cancelled together (rendezvous/contracts/user_bookings.hpp;
-// provided as "bookings.user_bookings"): when the user goes away (a managed user deleted by its
-// client). Each cancellation is BookingFlow::Cancel, so each has its event. Thread-safe; may
-// throw DatabaseUnavailable. The Database must outlive it.
+// The bookings a user hosts that have not started, cancelled together
+// (rendezvous/contracts/user_bookings.hpp; provided as "bookings.user_bookings"): when the user goes away (a
+// managed user deleted by its client). Each cancellation is BookingFlow::Cancel, so each has its event.
+// Thread-safe; may throw DatabaseUnavailable. The Database must outlive it.
 #pragma once
 
 #include <cstdint>
@@ -10,8 +10,8 @@
 #include <utility>
 
 #include "booking_flow.hpp"
-#include "rendezvous/database.hpp"
 #include "rendezvous/contracts/user_bookings.hpp"
+#include "rendezvous/database.hpp"
 
 namespace rendezvous::bookings {
 

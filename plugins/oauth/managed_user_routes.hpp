@@ -19,8 +19,8 @@
 #include "managed_users.hpp"
 #include "platform_client_routes.hpp"
 #include "refresh_grant.hpp"
-#include "rendezvous/plugin.hpp"
 #include "rendezvous/contracts/user_bookings.hpp"
+#include "rendezvous/plugin.hpp"
 
 namespace rendezvous::oauth {
 

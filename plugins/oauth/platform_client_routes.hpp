@@ -7,8 +7,8 @@
 #include <string>
 
 #include "managed_users.hpp"
-#include "rendezvous/database.hpp"
 #include "rendezvous/contracts/platform_clients.hpp"
+#include "rendezvous/database.hpp"
 #include "rendezvous/http.hpp"
 
 namespace rendezvous::oauth {

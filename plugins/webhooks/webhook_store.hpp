@@ -29,8 +29,8 @@
 #include <utility>
 #include <vector>
 
-#include "rendezvous/database.hpp"
 #include "rendezvous/contracts/event_types.hpp"
+#include "rendezvous/database.hpp"
 #include "rendezvous/status.hpp"
 #include "webhook_fields.hpp"
 

@@ -1,3 +1,5 @@
+#include "config/config.hpp"
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -8,7 +10,6 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
-#include "config/config.hpp"
 #include "config/config_value.hpp"
 #include "rendezvous/config_node.hpp"
 #include "temp_dir.hpp"
@@ -31,12 +32,17 @@ std::string SourceDir();
 
 // The default plugin set as shipped beside the plugin libraries.
 const std::vector<std::string>& ShippedDefaults() {
-  static const std::vector<std::string> names = ReadDefaultPlugins(SourceDir() + "/plugins/default_plugins.list");
+  static const std::vector<std::string> names =
+      ReadDefaultPlugins(SourceDir() + "/plugins/default_plugins.list");
   return names;
 }
 
-Config Parse(const std::string& yaml) { return ConfigFromString(yaml, "cfg.yaml", "/srv/rdv", ShippedDefaults()); }
-Config LoadConfig(const std::string& path) { return rendezvous::core::LoadConfig(path, ShippedDefaults()); }
+Config Parse(const std::string& yaml) {
+  return ConfigFromString(yaml, "cfg.yaml", "/srv/rdv", ShippedDefaults());
+}
+Config LoadConfig(const std::string& path) {
+  return rendezvous::core::LoadConfig(path, ShippedDefaults());
+}
 
 // What Config{} holds must be what DESIGN §8 promises.
 void ExpectDesignDefaults(const Config& c) {

@@ -291,7 +291,8 @@ TEST(EmailAddress, ACallerThatStoresLongerAddressesRaisesOnlyTheLength) {
   ASSERT_EQ(stored.size(), kMaxStoredEmailAddressBytes);
   EXPECT_FALSE(IsEmailAddress(stored));
   EXPECT_TRUE(IsEmailAddress(stored, kMaxStoredEmailAddressBytes));
-  EXPECT_EQ(EmailAddressProblem(stored + "b", kMaxStoredEmailAddressBytes), "is too long for an e-mail address");
+  EXPECT_EQ(EmailAddressProblem(stored + "b", kMaxStoredEmailAddressBytes),
+            "is too long for an e-mail address");
   EXPECT_EQ(EmailAddressProblem("a b@example.com", kMaxStoredEmailAddressBytes),
             EmailAddressProblem("a b@example.com"));
 }
