@@ -442,9 +442,9 @@ std::vector<std::string> ReadDefaultPlugins(const std::string& list_file) {
     if (first == std::string::npos) continue;
     const std::string name = line.substr(first, line.find_last_not_of(" \t\r") + 1 - first);
     const std::string where = list_file + ":" + std::to_string(number) + ": ";
-    if (!IsPluginName(name)) throw ConfigError(where + "'" + name + "' is not a plugin name");
+    if (!IsPluginName(name)) throw ConfigError(where + ("'" + name + "' is not a plugin name"));
     if (std::find(names.begin(), names.end(), name) != names.end())
-      throw ConfigError(where + "plugin '" + name + "' is listed twice");
+      throw ConfigError(where + ("plugin '" + name + "' is listed twice"));
     names.push_back(name);
   }
   return names;

@@ -52,11 +52,11 @@ net::HttpRequest DeliveryRequest(const Webhook& hook, const std::string& message
     r.headers.push_back("webhook-signature: " + signature);
     r.headers.push_back("X-Cal-Signature-256: " + CalSignature(*hook.secret, body));
   }
-  r.headers.push_back("X-Cal-Webhook-Version: 2021-10-20");
-  r.headers.push_back("Expect:");
+  r.headers.emplace_back("X-Cal-Webhook-Version: 2021-10-20");
+  r.headers.emplace_back("Expect:");
   // HTTP/1.1 keeps connections open by default, but some servers (Pistache among them) close
   // after every answer unless the request asks for keep-alive.
-  r.headers.push_back("Connection: keep-alive");
+  r.headers.emplace_back("Connection: keep-alive");
   r.pin = {url.host, url.EffectivePort(), address};  // a host name connects to the checked address
   // The address was checked; the socket is checked too, so nothing but a public address is reached.
   r.block_private_networks = !options.allow_private_networks;

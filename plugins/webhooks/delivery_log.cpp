@@ -174,7 +174,7 @@ Result<int64_t> DeliveryQueue::Recover(Database& db, int64_t user_id, int64_t we
           {webhook_id, after_at, after_at, after_id, until, batch});
       if (rows.empty()) return Batch{};
       std::vector<int64_t> ids;
-      for (const DbRow& row : rows) ids.push_back(row.Int("id"));
+      for (const DbRow& row : rows) ids.emplace_back(row.Int("id"));
       // The ids come from the rows just read, never from outside.
       tx.ExecUnprepared(
           "UPDATE webhook_deliveries SET status = 'pending', round_attempts = 0, next_attempt_at = "
