@@ -441,10 +441,22 @@ std::vector<std::string> ReadDefaultPlugins(const std::string& list_file) {
     const size_t first = line.find_first_not_of(" \t\r");
     if (first == std::string::npos) continue;
     const std::string name = line.substr(first, line.find_last_not_of(" \t\r") + 1 - first);
-    const std::string where = list_file + ":" + std::to_string(number) + ": ";
-    if (!IsPluginName(name)) throw ConfigError(where + ("'" + name + "' is not a plugin name"));
-    if (std::find(names.begin(), names.end(), name) != names.end())
-      throw ConfigError(where + ("plugin '" + name + "' is listed twice"));
+    std::string where = list_file;
+    where += ':';
+    where += std::to_string(number);
+    where += ": ";
+    if (!IsPluginName(name)) {
+      where += '\'';
+      where += name;
+      where += "' is not a plugin name";
+      throw ConfigError(where);
+    }
+    if (std::find(names.begin(), names.end(), name) != names.end()) {
+      where += "plugin '";
+      where += name;
+      where += "' is listed twice";
+      throw ConfigError(where);
+    }
     names.push_back(name);
   }
   return names;

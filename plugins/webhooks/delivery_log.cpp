@@ -174,6 +174,7 @@ Result<int64_t> DeliveryQueue::Recover(Database& db, int64_t user_id, int64_t we
           {webhook_id, after_at, after_at, after_id, until, batch});
       if (rows.empty()) return Batch{};
       std::vector<int64_t> ids;
+      ids.reserve(rows.size());
       for (const DbRow& row : rows) ids.emplace_back(row.Int("id"));
       // The ids come from the rows just read, never from outside.
       tx.ExecUnprepared(
