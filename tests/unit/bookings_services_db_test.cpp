@@ -39,8 +39,9 @@ class BookingsDb : public ::testing::Test {
     db_ = OpenBookingsDatabase(scratch_, registry_);
     outbox_ = std::make_unique<core::OutboxService>(*db_, registry_, QuietLogger());
     event_types_ = std::make_unique<bookings::EventTypeService>(*db_, users_);
-    flow_ = std::make_unique<bookings::BookingFlow>(*db_, *outbox_, users_, QuietLogger());
-    import_ = std::make_unique<bookings::BookingImport>(*db_, users_, flow_->booked_times());
+    writes_ = std::make_shared<bookings::HostWrites>(*db_, *outbox_);
+    flow_ = std::make_unique<bookings::BookingFlow>(*db_, *outbox_, writes_, users_);
+    import_ = std::make_unique<bookings::BookingImport>(users_, writes_);
     references_ = std::make_unique<bookings::BookingReferenceStore>(*db_);
     auto et = event_types_->Create(1, CallFields("call"));
     ASSERT_TRUE(et.ok()) << et.status().message();
@@ -76,6 +77,7 @@ class BookingsDb : public ::testing::Test {
   std::unique_ptr<core::OutboxService> outbox_;
   StaticUsers users_{{TestUser(1, "Olga Owner", "owner@example.com")}};
   std::unique_ptr<bookings::EventTypeService> event_types_;
+  std::shared_ptr<bookings::HostWrites> writes_;
   std::unique_ptr<bookings::BookingFlow> flow_;
   std::unique_ptr<bookings::BookingImport> import_;
   std::unique_ptr<bookings::BookingReferenceStore> references_;
@@ -511,7 +513,7 @@ TEST(BookingsFieldsMigration, RowsWrittenBeforeShowTheDefaultFields) {
   ASSERT_EQ(list[0]["bookingFields"].size(), 6u) << list.dump();
   for (const Json& f : list[0]["bookingFields"]) EXPECT_EQ(f["isDefault"], true) << f;
   core::OutboxService outbox(*db, registry, QuietLogger());
-  bookings::BookingFlow flow(*db, outbox, users, QuietLogger());
+  bookings::BookingFlow flow(*db, outbox, std::make_shared<bookings::HostWrites>(*db, outbox), users);
   Result<Json> old = flow.GetBooking(TestUser(1, "Olga Owner", "owner@example.com"), "old-booking");
   ASSERT_TRUE(old.ok()) << old.status().message();
   EXPECT_EQ((*old)["bookingFieldsResponses"], Json::parse(R"({"name":"Ann Attendee","email":"ann@example.com",
