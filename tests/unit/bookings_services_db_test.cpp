@@ -152,7 +152,6 @@ TEST_F(BookingsFlowDb, ChangeAndEventCommitTogether) {
   EXPECT_EQ(scratch_.QueryValue("SELECT status FROM bookings WHERE uid = '" + uid + "'"), "accepted");
 }
 
-
 // The references service other plugins use (as "bookings.references"): records and lists by
 // booking uid, refuses unknown bookings and malformed fields, and writes nothing then.
 TEST_F(BookingsReferencesDb, ReferencesAreRecordedAndListedByBooking) {
@@ -236,7 +235,6 @@ TEST_F(BookingsReferencesDb, RacingMovesOfOneReferenceRecordItOnce) {
   EXPECT_TRUE(references_->List(old_uid).empty());
   EXPECT_EQ(references_->List(new_uid).size(), 1u);
 }
-
 
 // Every start the slots offer over [from, to), as instants.
 std::vector<Millis> SlotStarts(bookings::BookingFlow& flow, int64_t event_type, Millis from, Millis to) {
@@ -325,25 +323,50 @@ TEST_F(BookingsFlowDb, ALongBookingBlocksItsWholeTimeAfterItsEventTypeIsShortene
 
 // Hosts booked before the longest booking was kept get it from their bookings when the
 // migration runs.
-TEST(BookingsLongestMigration, HostsBookedBeforeGetTheirLongestBooking) {
-  ScratchDatabase scratch;
-  prometheus::Registry registry;
-  auto db = std::make_unique<core::MysqlDatabase>(OptionsFor(scratch, 2), registry, QuietLogger());
-  const std::vector<Migration> all = bookings::BookingMigrations();
-  ASSERT_EQ(all[5].version, 6);
-  {
-    core::Migrator m(*db, QuietLogger());
-    m.Add("bookings", std::vector<Migration>(all.begin(), all.begin() + 5));
+// A scratch database at the bookings schema before one migration: a test writes rows as that
+// schema had them, then runs the rest of the migrations over them.
+class BookingsMigrationDb : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    db_ = std::make_unique<core::MysqlDatabase>(OptionsFor(scratch_, 2), registry_, QuietLogger());
+  }
+
+  // Applies the bookings migrations before `version` (which must be one of them).
+  void MigrateBefore(int version) {
+    const std::vector<Migration> all = bookings::BookingMigrations();
+    ASSERT_GE(all.size(), static_cast<size_t>(version));
+    ASSERT_EQ(all[version - 1].version, version);
+    Apply(std::vector<Migration>(all.begin(), all.begin() + version - 1));
+  }
+  void MigrateAll() { Apply(bookings::BookingMigrations()); }
+
+  // An event type "call" of user 1 written with the columns every schema has; answers its id.
+  std::string InsertOldCall() {
+    scratch_.Exec(
+        "INSERT INTO event_types (owner_id, title, slug, length_minutes, description, locations, created_at,"
+        " updated_at) VALUES (1, 'Call', 'call', 30, '', '[]', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))");
+    return scratch_.QueryValue("SELECT id FROM event_types WHERE slug = 'call'");
+  }
+
+  ScratchDatabase scratch_;
+  prometheus::Registry registry_;
+  std::unique_ptr<core::MysqlDatabase> db_;
+  StaticUsers users_{{TestUser(1, "Olga Owner", "owner@example.com")}};
+
+ private:
+  void Apply(std::vector<Migration> migrations) {
+    core::Migrator m(*db_, QuietLogger());
+    m.Add("bookings", std::move(migrations));
     m.Apply();
   }
-  // An event type as version 5 wrote it.
-  scratch.Exec(
-      "INSERT INTO event_types (owner_id, title, slug, length_minutes, description, locations, created_at,"
-      " updated_at) VALUES (1, 'Call', 'call', 30, '', '[]', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))");
-  const std::string id = scratch.QueryValue("SELECT id FROM event_types WHERE slug = 'call'");
+};
+
+TEST_F(BookingsMigrationDb, HostsBookedBeforeGetTheirLongestBooking) {
+  ASSERT_NO_FATAL_FAILURE(MigrateBefore(6));
+  const std::string id = InsertOldCall();
   for (const char* times :
        {"'2030-01-01 09:00:00', '2030-01-01 09:30:00'", "'2030-01-02 09:00:00', '2030-01-02 11:00:00'"}) {
-    scratch.Exec(
+    scratch_.Exec(
         "INSERT INTO bookings (uid, event_type_id, host_id, title, description, metadata, status, start_at,"
         " end_at, duration, created_at, updated_at) VALUES (UUID(), " +
         id +
@@ -351,43 +374,25 @@ TEST(BookingsLongestMigration, HostsBookedBeforeGetTheirLongestBooking) {
         " 'accepted', " +
         times + ", 30, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))");
   }
-  scratch.Exec("INSERT INTO booking_host_locks (host_id, changes) VALUES (1, 7)");
-  {
-    core::Migrator m(*db, QuietLogger());
-    m.Add("bookings", all);
-    m.Apply();
-  }
-  EXPECT_EQ(
-      scratch.QueryValue("SELECT CONCAT(changes, ' ', longest_ms) FROM booking_host_locks WHERE host_id = 1"),
-      "7 7200000");
+  scratch_.Exec("INSERT INTO booking_host_locks (host_id, changes) VALUES (1, 7)");
+  MigrateAll();
+  EXPECT_EQ(scratch_.QueryValue(
+                "SELECT CONCAT(changes, ' ', longest_ms) FROM booking_host_locks WHERE host_id = 1"),
+            "7 7200000");
 }
 
 // Event types written before Cal.com's settings existed show Cal.com's defaults once the
 // migration has run, and take the settings like new ones.
-TEST(BookingsSettingsMigration, EventTypesWrittenBeforeGetTheDefaults) {
-  ScratchDatabase scratch;
-  prometheus::Registry registry;
-  auto db = std::make_unique<core::MysqlDatabase>(OptionsFor(scratch, 2), registry, QuietLogger());
-  const std::vector<Migration> all = bookings::BookingMigrations();
-  ASSERT_EQ(all[6].version, 7);
-  {
-    core::Migrator m(*db, QuietLogger());
-    m.Add("bookings", std::vector<Migration>(all.begin(), all.begin() + 6));
-    m.Apply();
-  }
+TEST_F(BookingsMigrationDb, EventTypesWrittenBeforeGetTheDefaults) {
+  ASSERT_NO_FATAL_FAILURE(MigrateBefore(7));
   // Two event types as version 6 wrote them, one with booking limits.
-  scratch.Exec(
+  scratch_.Exec(
       "INSERT INTO event_types (owner_id, title, slug, length_minutes, description, locations,"
       " requires_confirmation, minimum_booking_notice, limit_day, created_at, updated_at) VALUES"
       " (1, 'Old call', 'old-call', 20, 'from before', '[]', 1, 30, 4, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3)),"
       " (1, 'Other', 'other', 30, '', '[]', 0, 0, NULL, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))");
-  {
-    core::Migrator m(*db, QuietLogger());
-    m.Add("bookings", all);
-    m.Apply();
-  }
-  StaticUsers users{{TestUser(1, "Olga Owner", "owner@example.com")}};
-  bookings::EventTypeService event_types(*db, users);
+  MigrateAll();
+  bookings::EventTypeService event_types(*db_, users_);
   const Json list = event_types.List(1);
   ASSERT_EQ(list.size(), 2u) << list.dump();
   for (const Json& et : list) {
@@ -476,44 +481,27 @@ TEST_F(BookingsEventTypesDb, DirectoryNamesOwnersAndRunsListenersInsideTheDeleti
 
 // Event types and bookings written before booking questions existed show the default fields and
 // the default fields' answers once the migration has run; the event type then takes questions.
-TEST(BookingsFieldsMigration, RowsWrittenBeforeShowTheDefaultFields) {
-  ScratchDatabase scratch;
-  prometheus::Registry registry;
-  auto db = std::make_unique<core::MysqlDatabase>(OptionsFor(scratch, 2), registry, QuietLogger());
-  const std::vector<Migration> all = bookings::BookingMigrations();
-  ASSERT_EQ(all[7].version, 8);
-  {
-    core::Migrator m(*db, QuietLogger());
-    m.Add("bookings", std::vector<Migration>(all.begin(), all.begin() + 7));
-    m.Apply();
-  }
+TEST_F(BookingsMigrationDb, RowsWrittenBeforeShowTheDefaultFields) {
+  ASSERT_NO_FATAL_FAILURE(MigrateBefore(8));
   // An event type and a booking with its attendee as version 7 wrote them.
-  scratch.Exec(
-      "INSERT INTO event_types (owner_id, title, slug, length_minutes, description, locations, created_at,"
-      " updated_at) VALUES (1, 'Call', 'call', 30, '', '[]', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))");
-  const std::string id = scratch.QueryValue("SELECT id FROM event_types WHERE slug = 'call'");
-  scratch.Exec(
+  const std::string id = InsertOldCall();
+  scratch_.Exec(
       "INSERT INTO bookings (uid, event_type_id, host_id, title, description, metadata, status, start_at,"
       " end_at, duration, created_at, updated_at) VALUES ('old-booking', " +
       id +
       ", 1, 'Call', 'Bring slides', '{}', 'accepted', '2030-01-01 09:00:00', '2030-01-01 09:30:00', 30,"
       " UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))");
-  scratch.Exec(
+  scratch_.Exec(
       "INSERT INTO booking_attendees (booking_id, position, name, email, time_zone, absent)"
       " SELECT id, 0, 'Ann Attendee', 'ann@example.com', 'UTC', 0 FROM bookings WHERE uid = 'old-booking'");
-  {
-    core::Migrator m(*db, QuietLogger());
-    m.Add("bookings", all);
-    m.Apply();
-  }
-  StaticUsers users{{TestUser(1, "Olga Owner", "owner@example.com")}};
-  bookings::EventTypeService event_types(*db, users);
+  MigrateAll();
+  bookings::EventTypeService event_types(*db_, users_);
   const Json list = event_types.List(1);
   ASSERT_EQ(list.size(), 1u) << list.dump();
   ASSERT_EQ(list[0]["bookingFields"].size(), 6u) << list.dump();
   for (const Json& f : list[0]["bookingFields"]) EXPECT_EQ(f["isDefault"], true) << f;
-  core::OutboxService outbox(*db, registry, QuietLogger());
-  bookings::BookingFlow flow(*db, outbox, std::make_shared<bookings::HostWrites>(*db, outbox), users);
+  core::OutboxService outbox(*db_, registry_, QuietLogger());
+  bookings::BookingFlow flow(*db_, outbox, std::make_shared<bookings::HostWrites>(*db_, outbox), users_);
   Result<Json> old = flow.GetBooking(TestUser(1, "Olga Owner", "owner@example.com"), "old-booking");
   ASSERT_TRUE(old.ok()) << old.status().message();
   EXPECT_EQ((*old)["bookingFieldsResponses"], Json::parse(R"({"name":"Ann Attendee","email":"ann@example.com",
@@ -524,7 +512,7 @@ TEST(BookingsFieldsMigration, RowsWrittenBeforeShowTheDefaultFields) {
   ASSERT_TRUE(asked.ok()) << asked.status().message();
   EXPECT_EQ((*asked)["bookingFields"].size(), 7u);
   EXPECT_EQ(
-      scratch.QueryValue("SELECT booking_fields FROM event_types WHERE id = " + id),
+      scratch_.QueryValue("SELECT booking_fields FROM event_types WHERE id = " + id),
       R"([{"disableOnPrefill":false,"hidden":false,"label":"Company","required":false,"slug":"company","type":"text"}])");
 }
 
