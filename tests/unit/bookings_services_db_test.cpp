@@ -1,10 +1,11 @@
 // The bookings plugin's logic classes against a real MariaDB, a suite per class. BookingFlow: the
 // completion sweep shared by concurrent sweepers (rows claimed with FOR UPDATE SKIP LOCKED: every
 // booking completed and announced exactly once), bounded batches, a change's event committed or
-// rolled back with it. BookingImport: silent completion of imported history, imported bookings
-// taken out of the slots at once. BookingReferenceStore: the references other plugins record and
-// move. EventTypeService: ownership, slugs and the guard on event types with bookings; as the
-// other plugins' EventTypeDirectory, owners and listeners inside a deletion's transaction.
+// rolled back with it. HostWrites: a change that throws, one that refuses, one that publishes.
+// BookingImport: silent completion of imported history, imported bookings taken out of the slots
+// at once. BookingReferenceStore: the references other plugins record and move. EventTypeService:
+// ownership, slugs and the guard on event types with bookings; as the other plugins'
+// EventTypeDirectory, owners and listeners inside a deletion's transaction.
 // Migrations run on rows written at the schema before them (longest booking, event type settings).
 #include <algorithm>
 #include <atomic>
@@ -89,6 +90,7 @@ using BookingsFlowDb = BookingsDb;
 using BookingsImportDb = BookingsDb;
 using BookingsReferencesDb = BookingsDb;
 using BookingsEventTypesDb = BookingsDb;
+using BookingsHostWritesDb = BookingsDb;
 
 TEST_F(BookingsFlowDb, ConcurrentSweepsCompleteEachBookingOnce) {
   constexpr int kBookings = 240;
@@ -150,6 +152,38 @@ TEST_F(BookingsFlowDb, ChangeAndEventCommitTogether) {
   stranger.id = 2;
   EXPECT_EQ(flow_->Decline(stranger, uid, std::nullopt).status().code(), ErrorCode::kNotFound);
   EXPECT_EQ(scratch_.QueryValue("SELECT status FROM bookings WHERE uid = '" + uid + "'"), "accepted");
+}
+
+// A host's change: one that throws leaves neither its rows nor its event and gives the host's turn
+// back; one that answers a refusal still moves the host's version on; an event commits with its
+// change.
+TEST_F(BookingsHostWritesDb, AThrowingChangeLeavesNothingAndTheNextOneRuns) {
+  const std::string et = std::to_string(event_type_);
+  EXPECT_THROW(writes_->Change(1,
+                               [&](bookings::HostChange& change) -> Status {
+                                 change.conn().Exec("UPDATE event_types SET title = 'Changed' WHERE id = ?",
+                                                    {event_type_});
+                                 change.Publish("BOOKING_CREATED", time::Now(), Json::object());
+                                 throw std::runtime_error("refused");
+                               }),
+               std::runtime_error);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM outbox_events"), 0);
+  EXPECT_EQ(scratch_.QueryValue("SELECT title FROM event_types WHERE id = " + et), "Call");
+  const int64_t before = Count("SELECT changes FROM booking_host_locks WHERE host_id = 1");
+  Status refused = writes_->Change(1, [](bookings::HostChange&) { return Status::Conflict("no"); });
+  EXPECT_EQ(refused.code(), ErrorCode::kConflict);
+  const int64_t after_refusal = Count("SELECT changes FROM booking_host_locks WHERE host_id = 1");
+  EXPECT_GT(after_refusal, before);
+  const int answer = writes_->Change(1, [&](bookings::HostChange& change) {
+    change.conn().Exec("UPDATE event_types SET title = 'Changed' WHERE id = ?", {event_type_});
+    change.Publish("BOOKING_CREATED", time::Now(), Json::object());
+    return 7;
+  });
+  EXPECT_EQ(answer, 7);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM outbox_events WHERE topic = 'bookings' AND type = 'BOOKING_CREATED'"),
+            1);
+  EXPECT_EQ(scratch_.QueryValue("SELECT title FROM event_types WHERE id = " + et), "Changed");
+  EXPECT_GT(Count("SELECT changes FROM booking_host_locks WHERE host_id = 1"), after_refusal);
 }
 
 // The references service other plugins use (as "bookings.references"): records and lists by
