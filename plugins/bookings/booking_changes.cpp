@@ -1,3 +1,5 @@
+// The host's reads and changes of BookingFlow (list, get, confirm, decline, mark absent; the
+// public cancel goes through the same change) and the completion of ended bookings.
 #include <algorithm>
 #include <map>
 
@@ -121,8 +123,9 @@ ListSql ListQuerySql(int64_t host_id, const ListQuery& query, Millis now, std::o
 
 }  // namespace
 
-BookingFlow::BookingFlow(Database& db, Outbox& outbox, UserDirectory& users, Logger& logger)
-    : db_(db), outbox_(outbox), users_(users), logger_(logger) {}
+BookingFlow::BookingFlow(Database& db, Outbox& outbox, std::shared_ptr<HostWrites> writes,
+                         UserDirectory& users)
+    : db_(db), outbox_(outbox), writes_(std::move(writes)), users_(users) {}
 
 Json BookingFlow::ListBookings(const User& host, const ListQuery& query) {
   const bool ending_later = std::any_of(query.periods.begin(), query.periods.end(), [](ListPeriod p) {
@@ -184,13 +187,9 @@ Result<Json> BookingFlow::MarkAbsent(const User& host, const std::string& uid, c
 
 Result<Json> BookingFlow::Change(const User& host, const std::string& uid, BookingAction action,
                                  const std::optional<std::string>& reason, const AbsentMarks* marks) {
-  bool published = false;
-  BookedChange change;
-  Turn turn = HostTurn(host.id);
-  Result<Json> out = db_.Transaction([&](DbConnection& conn) -> Result<Json> {
-    published = false;
-    change = {};
-    change.version = LockHost(conn, host.id);  // the host's booked times may change
+  // The change may free the booking's time in the host's booked times.
+  Result<Json> out = writes_->Change(host.id, [&](HostChange& change) -> Result<Json> {
+    DbConnection& conn = change.conn();
     auto row = LoadBooking(conn, host.id, uid, true);
     if (!row) return NotFoundBooking();
     Booking& b = row->booking;
@@ -210,7 +209,7 @@ Result<Json> BookingFlow::Change(const User& host, const std::string& uid, Booki
     }
     if (action == BookingAction::kDecline || action == BookingAction::kCancel) b.cancellation_reason = reason;
     b.status = StatusAfter(b.status, action);
-    if (!BlocksTime(b.status)) change.removed = b.id;
+    if (!BlocksTime(b.status)) change.Freed(b.id);
     conn.Exec(
         "UPDATE bookings SET status = ?, cancellation_reason = ?, host_absent = ?, updated_at = ? WHERE id = "
         "?",
@@ -218,27 +217,12 @@ Result<Json> BookingFlow::Change(const User& host, const std::string& uid, Booki
     if (emit) {
       std::optional<EventType> et = FindEventType(conn, b.event_type_id);
       if (!et) return Status(ErrorCode::kInternal, "the booking's event type is missing");
-      outbox_.Publish(conn, kOutboxTopic, TriggerFor(action),
-                      EventEnvelope(TriggerFor(action), now, EventPayload(b, host, *et)));
-      published = true;
+      change.Publish(TriggerFor(action), now, EventPayload(b, host, *et));
     }
     return BookingJson(b, host);
   });
-  turn.unlock();
-  Applied(host.id, change);
-  if (published) outbox_.Notify();
   if (metrics_ && out.ok()) metrics_->Transitioned(action);
   return out;
-}
-
-Status BookingFlow::CheckHorizon(Millis start) const {
-  if (start <= time::Now() + static_cast<Millis>(max_days_ahead_) * time::kMillisPerDay) return Status::Ok();
-  return Status::Invalid("start", "start is more than " + std::to_string(max_days_ahead_) +
-                                      " days ahead; bookings can be made at most that far in advance");
-}
-
-void BookingFlow::Applied(int64_t host_id, const BookedChange& change) {
-  if (change.version != 0) booked_times_.Apply(host_id, change.version, change.added, change.removed);
 }
 
 size_t BookingFlow::CompleteEnded(Millis now, size_t batch) {

@@ -1,9 +1,9 @@
 // The public booking flow of BookingFlow: slots, create (with idempotency keys), cancel,
-// reschedule; the owner's reopen. Every write runs in one transaction that first takes the host's
-// lock (LockHost), so two bookings of a host never overlap however many requests race; the
-// booking's event is written in the same transaction. An instance runs one such transaction of a
-// host at a time (HostTurn, a lock per host being booked): on a cluster with several writers, each
-// instance sends one racer to the lock row, which is replicated to every node at once (ExecLock).
+// reschedule; the owner's reopen. Every write is a HostWrites change: one transaction that first
+// takes the host's lock (LockHost), so two bookings of a host never overlap however many requests
+// race; the booking's event is written in the same transaction. On a cluster with several writers,
+// each instance sends one racer to the lock row, which is replicated to every node at once
+// (ExecLock).
 #include "booking_flow.hpp"
 
 #include <algorithm>
@@ -15,6 +15,7 @@
 #include "booking_limits.hpp"
 #include "booking_rows.hpp"
 #include "rendezvous/crypto.hpp"
+#include "reservation_requests.hpp"
 #include "schedule_rows.hpp"
 
 namespace rendezvous::bookings {
@@ -51,31 +52,6 @@ Booking Draft(const CreateRequest& r) {
 
 }  // namespace
 
-SlotRules RulesOf(const EventType& et) {
-  SlotRules r;
-  r.length = et.fields.length_minutes;
-  r.interval = et.fields.slot_interval.value_or(et.fields.length_minutes);
-  r.before = et.fields.before_event_buffer;
-  r.after = et.fields.after_event_buffer;
-  r.notice = et.fields.minimum_booking_notice;
-  return r;
-}
-
-time::Zone ZoneOf(const Schedule& schedule) {
-  return time::Zone::Find(schedule.time_zone).value_or(time::Zone::Utc());
-}
-
-std::vector<BusyBlock> BookingFlow::OutsideBusy(int64_t host_id, Millis from, Millis to,
-                                                   std::vector<BusySourceFailure>* failures) {
-  if (!busy_source_) return {};
-  BusyReport report = busy_source_(host_id, from, to);
-  if (failures) *failures = std::move(report.failures);
-  std::vector<BusyBlock> blocks;
-  blocks.reserve(report.times.size());
-  for (const BusyTime& t : report.times) blocks.push_back({t.start, t.end, 0, 0});
-  return blocks;
-}
-
 std::optional<Booking> BookingFlow::PeekBooking(int64_t host_id, const std::string& uid) {
   return db_.Run([&](DbConnection& conn) -> std::optional<Booking> {
     auto row = LoadBooking(conn, host_id, uid, false);
@@ -102,18 +78,19 @@ Result<Json> BookingFlow::Slots(const SlotsQuery& q) {
   if (!host) return UnknownEventType();
   // No start is offered further ahead than a booking may be made.
   const Millis from = q.from;
-  const Millis to = std::min(q.to, time::Now() + static_cast<Millis>(max_days_ahead_) * time::kMillisPerDay + 1);
+  const Millis to = std::min(q.to, window_.Horizon(time::Now()) + 1);
   if (to <= from) return Json{{"data", Json::object()}};
   const SlotRules rules = RulesOf(*et);
   const BookingLimits& limits = et->fields.booking_limits;
   const HostCalendar calendar = limits.any() ? HostCalendarOf(host->time_zone, host->week_start) : HostCalendar{};
   std::vector<BusySourceFailure> failures;
-  std::vector<BusyBlock> busy = OutsideBusy(host->id, from, to + rules.length * time::kMillisPerMinute, &failures);
+  std::vector<BusyBlock> busy =
+      window_.OutsideBusy(host->id, from, to + rules.length * time::kMillisPerMinute, &failures);
   const TimeRange window = GridWindow(from, to, rules);
   std::vector<Millis> limited;  // the event type's booked starts in its limited periods
   // Outside a database connection: a request may wait for another's read of the same range.
   const TimeRange starts = BookedStartRange(from, to);
-  const std::vector<BookedTime> times = booked_times_.Get(
+  const std::vector<BookedTime> times = writes_->booked_times().Get(
       host->id, loaded.version, starts.start, starts.end,
       [&] { return db_.Run([&](DbConnection& conn) { return HostBookedTimes(conn, host->id, starts); }); });
   std::vector<BusyBlock> own = WithBuffers(times, loaded.buffers);
@@ -207,19 +184,16 @@ Result<Json> BookingFlow::Create(const CreateRequest& given,
   CreateRequest request = given;
   request.responses = std::move(answers->answers);
   request.notes = std::move(answers->notes);
-  if (Status far = CheckHorizon(request.start); !far.ok()) return far;
-  const std::vector<BusyBlock> outside =
-      OutsideBusy(host->id, request.start, request.start + first->fields.length_minutes * time::kMillisPerMinute);
+  if (Status far = window_.CheckHorizon(request.start); !far.ok()) return far;
+  const std::vector<BusyBlock> outside = window_.OutsideBusy(
+      host->id, request.start, request.start + first->fields.length_minutes * time::kMillisPerMinute);
   const std::string key_hash = idempotency_key ? crypto::Sha256Hex(*idempotency_key) : "";
-  bool published = false;
+  bool created = false;
   bool converted = false;
-  BookedChange change;
-  Turn turn = HostTurn(host->id);
-  Result<Json> out = db_.Transaction([&](DbConnection& conn) -> Result<Json> {
-    published = false;
+  Result<Json> out = writes_->Change(host->id, [&](HostChange& change) -> Result<Json> {
+    created = false;
     converted = false;
-    change = {};
-    change.version = LockHost(conn, host->id);
+    DbConnection& conn = change.conn();
     const HostEventTypes types = LoadHostEventTypes(conn, host->id, request.event_type_id);
     const std::optional<EventType>& et = types.event_type;
     if (!et) return UnknownEventType();
@@ -258,46 +232,22 @@ Result<Json> BookingFlow::Create(const CreateRequest& given,
       conn.Exec("DELETE FROM slot_reservations WHERE id = ?", {hold});
       converted = true;
     }
-    change.added = BookedTime{b->start, b->end, b->event_type_id, b->id};
+    change.Booked(BookedTime{b->start, b->end, b->event_type_id, b->id});
     if (idempotency_key) {
       conn.Exec(
           "INSERT INTO booking_idempotency_keys (event_type_id, key_hash, body_hash, booking_id, created_at)"
           " VALUES (?, ?, ?, ?, ?)",
           {et->id, key_hash, body_hash, b->id, time::FormatSql(now)});
     }
-    outbox_.Publish(conn, kOutboxTopic, "BOOKING_CREATED",
-                    EventEnvelope("BOOKING_CREATED", now, EventPayload(*b, *host, *et)));
-    published = true;
+    change.Publish("BOOKING_CREATED", now, EventPayload(*b, *host, *et));
+    created = true;
     return BookingJson(*b, *host);
   });
-  turn.unlock();
-  Applied(host->id, change);
-  if (published) {
-    outbox_.Notify();
+  if (created) {
     if (metrics_ && out.ok()) metrics_->Created((*out).value("status", ""));
     if (metrics_ && out.ok() && converted) metrics_->ReservationEnded("converted");
   }
   return out;
-}
-
-BookingFlow::Turn::Turn(BookingFlow& flow, int64_t host_id) : flow_(flow), host_id_(host_id) {
-  {
-    std::lock_guard<std::mutex> lock(flow_.turns_mutex_);
-    auto& entry = flow_.turns_[host_id];
-    if (!entry.first) entry.first = std::make_shared<std::mutex>();
-    ++entry.second;
-    mutex_ = entry.first;
-  }
-  mutex_->lock();
-}
-
-void BookingFlow::Turn::unlock() {
-  if (!mutex_) return;
-  mutex_->unlock();
-  mutex_.reset();
-  std::lock_guard<std::mutex> lock(flow_.turns_mutex_);
-  auto it = flow_.turns_.find(host_id_);
-  if (--it->second.second == 0) flow_.turns_.erase(it);
 }
 
 size_t BookingFlow::ForgetIdempotencyKeys(Millis now, size_t limit) {
@@ -316,18 +266,13 @@ Result<Json> BookingFlow::Cancel(const std::string& uid, const std::optional<std
 Result<Json> BookingFlow::Reschedule(const std::string& uid, const RescheduleRequest& request) {
   Result<User> host = HostOf(uid);
   if (!host.ok()) return host.status();
-  if (Status far = CheckHorizon(request.start); !far.ok()) return far;
+  if (Status far = window_.CheckHorizon(request.start); !far.ok()) return far;
   std::optional<Booking> before = PeekBooking(host->id, uid);
   if (!before) return Status::NotFound("booking not found");
   const std::vector<BusyBlock> outside =
-      OutsideBusy(host->id, request.start, request.start + before->duration * time::kMillisPerMinute);
-  bool published = false;
-  BookedChange change;
-  Turn turn = HostTurn(host->id);
-  Result<Json> out = db_.Transaction([&](DbConnection& conn) -> Result<Json> {
-    published = false;
-    change = {};
-    change.version = LockHost(conn, host->id);
+      window_.OutsideBusy(host->id, request.start, request.start + before->duration * time::kMillisPerMinute);
+  Result<Json> out = writes_->Change(host->id, [&](HostChange& change) -> Result<Json> {
+    DbConnection& conn = change.conn();
     auto row = LoadBooking(conn, host->id, uid, true);
     if (!row) return Status::NotFound("booking not found");
     Booking& old = row->booking;
@@ -343,21 +288,19 @@ Result<Json> BookingFlow::Reschedule(const std::string& uid, const RescheduleReq
     draft.start = request.start;
     Result<Booking> fresh = Book(conn, *host, *et, types, draft, outside, &old);
     if (!fresh.ok()) return fresh.status();
-    change.added = BookedTime{fresh->start, fresh->end, fresh->event_type_id, fresh->id};
-    change.removed = old.id;
+    change.Booked(BookedTime{fresh->start, fresh->end, fresh->event_type_id, fresh->id});
+    change.Freed(old.id);
     old.status = StatusAfter(old.status, BookingAction::kReschedule);
     old.rescheduled_to_uid = fresh->uid;
     old.cancellation_reason = request.reason;
-    conn.Exec("UPDATE bookings SET status = ?, rescheduled_to_uid = ?, cancellation_reason = ?, updated_at = ? WHERE id = ?",
-              {StatusName(old.status), old.rescheduled_to_uid, old.cancellation_reason, time::FormatSql(now), old.id});
-    outbox_.Publish(conn, kOutboxTopic, "BOOKING_RESCHEDULED",
-                    EventEnvelope("BOOKING_RESCHEDULED", now, RescheduledPayload(*fresh, old, *host, *et)));
-    published = true;
+    conn.Exec(
+        "UPDATE bookings SET status = ?, rescheduled_to_uid = ?, cancellation_reason = ?, updated_at = ? "
+        "WHERE id = ?",
+        {StatusName(old.status), old.rescheduled_to_uid, old.cancellation_reason, time::FormatSql(now),
+         old.id});
+    change.Publish("BOOKING_RESCHEDULED", now, RescheduledPayload(*fresh, old, *host, *et));
     return BookingJson(*fresh, *host);
   });
-  turn.unlock();
-  Applied(host->id, change);
-  if (published) outbox_.Notify();
   if (metrics_ && out.ok()) metrics_->Transitioned(BookingAction::kReschedule);
   return out;
 }
@@ -365,14 +308,9 @@ Result<Json> BookingFlow::Reschedule(const std::string& uid, const RescheduleReq
 Result<Json> BookingFlow::Reopen(const User& host, const std::string& uid) {
   std::optional<Booking> before = PeekBooking(host.id, uid);
   if (!before) return Status::NotFound("booking not found");
-  const std::vector<BusyBlock> outside = OutsideBusy(host.id, before->start, before->end);
-  bool published = false;
-  BookedChange change;
-  Turn turn = HostTurn(host.id);
-  Result<Json> out = db_.Transaction([&](DbConnection& conn) -> Result<Json> {
-    published = false;
-    change = {};
-    change.version = LockHost(conn, host.id);
+  const std::vector<BusyBlock> outside = window_.OutsideBusy(host.id, before->start, before->end);
+  Result<Json> out = writes_->Change(host.id, [&](HostChange& change) -> Result<Json> {
+    DbConnection& conn = change.conn();
     auto row = LoadBooking(conn, host.id, uid, true);
     if (!row) return Status::NotFound("booking not found");
     Booking& b = row->booking;
@@ -383,7 +321,7 @@ Result<Json> BookingFlow::Reopen(const User& host, const std::string& uid) {
     if (b.rescheduled_to_uid) {
       return Status::Conflict("the booking was rescheduled to " + *b.rescheduled_to_uid + "; it cannot be reopened");
     }
-    if (Status far = CheckHorizon(b.start); !far.ok()) return far;
+    if (Status far = window_.CheckHorizon(b.start); !far.ok()) return far;
     const HostEventTypes types = LoadHostEventTypes(conn, host.id, b.event_type_id);
     const std::optional<EventType>& et = types.event_type;
     if (!et) return Status(ErrorCode::kInternal, "the booking's event type is missing");
@@ -403,17 +341,12 @@ Result<Json> BookingFlow::Reopen(const User& host, const std::string& uid) {
     if (Status full = CheckLimits(conn, host, *et, b.start, b.id); !full.ok()) return full;
     b.status = et->fields.requires_confirmation ? BookingStatus::kPending : BookingStatus::kAccepted;
     b.cancellation_reason.reset();
-    change.added = BookedTime{b.start, b.end, b.event_type_id, b.id};
+    change.Booked(BookedTime{b.start, b.end, b.event_type_id, b.id});
     conn.Exec("UPDATE bookings SET status = ?, cancellation_reason = NULL, updated_at = ? WHERE id = ?",
               {StatusName(b.status), time::FormatSql(now), b.id});
-    outbox_.Publish(conn, kOutboxTopic, "BOOKING_REOPENED",
-                    EventEnvelope("BOOKING_REOPENED", now, EventPayload(b, host, *et)));
-    published = true;
+    change.Publish("BOOKING_REOPENED", now, EventPayload(b, host, *et));
     return BookingJson(b, host);
   });
-  turn.unlock();
-  Applied(host.id, change);
-  if (published) outbox_.Notify();
   if (metrics_ && out.ok()) metrics_->Transitioned(BookingAction::kReopen);
   return out;
 }

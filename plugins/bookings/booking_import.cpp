@@ -11,8 +11,8 @@ constexpr Millis kLatestImportStart = 253370764800000;  // 9999-01-01T00:00:00Z
 
 }  // namespace
 
-BookingImport::BookingImport(Database& db, UserDirectory& users, BookedTimesCache& booked_times)
-    : db_(db), users_(users), booked_times_(booked_times) {}
+BookingImport::BookingImport(UserDirectory& users, std::shared_ptr<HostWrites> writes)
+    : users_(users), writes_(std::move(writes)) {}
 
 Result<Json> BookingImport::Import(const ImportRequest& r) {
   std::optional<User> user = users_.FindUser(r.user_id);
@@ -22,12 +22,8 @@ Result<Json> BookingImport::Import(const ImportRequest& r) {
   if (r.start >= kLatestImportStart) {
     return Status::Invalid("start", "--start must be before 9999-01-01T00:00:00Z");
   }
-  // What the transaction changed in the host's booked times (version 0: it did not commit).
-  int64_t version = 0;
-  std::optional<BookedTime> added;
-  Result<Json> out = db_.Transaction([&](DbConnection& conn) -> Result<Json> {
-    added.reset();
-    version = LockHost(conn, r.user_id);
+  return writes_->Change(r.user_id, [&](HostChange& change) -> Result<Json> {
+    DbConnection& conn = change.conn();
     auto et = LoadEventType(conn, r.user_id, r.event_type_id, true);
     if (!et) {
       return Status::NotFound("event type " + std::to_string(r.event_type_id) +
@@ -49,11 +45,9 @@ Result<Json> BookingImport::Import(const ImportRequest& r) {
     b.created_at = now;
     const bool emit_completion = !(b.status == BookingStatus::kAccepted && b.end <= now);
     InsertBooking(conn, b, emit_completion);
-    if (BlocksTime(b.status)) added = BookedTime{b.start, b.end, b.event_type_id, b.id};
+    if (BlocksTime(b.status)) change.Booked(BookedTime{b.start, b.end, b.event_type_id, b.id});
     return BookingJson(b, *user);
   });
-  if (version != 0) booked_times_.Apply(r.user_id, version, added, 0);
-  return out;
 }
 
 }  // namespace rendezvous::bookings

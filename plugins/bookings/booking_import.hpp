@@ -1,16 +1,16 @@
 // `admin booking import`: stores a booking brought over from another system. No event is written
 // (it brings history over); an accepted booking that has already ended is later completed by the
-// sweep without a BOOKING_COMPLETED event. The host's booked times change under its lock, as a
-// booking made through the API changes them, and the slots' cache is told. Thread-safe; calls may
-// throw DatabaseUnavailable. The Database, UserDirectory and cache must outlive it.
+// sweep without a BOOKING_COMPLETED event. The booking is written as a HostWrites change, under the
+// host's lock as a booking made through the API is, and the slots' cache is told. Thread-safe;
+// calls may throw DatabaseUnavailable. The UserDirectory must outlive it.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
-#include "booked_times_cache.hpp"
 #include "booking.hpp"
-#include "rendezvous/database.hpp"
+#include "host_writes.hpp"
 #include "rendezvous/status.hpp"
 #include "rendezvous/user.hpp"
 
@@ -27,8 +27,8 @@ struct ImportRequest {
 
 class BookingImport {
  public:
-  // `booked_times`: the cache the slots read (BookingFlow::booked_times()).
-  BookingImport(Database& db, UserDirectory& users, BookedTimesCache& booked_times);
+  // `writes`: the host changes shared with BookingFlow (and the booked times the slots read).
+  BookingImport(UserDirectory& users, std::shared_ptr<HostWrites> writes);
 
   // Answers the booking as the API shows it. NotFound for an unknown user or an event type that
   // is not the user's; Invalid naming start for a start from 9999-01-01 on (max_days_ahead is the
@@ -36,9 +36,8 @@ class BookingImport {
   Result<Json> Import(const ImportRequest& request);
 
  private:
-  Database& db_;
   UserDirectory& users_;
-  BookedTimesCache& booked_times_;
+  std::shared_ptr<HostWrites> writes_;
 };
 
 }  // namespace rendezvous::bookings

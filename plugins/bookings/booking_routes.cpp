@@ -97,23 +97,23 @@ class Routes {
     AddReserving(Method::kPost, "/v2/slots/reservations", [](BookingServices& s, Request& req) {
       auto body = req.JsonBody();
       if (!body.ok()) return Response::FromStatus(body.status());
-      Result<ReserveRequest> reserve = ParseReserveBody(*body, s.flow->reservation_settings().max_minutes);
+      Result<ReserveRequest> reserve = ParseReserveBody(*body, s.reservations->settings().max_minutes);
       if (!reserve.ok()) return Response::FromStatus(reserve.status());
       if (auto refused = RefuseScope(req, *reserve)) return std::move(*refused);
-      return Reservation(s.flow->Reserve(*reserve, Caller(req)), 201);
+      return Reservation(s.reservations->Reserve(*reserve, Caller(req)), 201);
     });
     AddPublic(Method::kGet, "/v2/slots/reservations/:uid",
-              [](BookingServices& s, Request& req) { return Answer(s.flow->GetReservation(PathUid(req))); });
+              [](BookingServices& s, Request& req) { return Answer(s.reservations->Get(PathUid(req))); });
     AddReserving(Method::kPatch, "/v2/slots/reservations/:uid", [](BookingServices& s, Request& req) {
       auto body = req.JsonBody();
       if (!body.ok()) return Response::FromStatus(body.status());
-      Result<ReserveRequest> reserve = ParseReserveBody(*body, s.flow->reservation_settings().max_minutes);
+      Result<ReserveRequest> reserve = ParseReserveBody(*body, s.reservations->settings().max_minutes);
       if (!reserve.ok()) return Response::FromStatus(reserve.status());
       if (auto refused = RefuseScope(req, *reserve)) return std::move(*refused);
-      return Reservation(s.flow->UpdateReservation(PathUid(req), *reserve, Caller(req)), 200);
+      return Reservation(s.reservations->Update(PathUid(req), *reserve, Caller(req)), 200);
     });
     AddPublic(Method::kDelete, "/v2/slots/reservations/:uid", [](BookingServices& s, Request& req) {
-      if (Status e = s.flow->DeleteReservation(PathUid(req)); !e.ok()) return Response::FromStatus(e);
+      if (Status e = s.reservations->Delete(PathUid(req)); !e.ok()) return Response::FromStatus(e);
       return Response::RawJson(200, Json{{"status", "success"}});
     });
 
@@ -182,8 +182,8 @@ class Routes {
                       .LimitedPerAddress(public_limit_));
   }
 
-  static BookingFlow::ReservationCaller Caller(const Request& req) {
-    BookingFlow::ReservationCaller caller;
+  static ReservationFlow::Caller Caller(const Request& req) {
+    ReservationFlow::Caller caller;
     caller.address = req.remote_ip;
     if (req.principal) caller.user_id = req.principal->user_id;
     return caller;

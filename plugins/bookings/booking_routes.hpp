@@ -16,6 +16,7 @@
 #include "booking_reference_store.hpp"
 #include "event_type_service.hpp"
 #include "rendezvous/plugin.hpp"
+#include "reservation_flow.hpp"
 
 namespace rendezvous::bookings {
 
@@ -23,6 +24,7 @@ namespace rendezvous::bookings {
 struct BookingServices {
   std::shared_ptr<EventTypeService> event_types;
   std::shared_ptr<BookingFlow> flow;
+  std::shared_ptr<ReservationFlow> reservations;
   std::shared_ptr<BookingReferenceStore> references;
 };
 

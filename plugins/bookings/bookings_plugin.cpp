@@ -9,11 +9,14 @@
 #include "booking_migrations.hpp"
 #include "booking_reference_store.hpp"
 #include "booking_routes.hpp"
+#include "booking_window.hpp"
 #include "completion_sweeper.hpp"
 #include "event_type_service.hpp"
+#include "host_writes.hpp"
 #include "import_command.hpp"
 #include "rendezvous/contracts/busy_times.hpp"
 #include "rendezvous/plugin.hpp"
+#include "reservation_flow.hpp"
 #include "schedule_routes.hpp"
 #include "schedule_service.hpp"
 #include "upcoming_cancellations.hpp"
@@ -29,9 +32,13 @@ struct BookingsConfig {
 class BookingsPlugin final : public Plugin {
  public:
   BookingsPlugin(PluginContext& ctx, std::shared_ptr<BookingFlow> flow,
-                 std::unique_ptr<CompletionSweeper> sweeper,
+                 std::shared_ptr<ReservationFlow> reservations, std::unique_ptr<CompletionSweeper> sweeper,
                  std::shared_ptr<std::shared_ptr<BusyTimeSource>> busy)
-      : ctx_(ctx), flow_(std::move(flow)), sweeper_(std::move(sweeper)), busy_(std::move(busy)) {}
+      : ctx_(ctx),
+        flow_(std::move(flow)),
+        reservations_(std::move(reservations)),
+        sweeper_(std::move(sweeper)),
+        busy_(std::move(busy)) {}
   Status Start() noexcept override {
     try {
       // Found once, before any request: the flow reads it without a lock.
@@ -47,6 +54,7 @@ class BookingsPlugin final : public Plugin {
  private:
   PluginContext& ctx_;
   std::shared_ptr<BookingFlow> flow_;
+  std::shared_ptr<ReservationFlow> reservations_;
   std::unique_ptr<CompletionSweeper> sweeper_;
   std::shared_ptr<std::shared_ptr<BusyTimeSource>> busy_;  // the calendar's busy times, when enabled
 };
@@ -72,14 +80,22 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   }
   c.RejectUnknown();
 
-  auto flow = std::make_shared<BookingFlow>(ctx.db(), ctx.outbox(), ctx.identity(), ctx.logger());
   auto busy = std::make_shared<std::shared_ptr<BusyTimeSource>>();
-  flow->SetBusySource([busy](int64_t host_id, Millis from, Millis to) {
+  BookingWindow window;
+  window.SetBusySource([busy](int64_t host_id, Millis from, Millis to) {
     return *busy ? (*busy)->BusyTimes(host_id, from, to) : BusyReport{};
   });
-  flow->SetMetrics(std::make_shared<BookingMetrics>(ctx.metrics()));
-  flow->SetMaxDaysAhead(max_days_ahead);
-  flow->SetReservationSettings(reservations);
+  window.SetMaxDaysAhead(max_days_ahead);
+  auto metrics = std::make_shared<BookingMetrics>(ctx.metrics());
+  // The bookings, the holds and the import change a host's bookings the one way HostWrites says.
+  auto writes = std::make_shared<HostWrites>(ctx.db(), ctx.outbox());
+  auto flow = std::make_shared<BookingFlow>(ctx.db(), ctx.outbox(), writes, ctx.identity());
+  flow->SetWindow(window);
+  flow->SetMetrics(metrics);
+  auto holds = std::make_shared<ReservationFlow>(ctx.db(), writes, ctx.identity());
+  holds->SetWindow(window);
+  holds->SetMetrics(metrics);
+  holds->SetSettings(reservations);
   auto references = std::make_shared<BookingReferenceStore>(ctx.db());
   ctx.Provide<UserBookings>("bookings.user_bookings",
                             std::make_shared<UpcomingCancellations>(ctx.db(), flow));
@@ -87,19 +103,19 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   ctx.Provide<BookingReferences>("bookings.references", references);
   auto event_types = std::make_shared<EventTypeService>(ctx.db(), ctx.identity());
   ctx.Provide<EventTypeDirectory>("bookings.event_types", event_types);
-  RegisterBookingRoutes(ctx, BookingServices{event_types, flow, references}, config.public_rate_limit);
+  RegisterBookingRoutes(ctx, BookingServices{event_types, flow, holds, references}, config.public_rate_limit);
   auto schedules = std::make_shared<ScheduleService>(ctx.db());
   ctx.Provide<DefaultSchedules>("bookings.default_schedules", schedules);
   RegisterScheduleRoutes(ctx, schedules);
-  // The import shares the flow's cache of booked times: the flow outlives the command.
-  auto import = std::make_shared<BookingImport>(ctx.db(), ctx.identity(), flow->booked_times());
-  ctx.AddAdminCommand(
-      "booking", [import, flow](const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-        return RunBookingCommand(*import, args, out, err);
-      });
-  auto sweeper = std::make_unique<CompletionSweeper>(*flow, ctx.logger(),
+  auto import = std::make_shared<BookingImport>(ctx.identity(), writes);
+  ctx.AddAdminCommand("booking",
+                      [import](const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+                        return RunBookingCommand(*import, args, out, err);
+                      });
+  auto sweeper = std::make_unique<CompletionSweeper>(*flow, *holds, ctx.logger(),
                                                      std::chrono::seconds(config.completion_sweep_interval));
-  return std::make_unique<BookingsPlugin>(ctx, std::move(flow), std::move(sweeper), std::move(busy));
+  return std::make_unique<BookingsPlugin>(ctx, std::move(flow), std::move(holds), std::move(sweeper),
+                                          std::move(busy));
 }
 
 }  // namespace

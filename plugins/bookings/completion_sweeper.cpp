@@ -4,8 +4,9 @@
 
 namespace rendezvous::bookings {
 
-CompletionSweeper::CompletionSweeper(BookingFlow& flow, Logger& logger, std::chrono::seconds interval)
-    : flow_(flow), logger_(logger), interval_(interval) {}
+CompletionSweeper::CompletionSweeper(BookingFlow& flow, ReservationFlow& reservations, Logger& logger,
+                                     std::chrono::seconds interval)
+    : flow_(flow), reservations_(reservations), logger_(logger), interval_(interval) {}
 
 CompletionSweeper::~CompletionSweeper() {
   Stop();
@@ -41,8 +42,8 @@ size_t CompletionSweeper::SweepOnce() {
     if (n < kBatch) break;
   }
   flow_.ForgetIdempotencyKeys(time::Now(), kBatch * kMaxBatchesPerPass);
-  flow_.ForgetExpiredReservations(time::Now(), kBatch * kMaxBatchesPerPass);
-  flow_.CountOpenReservations(time::Now());
+  reservations_.ForgetExpired(time::Now(), kBatch * kMaxBatchesPerPass);
+  reservations_.CountOpen(time::Now());
   return total;
 }
 

@@ -11,6 +11,8 @@
 #include <thread>
 
 #include "booking_flow.hpp"
+#include "rendezvous/log.hpp"
+#include "reservation_flow.hpp"
 
 namespace rendezvous::bookings {
 
@@ -19,7 +21,8 @@ class CompletionSweeper {
   static constexpr size_t kBatch = 100;
   static constexpr size_t kMaxBatchesPerPass = 20;
 
-  CompletionSweeper(BookingFlow& flow, Logger& logger, std::chrono::seconds interval);
+  CompletionSweeper(BookingFlow& flow, ReservationFlow& reservations, Logger& logger,
+                    std::chrono::seconds interval);
   ~CompletionSweeper();
   CompletionSweeper(const CompletionSweeper&) = delete;
   CompletionSweeper& operator=(const CompletionSweeper&) = delete;
@@ -33,6 +36,7 @@ class CompletionSweeper {
   void Loop();
 
   BookingFlow& flow_;
+  ReservationFlow& reservations_;
   Logger& logger_;
   const std::chrono::seconds interval_;
   std::mutex mu_;

@@ -1,13 +1,8 @@
-// Slot reservations of BookingFlow (docs/bookings.md "Holding a slot"). A hold is written, moved
-// and deleted in a transaction that first takes the host's lock (LockHost), as every booking
-// write does, so a hold and a racing booking of the host are decided one after the other, on one
-// instance or on a cluster. Each such transaction moves the host's version on (the booked times'
-// cache follows it) and raises the host's holds_until_ms, which tells the slots and the bookings
-// whether the host may have an open hold at all. A hold ends by the clock: every read asks for
-// holds whose until_ms is after now, and the sweep deletes the ended ones later.
+// Slot reservations: ReservationFlow (reservation_flow.hpp).
+#include "reservation_flow.hpp"
+
 #include <algorithm>
 
-#include "booking_flow.hpp"
 #include "booking_rows.hpp"
 #include "rendezvous/crypto.hpp"
 #include "schedule_rows.hpp"
@@ -32,6 +27,11 @@ std::optional<SlotReservation> LoadHold(DbConnection& conn, const std::string& u
                                            {uid, now});
   if (!row) return std::nullopt;
   return HoldFromRow(*row);
+}
+
+Status KeepsItsEventType() {
+  return Status::Invalid("eventTypeId",
+                         "a reservation keeps its event type: eventTypeId must be the reservation's");
 }
 
 Status HoldNotFound() {
@@ -71,13 +71,16 @@ void RaiseHoldsUntil(DbConnection& conn, int64_t host_id, Millis until) {
 
 }  // namespace
 
-Result<BookingFlow::ReservationTarget> BookingFlow::CheckReservation(const ReserveRequest& request,
-                                                                     const ReservationCaller& caller) {
+ReservationFlow::ReservationFlow(Database& db, std::shared_ptr<HostWrites> writes, UserDirectory& users)
+    : db_(db), writes_(std::move(writes)), users_(users) {}
+
+Result<ReservationFlow::Target> ReservationFlow::Check(const ReserveRequest& request, const Caller& caller,
+                                                       std::optional<int64_t> holder) {
   std::optional<EventType> et =
       db_.Run([&](DbConnection& conn) { return FindEventType(conn, request.event_type_id); });
   std::optional<User> host = et ? users_.FindUser(et->owner_id) : std::nullopt;
   if (!host) return Status::Invalid("eventTypeId", "eventTypeId names no event type");
-  ReservationTarget target{*et, *host, reservations_.minutes};
+  Target target{*et, *host, settings_.minutes, {}};
   if (request.reservation_minutes) {
     if (!caller.user_id) {
       return Status(ErrorCode::kUnauthenticated,
@@ -92,13 +95,16 @@ Result<BookingFlow::ReservationTarget> BookingFlow::CheckReservation(const Reser
     return Status::Invalid("slotDuration", "slotDuration must be the event type's length, " +
                                                std::to_string(et->fields.length_minutes) + " minutes");
   }
-  if (Status far = CheckHorizon(request.slot_start); !far.ok()) {
+  if (Status far = window_.CheckHorizon(request.slot_start); !far.ok()) {
     return Status::Invalid("slotStart", "slotStart" + far.message().substr(5));
   }
+  if (holder && *holder != host->id) return KeepsItsEventType();
+  const Millis length = et->fields.length_minutes * time::kMillisPerMinute;
+  target.outside = window_.OutsideBusy(host->id, request.slot_start, request.slot_start + length);
   return target;
 }
 
-Result<User> BookingFlow::ReservationHost(const std::string& uid) {
+Result<User> ReservationFlow::HostOf(const std::string& uid) {
   std::optional<SlotReservation> hold =
       db_.Run([&](DbConnection& conn) { return LoadHold(conn, uid, time::Now(), false); });
   std::optional<User> host = hold ? users_.FindUser(hold->host_id) : std::nullopt;
@@ -106,46 +112,45 @@ Result<User> BookingFlow::ReservationHost(const std::string& uid) {
   return *host;
 }
 
-Result<Json> BookingFlow::Reserve(const ReserveRequest& request, const ReservationCaller& caller) {
-  Result<ReservationTarget> target = CheckReservation(request, caller);
+Status ReservationFlow::Place(DbConnection& conn, const Target& target, const ReserveRequest& request,
+                              Millis now, SlotReservation& hold) {
+  const HostEventTypes types = LoadHostEventTypes(conn, target.host.id, target.event_type.id);
+  if (!types.event_type) return Status::Invalid("eventTypeId", "eventTypeId names no event type");
+  if (Status refused = CheckHoldable(conn, target.host, *types.event_type, types, request.slot_start, now,
+                                     target.outside, hold.id);
+      !refused.ok()) {
+    return refused;
+  }
+  hold.start = request.slot_start;
+  hold.end = request.slot_start + types.event_type->fields.length_minutes * time::kMillisPerMinute;
+  hold.minutes = target.minutes;
+  hold.until = now + hold.minutes * time::kMillisPerMinute;
+  return Status::Ok();
+}
+
+Result<Json> ReservationFlow::Reserve(const ReserveRequest& request, const Caller& caller) {
+  Result<Target> target = Check(request, caller);
   if (!target.ok()) return target.status();
-  const EventType& et = target->event_type;
   const User& host = target->host;
-  const Millis length = et.fields.length_minutes * time::kMillisPerMinute;
-  const std::vector<BusyBlock> outside =
-      OutsideBusy(host.id, request.slot_start, request.slot_start + length);
-  BookedChange change;
-  Turn turn = HostTurn(host.id);
-  Result<Json> out = db_.Transaction([&](DbConnection& conn) -> Result<Json> {
-    change = {};
-    change.version = LockHost(conn, host.id);
-    const HostEventTypes types = LoadHostEventTypes(conn, host.id, et.id);
-    if (!types.event_type) return Status::Invalid("eventTypeId", "eventTypeId names no event type");
+  Result<Json> out = writes_->Change(host.id, [&](HostChange& change) -> Result<Json> {
+    DbConnection& conn = change.conn();
     const Millis now = time::Now();
-    if (Status refused =
-            CheckHoldable(conn, host, *types.event_type, types, request.slot_start, now, outside, 0);
-        !refused.ok()) {
-      return refused;
-    }
+    SlotReservation hold;
+    if (Status refused = Place(conn, *target, request, now, hold); !refused.ok()) return refused;
     // The address's open holds, locked so that its racing requests count one after the other.
     std::vector<int64_t> open;
     conn.QueryInts("SELECT until_ms FROM slot_reservations WHERE address = ? AND until_ms > ? FOR UPDATE",
                    {caller.address, now}, open);
-    if (open.size() >= static_cast<size_t>(reservations_.per_address)) {
+    if (open.size() >= static_cast<size_t>(settings_.per_address)) {
       const Millis first_end = *std::min_element(open.begin(), open.end());
       const int retry = static_cast<int>((first_end - now + 999) / 1000);
       return Status::RateLimited("this address holds " + std::to_string(open.size()) +
                                      " open reservations, the most it may; book, delete or let one expire",
                                  std::max(retry, 1));
     }
-    SlotReservation hold;
     hold.uid = crypto::RandomToken(16);
-    hold.event_type_id = et.id;
+    hold.event_type_id = target->event_type.id;
     hold.host_id = host.id;
-    hold.start = request.slot_start;
-    hold.end = request.slot_start + types.event_type->fields.length_minutes * time::kMillisPerMinute;
-    hold.minutes = target->minutes;
-    hold.until = now + hold.minutes * time::kMillisPerMinute;
     hold.id = conn.InsertReturning(
         "INSERT INTO slot_reservations (uid, event_type_id, host_id, start_ms, end_ms, minutes, until_ms, "
         "address,"
@@ -155,88 +160,54 @@ Result<Json> BookingFlow::Reserve(const ReserveRequest& request, const Reservati
     RaiseHoldsUntil(conn, host.id, hold.until);
     return ReservationJson(hold);
   });
-  turn.unlock();
-  Applied(host.id, change);
   if (metrics_ && out.ok()) metrics_->ReservationMade();
   return out;
 }
 
-Result<Json> BookingFlow::GetReservation(const std::string& uid) {
+Result<Json> ReservationFlow::Get(const std::string& uid) {
   std::optional<SlotReservation> hold =
       db_.Run([&](DbConnection& conn) { return LoadHold(conn, uid, time::Now(), false); });
   if (!hold) return HoldNotFound();
   return ReservationJson(*hold);
 }
 
-Result<Json> BookingFlow::UpdateReservation(const std::string& uid, const ReserveRequest& request,
-                                            const ReservationCaller& caller) {
-  Result<User> holder_host = ReservationHost(uid);
+Result<Json> ReservationFlow::Update(const std::string& uid, const ReserveRequest& request,
+                                     const Caller& caller) {
+  Result<User> holder_host = HostOf(uid);
   if (!holder_host.ok()) return holder_host.status();
-  Result<ReservationTarget> target = CheckReservation(request, caller);
+  Result<Target> target = Check(request, caller, holder_host->id);
   if (!target.ok()) return target.status();
   const EventType& et = target->event_type;
   const User& host = target->host;
-  if (host.id != holder_host->id) {
-    return Status::Invalid("eventTypeId",
-                           "a reservation keeps its event type: eventTypeId must be the reservation's");
-  }
-  const Millis length = et.fields.length_minutes * time::kMillisPerMinute;
-  const std::vector<BusyBlock> outside =
-      OutsideBusy(host.id, request.slot_start, request.slot_start + length);
-  BookedChange change;
-  Turn turn = HostTurn(host.id);
-  Result<Json> out = db_.Transaction([&](DbConnection& conn) -> Result<Json> {
-    change = {};
-    change.version = LockHost(conn, host.id);
+  return writes_->Change(host.id, [&](HostChange& change) -> Result<Json> {
+    DbConnection& conn = change.conn();
     const Millis now = time::Now();
     std::optional<SlotReservation> hold = LoadHold(conn, uid, now, true);
     if (!hold || hold->host_id != host.id) return HoldNotFound();
-    if (hold->event_type_id != et.id) {
-      return Status::Invalid("eventTypeId",
-                             "a reservation keeps its event type: eventTypeId must be the reservation's");
-    }
-    const HostEventTypes types = LoadHostEventTypes(conn, host.id, et.id);
-    if (!types.event_type) return Status::Invalid("eventTypeId", "eventTypeId names no event type");
-    if (Status refused =
-            CheckHoldable(conn, host, *types.event_type, types, request.slot_start, now, outside, hold->id);
-        !refused.ok()) {
-      return refused;
-    }
-    hold->start = request.slot_start;
-    hold->end = request.slot_start + types.event_type->fields.length_minutes * time::kMillisPerMinute;
-    hold->minutes = target->minutes;
-    hold->until = now + hold->minutes * time::kMillisPerMinute;
+    if (hold->event_type_id != et.id) return KeepsItsEventType();
+    if (Status refused = Place(conn, *target, request, now, *hold); !refused.ok()) return refused;
     conn.Exec("UPDATE slot_reservations SET start_ms = ?, end_ms = ?, minutes = ?, until_ms = ? WHERE id = ?",
               {hold->start, hold->end, hold->minutes, hold->until, hold->id});
     RaiseHoldsUntil(conn, host.id, hold->until);
     return ReservationJson(*hold);
   });
-  turn.unlock();
-  Applied(host.id, change);
-  return out;
 }
 
-Status BookingFlow::DeleteReservation(const std::string& uid) {
-  Result<User> host = ReservationHost(uid);
+Status ReservationFlow::Delete(const std::string& uid) {
+  Result<User> host = HostOf(uid);
   if (!host.ok()) return host.status();
-  BookedChange change;
-  Turn turn = HostTurn(host->id);
-  Status out = db_.Transaction([&](DbConnection& conn) -> Status {
-    change = {};
-    change.version = LockHost(conn, host->id);
-    if (conn.Exec("DELETE FROM slot_reservations WHERE uid = ? AND host_id = ? AND until_ms > ?",
-                  {uid, host->id, time::Now()}) == 0) {
+  Status out = writes_->Change(host->id, [&](HostChange& change) -> Status {
+    if (change.conn().Exec("DELETE FROM slot_reservations WHERE uid = ? AND host_id = ? AND until_ms > ?",
+                           {uid, host->id, time::Now()}) == 0) {
       return HoldNotFound();
     }
     return Status::Ok();
   });
-  turn.unlock();
-  Applied(host->id, change);
   if (metrics_ && out.ok()) metrics_->ReservationEnded("deleted");
   return out;
 }
 
-size_t BookingFlow::ForgetExpiredReservations(Millis now, size_t limit) {
+size_t ReservationFlow::ForgetExpired(Millis now, size_t limit) {
   // A transaction, so a deadlock with another instance's sweep of the same rows is retried.
   const size_t n = db_.Transaction([&](DbConnection& conn) {
     return static_cast<size_t>(
@@ -246,7 +217,7 @@ size_t BookingFlow::ForgetExpiredReservations(Millis now, size_t limit) {
   return n;
 }
 
-void BookingFlow::CountOpenReservations(Millis now) {
+void ReservationFlow::CountOpen(Millis now) {
   if (!metrics_) return;
   const int64_t open = db_.Run([&](DbConnection& conn) {
     std::optional<DbRow> row =

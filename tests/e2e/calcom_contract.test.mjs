@@ -29,7 +29,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { correctedCalcom, kReadings, sharedOperations } from '../../tools/calcom-readings.mjs';
 import { calcomVersion, checkAnswer, kCalcomDocument, loadCalcom, validatorFor } from './calcom_document.mjs';
 import { FakeGoogle } from './fake_google.mjs';
-import { TestServer } from './harness.mjs';
+import { TestServer, fetchPages, nextMonday } from './harness.mjs';
 
 const kTestTimeoutMs = 240_000;
 const kAwaitMs = 20_000;
@@ -128,17 +128,7 @@ function check(ajv, doc, answer) {
 // sign in on the app listener, open the start page connect's authUrl names (for its binding
 // cookie), then Google's redirect back to /save with a code of the fake.
 async function connectGoogle(key, email) {
-  const jar = new Map();
-  const page = async (url, init = {}) => {
-    const headers = { ...(init.headers ?? {}), Cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') };
-    const res = await fetch(new URL(url, server.appUrl), { ...init, headers, redirect: 'manual' });
-    for (const c of res.headers.getSetCookie()) {
-      const [pair] = c.split(';');
-      const at = pair.indexOf('=');
-      jar.set(pair.slice(0, at), pair.slice(at + 1));
-    }
-    return { status: res.status, html: await res.text() };
-  };
+  const { jar, page } = fetchPages(server.appUrl);
   const login = await page('/auth/login');
   const csrf = login.html.match(/name="csrf_token" value="([^"]*)"/)?.[1];
   assert.ok(csrf, 'a CSRF token on the login page');
@@ -158,12 +148,6 @@ async function connectGoogle(key, email) {
   await call('GET', '/v2/calendars/google/save', {
     query: { code: google.issueCode(), state }, headers: { Cookie: `${binding[0]}=${binding[1]}` }, expect: 200,
   });
-}
-
-function nextMonday() {
-  const d = new Date(Date.now() + 7 * 86_400_000);
-  while (d.getUTCDay() !== 1) d.setUTCDate(d.getUTCDate() + 1);
-  return d.toISOString().slice(0, 10);
 }
 
 before(async () => {

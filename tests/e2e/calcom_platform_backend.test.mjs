@@ -35,7 +35,7 @@ import { Webhook } from 'standardwebhooks';
 
 import { correctedCalcom, kReadings, matchScore, operations } from '../../tools/calcom-readings.mjs';
 import { calcomVersion, checkAnswer, loadCalcom, validatorFor } from './calcom_document.mjs';
-import { TestServer } from './harness.mjs';
+import { TestServer, nextMonday } from './harness.mjs';
 
 const kTestTimeoutMs = 120_000;
 const kAwaitMs = 20_000;
@@ -44,47 +44,37 @@ const kWebhookSecret = 'whsec_platform-backend-secret';
 // --- Shapes of the operations the peers' document does not have --------------------------------
 
 const kIsoUtc = { type: 'string', format: 'date-time' };
+// A success answer whose `data` validates against `data`.
+const successWith = (data) => ({
+  type: 'object', required: ['status', 'data'], properties: { status: { const: 'success' }, data },
+});
 // A reservation as DESIGN §10 and docs/calcom-compatibility.md ("Slot reservations", "Matches")
 // record it, after Cal.com's current ReserveSlotOutput_2024_09_04 / GetReservedSlotOutput_2024_09_04:
 // `data = {eventTypeId, slotStart, slotEnd, slotDuration, reservationUid, reservationDuration,
 // reservationUntil}`, times ISO 8601 UTC, durations in minutes. Extra members are allowed, as
 // Cal.com's schemas allow them.
-const kReservationAnswer = {
+const kReservationAnswer = successWith({
   type: 'object',
-  required: ['status', 'data'],
+  required: ['eventTypeId', 'slotStart', 'slotEnd', 'slotDuration', 'reservationUid', 'reservationDuration', 'reservationUntil'],
   properties: {
-    status: { const: 'success' },
-    data: {
-      type: 'object',
-      required: ['eventTypeId', 'slotStart', 'slotEnd', 'slotDuration', 'reservationUid', 'reservationDuration', 'reservationUntil'],
-      properties: {
-        eventTypeId: { type: 'number' },
-        slotStart: kIsoUtc,
-        slotEnd: kIsoUtc,
-        slotDuration: { type: 'number', minimum: 1 },
-        reservationUid: { type: 'string', minLength: 1 },
-        reservationDuration: { type: 'number', minimum: 1 },
-        reservationUntil: kIsoUtc,
-      },
-    },
+    eventTypeId: { type: 'number' },
+    slotStart: kIsoUtc,
+    slotEnd: kIsoUtc,
+    slotDuration: { type: 'number', minimum: 1 },
+    reservationUid: { type: 'string', minLength: 1 },
+    reservationDuration: { type: 'number', minimum: 1 },
+    reservationUntil: kIsoUtc,
   },
-};
+});
 // DELETE /v2/slots/reservations/{uid}: 200 `{"status":"success"}` (DESIGN §10).
 const kSuccessOnly = { type: 'object', required: ['status'], properties: { status: { const: 'success' } } };
 // GET /v2/slots (Cal.com's current slots, version 2024-09-04; docs/bookings.md, "Slots"): the free
 // starts grouped by date, `data = {"YYYY-MM-DD": [{start}]}`.
-const kSlotsAnswer = {
+const kSlotsAnswer = successWith({
   type: 'object',
-  required: ['status', 'data'],
-  properties: {
-    status: { const: 'success' },
-    data: {
-      type: 'object',
-      propertyNames: { pattern: '^\\d{4}-\\d{2}-\\d{2}$' },
-      additionalProperties: { type: 'array', items: { type: 'object', required: ['start'], properties: { start: kIsoUtc } } },
-    },
-  },
-};
+  propertyNames: { pattern: '^\\d{4}-\\d{2}-\\d{2}$' },
+  additionalProperties: { type: 'array', items: { type: 'object', required: ['start'], properties: { start: kIsoUtc } } },
+});
 // Every error outside the token endpoint (DESIGN §4).
 const kErrorEnvelope = {
   type: 'object',
@@ -192,13 +182,6 @@ async function awaitDelivery(path, pred) {
     }
     await delay(50);
   }
-}
-
-// "YYYY-MM-DD" of the first Monday at least a week ahead: inside a managed user's default hours.
-function nextMonday() {
-  const d = new Date(Date.now() + 7 * 86_400_000);
-  while (d.getUTCDay() !== 1) d.setUTCDate(d.getUTCDate() + 1);
-  return d.toISOString().slice(0, 10);
 }
 
 before(async () => {

@@ -27,6 +27,31 @@ function requireEnv(name) {
   return value;
 }
 
+// "YYYY-MM-DD" of the first Monday at least a week ahead: inside a user's default working hours.
+export function nextMonday() {
+  const d = new Date(Date.now() + 7 * 86_400_000);
+  while (d.getUTCDay() !== 1) d.setUTCDate(d.getUTCDate() + 1);
+  return d.toISOString().slice(0, 10);
+}
+
+// A browser's page loads spoken with fetch against `base` (redirects not followed): the cookies
+// the server sets are kept in `jar` and sent back with every load. `page(url, init)` answers
+// {status, location, html}.
+export function fetchPages(base) {
+  const jar = new Map();
+  const page = async (url, init = {}) => {
+    const headers = { ...(init.headers ?? {}), Cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') };
+    const res = await fetch(new URL(url, base), { ...init, headers, redirect: 'manual' });
+    for (const c of res.headers.getSetCookie()) {
+      const [pair] = c.split(';');
+      const at = pair.indexOf('=');
+      jar.set(pair.slice(0, at), pair.slice(at + 1));
+    }
+    return { status: res.status, location: res.headers.get('location'), html: await res.text() };
+  };
+  return { jar, page };
+}
+
 // Runs a program to completion with a deadline; rejects with its stderr on a non-zero exit.
 export function run(file, args, { timeoutMs = kCommandTimeoutMs } = {}) {
   return new Promise((resolve, reject) => {

@@ -22,7 +22,7 @@ import { Worker } from 'node:worker_threads';
 import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 
-import { TestServer } from './harness.mjs';
+import { TestServer, fetchPages, nextMonday } from './harness.mjs';
 
 const kTestTimeoutMs = 120_000;
 const kAwaitMs = 15_000;
@@ -181,12 +181,6 @@ async function call(method, template, { params = {}, query, body, form, token, h
   return { status: res.status, json, text, headers: res.headers };
 }
 
-function nextMonday() {
-  const d = new Date(Date.now() + 7 * 86_400_000);
-  while (d.getUTCDay() !== 1) d.setUTCDate(d.getUTCDate() + 1);
-  return d.toISOString().slice(0, 10);
-}
-
 // The last 6-digit code sent to `to`, from the mail or SMS log.
 async function awaitCode(log, to) {
   const deadline = Date.now() + kAwaitMs;
@@ -203,17 +197,7 @@ async function awaitCode(log, to) {
 // A browser's part of the authorization code flow, spoken with fetch: sign in, then Allow on the
 // consent page. Answers the code the redirect carries.
 async function authorizationCode({ email, password, clientId, redirectUri, scope }) {
-  const jar = new Map();
-  const page = async (url, init = {}) => {
-    const headers = { ...(init.headers ?? {}), Cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') };
-    const res = await fetch(new URL(url, server.appUrl), { ...init, headers, redirect: 'manual' });
-    for (const c of res.headers.getSetCookie()) {
-      const [pair] = c.split(';');
-      const at = pair.indexOf('=');
-      jar.set(pair.slice(0, at), pair.slice(at + 1));
-    }
-    return { status: res.status, location: res.headers.get('location'), html: await res.text() };
-  };
+  const { page } = fetchPages(server.appUrl);
   const hidden = (html) => Object.fromEntries([...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)]
     .map(([, k, v]) => [k, v.replaceAll('&amp;', '&').replaceAll('&quot;', '"').replaceAll('&#39;', "'").replaceAll('&lt;', '<').replaceAll('&gt;', '>')]));
   const post = (url, fields) => page(url, {

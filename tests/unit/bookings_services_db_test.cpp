@@ -1,10 +1,11 @@
 // The bookings plugin's logic classes against a real MariaDB, a suite per class. BookingFlow: the
 // completion sweep shared by concurrent sweepers (rows claimed with FOR UPDATE SKIP LOCKED: every
 // booking completed and announced exactly once), bounded batches, a change's event committed or
-// rolled back with it. BookingImport: silent completion of imported history, imported bookings
-// taken out of the slots at once. BookingReferenceStore: the references other plugins record and
-// move. EventTypeService: ownership, slugs and the guard on event types with bookings; as the
-// other plugins' EventTypeDirectory, owners and listeners inside a deletion's transaction.
+// rolled back with it. HostWrites: a change that throws, one that refuses, one that publishes.
+// BookingImport: silent completion of imported history, imported bookings taken out of the slots
+// at once. BookingReferenceStore: the references other plugins record and move. EventTypeService:
+// ownership, slugs and the guard on event types with bookings; as the other plugins'
+// EventTypeDirectory, owners and listeners inside a deletion's transaction.
 // Migrations run on rows written at the schema before them (longest booking, event type settings).
 #include <algorithm>
 #include <atomic>
@@ -39,8 +40,9 @@ class BookingsDb : public ::testing::Test {
     db_ = OpenBookingsDatabase(scratch_, registry_);
     outbox_ = std::make_unique<core::OutboxService>(*db_, registry_, QuietLogger());
     event_types_ = std::make_unique<bookings::EventTypeService>(*db_, users_);
-    flow_ = std::make_unique<bookings::BookingFlow>(*db_, *outbox_, users_, QuietLogger());
-    import_ = std::make_unique<bookings::BookingImport>(*db_, users_, flow_->booked_times());
+    writes_ = std::make_shared<bookings::HostWrites>(*db_, *outbox_);
+    flow_ = std::make_unique<bookings::BookingFlow>(*db_, *outbox_, writes_, users_);
+    import_ = std::make_unique<bookings::BookingImport>(users_, writes_);
     references_ = std::make_unique<bookings::BookingReferenceStore>(*db_);
     auto et = event_types_->Create(1, CallFields("call"));
     ASSERT_TRUE(et.ok()) << et.status().message();
@@ -76,6 +78,7 @@ class BookingsDb : public ::testing::Test {
   std::unique_ptr<core::OutboxService> outbox_;
   StaticUsers users_{{TestUser(1, "Olga Owner", "owner@example.com")}};
   std::unique_ptr<bookings::EventTypeService> event_types_;
+  std::shared_ptr<bookings::HostWrites> writes_;
   std::unique_ptr<bookings::BookingFlow> flow_;
   std::unique_ptr<bookings::BookingImport> import_;
   std::unique_ptr<bookings::BookingReferenceStore> references_;
@@ -87,6 +90,7 @@ using BookingsFlowDb = BookingsDb;
 using BookingsImportDb = BookingsDb;
 using BookingsReferencesDb = BookingsDb;
 using BookingsEventTypesDb = BookingsDb;
+using BookingsHostWritesDb = BookingsDb;
 
 TEST_F(BookingsFlowDb, ConcurrentSweepsCompleteEachBookingOnce) {
   constexpr int kBookings = 240;
@@ -150,6 +154,37 @@ TEST_F(BookingsFlowDb, ChangeAndEventCommitTogether) {
   EXPECT_EQ(scratch_.QueryValue("SELECT status FROM bookings WHERE uid = '" + uid + "'"), "accepted");
 }
 
+// A host's change: one that throws leaves neither its rows nor its event and gives the host's turn
+// back; one that answers a refusal still moves the host's version on; an event commits with its
+// change.
+TEST_F(BookingsHostWritesDb, AThrowingChangeLeavesNothingAndTheNextOneRuns) {
+  const std::string et = std::to_string(event_type_);
+  EXPECT_THROW(writes_->Change(1,
+                               [&](bookings::HostChange& change) -> Status {
+                                 change.conn().Exec("UPDATE event_types SET title = 'Changed' WHERE id = ?",
+                                                    {event_type_});
+                                 change.Publish("BOOKING_CREATED", time::Now(), Json::object());
+                                 throw std::runtime_error("refused");
+                               }),
+               std::runtime_error);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM outbox_events"), 0);
+  EXPECT_EQ(scratch_.QueryValue("SELECT title FROM event_types WHERE id = " + et), "Call");
+  const int64_t before = Count("SELECT changes FROM booking_host_locks WHERE host_id = 1");
+  Status refused = writes_->Change(1, [](bookings::HostChange&) { return Status::Conflict("no"); });
+  EXPECT_EQ(refused.code(), ErrorCode::kConflict);
+  const int64_t after_refusal = Count("SELECT changes FROM booking_host_locks WHERE host_id = 1");
+  EXPECT_GT(after_refusal, before);
+  const int answer = writes_->Change(1, [&](bookings::HostChange& change) {
+    change.conn().Exec("UPDATE event_types SET title = 'Changed' WHERE id = ?", {event_type_});
+    change.Publish("BOOKING_CREATED", time::Now(), Json::object());
+    return 7;
+  });
+  EXPECT_EQ(answer, 7);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM outbox_events WHERE topic = 'bookings' AND type = 'BOOKING_CREATED'"),
+            1);
+  EXPECT_EQ(scratch_.QueryValue("SELECT title FROM event_types WHERE id = " + et), "Changed");
+  EXPECT_GT(Count("SELECT changes FROM booking_host_locks WHERE host_id = 1"), after_refusal);
+}
 
 // The references service other plugins use (as "bookings.references"): records and lists by
 // booking uid, refuses unknown bookings and malformed fields, and writes nothing then.
@@ -234,7 +269,6 @@ TEST_F(BookingsReferencesDb, RacingMovesOfOneReferenceRecordItOnce) {
   EXPECT_TRUE(references_->List(old_uid).empty());
   EXPECT_EQ(references_->List(new_uid).size(), 1u);
 }
-
 
 // Every start the slots offer over [from, to), as instants.
 std::vector<Millis> SlotStarts(bookings::BookingFlow& flow, int64_t event_type, Millis from, Millis to) {
@@ -323,25 +357,50 @@ TEST_F(BookingsFlowDb, ALongBookingBlocksItsWholeTimeAfterItsEventTypeIsShortene
 
 // Hosts booked before the longest booking was kept get it from their bookings when the
 // migration runs.
-TEST(BookingsLongestMigration, HostsBookedBeforeGetTheirLongestBooking) {
-  ScratchDatabase scratch;
-  prometheus::Registry registry;
-  auto db = std::make_unique<core::MysqlDatabase>(OptionsFor(scratch, 2), registry, QuietLogger());
-  const std::vector<Migration> all = bookings::BookingMigrations();
-  ASSERT_EQ(all[5].version, 6);
-  {
-    core::Migrator m(*db, QuietLogger());
-    m.Add("bookings", std::vector<Migration>(all.begin(), all.begin() + 5));
+// A scratch database at the bookings schema before one migration: a test writes rows as that
+// schema had them, then runs the rest of the migrations over them.
+class BookingsMigrationDb : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    db_ = std::make_unique<core::MysqlDatabase>(OptionsFor(scratch_, 2), registry_, QuietLogger());
+  }
+
+  // Applies the bookings migrations before `version` (which must be one of them).
+  void MigrateBefore(int version) {
+    const std::vector<Migration> all = bookings::BookingMigrations();
+    ASSERT_GE(all.size(), static_cast<size_t>(version));
+    ASSERT_EQ(all[version - 1].version, version);
+    Apply(std::vector<Migration>(all.begin(), all.begin() + version - 1));
+  }
+  void MigrateAll() { Apply(bookings::BookingMigrations()); }
+
+  // An event type "call" of user 1 written with the columns every schema has; answers its id.
+  std::string InsertOldCall() {
+    scratch_.Exec(
+        "INSERT INTO event_types (owner_id, title, slug, length_minutes, description, locations, created_at,"
+        " updated_at) VALUES (1, 'Call', 'call', 30, '', '[]', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))");
+    return scratch_.QueryValue("SELECT id FROM event_types WHERE slug = 'call'");
+  }
+
+  ScratchDatabase scratch_;
+  prometheus::Registry registry_;
+  std::unique_ptr<core::MysqlDatabase> db_;
+  StaticUsers users_{{TestUser(1, "Olga Owner", "owner@example.com")}};
+
+ private:
+  void Apply(std::vector<Migration> migrations) {
+    core::Migrator m(*db_, QuietLogger());
+    m.Add("bookings", std::move(migrations));
     m.Apply();
   }
-  // An event type as version 5 wrote it.
-  scratch.Exec(
-      "INSERT INTO event_types (owner_id, title, slug, length_minutes, description, locations, created_at,"
-      " updated_at) VALUES (1, 'Call', 'call', 30, '', '[]', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))");
-  const std::string id = scratch.QueryValue("SELECT id FROM event_types WHERE slug = 'call'");
+};
+
+TEST_F(BookingsMigrationDb, HostsBookedBeforeGetTheirLongestBooking) {
+  ASSERT_NO_FATAL_FAILURE(MigrateBefore(6));
+  const std::string id = InsertOldCall();
   for (const char* times :
        {"'2030-01-01 09:00:00', '2030-01-01 09:30:00'", "'2030-01-02 09:00:00', '2030-01-02 11:00:00'"}) {
-    scratch.Exec(
+    scratch_.Exec(
         "INSERT INTO bookings (uid, event_type_id, host_id, title, description, metadata, status, start_at,"
         " end_at, duration, created_at, updated_at) VALUES (UUID(), " +
         id +
@@ -349,43 +408,25 @@ TEST(BookingsLongestMigration, HostsBookedBeforeGetTheirLongestBooking) {
         " 'accepted', " +
         times + ", 30, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))");
   }
-  scratch.Exec("INSERT INTO booking_host_locks (host_id, changes) VALUES (1, 7)");
-  {
-    core::Migrator m(*db, QuietLogger());
-    m.Add("bookings", all);
-    m.Apply();
-  }
-  EXPECT_EQ(
-      scratch.QueryValue("SELECT CONCAT(changes, ' ', longest_ms) FROM booking_host_locks WHERE host_id = 1"),
-      "7 7200000");
+  scratch_.Exec("INSERT INTO booking_host_locks (host_id, changes) VALUES (1, 7)");
+  MigrateAll();
+  EXPECT_EQ(scratch_.QueryValue(
+                "SELECT CONCAT(changes, ' ', longest_ms) FROM booking_host_locks WHERE host_id = 1"),
+            "7 7200000");
 }
 
 // Event types written before Cal.com's settings existed show Cal.com's defaults once the
 // migration has run, and take the settings like new ones.
-TEST(BookingsSettingsMigration, EventTypesWrittenBeforeGetTheDefaults) {
-  ScratchDatabase scratch;
-  prometheus::Registry registry;
-  auto db = std::make_unique<core::MysqlDatabase>(OptionsFor(scratch, 2), registry, QuietLogger());
-  const std::vector<Migration> all = bookings::BookingMigrations();
-  ASSERT_EQ(all[6].version, 7);
-  {
-    core::Migrator m(*db, QuietLogger());
-    m.Add("bookings", std::vector<Migration>(all.begin(), all.begin() + 6));
-    m.Apply();
-  }
+TEST_F(BookingsMigrationDb, EventTypesWrittenBeforeGetTheDefaults) {
+  ASSERT_NO_FATAL_FAILURE(MigrateBefore(7));
   // Two event types as version 6 wrote them, one with booking limits.
-  scratch.Exec(
+  scratch_.Exec(
       "INSERT INTO event_types (owner_id, title, slug, length_minutes, description, locations,"
       " requires_confirmation, minimum_booking_notice, limit_day, created_at, updated_at) VALUES"
       " (1, 'Old call', 'old-call', 20, 'from before', '[]', 1, 30, 4, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3)),"
       " (1, 'Other', 'other', 30, '', '[]', 0, 0, NULL, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))");
-  {
-    core::Migrator m(*db, QuietLogger());
-    m.Add("bookings", all);
-    m.Apply();
-  }
-  StaticUsers users{{TestUser(1, "Olga Owner", "owner@example.com")}};
-  bookings::EventTypeService event_types(*db, users);
+  MigrateAll();
+  bookings::EventTypeService event_types(*db_, users_);
   const Json list = event_types.List(1);
   ASSERT_EQ(list.size(), 2u) << list.dump();
   for (const Json& et : list) {
@@ -474,44 +515,27 @@ TEST_F(BookingsEventTypesDb, DirectoryNamesOwnersAndRunsListenersInsideTheDeleti
 
 // Event types and bookings written before booking questions existed show the default fields and
 // the default fields' answers once the migration has run; the event type then takes questions.
-TEST(BookingsFieldsMigration, RowsWrittenBeforeShowTheDefaultFields) {
-  ScratchDatabase scratch;
-  prometheus::Registry registry;
-  auto db = std::make_unique<core::MysqlDatabase>(OptionsFor(scratch, 2), registry, QuietLogger());
-  const std::vector<Migration> all = bookings::BookingMigrations();
-  ASSERT_EQ(all[7].version, 8);
-  {
-    core::Migrator m(*db, QuietLogger());
-    m.Add("bookings", std::vector<Migration>(all.begin(), all.begin() + 7));
-    m.Apply();
-  }
+TEST_F(BookingsMigrationDb, RowsWrittenBeforeShowTheDefaultFields) {
+  ASSERT_NO_FATAL_FAILURE(MigrateBefore(8));
   // An event type and a booking with its attendee as version 7 wrote them.
-  scratch.Exec(
-      "INSERT INTO event_types (owner_id, title, slug, length_minutes, description, locations, created_at,"
-      " updated_at) VALUES (1, 'Call', 'call', 30, '', '[]', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))");
-  const std::string id = scratch.QueryValue("SELECT id FROM event_types WHERE slug = 'call'");
-  scratch.Exec(
+  const std::string id = InsertOldCall();
+  scratch_.Exec(
       "INSERT INTO bookings (uid, event_type_id, host_id, title, description, metadata, status, start_at,"
       " end_at, duration, created_at, updated_at) VALUES ('old-booking', " +
       id +
       ", 1, 'Call', 'Bring slides', '{}', 'accepted', '2030-01-01 09:00:00', '2030-01-01 09:30:00', 30,"
       " UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))");
-  scratch.Exec(
+  scratch_.Exec(
       "INSERT INTO booking_attendees (booking_id, position, name, email, time_zone, absent)"
       " SELECT id, 0, 'Ann Attendee', 'ann@example.com', 'UTC', 0 FROM bookings WHERE uid = 'old-booking'");
-  {
-    core::Migrator m(*db, QuietLogger());
-    m.Add("bookings", all);
-    m.Apply();
-  }
-  StaticUsers users{{TestUser(1, "Olga Owner", "owner@example.com")}};
-  bookings::EventTypeService event_types(*db, users);
+  MigrateAll();
+  bookings::EventTypeService event_types(*db_, users_);
   const Json list = event_types.List(1);
   ASSERT_EQ(list.size(), 1u) << list.dump();
   ASSERT_EQ(list[0]["bookingFields"].size(), 6u) << list.dump();
   for (const Json& f : list[0]["bookingFields"]) EXPECT_EQ(f["isDefault"], true) << f;
-  core::OutboxService outbox(*db, registry, QuietLogger());
-  bookings::BookingFlow flow(*db, outbox, users, QuietLogger());
+  core::OutboxService outbox(*db_, registry_, QuietLogger());
+  bookings::BookingFlow flow(*db_, outbox, std::make_shared<bookings::HostWrites>(*db_, outbox), users_);
   Result<Json> old = flow.GetBooking(TestUser(1, "Olga Owner", "owner@example.com"), "old-booking");
   ASSERT_TRUE(old.ok()) << old.status().message();
   EXPECT_EQ((*old)["bookingFieldsResponses"], Json::parse(R"({"name":"Ann Attendee","email":"ann@example.com",
@@ -522,7 +546,7 @@ TEST(BookingsFieldsMigration, RowsWrittenBeforeShowTheDefaultFields) {
   ASSERT_TRUE(asked.ok()) << asked.status().message();
   EXPECT_EQ((*asked)["bookingFields"].size(), 7u);
   EXPECT_EQ(
-      scratch.QueryValue("SELECT booking_fields FROM event_types WHERE id = " + id),
+      scratch_.QueryValue("SELECT booking_fields FROM event_types WHERE id = " + id),
       R"([{"disableOnPrefill":false,"hidden":false,"label":"Company","required":false,"slug":"company","type":"text"}])");
 }
 
