@@ -1,7 +1,7 @@
 // RevocationFeed (revocation_log.hpp) against a real MariaDB: a log row evicts what it names
 // whatever its id (a row with a smaller id that appears later is still applied, as where commit
 // order and id order differ), each row once, and a feed that cannot read the log stops the cache
-// from serving.
+// from serving; the purger deletes the rows no feed reads any more.
 #include <chrono>
 #include <string>
 
@@ -11,6 +11,7 @@
 #include "oauth_test_db.hpp"
 #include "revocation_log.hpp"
 #include "token_cache.hpp"
+#include "token_purger.hpp"
 
 namespace rendezvous::oauth {
 namespace {
@@ -100,6 +101,18 @@ TEST_F(OAuthRevocationFeedDb, AFeedThatCannotReadTheLogStopsTheCacheServing) {
   scratch_.Exec("RENAME TABLE oauth_revocations_away TO oauth_revocations");
   ASSERT_TRUE(feed.Poll());
   EXPECT_TRUE(cache_.Get(Hash(1)).has_value());
+}
+
+TEST_F(OAuthRevocationFeedDb, ThePurgerDeletesTheRowsNoFeedReadsAnyMore) {
+  scratch_.Exec(
+      "INSERT INTO oauth_revocations (created_at, kind, subject) VALUES"
+      " (UTC_TIMESTAMP(3) - INTERVAL 11 MINUTE, 'grant', '1'), (UTC_TIMESTAMP(3) - INTERVAL 9 MINUTE, "
+      "'grant', '2'),"
+      " (UTC_TIMESTAMP(3), 'grant', '3')");
+  TokenPurger purger(*db_, logger_);
+  EXPECT_EQ(purger.PurgeExpired(), 1u);
+  EXPECT_EQ(scratch_.QueryValue("SELECT GROUP_CONCAT(subject ORDER BY subject) FROM oauth_revocations"),
+            "2,3");
 }
 
 }  // namespace
