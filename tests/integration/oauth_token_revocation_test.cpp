@@ -1,7 +1,8 @@
 // Access tokens served from memory and their revocation across instances (DESIGN §5): two real
 // servers on one MariaDB database. A token used on both is served from each one's cache (the hit
 // counter moves); once revoked on A, A refuses it at once and B within 1 s. Revocations: RFC 7009,
-// refresh reuse detection, a managed user's force-refresh; introspection follows the same cache.
+// refresh reuse detection, a replayed code, a managed user's force-refresh; introspection follows the same
+// cache.
 #include <chrono>
 #include <memory>
 #include <string>
@@ -131,6 +132,28 @@ TEST_F(OAuthTokenCacheTest, ReuseDetectionReachesTheOtherInstanceWithinASecond) 
   ASSERT_EQ(reused.status, 400) << reused.body;
   ExpectRefusedEverywhere(grant.access_token, revoked_at);
   ExpectRefusedEverywhere(second, revoked_at);
+}
+
+TEST_F(OAuthTokenCacheTest, AReplayedCodeReachesTheOtherInstanceWithinASecond) {
+  // A client, then a code of our own making exchanged once: the grant's token, cached on both.
+  const OAuthGrant client = GrantOAuthToken(*a_, db_, owner_, owner_, {}, {});
+  ASSERT_FALSE(client.client_id.empty());
+  const std::string code = InsertAuthorizationCode(db_, client.client_id, owner_, {}, true);
+  const std::string exchange = "grant_type=authorization_code&client_id=" + FormEncode(client.client_id) +
+                               "&client_secret=" + FormEncode(client.client_secret) +
+                               "&code=" + FormEncode(code) + "&redirect_uri=" + FormEncode(kTestRedirectUri);
+  HttpResult first = PostForm(*a_, "/v2/auth/oauth2/token", exchange);
+  ASSERT_EQ(first.status, 200) << first.body;
+  const std::string token = first.Json().value("access_token", "");
+  ASSERT_TRUE(ServedFromCache(*a_, token));
+  ASSERT_TRUE(ServedFromCache(*b_, token));
+  // The same code again: refused, and every token issued from it revoked.
+  HttpResult replayed = PostForm(*a_, "/v2/auth/oauth2/token", exchange);
+  const Clock::time_point revoked_at = Clock::now();
+  ASSERT_EQ(replayed.status, 400) << replayed.body;
+  ExpectRefusedEverywhere(token, revoked_at);
+  // The other grant of the client is untouched.
+  EXPECT_EQ(Me(*b_, client.access_token), 200);
 }
 
 TEST_F(OAuthTokenCacheTest, AManagedUsersForceRefreshReachesTheOtherInstanceWithinASecond) {
