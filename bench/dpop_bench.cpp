@@ -1,17 +1,21 @@
 // DPoP (RFC 9449) against a running server, with its bearer twin measured by the same client so
 // that the ratio compares the server's work only: N connections, each with its own managed-user
 // grant and its own ES256 key.
-//   dpop_bench me|refresh dpop|dpop-presigned|bearer BASE_URL CLIENT_ID CLIENT_SECRET SECONDS TOKENS_FILE
+//   dpop_bench me|refresh dpop|dpop-presigned|bearer|apikey BASE_URL CLIENT_ID CLIENT_SECRET SECONDS
+//   TOKENS_FILE
 // me: each connection refreshes its grant once (with a proof in the DPoP modes: its tokens become
 // bound), then GETs /v2/me in a loop, with `Authorization: DPoP` and a fresh proof per request
 // (dpop, dpop-presigned) or `Authorization: Bearer` (bearer). dpop-presigned signs every
 // connection's proofs (each with its own jti) before the clock starts, so that the client's ECDSA
 // signing does not take the shared cores from the server while it is measured; a connection that
 // runs out of proofs counts a failure. refresh: each connection rotates its refresh token in a
-// loop, with a fresh proof per grant (dpop) or without. TOKENS_FILE: one refresh token per line,
+// loop, with a fresh proof per grant (dpop) or without. apikey (me only): the same GET /v2/me
+// loop with `Authorization: Bearer $BENCH_API_KEY` instead of the grant's access token (the
+// yardstick of the token path, no refresh). TOKENS_FILE: one refresh token per line,
 // one connection per line. The grants and proofs are made before the measured seconds start.
 // Prints one JSON line (bench::Tally).
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <iostream>
@@ -136,9 +140,9 @@ nlohmann::json Refresh(CURL* c, const std::string& token_url, const std::string&
 
 int main(int argc, char** argv) {
   if (argc != 8) {
-    std::cerr
-        << "usage: dpop_bench me|refresh dpop|dpop-presigned|bearer BASE_URL CLIENT_ID CLIENT_SECRET SECONDS"
-           " TOKENS_FILE\n";
+    std::cerr << "usage: dpop_bench me|refresh dpop|dpop-presigned|bearer|apikey BASE_URL CLIENT_ID "
+                 "CLIENT_SECRET SECONDS"
+                 " TOKENS_FILE\n";
     return 2;
   }
   const std::string scenario = argv[1], base = argv[3], client_id = argv[4], secret = argv[5];
@@ -182,7 +186,9 @@ int main(int argc, char** argv) {
           ++tally.ok;
         }
       } else {
-        nlohmann::json t = Refresh(c, token_url, client_id, secret, refresh_token, proofs);
+        const char* api_key = mode == "apikey" ? std::getenv("BENCH_API_KEY") : nullptr;
+        nlohmann::json t = api_key ? nlohmann::json{{"access_token", std::string(api_key)}}
+                                   : Refresh(c, token_url, client_id, secret, refresh_token, proofs);
         const std::string access = t.is_null() ? "" : t["access_token"].get<std::string>();
         if (access.empty()) ++tally.failed;
         std::vector<std::string> signed_ahead;

@@ -7,7 +7,9 @@
 #include "json_list.hpp"
 #include "rendezvous/crypto.hpp"
 #include "rendezvous/text.hpp"
+#include "revocation_log.hpp"
 #include "scopes.hpp"
+#include "token_cache.hpp"
 
 namespace rendezvous::oauth {
 namespace {
@@ -144,8 +146,9 @@ Json ClientJson(const OAuthClient& client, const std::optional<std::string>& cli
   return j;
 }
 
-ClientService::ClientService(Database& db, UserDirectory& users, Mailer& mailer, Logger& logger)
-    : db_(db), users_(users), mailer_(mailer), logger_(logger) {}
+ClientService::ClientService(Database& db, UserDirectory& users, Mailer& mailer, Logger& logger,
+                             TokenCache* cache)
+    : db_(db), users_(users), mailer_(mailer), logger_(logger), cache_(cache) {}
 
 Result<std::pair<OAuthClient, std::optional<std::string>>> ClientService::Create(const NewClient& request) {
   const ClientSettings settings = NormalizeClientSettings(request.settings);
@@ -220,6 +223,7 @@ Result<OAuthClient> ClientService::Update(const std::string& client_id, std::opt
                                           const ClientUpdate& update) {
   ReviewDecision decision;
   ClientState before_state = ClientState::kPending;
+  bool tokens_changed = false;  // rejected, or the scopes its all-scopes grants show changed
   Result<OAuthClient> result = db_.Transaction([&](DbConnection& tx) -> Result<OAuthClient> {
     std::optional<OAuthClient> client = LoadClient(tx, client_id, true);
     if (!client || !OwnedBy(*client, acting_owner)) return NotFound();
@@ -272,8 +276,15 @@ Result<OAuthClient> ClientService::Update(const std::string& client_id, std::opt
          ListJson(after.scopes), ClientStateName(next_state),
          next_state == ClientState::kRejected ? client->review_reason : std::string(), require_par,
          client->client_id});
+    if ((next_state == ClientState::kRejected && client->state != ClientState::kRejected) ||
+        before.scopes != after.scopes) {
+      tokens_changed = true;
+      RecordRevocation(tx, Revocation{RevocationKind::kClient, client->client_id});
+    }
     return *LoadClient(tx, client->client_id, false);
   });
+  if (tokens_changed && cache_ && result.ok())
+    cache_->Evict(Revocation{RevocationKind::kClient, result->client_id});
   if (result.ok()) {
     logger_.Info("oauth client updated", {{"client_id", result->client_id},
                                           {"state_before", std::string(ClientStateName(before_state))},
@@ -307,6 +318,7 @@ Result<OAuthClient> ClientService::Review(const std::string& client_id, bool acc
     if (owner) {
       const std::string name = "\"" + client->settings.name + "\"";
       Mail mail;
+    if (!accept) RecordRevocation(tx, Revocation{RevocationKind::kClient, client->client_id});
       mail.to = owner->email;
       if (accept) {
         mail.subject = "Your OAuth client " + name + " was approved";
@@ -323,6 +335,7 @@ Result<OAuthClient> ClientService::Review(const std::string& client_id, bool acc
     }
     return *LoadClient(tx, client->client_id, false);
   });
+  if (result.ok() && !accept && cache_) cache_->Evict(Revocation{RevocationKind::kClient, result->client_id});
   if (result.ok()) {
     if (!owner) logger_.Warn("oauth client owner not found; no review mail", {{"client_id", client_id}});
     logger_.Info("oauth client reviewed",

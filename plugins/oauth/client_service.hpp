@@ -30,6 +30,8 @@
 
 namespace rendezvous::oauth {
 
+class TokenCache;
+
 using Json = nlohmann::json;
 
 struct ClientSecretInfo {
@@ -83,7 +85,10 @@ struct CreatedSecret {
 
 class ClientService {
  public:
-  ClientService(Database& db, UserDirectory& users, Mailer& mailer, Logger& logger);
+  // `cache`, when given, loses the tokens of a client as soon as it is rejected or its scopes change
+  // (what introspection shows for its all-scopes grants).
+  ClientService(Database& db, UserDirectory& users, Mailer& mailer, Logger& logger,
+                TokenCache* cache = nullptr);
 
   // Creates a pending client; a confidential one gets its first secret (returned once).
   // kInvalid with a clear message for any bad field; nothing is stored then.
@@ -116,6 +121,7 @@ class ClientService {
   UserDirectory& users_;
   Mailer& mailer_;
   Logger& logger_;
+  TokenCache* cache_;
 };
 
 }  // namespace rendezvous::oauth

@@ -11,8 +11,8 @@ constexpr size_t kMaxCodeLength = 256;
 
 }  // namespace
 
-CodeExchange::CodeExchange(Database& db, Logger& logger, TokenLifetimes lifetimes)
-    : db_(db), logger_(logger), lifetimes_(lifetimes) {}
+CodeExchange::CodeExchange(Database& db, Logger& logger, TokenLifetimes lifetimes, TokenCache* cache)
+    : db_(db), logger_(logger), lifetimes_(lifetimes), cache_(cache) {}
 
 std::string CodeExchange::IssueCode(const CodeGrant& grant) {
   const std::string code = crypto::RandomToken(kTokenBytes);
@@ -91,6 +91,7 @@ TokenResult CodeExchange::Exchange(const std::string& client_id, const std::stri
   if (replayed_grant != 0) {
     logger_.Warn("oauth authorization code replayed; grant revoked", {{"client_id", client_id}, {"grant_id", replayed_grant}});
   }
+    if (cache_) cache_->Evict(Revocation{RevocationKind::kGrant, std::to_string(replayed_grant)});
   return result;
 }
 

@@ -8,13 +8,15 @@
 
 #include "rendezvous/database.hpp"
 #include "rendezvous/log.hpp"
+#include "token_cache.hpp"
 #include "tokens.hpp"
 
 namespace rendezvous::oauth {
 
 class CodeExchange {
  public:
-  CodeExchange(Database& db, Logger& logger, TokenLifetimes lifetimes);
+  // `cache`, when given, loses the tokens of a grant this class revokes as soon as it is revoked.
+  CodeExchange(Database& db, Logger& logger, TokenLifetimes lifetimes, TokenCache* cache = nullptr);
 
   // Issues a single-use authorization code for the grant (called by the consent page on Allow).
   std::string IssueCode(const CodeGrant& grant);
@@ -36,6 +38,7 @@ class CodeExchange {
   Database& db_;
   Logger& logger_;
   TokenLifetimes lifetimes_;
+  TokenCache* cache_;
 };
 
 }  // namespace rendezvous::oauth

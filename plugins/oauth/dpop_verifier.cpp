@@ -36,6 +36,10 @@ Result<DpopProof> DpopVerifier::Check(std::string_view proof, std::string_view m
   return VerifyDpopProof(proof, expect, &keys_);
 }
 
+Result<bool> DpopVerifier::Claim(const DpopProof& proof) {
+  return jtis_.Claim(JtiKey(proof));
+}
+
 Result<bool> DpopVerifier::ClaimResolving(const DpopProof& proof, const std::string& token_hash,
                                           std::optional<ResolvedToken>& token) {
   return jtis_.ClaimResolving(JtiKey(proof), token_hash, token);

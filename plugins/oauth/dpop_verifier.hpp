@@ -35,6 +35,8 @@ class DpopVerifier {
   // The checks of Accept but the replay check, which ClaimResolving then makes.
   Result<DpopProof> Check(std::string_view proof, std::string_view method, std::string_view url,
                           std::string_view access_token = {});
+  // The replay check of a proof Check accepted: true when its jti is new.
+  Result<bool> Claim(const DpopProof& proof);
   // The replay check of a proof Check accepted (true: its jti is new) together with the look-up
   // of the live access token whose hash is `token_hash`, into `token` (DpopJtiLedger).
   Result<bool> ClaimResolving(const DpopProof& proof, const std::string& token_hash,

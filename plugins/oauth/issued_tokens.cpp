@@ -3,12 +3,14 @@
 #include <stdexcept>
 
 #include "rendezvous/crypto.hpp"
+#include "revocation_log.hpp"
 #include "scopes.hpp"
+#include "token_cache.hpp"
 #include "token_storage.hpp"
 
 namespace rendezvous::oauth {
 
-IssuedTokens::IssuedTokens(Database& db) : db_(db) {}
+IssuedTokens::IssuedTokens(Database& db, TokenCache* cache) : db_(db), cache_(cache) {}
 
 namespace {
 
@@ -17,7 +19,10 @@ constexpr size_t kMaxLiveByHash = 1000;
 // The live access tokens, ended by the condition on a.token_hash ("= ?" or "IN (…)"): a token not
 // expired or revoked, on a live grant of a client that is not rejected.
 constexpr std::string_view kLiveTokenColumns =
-    "g.id, g.client_id, g.user_id, g.scopes, g.all_scopes, g.kind, a.dpop_jkt";
+    "g.id, g.client_id, g.user_id, g.scopes, g.all_scopes, g.kind, a.dpop_jkt, c.scopes,"
+    " TIMESTAMPDIFF(SECOND, '1970-01-01', a.expires_at), TIMESTAMPDIFF(SECOND, '1970-01-01', a.created_at),"
+    " TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(3), a.expires_at) DIV 1000";
+constexpr int kLiveTokenColumnCount = 11;
 constexpr std::string_view kLiveTokensFrom =
     " FROM oauth_access_tokens a"
     " JOIN oauth_grants g ON g.id = a.grant_id"
@@ -38,10 +43,15 @@ ResolvedToken TokenOf(const DbRow& row) {
   t.grant_id = row.Int(1);
   t.client_id = row.String(2);
   t.user_id = row.Int(3);
-  for (std::string& s : JsonList(row.String(4))) t.scopes.insert(std::move(s));
+  std::vector<std::string> scopes = JsonList(row.String(4));
   t.all_scopes = row.Bool(5);
+  t.scope_text = JoinScopes(t.all_scopes ? JsonList(row.String(8)) : scopes);
+  for (std::string& s : scopes) t.scopes.insert(std::move(s));
   t.managed = row.String(6) == "managed";
   t.dpop_jkt = row.String(7);
+  t.expires_at = row.Int(9);
+  t.issued_at = row.Int(10);
+  t.expires_in_ms = row.Int(11);
   return t;
 }
 
@@ -49,8 +59,16 @@ ResolvedToken TokenOf(const DbRow& row) {
 
 std::optional<ResolvedToken> IssuedTokens::Resolve(std::string_view token) {
   if (!WellFormed(token, kAccessTokenPrefix)) return std::nullopt;
-  const std::string hash = crypto::Sha256Hex(token);
-  return db_.Run([&](DbConnection& conn) { return LiveOne(conn, hash); });
+  return ResolveHash(crypto::Sha256Hex(token));
+}
+
+std::optional<ResolvedToken> IssuedTokens::ResolveHash(const std::string& hash) {
+  if (!cache_) return db_.Run([&](DbConnection& conn) { return LiveOne(conn, hash); });
+  if (std::optional<ResolvedToken> cached = cache_->Get(hash)) return cached;
+  const TokenCache::Ticket ticket = cache_->Take();
+  std::optional<ResolvedToken> live = db_.Run([&](DbConnection& conn) { return LiveOne(conn, hash); });
+  if (live) cache_->Put(hash, *live, ticket);
+  return live;
 }
 
 std::optional<ResolvedToken> IssuedTokens::LiveOne(DbConnection& conn, const std::string& hash) {
@@ -82,7 +100,8 @@ std::unordered_map<std::string, ResolvedToken> IssuedTokens::LiveByHash(
     in += '\'';
   }
   const std::string sql = LiveTokens() + "IN (" + in + ")";
-  for (const DbRow& row : conn.QueryUnprepared(sql)) live.emplace(row.String(8), TokenOf(row));
+  for (const DbRow& row : conn.QueryUnprepared(sql))
+    live.emplace(row.String(kLiveTokenColumnCount + 1), TokenOf(row));
   return live;
 }
 
@@ -99,21 +118,28 @@ std::string IssuedTokens::LiveTokenJson(std::string_view hash_expression) {
 
 std::optional<ResolvedToken> IssuedTokens::TokenOfJson(std::string_view text) {
   const nlohmann::json a = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  // [id, client_id, user_id, scopes (the column's JSON text), all_scopes, kind, dpop_jkt]
-  constexpr size_t kColumns = 7;
+  // [id, client_id, user_id, scopes (the column's JSON text), all_scopes, kind, dpop_jkt,
+  //  client scopes (JSON text), expires_at, issued_at, expires_in_ms]
+  constexpr size_t kColumns = kLiveTokenColumnCount;
   if (!a.is_array() || a.size() != kColumns || !a[0].is_number_integer() || !a[1].is_string() ||
       !a[2].is_number_integer() || !a[3].is_string() || !a[4].is_number_integer() || !a[5].is_string() ||
-      !a[6].is_string()) {
+      !a[6].is_string() || !a[7].is_string() || !a[8].is_number_integer() || !a[9].is_number_integer() ||
+      !a[10].is_number_integer()) {
     return std::nullopt;
   }
   ResolvedToken t;
   t.grant_id = a[0].get<int64_t>();
   t.client_id = a[1].get<std::string>();
   t.user_id = a[2].get<int64_t>();
-  for (std::string& s : JsonList(a[3].get_ref<const std::string&>())) t.scopes.insert(std::move(s));
+  std::vector<std::string> scopes = JsonList(a[3].get_ref<const std::string&>());
   t.all_scopes = a[4].get<int64_t>() != 0;
+  t.scope_text = JoinScopes(t.all_scopes ? JsonList(a[7].get_ref<const std::string&>()) : scopes);
+  for (std::string& s : scopes) t.scopes.insert(std::move(s));
   t.managed = a[5].get_ref<const std::string&>() == "managed";
   t.dpop_jkt = a[6].get<std::string>();
+  t.expires_at = a[8].get<int64_t>();
+  t.issued_at = a[9].get<int64_t>();
+  t.expires_in_ms = a[10].get<int64_t>();
   return t;
 }
 
@@ -121,40 +147,54 @@ void IssuedTokens::Revoke(const std::string& client_id, const std::string& token
   const bool access = WellFormed(token, kAccessTokenPrefix);
   if (!access && !WellFormed(token, kRefreshTokenPrefix)) return;
   const std::string hash = crypto::Sha256Hex(token);
-  db_.Transaction([&](DbConnection& tx) {
+  std::optional<Revocation> revoked = db_.Transaction([&](DbConnection& tx) -> std::optional<Revocation> {
     if (access) {
-      tx.Exec(
+      const uint64_t n = tx.Exec(
           "UPDATE oauth_access_tokens a JOIN oauth_grants g ON g.id = a.grant_id"
-          " SET a.revoked_at = UTC_TIMESTAMP(3) WHERE a.token_hash = ? AND g.client_id = ? AND a.revoked_at IS NULL",
+          " SET a.revoked_at = UTC_TIMESTAMP(3) WHERE a.token_hash = ? AND g.client_id = ? AND a.revoked_at "
+          "IS NULL",
           {hash, client_id});
-      return;
+      if (n == 0) return std::nullopt;
+      Revocation r{RevocationKind::kToken, hash};
+      RecordRevocation(tx, r);
+      return r;
     }
     std::optional<DbRow> grant = tx.QueryOne(
         "SELECT g.id FROM oauth_refresh_tokens r JOIN oauth_grants g ON g.id = r.grant_id"
         " WHERE r.token_hash = ? AND g.client_id = ?",
         {hash, client_id});
-    if (grant) RevokeGrant(tx, grant->Int(1));
+    if (!grant || !RevokeGrant(tx, grant->Int(1))) return std::nullopt;
+    return Revocation{RevocationKind::kGrant, std::to_string(grant->Int(1))};
   });
+  if (revoked && cache_) cache_->Evict(*revoked);
 }
 
 nlohmann::json IssuedTokens::Introspect(const std::string& client_id, const std::string& token) {
   const bool access = WellFormed(token, kAccessTokenPrefix);
   if (!access && !WellFormed(token, kRefreshTokenPrefix)) return {{"active", false}};
   const std::string hash = crypto::Sha256Hex(token);
-  const std::string table = access ? "oauth_access_tokens" : "oauth_refresh_tokens";
-  const std::string extra = access ? "" : " AND t.rotated_at IS NULL";
+  if (access) {
+    // The live token as a protected route sees it (from the cache when it holds it).
+    std::optional<ResolvedToken> live = ResolveHash(hash);
+    if (!live || live->client_id != client_id) return {{"active", false}};
+    nlohmann::json out = {{"active", true},
+                          {"scope", live->scope_text},
+                          {"client_id", client_id},
+                          {"sub", std::to_string(live->user_id)},
+                          {"exp", live->expires_at},
+                          {"iat", live->issued_at},
+                          {"token_type", live->dpop_jkt.empty() ? "bearer" : "DPoP"}};
+    if (!live->dpop_jkt.empty()) out["cnf"] = {{"jkt", live->dpop_jkt}};
+    return out;
+  }
   return db_.Run([&](DbConnection& conn) -> nlohmann::json {
     std::optional<DbRow> rs = conn.QueryOne(
         "SELECT g.user_id, g.scopes, g.all_scopes, c.scopes, TIMESTAMPDIFF(SECOND, '1970-01-01', "
         "t.expires_at), TIMESTAMPDIFF(SECOND, '1970-01-01', t.created_at), t.dpop_jkt"
-        " FROM " +
-            table +
-            " t JOIN oauth_grants g ON g.id = t.grant_id"
-            " JOIN oauth_clients c ON c.client_id = g.client_id"
-            " WHERE t.token_hash = ? AND g.client_id = ? AND t.revoked_at IS NULL AND t.expires_at > "
-            "UTC_TIMESTAMP(3)"
-            " AND g.revoked_at IS NULL AND c.state <> 'rejected'" +
-            extra,
+        " FROM oauth_refresh_tokens t JOIN oauth_grants g ON g.id = t.grant_id"
+        " JOIN oauth_clients c ON c.client_id = g.client_id"
+        " WHERE t.token_hash = ? AND g.client_id = ? AND t.revoked_at IS NULL AND t.expires_at > UTC_TIMESTAMP(3)"
+        " AND g.revoked_at IS NULL AND c.state <> 'rejected' AND t.rotated_at IS NULL",
         {hash, client_id});
     if (!rs) return {{"active", false}};
     const bool all_scopes = rs->Bool(3);
@@ -166,7 +206,7 @@ nlohmann::json IssuedTokens::Introspect(const std::string& client_id, const std:
                           {"sub", std::to_string(rs->Int(1))},
                           {"exp", rs->Int(5)},
                           {"iat", rs->Int(6)},
-                          {"token_type", access ? (jkt.empty() ? "bearer" : "DPoP") : "refresh_token"}};
+                          {"token_type", "refresh_token"}};
     if (!jkt.empty()) out["cnf"] = {{"jkt", jkt}};
     return out;
   });

@@ -1,7 +1,9 @@
 // Tokens once issued (spec §4.4, RFC 7009, RFC 7662): bearer resolution for the host's registry,
-// introspection and revocation for the client that holds them. No cache: every Resolve is one
-// indexed query, so a revocation takes effect at once on every instance. Thread-safe; may throw
-// DatabaseUnavailable. The Database must outlive it.
+// introspection and revocation for the client that holds them. With a TokenCache, live access
+// tokens are served from memory (token_cache.hpp says for how long a revoked one may still be
+// served: not at all here once Revoke returned, at most 1 s on other instances); without one,
+// every Resolve is one indexed query. Thread-safe; may throw DatabaseUnavailable. The Database
+// and the cache must outlive it.
 #pragma once
 
 #include <cstdint>
@@ -28,15 +30,26 @@ struct ResolvedToken {
   bool all_scopes = false;  // a legacy client's grant
   bool managed = false;     // a managed user's grant (§5.1), else a third-party app's
   std::string dpop_jkt;     // the DPoP key the token is bound to ('' = a bearer token)
+  // For introspection and the cache: the scope introspection shows (the grant's, or the client's
+  // for an all-scopes grant, space-separated), the token's expiry and issue times (Unix seconds)
+  // and how long it had left when it was read (milliseconds, by the database's clock).
+  std::string scope_text;
+  int64_t expires_at = 0;
+  int64_t issued_at = 0;
+  int64_t expires_in_ms = 0;
 };
+
+class TokenCache;
 
 class IssuedTokens {
  public:
-  explicit IssuedTokens(Database& db);
+  explicit IssuedTokens(Database& db, TokenCache* cache = nullptr);
 
   // A live access token (not expired or revoked, on a live grant of a client that is not
   // rejected); nullopt for anything else, a malformed token without a query.
   std::optional<ResolvedToken> Resolve(std::string_view token);
+  // Resolve by the token's hash (SHA-256 hex), from the cache when it holds it.
+  std::optional<ResolvedToken> ResolveHash(const std::string& hash);
 
   // The live access tokens among `hashes` (SHA-256 hex of tokens, as stored), by hash, read on
   // `conn` in one statement: what Resolve reads, for several tokens at once (DpopJtiLedger reads
@@ -64,6 +77,7 @@ class IssuedTokens {
   static std::optional<ResolvedToken> LiveOne(DbConnection& conn, const std::string& hash);
 
   Database& db_;
+  TokenCache* cache_;
 };
 
 }  // namespace rendezvous::oauth

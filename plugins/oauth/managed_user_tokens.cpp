@@ -7,8 +7,8 @@
 
 namespace rendezvous::oauth {
 
-ManagedUserTokens::ManagedUserTokens(Database& db, TokenLifetimes lifetimes)
-    : db_(db), lifetimes_(lifetimes) {}
+ManagedUserTokens::ManagedUserTokens(Database& db, TokenLifetimes lifetimes, TokenCache* cache)
+    : db_(db), lifetimes_(lifetimes), cache_(cache) {}
 
 namespace {
 
@@ -28,21 +28,33 @@ TokenResponse IssueOn(DbConnection& tx, const std::string& client_id, int64_t us
 }  // namespace
 
 TokenResponse ManagedUserTokens::Reissue(const std::string& client_id, int64_t user_id) {
-  return db_.Transaction([&](DbConnection& tx) {
-    tx.Exec(
-        "UPDATE oauth_grants SET revoked_at = UTC_TIMESTAMP(3)"
-        " WHERE user_id = ? AND client_id = ? AND kind = 'managed' AND revoked_at IS NULL",
-        {user_id, client_id});
+  // The log names the user: its tokens of other clients leave the caches too (and come back on
+  // their next use), which keeps the log to one kind of row for both revocations here.
+  const Revocation revocation{RevocationKind::kUser, std::to_string(user_id)};
+  bool revoked = false;
+  TokenResponse out = db_.Transaction([&](DbConnection& tx) {
+    revoked = tx.Exec(
+                  "UPDATE oauth_grants SET revoked_at = UTC_TIMESTAMP(3)"
+                  " WHERE user_id = ? AND client_id = ? AND kind = 'managed' AND revoked_at IS NULL",
+                  {user_id, client_id}) > 0;
+    if (revoked) RecordRevocation(tx, revocation);
     return IssueOn(tx, client_id, user_id, lifetimes_);
   });
+  if (revoked && cache_) cache_->Evict(revocation);
+  return out;
 }
 
 void ManagedUserTokens::RevokeAll(int64_t user_id) {
-  db_.Run([&](DbConnection& conn) {
-    conn.Exec(
-        "UPDATE oauth_grants SET revoked_at = UTC_TIMESTAMP(3) WHERE user_id = ? AND revoked_at IS NULL",
-        {user_id});
+  const Revocation revocation{RevocationKind::kUser, std::to_string(user_id)};
+  const bool revoked = db_.Transaction([&](DbConnection& tx) {
+    const bool any =
+        tx.Exec(
+            "UPDATE oauth_grants SET revoked_at = UTC_TIMESTAMP(3) WHERE user_id = ? AND revoked_at IS NULL",
+            {user_id}) > 0;
+    if (any) RecordRevocation(tx, revocation);
+    return any;
   });
+  if (revoked && cache_) cache_->Evict(revocation);
 }
 
 TokenResponse ManagedUserTokens::Issue(const std::string& client_id, int64_t user_id,

@@ -8,13 +8,15 @@
 #include <string>
 
 #include "rendezvous/database.hpp"
+#include "token_cache.hpp"
 #include "tokens.hpp"
 
 namespace rendezvous::oauth {
 
 class ManagedUserTokens {
  public:
-  ManagedUserTokens(Database& db, TokenLifetimes lifetimes);
+  // `cache`, when given, loses the tokens this class revokes as soon as they are revoked.
+  ManagedUserTokens(Database& db, TokenLifetimes lifetimes, TokenCache* cache = nullptr);
 
   // The caller checks that the client exists and is not rejected (throws std::runtime_error when
   // the client row is missing). Links the user to the client when it is not linked yet, with
@@ -30,6 +32,7 @@ class ManagedUserTokens {
  private:
   Database& db_;
   TokenLifetimes lifetimes_;
+  TokenCache* cache_;
 };
 
 }  // namespace rendezvous::oauth

@@ -192,6 +192,19 @@ INSERT IGNORE INTO oauth_managed_users (user_id, client_id, created_at)
    WHERE g.kind = 'managed'
      AND g.id = (SELECT MIN(f.id) FROM oauth_grants f WHERE f.user_id = g.user_id AND f.kind = 'managed'))sql";
 
+// The revocation log (revocation_log.hpp): one row per revocation of access tokens, written in
+// the revoking transaction, read by every instance's feed by created_at (the last seconds) and
+// deleted by the purger after a few minutes. kind: token (subject = the token's hash), grant
+// (its id), user (its id) or client (its client_id).
+constexpr const char* kRevocationsMigration = R"sql(CREATE TABLE IF NOT EXISTS oauth_revocations (
+  id BIGINT NOT NULL AUTO_INCREMENT,
+  created_at DATETIME(3) NOT NULL,
+  kind VARCHAR(8) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  subject VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  PRIMARY KEY (id),
+  KEY ix_oauth_revocations_created (created_at)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci)sql";
+
 }  // namespace
 
 std::vector<Migration> OAuthMigrations() {
@@ -203,7 +216,8 @@ std::vector<Migration> OAuthMigrations() {
       Migration{5, "DPoP: token key binding, oauth_dpop_jtis",
                 std::string(kDpopMigration) + ";\n" + RotateProcedure(true)},
       Migration{6, "oauth_pushed_requests.client_address", kPushedAddressMigration},
-      Migration{7, "oauth_managed_users", kManagedUsersMigration}};
+      Migration{7, "oauth_managed_users", kManagedUsersMigration},
+      Migration{8, "oauth_revocations", kRevocationsMigration}};
 }
 
 }  // namespace rendezvous::oauth

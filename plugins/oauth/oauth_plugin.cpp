@@ -23,6 +23,8 @@
 #include "refresh_grant.hpp"
 #include "rendezvous/crypto.hpp"
 #include "rendezvous/plugin.hpp"
+#include "revocation_log.hpp"
+#include "token_cache.hpp"
 #include "token_endpoint.hpp"
 #include "token_metrics.hpp"
 #include "token_purger.hpp"
@@ -33,15 +35,20 @@ namespace {
 
 // The token jobs, owned together by the plugin.
 struct TokenJobs {
-  TokenJobs(Database& db, Logger& logger, TokenLifetimes lifetimes, int64_t dpop_max_age)
-      : codes(db, logger, lifetimes),
-        refresh(db, logger, lifetimes),
-        managed(db, lifetimes),
+  TokenJobs(Database& db, Logger& logger, Metrics& metrics, TokenLifetimes lifetimes, int64_t dpop_max_age,
+            TokenCacheLimits cache_limits)
+      : cache(cache_limits, &metrics),
+        feed(db, logger, cache),
+        codes(db, logger, lifetimes, &cache),
+        refresh(db, logger, lifetimes, &cache),
+        managed(db, lifetimes, &cache),
         managed_users(db),
         platform(db, managed_users),
-        issued(db),
+        issued(db, &cache),
         purger(db, logger),
         dpop(db, dpop_max_age) {}
+  TokenCache cache;
+  RevocationFeed feed;
   CodeExchange codes;
   RefreshGrant refresh;
   ManagedUserTokens managed;
@@ -79,9 +86,13 @@ class OAuthPlugin final : public Plugin {
     tokens_->purger.Start(std::chrono::seconds(60), [metrics = metrics_](const ActiveGrants& grants) {
       metrics->SetActiveGrants(grants);
     });
+    if (tokens_->cache.enabled()) tokens_->feed.Start();
     return Status::Ok();
   }
-  void Stop() noexcept override { tokens_->purger.Stop(); }
+  void Stop() noexcept override {
+    tokens_->feed.Stop();
+    tokens_->purger.Stop();
+  }
 
  private:
   PluginContext& ctx_;
@@ -102,6 +113,9 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   const long par_pending_per_address = c.Int("par_pending_per_address", 20, 1, 10000);
   const int64_t dpop_max_age = c.Int("dpop_max_age", 300, 1, 86400);
   const int64_t managed_users_per_client = c.Int("managed_users_per_client", 10000, 1, 10000000);
+  TokenCacheLimits cache_limits;
+  cache_limits.max_entries = static_cast<size_t>(c.Int("token_cache_entries", 100000, 0, 100000000));
+  cache_limits.max_bytes = static_cast<size_t>(c.Int("token_cache_bytes", 67108864, 1048576, 68719476736));
   c.RejectUnknown();
   for (auto [key, seconds] : {std::pair{"access_token_ttl", lifetimes.access_token_ttl},
                               std::pair{"refresh_token_ttl", lifetimes.refresh_token_ttl},
@@ -111,8 +125,10 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
                         {{"key", std::string("plugins.oauth.") + key}, {"seconds", seconds}});
   }
 
-  auto clients = std::make_shared<ClientService>(ctx.db(), ctx.identity(), ctx.mailer(), ctx.logger());
-  auto tokens = std::make_shared<TokenJobs>(ctx.db(), ctx.logger(), lifetimes, dpop_max_age);
+  auto tokens = std::make_shared<TokenJobs>(ctx.db(), ctx.logger(), ctx.metrics(), lifetimes, dpop_max_age,
+                                            cache_limits);
+  auto clients =
+      std::make_shared<ClientService>(ctx.db(), ctx.identity(), ctx.mailer(), ctx.logger(), &tokens->cache);
   ctx.AddMigrations(OAuthMigrations());
 
   // One resolver for both kinds; the principal's kind tells them apart.
@@ -134,7 +150,17 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
       out.proof_error = checked.status().message();
       resolved = tokens->issued.Resolve(token);
     } else if (WellFormed(token, kAccessTokenPrefix)) {
-      Result<bool> fresh = tokens->dpop.ClaimResolving(*checked, crypto::Sha256Hex(token), resolved);
+      // A token in memory needs only its proof's claim; otherwise the claim reads it too.
+      const std::string hash = crypto::Sha256Hex(token);
+      resolved = tokens->cache.Get(hash);
+      Result<bool> fresh = false;
+      if (resolved) {
+        fresh = tokens->dpop.Claim(*checked);
+      } else {
+        const TokenCache::Ticket ticket = tokens->cache.Take();
+        fresh = tokens->dpop.ClaimResolving(*checked, hash, resolved);
+        if (fresh.ok() && resolved) tokens->cache.Put(hash, *resolved, ticket);
+      }
       if (!fresh.ok()) {
         out.proof_error = fresh.status().message();
       } else if (*fresh) {

@@ -94,8 +94,8 @@ std::optional<TokenError> CheckDpopBinding(const RefreshRow& row, const std::str
 
 }  // namespace
 
-RefreshGrant::RefreshGrant(Database& db, Logger& logger, TokenLifetimes lifetimes)
-    : db_(db), logger_(logger), lifetimes_(lifetimes) {}
+RefreshGrant::RefreshGrant(Database& db, Logger& logger, TokenLifetimes lifetimes, TokenCache* cache)
+    : db_(db), logger_(logger), lifetimes_(lifetimes), cache_(cache) {}
 
 TokenResult RefreshGrant::Refresh(const std::string& client_id, const std::string& refresh_token,
                                   const ClientCheck& authenticate, const std::string& dpop_jkt) {
@@ -192,6 +192,7 @@ TokenResult RefreshGrant::RefreshLocked(const std::string& client_id, const std:
   if (reused_grant != 0) {
     logger_.Warn("oauth refresh token reused; grant revoked", {{"client_id", client_id}, {"grant_id", reused_grant}});
   }
+    if (cache_) cache_->Evict(Revocation{RevocationKind::kGrant, std::to_string(reused_grant)});
   return result;
 }
 

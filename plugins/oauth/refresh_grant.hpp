@@ -8,13 +8,15 @@
 
 #include "rendezvous/database.hpp"
 #include "rendezvous/log.hpp"
+#include "token_cache.hpp"
 #include "tokens.hpp"
 
 namespace rendezvous::oauth {
 
 class RefreshGrant {
  public:
-  RefreshGrant(Database& db, Logger& logger, TokenLifetimes lifetimes);
+  // `cache`, when given, loses the tokens of a grant this class revokes as soon as it is revoked.
+  RefreshGrant(Database& db, Logger& logger, TokenLifetimes lifetimes, TokenCache* cache = nullptr);
 
   // Rotates; scopes preserved; presenting a rotated token again -> invalid_grant /
   // refresh_token_revoked and the whole grant is revoked. `authenticate` runs on the client's
@@ -42,6 +44,7 @@ class RefreshGrant {
   Database& db_;
   Logger& logger_;
   TokenLifetimes lifetimes_;
+  TokenCache* cache_;
 };
 
 }  // namespace rendezvous::oauth

@@ -17,6 +17,8 @@ uint64_t TokenPurger::PurgeExpired(size_t batch) {
       "LIMIT ?",
       "DELETE FROM oauth_pushed_requests WHERE expires_at < UTC_TIMESTAMP(3) LIMIT ?",
       "DELETE FROM oauth_dpop_jtis WHERE expires_at < UTC_TIMESTAMP(3) LIMIT ?",
+      // RevocationFeed::kKeep: long past the feed's window.
+      "DELETE FROM oauth_revocations WHERE created_at < UTC_TIMESTAMP(3) - INTERVAL 10 MINUTE LIMIT ?",
   };
   if (batch == 0) batch = 1;
   uint64_t total = 0;

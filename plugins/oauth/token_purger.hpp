@@ -28,8 +28,8 @@ class TokenPurger {
   // (at most kMaxPurgeBatches per table per call): expired codes (used or not; a used code is
   // kept until it expires so a replay still revokes its grant), expired or revoked access
   // tokens, expired or revoked refresh tokens (rotated ones are kept until they expire, for
-  // reuse detection), expired pushed authorization requests. Grants are kept. Returns the number of rows
-  // deleted.
+  // reuse detection), expired pushed authorization requests, revocation log rows older than ten minutes.
+  // Grants are kept. Returns the number of rows deleted.
   uint64_t PurgeExpired(size_t batch = 1000);
   // Counts the active grants (one query over the live refresh tokens).
   ActiveGrants CountActiveGrants();

@@ -1,6 +1,7 @@
 #include "token_storage.hpp"
 
 #include "rendezvous/crypto.hpp"
+#include "revocation_log.hpp"
 #include "scopes.hpp"
 
 namespace rendezvous::oauth {
@@ -55,8 +56,13 @@ std::string ScopeText(const std::vector<std::string>& scopes, bool all_scopes, c
   return JoinScopes(all_scopes ? client.scopes : scopes);
 }
 
-void RevokeGrant(DbConnection& conn, int64_t grant_id) {
-  conn.Exec("UPDATE oauth_grants SET revoked_at = UTC_TIMESTAMP(3) WHERE id = ? AND revoked_at IS NULL", {grant_id});
+bool RevokeGrant(DbConnection& conn, int64_t grant_id) {
+  if (conn.Exec("UPDATE oauth_grants SET revoked_at = UTC_TIMESTAMP(3) WHERE id = ? AND revoked_at IS NULL",
+                {grant_id}) == 0) {
+    return false;
+  }
+  RecordRevocation(conn, Revocation{RevocationKind::kGrant, std::to_string(grant_id)});
+  return true;
 }
 
 TokenResponse NewTokenPair(const TokenLifetimes& lifetimes) {

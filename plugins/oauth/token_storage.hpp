@@ -57,7 +57,10 @@ std::optional<TokenError> CheckClientUsable(const ClientRow& client, int64_t use
 // client's scopes ("" when it has none).
 std::string ScopeText(const std::vector<std::string>& scopes, bool all_scopes, const ClientRow& client);
 
-void RevokeGrant(DbConnection& conn, int64_t grant_id);
+// Revokes the grant (every token of it) and writes its revocation log row (revocation_log.hpp),
+// on the caller's transaction; false when it was revoked already. The caller evicts the grant
+// from its TokenCache once the transaction committed.
+bool RevokeGrant(DbConnection& conn, int64_t grant_id);
 
 // A fresh access and refresh token, not yet stored; the response has no scope.
 TokenResponse NewTokenPair(const TokenLifetimes& lifetimes);

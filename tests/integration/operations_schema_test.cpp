@@ -23,7 +23,7 @@ TEST(OperationsSchema, EveryTableIsInnoDbWithAPrimaryKeyAndTheOnlyRoutineIsTheRe
   TestServer server(db.name());
   server.Migrate();
   EXPECT_EQ(db.QueryValue("SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE()"),
-            "40");
+            "41");
   const std::string without_key = db.QueryValue(
       "SELECT COALESCE(GROUP_CONCAT(t.table_name), '') FROM information_schema.tables t"
       " WHERE t.table_schema = DATABASE() AND NOT EXISTS (SELECT 1 FROM information_schema.table_constraints c"

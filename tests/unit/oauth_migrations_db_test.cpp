@@ -21,6 +21,7 @@ TEST(OAuthMigrations, AppliedVersionsKeepTheirChecksums) {
       "f303a852248be18deb95c1ac73a711c0e2460c7b4bf3127a1d6ed5cdba4d8b53",
       "63a28947e0c6c1f54288caacc1e27192edbda0bc7f6b98aa50155421b7033992",
       "18d477c67de2b55d88744cf04caa3768dc703eb80a507ad5f951ad63c8c426a8",
+      "fa73fca8b1b7a59bbbc30cdb27957d3b473915990028b0fc65d672abdb5a3066",
   };
   const std::vector<Migration> migrations = OAuthMigrations();
   ASSERT_EQ(migrations.size(), expected.size());

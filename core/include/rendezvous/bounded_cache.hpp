@@ -11,8 +11,10 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <list>
 #include <mutex>
@@ -73,6 +75,7 @@ class BoundedCache {
     while (!s.order.empty() &&
            (s.index.size() >= per_shard_ || (bytes_per_shard_ > 0 && s.bytes + bytes > bytes_per_shard_))) {
       Drop(s, std::prev(s.order.end()));
+      evicted_.fetch_add(1, std::memory_order_relaxed);
     }
     s.order.push_front(Entry{key, std::move(value), expires, bytes});
     s.index.emplace(key, s.order.begin());
@@ -107,6 +110,9 @@ class BoundedCache {
     }
     return n;
   }
+
+  // The entries dropped so far to keep a bound (not those erased, replaced or expired).
+  uint64_t Evicted() const { return evicted_.load(std::memory_order_relaxed); }
 
   // What the entries weigh together (0 without a byte bound).
   size_t Bytes() {
@@ -146,6 +152,7 @@ class BoundedCache {
   const NowFn now_;
   const WeighFn weigh_;
   std::array<Shard, kShards> shards_;
+  std::atomic<uint64_t> evicted_{0};
 };
 
 }  // namespace rendezvous
