@@ -211,7 +211,7 @@ int main(int argc, char** argv) {
       pick_over_tree.push_back(readers[0].ns.back() / readers[3].ns.back());
       fields_over_pick.push_back(readers[1].ns.back() / readers[0].ns.back());
     }
-    std::printf("{\"event\":\"%s\",\"bytes\":%zu,\"rounds\":%d,\"reads_a_round\":%ld", size.name, text.size(),
+    std::printf(R"({"event":"%s","bytes":%zu,"rounds":%d,"reads_a_round":%ld)", size.name, text.size(),
                 rounds, n);
     for (const Reader& r : readers) std::printf(",\"%s_ns\":%.1f", r.name, Median(r.ns));
     std::printf(",\"pick_over_tree\":%.3f,\"fields_over_pick\":%.3f}\n", Median(pick_over_tree),

@@ -79,8 +79,8 @@ class Walker {
     if (doc.get_array().get(wrapper) != simdjson::SUCCESS) return false;
     size_t elements = 0;
     for (auto item : wrapper) {
-      od::value element;
-      if (++elements > 1 || std::move(item).get(element) != simdjson::SUCCESS) return false;
+      if (++elements > 1 || item.error() != simdjson::SUCCESS) return false;
+      od::value element = item.value_unsafe();
       if (!Value(element, all, 0)) return false;
     }
     // One element, and nothing after the array: the location past the last token is out of bounds.
@@ -150,8 +150,8 @@ class Walker {
     if (v.get_array().get(array) != simdjson::SUCCESS) return false;
     int64_t index = -1;
     for (auto item : array) {
-      od::value element;
-      if (std::move(item).get(element) != simdjson::SUCCESS) return false;
+      if (item.error() != simdjson::SUCCESS) return false;
+      od::value element = item.value_unsafe();
       ++index;
       uint64_t on = 0;
       for (uint64_t m = deeper; m != 0; m &= m - 1) {
