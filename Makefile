@@ -11,7 +11,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PACKAGES := build-essential cmake ninja-build pkg-config ccache \
   libpistache-dev libyaml-cpp-dev liblua5.4-dev libmysqlcppconn-dev libssl-dev prometheus-cpp-dev \
   libcurl4-openssl-dev nlohmann-json3-dev libgtest-dev libgmock-dev libkainjow-mustache-dev \
-  libhowardhinnant-date-dev tzdata libical-dev \
+  libhowardhinnant-date-dev tzdata libical-dev libsimdjson-dev \
   mariadb-server mariadb-client prometheus nginx galera-4 haproxy rsync wrk curl file systemd chromium clang libclang-rt-14-dev \
   clang-format clang-tidy lld
 E2E_DIR := tests/e2e

@@ -1,426 +1,274 @@
 #include "rendezvous/json_pick.hpp"
 
+#include <simdjson.h>
+
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <string>
 #include <utility>
 
 namespace rendezvous::json {
 namespace {
 
 using Json = nlohmann::json;
+namespace od = simdjson::ondemand;
 
-// One pass over the text that checks it is one well-formed JSON value (RFC 8259, strings in
-// well-formed UTF-8, as nlohmann's parser has it) and builds a value only where a path ends.
-// Everything else is stepped over: a string's bytes are validated but not copied, a member name is
-// compared in place unless it has escapes. Which paths still lead through the value at hand is a
-// bit set per level (at most 64 paths a pass), so a value off every path costs no comparison.
-class Scanner {
+// simdjson reads up to SIMDJSON_PADDING bytes past the text: a thread copies each text into a
+// buffer of its own with that room. Texts up to kKeptBytes reuse the thread's buffer and parser
+// (whose indexes grow to the longest text read); a longer one gets both for its call alone, so
+// what a thread keeps between calls stays bounded.
+constexpr size_t kKeptBytes = size_t{1} << 20;
+
+struct Reader {
+  od::parser parser;
+  std::unique_ptr<char[]> buffer;
+  size_t capacity = 0;  // of `buffer`, padding left out
+
+  // `text` in the buffer as the one element of an array, "[" text "]", followed by zeroed padding.
+  // Every value of the text is then read as a value inside an array: simdjson's readers of a
+  // document's root scalar check less (trailing whitespace, a bare word), the array's reader checks
+  // that one value fills it.
+  std::string_view Wrapped(std::string_view text) {
+    const size_t size = text.size() + 2;
+    if (capacity < size || !buffer) {
+      capacity = std::max<size_t>(size, 4096);
+      buffer = std::make_unique<char[]>(capacity + simdjson::SIMDJSON_PADDING);
+    }
+    buffer[0] = '[';
+    std::memcpy(buffer.get() + 1, text.data(), text.size());
+    buffer[size - 1] = ']';
+    std::memset(buffer.get() + size, 0, simdjson::SIMDJSON_PADDING);
+    return {buffer.get(), size};
+  }
+};
+
+// A path step that names an array element ("0", "12"; not "01" or "-1"), else -1.
+int64_t CanonicalIndex(const std::string& step) {
+  if (step.empty() || step.size() > 18 || (step.size() > 1 && step[0] == '0')) return -1;
+  int64_t n = 0;
+  for (char c : step) {
+    if (c < '0' || c > '9') return -1;
+    n = n * 10 + (c - '0');
+  }
+  return n;
+}
+
+// One walk of the whole document with simdjson On-Demand: every value is read (a member name or a
+// string unescaped, a number converted), so the text is checked to its end as a parser that
+// builds the tree checks it, but a value is built only where a path ends. Which paths still lead
+// through the value at hand is a bit set (at most 64 paths a walk), so a value off every path
+// costs no comparison.
+class Walker {
  public:
-  Scanner(std::string_view text, const std::vector<JsonPath>& paths, size_t first, size_t count,
-          std::vector<Json>& values)
-      : p_(text.data()),
-        end_(text.data() + text.size()),
-        paths_(paths),
-        first_(first),
-        count_(count),
-        values_(values) {
+  Walker(const std::vector<JsonPath>& paths, size_t first, size_t count, std::vector<Json>& values)
+      : paths_(paths), first_(first), count_(count), values_(values) {
     index_.resize(count);
     for (size_t i = 0; i < count; ++i) {
       for (const std::string& step : paths[first + i]) index_[i].push_back(CanonicalIndex(step));
     }
   }
 
-  bool Run() {
-    // A UTF-8 byte order mark before the value is skipped, as nlohmann's parser does.
-    if (end_ - p_ >= 3 && std::memcmp(p_, "\xEF\xBB\xBF", 3) == 0) p_ += 3;
+  // The text's value is the one element of the document's array (Reader::Wrapped).
+  bool Run(od::document& doc) {
     const uint64_t all = count_ == 64 ? ~uint64_t{0} : (uint64_t{1} << count_) - 1;
-    if (!Value(all)) return false;
-    SkipSpace();
-    return p_ == end_;
+    od::array wrapper;
+    if (doc.get_array().get(wrapper) != simdjson::SUCCESS) return false;
+    size_t elements = 0;
+    for (auto item : wrapper) {
+      if (++elements > 1 || item.error() != simdjson::SUCCESS) return false;
+      od::value element = item.value_unsafe();
+      if (!Value(element, all, 0)) return false;
+    }
+    // One element, and nothing after the array: the location past the last token is out of bounds.
+    return elements == 1 && doc.current_location().error() == simdjson::OUT_OF_BOUNDS;
   }
 
  private:
-  // An object's member or an array's element being read, and which paths lead through it.
-  struct Frame {
-    bool array = false;
-    int64_t index = -1;   // the array's current element
-    uint64_t inside = 0;  // paths that lead through this container (to a level below it)
-  };
-
-  // A path step that names an array element ("0", "12"; not "01" or "-1"), else -1.
-  static int64_t CanonicalIndex(const std::string& step) {
-    if (step.empty() || step.size() > 18 || (step.size() > 1 && step[0] == '0')) return -1;
-    int64_t n = 0;
-    for (char c : step) {
-      if (c < '0' || c > '9') return -1;
-      n = n * 10 + (c - '0');
-    }
-    return n;
-  }
-
-  size_t Depth() const { return frames_.size(); }
   const JsonPath& PathOf(size_t bit) const { return paths_[first_ + bit]; }
 
-  void SkipSpace() {
-    while (p_ != end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) ++p_;
-  }
-
-  // The value at hand, reached by the paths in `on`: a scalar is kept where a path ends at it and
-  // clears what an earlier occurrence left on the longer paths; a container clears every path
-  // through it, then reads its members with the paths that go deeper.
-  // Iterative: the nesting depth is bounded by the text's length alone, as in nlohmann's parser.
-  bool Value(uint64_t on) {
-    for (;;) {
-      SkipSpace();
-      if (p_ == end_) return false;
-      const char c = *p_;
-      if (c == '{' || c == '[') {
-        ++p_;
-        uint64_t deeper = 0;
-        for (uint64_t m = on; m != 0; m &= m - 1) {
-          const auto bit = static_cast<size_t>(__builtin_ctzll(m));
-          values_[first_ + bit] = Json(Json::value_t::discarded);
-          if (PathOf(bit).size() > Depth()) deeper |= uint64_t{1} << bit;
-        }
-        frames_.push_back(Frame{c == '[', -1, deeper});
-        SkipSpace();
-        if (p_ != end_ && *p_ == (c == '[' ? ']' : '}')) {
-          ++p_;
-          frames_.pop_back();
-        } else {
-          // The first member or element.
-          if (!Next(on)) return false;
-          continue;
-        }
-      } else {
-        if (!Scalar(on)) return false;
-      }
-      // The value ended: close what ends with it, move to the next member or element.
-      for (;;) {
-        if (frames_.empty()) return true;
-        SkipSpace();
-        if (p_ == end_) return false;
-        const Frame& top = frames_.back();
-        if (*p_ == ',') {
-          ++p_;
-          break;
-        }
-        if (*p_ != (top.array ? ']' : '}')) return false;
-        ++p_;
-        frames_.pop_back();
-      }
-      if (!Next(on)) return false;
-    }
-  }
-
-  // Reads the next member's name (an object) or steps the element's index (an array): `on` becomes
-  // the paths that reach that member's or element's value.
-  bool Next(uint64_t& on) {
-    Frame& top = frames_.back();
-    const size_t level = Depth() - 1;
-    on = 0;
-    if (top.array) {
-      ++top.index;
-      for (uint64_t m = top.inside; m != 0; m &= m - 1) {
+  // The value at hand at `depth`, reached by the paths in `on`: a
+  // scalar is kept where a path ends at it and clears what an earlier occurrence (a duplicate
+  // member) left on the longer paths; a container clears every path through it, then reads its
+  // members with the paths that go deeper.
+  bool Value(od::value& v, uint64_t on, size_t depth) {
+    od::json_type type;
+    if (v.type().get(type) != simdjson::SUCCESS) return false;
+    if (type == od::json_type::object || type == od::json_type::array) {
+      if (depth >= kMaxPickDepth) return false;
+      uint64_t deeper = 0;
+      for (uint64_t m = on; m != 0; m &= m - 1) {
         const auto bit = static_cast<size_t>(__builtin_ctzll(m));
-        if (index_[bit][level] == top.index) on |= uint64_t{1} << bit;
+        values_[first_ + bit] = Json(Json::value_t::discarded);
+        if (PathOf(bit).size() > depth) deeper |= uint64_t{1} << bit;
       }
-      return true;
+      return type == od::json_type::object ? Object(v, deeper, depth) : Array(v, deeper, depth);
     }
-    SkipSpace();
-    if (p_ == end_ || *p_ != '"') return false;
-    std::string decoded;
-    std::string_view name;
-    if (!String(top.inside != 0, decoded, name)) return false;
-    for (uint64_t m = top.inside; m != 0; m &= m - 1) {
-      const auto bit = static_cast<size_t>(__builtin_ctzll(m));
-      if (PathOf(bit)[level] == name) on |= uint64_t{1} << bit;
-    }
-    SkipSpace();
-    if (p_ == end_ || *p_ != ':') return false;
-    ++p_;
-    return true;
-  }
-
-  bool Scalar(uint64_t on) {
-    // Paths that end here get the value; longer ones through here get nothing (a scalar has no members).
+    // Paths that end here get the value; longer ones through here get nothing.
     uint64_t ending = 0;
     for (uint64_t m = on; m != 0; m &= m - 1) {
       const auto bit = static_cast<size_t>(__builtin_ctzll(m));
-      if (PathOf(bit).size() == Depth()) {
+      if (PathOf(bit).size() == depth) {
         ending |= uint64_t{1} << bit;
       } else {
         values_[first_ + bit] = Json(Json::value_t::discarded);
       }
     }
     Json value;
-    const char c = *p_;
-    if (c == '"') {
-      std::string decoded;
-      std::string_view text;
-      if (!String(ending != 0, decoded, text)) return false;
-      if (ending != 0) value = decoded.empty() ? std::string(text) : std::move(decoded);
-    } else if (c == 't' || c == 'f' || c == 'n') {
-      const char* word = c == 't' ? "true" : c == 'f' ? "false" : "null";
-      const size_t n = std::strlen(word);
-      if (static_cast<size_t>(end_ - p_) < n || std::memcmp(p_, word, n) != 0) return false;
-      p_ += n;
-      if (c == 'n') {
-        value = nullptr;
-      } else {
-        value = c == 't';
-      }
-    } else {
-      if (!Number(ending != 0, value)) return false;
-    }
+    if (!Scalar(v, type, ending != 0, value)) return false;
     for (uint64_t m = ending; m != 0; m &= m - 1) {
       values_[first_ + static_cast<size_t>(__builtin_ctzll(m))] = value;
     }
     return true;
   }
 
-  // A number as RFC 8259 writes it, in double's range. Kept as nlohmann keeps it: an integer in
-  // int64 (negative) or uint64 (not negative) when it fits, else a double.
-  bool Number(bool keep, Json& value) {
-    const char* start = p_;
-    bool negative = false;
-    if (p_ != end_ && *p_ == '-') {
-      negative = true;
-      ++p_;
-    }
-    if (p_ == end_) return false;
-    if (*p_ == '0') {
-      ++p_;
-    } else if (*p_ >= '1' && *p_ <= '9') {
-      while (p_ != end_ && *p_ >= '0' && *p_ <= '9') ++p_;
-    } else {
-      return false;
-    }
-    bool integer = true;
-    if (p_ != end_ && *p_ == '.') {
-      integer = false;
-      ++p_;
-      const char* digits = p_;
-      while (p_ != end_ && *p_ >= '0' && *p_ <= '9') ++p_;
-      if (p_ == digits) return false;
-    }
-    if (p_ != end_ && (*p_ == 'e' || *p_ == 'E')) {
-      integer = false;
-      ++p_;
-      if (p_ != end_ && (*p_ == '+' || *p_ == '-')) ++p_;
-      const char* digits = p_;
-      while (p_ != end_ && *p_ >= '0' && *p_ <= '9') ++p_;
-      if (p_ == digits) return false;
-    }
-    if (integer) {
-      // An integer is kept when it fits; one that does not is read as a double below.
-      if (negative) {
-        int64_t n = 0;
-        const auto r = std::from_chars(start, p_, n);
-        if (r.ec == std::errc() && r.ptr == p_) {
-          if (keep) value = n;
-          return true;
-        }
-      } else {
-        uint64_t n = 0;
-        const auto r = std::from_chars(start, p_, n);
-        if (r.ec == std::errc() && r.ptr == p_) {
-          if (keep) value = n;
-          return true;
-        }
+  bool Object(od::value& v, uint64_t deeper, size_t depth) {
+    od::object object;
+    if (v.get_object().get(object) != simdjson::SUCCESS) return false;
+    for (auto member : object) {
+      od::field field;
+      std::string_view name;
+      if (std::move(member).get(field) != simdjson::SUCCESS ||
+          field.unescaped_key().get(name) != simdjson::SUCCESS) {
+        return false;
       }
+      uint64_t on = 0;
+      for (uint64_t m = deeper; m != 0; m &= m - 1) {
+        const auto bit = static_cast<size_t>(__builtin_ctzll(m));
+        if (PathOf(bit)[depth] == name) on |= uint64_t{1} << bit;
+      }
+      if (!Value(field.value(), on, depth + 1)) return false;
     }
-    // strtod, as nlohmann's parser reads it (0 below the range); a number beyond the range is not
-    // well-formed there, kept or not.
-    const std::string digits(start, p_);
-    const double d = std::strtod(digits.c_str(), nullptr);
-    if (!std::isfinite(d)) return false;
-    if (keep) value = d;
     return true;
   }
 
-  static int Hex(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  }
-
-  bool Hex4(uint32_t& out) {
-    if (end_ - p_ < 4) return false;
-    out = 0;
-    for (int i = 0; i < 4; ++i) {
-      const int h = Hex(p_[i]);
-      if (h < 0) return false;
-      out = (out << 4) | static_cast<uint32_t>(h);
+  bool Array(od::value& v, uint64_t deeper, size_t depth) {
+    od::array array;
+    if (v.get_array().get(array) != simdjson::SUCCESS) return false;
+    int64_t index = -1;
+    for (auto item : array) {
+      if (item.error() != simdjson::SUCCESS) return false;
+      od::value element = item.value_unsafe();
+      ++index;
+      uint64_t on = 0;
+      for (uint64_t m = deeper; m != 0; m &= m - 1) {
+        const auto bit = static_cast<size_t>(__builtin_ctzll(m));
+        if (index_[bit][depth] == index) on |= uint64_t{1} << bit;
+      }
+      if (!Value(element, on, depth + 1)) return false;
     }
-    p_ += 4;
     return true;
   }
 
-  static void AppendUtf8(std::string& out, uint32_t cp) {
-    if (cp < 0x80) {
-      out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      out += static_cast<char>(0xC0 | (cp >> 6));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      out += static_cast<char>(0xE0 | (cp >> 12));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-      out += static_cast<char>(0xF0 | (cp >> 18));
-      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-  }
-
-  // One well-formed UTF-8 sequence of two to four bytes at p_ (RFC 3629: no overlong forms, no
-  // surrogates, nothing above U+10FFFF).
-  bool Utf8Sequence() {
-    const auto b0 = static_cast<unsigned char>(*p_);
-    size_t n = 0;
-    unsigned char lo = 0x80;
-    unsigned char hi = 0xBF;
-    if (b0 >= 0xC2 && b0 <= 0xDF) {
-      n = 2;
-    } else if (b0 >= 0xE0 && b0 <= 0xEF) {
-      n = 3;
-      if (b0 == 0xE0) lo = 0xA0;
-      if (b0 == 0xED) hi = 0x9F;
-    } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-      n = 4;
-      if (b0 == 0xF0) lo = 0x90;
-      if (b0 == 0xF4) hi = 0x8F;
-    } else {
-      return false;
-    }
-    if (static_cast<size_t>(end_ - p_) < n) return false;
-    const auto b1 = static_cast<unsigned char>(p_[1]);
-    if (b1 < lo || b1 > hi) return false;
-    for (size_t i = 2; i < n; ++i) {
-      const auto b = static_cast<unsigned char>(p_[i]);
-      if (b < 0x80 || b > 0xBF) return false;
-    }
-    p_ += n;
-    return true;
-  }
-
-  // A string at p_ (its opening quote). Its text is `raw` (in place) when it has no escape; with
-  // `decode` and an escape, the decoded text is `decoded` and `raw` is the same text.
-  bool String(bool decode, std::string& decoded, std::string_view& raw) {
-    ++p_;
-    const char* start = p_;
-    bool escaped = false;
-    for (;;) {
-      // The plain run: printable ASCII other than the quote and the backslash.
-      const char* run = p_;
-      while (p_ != end_) {
-        const auto b = static_cast<unsigned char>(*p_);
-        if (b < 0x20 || b == '"' || b == '\\' || b >= 0x80) break;
-        ++p_;
+  // A string, number, boolean or null, checked whole; in `value` when `keep`. A number is kept as
+  // nlohmann keeps it: an integer in int64 (negative) or uint64 (not negative) when it fits, else
+  // a double; a number beyond double's range is not well-formed there.
+  static bool Scalar(od::value& v, od::json_type type, bool keep, Json& value) {
+    switch (type) {
+      case od::json_type::string: {
+        std::string_view s;
+        if (v.get_string().get(s) != simdjson::SUCCESS) return false;
+        if (keep) value = std::string(s);
+        return true;
       }
-      if (escaped && decode) decoded.append(run, p_);
-      if (p_ == end_) return false;
-      const auto b = static_cast<unsigned char>(*p_);
-      if (b == '"') break;
-      if (b < 0x20) return false;
-      if (b >= 0x80) {
-        const char* at = p_;
-        if (!Utf8Sequence()) return false;
-        if (escaped && decode) decoded.append(at, p_);
-        continue;
+      case od::json_type::boolean: {
+        bool b = false;
+        if (v.get_bool().get(b) != simdjson::SUCCESS) return false;
+        if (keep) value = b;
+        return true;
       }
-      // A backslash: what came before it goes into `decoded` the first time.
-      if (!escaped && decode) decoded.assign(start, p_);
-      escaped = true;
-      ++p_;
-      if (p_ == end_) return false;
-      const char e = *p_++;
-      char plain = 0;
-      switch (e) {
-        case '"':
-          plain = '"';
-          break;
-        case '\\':
-          plain = '\\';
-          break;
-        case '/':
-          plain = '/';
-          break;
-        case 'b':
-          plain = '\b';
-          break;
-        case 'f':
-          plain = '\f';
-          break;
-        case 'n':
-          plain = '\n';
-          break;
-        case 'r':
-          plain = '\r';
-          break;
-        case 't':
-          plain = '\t';
-          break;
-        case 'u': {
-          uint32_t cp = 0;
-          if (!Hex4(cp)) return false;
-          if (cp >= 0xD800 && cp <= 0xDBFF) {
-            // A high surrogate must be followed by an escaped low one.
-            uint32_t low = 0;
-            if (end_ - p_ < 2 || p_[0] != '\\' || p_[1] != 'u') return false;
-            p_ += 2;
-            if (!Hex4(low) || low < 0xDC00 || low > 0xDFFF) return false;
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-          } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-            return false;
+      case od::json_type::null: {
+        bool null = false;
+        if (v.is_null().get(null) != simdjson::SUCCESS || !null) return false;
+        if (keep) value = nullptr;
+        return true;
+      }
+      case od::json_type::number: {
+        od::number_type kind;
+        if (v.get_number_type().get(kind) != simdjson::SUCCESS) return false;
+        if (kind != od::number_type::floating_point_number) {
+          // An integer that does not fit (INCORRECT_TYPE) is read as a double below.
+          if (v.is_negative()) {
+            int64_t n = 0;
+            const simdjson::error_code e = v.get_int64().get(n);
+            if (e == simdjson::SUCCESS) {
+              if (keep) value = n;
+              return true;
+            }
+            if (e != simdjson::INCORRECT_TYPE) return false;
+          } else {
+            uint64_t n = 0;
+            const simdjson::error_code e = v.get_uint64().get(n);
+            if (e == simdjson::SUCCESS) {
+              if (keep) value = n;
+              return true;
+            }
+            if (e != simdjson::INCORRECT_TYPE) return false;
           }
-          if (decode) AppendUtf8(decoded, cp);
-          continue;
         }
-        default:
-          return false;
+        // simdjson checks the number; a kept one is converted by strtod, as nlohmann's parser
+        // converts it (simdjson 3.0's own conversion is off for some numbers of more than 19
+        // digits after "0.": its issue 2093).
+        const std::string_view token = v.raw_json_token();
+        double d = 0;
+        if (v.get_double().get(d) != simdjson::SUCCESS || !std::isfinite(d)) return false;
+        if (keep) {
+          const std::string digits(token.substr(0, token.find_first_of(" \t\r\n,]}")));
+          d = std::strtod(digits.c_str(), nullptr);
+          if (!std::isfinite(d)) return false;
+          value = d;
+        }
+        return true;
       }
-      if (decode) decoded += plain;
+      default:
+        return false;
     }
-    raw = std::string_view(start, static_cast<size_t>(p_ - start));
-    ++p_;  // the closing quote
-    if (escaped && decode) {
-      raw = decoded;
-    } else {
-      decoded.clear();
-    }
-    return true;
   }
 
-  const char* p_;
-  const char* const end_;
   const std::vector<JsonPath>& paths_;
   const size_t first_;
   const size_t count_;
   std::vector<Json>& values_;
   std::vector<std::vector<int64_t>> index_;  // each path step as an array index, or -1
-  std::vector<Frame> frames_;
 };
+
+bool Pick(Reader& reader, std::string_view text, const std::vector<JsonPath>& paths,
+          std::vector<Json>& values) {
+  const std::string_view wrapped = reader.Wrapped(text);
+  // 64 paths a walk (one bit each); one walk checks the text even with no path.
+  size_t first = 0;
+  do {
+    const size_t count = std::min<size_t>(64, paths.size() - first);
+    od::document doc;
+    if (reader.parser.iterate(wrapped, wrapped.size() + simdjson::SIMDJSON_PADDING).get(doc) !=
+        simdjson::SUCCESS) {
+      return false;
+    }
+    if (!Walker(paths, first, count, values).Run(doc)) return false;
+    first += count;
+  } while (first < paths.size());
+  return true;
+}
 
 }  // namespace
 
 std::optional<std::vector<nlohmann::json>> PickScalars(std::string_view text,
                                                        const std::vector<JsonPath>& paths) {
+  // A UTF-8 byte order mark before the value is skipped, as nlohmann's parser does.
+  if (text.size() >= 3 && std::memcmp(text.data(), "\xEF\xBB\xBF", 3) == 0) text.remove_prefix(3);
   std::vector<Json> values(paths.size(), Json(Json::value_t::discarded));
-  // 64 paths a pass (one bit each); one pass checks the text even with no path.
-  size_t first = 0;
-  do {
-    const size_t count = std::min<size_t>(64, paths.size() - first);
-    if (!Scanner(text, paths, first, count, values).Run()) return std::nullopt;
-    first += count;
-  } while (first < paths.size());
+  bool ok = false;
+  if (text.size() <= kKeptBytes) {
+    thread_local Reader reader;
+    ok = Pick(reader, text, paths, values);
+  } else {
+    Reader reader;
+    ok = Pick(reader, text, paths, values);
+  }
+  if (!ok) return std::nullopt;
   return values;
 }
 

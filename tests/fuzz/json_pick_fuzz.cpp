@@ -5,7 +5,9 @@
 // where the tree has nothing or an object or an array. The paths are fixed ones plus those of
 // every value written in the text (also one a later duplicate member replaces) and variants of
 // them (a missing last member, an index written "01", one level deeper), over 64 of them at
-// times, so that more than one pass is made.
+// times, so that more than one walk is made. A text nested deeper than kMaxPickDepth, or with a
+// number's exponent of 20 digits or more, gives nothing.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -35,11 +37,24 @@ class PathCollector final : public nlohmann::json_sax<json> {
  public:
   explicit PathCollector(std::vector<JsonPath>& out) : out_(out) {}
 
+  // The deepest nesting of objects and arrays seen.
+  size_t Depth() const { return deepest_; }
+  // Whether a number has an exponent of 20 digits or more.
+  bool LongExponent() const { return long_exponent_; }
+
   bool null() override { return Scalar(); }
   bool boolean(bool) override { return Scalar(); }
   bool number_integer(number_integer_t) override { return Scalar(); }
   bool number_unsigned(number_unsigned_t) override { return Scalar(); }
-  bool number_float(number_float_t, const string_t&) override { return Scalar(); }
+  bool number_float(number_float_t, const string_t& text) override {
+    // simdjson refuses an exponent of 20 digits or more (nlohmann reads 1e-00000000000000000001).
+    const size_t e = text.find_first_of("eE");
+    if (e != std::string::npos) {
+      const size_t digits = text.find_first_of("0123456789", e);
+      if (digits != std::string::npos && text.size() - digits >= 20) long_exponent_ = true;
+    }
+    return Scalar();
+  }
   bool string(string_t&) override { return Scalar(); }
   bool binary(binary_t&) override { return Scalar(); }
   bool start_object(std::size_t) override { return Open(false); }
@@ -82,6 +97,7 @@ class PathCollector final : public nlohmann::json_sax<json> {
   bool Open(bool array) {
     const std::optional<JsonPath> path = Here();
     levels_.push_back({array, 0});
+    deepest_ = std::max(deepest_, levels_.size());
     if (path) container_ = *path;
     return true;
   }
@@ -96,14 +112,19 @@ class PathCollector final : public nlohmann::json_sax<json> {
   std::vector<Level> levels_;
   JsonPath container_;  // the innermost container's path, while it is within kMaxPathDepth
   std::string key_;
+  size_t deepest_ = 0;
+  bool long_exponent_ = false;
 };
 
-std::vector<JsonPath> PathsFor(std::string_view text) {
+// The paths to ask for in `text`, and whether PickScalars refuses it anyway (`refused`: nested
+// deeper than kMaxPickDepth, or a number's exponent of 20 digits or more).
+std::vector<JsonPath> PathsFor(std::string_view text, bool& refused) {
   std::vector<JsonPath> paths = {
       {}, {"a"}, {"a", "b"}, {"0"}, {"1", "0"}, {"-1"}, {"payload", "id"}, {"00"}, {"\xC3\xA9"}, {""}};
   std::vector<JsonPath> nodes;
   PathCollector collector(nodes);
   json::sax_parse(text, &collector);
+  refused = collector.Depth() > rendezvous::json::kMaxPickDepth || collector.LongExponent();
   for (const JsonPath& p : nodes) {
     paths.push_back(p);
     if (p.empty()) continue;
@@ -159,9 +180,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Check(!rendezvous::json::PickScalars(text, {}).has_value());
     return 0;
   }
-  const json tree = json::parse(text);
-  const std::vector<JsonPath> paths = PathsFor(text);
+  bool refused = false;
+  const std::vector<JsonPath> paths = PathsFor(text, refused);
   const std::optional<std::vector<json>> picked = rendezvous::json::PickScalars(text, paths);
+  if (refused) {
+    Check(!picked.has_value());
+    return 0;
+  }
+  const json tree = json::parse(text);
   Check(picked.has_value() && picked->size() == paths.size());
   for (size_t i = 0; i < paths.size(); ++i) {
     const std::optional<json> expected = TreeScalar(tree, paths[i]);

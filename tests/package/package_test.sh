@@ -28,7 +28,7 @@ echo "built $(basename "$deb") ($(du -k "$deb" | cut -f1) KiB)"
 # 2. Its control data: dependencies found by dpkg-shlibdeps, maintainer scripts, conffiles.
 control=$(dpkg-deb -f "$deb")
 depends=$(dpkg-deb -f "$deb" Depends)
-for lib in libc6 libpistache libmysqlcppconn liblua5.4 libyaml-cpp libssl adduser; do
+for lib in libc6 libpistache libmysqlcppconn liblua5.4 libyaml-cpp libssl libsimdjson adduser; do
   grep -q "$lib" <<< "$depends" || fail "Depends lacks $lib: $depends"
 done
 dpkg-deb -e "$deb" "$work/control"

@@ -87,6 +87,13 @@ TEST(Text, DigitsOnlyWithinBounds) {
   return ::testing::AssertionSuccess();
 }
 
+// The path to the innermost member "a" of `depth` levels: depth - 1 arrays around {"a":...}.
+json::JsonPath JsonPathOfDepth(size_t depth) {
+  json::JsonPath path(depth - 1, "0");
+  path.push_back("a");
+  return path;
+}
+
 // Each path's value is the one the parsed tree holds there (the pointer's), whatever surrounds it.
 TEST(JsonPick, ValuesAreThoseOfTheParsedTree) {
   const std::vector<json::JsonPath> paths = {{"triggerEvent"},
@@ -270,6 +277,47 @@ TEST(JsonPick, ByteOrderMarkAndManyPaths) {
   const std::optional<std::vector<nlohmann::json>> many = json::PickScalars(text, paths);
   ASSERT_TRUE(many.has_value());
   for (int i = 0; i < 150; ++i) EXPECT_EQ((*many)[static_cast<size_t>(i)], i);
+}
+
+// Numbers as the parsed tree holds them, also those simdjson 3.0 converts wrongly by itself (more
+// than 19 digits after "0.") and those beyond its limits (an exponent of 20 digits is refused).
+TEST(JsonPick, NumbersAreTheParsersAndItsLimitsAreKept) {
+  const std::string text =
+      R"({"a":0.67442222222222222226666266666,"b":0.95000000000000000000,"c":-0,"d":1e-400,)"
+      R"("e":123456789012345678901234567890,"f":-9223372036854775809,"g":18446744073709551615})";
+  const std::vector<json::JsonPath> paths = {{"a"}, {"b"}, {"c"}, {"d"}, {"e"}, {"f"}, {"g"}};
+  const std::optional<std::vector<nlohmann::json>> picked = json::PickScalars(text, paths);
+  ASSERT_TRUE(picked.has_value());
+  EXPECT_TRUE(HasTheTreesValues(text, paths, *picked));
+  EXPECT_DOUBLE_EQ((*picked)[0].get<double>(), 0.67442222222222222);
+  EXPECT_TRUE((*picked)[2].is_number_integer());
+  EXPECT_TRUE((*picked)[6].is_number_unsigned());
+  EXPECT_EQ(json::PickScalars(R"({"a":1e-00000000000000000001})", {{"a"}}), std::nullopt);
+  EXPECT_EQ(json::PickScalars(R"({"a":1e400})", {{"a"}}), std::nullopt);
+}
+
+// Nesting up to kMaxPickDepth is read; one level more is refused, as is a long text cut short.
+TEST(JsonPick, DepthAndLengthAreBounded) {
+  const auto nested = [](size_t depth) {
+    return std::string(depth - 1, '[') + R"({"a":1})" + std::string(depth - 1, ']');
+  };
+  const std::optional<std::vector<nlohmann::json>> deepest =
+      json::PickScalars(nested(json::kMaxPickDepth), {JsonPathOfDepth(json::kMaxPickDepth)});
+  ASSERT_TRUE(deepest.has_value());
+  EXPECT_EQ((*deepest)[0], 1);
+  EXPECT_EQ(json::PickScalars(nested(json::kMaxPickDepth + 1), {{"0"}}), std::nullopt);
+  EXPECT_EQ(json::PickScalars(std::string(100000, '[') + std::string(100000, ']'), {}), std::nullopt);
+  // A text longer than a thread keeps a buffer for (1 MiB), read on buffers of its own, twice.
+  std::string big = R"({"pad":")" + std::string(3 << 20, 'x') + R"(","a":7})";
+  for (int i = 0; i < 2; ++i) {
+    const std::optional<std::vector<nlohmann::json>> v = json::PickScalars(big, {{"a"}});
+    ASSERT_TRUE(v.has_value());
+    EXPECT_EQ((*v)[0], 7);
+  }
+  big.pop_back();
+  EXPECT_EQ(json::PickScalars(big, {{"a"}}), std::nullopt);
+  // And a short text read after it, on the thread's own buffers again.
+  EXPECT_EQ((*json::PickScalars(R"({"a":8})", {{"a"}}))[0], 8);
 }
 
 TEST(EmailAddress, AcceptsWhatEveryCallerAcceptedBefore) {
