@@ -4,7 +4,7 @@
 
 #include "rendezvous/answer.hpp"
 #include "rendezvous/digits.hpp"
-#include "rendezvous/list_page.hpp"
+#include "rendezvous/pagination.hpp"
 #include "rendezvous/time.hpp"
 
 namespace rendezvous::webhooks {
@@ -88,7 +88,7 @@ void RegisterWebhookRoutes(PluginContext& ctx, const std::shared_ptr<WebhookServ
     ctx.AddRoute(ApiKeyRoute(Method::kGet, base, [service, of_event_type](Request& req) {
       auto level = PathLevel(req, of_event_type);
       if (!level) return EventTypeNotFound();
-      Result<ListPage> page = ParseListPage(req.query, {kDefaultTake, kMaxTake, kMaxSkip});
+      Result<Pagination> page = ParsePagination(req.query, {kDefaultTake, kMaxTake, kMaxSkip});
       if (!page.ok()) return Response::FromStatus(page.status());
       auto list = service->List(req.principal->user_id, *level, page->skip, page->take);
       if (!list.ok()) return Response::FromStatus(list.status());
@@ -126,7 +126,7 @@ void RegisterWebhookRoutes(PluginContext& ctx, const std::shared_ptr<WebhookServ
   ctx.AddRoute(ApiKeyRoute(Method::kGet, "/v2/webhooks/:id/deliveries", [service](Request& req) {
     auto id = PathId(req, "id");
     if (!id) return WebhookNotFound();
-    Result<ListPage> page = ParseListPage(req.query, {kDefaultTake, kMaxTake, kMaxSkip});
+    Result<Pagination> page = ParsePagination(req.query, {kDefaultTake, kMaxTake, kMaxSkip});
     if (!page.ok()) return Response::FromStatus(page.status());
     auto list = service->Deliveries(req.principal->user_id, *id, page->skip, page->take);
     if (!list.ok()) return Response::FromStatus(list.status());
@@ -247,7 +247,7 @@ void RegisterClientWebhookRoutes(PluginContext& ctx, const std::shared_ptr<Webho
                }).Outbound());
 
   ctx.AddRoute(route(Method::kGet, base, [service, level](Request& req, const PlatformClient& c) {
-    Result<ListPage> page = ParseListPage(req.query, {kDefaultTake, kMaxTake, kMaxSkip});
+    Result<Pagination> page = ParsePagination(req.query, {kDefaultTake, kMaxTake, kMaxSkip});
     if (!page.ok()) return Response::FromStatus(page.status());
     auto list = service->List(c.owner_user_id, level(c), page->skip, page->take);
     if (!list.ok()) return Response::FromStatus(list.status());
