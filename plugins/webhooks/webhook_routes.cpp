@@ -95,7 +95,7 @@ void RegisterWebhookRoutes(PluginContext& ctx, const std::shared_ptr<WebhookServ
       Json data = Json::array();
       for (const Webhook& w : list->first) data.push_back(WebhookJson(w));
       return Response::SuccessWith(
-          Json{{"data", std::move(data)}, {"pagination", page->Pagination(list->second)}});
+          Json{{"data", std::move(data)}, {"pagination", page->ToJson(list->second)}});
     }));
 
     ctx.AddRoute(ApiKeyRoute(Method::kGet, base + "/:id", [service, of_event_type](Request& req) {
@@ -131,7 +131,7 @@ void RegisterWebhookRoutes(PluginContext& ctx, const std::shared_ptr<WebhookServ
     auto list = service->Deliveries(req.principal->user_id, *id, page->skip, page->take);
     if (!list.ok()) return Response::FromStatus(list.status());
     return Response::SuccessWith(
-        Json{{"data", std::move(list->first)}, {"pagination", page->Pagination(list->second)}});
+        Json{{"data", std::move(list->first)}, {"pagination", page->ToJson(list->second)}});
   }));
 
   ctx.AddRoute(
@@ -254,7 +254,7 @@ void RegisterClientWebhookRoutes(PluginContext& ctx, const std::shared_ptr<Webho
     Json data = Json::array();
     for (const Webhook& w : list->first) data.push_back(WebhookJson(w));
     return Response::SuccessWith(
-        Json{{"data", std::move(data)}, {"pagination", page->Pagination(list->second)}});
+        Json{{"data", std::move(data)}, {"pagination", page->ToJson(list->second)}});
   }));
 
   ctx.AddRoute(route(Method::kGet, base + "/:id", [service, level](Request& req, const PlatformClient& c) {
