@@ -137,14 +137,14 @@ Runtime::Runtime(const std::string& config_path, bool quiet)
   hs.encryption_key = ReadEncryptionKey(config_);
   plugins_ = std::make_unique<PluginHost>(hs);
   plugins_->Load(config_.plugins, PluginDir());
-  identity_->SetDefaultSchedules(plugins_->Find<DefaultSchedules>("bookings.default_schedules"));
+  identity_->SetUserExtensions(plugins_->FindAll<UserExtension>());
 }
 
 Runtime::~Runtime() {
   // The outbox loops call into the mail service and the plugins' consumers: they stop first
   // (a no-op when `serve` already stopped them). Plugins hold references into everything else.
   if (outbox_) outbox_->Stop();
-  if (identity_) identity_->SetDefaultSchedules(nullptr);
+  if (identity_) identity_->SetUserExtensions({});
   plugins_.reset();
 }
 

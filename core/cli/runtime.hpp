@@ -9,13 +9,12 @@
 #include <utility>
 #include <vector>
 
-#include "metrics/metrics_registry.hpp"
-#include "metrics/prometheus_metrics.hpp"
-
 #include "config/config.hpp"
 #include "identity/identity_service.hpp"
-#include "mail/mail_service.hpp"
-#include "mail/sms_service.hpp"
+#include "metrics/metrics_registry.hpp"
+#include "metrics/prometheus_metrics.hpp"
+#include "notify/mail_service.hpp"
+#include "notify/sms_service.hpp"
 #include "plugin/plugin_host.hpp"
 #include "scripting/lua_runtime.hpp"
 #include "storage/migrator.hpp"

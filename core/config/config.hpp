@@ -96,7 +96,7 @@ struct Config {
     std::string format = "json";  // json|text
   } logging;
 
-  // Outgoing mail (core/mail). With smtp_url empty, mails are appended to log_file instead.
+  // Outgoing mail (core/notify). With smtp_url empty, mails are appended to log_file instead.
   struct Mail {
     std::string smtp_url;       // "" or smtp://host[:port] (STARTTLS) / smtps://host[:port]
     std::string smtp_user;      // "" = no SMTP authentication
@@ -105,7 +105,7 @@ struct Config {
     std::string log_file = "var/mail.log";  // absolute after loading (relative ones resolved)
   } mail;
 
-  // Outgoing SMS (core/mail/sms_service), e.g. phone verification codes. A deviation from DESIGN §8
+  // Outgoing SMS (core/notify/sms_service), e.g. phone verification codes. A deviation from DESIGN §8
   // like `mail:`. With gateway_url empty, messages are appended to log_file instead.
   struct Sms {
     std::string gateway_url;    // "" or an absolute http(s) URL (POSTed {"to","text"} as JSON)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <stdexcept>
 
 #include "identity/login_page.hpp"
 #include "identity/migrations.hpp"
@@ -52,6 +53,21 @@ Response Unauthenticated() {
   return Response::FromStatus(Status(ErrorCode::kUnauthenticated, "missing or invalid credentials"));
 }
 
+// A user as /v2/me answers it (Cal.com's MeOutput), before the extensions: the fields a plugin
+// owns are null until its extension sets them.
+Json HostUserJson(const User& user) {
+  return Json{{"id", user.id},
+              {"username", user.username},
+              {"email", user.email},
+              {"name", user.name},
+              {"timeZone", user.time_zone},
+              {"weekStart", user.week_start},
+              {"timeFormat", user.time_format},
+              {"defaultScheduleId", nullptr},
+              {"organizationId", nullptr},
+              {"createdDate", user.created_at}};
+}
+
 }  // namespace
 
 IdentityService::IdentityService(Database& db, Logger& logger, prometheus::Registry& registry,
@@ -85,15 +101,35 @@ std::optional<User> IdentityService::FindUserByEmail(const std::string& email) {
   return std::move(found->user);
 }
 
+void IdentityService::SetUserExtensions(std::vector<std::shared_ptr<UserExtension>> extensions) {
+  const Json host_fields = HostUserJson(User{});
+  std::set<std::string> fields;
+  for (const auto& extension : extensions) {
+    for (const std::string& field : extension->Fields()) {
+      if (!fields.insert(field).second) {
+        throw std::runtime_error("two plugins extend the user with the field '" + field + "'");
+      }
+      if (host_fields.contains(field) && !host_fields[field].is_null()) {
+        throw std::runtime_error("a plugin extends the user with the host's own field '" + field + "'");
+      }
+    }
+  }
+  extensions_ = std::move(extensions);
+  extension_fields_ = std::move(fields);
+}
+
 Result<User> IdentityService::CreateUser(const NewUser& fields) {
-  // Every user has a default schedule from the start (DESIGN §9, §10), written with the user.
-  std::function<Status(DbConnection&, const User&)> default_schedule;
-  if (std::shared_ptr<DefaultSchedules> schedules = default_schedules_) {
-    default_schedule = [schedules](DbConnection& tx, const User& user) {
-      return schedules->CreateDefault(tx, user);
+  // The plugins' rows of a user (a bookings default schedule: DESIGN §9, §10) are written with it.
+  std::function<Status(DbConnection&, const User&)> also;
+  if (!extensions_.empty()) {
+    also = [this](DbConnection& tx, const User& user) {
+      for (const auto& extension : extensions_) {
+        if (Status made = extension->UserCreated(tx, user); !made.ok()) return made;
+      }
+      return Status::Ok();
     };
   }
-  auto user = users_.Create(fields, default_schedule);
+  auto user = users_.Create(fields, also);
   if (user.ok()) logger_.Info("user created", {{"user_id", user->id}, {"admin", fields.is_admin}});
   return user;
 }
@@ -129,18 +165,9 @@ bool IdentityService::CheckCsrf(const Request& req, const std::string& token) {
 }
 
 Json IdentityService::UserJson(const User& user) {
-  std::optional<int64_t> default_schedule;
-  if (default_schedules_) default_schedule = default_schedules_->DefaultScheduleId(user.id);
-  return Json{{"id", user.id},
-              {"username", user.username},
-              {"email", user.email},
-              {"name", user.name},
-              {"timeZone", user.time_zone},
-              {"weekStart", user.week_start},
-              {"timeFormat", user.time_format},
-              {"defaultScheduleId", default_schedule ? Json(*default_schedule) : Json(nullptr)},
-              {"organizationId", nullptr},
-              {"createdDate", user.created_at}};
+  Json out = HostUserJson(user);
+  for (const auto& extension : extensions_) extension->AddFields(user, out);
+  return out;
 }
 
 Result<IdentityService::CreatedKey> IdentityService::CreateApiKey(int64_t user_id,
@@ -161,20 +188,29 @@ std::optional<Principal> IdentityService::ResolveApiKey(std::string_view token) 
 }
 
 Result<User> IdentityService::UpdateProfile(int64_t user_id, const Json& patch) {
-  auto parsed = ParseProfilePatch(patch);
+  auto parsed = ParseProfilePatch(patch, extension_fields_);
   if (!parsed.ok()) return parsed.status();
-  std::function<Status(DbConnection&)> make_default;
-  if (const std::optional<int64_t> schedule = parsed->default_schedule_id) {
-    const auto not_yours = [] {
-      return Status::Invalid("defaultScheduleId", "you have no schedule with this id");
-    };
-    if (!default_schedules_) return not_yours();
-    make_default = [this, user_id, schedule, not_yours](DbConnection& tx) {
-      Status made = default_schedules_->MakeDefault(tx, user_id, *schedule);
-      return made.code() == ErrorCode::kNotFound ? not_yours() : made;
+  // Each extension's share of the change, checked before anything is written.
+  std::vector<std::pair<UserExtension*, Json>> changes;
+  for (const auto& extension : extensions_) {
+    Json fields = Json::object();
+    for (const std::string& field : extension->Fields()) {
+      if (parsed->extension_fields.contains(field)) fields[field] = parsed->extension_fields[field];
+    }
+    if (fields.empty()) continue;
+    if (Status checked = extension->CheckChange(fields); !checked.ok()) return checked;
+    changes.emplace_back(extension.get(), std::move(fields));
+  }
+  std::function<Status(DbConnection&)> also;
+  if (!changes.empty()) {
+    also = [user_id, &changes](DbConnection& tx) {
+      for (const auto& [extension, fields] : changes) {
+        if (Status applied = extension->ApplyChange(tx, user_id, fields); !applied.ok()) return applied;
+      }
+      return Status::Ok();
     };
   }
-  auto user = users_.Update(user_id, *parsed, make_default);
+  auto user = users_.Update(user_id, *parsed, also);
   user_cache_.Erase(user_id);
   return user;
 }

@@ -17,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,11 +32,11 @@
 #include "identity/user_store.hpp"
 #include "identity/verified_resources.hpp"
 #include "rendezvous/bounded_cache.hpp"
-#include "rendezvous/contracts/default_schedules.hpp"
 #include "rendezvous/database.hpp"
 #include "rendezvous/http.hpp"
 #include "rendezvous/identity.hpp"
 #include "rendezvous/log.hpp"
+#include "rendezvous/user_extension.hpp"
 
 namespace rendezvous::core {
 
@@ -79,15 +80,15 @@ class IdentityService final : public Identity {
   // A BearerResolver for API keys: kind kApiKey, all_scopes = true.
   std::optional<Principal> ResolveApiKey(std::string_view token);
 
-  // Where /v2/me's defaultScheduleId comes from (the bookings plugin's "bookings.default_schedules");
-  // null: no user has a stored default. Set at start-up before serving, and cleared before the
-  // plugins go.
-  void SetDefaultSchedules(std::shared_ptr<DefaultSchedules> schedules) {
-    default_schedules_ = std::move(schedules);
-  }
+  // The plugins' parts of a user (user_extension.hpp): their fields in /v2/me and PATCH /v2/me,
+  // their rows written with a new user. Set at start-up before serving, and cleared (empty) before
+  // the plugins go. Throws std::runtime_error naming the field when two parts own one field, or a
+  // part claims one of the host's own fields.
+  void SetUserExtensions(std::vector<std::shared_ptr<UserExtension>> extensions);
 
-  // PATCH /v2/me: name, timeZone, weekStart, username, timeFormat (see ParseProfilePatch);
-  // kNotFound for an unknown user, kConflict "username_taken".
+  // PATCH /v2/me: name, timeZone, weekStart, username, timeFormat (see ParseProfilePatch) and
+  // the fields of the user's extensions, all in one transaction; kNotFound for an unknown user, kConflict
+  // "username_taken".
   Result<User> UpdateProfile(int64_t user_id, const Json& patch) override;
   Status DeleteUser(int64_t user_id) override;
 
@@ -133,7 +134,8 @@ class IdentityService final : public Identity {
   std::once_flag dummy_hash_once_;
   std::string dummy_hash_;
   std::unique_ptr<VerifiedResourceService> verified_;
-  std::shared_ptr<DefaultSchedules> default_schedules_;
+  std::vector<std::shared_ptr<UserExtension>> extensions_;
+  std::set<std::string> extension_fields_;  // every field the extensions own
 };
 
 }  // namespace rendezvous::core

@@ -140,7 +140,7 @@ bool IsSafeRedirectPath(std::string_view next) {
   return true;
 }
 
-Result<ProfilePatch> ParseProfilePatch(const Json& patch) {
+Result<ProfilePatch> ParseProfilePatch(const Json& patch, const std::set<std::string>& extension_fields) {
   if (!patch.is_object()) return Status(ErrorCode::kInvalid, "body must be a JSON object");
   ProfilePatch out;
   for (const auto& [key, value] : patch.items()) {
@@ -153,11 +153,8 @@ Result<ProfilePatch> ParseProfilePatch(const Json& patch) {
       out.time_format = static_cast<int>(value.get<double>());
       continue;
     }
-    if (key == "defaultScheduleId") {
-      // An unsigned value above INT64_MAX reads as negative here.
-      const bool id = value.is_number_integer() && value.get<int64_t>() > 0;
-      if (!id) return Status::Invalid("defaultScheduleId", "defaultScheduleId must be a schedule's id");
-      out.default_schedule_id = value.get<int64_t>();
+    if (extension_fields.count(key) != 0) {
+      out.extension_fields[key] = value;
       continue;
     }
     if (key != "name" && key != "timeZone" && key != "weekStart" && key != "username") {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -63,13 +64,14 @@ struct ProfilePatch {
   std::optional<std::string> week_start;
   std::optional<std::string> username;
   std::optional<int> time_format;
-  std::optional<int64_t> default_schedule_id;
+  // The fields plugins own (UserExtension), unchecked: an object.
+  Json extension_fields = Json::object();
 };
 
 // Accepts an object with any of "name", "timeZone", "weekStart" (strings, validated as above),
-// "username" (IsValidUsername), "timeFormat" (the number 12 or 24) and "defaultScheduleId" (a
-// positive integer; whose schedule it is, the caller checks). "email" and any other
-// field answer kInvalid naming the field.
-Result<ProfilePatch> ParseProfilePatch(const Json& patch);
+// "username" (IsValidUsername) and "timeFormat" (the number 12 or 24); a field named in
+// `extension_fields` goes unchecked into extension_fields for the plugin that owns it. "email" and
+// any other field answer kInvalid naming the field.
+Result<ProfilePatch> ParseProfilePatch(const Json& patch, const std::set<std::string>& extension_fields = {});
 
 }  // namespace rendezvous::core

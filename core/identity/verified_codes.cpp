@@ -7,7 +7,7 @@
 #include <openssl/rand.h>
 
 #include "identity/validation.hpp"
-#include "mail/sms_sender.hpp"
+#include "notify/sms_sender.hpp"
 #include "rendezvous/crypto.hpp"
 
 namespace rendezvous::core {

@@ -47,7 +47,7 @@ void RegisterVerifiedResourceRoutes(VerifiedResourceService& service, const std:
     });
     route(Method::kGet, b, [&service, kind = kind](Request& req) {
       if (!req.principal) return UnauthenticatedResponse();
-      Result<ListPage> page = ParseListPage(req.query, kVerifiedListPage);
+      Result<Pagination> page = ParsePagination(req.query, kVerifiedListLimits);
       if (!page.ok()) return Response::FromStatus(page.status());
       return Response::SuccessWith(service.List(kind, req.principal->user_id, *page));
     });

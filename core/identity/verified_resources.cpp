@@ -247,7 +247,7 @@ Result<Json> VerifiedResourceService::VerifyCode(VerifiedKind kind, int64_t user
   return refused("invalid_verification_code", message).WithDetails(Json{{"attemptsLeft", outcome.attempts_left}});
 }
 
-Json VerifiedResourceService::List(VerifiedKind kind, int64_t user_id, const ListPage& page) {
+Json VerifiedResourceService::List(VerifiedKind kind, int64_t user_id, const Pagination& page) {
   const KindSql k = SqlOf(kind);
   auto [total, items] = db_.Run([&](DbConnection& conn) {
     std::optional<DbRow> count = conn.QueryOne(std::string("SELECT COUNT(*) FROM ") + k.table + " WHERE user_id = ?", {user_id});
@@ -260,7 +260,7 @@ Json VerifiedResourceService::List(VerifiedKind kind, int64_t user_id, const Lis
     }
     return std::pair{n, list};
   });
-  return Json{{"data", items}, {"pagination", page.Pagination(total)}};
+  return Json{{"data", items}, {"pagination", page.ToJson(total)}};
 }
 
 Result<Json> VerifiedResourceService::Get(VerifiedKind kind, int64_t user_id, const std::string& id_text) {

@@ -20,18 +20,18 @@
 #include <nlohmann/json.hpp>
 
 #include "identity/verified_codes.hpp"
-#include "mail/sms_sender.hpp"
+#include "notify/sms_sender.hpp"
 #include "rendezvous/database.hpp"
-#include "rendezvous/list_page.hpp"
 #include "rendezvous/log.hpp"
 #include "rendezvous/mailer.hpp"
+#include "rendezvous/pagination.hpp"
 #include "rendezvous/status.hpp"
 
 namespace rendezvous::core {
 
 inline constexpr int kMaxVerificationRequestsPerUserHour = 20;  // per kind, all targets together
 // The lists' pages: 100 by default, at most 250, skipping at most a million.
-inline constexpr ListPageLimits kVerifiedListPage{100, 250, 1000000};
+inline constexpr PaginationLimits kVerifiedListLimits{100, 250, 1000000};
 
 class VerifiedResourceService {
  public:
@@ -47,8 +47,8 @@ class VerifiedResourceService {
   // one); a dead code (too many wrong ones) is kRateLimited, reason verification_code_locked.
   Result<nlohmann::json> VerifyCode(VerifiedKind kind, int64_t user_id, const nlohmann::json& body);
   // The user's resources, oldest first, one page of them: {data: [..], pagination: {total, skip,
-  // take}}. The routes read the page (ParseListPage with kVerifiedListPage).
-  nlohmann::json List(VerifiedKind kind, int64_t user_id, const ListPage& page);
+  // take}}. The routes read the pagination (ParsePagination with kVerifiedListLimits).
+  nlohmann::json List(VerifiedKind kind, int64_t user_id, const Pagination& page);
   // One of the user's resources by the id's text; NotFound for another user's, an unknown or a
   // malformed id.
   Result<nlohmann::json> Get(VerifiedKind kind, int64_t user_id, const std::string& id);

@@ -1,3 +1,5 @@
+#include "rendezvous/address_policy.hpp"
+
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -5,8 +7,6 @@
 
 #include <algorithm>
 #include <cstring>
-
-#include "rendezvous/net.hpp"
 
 namespace rendezvous::net {
 namespace {

@@ -22,7 +22,7 @@
 
 #include "http_multi_impl.hpp"
 #include "http_tls.hpp"
-#include "rendezvous/net.hpp"
+#include "rendezvous/address_policy.hpp"
 #include "rendezvous/outbound.hpp"
 #include "rendezvous/text.hpp"
 #include "rendezvous/url.hpp"

@@ -7,7 +7,7 @@
 #include <openssl/err.h>
 #include <openssl/x509v3.h>
 
-#include "rendezvous/net.hpp"
+#include "rendezvous/address_policy.hpp"
 
 namespace rendezvous::net {
 namespace {

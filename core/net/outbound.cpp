@@ -6,7 +6,7 @@
 
 #include <curl/curl.h>
 
-#include "rendezvous/net.hpp"
+#include "rendezvous/address_policy.hpp"
 #include "rendezvous/url.hpp"
 #include "tls_trust.hpp"
 

@@ -3,7 +3,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
-#include "rendezvous/net.hpp"
+#include "rendezvous/address_policy.hpp"
 #include "rendezvous/text.hpp"
 
 namespace rendezvous::net {

@@ -69,6 +69,17 @@ class PluginHost {
     if (it == services_by_name_.end() || it->second.first != std::type_index(typeid(T))) return nullptr;
     return std::static_pointer_cast<T>(it->second.second);
   }
+  // Every service of type T the plugins provided, whatever its name (in the order of the names):
+  // how the host takes the extension points it offers (user_extension.hpp).
+  template <class T>
+  std::vector<std::shared_ptr<T>> FindAll() const {
+    std::vector<std::shared_ptr<T>> found;
+    for (const auto& [name, service] : services_by_name_) {
+      if (service.first == std::type_index(typeid(T)))
+        found.push_back(std::static_pointer_cast<T>(service.second));
+    }
+    return found;
+  }
 
  private:
   class Context;

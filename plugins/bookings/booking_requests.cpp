@@ -5,7 +5,7 @@
 
 #include "field_checks.hpp"
 #include "rendezvous/digits.hpp"
-#include "rendezvous/list_page.hpp"
+#include "rendezvous/pagination.hpp"
 #include "rendezvous/text.hpp"
 
 namespace rendezvous::bookings {
@@ -144,7 +144,7 @@ Result<ListQuery> ParseListQuery(const std::multimap<std::string, std::string>& 
     if (!order.ok()) return order.status();
     out.*field = *order;
   }
-  Result<ListPage> page = ParseListPage(query, {kDefaultTake, kMaxTake, kMaxSkip});
+  Result<Pagination> page = ParsePagination(query, {kDefaultTake, kMaxTake, kMaxSkip});
   if (!page.ok()) return page.status();
   out.skip = page->skip;
   out.take = static_cast<int>(page->take);

@@ -105,7 +105,7 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
   ctx.Provide<EventTypeDirectory>("bookings.event_types", event_types);
   RegisterBookingRoutes(ctx, BookingServices{event_types, flow, holds, references}, config.public_rate_limit);
   auto schedules = std::make_shared<ScheduleService>(ctx.db());
-  ctx.Provide<DefaultSchedules>("bookings.default_schedules", schedules);
+  ctx.Provide<UserExtension>("bookings.default_schedule", schedules);
   RegisterScheduleRoutes(ctx, schedules);
   auto import = std::make_shared<BookingImport>(ctx.identity(), writes);
   ctx.AddAdminCommand("booking",

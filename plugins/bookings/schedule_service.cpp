@@ -10,6 +10,9 @@
 namespace rendezvous::bookings {
 namespace {
 
+// The user's field of /v2/me this service answers and PATCH /v2/me changes.
+constexpr const char* kDefaultScheduleField = "defaultScheduleId";
+
 Status NotFoundSchedule() {
   return Status::NotFound("schedule not found");
 }
@@ -93,6 +96,30 @@ Status ScheduleService::CreateDefault(DbConnection& tx, const User& user) {
       " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
       values);
   return Status::Ok();
+}
+
+std::vector<std::string> ScheduleService::Fields() const {
+  return {kDefaultScheduleField};
+}
+
+void ScheduleService::AddFields(const User& user, Json& user_json) {
+  const std::optional<int64_t> id = DefaultScheduleId(user.id);
+  user_json[kDefaultScheduleField] = id ? Json(*id) : Json(nullptr);
+}
+
+Status ScheduleService::CheckChange(const Json& fields) {
+  const Json& value = fields.at(kDefaultScheduleField);
+  // An unsigned value above INT64_MAX reads as negative here.
+  if (!value.is_number_integer() || value.get<int64_t>() <= 0)
+    return Status::Invalid(kDefaultScheduleField, "defaultScheduleId must be a schedule's id");
+  return Status::Ok();
+}
+
+Status ScheduleService::ApplyChange(DbConnection& tx, int64_t user_id, const Json& fields) {
+  const Status made = MakeDefault(tx, user_id, fields.at(kDefaultScheduleField).get<int64_t>());
+  if (made.code() == ErrorCode::kNotFound)
+    return Status::Invalid(kDefaultScheduleField, "you have no schedule with this id");
+  return made;
 }
 
 Json ScheduleService::GetDefault(const User& owner) {

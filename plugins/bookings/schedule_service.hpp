@@ -8,29 +8,40 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <vector>
 
-#include "rendezvous/contracts/default_schedules.hpp"
 #include "rendezvous/database.hpp"
 #include "rendezvous/status.hpp"
 #include "rendezvous/user.hpp"
+#include "rendezvous/user_extension.hpp"
 #include "schedule.hpp"
 
 namespace rendezvous::bookings {
 
 constexpr int kMaxSchedulesPerUser = 100;
 
-class ScheduleService final : public DefaultSchedules {
+// Also the user's "defaultScheduleId" of /v2/me (a UserExtension the host takes): its value,
+// PATCH /v2/me {defaultScheduleId}, and a new user made with the implicit default stored.
+class ScheduleService final : public UserExtension {
  public:
   explicit ScheduleService(Database& db);
 
-  // DefaultSchedules: the id of the owner's stored default, for /v2/me.
-  std::optional<int64_t> DefaultScheduleId(int64_t user_id) override;
-  // DefaultSchedules: PATCH /v2/me {defaultScheduleId}, with the owner's schedules locked as for
-  // any other change of the default.
-  Status MakeDefault(DbConnection& tx, int64_t user_id, int64_t schedule_id) override;
-  // DefaultSchedules: a new user's default, ImplicitDefaultSchedule(user) stored, on the
-  // transaction that creates the user.
-  Status CreateDefault(DbConnection& tx, const User& user) override;
+  // The id of the owner's stored default; nullopt while the user has none (the implicit default).
+  std::optional<int64_t> DefaultScheduleId(int64_t user_id);
+  // Makes the user's schedule the default, on the caller's transaction, with the owner's schedules
+  // locked as for any other change of the default. NotFound when the user has no such schedule.
+  Status MakeDefault(DbConnection& tx, int64_t user_id, int64_t schedule_id);
+  // A new user's default, ImplicitDefaultSchedule(user) stored, on the transaction that creates
+  // the user; nothing when the user has a default already.
+  Status CreateDefault(DbConnection& tx, const User& user);
+
+  // UserExtension: the field "defaultScheduleId" (null while the user has no stored default).
+  std::vector<std::string> Fields() const override;
+  void AddFields(const User& user, Json& user_json) override;
+  Status CheckChange(const Json& fields) override;
+  Status ApplyChange(DbConnection& tx, int64_t user_id, const Json& fields) override;
+  Status UserCreated(DbConnection& tx, const User& user) override { return CreateDefault(tx, user); }
 
   // The owner's stored schedules, oldest first.
   Json List(int64_t owner_id);

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "calendar_options.hpp"
-#include "rendezvous/net.hpp"
+#include "rendezvous/address_policy.hpp"
 
 namespace rendezvous::calendar {
 

@@ -19,7 +19,7 @@ bool IsAllowedRedirect(const std::string& url, const std::string& base_url, cons
 // anything else.
 std::optional<net::Url> ParseFeedUrl(const std::string& url);
 
-// Why `host`, when it is an address literal, is not public (rendezvous/net.hpp); empty for a
+// Why `host`, when it is an address literal, is not public (rendezvous/address_policy.hpp); empty for a
 // public address or a name (a name's addresses are checked on the connection, see rendezvous/outbound.hpp).
 std::string NonPublicLiteral(const std::string& host);
 

@@ -1,6 +1,6 @@
 #include "address_guard.hpp"
 
-#include "rendezvous/net.hpp"
+#include "rendezvous/address_policy.hpp"
 
 namespace rendezvous::webhooks {
 namespace {

@@ -1,7 +1,7 @@
 // Where webhook deliveries may go (DESIGN §6): subscriber URLs are absolute http(s) URLs without
 // credentials or fragment (parsed by the host's kit, rendezvous/url.hpp, once per create or
 // update and once per claimed delivery), and unless private networks are allowed their host must
-// resolve only to public addresses (the host's one address policy, rendezvous/net.hpp). The
+// resolve only to public addresses (the host's one address policy, rendezvous/address_policy.hpp). The
 // delivery engine connects to the very address that was checked, so a name whose DNS answer
 // changes between the check and the connection cannot reach an internal service.
 // Pure functions (CheckedAddress asks the system resolver, blocking); thread-safe.

@@ -4,7 +4,7 @@
 
 #include "rendezvous/answer.hpp"
 #include "rendezvous/digits.hpp"
-#include "rendezvous/list_page.hpp"
+#include "rendezvous/pagination.hpp"
 #include "rendezvous/time.hpp"
 
 namespace rendezvous::webhooks {
@@ -88,14 +88,14 @@ void RegisterWebhookRoutes(PluginContext& ctx, const std::shared_ptr<WebhookServ
     ctx.AddRoute(ApiKeyRoute(Method::kGet, base, [service, of_event_type](Request& req) {
       auto level = PathLevel(req, of_event_type);
       if (!level) return EventTypeNotFound();
-      Result<ListPage> page = ParseListPage(req.query, {kDefaultTake, kMaxTake, kMaxSkip});
+      Result<Pagination> page = ParsePagination(req.query, {kDefaultTake, kMaxTake, kMaxSkip});
       if (!page.ok()) return Response::FromStatus(page.status());
       auto list = service->List(req.principal->user_id, *level, page->skip, page->take);
       if (!list.ok()) return Response::FromStatus(list.status());
       Json data = Json::array();
       for (const Webhook& w : list->first) data.push_back(WebhookJson(w));
       return Response::SuccessWith(
-          Json{{"data", std::move(data)}, {"pagination", page->Pagination(list->second)}});
+          Json{{"data", std::move(data)}, {"pagination", page->ToJson(list->second)}});
     }));
 
     ctx.AddRoute(ApiKeyRoute(Method::kGet, base + "/:id", [service, of_event_type](Request& req) {
@@ -126,12 +126,12 @@ void RegisterWebhookRoutes(PluginContext& ctx, const std::shared_ptr<WebhookServ
   ctx.AddRoute(ApiKeyRoute(Method::kGet, "/v2/webhooks/:id/deliveries", [service](Request& req) {
     auto id = PathId(req, "id");
     if (!id) return WebhookNotFound();
-    Result<ListPage> page = ParseListPage(req.query, {kDefaultTake, kMaxTake, kMaxSkip});
+    Result<Pagination> page = ParsePagination(req.query, {kDefaultTake, kMaxTake, kMaxSkip});
     if (!page.ok()) return Response::FromStatus(page.status());
     auto list = service->Deliveries(req.principal->user_id, *id, page->skip, page->take);
     if (!list.ok()) return Response::FromStatus(list.status());
     return Response::SuccessWith(
-        Json{{"data", std::move(list->first)}, {"pagination", page->Pagination(list->second)}});
+        Json{{"data", std::move(list->first)}, {"pagination", page->ToJson(list->second)}});
   }));
 
   ctx.AddRoute(
@@ -247,14 +247,14 @@ void RegisterClientWebhookRoutes(PluginContext& ctx, const std::shared_ptr<Webho
                }).Outbound());
 
   ctx.AddRoute(route(Method::kGet, base, [service, level](Request& req, const PlatformClient& c) {
-    Result<ListPage> page = ParseListPage(req.query, {kDefaultTake, kMaxTake, kMaxSkip});
+    Result<Pagination> page = ParsePagination(req.query, {kDefaultTake, kMaxTake, kMaxSkip});
     if (!page.ok()) return Response::FromStatus(page.status());
     auto list = service->List(c.owner_user_id, level(c), page->skip, page->take);
     if (!list.ok()) return Response::FromStatus(list.status());
     Json data = Json::array();
     for (const Webhook& w : list->first) data.push_back(WebhookJson(w));
     return Response::SuccessWith(
-        Json{{"data", std::move(data)}, {"pagination", page->Pagination(list->second)}});
+        Json{{"data", std::move(data)}, {"pagination", page->ToJson(list->second)}});
   }));
 
   ctx.AddRoute(route(Method::kGet, base + "/:id", [service, level](Request& req, const PlatformClient& c) {

@@ -2,6 +2,8 @@
 // the implicit one, and the fallbacks), rows read back as written, and one default per user
 // however creates and default switches race.
 #include <atomic>
+#include <cstdint>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -95,6 +97,57 @@ TEST_F(BookingsScheduleDb, TheScheduleAnEventTypeUses) {
   EXPECT_EQ(For(theirs).id, first) << "another owner's schedule is never used";
   scratch_.Exec("DELETE FROM schedules WHERE id = " + std::to_string(second));
   EXPECT_EQ(For(second).id, first) << "a vanished schedule falls back to the default";
+}
+
+// The schedules as the host's /v2/me sees them (UserExtension): the user's defaultScheduleId, its
+// change in the host's transaction, and a new user's default.
+TEST_F(BookingsScheduleDb, TheDefaultScheduleIdOfAUser) {
+  UserExtension& extension = *service_;
+  EXPECT_EQ(extension.Fields(), std::vector<std::string>{"defaultScheduleId"});
+  const auto field_of = [&](const User& user) {
+    Json me = Json::object();
+    extension.AddFields(user, me);
+    return me;
+  };
+  EXPECT_EQ(field_of(owner_), (Json{{"defaultScheduleId", nullptr}})) << "nothing stored yet";
+
+  const Json body = Json::parse(R"({"name": "A", "timeZone": "UTC",
+      "availability": [{"days": ["Monday"], "startTime": "09:00", "endTime": "10:00"}]})");
+  const int64_t first = Create(owner_, body);
+  const int64_t second = Create(owner_, body);
+  const int64_t foreign = Create(other_, body);
+  EXPECT_EQ(field_of(owner_)["defaultScheduleId"], first) << "the first schedule is the default";
+
+  for (const Json& bad : {Json(0), Json(-3), Json(1.5), Json("42"), Json(nullptr), Json(UINT64_MAX)}) {
+    const Status checked = extension.CheckChange(Json{{"defaultScheduleId", bad}});
+    EXPECT_EQ(checked.code(), ErrorCode::kInvalid) << bad.dump();
+    EXPECT_EQ(checked.field(), "defaultScheduleId") << bad.dump();
+  }
+  EXPECT_TRUE(extension.CheckChange(Json{{"defaultScheduleId", second}}).ok());
+
+  const auto apply = [&](int64_t schedule_id) {
+    return db_->Transaction([&](DbConnection& tx) {
+      return extension.ApplyChange(tx, owner_.id, Json{{"defaultScheduleId", schedule_id}});
+    });
+  };
+  const Status not_yours = apply(foreign);
+  EXPECT_EQ(not_yours.code(), ErrorCode::kInvalid);
+  EXPECT_EQ(not_yours.field(), "defaultScheduleId");
+  EXPECT_EQ(field_of(owner_)["defaultScheduleId"], first);
+  EXPECT_EQ(field_of(other_)["defaultScheduleId"], foreign);
+  ASSERT_TRUE(apply(second).ok());
+  EXPECT_EQ(field_of(owner_)["defaultScheduleId"], second);
+
+  // A new user's rows: the implicit default stored, once.
+  User created;
+  created.id = 3;
+  created.time_zone = "Europe/Paris";
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(db_->Transaction([&](DbConnection& tx) { return extension.UserCreated(tx, created); }).ok());
+  }
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM schedules WHERE owner_id = 3"), 1);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM schedules WHERE default_owner_id = 3"), 1);
+  EXPECT_FALSE(field_of(created)["defaultScheduleId"].is_null());
 }
 
 TEST_F(BookingsScheduleDb, RacingFirstCreatesLeaveOneDefault) {

@@ -372,12 +372,12 @@ TEST_F(VerifiedResourceServiceTest, RequestVerifyListAndGet) {
   EXPECT_EQ(verified->value("email", ""), "work@example.com");
   EXPECT_EQ(verified->value("userId", int64_t{0}), user_.id);
 
-  Result<ListPage> take10 = ParseListPage({{"take", "10"}}, kVerifiedListPage);
+  Result<Pagination> take10 = ParsePagination({{"take", "10"}}, kVerifiedListLimits);
   ASSERT_TRUE(take10.ok());
   Json page = verified_.List(VerifiedKind::kEmail, user_.id, *take10);
   EXPECT_EQ(page["data"].size(), 1u);
   EXPECT_EQ(page["pagination"], Json({{"total", 1}, {"skip", 0}, {"take", 10}}));
-  Result<ListPage> bad_skip = ParseListPage({{"skip", "-1"}}, kVerifiedListPage);
+  Result<Pagination> bad_skip = ParsePagination({{"skip", "-1"}}, kVerifiedListLimits);
   EXPECT_EQ(bad_skip.status().code(), ErrorCode::kInvalid);
   EXPECT_EQ(bad_skip.status().field(), "skip");
 

@@ -194,10 +194,13 @@ TEST(IdentityProfilePatch, UsernameAndTimeFormat) {
   expect_field(Json{{"timeFormat", 12.5}}, "timeFormat");
   expect_field(Json{{"timeFormat", nullptr}}, "timeFormat");
   expect_field(Json{{"timeZone", "Nowhere/Special"}}, "timeZone");
-  EXPECT_EQ(ParseProfilePatch(Json{{"defaultScheduleId", 42}})->default_schedule_id, 42);
-  for (const Json& bad : {Json(0), Json(-3), Json(1.5), Json("42"), Json(nullptr), Json(UINT64_MAX)}) {
-    expect_field(Json{{"defaultScheduleId", bad}}, "defaultScheduleId");
-  }
+  // A field a plugin's UserExtension owns goes to that plugin unchecked; without one it is unknown.
+  auto owned = ParseProfilePatch(Json{{"defaultScheduleId", "x"}, {"name", "Ada"}}, {"defaultScheduleId"});
+  ASSERT_TRUE(owned.ok()) << owned.status().message();
+  EXPECT_EQ(owned->extension_fields, (Json{{"defaultScheduleId", "x"}}));
+  EXPECT_EQ(owned->name, "Ada");
+  EXPECT_TRUE(ParseProfilePatch(Json{{"name", "Ada"}})->extension_fields.empty());
+  expect_field(Json{{"defaultScheduleId", 42}}, "defaultScheduleId");
 }
 
 }  // namespace

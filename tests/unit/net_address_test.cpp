@@ -1,4 +1,4 @@
-// The one address policy (rendezvous/net.hpp): every range it refuses, with the addresses on both
+// The one address policy (rendezvous/address_policy.hpp): every range it refuses, with the addresses on both
 // sides of each boundary, the addresses other addresses embed, resolving and pinning. The URL kit
 // (rendezvous/url.hpp): parsing, host checks, percent-encoding and forms. The one outbound client
 // (rendezvous/outbound.hpp) against a real HTTP peer on loopback, and HttpMulti against an HTTPS one.
@@ -21,7 +21,7 @@
 #include "ca_file_in_environment.hpp"
 #include "free_port.hpp"
 #include "loopback_http_server.hpp"
-#include "rendezvous/net.hpp"
+#include "rendezvous/address_policy.hpp"
 #include "rendezvous/outbound.hpp"
 #include "rendezvous/url.hpp"
 #include "tls_peer.hpp"

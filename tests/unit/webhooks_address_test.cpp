@@ -2,12 +2,12 @@
 #include <gtest/gtest.h>
 
 #include "address_guard.hpp"
-#include "rendezvous/net.hpp"
+#include "rendezvous/address_policy.hpp"
 
 namespace rendezvous::webhooks {
 namespace {
 
-// The ranges themselves are rendezvous/net.hpp's (tests/unit/net_address_test.cpp): the guard
+// The ranges themselves are rendezvous/address_policy.hpp's (tests/unit/net_address_test.cpp): the guard
 // uses that one policy.
 TEST(WebhooksAddress, UsesTheHostAddressPolicy) {
   EXPECT_EQ(net::ClassifyAddress("93.184.216.34"), "");

@@ -5,7 +5,7 @@
 //
 // Every HTTP request is bounded (timeouts, response size), follows no redirect, speaks http/https
 // only, asks for no content encoding and goes straight to its host: no proxy, from the environment
-// or elsewhere. Two guards of the address policy (rendezvous/net.hpp) are at hand:
+// or elsewhere. Two guards of the address policy (rendezvous/address_policy.hpp) are at hand:
 // `block_private_networks` refuses a request when any address its host resolves to is not public
 // (and checks the address of every connection it opens), and `pin` sends the connection to the
 // address the caller checked (ResolveChecked) and to nothing else.

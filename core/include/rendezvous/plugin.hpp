@@ -23,7 +23,7 @@
 #include "rendezvous/scripting.hpp"
 #include "rendezvous/status.hpp"
 
-#define RENDEZVOUS_PLUGIN_ABI_VERSION 18u
+#define RENDEZVOUS_PLUGIN_ABI_VERSION 19u
 
 #define RENDEZVOUS_STR2(x) #x
 #define RENDEZVOUS_STR(x) RENDEZVOUS_STR2(x)
@@ -104,8 +104,9 @@ class PluginContext {
   virtual Logger& logger() = 0;
 
   // Cross-plugin services by name ("<plugin>.<service>"), typed by a contract of
-  // rendezvous/contracts/ (docs/plugin-api.md). A service is provided in the factory and found
-  // from Start() on (every factory has run by then); null when no enabled plugin provides it.
+  // rendezvous/contracts/ (docs/plugin-api.md), or by an extension point of the host
+  // (user_extension.hpp), which the host takes whatever its name. A service is provided in the factory and
+  // found from Start() on (every factory has run by then); null when no enabled plugin provides it.
   template <class T>
   void Provide(const std::string& name, std::shared_ptr<T> service) {
     ProvideRaw(name, std::type_index(typeid(T)), std::static_pointer_cast<void>(std::move(service)));

@@ -1,6 +1,6 @@
 // The one URL kit of the server and its plugins: an absolute URL parsed once into a value,
 // percent-encoding and decoding, application/x-www-form-urlencoded forms, and host checks. Which
-// addresses a connection may reach is the address policy's (rendezvous/net.hpp); requests go out
+// addresses a connection may reach is the address policy's (rendezvous/address_policy.hpp); requests go out
 // through rendezvous/outbound.hpp. Pure functions, thread-safe.
 #pragma once
 

@@ -20,8 +20,8 @@
 #include <prometheus/registry.h>
 
 #include "log/logger.hpp"
-#include "mail/mail_service.hpp"
-#include "mail_test_support.hpp"
+#include "notify/mail_service.hpp"
+#include "notify_test_support.hpp"
 
 namespace rendezvous::core {
 namespace {

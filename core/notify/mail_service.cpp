@@ -1,4 +1,4 @@
-#include "mail/mail_service.hpp"
+#include "notify/mail_service.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -1,8 +1,6 @@
-#include "mail/sms_service.hpp"
-#include "rendezvous/text.hpp"
+#include "notify/sms_service.hpp"
 
 #include <fcntl.h>
-#include <prometheus/counter.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,8 +11,11 @@
 #include <memory>
 #include <stdexcept>
 
-#include "mail/mail_service.hpp"
+#include <prometheus/counter.h>
+
+#include "notify/mail_service.hpp"
 #include "rendezvous/outbound.hpp"
+#include "rendezvous/text.hpp"
 
 namespace rendezvous::core {
 namespace {

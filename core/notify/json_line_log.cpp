@@ -1,4 +1,4 @@
-#include "mail/json_line_log.hpp"
+#include "notify/json_line_log.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -22,7 +22,7 @@
 #include <string>
 #include <string_view>
 
-#include "mail/outbox_delivery.hpp"
+#include "notify/outbox_delivery.hpp"
 #include "rendezvous/log.hpp"
 #include "rendezvous/mailer.hpp"
 #include "rendezvous/outbox.hpp"

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "mail/json_line_log.hpp"
+#include "notify/json_line_log.hpp"
 #include "rendezvous/log.hpp"
 #include "rendezvous/outbox.hpp"
 #include "rendezvous/status.hpp"

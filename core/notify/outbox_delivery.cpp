@@ -1,4 +1,4 @@
-#include "mail/outbox_delivery.hpp"
+#include "notify/outbox_delivery.hpp"
 
 #include <prometheus/counter.h>
 #include <prometheus/family.h>

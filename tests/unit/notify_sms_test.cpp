@@ -1,8 +1,6 @@
 // The SMS service without a database: E.164 and message checks, the outbox round trip through a
 // fake outbox, the SMS log, and delivery to a real HTTP gateway peer on loopback (JSON body,
 // Bearer token, retry on 5xx/429/timeouts/redirects, drop on 4xx).
-#include <gtest/gtest.h>
-#include <prometheus/registry.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -12,10 +10,13 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+#include <prometheus/registry.h>
+
 #include "log/logger.hpp"
 #include "loopback_http_server.hpp"
-#include "mail/sms_service.hpp"
-#include "mail_test_support.hpp"
+#include "notify/sms_service.hpp"
+#include "notify_test_support.hpp"
 
 namespace rendezvous::core {
 namespace {

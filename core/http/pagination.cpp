@@ -1,4 +1,4 @@
-#include "rendezvous/list_page.hpp"
+#include "rendezvous/pagination.hpp"
 
 #include <optional>
 #include <string>
@@ -8,13 +8,13 @@
 
 namespace rendezvous {
 
-nlohmann::json ListPage::Pagination(int64_t total) const {
+nlohmann::json Pagination::ToJson(int64_t total) const {
   return {{"total", total}, {"skip", skip}, {"take", take}};
 }
 
-Result<ListPage> ParseListPage(const std::multimap<std::string, std::string>& query,
-                               const ListPageLimits& limits) {
-  ListPage page{0, limits.default_take};
+Result<Pagination> ParsePagination(const std::multimap<std::string, std::string>& query,
+                                   const PaginationLimits& limits) {
+  Pagination page{0, limits.default_take};
   for (auto [name, min, max, out] : {std::tuple{"skip", int64_t{0}, limits.max_skip, &page.skip},
                                      std::tuple{"take", int64_t{1}, limits.max_take, &page.take}}) {
     const size_t given = query.count(name);

@@ -21,11 +21,12 @@
 #pragma once
 
 #include <chrono>
-#include <nlohmann/json.hpp>
 #include <string>
 
-#include "mail/outbox_delivery.hpp"
-#include "mail/sms_sender.hpp"
+#include <nlohmann/json.hpp>
+
+#include "notify/outbox_delivery.hpp"
+#include "notify/sms_sender.hpp"
 #include "rendezvous/log.hpp"
 #include "rendezvous/outbox.hpp"
 #include "rendezvous/status.hpp"
