@@ -188,14 +188,11 @@ void HttpReader::Reset() {
   message_.trailers.clear();
   message_.head.clear();
   message_.body.clear();
+  head_read_ = false;
   scanned_ = 0;
   remaining_ = 0;
   trailer_bytes_ = 0;
   state_ = State::kStart;
-}
-
-bool HttpReader::HeadRead() const {
-  return state_ != State::kStart && state_ != State::kHead && state_ != State::kFailed;
 }
 
 HttpMessage HttpReader::Take() {
@@ -303,6 +300,7 @@ HttpReader::Result HttpReader::Read(std::string& in) {
         std::string why;
         if (!ParseHttpHead(std::string_view(in).substr(0, end), kind_, message_, why))
           return Fail(HttpFramingError::kMalformed, why);
+        head_read_ = true;
         pos = end + 4;
         const bool framed = FrameBody();
         if (message_.status / 100 != 1) answer_to_head_ = false;  // an interim answer is not the answer

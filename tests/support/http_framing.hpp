@@ -80,8 +80,8 @@ class HttpReader {
   Result End();
 
   // The head of the message being read is in (message() has it, not the body yet): the moment a
-  // server answers `Expect: 100-continue`.
-  bool HeadRead() const;
+  // server answers `Expect: 100-continue`. It stays so when the body then fails.
+  bool HeadRead() const { return head_read_; }
   // Nothing of a next message has been read.
   bool Idle() const { return state_ == State::kStart || state_ == State::kComplete; }
   const HttpMessage& message() const { return message_; }
@@ -113,6 +113,7 @@ class HttpReader {
   HttpLimits limits_;
   State state_ = State::kStart;
   bool answer_to_head_ = false;
+  bool head_read_ = false;
   size_t scanned_ = 0;    // bytes of `in` searched for the head's end already
   size_t remaining_ = 0;  // of the Content-Length body or of the chunk
   size_t trailer_bytes_ = 0;

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <utility>
@@ -186,11 +187,10 @@ Next ServeRequest(SSL* ssl, std::string& buf, HttpReader& reader, const TlsHandl
   }
   if (!WriteAll(ssl, answer)) return Next::kBroken;
   // The answer's own `Connection: close` (a body until the close, say) ends the connection too.
-  HttpMessage answered;
-  std::string unused;
-  if (ParseHttpHead(std::string_view(answer).substr(0, answer.find("\r\n\r\n")), HttpKind::kResponse,
-                    answered, unused) &&
-      answered.ClosesConnection()) {
+  // (Read for its head only: whatever its body, the handler meant it.)
+  HttpReader answered(HttpKind::kResponse, HttpLimits{kMaxHead, std::numeric_limits<size_t>::max()});
+  answered.Read(answer);
+  if (answered.HeadRead() && answered.message().ClosesConnection()) {
     close_after = true;
   }
   return close_after ? Next::kClose : Next::kMore;

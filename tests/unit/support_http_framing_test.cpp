@@ -121,6 +121,8 @@ TEST(SupportHttpFraming, AContentLengthBodyArrivesInPieces) {
   EXPECT_EQ(cut.Read(partial), Result::kNeedMore);
   EXPECT_EQ(cut.End(), Result::kError);
   EXPECT_EQ(cut.error(), HttpFramingError::kTruncated);
+  EXPECT_TRUE(cut.HeadRead()) << "its head stays readable";
+  EXPECT_EQ(cut.message().status, 200);
 }
 
 TEST(SupportHttpFraming, AnAnswerWithoutLengthRunsToTheEndOfTheStream) {
