@@ -118,6 +118,7 @@ class HttpReader {
   size_t remaining_ = 0;  // of the Content-Length body or of the chunk
   size_t trailer_bytes_ = 0;
   HttpMessage message_;
+  std::vector<std::pair<std::string, std::string>> spare_;  // header strings of earlier messages
   HttpFramingError error_ = HttpFramingError::kNone;
   std::string reason_;
 };
@@ -135,6 +136,9 @@ bool SplitHttpHeaderLine(std::string_view line, std::string& lower_name, std::st
 // it is (chunked by the caller when it says so: HttpChunkedBody).
 std::string HttpRequestText(std::string_view method, std::string_view target,
                             const std::vector<std::string>& header_lines = {}, std::string_view body = {});
+// The same request appended to `out` (a buffer kept from request to request).
+void AppendHttpRequest(std::string& out, std::string_view method, std::string_view target,
+                       const std::vector<std::string>& header_lines, std::string_view body);
 // An answer: the status line with its usual reason, the header lines as given, Content-Length
 // (not for 1xx, 204 and 304, nor beside a given Content-Length or Transfer-Encoding line), then
 // the body as it is.
