@@ -188,6 +188,12 @@ TEST(SupportHttpFraming, AMalformedMessageIsRefusedWithAReason) {
   EXPECT_EQ(ErrorOf("GET / HTTP/1.1\r\nNoColon\r\n\r\n"), E::kMalformed);
   EXPECT_EQ(ErrorOf("GET / HTTP/1.1\r\nHost : x\r\n\r\n"), E::kMalformed);  // a space before the colon
   EXPECT_EQ(ErrorOf("GET / HTTP/1.1\r\n" + host + " folded\r\n\r\n"), E::kMalformed);
+  {
+    HttpReader reader(HttpKind::kRequest);
+    std::string folded = "GET / HTTP/1.1\r\n" + host + " folded: on\r\n\r\n";
+    ASSERT_EQ(reader.Read(folded), Result::kError);
+    EXPECT_EQ(reader.reason(), "a folded header line");
+  }
   EXPECT_EQ(ErrorOf("GET / HTTP/1.1\r\nX: a\nb\r\n\r\n"), E::kMalformed);  // a bare LF
   EXPECT_EQ(ErrorOf("GET / HTTP/1.1\r\nX: a\rb\r\n\r\n"), E::kMalformed);  // a bare CR
   const char kNul[] = "GET / HTTP/1.1\r\nX: a\0b\r\n\r\n";
