@@ -2,8 +2,8 @@
 """Calendar isolation benchmarks for bench/run.sh (python3, standard library only).
 
   calendar_bench.py me_under_slots API HOST_KEY OTHER_KEY SECONDS
-      An ICS feed host on loopback that serves one calendar (for the save) and then accepts
-      connections and never answers. GET /v2/me of another user, alone and while 16 connections
+      An ICS feed host on loopback that serves one calendar (for the save) and then reads
+      requests and never answers them. GET /v2/me of another user, alone and while 16 connections
       ask for the slots of the feed's owner (a different week each time, wrk), p50/p99 by wrk.
   calendar_bench.py ics_memory API SERVER_PID KEY1 KEY2 [READERS]
       A loopback feed server (ETag and Last-Modified, 304 on a match) with 100 feeds of 15,000
@@ -20,7 +20,6 @@ import hashlib
 import http.server
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -41,14 +40,6 @@ def call(method, url, key=None, body=None, timeout=60):
             return r.status, json.loads(r.read() or b"null")
     except urllib.error.HTTPError as e:
         return e.code, json.loads(e.read() or b"null")
-
-
-def listen():
-    s = socket.socket()
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind(("127.0.0.1", 0))
-    s.listen(512)
-    return s
 
 
 def tuesdays(count):
@@ -90,27 +81,38 @@ def me_under_slots(api, host_key, other_key, seconds):
     days = tuesdays(60)
     ics = ("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//bench//EN\r\nBEGIN:VEVENT\r\nUID:1\r\nDTSTART:%sT140000Z\r\n"
            "DTEND:%sT143000Z\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n") % (days[0].replace("-", ""), days[0].replace("-", ""))
-    sock = listen()
     hang = threading.Event()
+    over = threading.Event()
     held = []
 
-    def peer():
-        while True:
-            try:
-                c, _ = sock.accept()
-            except OSError:
-                return
-            if hang.is_set():
-                held.append(c)  # read nothing, answer nothing
-                continue
-            c.recv(65536)
-            body = ics.encode()
-            c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/calendar\r\nConnection: close\r\nContent-Length: %d\r\n\r\n"
-                      % len(body) + body)
-            c.close()
+    class Feed(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
 
-    threading.Thread(target=peer, daemon=True).start()
-    feed = "http://127.0.0.1:%d/hanging.ics" % sock.getsockname()[1]
+        def do_GET(self):
+            if hang.is_set():
+                held.append(self.path)
+                over.wait()  # answer nothing until the run is over
+                self.close_connection = True
+                return
+            body = ics.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/calendar")
+            self.send_header("Connection", "close")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            self.close_connection = True
+
+        def log_message(self, *args):
+            pass
+
+    class Server(http.server.ThreadingHTTPServer):
+        request_queue_size = 512
+        daemon_threads = True
+
+    srv = Server(("127.0.0.1", 0), Feed)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    feed = "http://127.0.0.1:%d/hanging.ics" % srv.server_address[1]
     status, answer = call("POST", api + "/v2/calendars/ics-feed/save", host_key, {"urls": [feed]})
     assert status == 201, (status, answer)
     hang.set()
@@ -134,9 +136,9 @@ def me_under_slots(api, host_key, other_key, seconds):
     busy = wrk(api + "/v2/me", 1, seconds, me_headers)
     t.join()
     os.unlink(script)
-    for c in held:
-        c.close()
-    sock.close()
+    over.set()
+    srv.shutdown()
+    srv.server_close()
     ratio = ms(busy["p99"]) / max(ms(alone["p99"]), 0.001)
     print("| me_under_slots: GET /v2/me (API key, 1 connection) alone | %s | %s | %s | %s |"
           % (alone["rps"], alone["p50"], alone["p99"], alone["non2xx"]))

@@ -3,8 +3,9 @@
 //   multi  the sender's client, net::HttpMulti (the host library this program is built against);
 //   curl   libcurl's multi interface driven directly on epoll (curl_multi_socket_action), its
 //          handles set up once: the least a libcurl-based client costs;
-//   raw    a minimal HTTP/1.1 client on epoll (the request formatted into one buffer, the answer's
-//          status line and headers parsed for Content-Length and Retry-After): the floor.
+//   raw    a minimal HTTP/1.1 client on epoll (the request formatted into one buffer, the answer
+//          framed by the tests' framer, tests/support/http_framing.hpp, its Retry-After noted):
+//          the floor.
 // and what one blocking request (ping, Google, ICS, SMS: one after another on one thread) costs:
 //   perform     net::Perform() (the host library's: on the thread's own HttpMulti);
 //   curl_easy   the blocking client net::Perform() was before it: a libcurl easy handle kept by the
@@ -35,9 +36,16 @@
 
 #include <curl/curl.h>
 
+#include "http_framing.hpp"
 #include "rendezvous/outbound.hpp"
 
 namespace {
+
+using rendezvous::testing::AppendHttpRequest;
+using rendezvous::testing::HttpKind;
+using rendezvous::testing::HttpLimits;
+using rendezvous::testing::HttpMessage;
+using rendezvous::testing::HttpReader;
 
 double ThreadCpuSeconds() {
   timespec ts{};
@@ -108,53 +116,25 @@ struct Conn {
   std::string out;
   size_t sent = 0;
   std::string in;
+  HttpReader reader{HttpKind::kResponse, HttpLimits{64 * 1024, 1 << 20}};
   bool busy = false;
 };
 
-void Format(std::string& out, int n, int port) {
-  const std::string body = Body(n);
+// The request of delivery `n` into `out` (its storage kept): the lines every request has, then
+// the delivery's own.
+void Format(std::string& out, int n, const std::vector<std::string>& fixed_lines) {
+  std::vector<std::string> lines = Headers(n);
+  std::erase_if(lines, [](const std::string& h) {
+    return h.back() == ':';
+  });  // "Expect:" removes a header in libcurl's terms
+  lines.insert(lines.begin(), fixed_lines.begin(), fixed_lines.end());
   out.clear();
-  out += "POST /hook HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) + "\r\n";
-  out += "User-Agent: Rendezvous-bench\r\nAccept: */*\r\n";
-  for (const std::string& h : Headers(n)) {
-    if (h.back() == ':') continue;  // "Expect:" removes a header in libcurl's terms
-    out += h;
-    out += "\r\n";
-  }
-  out += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n";
-  out += body;
-}
-
-// The whole answer's length once it is in `in` (status line, headers, Content-Length body); 0 if
-// more is needed. Sets status and notes a Retry-After.
-size_t Answer(const std::string& in, int& status, std::string& retry_after) {
-  const size_t end = in.find("\r\n\r\n");
-  if (end == std::string::npos) return 0;
-  if (in.compare(0, 9, "HTTP/1.1 ") != 0 && in.compare(0, 9, "HTTP/1.0 ") != 0) return std::string::npos;
-  status = std::atoi(in.c_str() + 9);
-  size_t length = 0;
-  size_t at = in.find("\r\n") + 2;
-  while (at < end) {
-    const size_t eol = in.find("\r\n", at);
-    const std::string_view line(in.data() + at, eol - at);
-    const size_t colon = line.find(':');
-    if (colon != std::string_view::npos) {
-      const std::string_view name = line.substr(0, colon);
-      std::string_view value = line.substr(colon + 1);
-      while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-      if (name.size() == 14 && strncasecmp(name.data(), "content-length", 14) == 0) {
-        length = std::strtoul(std::string(value).c_str(), nullptr, 10);
-      } else if (name.size() == 11 && strncasecmp(name.data(), "retry-after", 11) == 0) {
-        retry_after.assign(value);
-      }
-    }
-    at = eol + 2;
-  }
-  const size_t whole = end + 4 + length;
-  return in.size() >= whole ? whole : 0;
+  AppendHttpRequest(out, "POST", "/hook", lines, Body(n));
 }
 
 Tally RunRaw(int port, int requests, int connections) {
+  const std::vector<std::string> fixed_lines = {"Host: 127.0.0.1:" + std::to_string(port),
+                                                "User-Agent: Rendezvous-bench", "Accept: */*"};
   const int ep = epoll_create1(EPOLL_CLOEXEC);
   std::vector<Conn> conns(static_cast<size_t>(connections));
   sockaddr_in sa{};
@@ -172,7 +152,7 @@ Tally RunRaw(int port, int requests, int connections) {
     return true;
   };
   auto start_one = [&](Conn& c) {
-    Format(c.out, started++, port);
+    Format(c.out, started++, fixed_lines);
     c.sent = 0;
     c.in.clear();
     c.busy = true;
@@ -208,12 +188,12 @@ Tally RunRaw(int port, int requests, int connections) {
         if (got <= 0) break;
         c.in.append(buf, static_cast<size_t>(got));
       }
-      int status = 0;
-      std::string retry_after;
-      const size_t whole = Answer(c.in, status, retry_after);
-      if (whole == 0) continue;
+      const HttpReader::Result read = c.reader.Read(c.in);
+      if (read == HttpReader::Result::kNeedMore) continue;
       ++t.done;
-      if (whole == std::string::npos || status != 200) ++t.failed;
+      const HttpMessage& answer = c.reader.message();
+      [[maybe_unused]] const std::string retry_after = answer.Header("retry-after");
+      if (read == HttpReader::Result::kError || answer.status != 200) ++t.failed;
       c.busy = false;
       if (started < requests) start_one(c);
     }

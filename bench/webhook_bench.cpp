@@ -42,11 +42,17 @@
 #include <curl/curl.h>
 #include <nlohmann/json.hpp>
 
+#include "http_framing.hpp"
 #include "load_support.hpp"
 
 namespace {
 
 using Clock = std::chrono::system_clock;
+using rendezvous::testing::HttpKind;
+using rendezvous::testing::HttpLimits;
+using rendezvous::testing::HttpMessage;
+using rendezvous::testing::HttpReader;
+using rendezvous::testing::HttpResponseText;
 
 double NowMs() { return std::chrono::duration<double, std::milli>(Clock::now().time_since_epoch()).count(); }
 
@@ -140,8 +146,9 @@ class Arrivals {
 // The receiver: one thread, non-blocking sockets on epoll, HTTP/1.1 with keep-alive, each request
 // answered 200 "ok". It stands in for receivers on other machines, so it is kept as cheap as it can
 // be (a request costs it a read and a write): what it spends comes out of the cores the server
-// and MariaDB share with it. It reads what libcurl sends (a body with Content-Length, "Expect:
-// 100-continue" answered); a chunked body or an oversized request gets 400 and the connection closed.
+// and MariaDB share with it. It frames requests with the tests' framer (tests/support/
+// http_framing.hpp: a Content-Length or chunked body, "Expect: 100-continue" answered); a request
+// it cannot frame or an oversized one gets 400 and the connection closed.
 class Receiver {
  public:
   Receiver(int port, Arrivals& arrivals) : arrivals_(arrivals) {
@@ -171,10 +178,8 @@ class Receiver {
  private:
   static constexpr size_t kMaxHead = 64 * 1024;
   static constexpr size_t kMaxBody = 16 * 1024 * 1024;
-  static constexpr std::string_view kOk =
-      "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nok";
-
   struct Connection {
+    HttpReader reader{HttpKind::kRequest, HttpLimits{kMaxHead, kMaxBody}};
     std::string in;
     std::string out;
     bool continued = false;  // "100 Continue" sent for the request being read
@@ -246,37 +251,27 @@ class Receiver {
   // Answers every whole request in `c.in`.
   void Answer(Connection& c) {
     while (!c.closing) {
-      const size_t head_end = c.in.find("\r\n\r\n");
-      if (head_end == std::string::npos) {
-        if (c.in.size() > kMaxHead) Refuse(c);
+      const HttpReader::Result read = c.reader.Read(c.in);
+      if (read == HttpReader::Result::kError) {
+        c.out += HttpResponseText(400, {"Connection: close"});
+        c.closing = true;
         return;
       }
-      const std::string_view head(c.in.data(), head_end);
-      const size_t length = ContentLength(head);
-      if (length > kMaxBody || HasHeader(head, "transfer-encoding")) {
-        Refuse(c);
-        return;
-      }
-      if (c.in.size() < head_end + 4 + length) {
-        if (!c.continued && HasHeader(head, "expect")) {
-          c.out += "HTTP/1.1 100 Continue\r\n\r\n";
+      if (read == HttpReader::Result::kNeedMore) {
+        if (c.reader.HeadRead() && !c.continued && c.reader.message().Count("expect") > 0) {
+          c.out += HttpResponseText(100);
           c.continued = true;
         }
         return;
       }
-      if (head.compare(0, 5, "POST ") == 0) {
-        const std::string body = c.in.substr(head_end + 4, length);
-        arrivals_.Add({NowMs(), ParseIsoMs(StringMember(body, "createdAt")), StringMember(body, "uid")});
+      const HttpMessage& request = c.reader.message();
+      if (request.method == "POST") {
+        arrivals_.Add({NowMs(), ParseIsoMs(StringMember(request.body, "createdAt")),
+                       StringMember(request.body, "uid")});
       }
-      c.out.append(kOk);
-      c.in.erase(0, head_end + 4 + length);
+      c.out += ok_;
       c.continued = false;
     }
-  }
-
-  static void Refuse(Connection& c) {
-    c.out += "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
-    c.closing = true;
   }
 
   // Writes what it can of `c.out`; asks for EPOLLOUT while some is left. False on a write error.
@@ -302,36 +297,7 @@ class Receiver {
     return true;
   }
 
-  // The value of a header, case-insensitively by name; "" when absent.
-  static std::string_view Header(std::string_view head, std::string_view name) {
-    size_t at = head.find("\r\n");
-    while (at != std::string_view::npos) {
-      const size_t start = at + 2;
-      const size_t end = std::min(head.find("\r\n", start), head.size());
-      const std::string_view line = head.substr(start, end - start);
-      const size_t colon = line.find(':');
-      if (colon == name.size() && std::equal(name.begin(), name.end(), line.begin(),
-                                             [](char a, char b) { return a == std::tolower(b); })) {
-        std::string_view v = line.substr(colon + 1);
-        while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
-        return v;
-      }
-      at = end < head.size() ? end : std::string_view::npos;
-    }
-    return {};
-  }
-  static bool HasHeader(std::string_view head, std::string_view name) { return !Header(head, name).empty(); }
-  static size_t ContentLength(std::string_view head) {
-    const std::string_view v = Header(head, "content-length");
-    size_t n = 0;
-    for (char ch : v) {
-      if (ch < '0' || ch > '9') break;
-      n = n * 10 + static_cast<size_t>(ch - '0');
-      if (n > kMaxBody) return n;
-    }
-    return n;
-  }
-
+  const std::string ok_ = HttpResponseText(200, {"Content-Type: text/plain"}, "ok");
   Arrivals& arrivals_;
   int listener_ = -1;
   int epoll_ = -1;

@@ -18,6 +18,7 @@
 
 #include "calendar_fixture.hpp"
 #include "eventually.hpp"
+#include "http_framing.hpp"
 #include "rendezvous/time.hpp"
 
 namespace rendezvous::testing {
@@ -61,17 +62,19 @@ class HangingFeedHost {
         ++held_count_;
         continue;
       }
-      std::string head;
+      // The request, read for at most 10 s, whatever it turns out to be: the feed is answered.
+      HttpReader reader(HttpKind::kRequest);
+      std::string in;
       char buf[4096];
-      for (int i = 0; i < 100 && head.find("\r\n\r\n") == std::string::npos; ++i) {
+      for (int i = 0; i < 100 && reader.Read(in) == HttpReader::Result::kNeedMore; ++i) {
         pollfd r{c, POLLIN, 0};
         if (::poll(&r, 1, 100) <= 0) continue;
         const ssize_t n = ::recv(c, buf, sizeof buf, 0);
         if (n <= 0) break;
-        head.append(buf, static_cast<size_t>(n));
+        in.append(buf, static_cast<size_t>(n));
       }
-      const std::string answer = "HTTP/1.1 200 OK\r\nContent-Type: text/calendar\r\nConnection: close\r\nContent-Length: " +
-                                 std::to_string(ics_.size()) + "\r\n\r\n" + ics_;
+      const std::string answer =
+          HttpResponseText(200, {"Content-Type: text/calendar", "Connection: close"}, ics_);
       (void)!::send(c, answer.data(), answer.size(), MSG_NOSIGNAL);
       ::close(c);
     }

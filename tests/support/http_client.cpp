@@ -1,10 +1,11 @@
 #include "http_client.hpp"
 
+#include <string_view>
+#include <utility>
+
 #include <curl/curl.h>
 
-#include <algorithm>
-#include <cctype>
-#include <utility>
+#include "http_framing.hpp"
 
 namespace rendezvous::testing {
 namespace {
@@ -14,19 +15,15 @@ size_t OnBody(char* data, size_t size, size_t n, void* user) {
   return size * n;
 }
 
+// libcurl frames the answer; its header lines are split as the tests' framer splits them.
 size_t OnHeader(char* data, size_t size, size_t n, void* user) {
   auto* headers = static_cast<std::multimap<std::string, std::string>*>(user);
-  std::string line(data, size * n);
-  auto colon = line.find(':');
-  if (colon != std::string::npos) {
-    std::string name = line.substr(0, colon);
-    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
-    std::string value = line.substr(colon + 1);
-    while (!value.empty() && (value.front() == ' ')) value.erase(0, 1);
-    while (!value.empty() && (value.back() == '\r' || value.back() == '\n' || value.back() == ' ')) value.pop_back();
-    headers->emplace(name, value);
-  } else if (line.rfind("HTTP/", 0) == 0) {
+  const std::string_view line(data, size * n);
+  std::string name, value;
+  if (line.rfind("HTTP/", 0) == 0) {
     headers->clear();  // a new response (after 100-continue)
+  } else if (SplitHttpHeaderLine(line, name, value)) {
+    headers->emplace(std::move(name), std::move(value));
   }
   return size * n;
 }

@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "free_port.hpp"
+#include "http_framing.hpp"
 
 namespace rendezvous::testing {
 namespace {
@@ -20,31 +21,10 @@ constexpr size_t kMaxHead = 64 * 1024;
 constexpr size_t kMaxBody = 8 * 1024 * 1024;
 constexpr auto kConnectionBudget = std::chrono::seconds(10);
 
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-const char* Reason(int status) {
-  switch (status) {
-    case 200: return "OK";
-    case 201: return "Created";
-    case 204: return "No Content";
-    case 302: return "Found";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 429: return "Too Many Requests";
-    case 500: return "Internal Server Error";
-    case 503: return "Service Unavailable";
-    default: return "Status";
-  }
-}
-
 // Reads until `fd` has more data or the deadline passes; false on EOF, error or timeout.
 bool ReadSome(int fd, std::string& buf, std::chrono::steady_clock::time_point deadline) {
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  const auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
   if (left.count() <= 0) return false;
   pollfd p{fd, POLLIN, 0};
   if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;
@@ -156,44 +136,23 @@ void LoopbackHttpServer::Loop() {
 
 void LoopbackHttpServer::Serve(int fd) {
   const auto deadline = std::chrono::steady_clock::now() + kConnectionBudget;
+  HttpReader reader(HttpKind::kRequest, HttpLimits{kMaxHead, kMaxBody});
   std::string buf;
-  size_t head_end;
-  while ((head_end = buf.find("\r\n\r\n")) == std::string::npos) {
-    if (buf.size() > kMaxHead || !ReadSome(fd, buf, deadline)) return;
+  HttpReader::Result read;
+  while ((read = reader.Read(buf)) == HttpReader::Result::kNeedMore) {
+    if (!ReadSome(fd, buf, deadline)) return;
   }
+  if (read == HttpReader::Result::kError) {
+    SendAll(fd, HttpResponseText(400, {"Content-Type: text/plain", "Connection: close"}, reader.reason()));
+    return;
+  }
+  HttpMessage message = reader.Take();
   PeerRequest req;
-  const std::string head = buf.substr(0, head_end);
-  size_t line_end = head.find("\r\n");
-  const std::string request_line = head.substr(0, line_end);
-  const auto sp1 = request_line.find(' ');
-  const auto sp2 = request_line.find(' ', sp1 + 1);
-  if (sp1 == std::string::npos || sp2 == std::string::npos) return;
-  req.method = request_line.substr(0, sp1);
-  req.target = request_line.substr(sp1 + 1, sp2 - sp1 - 1);
+  req.method = std::move(message.method);
+  req.target = std::move(message.target);
   req.path = req.target.substr(0, req.target.find('?'));
-  size_t pos = line_end == std::string::npos ? head.size() : line_end + 2;
-  while (pos < head.size()) {
-    size_t end = head.find("\r\n", pos);
-    if (end == std::string::npos) end = head.size();
-    const std::string line = head.substr(pos, end - pos);
-    const auto colon = line.find(':');
-    if (colon != std::string::npos) {
-      std::string value = line.substr(colon + 1);
-      value.erase(0, value.find_first_not_of(" \t"));
-      req.headers[Lower(line.substr(0, colon))] = value;
-    }
-    pos = end + 2;
-  }
-  size_t length = 0;
-  if (auto it = req.headers.find("content-length"); it != req.headers.end()) {
-    length = std::stoul(it->second);
-    if (length > kMaxBody) return;
-  }
-  std::string rest = buf.substr(head_end + 4);
-  while (rest.size() < length) {
-    if (!ReadSome(fd, rest, deadline)) return;
-  }
-  req.body = rest.substr(0, length);
+  for (auto& [name, value] : message.headers) req.headers[name] = std::move(value);
+  req.body = std::move(message.body);
 
   PeerHandler handler;
   {
@@ -217,12 +176,10 @@ void LoopbackHttpServer::Serve(int fd) {
       }
     }
   }
-  std::string out = "HTTP/1.1 " + std::to_string(res.status) + " " + Reason(res.status) + "\r\n";
-  out += "Content-Type: " + res.content_type + "\r\n";
-  out += "Content-Length: " + std::to_string(res.body.size()) + "\r\n";
-  for (const auto& [k, v] : res.headers) out += k + ": " + v + "\r\n";
-  out += "Connection: close\r\n\r\n";
-  out += res.body;
+  std::vector<std::string> lines = {"Content-Type: " + res.content_type};
+  for (const auto& [k, v] : res.headers) lines.push_back(k + ": " + v);
+  lines.emplace_back("Connection: close");
+  const std::string out = HttpResponseText(res.status, lines, res.body);
   SendAll(fd, out);
 }
 

@@ -1,7 +1,9 @@
 // A real HTTP/1.1 peer on 127.0.0.1 (port chosen by the kernel) for integration tests: a fake
 // Google, a webhook receiver, an SMS gateway. One thread accepts connections one at a time;
-// each request is handed to the handler and answered with `Connection: close`. Every request is
-// recorded. Bounded: request heads of 64 KiB, bodies of 8 MiB, 10 s per connection.
+// each request (read by http_framing.hpp: a Content-Length or chunked body) is handed to the
+// handler and answered with `Connection: close`; one that cannot be framed is answered 400 with
+// the reason. Every request is recorded. Bounded: request heads of 64 KiB, bodies of 8 MiB, 10 s
+// per connection.
 #pragma once
 
 #include <chrono>

@@ -20,12 +20,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include "http_framing.hpp"
 #include "rendezvous/http.hpp"
 #include "rendezvous/log.hpp"
 
 namespace rdv_test {
 
 using Clock = std::chrono::steady_clock;
+using rendezvous::testing::HttpKind;
+using rendezvous::testing::HttpLimits;
+using rendezvous::testing::HttpMessage;
+using rendezvous::testing::HttpReader;
 
 struct Reply {
   int status = 0;
@@ -49,9 +54,16 @@ class Conn {
   ~Conn() { Close(); }
   Conn(const Conn&) = delete;
   Conn& operator=(const Conn&) = delete;
-  Conn(Conn&& o) noexcept : port_(o.port_), fd_(o.fd_), buf_(std::move(o.buf_)) { o.fd_ = -1; }
+  Conn(Conn&& o) noexcept
+      : port_(o.port_), fd_(o.fd_), buf_(std::move(o.buf_)), reader_(std::move(o.reader_)), ended_(o.ended_) {
+    o.fd_ = -1;
+  }
 
   bool Connect() {
+    Close();
+    buf_.clear();
+    reader_ = HttpReader(HttpKind::kResponse, kLimits);
+    ended_ = false;
     fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
     if (fd_ < 0) return false;
     sockaddr_in addr{};
@@ -82,42 +94,30 @@ class Conn {
     return true;
   }
 
-  // Reads one response (Content-Length framed). nullopt on EOF, error or deadline.
-  std::optional<Reply> Read(bool head_request = false, std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+  // Reads one response (framed by tests/support/http_framing: a Content-Length, chunked or
+  // close-delimited body; none for a HEAD request, a 1xx, 204 or 304). nullopt on a malformed
+  // answer, on EOF or an error before it is whole, or at the deadline.
+  std::optional<Reply> Read(bool head_request = false,
+                            std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
     auto deadline = Clock::now() + timeout;
-    size_t header_end;
-    while ((header_end = buf_.find("\r\n\r\n")) == std::string::npos)
-      if (!Fill(deadline)) return std::nullopt;
-    Reply reply;
-    std::string head = buf_.substr(0, header_end);
-    size_t line_end = head.find("\r\n");
-    std::string status_line = head.substr(0, line_end);
-    if (status_line.size() < 12) return std::nullopt;
-    reply.status = std::atoi(status_line.c_str() + 9);
-    size_t pos = line_end == std::string::npos ? head.size() : line_end + 2;
-    while (pos < head.size()) {
-      size_t end = head.find("\r\n", pos);
-      if (end == std::string::npos) end = head.size();
-      std::string line = head.substr(pos, end - pos);
-      size_t colon = line.find(':');
-      if (colon != std::string::npos) {
-        std::string name = line.substr(0, colon);
-        for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        size_t v = colon + 1;
-        while (v < line.size() && line[v] == ' ') ++v;
-        reply.headers.emplace(name, line.substr(v));
+    if (head_request) reader_.AnswerToHead();
+    for (;;) {
+      HttpReader::Result r = reader_.Read(buf_);
+      if (r == HttpReader::Result::kNeedMore) {
+        const Got got = Fill(deadline);
+        if (got == Got::kTimeout) return std::nullopt;
+        if (got == Got::kEnd) r = reader_.End();
       }
-      pos = end + 2;
+      if (r == HttpReader::Result::kError) return std::nullopt;
+      if (r == HttpReader::Result::kMessage) {
+        HttpMessage m = reader_.Take();
+        Reply reply;
+        reply.status = m.status;
+        for (auto& [name, value] : m.headers) reply.headers.emplace(std::move(name), std::move(value));
+        reply.body = std::move(m.body);
+        return reply;
+      }
     }
-    size_t length = 0;
-    if (auto it = reply.headers.find("content-length"); it != reply.headers.end() && !head_request)
-      length = std::stoul(it->second);
-    buf_.erase(0, header_end + 4);
-    while (buf_.size() < length)
-      if (!Fill(deadline)) return std::nullopt;
-    reply.body = buf_.substr(0, length);
-    buf_.erase(0, length);
-    return reply;
   }
 
   // True when the peer closes the connection (EOF or reset) before the deadline.
@@ -131,39 +131,49 @@ class Conn {
       if (r == 0) continue;
       char tmp[4096];
       ssize_t n = ::recv(fd_, tmp, sizeof tmp, 0);
-      if (n <= 0) return true;
+      if (n <= 0) {
+        ended_ = true;
+        return true;
+      }
       buf_.append(tmp, static_cast<size_t>(n));
     }
     return false;
   }
 
  private:
-  bool Fill(Clock::time_point deadline) {
+  enum class Got { kMore, kEnd, kTimeout };
+  // Appends what the socket has; kEnd on EOF or an error (then and ever after).
+  Got Fill(Clock::time_point deadline) {
+    if (ended_) return Got::kEnd;
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    if (left <= 0) return false;
+    if (left <= 0) return Got::kTimeout;
     pollfd p{fd_, POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(left)) <= 0) return false;
+    const int ready = ::poll(&p, 1, static_cast<int>(left));
+    if (ready == 0) return Got::kTimeout;
+    if (ready < 0) return Got::kEnd;
     char tmp[16384];
     ssize_t n = ::recv(fd_, tmp, sizeof tmp, 0);
-    if (n <= 0) return false;
+    if (n <= 0) {
+      ended_ = true;
+      return Got::kEnd;
+    }
     buf_.append(tmp, static_cast<size_t>(n));
-    return true;
+    return Got::kMore;
   }
 
   uint16_t port_;
   int fd_ = -1;
-  std::string buf_;
+  std::string buf_;  // received, not framed yet
+  // Answers as large as the tests ask for, bounded all the same.
+  static constexpr HttpLimits kLimits{64 * 1024, 64 * 1024 * 1024};
+  HttpReader reader_{HttpKind::kResponse, kLimits};
+  bool ended_ = false;  // the peer closed (or the socket failed)
 };
 
-// Builds a request. Content-Length is added when there is a body.
+// Builds a request (Host: 127.0.0.1, Content-Length when there is a body): HttpRequestText.
 inline std::string RequestText(const std::string& method, const std::string& target,
                                const std::vector<std::string>& headers = {}, const std::string& body = "") {
-  std::string out = method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\n";
-  for (const auto& h : headers) out += h + "\r\n";
-  if (!body.empty() || method == "POST" || method == "PUT" || method == "PATCH")
-    out += "Content-Length: " + std::to_string(body.size()) + "\r\n";
-  out += "\r\n" + body;
-  return out;
+  return rendezvous::testing::HttpRequestText(method, target, headers, body);
 }
 
 // One request on a fresh connection.

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <utility>
@@ -26,6 +27,7 @@
 #include <openssl/x509v3.h>
 
 #include "free_port.hpp"
+#include "http_framing.hpp"
 
 namespace rendezvous::testing {
 // Named apart: in a unity build this file shares its anonymous namespace with the other helpers.
@@ -64,65 +66,6 @@ struct BioFree {
   }
   ERR_clear_error();
   throw std::runtime_error("TlsPeer: " + why);
-}
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-std::string Trim(const std::string& s) {
-  const auto first = s.find_first_not_of(" \t");
-  if (first == std::string::npos) return "";
-  const auto last = s.find_last_not_of(" \t");
-  return s.substr(first, last - first + 1);
-}
-
-// The header lines of an HTTP head (after its first line), names lower-cased, values trimmed.
-std::vector<std::pair<std::string, std::string>> HeaderLines(const std::string& head) {
-  std::vector<std::pair<std::string, std::string>> out;
-  size_t pos = head.find("\r\n");
-  while (pos != std::string::npos && pos + 2 < head.size()) {
-    pos += 2;
-    size_t end = head.find("\r\n", pos);
-    const std::string line = head.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
-    const auto colon = line.find(':');
-    if (colon != std::string::npos)
-      out.emplace_back(Lower(line.substr(0, colon)), Trim(line.substr(colon + 1)));
-    pos = end;
-  }
-  return out;
-}
-
-bool SaysClose(const std::string& connection_header) {
-  return Lower(connection_header).find("close") != std::string::npos;
-}
-
-const char* Reason(int status) {
-  switch (status) {
-    case 200:
-      return "OK";
-    case 201:
-      return "Created";
-    case 204:
-      return "No Content";
-    case 400:
-      return "Bad Request";
-    case 404:
-      return "Not Found";
-    case 413:
-      return "Payload Too Large";
-    case 431:
-      return "Request Header Fields Too Large";
-    case 500:
-      return "Internal Server Error";
-    case 501:
-      return "Not Implemented";
-    case 503:
-      return "Service Unavailable";
-    default:
-      return "Status";
-  }
 }
 
 // A fresh P-256 key and a self-signed certificate for 127.0.0.1 and localhost, its own CA.
@@ -191,82 +134,64 @@ bool WriteAll(SSL* ssl, const std::string& data) {
   return true;
 }
 
-bool AllDigits(const std::string& s) {
-  if (s.empty() || s.size() > 12) return false;
-  for (char c : s)
-    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
-  return true;
-}
-
 enum class Next {
   kMore,    // the connection stays open for the next request
   kClose,   // the protocol ends it: close cleanly
   kBroken,  // the client went away (or was too slow)
 };
 
-// Reads one request from `buf` (and the connection), answers it with the handler's text.
-Next ServeRequest(SSL* ssl, std::string& buf, const TlsHandler& handler, std::atomic<int>& requests) {
-  size_t head_end;
-  while ((head_end = buf.find("\r\n\r\n")) == std::string::npos) {
-    if (buf.size() > kMaxHead) {
-      WriteAll(ssl, TlsPeer::Answer(431, ""));
-      return Next::kClose;
+// The answer to a request that cannot be framed.
+int RefusalStatus(HttpFramingError error) {
+  switch (error) {
+    case HttpFramingError::kHeadTooLarge:
+      return 431;
+    case HttpFramingError::kBodyTooLarge:
+      return 413;
+    case HttpFramingError::kUnsupported:
+      return 501;
+    default:
+      return 400;
+  }
+}
+
+// Reads one request off the connection (`buf` holds what came and is not read yet), answers it
+// with the handler's text.
+Next ServeRequest(SSL* ssl, std::string& buf, HttpReader& reader, const TlsHandler& handler,
+                  std::atomic<int>& requests) {
+  bool continued = false;
+  HttpReader::Result read;
+  while ((read = reader.Read(buf)) == HttpReader::Result::kNeedMore) {
+    if (reader.HeadRead() && !continued) {
+      continued = true;
+      std::string expect = reader.message().Header("expect");
+      std::transform(expect.begin(), expect.end(), expect.begin(),
+                     [](unsigned char c) { return std::tolower(c); });
+      if (expect == "100-continue" && !WriteAll(ssl, HttpResponseText(100))) return Next::kBroken;
     }
     if (!ReadMore(ssl, buf)) return Next::kBroken;
   }
-  if (head_end + 4 > kMaxHead) {
-    WriteAll(ssl, TlsPeer::Answer(431, ""));
+  if (read == HttpReader::Result::kError) {
+    WriteAll(ssl, TlsPeer::Answer(RefusalStatus(reader.error()), reader.reason()));
     return Next::kClose;
   }
-  const std::string head = buf.substr(0, head_end);
-  const std::string request_line = head.substr(0, head.find("\r\n"));
-  const auto sp1 = request_line.find(' ');
-  const auto sp2 = sp1 == std::string::npos ? sp1 : request_line.find(' ', sp1 + 1);
-  if (sp2 == std::string::npos) {
-    WriteAll(ssl, TlsPeer::Answer(400, "bad request line"));
-    return Next::kClose;
-  }
-  const std::string method = request_line.substr(0, sp1);
-  const std::string target = request_line.substr(sp1 + 1, sp2 - sp1 - 1);
-  bool close_after = request_line.substr(sp2 + 1) == "HTTP/1.0";
-  bool expect_continue = false;
-  size_t length = 0;
-  for (const auto& [name, value] : HeaderLines(head)) {
-    if (name == "content-length") {
-      if (!AllDigits(value) || std::stoull(value) > kMaxBody) {
-        WriteAll(ssl, TlsPeer::Answer(413, "bad or too long Content-Length"));
-        return Next::kClose;
-      }
-      length = static_cast<size_t>(std::stoull(value));
-    } else if (name == "transfer-encoding") {
-      WriteAll(ssl, TlsPeer::Answer(501, "request bodies need a Content-Length here"));
-      return Next::kClose;
-    } else if (name == "connection") {
-      close_after = SaysClose(value);
-    } else if (name == "expect") {
-      expect_continue = Lower(value) == "100-continue";
-    }
-  }
-  if (expect_continue && length > 0 && !WriteAll(ssl, "HTTP/1.1 100 Continue\r\n\r\n")) return Next::kBroken;
-  const size_t total = head_end + 4 + length;
-  while (buf.size() < total) {
-    if (!ReadMore(ssl, buf)) return Next::kBroken;
-  }
-  const std::string body = buf.substr(head_end + 4, length);
-  buf.erase(0, total);
+  const HttpMessage request = reader.Take();
+  bool close_after = request.ClosesConnection();
 
   ++requests;
   std::string answer;
   try {
-    answer = handler ? handler(method, target, body) : TlsPeer::Answer(404, "");
+    answer = handler ? handler(request.method, request.target, request.body) : TlsPeer::Answer(404, "");
   } catch (const std::exception& e) {
     answer = TlsPeer::Answer(500, e.what());
     close_after = true;
   }
   if (!WriteAll(ssl, answer)) return Next::kBroken;
   // The answer's own `Connection: close` (a body until the close, say) ends the connection too.
-  for (const auto& [name, value] : HeaderLines(answer.substr(0, answer.find("\r\n\r\n")))) {
-    if (name == "connection" && SaysClose(value)) close_after = true;
+  // (Read for its head only: whatever its body, the handler meant it.)
+  HttpReader answered(HttpKind::kResponse, HttpLimits{kMaxHead, std::numeric_limits<size_t>::max()});
+  answered.Read(answer);
+  if (answered.HeadRead() && answered.message().ClosesConnection()) {
+    close_after = true;
   }
   return close_after ? Next::kClose : Next::kMore;
 }
@@ -275,9 +200,7 @@ Next ServeRequest(SSL* ssl, std::string& buf, const TlsHandler& handler, std::at
 }  // namespace tls_peer_impl
 
 std::string TlsPeer::Answer(int status, const std::string& body, const std::string& content_type) {
-  return "HTTP/1.1 " + std::to_string(status) + " " + tls_peer_impl::Reason(status) +
-         "\r\nContent-Type: " + content_type + "\r\nContent-Length: " + std::to_string(body.size()) +
-         "\r\n\r\n" + body;
+  return HttpResponseText(status, {"Content-Type: " + content_type}, body);
 }
 
 TlsPeer::TlsPeer(TlsHandler handler) : handler_(std::move(handler)) {
@@ -375,8 +298,9 @@ void TlsPeer::Serve(int fd) {
   if (SSL_set_fd(ssl, fd) == 1 && SSL_accept(ssl) == 1) {
     if (SSL_session_reused(ssl) == 1) ++resumed_;
     std::string buf;
+    HttpReader reader(HttpKind::kRequest, HttpLimits{tls_peer_impl::kMaxHead, tls_peer_impl::kMaxBody});
     tls_peer_impl::Next next;
-    while ((next = tls_peer_impl::ServeRequest(ssl, buf, handler_, requests_)) ==
+    while ((next = tls_peer_impl::ServeRequest(ssl, buf, reader, handler_, requests_)) ==
            tls_peer_impl::Next::kMore) {
     }
     // close_notify: the end of a close-delimited body, told apart from a truncation.

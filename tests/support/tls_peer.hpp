@@ -3,12 +3,14 @@
 // `IP:127.0.0.1, DNS:localhost`, valid from an hour ago for a day, and writes the certificate's
 // PEM to ca_file() (a temporary folder of its own) for a client to trust.
 //
-// Each connection is served on a thread of its own with HTTP/1.1 keep-alive: every request (its
-// head at most 64 KiB, a Content-Length body at most 1 MiB) goes to the handler, whose answer is
-// the whole raw response text (status line, headers, body: chunked, close-delimited, anything),
-// written as it is. The connection then reads the next request, until the client closes it, the
-// request or the answer says `Connection: close`, or it stays idle 30 s. Bounded: at most 64
-// connections at once; the destructor shuts every socket down and joins every thread.
+// Each connection is served on a thread of its own with HTTP/1.1 keep-alive: every request (read
+// by http_framing.hpp: its head at most 64 KiB, a Content-Length or chunked body at most 1 MiB;
+// one that cannot be framed is refused with 400, 413, 431 or 501 and the connection closed) goes
+// to the handler, whose answer is the whole raw response text (status line, headers, body:
+// chunked, close-delimited, anything), written as it is. The connection then reads the next
+// request, until the client closes it, the request or the answer says `Connection: close`, or it
+// stays idle 30 s. Bounded: at most 64 connections at once; the destructor shuts every socket
+// down and joins every thread.
 #pragma once
 
 #include <atomic>

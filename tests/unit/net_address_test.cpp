@@ -20,6 +20,7 @@
 
 #include "ca_file_in_environment.hpp"
 #include "free_port.hpp"
+#include "http_framing.hpp"
 #include "loopback_http_server.hpp"
 #include "rendezvous/address_policy.hpp"
 #include "rendezvous/outbound.hpp"
@@ -314,6 +315,8 @@ TEST(NetUrl, UrlEncodedPairsKeepOrder) {
   EXPECT_FALSE(ParseUrlEncoded("a=%"));
 }
 
+using testing::HttpKind;
+using testing::HttpReader;
 using testing::ListenOnLoopback;
 using testing::LoopbackHttpServer;
 using testing::PeerRequest;
@@ -745,31 +748,21 @@ class ScriptedPeer {
       timeval tv{20, 0};
       setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
       std::string in;
+      HttpReader reader(HttpKind::kRequest);
       bool open = true;
       while (open && !stopping_) {
-        const size_t end = in.find("\r\n\r\n");
-        if (end == std::string::npos) {
+        const HttpReader::Result read = reader.Read(in);
+        if (read == HttpReader::Result::kError) break;
+        if (read == HttpReader::Result::kNeedMore) {
           char buf[4096];
           const ssize_t n = ::recv(c, buf, sizeof buf, 0);
           if (n <= 0) break;
           in.append(buf, static_cast<size_t>(n));
           continue;
         }
-        const std::string head = in.substr(0, end);
-        size_t length = 0;
-        const size_t cl = head.find("Content-Length: ");
-        if (cl != std::string::npos) length = std::stoul(head.substr(cl + 16));
-        if (in.size() < end + 4 + length) {
-          char buf[4096];
-          const ssize_t n = ::recv(c, buf, sizeof buf, 0);
-          if (n <= 0) break;
-          in.append(buf, static_cast<size_t>(n));
-          continue;
-        }
-        in.erase(0, end + 4 + length);
         {
           std::lock_guard<std::mutex> lock(mu_);
-          heads_.push_back(head);
+          heads_.push_back(reader.Take().head);
         }
         const Answer& a = answers_[std::min(next++, answers_.size() - 1)];
         ::send(c, a.text.data(), a.text.size(), MSG_NOSIGNAL);

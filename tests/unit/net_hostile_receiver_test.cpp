@@ -29,12 +29,17 @@
 #include "ca_file_in_environment.hpp"
 #include "eventually.hpp"
 #include "free_port.hpp"
+#include "http_framing.hpp"
 #include "rendezvous/outbound.hpp"
 #include "tls_peer.hpp"
 
 namespace rendezvous::net {
 namespace {
 
+using testing::HttpKind;
+using testing::HttpMessage;
+using testing::HttpReader;
+using testing::HttpResponseText;
 using testing::ListenOnLoopback;
 using testing::TlsPeer;
 using Clock = std::chrono::steady_clock;
@@ -49,27 +54,20 @@ class HostilePeer {
     Link(HostilePeer& peer, int fd, int id) : peer_(peer), fd_(fd), id_(id) {}
     // The connection's number: 1 for the peer's first, in the order they came.
     int id() const { return id_; }
-    // Reads one request (its head, and a Content-Length body); its head, or nullopt when the
-    // client closed, the peer stops or 10 s pass.
-    std::optional<std::string> ReadRequest() {
-      for (;;) {
-        const size_t end = in_.find("\r\n\r\n");
-        if (end != std::string::npos) {
-          std::string head = in_.substr(0, end);
-          size_t length = 0;
-          const size_t cl = head.find("Content-Length: ");
-          if (cl != std::string::npos) length = std::stoul(head.substr(cl + 16));
-          if (in_.size() >= end + 4 + length) {
-            in_.erase(0, end + 4 + length);
-            peer_.Record(id_, head);
-            return head;
-          }
-        }
+    // Reads one request (http_framing.hpp: its head and body), or nullopt when the client closed,
+    // the peer stops, 10 s pass or the request cannot be framed.
+    std::optional<HttpMessage> ReadRequest() {
+      HttpReader::Result read;
+      while ((read = reader_.Read(in_)) == HttpReader::Result::kNeedMore) {
         char buf[4096];
         const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
         if (n <= 0) return std::nullopt;
         in_.append(buf, static_cast<size_t>(n));
       }
+      if (read == HttpReader::Result::kError) return std::nullopt;
+      HttpMessage request = reader_.Take();
+      peer_.Record(id_, request);
+      return request;
     }
     // Writes all of `data`; false once the client is gone.
     bool Write(const std::string& data) {
@@ -90,6 +88,7 @@ class HostilePeer {
     int fd_;
     int id_;
     std::string in_;
+    HttpReader reader_{HttpKind::kRequest};
   };
   using Script = std::function<void(Link&)>;
 
@@ -116,10 +115,10 @@ class HostilePeer {
   int port() const { return port_; }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
   int connections() const { return connections_.load(); }
-  // The request heads read so far, by connection (in the order connections came).
-  std::vector<std::vector<std::string>> Heads() {
+  // The requests read so far, by connection (in the order connections came).
+  std::vector<std::vector<HttpMessage>> Heads() {
     std::lock_guard lock(mu_);
-    std::vector<std::vector<std::string>> out;
+    std::vector<std::vector<HttpMessage>> out;
     for (const auto& [id, heads] : heads_) out.push_back(heads);
     return out;
   }
@@ -156,9 +155,9 @@ class HostilePeer {
       });
     }
   }
-  void Record(int id, const std::string& head) {
+  void Record(int id, const HttpMessage& request) {
     std::lock_guard lock(mu_);
-    heads_[id].push_back(head);
+    heads_[id].push_back(request);
   }
   bool AwaitStop(std::chrono::milliseconds pause) {
     std::unique_lock lock(mu_);
@@ -172,23 +171,17 @@ class HostilePeer {
   std::condition_variable stop_;
   bool stopping_ = false;                          // under mu_
   std::set<int> open_;                             // under mu_: sockets being served
-  std::map<int, std::vector<std::string>> heads_;  // under mu_: by connection number
+  std::map<int, std::vector<HttpMessage>> heads_;  // under mu_: by connection number
   std::atomic<int> connections_{0};
   std::atomic<int> finished_{0};
   std::list<std::thread> served_;
   std::thread thread_;
 };
 
-std::string Answer(int status, const std::string& body, const std::string& extra_headers = "") {
-  return "HTTP/1.1 " + std::to_string(status) +
-         " X\r\nContent-Type: text/plain\r\nContent-Length: " + std::to_string(body.size()) + "\r\n" +
-         extra_headers + "\r\n" + body;
-}
-
-// The path of a request head ("GET /a HTTP/1.1..." -> "/a").
-std::string PathOf(const std::string& head) {
-  const size_t sp = head.find(' ');
-  return head.substr(sp + 1, head.find(' ', sp + 1) - sp - 1);
+std::string Answer(int status, const std::string& body, const std::string& extra_header = "") {
+  std::vector<std::string> lines = {"Content-Type: text/plain"};
+  if (!extra_header.empty()) lines.push_back(extra_header);
+  return HttpResponseText(status, lines, body);
 }
 
 // Drives `multi` until `count` requests have finished or 30 s have passed.
@@ -232,7 +225,7 @@ std::string Said(const HttpResponse& r) {
 // Each request is answered with its path, and a second, unasked answer in the same write.
 void AnswerAndStrayInOneWrite(HostilePeer::Link& link) {
   while (auto head = link.ReadRequest()) {
-    if (!link.Write(Answer(200, "for " + PathOf(*head)) + Answer(500, "stray"))) return;
+    if (!link.Write(Answer(200, "for " + head->target) + Answer(500, "stray"))) return;
   }
 }
 
@@ -255,7 +248,7 @@ TEST(NetHostileReceiver, AStrayAnswerOnAnIdleConnectionDropsIt) {
   std::atomic<int> stray_on{0};  // the connection that is to send a stray answer
   HostilePeer peer([&](HostilePeer::Link& link) {
     while (auto head = link.ReadRequest()) {
-      if (!link.Write(Answer(200, "for " + PathOf(*head)))) return;
+      if (!link.Write(Answer(200, "for " + head->target))) return;
       // Later, unasked, while the connection is idle in the client's pool.
       for (int i = 0; i < 200 && stray_on != link.id() && !link.stopping(); ++i) {
         link.Pause(std::chrono::milliseconds(50));
@@ -299,7 +292,7 @@ TEST(NetHostileReceiver, AStrayAnswerOnAnIdleConnectionDropsIt) {
 TEST(NetHostileReceiver, StrayAnswersNeverChangeTheOutcomeOfAnotherDestinationsRequest) {
   HostilePeer hostile([](HostilePeer::Link& link) {
     while (auto head = link.ReadRequest()) {
-      std::string out = Answer(200, "hostile " + PathOf(*head));
+      std::string out = Answer(200, "hostile " + head->target);
       for (int i = 0; i < 3; ++i) out += Answer(500 + i, "stray");
       if (!link.Write(out)) return;
       link.Write("HTTP/1.1 418 Stray\r\nContent-Length: 5\r\n\r\nstray");
@@ -309,7 +302,7 @@ TEST(NetHostileReceiver, StrayAnswersNeverChangeTheOutcomeOfAnotherDestinationsR
   HostilePeer honest([&](HostilePeer::Link& link) {
     while (auto head = link.ReadRequest()) {
       ++honest_answers;
-      if (!link.Write(Answer(201, "honest " + PathOf(*head), "Connection: keep-alive\r\n"))) return;
+      if (!link.Write(Answer(201, "honest " + head->target, "Connection: keep-alive"))) return;
     }
   });
   // Few connections: destinations take turns on them, idle ones closed to make room.
@@ -342,10 +335,10 @@ TEST(NetHostileReceiver, StrayAnswersNeverChangeTheOutcomeOfAnotherDestinationsR
   EXPECT_EQ(honest_answers, static_cast<int>(kEach));
   // No honest connection carried a request of the hostile destination, nor the other way round.
   for (const auto& heads : honest.Heads()) {
-    for (const std::string& head : heads) EXPECT_EQ(PathOf(head).substr(0, 2), "/o") << head;
+    for (const HttpMessage& request : heads) EXPECT_EQ(request.target.substr(0, 2), "/o") << request.head;
   }
   for (const auto& heads : hostile.Heads()) {
-    for (const std::string& head : heads) EXPECT_EQ(PathOf(head).substr(0, 2), "/h") << head;
+    for (const HttpMessage& request : heads) EXPECT_EQ(request.target.substr(0, 2), "/h") << request.head;
   }
 }
 
@@ -374,10 +367,7 @@ TEST(NetHostileReceiver, AConnectionServesOnlyItsOwnDestination) {
   for (const auto& heads : peer.Heads()) {
     ASSERT_FALSE(heads.empty());
     std::set<std::string> hosts;
-    for (const std::string& head : heads) {
-      const size_t at = head.find("\r\nHost: ");
-      hosts.insert(head.substr(at + 8, head.find("\r\n", at + 2) - at - 8));
-    }
+    for (const HttpMessage& request : heads) hosts.insert(request.Header("host"));
     EXPECT_EQ(hosts.size(), 1u) << "one connection carried requests for several hosts";
     EXPECT_EQ(heads.size(), 3u - (hosts.count("127.0.0.1:" + port) ? 1u : 0u));
   }
@@ -407,7 +397,7 @@ TEST(NetHostileReceiver, AHundredMegabyteBodyIsRefusedAtTheLimitAndTheConnection
   HostilePeer peer([&](HostilePeer::Link& link) {
     auto head = link.ReadRequest();
     if (!head) return;
-    const std::string path = PathOf(*head);
+    const std::string path = head->target;
     if (path == "/length") {
       link.Write("HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(kHundredMb) + "\r\n\r\n");
     } else if (path == "/chunked") {
@@ -462,7 +452,7 @@ TEST(NetHostileReceiver, EndlessChunksEndAtTheLimit) {
 TEST(NetHostileReceiver, AChunkSizeThatOverflowsIsRefused) {
   HostilePeer peer([](HostilePeer::Link& link) {
     while (auto head = link.ReadRequest()) {
-      const std::string path = PathOf(*head);
+      const std::string path = head->target;
       const std::string size = path == "/sixteen" ? "1000000000000000"
                                : path == "/huge"  ? "ffffffffffffffffff1"
                                                   : "-1";
@@ -543,7 +533,7 @@ TEST(NetHostileReceiver, ContentLengthWithTransferEncodingIsRefused) {
 
 TEST(NetHostileReceiver, ACloseAfterTheAnswerKeepsTheAnswerAndTheNextRequestOpensAConnection) {
   HostilePeer peer([](HostilePeer::Link& link) {
-    if (auto head = link.ReadRequest()) link.Write(Answer(200, "then bye " + PathOf(*head)));
+    if (auto head = link.ReadRequest()) link.Write(Answer(200, "then bye " + head->target));
   });
   HttpMulti multi(2);
   for (int i = 0; i < 3; ++i) {
