@@ -1,4 +1,4 @@
-// The core's outgoing SMS (interface: mail/sms_sender.hpp), modelled on MailService.
+// The core's outgoing SMS (interface: notify/sms_sender.hpp), modelled on MailService.
 //
 // Send() checks the message and publishes it as an outbox event (topic "sms", type "SMS") with the
 // caller's transaction. The outbox consumer "core.sms" delivers the events:
