@@ -177,7 +177,7 @@ if want oidc_provider; then
 op_pairs=${BENCH_OIDC_PAIRS:-4}
 op_port=$(free_port)
 op_secret=$(openssl rand -hex 24)
-node bench/oidc_provider_server.mjs "$op_port" "$op_secret" $((op_pairs * 32)) var/bench-op-tokens.json >var/bench-op.log 2>&1 &
+NODE_ENV=production node bench/oidc_provider_server.mjs "$op_port" "$op_secret" $((op_pairs * 32)) var/bench-op-tokens.json >var/bench-op.log 2>&1 &
 op_pid=$!
 trap 'kill $pid $op_pid 2>/dev/null; wait $pid $op_pid 2>/dev/null || true' EXIT
 for _ in $(seq 1 300); do grep -q '^listening' var/bench-op.log && break; sleep 0.1; done
