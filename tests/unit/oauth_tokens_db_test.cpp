@@ -340,6 +340,64 @@ TEST_F(OAuthRefreshGrantDb, EachGrantIsOneStatementOnTheServer) {
   EXPECT_EQ(Commits(registry), 0);
 }
 
+// The procedures' refusals are the token endpoint's answers, word for word, and a refused request
+// writes nothing: DPoP binding (a public client's key, a confidential client's any key), a public
+// client's missing verifier, a client under review or rejected.
+TEST_F(OAuthRefreshGrantDb, EveryRefusalOfTheProceduresIsTheEndpointsAnswer) {
+  const std::string jkt(43, 'k'), other(43, 'o');
+  auto bound =
+      std::get<TokenResponse>(codes_->Exchange(client_id_, Code(), kAppRedirect, "", {true, secret_}, jkt));
+  EXPECT_TRUE(bound.dpop);
+  EXPECT_EQ(std::get<TokenError>(refresh_->Refresh(client_id_, bound.refresh_token, {true, secret_})),
+            TokenError::InvalidGrant("the refresh token is DPoP-bound: a DPoP proof is required"));
+  // A confidential client may move its grant to another key.
+  auto moved =
+      std::get<TokenResponse>(refresh_->Refresh(client_id_, bound.refresh_token, {true, secret_}, other));
+  EXPECT_TRUE(moved.dpop);
+  EXPECT_EQ(scratch_.QueryValue("SELECT dpop_jkt FROM oauth_refresh_tokens WHERE token_hash = '" +
+                                crypto::Sha256Hex(moved.refresh_token) + "'"),
+            other);
+
+  NewClient pub = AppClient(1, {"BOOKING_READ"});
+  pub.kind = ClientKind::kPublic;
+  auto made = clients_->Create(pub);
+  ASSERT_TRUE(made.ok()) << made.status().message();
+  const std::string public_id = made->first.client_id;
+  CodeGrant g;
+  g.client_id = public_id;
+  g.user_id = 2;
+  g.redirect_uri = kAppRedirect;
+  g.scopes = {"BOOKING_READ"};
+  const std::string verifier(50, 'v');
+  g.code_challenge = S256Challenge(verifier);
+  const std::string code = codes_->IssueCode(g);
+  // Under review, only the owner's grants (user 2 is not the owner); rejected, none.
+  EXPECT_EQ(std::get<TokenError>(codes_->Exchange(public_id, code, kAppRedirect, verifier, {true, ""}, jkt)),
+            TokenError::UnauthorizedClient("the OAuth client is pending review; only its owner can use it"));
+  ASSERT_TRUE(clients_->Review(public_id, true, "").ok());
+  EXPECT_EQ(std::get<TokenError>(codes_->Exchange(public_id, code, kAppRedirect, "", {true, ""}, jkt)),
+            TokenError::InvalidRequest("code_verifier is required for public clients"));
+  EXPECT_EQ(
+      scratch_.QueryValue("SELECT COUNT(*) FROM oauth_codes WHERE used_at IS NOT NULL AND client_id = '" +
+                          public_id + "'"),
+      "0");
+  auto pub_tokens =
+      std::get<TokenResponse>(codes_->Exchange(public_id, code, kAppRedirect, verifier, {true, ""}, jkt));
+  EXPECT_EQ(
+      std::get<TokenError>(refresh_->Refresh(public_id, pub_tokens.refresh_token, {true, ""}, other)),
+      TokenError::InvalidGrant("the DPoP proof is not signed by the key the refresh token is bound to"));
+  EXPECT_EQ(
+      std::get<TokenError>(refresh_->Refresh(public_id, pub_tokens.refresh_token, {true, "a secret"}, jkt)),
+      TokenError::InvalidClientCredentials());
+  scratch_.Exec("UPDATE oauth_clients SET state = 'rejected' WHERE client_id = '" + public_id + "'");
+  EXPECT_EQ(std::get<TokenError>(refresh_->Refresh(public_id, pub_tokens.refresh_token, {true, ""}, jkt)),
+            TokenError::UnauthorizedClient("the OAuth client is not approved"));
+  // None of the refusals rotated the public client's token.
+  EXPECT_EQ(scratch_.QueryValue("SELECT rotated_at IS NULL FROM oauth_refresh_tokens WHERE token_hash = '" +
+                                crypto::Sha256Hex(pub_tokens.refresh_token) + "'"),
+            "1");
+}
+
 TEST_F(OAuthRefreshGrantDb, TheRefreshProcedureFindsTheTokenByItsKey) {
   auto first = std::get<TokenResponse>(codes_->Exchange(client_id_, Code(), kAppRedirect, ""));
   const std::string grant = scratch_.QueryValue("SELECT MIN(id) FROM oauth_grants");
