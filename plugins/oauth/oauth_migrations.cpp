@@ -205,7 +205,9 @@ INSERT IGNORE INTO oauth_managed_users (user_id, client_id, created_at)
 // authenticated the client already (a missing client is then an unusable token or code).
 //
 // Every revocation of a grant by a grant request (refresh token reuse, a replayed code) goes
-// through oauth_revoke_grant, in the request's transaction.
+// through oauth_revoke_grant, in the request's transaction: what else a revocation writes
+// belongs there. The serving account needs no EXECUTE on it (the procedures calling it run with
+// their definer's rights).
 //
 // oauth_rotate_refresh_token (migrations 3 and 5) stays for instances of the previous version
 // during a rolling upgrade.

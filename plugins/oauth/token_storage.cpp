@@ -62,7 +62,7 @@ std::string ScopeText(const std::vector<std::string>& scopes, bool all_scopes, c
 }
 
 void RevokeGrant(DbConnection& conn, int64_t grant_id) {
-  conn.Exec("CALL oauth_revoke_grant(?)", {grant_id});
+  conn.Exec("UPDATE oauth_grants SET revoked_at = UTC_TIMESTAMP(3) WHERE id = ? AND revoked_at IS NULL", {grant_id});
 }
 
 TokenError GrantAnswer::Error() const {

@@ -59,8 +59,8 @@ TokenError ClientPendingReview();
 // client's scopes ("" when it has none).
 std::string ScopeText(const std::vector<std::string>& scopes, bool all_scopes, const ClientRow& client);
 
-// Revokes the grant (procedure oauth_revoke_grant, the one place a grant is revoked in the
-// database); idempotent.
+// Revokes the grant; idempotent. (The grant procedures revoke in the database, through the
+// procedure oauth_revoke_grant.)
 void RevokeGrant(DbConnection& conn, int64_t grant_id);
 
 // The one row the grant procedures oauth_refresh_grant and oauth_exchange_code answer

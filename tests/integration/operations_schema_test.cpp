@@ -92,7 +92,7 @@ TEST(OperationsSchema, TheGuidesAccountsMigrateAndServeAndTheProcedureNeedsExecu
   const std::string password = "guide-grants-pw";
   Accounts accounts(db, {migrate_user, serve_user});
   const std::vector<std::string> statements = GuideGrants(db.name(), migrate_user, serve_user, password);
-  ASSERT_EQ(statements.size(), 8u);
+  ASSERT_EQ(statements.size(), 7u);
 
   // The procedure-level grant needs the procedure: the accounts and the schema grants first.
   TestServer server(db.name());
