@@ -1,8 +1,8 @@
 // What a MySQL cluster needs of the schema, and the grants docs/operations.md gives: after every
-// migration of every plugin each table is InnoDB with a primary key and the one routine is the
-// refresh-rotation procedure; the guide's two accounts (DDL for `migrate`, DML and EXECUTE on the
-// procedure for `serve`), taken from the guide's SQL, migrate and serve a refresh grant, and
-// without EXECUTE the refresh grant fails.
+// migration of every plugin each table is InnoDB with a primary key and the only routines are the
+// OAuth procedures; the guide's two accounts (DDL for `migrate`, DML and EXECUTE on the grant
+// procedures for `serve`), taken from the guide's SQL, migrate and serve a refresh grant and its
+// reuse detection, and without EXECUTE the refresh grant fails.
 #include <regex>
 #include <string>
 #include <vector>
@@ -124,6 +124,10 @@ TEST(OperationsSchema, TheGuidesAccountsMigrateAndServeAndTheProcedureNeedsExecu
   ASSERT_EQ(rotated.status, 200) << rotated.body;
   const std::string next = rotated.Json().value("refresh_token", "");
   ASSERT_FALSE(next.empty());
+  // Reuse detection revokes through oauth_revoke_grant, which the serving account may not execute:
+  // the grant procedure runs it with its definer's rights, revocation log row included.
+  EXPECT_EQ(refresh(grant.refresh_token).status, 400);
+  EXPECT_EQ(db.QueryValue("SELECT COUNT(*) FROM oauth_revocations WHERE kind = 'grant'"), "1");
 
   db.Exec("REVOKE EXECUTE ON PROCEDURE `" + db.name() + "`.oauth_refresh_grant FROM '" + serve_user +
           "'@'localhost'");
