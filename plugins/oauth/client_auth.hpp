@@ -1,7 +1,7 @@
 // Client authentication (RFC 6749 §2.3.1) for the token, revocation and introspection endpoints:
 // the specification's §7.2 answers, decided from a client's kind and its active secret hashes.
 // The one place every grant and endpoint authenticates a client. Pure logic; the rows come from
-// ClientService::LoadCredentials or, for the code and refresh grants, from the query that reads
+// ClientService::LoadCredentials (through its ClientCache) or, for the code and refresh grants, from the query that reads
 // the rest of the client's row (CodeExchange::Exchange, RefreshGrant::Refresh).
 #pragma once
 
