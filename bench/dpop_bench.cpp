@@ -13,7 +13,8 @@
 // loop with `Authorization: Bearer $BENCH_API_KEY` instead of the grant's access token (the
 // yardstick of the token path, no refresh). TOKENS_FILE: one refresh token per line,
 // one connection per line. The grants and proofs are made before the measured seconds start.
-// Prints one JSON line (bench::Tally).
+// Prints one JSON line (bench::Tally). DPOP_BENCH_TOKEN_PATH and DPOP_BENCH_ME_PATH replace the
+// paths of the token endpoint and /v2/me (another server's, for a reference).
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
@@ -152,7 +153,14 @@ int main(int argc, char** argv) {
   // Enough proofs for each connection to outrun what the server answers in the measured seconds.
   constexpr size_t kPresignedPerSecond = 2000;
   const int seconds = std::stoi(argv[6]);
-  const std::string token_url = base + "/v2/auth/oauth2/token", me_url = base + "/v2/me";
+  // Another server's paths (the oidc_provider scenario of bench/run.sh): DPOP_BENCH_TOKEN_PATH,
+  // DPOP_BENCH_ME_PATH.
+  auto path = [](const char* name, const char* ours) {
+    const char* set = std::getenv(name);
+    return std::string(set != nullptr && *set != '\0' ? set : ours);
+  };
+  const std::string token_url = base + path("DPOP_BENCH_TOKEN_PATH", "/v2/auth/oauth2/token"),
+                    me_url = base + path("DPOP_BENCH_ME_PATH", "/v2/me");
   std::vector<std::string> tokens;
   std::ifstream in(argv[7]);
   for (std::string line; std::getline(in, line);)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Load benchmarks on loopback with wrk; appends results to bench/RESULTS.md.
 #   bench/run.sh [BUILD_DIR]   (make bench)
-#   BENCH_SCENARIOS="http refresh dpop code slots slots_cold create managed_create reserve lua http_client http_perform webhooks_drain webhooks_fanout webhooks_latency webhooks_latency_500 calendar_lookup me_under_slots ics_memory" picks scenarios
+#   BENCH_SCENARIOS="http refresh dpop oidc_provider code slots slots_cold create managed_create reserve lua http_client http_perform webhooks_drain webhooks_fanout webhooks_latency webhooks_latency_500 calendar_lookup me_under_slots ics_memory" picks scenarios
 #   (the webhook figures of docs/webhooks.md: BENCH_SCENARIOS="webhooks_drain webhooks_fanout
 #   webhooks_latency_500 lua" BENCH_WEBHOOK_WORKERS=128 make bench); BENCH_DURATION=10s; BENCH_PERF=1 records a
 #   CPU profile of the server (perf, cpu-clock) during the refresh scenario into var/bench-refresh.perf
@@ -50,6 +50,9 @@ run() { # name, wrk args...
   local rps; rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
   local p50 p99; p50=$(echo "$out" | awk '$1=="50%" {print $2}'); p99=$(echo "$out" | awk '$1=="99%" {print $2}')
   local non2xx; non2xx=$(echo "$out" | awk '/Non-2xx/ {print $NF}')
+  # A script that checks the answers (bench/slots_windows.lua) prints how many failed the check.
+  local unchecked; unchecked=$(echo "$out" | awk -F': ' '/^answers without slots: / {print $2}')
+  [ -n "$unchecked" ] && name="$name; answers without slots: $unchecked"
   echo "| $name | ${rps} | ${p50} | ${p99} | ${non2xx:-0} |"
 }
 
@@ -57,7 +60,7 @@ run() { # name, wrk args...
 cpu_ms() { awk -v hz="$(getconf CLK_TCK)" '{printf "%d", ($14 + $15) * 1000 / hz}' "/proc/$1/stat"; }
 db_pid=$(cat var/db/mysqld.pid)
 
-want() { [[ " ${BENCH_SCENARIOS:-http refresh dpop code slots slots_cold create managed_create reserve lua http_client http_perform webhooks_drain webhooks_fanout webhooks_latency webhooks_latency_500 calendar_lookup me_under_slots ics_memory} " == *" $1 "* ]]; }
+want() { [[ " ${BENCH_SCENARIOS:-http refresh dpop oidc_provider code slots slots_cold create managed_create reserve lua http_client http_perform webhooks_drain webhooks_fanout webhooks_latency webhooks_latency_500 calendar_lookup me_under_slots ics_memory} " == *" $1 "* ]]; }
 # POST /v2/event-types as the bench user; prints the new event type's id.
 event_type() { # slug, length, extra JSON members
   curl -fs -H "Authorization: Bearer $key" -H "Content-Type: application/json" \
@@ -159,6 +162,135 @@ rm -f var/bench-dpop-tokens.txt
 printf '%s\n' "${dpop_rows[@]}" | python3 -c 'import json,sys; r=[json.loads(l) for l in sys.stdin]; print("DPoP/Bearer: GET /v2/me %.2f (proofs signed ahead: %.2f; server+MariaDB CPU per request, Bearer/DPoP: %.2f), refresh grant %.2f" % (r[1]["per_second"]/max(r[0]["per_second"],1e-9), r[2]["per_second"]/max(r[0]["per_second"],1e-9), r[0]["cpu_us"]/max(r[2]["cpu_us"],1e-9), r[4]["per_second"]/max(r[3]["per_second"],1e-9)))' | tee -a "$results"
 fi
 
+# The token path against node oidc-provider 9 (bench/oidc_provider_server.mjs: in-memory adapter,
+# refresh rotation on; installed into bench/node_modules when missing), in the same run, in
+# alternating pairs (odd pairs Rendezvous first): the refresh grant (32 connections, each rotating
+# its own chain, bench/refresh_bench), introspection of an access token and GET of the user (ours
+# /v2/me, its /me) with a Bearer token (wrk, 32 connections), and with a DPoP proof per request
+# signed ahead (bench/dpop_bench me dpop-presigned, 8 connections). CPU per operation: utime +
+# stime from /proc of the server and MariaDB (ours) or of the node process (its), around each run.
+# GET /v2/me with the API key too (ours only): the figure a Bearer token is held against.
+# BENCH_OIDC_PAIRS pairs (default 4); the table of medians at the end.
+if want oidc_provider; then
+[ -d bench/node_modules/oidc-provider ] ||
+  npm install --prefix bench --no-save --no-audit --no-fund oidc-provider@9.13.3 >var/bench-npm.log 2>&1
+op_pairs=${BENCH_OIDC_PAIRS:-4}
+op_port=$(free_port)
+op_secret=$(openssl rand -hex 24)
+NODE_ENV=production node bench/oidc_provider_server.mjs "$op_port" "$op_secret" $((op_pairs * 32)) var/bench-op-tokens.json >var/bench-op.log 2>&1 &
+op_pid=$!
+trap 'kill $pid $op_pid 2>/dev/null; wait $pid $op_pid 2>/dev/null || true' EXIT
+for _ in $(seq 1 300); do grep -q '^listening' var/bench-op.log && break; sleep 0.1; done
+grep -q '^listening' var/bench-op.log || { echo "oidc-provider did not start: var/bench-op.log" >&2; exit 1; }
+op=http://127.0.0.1:$op_port
+op_tokens() { python3 -c 'import json,sys; t=json.load(open("var/bench-op-tokens.json"))[sys.argv[1]]; a=int(sys.argv[2]); print("\n".join(t[a:a+int(sys.argv[3])]))' "$@"; }
+# Our access tokens: a managed user's, its grant made an app's ('oauth': /v2/me takes those).
+op_user() { # email
+  $bin admin managed-user create --config $cfg --client-id "$client_id" --email "$1" --name "O" \
+    | python3 -c 'import json,sys; r=json.load(sys.stdin); print(r.get("access_token") or r["accessToken"], r.get("refresh_token") or r["refreshToken"])'
+}
+read -r our_access _ <<<"$(op_user op-me@bench.example.com)"
+mariadb --no-defaults -S var/db/mysqld.sock -uroot rendezvous_bench -e "UPDATE oauth_grants g JOIN oauth_access_tokens a
+  ON a.grant_id = g.id SET g.kind = 'oauth' WHERE a.token_hash = SHA2('$our_access', 256)"
+op_access=$(op_tokens access 0 1)
+# wrk: "rate p99_ms"
+wrk_rate() { wrk -t"$threads" -c32 -d"$duration" --latency "$@" | python3 -c '
+import re, sys
+out = sys.stdin.read()
+rate = float(re.search(r"Requests/sec:\s+([0-9.]+)", out).group(1))
+v, unit = re.search(r"^\s*99%\s+([0-9.]+)(us|ms|s)\b", out, re.M).groups()
+non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+print(rate, float(v) * {"us": 0.001, "ms": 1, "s": 1000}[unit], non2xx.group(1) if non2xx else 0)'; }
+# json line of refresh_bench / dpop_bench -> "rate p99_ms failed"
+tally_rate() { python3 -c 'import json,sys; r=json.load(sys.stdin); print(r["per_second"], r["p99_ms"], r["failed"])'; }
+# One measurement: side (ours|op), scenario, pair -> appends "side scenario pair rate p99 failed cpu_us_per_op"
+op_measure() {
+  local side=$1 scenario=$2 pair=$3 c0 c1 out
+  local pids="$op_pid"; [ "$side" = ours ] && pids="$pid $db_pid"
+  local base=$api; [ "$side" = op ] && base=$op
+  cpu_sum() { local t=0 p; for p in $pids; do t=$((t + $(cpu_ms "$p"))); done; echo $t; }
+  case $scenario in
+    refresh)
+      if [ "$side" = ours ]; then
+        : >var/bench-op-chains.txt
+        for i in $(seq 1 32); do op_user "op-r$pair-$i@bench.example.com" | cut -d' ' -f2 >>var/bench-op-chains.txt; done
+      else
+        op_tokens refresh $(((pair - 1) * 32)) 32 >var/bench-op-chains.txt
+      fi
+      local url=$api/v2/auth/oauth2/token id=$client_id secret=$client_secret
+      [ "$side" = op ] && { url=$op/token; id=bench; secret=$op_secret; }
+      c0=$(cpu_sum); out=$($build/bench/refresh_bench "$url" "$id" "$secret" "${duration%s}" var/bench-op-chains.txt | tally_rate || true); c1=$(cpu_sum) ;;
+    introspection)
+      local form="token=$our_access&client_id=$client_id&client_secret=$client_secret" url=$api/v2/auth/oauth2/introspect
+      [ "$side" = op ] && { form="token=$op_access&client_id=bench&client_secret=$op_secret"; url=$op/token/introspection; }
+      c0=$(cpu_sum); out=$(BENCH_FORM=$form wrk_rate -s bench/post_form.lua "$url"); c1=$(cpu_sum) ;;
+    bearer_me)
+      local token=$our_access url=$api/v2/me
+      [ "$side" = op ] && { token=$op_access; url=$op/me; }
+      c0=$(cpu_sum); out=$(wrk_rate -H "Connection: keep-alive" -H "Authorization: Bearer $token" "$url"); c1=$(cpu_sum) ;;
+    api_key_me)
+      c0=$(cpu_sum); out=$(wrk_rate -H "Connection: keep-alive" -H "Authorization: Bearer $key" "$api/v2/me"); c1=$(cpu_sum) ;;
+    dpop_me)
+      if [ "$side" = ours ]; then
+        : >var/bench-op-chains.txt
+        for i in $(seq 1 8); do
+          read -r a r <<<"$(op_user "op-d$pair-$i@bench.example.com")"
+          echo "$r" >>var/bench-op-chains.txt
+          mariadb --no-defaults -S var/db/mysqld.sock -uroot rendezvous_bench -e "UPDATE oauth_grants g JOIN oauth_access_tokens t
+            ON t.grant_id = g.id SET g.kind = 'oauth' WHERE t.token_hash = SHA2('$a', 256)"
+        done
+        c0=$(cpu_sum); out=$($build/bench/dpop_bench me dpop-presigned $api "$client_id" "$client_secret" "${duration%s}" var/bench-op-chains.txt | tally_rate || true); c1=$(cpu_sum)
+      else
+        op_tokens openid_refresh $(((pair - 1) * 8)) 8 >var/bench-op-chains.txt
+        c0=$(cpu_sum); out=$(DPOP_BENCH_TOKEN_PATH=/token DPOP_BENCH_ME_PATH=/me $build/bench/dpop_bench me dpop-presigned $op bench "$op_secret" "${duration%s}" var/bench-op-chains.txt | tally_rate || true); c1=$(cpu_sum)
+      fi ;;
+  esac
+  read -r rate p99 failed <<<"$out"
+  echo "$side $scenario $pair $rate $p99 $failed $(python3 -c "print(round(($c1 - $c0) * 1000.0 / max(1.0, $rate * ${duration%s}), 1))")" | tee -a var/bench-op-runs.txt >&2
+}
+: >var/bench-op-runs.txt
+for pair in $(seq 1 "$op_pairs"); do
+  for scenario in refresh introspection bearer_me dpop_me; do
+    if [ $((pair % 2)) = 1 ]; then op_measure ours $scenario $pair; op_measure op $scenario $pair
+    else op_measure op $scenario $pair; op_measure ours $scenario $pair; fi
+  done
+  op_measure ours api_key_me $pair
+done
+rm -f var/bench-op-chains.txt
+python3 - var/bench-op-runs.txt "$op_pairs" <<'PY' | tee -a "$results"
+import statistics, sys
+runs = [l.split() for l in open(sys.argv[1]) if l.strip()]
+def pick(side, scenario, col):
+    return [float(r[col]) for r in runs if r[0] == side and r[1] == scenario]
+med = lambda v: statistics.median(v) if v else float("nan")
+names = {"refresh": "refresh grant, 32 connections (bench/refresh_bench)",
+         "introspection": "introspection, 32 connections (wrk, bench/post_form.lua)",
+         "bearer_me": "`GET /v2/me` (its `/me`), Bearer, 32 connections (wrk)",
+         "dpop_me": "`GET /v2/me` (its `/me`), DPoP, proofs signed ahead, 8 connections (bench/dpop_bench)"}
+print()
+print("Against node oidc-provider 9.13.3 (in-memory adapter, refresh rotation on), %s alternating pairs, medians;"
+      " CPU per operation: server + MariaDB (ours), the node process (its), utime + stime from /proc:" % sys.argv[2])
+print()
+print("| scenario | Rendezvous | oidc-provider | rate ratio | CPU ratio | failed (ours/its) |")
+print("|---|---|---|---|---|---|")
+for s, name in names.items():
+    o = [med(pick("ours", s, c)) for c in (3, 4, 6)]
+    t = [med(pick("op", s, c)) for c in (3, 4, 6)]
+    fo, ft = int(sum(pick("ours", s, 5))), int(sum(pick("op", s, 5)))
+    print("| %s | %.0f/s, p99 %.1f ms, %.0f µs CPU an operation | %.0f/s, p99 %.1f ms, %.0f µs | %.2f× | %.2f× | %d/%d |"
+          % (name, o[0], o[1], o[2], t[0], t[1], t[2], o[0] / t[0], o[2] / t[2], fo, ft))
+k = [med(pick("ours", "api_key_me", c)) for c in (3, 4, 6)]
+b = med(pick("ours", "bearer_me", 6))
+d = med(pick("ours", "dpop_me", 3)); br = med(pick("ours", "bearer_me", 3))
+print("| `GET /v2/me`, API key, 32 connections (wrk) | %.0f/s, p99 %.1f ms, %.0f µs | — | Bearer ÷ API key CPU %.2f× | | |" % (k[0], k[1], k[2], b / k[2]))
+print()
+print("Every run (side scenario pair rate p99_ms failed cpu_µs_per_op):")
+print()
+for r in runs:
+    print("    " + " ".join(r))
+PY
+fi
+
 # Code exchanges: codes pre-created in oauth_codes (code_hash = SHA-256 hex of the code, as
 # CodeExchange stores it), then exchanged once each by 32 connections.
 if want code; then
@@ -202,9 +334,11 @@ conns=32 run "GET /v2/slots (30 days, 500 bookings in them, 32 connections)" -H 
 fi
 
 # Slots of a host with 5,000 bookings in each of 8 consecutive 30-day windows (40,000 five-minute
-# bookings of another event type, all day every day; more than the booked-times cache keeps for a
-# host), asked for a 15-minute event type on the implicit working hours: 8 rotating windows, then
-# 8 windows shifted by an hour each over the first 5,000 bookings (one range of the cache).
+# bookings of another event type, all day every day: seven back to back from the start of every
+# hour, so each hour keeps 25 free minutes and every working hour a 15-minute slot; more than the
+# booked-times cache keeps for a host), asked for a 15-minute event type on the implicit working
+# hours: 8 rotating windows, then 8 windows shifted by an hour each over the first 5,000 bookings
+# (one range of the cache). bench/slots_windows.lua counts the answers without a slot (must be 0).
 if want slots_cold; then
 cold_uid=$($bin admin user create --config $cfg --email cold@example.com --name Cold --password bench-password | sed -E 's/.*"id":([0-9]+).*/\1/')
 cold_key=$($bin admin api-key create --config $cfg --user-id "$cold_uid" | sed -E 's/.*"key":"([^"]+)".*/\1/')
@@ -219,7 +353,7 @@ import datetime, sys
 first = datetime.datetime.fromisoformat(sys.argv[1]); et = sys.argv[2]; host = sys.argv[3]
 for w in range(8):
     base = first + datetime.timedelta(days=30 * w)
-    starts = [base + datetime.timedelta(seconds=round(i * 30 * 86400 / 5000)) for i in range(5000)]
+    starts = [base + datetime.timedelta(hours=i // 7, minutes=5 * (i % 7)) for i in range(5000)]
     print("INSERT INTO bookings (uid, event_type_id, host_id, title, description, status, start_at, end_at, duration,"
           " location, metadata, created_at, updated_at) VALUES " + ",".join(
         "('bench-cold-%d-%d', %s, %s, 'Bench', '', 'accepted', '%s', '%s', 5, NULL, '{}', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))"

@@ -21,78 +21,44 @@ std::string CodeExchange::IssueCode(const CodeGrant& grant) {
         "INSERT INTO oauth_codes (code_hash, client_id, user_id, redirect_uri, scopes, all_scopes,"
         " code_challenge, created_at, expires_at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL ? SECOND)",
-        {crypto::Sha256Hex(code), grant.client_id, grant.user_id, grant.redirect_uri, nlohmann::json(grant.scopes).dump(),
-         grant.all_scopes, grant.code_challenge, lifetimes_.code_ttl});
+        {crypto::Sha256Hex(code), grant.client_id, grant.user_id, grant.redirect_uri,
+         nlohmann::json(grant.scopes).dump(), grant.all_scopes, grant.code_challenge, lifetimes_.code_ttl});
   });
   return code;
 }
 
 TokenResult CodeExchange::Exchange(const std::string& client_id, const std::string& code,
                                    const std::string& redirect_uri, const std::string& code_verifier,
-                                   const ClientCheck& authenticate, const std::string& dpop_jkt) {
-  const std::string hash = crypto::Sha256Hex(code);
-  int64_t replayed_grant = 0;
-  TokenResult result = db_.Transaction([&](DbConnection& tx) -> TokenResult {
-    // The client's row, credentials included, is read once: a plain read (the code row below is
-    // the one locked), so exchanges of one client never wait for each other on it.
-    std::optional<GrantClient> client = ReadGrantClient(tx, client_id);
-    if (authenticate) {
-      if (auto error = authenticate(client ? std::optional(client->credentials) : std::nullopt)) return *error;
-    }
-    if (code.empty() || code.size() > kMaxCodeLength) return TokenError::CodeInvalidOrExpired();
-    struct CodeRow {
-      std::string client_id, redirect_uri, scopes, challenge;
-      int64_t user_id = 0, grant_id = 0;
-      bool all_scopes = false, used = false;
-    } row;
-    {
-      std::optional<DbRow> r = tx.QueryOne(
-          "SELECT client_id, user_id, redirect_uri, scopes, all_scopes, code_challenge,"
-          " used_at IS NOT NULL, COALESCE(grant_id, 0) FROM oauth_codes WHERE code_hash = ? FOR UPDATE",
-          {hash});
-      if (!r) return TokenError::CodeInvalidOrExpired();
-      row.client_id = r->String(1);
-      row.user_id = r->Int(2);
-      row.redirect_uri = r->String(3);
-      row.scopes = r->String(4);
-      row.all_scopes = r->Bool(5);
-      row.challenge = r->String(6);
-      row.used = r->Bool(7);
-      row.grant_id = r->Int(8);
-    }
-    if (row.client_id != client_id) return TokenError::CodeInvalidOrExpired();
-    if (row.used) {
-      if (row.grant_id != 0) {
-        RevokeGrant(tx, row.grant_id);
-        replayed_grant = row.grant_id;
-      }
-      return TokenError::CodeInvalidOrExpired();
-    }
-    if (!client) return TokenError::CodeInvalidOrExpired();
-    if (auto error = CheckClientUsable(client->row, row.user_id)) return *error;
-
-    if (tx.Exec("UPDATE oauth_codes SET used_at = UTC_TIMESTAMP(3)"
-                " WHERE code_hash = ? AND used_at IS NULL AND expires_at > UTC_TIMESTAMP(3)",
-                {hash}) != 1) {
-      return TokenError::CodeInvalidOrExpired();  // expired
-    }
-
-    if (row.redirect_uri != redirect_uri) return TokenError::CodeInvalidOrExpired();
-    if (row.challenge.empty() != code_verifier.empty()) return TokenError::CodeInvalidOrExpired();
-    if (!row.challenge.empty() && !VerifyS256(code_verifier, row.challenge)) return TokenError::CodeInvalidOrExpired();
-
-    const std::vector<std::string> scopes = JsonList(row.scopes);
-    const int64_t grant_id = InsertGrant(tx, client_id, row.user_id, scopes, row.all_scopes, "oauth");
-    tx.Exec("UPDATE oauth_codes SET grant_id = ? WHERE code_hash = ?", {grant_id, hash});
-    TokenResponse out = IssueTokens(tx, grant_id, lifetimes_, TokenBinding{dpop_jkt, dpop_jkt});
-    out.scope = ScopeText(scopes, row.all_scopes, client->row);
-    return out;
-  });
-  if (replayed_grant != 0) {
-    logger_.Warn("oauth authorization code replayed; grant revoked", {{"client_id", client_id}, {"grant_id", replayed_grant}});
+                                   const PresentedClient& client, const std::string& dpop_jkt) {
+  if (!CanBeClientId(client_id)) {
+    return client.authenticate ? TokenError::ClientNotFound() : TokenError::CodeInvalidOrExpired();
   }
-    if (cache_) cache_->Evict(Revocation{RevocationKind::kGrant, std::to_string(replayed_grant)});
-  return result;
+  // A malformed code is NULL (refused once the client is authenticated); a malformed verifier a
+  // challenge no code has.
+  const DbValue code_hash =
+      code.empty() || code.size() > kMaxCodeLength ? DbValue() : DbValue(crypto::Sha256Hex(code));
+  const std::string challenge = code_verifier.empty()                ? std::string()
+                                : IsValidCodeVerifier(code_verifier) ? S256Challenge(code_verifier)
+                                                                     : "!";
+  TokenResponse out = NewTokenPair(lifetimes_);
+  out.dpop = !dpop_jkt.empty();
+  const GrantAnswer answer =
+      CallGrantProcedure(db_, "CALL oauth_exchange_code(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                         {client_id, client.authenticate, SecretHashParameter(client), BlindParameter(client),
+                          !code_verifier.empty(), code_hash, redirect_uri, challenge,
+                          crypto::Sha256Hex(out.access_token), crypto::Sha256Hex(out.refresh_token),
+                          lifetimes_.access_token_ttl, lifetimes_.refresh_token_ttl, dpop_jkt});
+  if (answer.revoked_grant != 0) {
+    logger_.Warn("oauth authorization code replayed; grant revoked",
+                 {{"client_id", client_id}, {"grant_id", answer.revoked_grant}});
+  }
+  // The procedure committed the revocation (and its log row, which the other instances read).
+  if (answer.revoked_grant != 0 && cache_) {
+    cache_->Evict(Revocation{RevocationKind::kGrant, std::to_string(answer.revoked_grant)});
+  }
+  if (!answer.Issued()) return answer.Error();
+  out.scope = answer.Scope();
+  return out;
 }
 
 }  // namespace rendezvous::oauth

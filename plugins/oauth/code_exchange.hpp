@@ -21,17 +21,18 @@ class CodeExchange {
   // Issues a single-use authorization code for the grant (called by the consent page on Allow).
   std::string IssueCode(const CodeGrant& grant);
 
-  // authorization_code grant. Reads the client's row once, with its credentials: `authenticate`
-  // runs on them before anything about the code is decided (empty: the caller authenticated the
-  // client already), then the code is consumed atomically; a used, expired or unknown code,
-  // another client's code or a different redirect_uri -> invalid_grant / code_invalid_or_expired.
-  // A replayed code also revokes every token issued from it. PKCE: a code with a challenge needs a
-  // matching verifier; a verifier without a challenge fails (downgrade protection). A code
-  // presented by its client is consumed by that attempt even when the redirect_uri or verifier is
-  // wrong (one try). `dpop_jkt`, when not empty, is the key of the request's verified DPoP proof:
-  // both tokens are bound to it (RFC 9449 §5, token_type "DPoP").
+  // authorization_code grant, in one round trip (the procedure oauth_exchange_code reads,
+  // decides and writes in one server-side transaction). The client is authenticated from
+  // `client` (tokens.hpp) before anything about the code is decided, then the code is consumed
+  // atomically; a used, expired or unknown code, another client's code or a different
+  // redirect_uri -> invalid_grant / code_invalid_or_expired. A replayed code also revokes every
+  // token issued from it. PKCE: a code with a challenge needs a matching verifier; a verifier
+  // without a challenge fails (downgrade protection). A code presented by its client is consumed
+  // by that attempt even when the redirect_uri or verifier is wrong (one try). `dpop_jkt`, when
+  // not empty, is the key of the request's verified DPoP proof: both tokens are bound to it
+  // (RFC 9449 §5, token_type "DPoP").
   TokenResult Exchange(const std::string& client_id, const std::string& code, const std::string& redirect_uri,
-                       const std::string& code_verifier, const ClientCheck& authenticate = {},
+                       const std::string& code_verifier, const PresentedClient& client = {},
                        const std::string& dpop_jkt = {});
 
  private:

@@ -3,7 +3,6 @@
 // throw DatabaseUnavailable. The Database and Logger must outlive it.
 #pragma once
 
-#include <optional>
 #include <string>
 
 #include "rendezvous/database.hpp"
@@ -19,11 +18,10 @@ class RefreshGrant {
   RefreshGrant(Database& db, Logger& logger, TokenLifetimes lifetimes, TokenCache* cache = nullptr);
 
   // Rotates; scopes preserved; presenting a rotated token again -> invalid_grant /
-  // refresh_token_revoked and the whole grant is revoked. `authenticate` runs on the client's
-  // credentials, read in the same query as the token, before anything about the token is decided
-  // (§7.2 answers first, whatever the token); empty: the caller authenticated the client already.
-  // Two round trips in the common case: that read, then the rotation (procedure
-  // oauth_rotate_refresh_token).
+  // refresh_token_revoked and the whole grant is revoked. The client is authenticated from
+  // `client` (tokens.hpp) before anything about the token is decided (§7.2 answers first,
+  // whatever the token). One round trip: the procedure oauth_refresh_grant reads, decides and
+  // writes in one server-side transaction (oauth_migrations.cpp).
   //
   // DPoP (RFC 9449 §5): `dpop_jkt`, when not empty, is the key of the request's verified proof;
   // the new tokens are bound to it (token_type "DPoP"). A refresh token bound to a key needs a
@@ -31,16 +29,9 @@ class RefreshGrant {
   // authenticates anyway, and may so rotate its DPoP key), so a grant that began with DPoP never
   // falls back to bearer tokens. Otherwise invalid_grant, and the token stays usable.
   TokenResult Refresh(const std::string& client_id, const std::string& refresh_token,
-                      const ClientCheck& authenticate = {}, const std::string& dpop_jkt = {});
+                      const PresentedClient& client = {}, const std::string& dpop_jkt = {});
 
  private:
-  // Refresh's two halves: the two-round-trip common case (nullopt: not decided there) and the
-  // exact decision in a transaction with locks (reuse detection, lost races).
-  std::optional<TokenResult> RefreshFast(const std::string& client_id, const ClientCheck& authenticate,
-                                         const std::string& hash, const std::string& dpop_jkt);
-  TokenResult RefreshLocked(const std::string& client_id, const std::string& hash,
-                            const std::string& dpop_jkt);
-
   Database& db_;
   Logger& logger_;
   TokenLifetimes lifetimes_;

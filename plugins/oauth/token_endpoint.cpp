@@ -97,26 +97,14 @@ Response HandleTokenRequest(const TokenEndpointServices& services, const Request
     dpop_jkt = *std::move(accepted);
   }
 
-  // Both grants read the client's credentials with the rest of its row and authenticate it there.
+  // Both grants authenticate the client in their own statement, before the code or token.
+  const PresentedClient client{true, tr.client_secret};
   TokenResult result;
   if (tr.grant_type == kGrantAuthorizationCode) {
-    result = services.codes.Exchange(
-        tr.client_id, tr.code, tr.redirect_uri, tr.code_verifier,
-        [&tr](const std::optional<ClientCredentials>& stored) -> std::optional<TokenError> {
-          if (auto error = AuthenticateClient(stored, tr.client_secret)) return error;
-          if (stored->kind == ClientKind::kPublic && tr.code_verifier.empty()) {
-            return TokenError::InvalidRequest("code_verifier is required for public clients");
-          }
-          return std::nullopt;
-        },
-        dpop_jkt);
+    result =
+        services.codes.Exchange(tr.client_id, tr.code, tr.redirect_uri, tr.code_verifier, client, dpop_jkt);
   } else {
-    result = services.refresh.Refresh(
-        tr.client_id, tr.refresh_token,
-        [&tr](const std::optional<ClientCredentials>& stored) {
-          return AuthenticateClient(stored, tr.client_secret);
-        },
-        dpop_jkt);
+    result = services.refresh.Refresh(tr.client_id, tr.refresh_token, client, dpop_jkt);
   }
   if (auto* error = std::get_if<TokenError>(&result)) return refuse(*error, tr.basic_auth);
   return NoStoreJson(200, ToJson(std::get<TokenResponse>(result)));

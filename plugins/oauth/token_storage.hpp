@@ -50,8 +50,10 @@ GrantClient GrantClientFromColumns(const DbRow& row, int first);
 // name one, without a query).
 std::optional<GrantClient> ReadGrantClient(DbConnection& conn, const std::string& client_id);
 
-// Rejected clients get nothing; a pending one only for its owner's own grants (testing).
-std::optional<TokenError> CheckClientUsable(const ClientRow& client, int64_t user_id);
+// Rejected clients get nothing (ClientNotApproved); a pending one only for its owner's own grants
+// (testing; ClientPendingReview otherwise).
+TokenError ClientNotApproved();
+TokenError ClientPendingReview();
 
 // The token response's scope: the granted scopes, or for an all-scopes (legacy) grant the
 // client's scopes ("" when it has none).
@@ -59,8 +61,36 @@ std::string ScopeText(const std::vector<std::string>& scopes, bool all_scopes, c
 
 // Revokes the grant (every token of it) and writes its revocation log row (revocation_log.hpp),
 // on the caller's transaction; false when it was revoked already. The caller evicts the grant
-// from its TokenCache once the transaction committed.
+// from its TokenCache once the transaction committed. (The grant procedures revoke in the
+// database, through the procedure oauth_revoke_grant, which writes the same log row.)
 bool RevokeGrant(DbConnection& conn, int64_t grant_id);
+
+// The one row the grant procedures oauth_refresh_grant and oauth_exchange_code answer
+// (oauth_migrations.cpp): the outcome, and when tokens were issued the grant's scopes.
+struct GrantAnswer {
+  std::string outcome;  // "issued" or the refusal
+  std::string scopes;   // the grant's scopes (JSON list text)
+  bool all_scopes = false;
+  std::string client_scopes;  // the client's scopes (JSON list text)
+  int64_t revoked_grant = 0;  // the grant this request revoked (reuse, a replayed code), else 0
+
+  bool Issued() const { return outcome == "issued"; }
+  // The token endpoint's answer for a refusal; std::logic_error for an outcome no procedure gives.
+  TokenError Error() const;
+  // The token response's scope (ScopeText).
+  std::string Scope() const;
+};
+
+// Runs one CALL of a grant procedure in autocommit mode (the procedure commits in the server):
+// one round trip. A deadlock or lock wait timeout (a Galera certification conflict too) rolled
+// the procedure back; the call is made again, a few times, on the same connection.
+GrantAnswer CallGrantProcedure(Database& db, std::string_view call, DbParams params);
+
+// The procedures' p_secret_hash: NULL when no secret was sent (or the caller authenticated the
+// client), '' for one too long to be any (never matches), else its SHA-256 hex.
+DbValue SecretHashParameter(const PresentedClient& client);
+// The procedures' p_blind: a random value for this request when a secret is compared, else ''.
+std::string BlindParameter(const PresentedClient& client);
 
 // A fresh access and refresh token, not yet stored; the response has no scope.
 TokenResponse NewTokenPair(const TokenLifetimes& lifetimes);

@@ -21,7 +21,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -48,7 +47,7 @@ struct CodeGrant {
   std::string redirect_uri;
   std::vector<std::string> scopes;  // granted scopes (empty + all_scopes for a legacy client without `scope`)
   bool all_scopes = false;
-  std::string code_challenge;       // S256 challenge, "" when none was sent
+  std::string code_challenge;  // S256 challenge, "" when none was sent
 };
 
 // The token endpoint's success body (spec §2.2): access_token, refresh_token, token_type "bearer"
@@ -78,12 +77,15 @@ inline nlohmann::json ToJson(const TokenResponse& response) {
 
 using TokenResult = std::variant<TokenResponse, TokenError>;
 
-// Decides whether the client a token request names may proceed, from its stored credentials
-// (nullopt: no such client): nullopt when it may, else the answer. The token endpoint passes
-// client_auth.hpp's AuthenticateClient with the secret it was sent. The grants run it on the
-// credentials they read with the rest of the client's row, before anything else is decided
-// (§7.2 answers first, whatever the code or token).
-using ClientCheck = std::function<std::optional<TokenError>(const std::optional<ClientCredentials>&)>;
+// The client credentials a token request presented, for the grant to authenticate the client in
+// its own statement by client_auth.hpp's rules (AuthenticateClient), before anything about the
+// code or token is decided (§7.2 answers first). `authenticate` false: the caller authenticated
+// the client already, and `secret` is not looked at. The code grant also refuses a public client
+// that sent no code_verifier (invalid_request), as the token endpoint must.
+struct PresentedClient {
+  bool authenticate = false;
+  std::string secret;  // "" when none was sent
+};
 
 // Grants that can still be used: not revoked, with a refresh token that is neither rotated,
 // revoked nor expired. By the grant's kind: third-party apps ("oauth") and managed users.

@@ -597,6 +597,37 @@ TEST_F(ClusterTest, ATokenRevokedOnOneNodeIsRefusedOnAnotherWithinASecond) {
                          {left, std::chrono::milliseconds(10)}, [&] { return me(*servers_[1]) == 401; }));
 }
 
+// One authorization code presented on two nodes at once (each grant one procedure call, decided
+// under the code's row lock on its node, certified across the cluster): one exchange issues
+// tokens, the other is refused.
+TEST_F(ClusterTest, AuthorizationCodeRedeemedOnTwoNodesAtOnceIssuesOnce) {
+  Prepare(Instance(1));
+  Instance(2);
+  ASSERT_NO_FATAL_FAILURE(StartAll());
+  const OAuthGrant grant = GrantOAuthToken(*servers_[0], *db_, owner_, owner_, {}, {});
+  ASSERT_FALSE(grant.client_secret.empty());
+  const std::string code = InsertAuthorizationCode(*db_, grant.client_id, owner_, {}, true);
+  const std::string body = "grant_type=authorization_code&client_id=" + FormEncode(grant.client_id) +
+                           "&client_secret=" + FormEncode(grant.client_secret) + "&code=" + FormEncode(code) +
+                           "&redirect_uri=" + FormEncode(kTestRedirectUri);
+  long status[2] = {0, 0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 2; ++i) {
+    threads.emplace_back([&, i] {
+      HttpClient client;
+      status[i] = client
+                      .Request("POST", servers_[i]->api() + "/v2/auth/oauth2/token", body,
+                               {"Content-Type: application/x-www-form-urlencoded"})
+                      .status;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ((status[0] == 200) + (status[1] == 200), 1) << status[0] << " " << status[1];
+  EXPECT_TRUE(status[0] == 400 || status[1] == 400) << status[0] << " " << status[1];
+  // The first grant's code and this one.
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM oauth_codes WHERE used_at IS NOT NULL"), 2);
+}
+
 // The shipped HAProxy example in front of the cluster; one instance connects through it.
 TEST_F(ClusterTest, SingleWriterThroughHaproxyComesBackAfterTheWriterNodeDies) {
   const char* haproxy = "/usr/sbin/haproxy";

@@ -79,6 +79,13 @@ class OAuthTokenCacheTest : public ::testing::Test {
     return http.Request("POST", s.api() + path, body, {"Content-Type: application/x-www-form-urlencoded"});
   }
 
+  // Revocation log rows of kind grant that name a revoked grant.
+  std::string RevokedGrantRows() {
+    return db_.QueryValue(
+        "SELECT COUNT(*) FROM oauth_revocations r JOIN oauth_grants g ON g.id = CAST(r.subject AS UNSIGNED)"
+        " WHERE r.kind = 'grant' AND g.revoked_at IS NOT NULL");
+  }
+
   ScratchDatabase db_;
   std::unique_ptr<TestServer> a_;
   std::unique_ptr<TestServer> b_;
@@ -132,6 +139,11 @@ TEST_F(OAuthTokenCacheTest, ReuseDetectionReachesTheOtherInstanceWithinASecond) 
   ASSERT_EQ(reused.status, 400) << reused.body;
   ExpectRefusedEverywhere(grant.access_token, revoked_at);
   ExpectRefusedEverywhere(second, revoked_at);
+  // The grant procedure's revocation wrote one log row, naming the grant; presented once more,
+  // the grant is revoked already and nothing more is written.
+  EXPECT_EQ(RevokedGrantRows(), "1");
+  ASSERT_EQ(PostForm(*a_, "/v2/auth/oauth2/token", refresh).status, 400);
+  EXPECT_EQ(db_.QueryValue("SELECT COUNT(*) FROM oauth_revocations"), "1");
 }
 
 TEST_F(OAuthTokenCacheTest, AReplayedCodeReachesTheOtherInstanceWithinASecond) {
@@ -152,6 +164,7 @@ TEST_F(OAuthTokenCacheTest, AReplayedCodeReachesTheOtherInstanceWithinASecond) {
   const Clock::time_point revoked_at = Clock::now();
   ASSERT_EQ(replayed.status, 400) << replayed.body;
   ExpectRefusedEverywhere(token, revoked_at);
+  EXPECT_EQ(RevokedGrantRows(), "1");
   // The other grant of the client is untouched.
   EXPECT_EQ(Me(*b_, client.access_token), 200);
 }

@@ -1,8 +1,8 @@
 // What a MySQL cluster needs of the schema, and the grants docs/operations.md gives: after every
-// migration of every plugin each table is InnoDB with a primary key and the one routine is the
-// refresh-rotation procedure; the guide's two accounts (DDL for `migrate`, DML and EXECUTE on the
-// procedure for `serve`), taken from the guide's SQL, migrate and serve a refresh grant, and
-// without EXECUTE the refresh grant fails.
+// migration of every plugin each table is InnoDB with a primary key and the only routines are the
+// OAuth procedures; the guide's two accounts (DDL for `migrate`, DML and EXECUTE on the grant
+// procedures for `serve`), taken from the guide's SQL, migrate and serve a refresh grant and its
+// reuse detection, and without EXECUTE the refresh grant fails.
 #include <regex>
 #include <string>
 #include <vector>
@@ -18,7 +18,7 @@
 namespace rendezvous::testing {
 namespace {
 
-TEST(OperationsSchema, EveryTableIsInnoDbWithAPrimaryKeyAndTheOnlyRoutineIsTheRefreshProcedure) {
+TEST(OperationsSchema, EveryTableIsInnoDbWithAPrimaryKeyAndTheOnlyRoutinesAreTheOAuthProcedures) {
   ScratchDatabase db;
   TestServer server(db.name());
   server.Migrate();
@@ -26,14 +26,17 @@ TEST(OperationsSchema, EveryTableIsInnoDbWithAPrimaryKeyAndTheOnlyRoutineIsTheRe
             "41");
   const std::string without_key = db.QueryValue(
       "SELECT COALESCE(GROUP_CONCAT(t.table_name), '') FROM information_schema.tables t"
-      " WHERE t.table_schema = DATABASE() AND NOT EXISTS (SELECT 1 FROM information_schema.table_constraints c"
-      "   WHERE c.table_schema = t.table_schema AND c.table_name = t.table_name AND c.constraint_type = 'PRIMARY KEY')");
+      " WHERE t.table_schema = DATABASE() AND NOT EXISTS (SELECT 1 FROM information_schema.table_constraints "
+      "c"
+      "   WHERE c.table_schema = t.table_schema AND c.table_name = t.table_name AND c.constraint_type = "
+      "'PRIMARY KEY')");
   EXPECT_EQ(without_key, "") << "tables without a primary key";
   EXPECT_EQ(db.QueryValue("SELECT COALESCE(GROUP_CONCAT(table_name), '') FROM information_schema.tables"
                           " WHERE table_schema = DATABASE() AND engine <> 'InnoDB'"),
             "");
-  EXPECT_EQ(db.QueryValue("SELECT GROUP_CONCAT(CONCAT(routine_type, ' ', routine_name)) FROM information_schema.routines"
-                          " WHERE routine_schema = DATABASE()"),
+  EXPECT_EQ(db.QueryValue("SELECT GROUP_CONCAT(CONCAT(routine_type, ' ', routine_name) ORDER BY routine_name)"
+                          " FROM information_schema.routines WHERE routine_schema = DATABASE()"),
+            "PROCEDURE oauth_exchange_code,PROCEDURE oauth_refresh_grant,PROCEDURE oauth_revoke_grant,"
             "PROCEDURE oauth_rotate_refresh_token");
 }
 
@@ -49,7 +52,8 @@ std::vector<std::string> GuideGrants(const std::string& database, const std::str
   if (grants == std::string::npos || begin == std::string::npos || end == std::string::npos) return {};
   std::string sql = guide.substr(begin + 7, end - begin - 7);
   sql = std::regex_replace(sql, std::regex("--[^\n]*"), "");
-  sql = std::regex_replace(sql, std::regex("'rendezvous_migrate'@'10\\.0\\.%'"), "'" + migrate_user + "'@'localhost'");
+  sql = std::regex_replace(sql, std::regex("'rendezvous_migrate'@'10\\.0\\.%'"),
+                           "'" + migrate_user + "'@'localhost'");
   sql = std::regex_replace(sql, std::regex("'rendezvous'@'10\\.0\\.%'"), "'" + serve_user + "'@'localhost'");
   sql = std::regex_replace(sql, std::regex("IDENTIFIED BY '\\.\\.\\.'"), "IDENTIFIED BY '" + password + "'");
   sql = std::regex_replace(sql, std::regex("\\brendezvous\\."), "`" + database + "`.");
@@ -77,7 +81,8 @@ void UseAccount(TestServer& server, const std::string& user, const std::string& 
   const std::string yaml = ReadFile(server.config_path());
   static const std::regex kAccount("\n  user: [^\n]*\n  password: [^\n]*\n");
   ASSERT_TRUE(std::regex_search(yaml, kAccount)) << yaml;
-  server.WriteConfig(std::regex_replace(yaml, kAccount, "\n  user: " + user + "\n  password: \"" + password + "\"\n"));
+  server.WriteConfig(
+      std::regex_replace(yaml, kAccount, "\n  user: " + user + "\n  password: \"" + password + "\"\n"));
 }
 
 TEST(OperationsSchema, TheGuidesAccountsMigrateAndServeAndTheProcedureNeedsExecute) {
@@ -87,7 +92,7 @@ TEST(OperationsSchema, TheGuidesAccountsMigrateAndServeAndTheProcedureNeedsExecu
   const std::string password = "guide-grants-pw";
   Accounts accounts(db, {migrate_user, serve_user});
   const std::vector<std::string> statements = GuideGrants(db.name(), migrate_user, serve_user, password);
-  ASSERT_EQ(statements.size(), 5u);
+  ASSERT_EQ(statements.size(), 7u);
 
   // The procedure-level grant needs the procedure: the accounts and the schema grants first.
   TestServer server(db.name());
@@ -119,12 +124,16 @@ TEST(OperationsSchema, TheGuidesAccountsMigrateAndServeAndTheProcedureNeedsExecu
   ASSERT_EQ(rotated.status, 200) << rotated.body;
   const std::string next = rotated.Json().value("refresh_token", "");
   ASSERT_FALSE(next.empty());
+  // Reuse detection revokes through oauth_revoke_grant, which the serving account may not execute:
+  // the grant procedure runs it with its definer's rights, revocation log row included.
+  EXPECT_EQ(refresh(grant.refresh_token).status, 400);
+  EXPECT_EQ(db.QueryValue("SELECT COUNT(*) FROM oauth_revocations WHERE kind = 'grant'"), "1");
 
-  db.Exec("REVOKE EXECUTE ON PROCEDURE `" + db.name() + "`.oauth_rotate_refresh_token FROM '" + serve_user +
+  db.Exec("REVOKE EXECUTE ON PROCEDURE `" + db.name() + "`.oauth_refresh_grant FROM '" + serve_user +
           "'@'localhost'");
   HttpResult denied = refresh(next);
   EXPECT_GE(denied.status, 500) << denied.body;
-  EXPECT_NE(server.Log().find("oauth_rotate_refresh_token"), std::string::npos) << "the denial is not logged";
+  EXPECT_NE(server.Log().find("oauth_refresh_grant"), std::string::npos) << "the denial is not logged";
   EXPECT_NE(http.Get(server.api() + "/metrics")
                 .body.find("oauth_token_grants_total{grant_type=\"refresh_token\",outcome=\"failed\"} 1\n"),
             std::string::npos);

@@ -3,10 +3,12 @@
 // RefreshGrant (rotation under concurrency, the one-call path, client authentication first),
 // IssuedTokens (resolution of both kinds, refusal of malformed tokens without a query,
 // introspection and revocation scoped to the client), ManagedUserTokens and TokenPurger.
+#include <algorithm>
 #include <atomic>
 #include <barrier>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -268,8 +270,10 @@ TEST_F(OAuthRefreshGrantDb, ConcurrentRefreshesRotateOnce) {
   for (int i = 0; i < kThreads; ++i) {
     threads.emplace_back([&] {
       TokenResult r = refresh_->Refresh(client_id_, first.refresh_token);
-      if (std::holds_alternative<TokenResponse>(r)) ++ok;
-      else if (std::get<TokenError>(r) == TokenError::RefreshTokenRevoked()) ++revoked;
+      if (std::holds_alternative<TokenResponse>(r))
+        ++ok;
+      else if (std::get<TokenError>(r) == TokenError::RefreshTokenRevoked())
+        ++revoked;
     });
   }
   for (auto& t : threads) t.join();
@@ -289,62 +293,143 @@ double Commits(prometheus::Registry& registry) {
   return 0;
 }
 
-TEST_F(OAuthRefreshGrantDb, RefreshTakesTheOneCallPathAndTheProcedureGuardsRotation) {
+// The statements a client sent on the connection so far (the server's session status
+// `Questions`: statements inside a stored procedure are not counted, the SHOW itself is).
+int64_t Questions(DbConnection& conn) {
+  std::optional<DbRow> row = conn.QueryOne("SHOW SESSION STATUS LIKE 'Questions'");
+  return row ? row->Int(2) : -1;
+}
+
+// Each grant is one statement the server receives from us (one round trip): counted by the server
+// on a pool of one connection, around a code exchange, a refresh and a reuse that revokes.
+TEST_F(OAuthRefreshGrantDb, EachGrantIsOneStatementOnTheServer) {
+  prometheus::Registry registry;
+  core::MysqlDatabase one(testing::OptionsFor(scratch_, 1), registry, logger_);
+  CodeExchange codes(one, logger_, TokenLifetimes{});
+  RefreshGrant refresh(one, logger_, TokenLifetimes{});
+  const std::string code = Code();
+  // Statements a call sends, the SHOW after it not counted.
+  auto statements_of = [&](const std::function<void()>& call) {
+    const int64_t before = one.Run([](DbConnection& conn) { return Questions(conn); });
+    call();
+    return one.Run([](DbConnection& conn) { return Questions(conn); }) - before - 1;
+  };
+  EXPECT_EQ(statements_of([] {}), 0);
+  TokenResult exchanged;
+  EXPECT_EQ(statements_of([&] {
+              exchanged = codes.Exchange(client_id_, code, kAppRedirect, "", {true, secret_});
+            }),
+            1);
+  ASSERT_TRUE(std::holds_alternative<TokenResponse>(exchanged));
+  const std::string first = std::get<TokenResponse>(exchanged).refresh_token;
+  TokenResult rotated;
+  EXPECT_EQ(statements_of([&] { rotated = refresh.Refresh(client_id_, first, {true, secret_}); }), 1);
+  ASSERT_TRUE(std::holds_alternative<TokenResponse>(rotated));
+  EXPECT_EQ(std::get<TokenResponse>(rotated).scope, "BOOKING_READ");
+  TokenResult reused;
+  EXPECT_EQ(statements_of([&] { reused = refresh.Refresh(client_id_, first, {true, secret_}); }), 1);
+  EXPECT_EQ(std::get<TokenError>(reused), TokenError::RefreshTokenRevoked());
+  EXPECT_FALSE(issued_->Resolve(std::get<TokenResponse>(rotated).access_token).has_value());
+  TokenResult replayed;
+  EXPECT_EQ(statements_of([&] {
+              replayed = codes.Exchange(client_id_, code, kAppRedirect, "", {true, secret_});
+            }),
+            1);
+  EXPECT_EQ(std::get<TokenError>(replayed), TokenError::CodeInvalidOrExpired());
+  // No client-side transaction either: the procedures commit in the server.
+  EXPECT_EQ(Commits(registry), 0);
+}
+
+// The procedures' refusals are the token endpoint's answers, word for word, and a refused request
+// writes nothing: DPoP binding (a public client's key, a confidential client's any key), a public
+// client's missing verifier, a client under review or rejected.
+TEST_F(OAuthRefreshGrantDb, EveryRefusalOfTheProceduresIsTheEndpointsAnswer) {
+  const std::string jkt(43, 'k'), other(43, 'o');
+  auto bound =
+      std::get<TokenResponse>(codes_->Exchange(client_id_, Code(), kAppRedirect, "", {true, secret_}, jkt));
+  EXPECT_TRUE(bound.dpop);
+  EXPECT_EQ(std::get<TokenError>(refresh_->Refresh(client_id_, bound.refresh_token, {true, secret_})),
+            TokenError::InvalidGrant("the refresh token is DPoP-bound: a DPoP proof is required"));
+  // A confidential client may move its grant to another key.
+  auto moved =
+      std::get<TokenResponse>(refresh_->Refresh(client_id_, bound.refresh_token, {true, secret_}, other));
+  EXPECT_TRUE(moved.dpop);
+  EXPECT_EQ(scratch_.QueryValue("SELECT dpop_jkt FROM oauth_refresh_tokens WHERE token_hash = '" +
+                                crypto::Sha256Hex(moved.refresh_token) + "'"),
+            other);
+
+  NewClient pub = AppClient(1, {"BOOKING_READ"});
+  pub.kind = ClientKind::kPublic;
+  auto made = clients_->Create(pub);
+  ASSERT_TRUE(made.ok()) << made.status().message();
+  const std::string public_id = made->first.client_id;
+  CodeGrant g;
+  g.client_id = public_id;
+  g.user_id = 2;
+  g.redirect_uri = kAppRedirect;
+  g.scopes = {"BOOKING_READ"};
+  const std::string verifier(50, 'v');
+  g.code_challenge = S256Challenge(verifier);
+  const std::string code = codes_->IssueCode(g);
+  // Under review, only the owner's grants (user 2 is not the owner); rejected, none.
+  EXPECT_EQ(std::get<TokenError>(codes_->Exchange(public_id, code, kAppRedirect, verifier, {true, ""}, jkt)),
+            TokenError::UnauthorizedClient("the OAuth client is pending review; only its owner can use it"));
+  ASSERT_TRUE(clients_->Review(public_id, true, "").ok());
+  EXPECT_EQ(std::get<TokenError>(codes_->Exchange(public_id, code, kAppRedirect, "", {true, ""}, jkt)),
+            TokenError::InvalidRequest("code_verifier is required for public clients"));
+  EXPECT_EQ(
+      scratch_.QueryValue("SELECT COUNT(*) FROM oauth_codes WHERE used_at IS NOT NULL AND client_id = '" +
+                          public_id + "'"),
+      "0");
+  auto pub_tokens =
+      std::get<TokenResponse>(codes_->Exchange(public_id, code, kAppRedirect, verifier, {true, ""}, jkt));
+  EXPECT_EQ(
+      std::get<TokenError>(refresh_->Refresh(public_id, pub_tokens.refresh_token, {true, ""}, other)),
+      TokenError::InvalidGrant("the DPoP proof is not signed by the key the refresh token is bound to"));
+  EXPECT_EQ(
+      std::get<TokenError>(refresh_->Refresh(public_id, pub_tokens.refresh_token, {true, "a secret"}, jkt)),
+      TokenError::InvalidClientCredentials());
+  scratch_.Exec("UPDATE oauth_clients SET state = 'rejected' WHERE client_id = '" + public_id + "'");
+  EXPECT_EQ(std::get<TokenError>(refresh_->Refresh(public_id, pub_tokens.refresh_token, {true, ""}, jkt)),
+            TokenError::UnauthorizedClient("the OAuth client is not approved"));
+  // None of the refusals rotated the public client's token.
+  EXPECT_EQ(scratch_.QueryValue("SELECT rotated_at IS NULL FROM oauth_refresh_tokens WHERE token_hash = '" +
+                                crypto::Sha256Hex(pub_tokens.refresh_token) + "'"),
+            "1");
+}
+
+TEST_F(OAuthRefreshGrantDb, TheRefreshProcedureFindsTheTokenByItsKey) {
   auto first = std::get<TokenResponse>(codes_->Exchange(client_id_, Code(), kAppRedirect, ""));
-  const double before = Commits(registry_);
-  TokenResult r = refresh_->Refresh(client_id_, first.refresh_token);
-  ASSERT_TRUE(std::holds_alternative<TokenResponse>(r));
-  EXPECT_EQ(std::get<TokenResponse>(r).scope, "BOOKING_READ");
-  // The common case runs no client-side transaction: the procedure commits in the server.
-  EXPECT_EQ(Commits(registry_), before);
-  ASSERT_TRUE(issued_->Resolve(std::get<TokenResponse>(r).access_token).has_value());
-
-  // The procedure refuses a token that was rotated meanwhile (SQLSTATE 45000) and writes nothing.
-  const std::string tokens_before =
-      scratch_.QueryValue("SELECT COUNT(*) FROM oauth_access_tokens") + "/" +
-      scratch_.QueryValue("SELECT COUNT(*) FROM oauth_refresh_tokens");
   const std::string grant = scratch_.QueryValue("SELECT MIN(id) FROM oauth_grants");
-  int code = 0;
-  try {
-    db_->Run([&](DbConnection& conn) {
-      conn.Exec("CALL oauth_rotate_refresh_token(?, ?, ?, ?, 60, 60, '', '')",
-                {crypto::Sha256Hex(first.refresh_token), std::stoll(grant), std::string(64, 'a'),
-                 std::string(64, 'b')});
-    });
-  } catch (const DatabaseError& e) {
-    code = e.code();
-  }
-  EXPECT_EQ(code, 1644);
-
-  EXPECT_EQ(scratch_.QueryValue("SELECT COUNT(*) FROM oauth_access_tokens") + "/" +
-                scratch_.QueryValue("SELECT COUNT(*) FROM oauth_refresh_tokens"),
-            tokens_before);
   // The procedure finds the token by its primary key: it reads a handful of rows, not every
   // token (a hash parameter in another character set than the column's would scan them all).
-  scratch_.Exec("INSERT INTO oauth_refresh_tokens (token_hash, grant_id, created_at, expires_at)"
-                " SELECT SHA2(CONCAT('filler-', seq), 256), " + grant + ", UTC_TIMESTAMP(3),"
-                " UTC_TIMESTAMP(3) + INTERVAL 1 DAY FROM seq_1_to_500");
+  scratch_.Exec(
+      "INSERT INTO oauth_refresh_tokens (token_hash, grant_id, created_at, expires_at)"
+      " SELECT SHA2(CONCAT('filler-', seq), 256), " +
+      grant +
+      ", UTC_TIMESTAMP(3),"
+      " UTC_TIMESTAMP(3) + INTERVAL 1 DAY FROM seq_1_to_500");
   int64_t rows_read = -1;
+  std::string outcome;
   db_->Run([&](DbConnection& conn) {
     auto reads = [&] {
-      std::optional<DbRow> row = conn.QueryOne("SELECT SUM(VARIABLE_VALUE) FROM information_schema.SESSION_STATUS"
-                                               " WHERE VARIABLE_NAME IN ('HANDLER_READ_NEXT', 'HANDLER_READ_RND_NEXT')");
+      std::optional<DbRow> row = conn.QueryOne(
+          "SELECT SUM(VARIABLE_VALUE) FROM information_schema.SESSION_STATUS"
+          " WHERE VARIABLE_NAME IN ('HANDLER_READ_NEXT', 'HANDLER_READ_RND_NEXT')");
       return row ? row->Int(1) : 0;
     };
     const int64_t before_reads = reads();
-    try {
-      conn.Exec("CALL oauth_rotate_refresh_token(?, ?, ?, ?, 60, 60, '', '')",
-                {std::string(64, 'f'), std::stoll(grant), std::string(64, 'c'), std::string(64, 'd')});
-    } catch (const DatabaseError&) {
-    }
+    std::optional<DbRow> row =
+        conn.QueryOne("CALL oauth_refresh_grant(?, FALSE, NULL, '', ?, ?, ?, 60, 60, '')",
+                      {client_id_, std::string(64, 'f'), std::string(64, 'c'), std::string(64, 'd')});
     rows_read = reads() - before_reads;
+    outcome = row ? row->String(1) : "";
   });
+  EXPECT_EQ(outcome, "invalid_refresh_token");
   EXPECT_GE(rows_read, 0);
   EXPECT_LT(rows_read, 50) << "the rotation scanned the refresh tokens";
-  // The connection is usable after the signal, and the old token now trips reuse detection.
-  TokenResult again = refresh_->Refresh(client_id_, first.refresh_token);
-  ASSERT_TRUE(std::holds_alternative<TokenError>(again));
-  EXPECT_EQ(std::get<TokenError>(again), TokenError::RefreshTokenRevoked());
+  // The connection is usable after the call, and the token still rotates.
+  EXPECT_TRUE(std::holds_alternative<TokenResponse>(refresh_->Refresh(client_id_, first.refresh_token)));
 }
 
 TEST_F(OAuthCodeExchangeDb, PkceBinding) {
@@ -352,9 +437,9 @@ TEST_F(OAuthCodeExchangeDb, PkceBinding) {
   const std::string challenge = S256Challenge(verifier);
   EXPECT_TRUE(std::holds_alternative<TokenResponse>(
       codes_->Exchange(client_id_, Code(challenge), kAppRedirect, verifier)));
-  EXPECT_EQ(std::get<TokenError>(
-                codes_->Exchange(client_id_, Code(challenge), kAppRedirect, std::string(50, 'w'))),
-            TokenError::CodeInvalidOrExpired());
+  EXPECT_EQ(
+      std::get<TokenError>(codes_->Exchange(client_id_, Code(challenge), kAppRedirect, std::string(50, 'w'))),
+      TokenError::CodeInvalidOrExpired());
   EXPECT_EQ(std::get<TokenError>(codes_->Exchange(client_id_, Code(challenge), kAppRedirect, "")),
             TokenError::CodeInvalidOrExpired());
   EXPECT_EQ(std::get<TokenError>(codes_->Exchange(client_id_, Code(), kAppRedirect, verifier)),
@@ -363,17 +448,17 @@ TEST_F(OAuthCodeExchangeDb, PkceBinding) {
 
 TEST_F(OAuthRefreshGrantDb, RefreshAuthenticatesTheClientFromTheTokenQueryFirst) {
   auto first = std::get<TokenResponse>(codes_->Exchange(client_id_, Code(), kAppRedirect, ""));
-  auto with_secret = [](std::string secret) {
-    return [secret](const std::optional<ClientCredentials>& stored) { return AuthenticateClient(stored, secret); };
-  };
+  auto with_secret = [](std::string secret) { return PresentedClient{true, std::move(secret)}; };
   // A wrong secret answers invalid_client whatever the token, and rotates nothing.
   EXPECT_EQ(std::get<TokenError>(refresh_->Refresh(client_id_, first.refresh_token, with_secret("wrong"))),
             TokenError::InvalidClientCredentials());
   EXPECT_EQ(std::get<TokenError>(refresh_->Refresh(client_id_, "malformed", with_secret("wrong"))),
             TokenError::InvalidClientCredentials());
-  EXPECT_EQ(std::get<TokenError>(refresh_->Refresh("no-such-client", first.refresh_token, with_secret(secret_))),
-            TokenError::ClientNotFound());
-  EXPECT_EQ(scratch_.QueryValue("SELECT COUNT(*) FROM oauth_refresh_tokens WHERE rotated_at IS NOT NULL"), "0");
+  EXPECT_EQ(
+      std::get<TokenError>(refresh_->Refresh("no-such-client", first.refresh_token, with_secret(secret_))),
+      TokenError::ClientNotFound());
+  EXPECT_EQ(scratch_.QueryValue("SELECT COUNT(*) FROM oauth_refresh_tokens WHERE rotated_at IS NOT NULL"),
+            "0");
   // The right secret rotates.
   TokenResult good = refresh_->Refresh(client_id_, first.refresh_token, with_secret(secret_));
   ASSERT_TRUE(std::holds_alternative<TokenResponse>(good));
@@ -407,7 +492,6 @@ TEST_F(OAuthIssuedTokensDb, IntrospectAndRevokeAreScopedToTheClient) {
   EXPECT_EQ(issued_->Introspect(client_id_, t.access_token), Json({{"active", false}}));
 }
 
-
 TEST_F(OAuthTokenPurgerDb, PurgeDeletesOnlyWhatCanNoLongerMatter) {
   const std::string live_code = Code();
   auto count = [&](const std::string& sql) {
@@ -418,21 +502,32 @@ TEST_F(OAuthTokenPurgerDb, PurgeDeletesOnlyWhatCanNoLongerMatter) {
   };
   db_->Run([&](DbConnection& conn) {
     for (int i = 0; i < 5; ++i) {
-      conn.ExecUnprepared("INSERT INTO oauth_codes (code_hash, client_id, user_id, redirect_uri, scopes, created_at, expires_at)"
-                   " VALUES (SHA2('expired" + std::to_string(i) + "', 256), 'c', 2, 'x', '[]',"
-                   " UTC_TIMESTAMP(3) - INTERVAL 1 HOUR, UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE)");
+      conn.ExecUnprepared(
+          "INSERT INTO oauth_codes (code_hash, client_id, user_id, redirect_uri, scopes, created_at, "
+          "expires_at)"
+          " VALUES (SHA2('expired" +
+          std::to_string(i) +
+          "', 256), 'c', 2, 'x', '[]',"
+          " UTC_TIMESTAMP(3) - INTERVAL 1 HOUR, UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE)");
     }
-    const char* rows[][2] = {{"a_expired", "UTC_TIMESTAMP(3) - INTERVAL 1 SECOND"}, {"a_live", "UTC_TIMESTAMP(3) + INTERVAL 1 HOUR"}};
+    const char* rows[][2] = {{"a_expired", "UTC_TIMESTAMP(3) - INTERVAL 1 SECOND"},
+                             {"a_live", "UTC_TIMESTAMP(3) + INTERVAL 1 HOUR"}};
     for (auto& r : rows) {
-      conn.ExecUnprepared(std::string("INSERT INTO oauth_access_tokens (token_hash, grant_id, created_at, expires_at) VALUES (SHA2('") +
-                   r[0] + "', 256), 1, UTC_TIMESTAMP(3), " + r[1] + ")");
-      conn.ExecUnprepared(std::string("INSERT INTO oauth_refresh_tokens (token_hash, grant_id, created_at, expires_at) VALUES (SHA2('") +
-                   r[0] + "', 256), 1, UTC_TIMESTAMP(3), " + r[1] + ")");
+      conn.ExecUnprepared(std::string("INSERT INTO oauth_access_tokens (token_hash, grant_id, created_at, "
+                                      "expires_at) VALUES (SHA2('") +
+                          r[0] + "', 256), 1, UTC_TIMESTAMP(3), " + r[1] + ")");
+      conn.ExecUnprepared(std::string("INSERT INTO oauth_refresh_tokens (token_hash, grant_id, created_at, "
+                                      "expires_at) VALUES (SHA2('") +
+                          r[0] + "', 256), 1, UTC_TIMESTAMP(3), " + r[1] + ")");
     }
-    conn.ExecUnprepared("INSERT INTO oauth_access_tokens (token_hash, grant_id, created_at, expires_at, revoked_at) VALUES"
-                 " (SHA2('a_revoked', 256), 1, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL 1 HOUR, UTC_TIMESTAMP(3))");
-    conn.ExecUnprepared("INSERT INTO oauth_refresh_tokens (token_hash, grant_id, created_at, expires_at, rotated_at) VALUES"
-                 " (SHA2('r_rotated', 256), 1, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL 1 HOUR, UTC_TIMESTAMP(3))");
+    conn.ExecUnprepared(
+        "INSERT INTO oauth_access_tokens (token_hash, grant_id, created_at, expires_at, revoked_at) VALUES"
+        " (SHA2('a_revoked', 256), 1, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL 1 HOUR, "
+        "UTC_TIMESTAMP(3))");
+    conn.ExecUnprepared(
+        "INSERT INTO oauth_refresh_tokens (token_hash, grant_id, created_at, expires_at, rotated_at) VALUES"
+        " (SHA2('r_rotated', 256), 1, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL 1 HOUR, "
+        "UTC_TIMESTAMP(3))");
     // DPoP proof jtis: one past its replay window, one still in it.
     conn.ExecUnprepared(
         "INSERT INTO oauth_dpop_jtis (jti_hash, expires_at) VALUES"
@@ -510,9 +605,11 @@ TEST_F(OAuthTokenPurgerDb, PurgerStopsPromptly) {
 
 TEST_F(OAuthTokenPurgerDb, PurgerSweepsInTheBackground) {
   db_->Run([&](DbConnection& conn) {
-    conn.ExecUnprepared("INSERT INTO oauth_codes (code_hash, client_id, user_id, redirect_uri, scopes, created_at, expires_at)"
-                 " VALUES (SHA2('old', 256), 'c', 2, 'x', '[]', UTC_TIMESTAMP(3) - INTERVAL 1 HOUR,"
-                 " UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE)");
+    conn.ExecUnprepared(
+        "INSERT INTO oauth_codes (code_hash, client_id, user_id, redirect_uri, scopes, created_at, "
+        "expires_at)"
+        " VALUES (SHA2('old', 256), 'c', 2, 'x', '[]', UTC_TIMESTAMP(3) - INTERVAL 1 HOUR,"
+        " UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE)");
   });
   purger_->Start(std::chrono::milliseconds(20));
   int64_t left = 1;
@@ -526,33 +623,32 @@ TEST_F(OAuthTokenPurgerDb, PurgerSweepsInTheBackground) {
   EXPECT_EQ(left, 0);
 }
 
-
 TEST_F(OAuthCodeExchangeDb, ExchangeAuthenticatesTheClientBeforeTheCode) {
   const std::string code = Code();
-  auto with_secret = [](std::string secret) -> ClientCheck {
-    return [secret](const std::optional<ClientCredentials>& stored) { return AuthenticateClient(stored, secret); };
-  };
+  auto with_secret = [](std::string secret) { return PresentedClient{true, std::move(secret)}; };
   // A wrong secret or an unknown client answers invalid_client whatever the code, and leaves the
   // code unused.
   EXPECT_EQ(std::get<TokenError>(codes_->Exchange(client_id_, code, kAppRedirect, "", with_secret("wrong"))),
             TokenError::InvalidClientCredentials());
   EXPECT_EQ(std::get<TokenError>(codes_->Exchange(client_id_, "", kAppRedirect, "", with_secret("wrong"))),
             TokenError::InvalidClientCredentials());
-  EXPECT_EQ(std::get<TokenError>(codes_->Exchange("no-such-client", code, kAppRedirect, "", with_secret(secret_))),
-            TokenError::ClientNotFound());
-  EXPECT_EQ(std::get<TokenError>(codes_->Exchange(std::string(65, 'c'), code, kAppRedirect, "", with_secret(secret_))),
+  EXPECT_EQ(
+      std::get<TokenError>(codes_->Exchange("no-such-client", code, kAppRedirect, "", with_secret(secret_))),
+      TokenError::ClientNotFound());
+  EXPECT_EQ(std::get<TokenError>(
+                codes_->Exchange(std::string(65, 'c'), code, kAppRedirect, "", with_secret(secret_))),
             TokenError::ClientNotFound());
   EXPECT_EQ(scratch_.QueryValue("SELECT COUNT(*) FROM oauth_codes WHERE used_at IS NOT NULL"), "0");
   // Authenticated, a malformed code is refused; the right secret exchanges the code.
-  EXPECT_EQ(std::get<TokenError>(codes_->Exchange(client_id_, std::string(300, 'x'), kAppRedirect, "",
-                                                  with_secret(secret_))),
+  EXPECT_EQ(std::get<TokenError>(
+                codes_->Exchange(client_id_, std::string(300, 'x'), kAppRedirect, "", with_secret(secret_))),
             TokenError::CodeInvalidOrExpired());
   TokenResult good = codes_->Exchange(client_id_, code, kAppRedirect, "", with_secret(secret_));
   ASSERT_TRUE(std::holds_alternative<TokenResponse>(good));
   EXPECT_EQ(std::get<TokenResponse>(good).scope, "BOOKING_READ");
 }
 
-TEST_F(OAuthCodeExchangeDb, CodeGrantReadsTheClientRowOnce) {
+TEST_F(OAuthCodeExchangeDb, EachGrantAtTheTokenEndpointIsOneStatement) {
   testing::RecordingDatabase recorded(*db_);
   ClientService clients(recorded, users_, mailer_, logger_);
   CodeExchange codes(recorded, logger_, TokenLifetimes{});
@@ -569,15 +665,20 @@ TEST_F(OAuthCodeExchangeDb, CodeGrantReadsTheClientRowOnce) {
   recorded.Clear();
   Response res = HandleTokenRequest(services, req);
   EXPECT_EQ(res.status, 200) << res.body;
-  EXPECT_EQ(recorded.Count("FROM oauth_clients"), 1u);
-  // The refresh grant reads it once too.
+  EXPECT_EQ(recorded.Statements(),
+            std::vector<std::string>{"CALL oauth_exchange_code(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"});
+  EXPECT_NE(std::find(res.headers.begin(), res.headers.end(),
+                      std::pair<std::string, std::string>("Cache-Control", "no-store")),
+            res.headers.end());
+  // The refresh grant likewise.
   const std::string refresh_token = Json::parse(res.body).value("refresh_token", "");
   req.body = "grant_type=refresh_token&client_id=" + client_id_ + "&client_secret=" + secret_ +
              "&refresh_token=" + refresh_token;
   recorded.Clear();
   res = HandleTokenRequest(services, req);
   EXPECT_EQ(res.status, 200) << res.body;
-  EXPECT_EQ(recorded.Count("FROM oauth_clients"), 1u);
+  EXPECT_EQ(recorded.Statements(),
+            std::vector<std::string>{"CALL oauth_refresh_grant(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"});
 }
 
 class OAuthDpopJtisDb : public OAuthDbTest {
