@@ -3,6 +3,7 @@
 // change to a client writes a 'client' row to the revocation log in its transaction; the instance
 // that changed a client answers from the database at once, the other once its feed read the row;
 // unknown client ids are never kept.
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -10,6 +11,7 @@
 
 #include "client_cache.hpp"
 #include "client_service.hpp"
+#include "eventually.hpp"
 #include "oauth_test_db.hpp"
 #include "rendezvous/crypto.hpp"
 #include "revocation_log.hpp"
@@ -107,6 +109,27 @@ TEST_F(ClientCacheDb, ARevokedSecretIsRefusedHereAtOnceAndElsewhereAfterTheFeeds
   EXPECT_FALSE(b_->clients.Get(id).has_value());
   EXPECT_FALSE(Accepts(*b_, id, old_secret));
   EXPECT_TRUE(Accepts(*b_, id, new_secret));
+}
+
+TEST_F(ClientCacheDb, AFeedThatCannotReadTheLogStopsTheClientCacheServing) {
+  auto created = a_->service.Create(AppClient(1, {"BOOKING_READ"}));
+  ASSERT_TRUE(created.ok());
+  const std::string id = created->first.client_id;
+  ASSERT_TRUE(a_->service.LoadCredentials(id).has_value());
+  ASSERT_TRUE(a_->clients.Get(id).has_value());
+  scratch_.Exec("RENAME TABLE oauth_revocations TO oauth_revocations_away");
+  EXPECT_FALSE(a_->feed.Poll());
+  // Within kMaxStaleness of the last good read the entry is served, then no more.
+  EXPECT_TRUE(testing::Eventually("the client cache to stop serving",
+                                  {std::chrono::seconds(5), std::chrono::milliseconds(20)}, [&] {
+                                    a_->feed.Poll();
+                                    return !a_->clients.Get(id).has_value();
+                                  }));
+  // LoadCredentials reads the database meanwhile.
+  EXPECT_TRUE(a_->service.LoadCredentials(id).has_value());
+  scratch_.Exec("RENAME TABLE oauth_revocations_away TO oauth_revocations");
+  ASSERT_TRUE(a_->feed.Poll());
+  EXPECT_TRUE(a_->clients.Get(id).has_value());
 }
 
 TEST_F(ClientCacheDb, EveryChangeToAClientWritesAClientRow) {
