@@ -1,8 +1,9 @@
 // Client authentication (RFC 6749 §2.3.1) for the token, revocation and introspection endpoints:
 // the specification's §7.2 answers, decided from a client's kind and its active secret hashes.
-// Pure logic; the rows come from ClientService::LoadCredentials. The code and refresh grants
-// apply these same rules inside their one procedure call (oauth_migrations.cpp, migration 9), on
-// the SHA-256 of the secret sent: a change here is a change there.
+// Pure logic; the rows come from ClientService::LoadCredentials (through its ClientCache). The
+// code and refresh grants apply these same rules inside their one procedure call
+// (oauth_migrations.cpp, migration 9), on the SHA-256 of the secret sent: a change here is a
+// change there.
 #pragma once
 
 #include <optional>

@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 
+#include "client_cache.hpp"
 #include "json_list.hpp"
 #include "rendezvous/crypto.hpp"
 #include "rendezvous/text.hpp"
@@ -147,8 +148,13 @@ Json ClientJson(const OAuthClient& client, const std::optional<std::string>& cli
 }
 
 ClientService::ClientService(Database& db, UserDirectory& users, Mailer& mailer, Logger& logger,
-                             TokenCache* cache)
-    : db_(db), users_(users), mailer_(mailer), logger_(logger), cache_(cache) {}
+                             TokenCache* cache, ClientCache* clients)
+    : db_(db), users_(users), mailer_(mailer), logger_(logger), cache_(cache), clients_(clients) {}
+
+void ClientService::Forget(const std::string& client_id) {
+  if (cache_) cache_->Evict(Revocation{RevocationKind::kClient, client_id});
+  if (clients_) clients_->Evict(client_id);
+}
 
 Result<std::pair<OAuthClient, std::optional<std::string>>> ClientService::Create(const NewClient& request) {
   const ClientSettings settings = NormalizeClientSettings(request.settings);
@@ -223,7 +229,7 @@ Result<OAuthClient> ClientService::Update(const std::string& client_id, std::opt
                                           const ClientUpdate& update) {
   ReviewDecision decision;
   ClientState before_state = ClientState::kPending;
-  bool tokens_changed = false;  // rejected, or the scopes its all-scopes grants show changed
+  bool changed = false;
   Result<OAuthClient> result = db_.Transaction([&](DbConnection& tx) -> Result<OAuthClient> {
     std::optional<OAuthClient> client = LoadClient(tx, client_id, true);
     if (!client || !OwnedBy(*client, acting_owner)) return NotFound();
@@ -276,15 +282,12 @@ Result<OAuthClient> ClientService::Update(const std::string& client_id, std::opt
          ListJson(after.scopes), ClientStateName(next_state),
          next_state == ClientState::kRejected ? client->review_reason : std::string(), require_par,
          client->client_id});
-    if ((next_state == ClientState::kRejected && client->state != ClientState::kRejected) ||
-        before.scopes != after.scopes) {
-      tokens_changed = true;
-      RecordRevocation(tx, Revocation{RevocationKind::kClient, client->client_id});
-    }
+    // Its state, scopes or redirect URIs may answer differently now: the caches read it again.
+    changed = true;
+    RecordRevocation(tx, Revocation{RevocationKind::kClient, client->client_id});
     return *LoadClient(tx, client->client_id, false);
   });
-  if (tokens_changed && cache_ && result.ok())
-    cache_->Evict(Revocation{RevocationKind::kClient, result->client_id});
+  if (changed && result.ok()) Forget(result->client_id);
   if (result.ok()) {
     logger_.Info("oauth client updated", {{"client_id", result->client_id},
                                           {"state_before", std::string(ClientStateName(before_state))},
@@ -314,11 +317,11 @@ Result<OAuthClient> ClientService::Review(const std::string& client_id, bool acc
     const ClientState next = accept ? ClientState::kApproved : ClientState::kRejected;
     tx.Exec("UPDATE oauth_clients SET state = ?, review_reason = ?, updated_at = UTC_TIMESTAMP(3) WHERE client_id = ?",
             {ClientStateName(next), accept ? std::string() : reason, client->client_id});
+    RecordRevocation(tx, Revocation{RevocationKind::kClient, client->client_id});
 
     if (owner) {
       const std::string name = "\"" + client->settings.name + "\"";
       Mail mail;
-    if (!accept) RecordRevocation(tx, Revocation{RevocationKind::kClient, client->client_id});
       mail.to = owner->email;
       if (accept) {
         mail.subject = "Your OAuth client " + name + " was approved";
@@ -335,7 +338,7 @@ Result<OAuthClient> ClientService::Review(const std::string& client_id, bool acc
     }
     return *LoadClient(tx, client->client_id, false);
   });
-  if (result.ok() && !accept && cache_) cache_->Evict(Revocation{RevocationKind::kClient, result->client_id});
+  if (result.ok()) Forget(result->client_id);
   if (result.ok()) {
     if (!owner) logger_.Warn("oauth client owner not found; no review mail", {{"client_id", client_id}});
     logger_.Info("oauth client reviewed",
@@ -357,12 +360,14 @@ Result<CreatedSecret> ClientService::GenerateSecret(const std::string& client_id
     }
     InsertSecret(tx, client->client_id, secret);
     const int64_t id = tx.LastInsertId();
+    RecordRevocation(tx, Revocation{RevocationKind::kClient, client->client_id});
     for (const ClientSecretInfo& info : LoadSecrets(tx, client->client_id)) {
       if (info.secret_id == id) return CreatedSecret{info, secret};
     }
     return Status(ErrorCode::kInternal, "generated secret not found");
   });
   if (result.ok()) {
+    Forget(client_id);
     logger_.Info("oauth client secret generated", {{"client_id", client_id}, {"secret_id", result->info.secret_id}});
   }
   return result;
@@ -383,8 +388,10 @@ Status ClientService::RevokeSecret(const std::string& client_id, int64_t secret_
     }
     tx.Exec("UPDATE oauth_client_secrets SET revoked_at = UTC_TIMESTAMP(3) WHERE id = ? AND client_id = ? AND revoked_at IS NULL",
             {secret_id, client->client_id});
+    RecordRevocation(tx, Revocation{RevocationKind::kClient, client->client_id});
     return Status::Ok();
   });
+  if (status.ok()) Forget(client_id);
   if (status.ok()) logger_.Info("oauth client secret revoked", {{"client_id", client_id}, {"secret_id", secret_id}});
   return status;
 }
@@ -397,7 +404,12 @@ bool ClientService::VerifySecret(const std::string& client_id, const std::string
 
 std::optional<ClientCredentials> ClientService::LoadCredentials(const std::string& client_id) {
   if (!CanBeClientId(client_id)) return std::nullopt;
-  return db_.Run([&](DbConnection& conn) -> std::optional<ClientCredentials> {
+  ClientCache::Ticket ticket;
+  if (clients_) {
+    if (std::optional<ClientCredentials> cached = clients_->Get(client_id)) return cached;
+    ticket = clients_->Take();
+  }
+  std::optional<ClientCredentials> loaded = db_.Run([&](DbConnection& conn) -> std::optional<ClientCredentials> {
     std::optional<ClientCredentials> out;
     for (const DbRow& row : conn.Query("SELECT c.kind, s.secret_hash FROM oauth_clients c"
                                        " LEFT JOIN oauth_client_secrets s ON s.client_id = c.client_id AND s.revoked_at IS NULL"
@@ -408,6 +420,8 @@ std::optional<ClientCredentials> ClientService::LoadCredentials(const std::strin
     }
     return out;
   });
+  if (loaded && clients_) clients_->Put(client_id, *loaded, ticket);  // unknown ids are never kept
+  return loaded;
 }
 
 }  // namespace rendezvous::oauth

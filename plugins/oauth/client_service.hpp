@@ -31,6 +31,7 @@
 namespace rendezvous::oauth {
 
 class TokenCache;
+class ClientCache;
 
 using Json = nlohmann::json;
 
@@ -85,10 +86,12 @@ struct CreatedSecret {
 
 class ClientService {
  public:
-  // `cache`, when given, loses the tokens of a client as soon as it is rejected or its scopes change
-  // (what introspection shows for its all-scopes grants).
+  // Every change to a client (its row or its secrets) writes a 'client' row to the revocation log
+  // in its transaction (revocation_log.hpp) and, once committed, drops the client from `clients`
+  // and its tokens from `cache` (when given): a rejected client's tokens and the scopes its
+  // all-scopes grants show are read again, and so are its credentials.
   ClientService(Database& db, UserDirectory& users, Mailer& mailer, Logger& logger,
-                TokenCache* cache = nullptr);
+                TokenCache* cache = nullptr, ClientCache* clients = nullptr);
 
   // Creates a pending client; a confidential one gets its first secret (returned once).
   // kInvalid with a clear message for any bad field; nothing is stored then.
@@ -110,18 +113,23 @@ class ClientService {
   Status RevokeSecret(const std::string& client_id, int64_t secret_id, std::optional<int64_t> acting_owner);
   // For the token endpoint: constant-time check against the active secrets' hashes.
   bool VerifySecret(const std::string& client_id, const std::string& secret);
-  // What client authentication (client_auth.hpp) needs, in one query: the client's kind and its
-  // active secrets' hashes; nullopt when there is no such client. Nothing is cached (§3.3).
+  // What client authentication (client_auth.hpp) needs: the client's kind and its active secrets'
+  // hashes, from the client cache when it holds them, else in one query (then kept there);
+  // nullopt when there is no such client (never kept). A revoked secret is refused at once by
+  // this instance and within 1 s by the others (§3.3; client_cache.hpp).
   std::optional<ClientCredentials> LoadCredentials(const std::string& client_id);
 
  private:
   std::vector<OAuthClient> ListWhere(const std::string& column, const std::string& value);
+  // After a committed change to the client: drops it and its tokens from this instance's caches.
+  void Forget(const std::string& client_id);
 
   Database& db_;
   UserDirectory& users_;
   Mailer& mailer_;
   Logger& logger_;
   TokenCache* cache_;
+  ClientCache* clients_;
 };
 
 }  // namespace rendezvous::oauth

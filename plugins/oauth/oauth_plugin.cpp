@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "authorize_pages.hpp"
+#include "client_cache.hpp"
 #include "client_commands.hpp"
 #include "client_pages.hpp"
 #include "client_service.hpp"
@@ -38,7 +39,9 @@ struct TokenJobs {
   TokenJobs(Database& db, Logger& logger, Metrics& metrics, TokenLifetimes lifetimes, int64_t dpop_max_age,
             TokenCacheLimits cache_limits)
       : cache(cache_limits, &metrics),
-        feed(db, logger, cache),
+        // Kept by the same feed: on exactly when the token cache is.
+        client_cache(ClientCacheLimits{cache.enabled() ? ClientCacheLimits{}.max_entries : 0}, &metrics),
+        feed(db, logger, cache, &client_cache),
         codes(db, logger, lifetimes, &cache),
         refresh(db, logger, lifetimes, &cache),
         managed(db, lifetimes, &cache),
@@ -48,6 +51,7 @@ struct TokenJobs {
         purger(db, logger),
         dpop(db, dpop_max_age) {}
   TokenCache cache;
+  ClientCache client_cache;
   RevocationFeed feed;
   CodeExchange codes;
   RefreshGrant refresh;
@@ -127,8 +131,8 @@ std::unique_ptr<Plugin> Create(PluginContext& ctx) {
 
   auto tokens = std::make_shared<TokenJobs>(ctx.db(), ctx.logger(), ctx.metrics(), lifetimes, dpop_max_age,
                                             cache_limits);
-  auto clients =
-      std::make_shared<ClientService>(ctx.db(), ctx.identity(), ctx.mailer(), ctx.logger(), &tokens->cache);
+  auto clients = std::make_shared<ClientService>(ctx.db(), ctx.identity(), ctx.mailer(), ctx.logger(),
+                                                 &tokens->cache, &tokens->client_cache);
   ctx.AddMigrations(OAuthMigrations());
 
   // One resolver for both kinds; the principal's kind tells them apart.

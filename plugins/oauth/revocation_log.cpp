@@ -3,6 +3,7 @@
 #include <exception>
 #include <vector>
 
+#include "client_cache.hpp"
 #include "token_cache.hpp"
 
 namespace rendezvous::oauth {
@@ -34,8 +35,8 @@ void RecordRevocation(DbConnection& tx, const Revocation& revocation) {
           {RevocationKindName(revocation.kind), revocation.subject});
 }
 
-RevocationFeed::RevocationFeed(Database& db, Logger& logger, TokenCache& cache)
-    : db_(db), logger_(logger), cache_(cache), last_read_(Clock::now()) {}
+RevocationFeed::RevocationFeed(Database& db, Logger& logger, TokenCache& cache, ClientCache* clients)
+    : db_(db), logger_(logger), cache_(cache), clients_(clients), last_read_(Clock::now()) {}
 
 RevocationFeed::~RevocationFeed() {
   Stop();
@@ -63,6 +64,7 @@ bool RevocationFeed::Poll() {
   if (began - last_read_ > kWindow - kSlack || rows.size() > kMaxRows) {
     // Rows may have come and left the window since the last read: nothing cached can be trusted.
     cache_.Clear();
+    if (clients_) clients_->Clear();
     for (const DbRow& row : rows) seen_.emplace(row.Int(1), began);
   } else {
     for (const DbRow& row : rows) {
@@ -70,9 +72,11 @@ bool RevocationFeed::Poll() {
       const std::optional<RevocationKind> kind = ParseRevocationKind(row.String(2));
       if (!kind) {
         cache_.Clear();
+        if (clients_) clients_->Clear();
         continue;
       }
       cache_.Evict(Revocation{*kind, row.String(3)});
+      if (*kind == RevocationKind::kClient && clients_) clients_->Evict(row.String(3));
     }
   }
   // A row is read for kWindow after it was made; remembering its id a little longer is enough.
@@ -82,6 +86,10 @@ bool RevocationFeed::Poll() {
   last_read_ = began;
   cache_.SetFreshUntil(began + TokenCache::kMaxStaleness);
   cache_.PublishGauges();
+  if (clients_) {
+    clients_->SetFreshUntil(began + TokenCache::kMaxStaleness);
+    clients_->PublishGauges();
+  }
   return true;
 }
 

@@ -1,11 +1,14 @@
 // The revocation log (oauth_revocations, oauth migration 8) and the feed that follows it: how a
-// revocation made on one instance reaches the token caches (token_cache.hpp) of every instance
-// on the same database within 1 s (DESIGN §5).
+// revocation made on one instance reaches the token caches (token_cache.hpp) and the client caches
+// (client_cache.hpp) of every instance on the same database within 1 s (DESIGN §5).
 //
 // Writers: every transaction that revokes access tokens (RFC 7009 revocation, reuse detection, a
-// replayed code, a managed user's force-refresh or deletion, a client's rejection) calls
-// RecordRevocation in that transaction, so the log row commits with the revocation or not at
-// all. The revoking instance then also evicts at once (TokenCache::Evict after the commit).
+// replayed code, a managed user's force-refresh or deletion) and every transaction that changes a
+// client (its row: state, scopes, redirect URIs...; a secret generated or revoked: a 'client'
+// row) calls RecordRevocation in that transaction, so the log row commits with the change or not
+// at all. The revoking instance then also evicts at once (TokenCache::Evict, ClientCache::Evict
+// after the commit). A 'client' row drops the client from the client cache and its tokens from
+// the token cache (they are read again: a change of secrets leaves them valid).
 //
 // Reader: RevocationFeed reads, every kPollInterval, the rows created in the last kWindow by the
 // database's clock (an indexed range on created_at) and evicts what the rows it had not seen
@@ -19,13 +22,13 @@
 //
 // Failing safe: after each successful read the cache may serve entries for
 // TokenCache::kMaxStaleness from the moment that read began, no longer; when reads fail, the
-// cache stops serving (every look-up reads the database) until one succeeds. When the gap between
+// caches stop serving (every look-up reads the database) until one succeeds. When the gap between
 // two successful reads is longer than kWindow - kSlack, rows may have left the window unseen: the
-// feed then clears the cache. A read that returns more than kMaxRows rows clears it too.
+// feed then clears the caches. A read that returns more than kMaxRows rows clears them too.
 //
 // The purger (token_purger.hpp) deletes log rows older than kKeep.
 //
-// Thread-safe. The Database, Logger and TokenCache must outlive the feed.
+// Thread-safe. The Database, Logger, TokenCache and ClientCache must outlive the feed.
 #pragma once
 
 #include <chrono>
@@ -61,6 +64,7 @@ std::optional<RevocationKind> ParseRevocationKind(std::string_view name);
 void RecordRevocation(DbConnection& tx, const Revocation& revocation);
 
 class TokenCache;
+class ClientCache;
 
 class RevocationFeed {
  public:
@@ -70,7 +74,8 @@ class RevocationFeed {
   static constexpr std::chrono::minutes kKeep{10};
   static constexpr size_t kMaxRows = 10000;
 
-  RevocationFeed(Database& db, Logger& logger, TokenCache& cache);
+  // `clients` may be null (no client cache to keep).
+  RevocationFeed(Database& db, Logger& logger, TokenCache& cache, ClientCache* clients = nullptr);
   ~RevocationFeed();  // stops the thread
   RevocationFeed(const RevocationFeed&) = delete;
   RevocationFeed& operator=(const RevocationFeed&) = delete;
@@ -88,6 +93,7 @@ class RevocationFeed {
   Database& db_;
   Logger& logger_;
   TokenCache& cache_;
+  ClientCache* clients_;
   std::mutex poll_mu_;                                   // one Poll at a time
   std::unordered_map<int64_t, Clock::time_point> seen_;  // log ids applied, when first seen
   Clock::time_point last_read_;                          // the start of the last successful read

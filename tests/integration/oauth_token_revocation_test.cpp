@@ -142,8 +142,9 @@ TEST_F(OAuthTokenCacheTest, ReuseDetectionReachesTheOtherInstanceWithinASecond) 
   // The grant procedure's revocation wrote one log row, naming the grant; presented once more,
   // the grant is revoked already and nothing more is written.
   EXPECT_EQ(RevokedGrantRows(), "1");
+  const std::string rows = db_.QueryValue("SELECT COUNT(*) FROM oauth_revocations");
   ASSERT_EQ(PostForm(*a_, "/v2/auth/oauth2/token", refresh).status, 400);
-  EXPECT_EQ(db_.QueryValue("SELECT COUNT(*) FROM oauth_revocations"), "1");
+  EXPECT_EQ(db_.QueryValue("SELECT COUNT(*) FROM oauth_revocations"), rows);
 }
 
 TEST_F(OAuthTokenCacheTest, AReplayedCodeReachesTheOtherInstanceWithinASecond) {
@@ -214,9 +215,11 @@ TEST_F(OAuthTokenCacheTest, UnknownTokensAreNotKept) {
     std::string made_up = "rdvat_" + std::string(43 - std::to_string(i).size(), 'A') + std::to_string(i);
     EXPECT_EQ(Me(*a_, made_up), 401);
   }
-  // The gauge follows the feed's rounds: it settles at the one real token.
+  // The gauge follows the feed's rounds: it settles at the one real token. (The token is used
+  // again meanwhile: the log rows of its client's creation and review, written just before, may
+  // drop it when a feed round reads them after it was first cached.)
   EXPECT_TRUE(Eventually("the entries gauge at 1", {std::chrono::seconds(5), std::chrono::milliseconds(50)},
-                         [&] { return entries() == 1.0; }));
+                         [&] { return Me(*a_, grant.access_token) == 200 && entries() == 1.0; }));
 }
 
 }  // namespace

@@ -157,8 +157,9 @@ class PlatformClientsMigrationDb : public PlatformClientsDb {
 };
 
 TEST_F(PlatformClientsMigrationDb, ExistingManagedGrantsAreLinked) {
-  auto [id, secret] = MakeClient();
-  auto [other, other_secret] = MakeClient();
+  // Not reviewed: a review writes the revocation log of migration 8, not there yet.
+  auto [id, secret] = MakeClient(/*approve=*/false);
+  auto [other, other_secret] = MakeClient(/*approve=*/false);
   db_->Transaction([&](DbConnection& tx) {
     InsertGrant(tx, id, 5, {}, true, "managed");
     InsertGrant(tx, other, 5, {}, true, "managed");  // a later grant of another client
