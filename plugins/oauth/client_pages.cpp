@@ -15,7 +15,6 @@ namespace {
 constexpr const char* kSettingsPath = "/settings/developer/oauth";
 constexpr const char* kReviewPath = "/admin/oauth-clients";
 constexpr size_t kMaxClientIdSegmentBytes = 128;  // longer path segments cannot name a client
-constexpr size_t kMaxReasonChars = 1000;
 constexpr const char* kClientFormExpired =
     "This form expired or was not sent from this site. Go back, reload the page and try again.";
 
@@ -190,7 +189,7 @@ class ClientPages {
       Status problem;
       if (accept == reject) {
         problem = Status(ErrorCode::kInvalid, "Choose Accept or Reject.");
-      } else if (CodePoints(reason) > kMaxReasonChars) {
+      } else if (CodePoints(reason) > kMaxReviewReasonChars) {
         problem = Status(ErrorCode::kInvalid, "The reason is too long (at most 1000 characters).");
       } else if (client_id.size() > kMaxClientIdSegmentBytes) {
         problem = Status(ErrorCode::kNotFound, "OAuth client not found.");

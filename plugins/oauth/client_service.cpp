@@ -19,7 +19,6 @@ constexpr size_t kClientIdBytes = 16;  // 32 hex characters
 constexpr size_t kSecretBytes = 32;    // 256 bits
 constexpr const char* kSecretPrefix = "rdvcs_";
 constexpr size_t kMaxActiveSecrets = 2;
-constexpr size_t kMaxReasonChars = 1000;
 constexpr int kMaxListed = 1000;
 
 constexpr const char* kClientColumns =
@@ -93,7 +92,7 @@ bool OwnedBy(const OAuthClient& c, std::optional<int64_t> acting_owner) {
   return !acting_owner || *acting_owner == c.owner_id;
 }
 
-// A review reason: at most kMaxReasonChars code points of valid UTF-8, no control characters but
+// A review reason: at most kMaxReviewReasonChars code points of valid UTF-8, no control characters but
 // tab and line breaks. "" when fine, else the problem.
 std::string CheckReason(const std::string& reason) {
   size_t chars = 0;
@@ -116,7 +115,7 @@ std::string CheckReason(const std::string& reason) {
     ++chars;
     i += len;
   }
-  if (chars > kMaxReasonChars) return "reason must be at most " + std::to_string(kMaxReasonChars) + " characters";
+  if (chars > kMaxReviewReasonChars) return "reason must be at most " + std::to_string(kMaxReviewReasonChars) + " characters";
   return "";
 }
 

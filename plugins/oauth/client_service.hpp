@@ -12,6 +12,7 @@
 // to pending for a new review (DecideAfterUpdate); a save that changes nothing leaves it rejected.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -29,6 +30,9 @@
 #include "rendezvous/user.hpp"
 
 namespace rendezvous::oauth {
+
+// The most code points a review's reason may have (the review page and ClientService::Review).
+inline constexpr size_t kMaxReviewReasonChars = 1000;
 
 class TokenCache;
 class ClientCache;
