@@ -93,9 +93,9 @@ std::vector<std::string_view> Split(std::string_view s, char sep) {
 
 bool Scrypt(std::string_view password, std::string_view salt, uint64_t n, uint64_t r, uint64_t p,
             std::string& out) {
-  return EVP_PBE_scrypt(password.data() == nullptr ? "" : password.data(), password.size(),
-                        Bytes(salt), salt.size(), n, r, p, kScryptMaxMem,
-                        reinterpret_cast<unsigned char*>(out.data()), out.size()) == 1;
+  return EVP_PBE_scrypt(password.data() == nullptr ? "" : password.data(), password.size(), Bytes(salt),
+                        salt.size(), n, r, p, kScryptMaxMem, reinterpret_cast<unsigned char*>(out.data()),
+                        out.size()) == 1;
 }
 
 struct CipherCtxDeleter {
@@ -105,9 +105,13 @@ using CipherCtx = std::unique_ptr<EVP_CIPHER_CTX, CipherCtxDeleter>;
 
 }  // namespace
 
-std::string RandomToken(size_t bytes) { return Base64UrlEncode(RandomBytes(bytes)); }
+std::string RandomToken(size_t bytes) {
+  return Base64UrlEncode(RandomBytes(bytes));
+}
 
-std::string RandomHex(size_t bytes) { return ToHex(RandomBytes(bytes)); }
+std::string RandomHex(size_t bytes) {
+  return ToHex(RandomBytes(bytes));
+}
 
 std::string Sha256Hex(std::string_view data) {
   unsigned char md[EVP_MAX_MD_SIZE];
@@ -169,8 +173,8 @@ std::string ToHex(std::string_view raw) {
 std::string Base64Encode(std::string_view raw) {
   std::string out(4 * ((raw.size() + 2) / 3), '\0');
   if (raw.empty()) return out;
-  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), Bytes(raw),
-                          static_cast<int>(raw.size()));
+  int n =
+      EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), Bytes(raw), static_cast<int>(raw.size()));
   out.resize(static_cast<size_t>(n));
   return out;
 }
@@ -179,8 +183,10 @@ std::string Base64UrlEncode(std::string_view raw) {
   std::string out = Base64Encode(raw);
   while (!out.empty() && out.back() == '=') out.pop_back();
   for (char& c : out) {
-    if (c == '+') c = '-';
-    else if (c == '/') c = '_';
+    if (c == '+')
+      c = '-';
+    else if (c == '/')
+      c = '_';
   }
   return out;
 }
@@ -249,8 +255,7 @@ bool VerifyPassword(std::string_view password, std::string_view encoded) {
   if (parts.size() != 6 || parts[0] != "scrypt") return false;
   uint64_t n = 0, r = 0, p = 0;
   // Bounds keep a tampered row from turning a login into a memory or CPU bomb.
-  if (!ParseUint(parts[1], 1u << 20, n) || !ParseUint(parts[2], 32, r) ||
-      !ParseUint(parts[3], 16, p)) {
+  if (!ParseUint(parts[1], 1u << 20, n) || !ParseUint(parts[2], 32, r) || !ParseUint(parts[3], 16, p)) {
     return false;
   }
   if (n < 2 || (n & (n - 1)) != 0 || r == 0 || p == 0 || 128 * n * r > kScryptMaxMem / 2) {

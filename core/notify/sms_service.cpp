@@ -94,7 +94,8 @@ bool SmsService::DeliverGateway(const Sms& sms) {
   request.url = options_.gateway_url;
   request.body = SmsGatewayBody(sms).dump();
   request.headers = {"Content-Type: application/json", "Accept: application/json"};
-  if (!options_.gateway_token.empty()) request.headers.push_back("Authorization: Bearer " + options_.gateway_token);
+  if (!options_.gateway_token.empty())
+    request.headers.push_back("Authorization: Bearer " + options_.gateway_token);
   request.connect_timeout = options_.connect_timeout;
   request.timeout = options_.total_timeout;
   // The answer is read whole (the total timeout bounds it); only its first 64 KiB are kept.

@@ -115,7 +115,8 @@ std::string CheckReason(const std::string& reason) {
     ++chars;
     i += len;
   }
-  if (chars > kMaxReviewReasonChars) return "reason must be at most " + std::to_string(kMaxReviewReasonChars) + " characters";
+  if (chars > kMaxReviewReasonChars)
+    return "reason must be at most " + std::to_string(kMaxReviewReasonChars) + " characters";
   return "";
 }
 
@@ -408,17 +409,20 @@ std::optional<ClientCredentials> ClientService::LoadCredentials(const std::strin
     if (std::optional<ClientCredentials> cached = clients_->Get(client_id)) return cached;
     ticket = clients_->Take();
   }
-  std::optional<ClientCredentials> loaded = db_.Run([&](DbConnection& conn) -> std::optional<ClientCredentials> {
-    std::optional<ClientCredentials> out;
-    for (const DbRow& row : conn.Query("SELECT c.kind, s.secret_hash FROM oauth_clients c"
-                                       " LEFT JOIN oauth_client_secrets s ON s.client_id = c.client_id AND s.revoked_at IS NULL"
-                                       " WHERE c.client_id = ?",
-                                       {client_id})) {
-      if (!out) out.emplace(ClientCredentials{ParseClientKind(row.String(1)).value_or(ClientKind::kConfidential), {}});
-      if (!row.IsNull(2)) out->active_secret_hashes.push_back(row.String(2));
-    }
-    return out;
-  });
+  std::optional<ClientCredentials> loaded =
+      db_.Run(
+          [&](DbConnection& conn) -> std::optional<ClientCredentials> {
+            std::optional<ClientCredentials> out;
+            for (const DbRow& row : conn.Query(
+                     "SELECT c.kind, s.secret_hash FROM oauth_clients c"
+                     " LEFT JOIN oauth_client_secrets s ON s.client_id = c.client_id AND s.revoked_at IS NULL"
+                     " WHERE c.client_id = ?",
+                     {client_id})) {
+              if (!out) out.emplace(ClientCredentials{ParseClientKind(row.String(1)).value_or(ClientKind::kConfidential), {}});
+              if (!row.IsNull(2)) out->active_secret_hashes.push_back(row.String(2));
+            }
+            return out;
+          });
   if (loaded && clients_) clients_->Put(client_id, *loaded, ticket);  // unknown ids are never kept
   return loaded;
 }

@@ -193,7 +193,8 @@ nlohmann::json IssuedTokens::Introspect(const std::string& client_id, const std:
         "t.expires_at), TIMESTAMPDIFF(SECOND, '1970-01-01', t.created_at), t.dpop_jkt"
         " FROM oauth_refresh_tokens t JOIN oauth_grants g ON g.id = t.grant_id"
         " JOIN oauth_clients c ON c.client_id = g.client_id"
-        " WHERE t.token_hash = ? AND g.client_id = ? AND t.revoked_at IS NULL AND t.expires_at > UTC_TIMESTAMP(3)"
+        " WHERE t.token_hash = ? AND g.client_id = ? AND t.revoked_at IS NULL AND t.expires_at > "
+        "UTC_TIMESTAMP(3)"
         " AND g.revoked_at IS NULL AND c.state <> 'rejected' AND t.rotated_at IS NULL",
         {hash, client_id});
     if (!rs) return {{"active", false}};

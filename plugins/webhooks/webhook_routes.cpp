@@ -253,8 +253,7 @@ void RegisterClientWebhookRoutes(PluginContext& ctx, const std::shared_ptr<Webho
     if (!list.ok()) return Response::FromStatus(list.status());
     Json data = Json::array();
     for (const Webhook& w : list->first) data.push_back(WebhookJson(w));
-    return Response::SuccessWith(
-        Json{{"data", std::move(data)}, {"pagination", page->ToJson(list->second)}});
+    return Response::SuccessWith(Json{{"data", std::move(data)}, {"pagination", page->ToJson(list->second)}});
   }));
 
   ctx.AddRoute(route(Method::kGet, base + "/:id", [service, level](Request& req, const PlatformClient& c) {

@@ -1,9 +1,9 @@
-#include <gtest/gtest.h>
+#include "rendezvous/crypto.hpp"
 
 #include <set>
 #include <string>
 
-#include "rendezvous/crypto.hpp"
+#include <gtest/gtest.h>
 
 namespace rendezvous::crypto {
 namespace {
@@ -21,14 +21,13 @@ TEST(IdentityHmacSha256, Rfc4231Vectors) {
   EXPECT_EQ(ToHex(HmacSha256("Jefe", "what do ya want for nothing?")),
             "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
   // Test case 6: a key longer than the block size is hashed first.
-  EXPECT_EQ(ToHex(HmacSha256(std::string(131, '\xaa'),
-                             "Test Using Larger Than Block-Size Key - Hash Key First")),
-            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+  EXPECT_EQ(
+      ToHex(HmacSha256(std::string(131, '\xaa'), "Test Using Larger Than Block-Size Key - Hash Key First")),
+      "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
 }
 
 TEST(IdentityHmacSha256, EmptyKeyAndData) {
-  EXPECT_EQ(ToHex(HmacSha256("", "")),
-            "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad");
+  EXPECT_EQ(ToHex(HmacSha256("", "")), "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad");
   EXPECT_EQ(HmacSha256("k", "d").size(), 32u);
   // An empty key without storage is the empty key, not the one used just before on this thread.
   EXPECT_EQ(ToHex(HmacSha256(std::string_view(), "")),
@@ -41,9 +40,13 @@ TEST(IdentityHex, EncodesLowerCase) {
 }
 
 TEST(IdentityBase64, Rfc4648Vectors) {
-  const std::pair<std::string, std::string> cases[] = {
-      {"", ""},         {"f", "Zg=="},         {"fo", "Zm8="},         {"foo", "Zm9v"},
-      {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"}};
+  const std::pair<std::string, std::string> cases[] = {{"", ""},
+                                                       {"f", "Zg=="},
+                                                       {"fo", "Zm8="},
+                                                       {"foo", "Zm9v"},
+                                                       {"foob", "Zm9vYg=="},
+                                                       {"fooba", "Zm9vYmE="},
+                                                       {"foobar", "Zm9vYmFy"}};
   for (const auto& [raw, encoded] : cases) {
     EXPECT_EQ(Base64Encode(raw), encoded);
     auto decoded = Base64Decode(encoded);

@@ -30,9 +30,13 @@ namespace fs = std::filesystem;
 
 const auto kDate = std::chrono::system_clock::from_time_t(1751371200);  // 2025-07-01 12:00:00 UTC
 
-Mail GoodMail() { return Mail{"owner@example.com", "Your OAuth client was approved", "Hello.\nBye."}; }
+Mail GoodMail() {
+  return Mail{"owner@example.com", "Your OAuth client was approved", "Hello.\nBye."};
+}
 
-TEST(MailValidation, AcceptsAPlainMail) { EXPECT_TRUE(ValidateMail(GoodMail()).ok()); }
+TEST(MailValidation, AcceptsAPlainMail) {
+  EXPECT_TRUE(ValidateMail(GoodMail()).ok());
+}
 
 TEST(MailValidation, RefusesHeaderInjectionAndBadAddresses) {
   const std::vector<std::string> bad_to = {
@@ -59,7 +63,8 @@ TEST(MailValidation, RefusesHeaderInjectionAndBadAddresses) {
   max.to = std::string(248, 'a') + "@b.cc";  // 254
   EXPECT_TRUE(ValidateMail(max).ok());
 
-  for (const std::string& subject : std::vector<std::string>{"Hi\r\nBcc: victim@example.com", "Hi\nX: y", "Hi\rX", std::string("a\0b", 3), std::string()}) {
+  for (const std::string& subject : std::vector<std::string>{
+           "Hi\r\nBcc: victim@example.com", "Hi\nX: y", "Hi\rX", std::string("a\0b", 3), std::string()}) {
     Mail m = GoodMail();
     m.subject = subject;
     EXPECT_EQ(ValidateMail(m).code(), ErrorCode::kInvalid) << subject;
@@ -89,7 +94,8 @@ std::pair<std::string, std::string> Split(const std::string& message) {
 }
 
 TEST(MailRendering, Rfc5322Headers) {
-  const std::string m = RenderMailMessage(GoodMail(), "Rendezvous <rendezvous@localhost>", kDate, "abc@localhost");
+  const std::string m =
+      RenderMailMessage(GoodMail(), "Rendezvous <rendezvous@localhost>", kDate, "abc@localhost");
   auto [headers, body] = Split(m);
   EXPECT_EQ(headers,
             "Date: Tue, 01 Jul 2025 12:00:00 +0000\r\n"

@@ -31,7 +31,6 @@ using testing::LoopbackHttpServer;
 using testing::PeerRequest;
 using testing::PeerResponse;
 
-
 double Counter(prometheus::Registry& registry, const std::string& result) {
   return mail_test::SentCount(registry, "sms_sent_total", result);
 }

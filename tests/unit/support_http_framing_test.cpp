@@ -276,9 +276,10 @@ TEST(SupportHttpFraming, WhatTheWritersWriteReadsBack) {
 TEST(SupportHttpFraming, AMessageReadAfterAnotherHasOnlyItsOwnHeaders) {
   // Read with message() rather than Take(), as the benches do: the reader reuses its strings.
   HttpReader reader(HttpKind::kRequest);
-  std::string in = HttpRequestText("POST", "/1", {"X-A: " + std::string(40, 'a'), "X-B: b"}, "one") +
-                   HttpRequestText("GET", "/2") +
-                   HttpRequestText("PUT", "/3", {"X-C: c", "X-D: d", "X-E: " + std::string(30, 'e')}, "three");
+  std::string in =
+      HttpRequestText("POST", "/1", {"X-A: " + std::string(40, 'a'), "X-B: b"}, "one") +
+      HttpRequestText("GET", "/2") +
+      HttpRequestText("PUT", "/3", {"X-C: c", "X-D: d", "X-E: " + std::string(30, 'e')}, "three");
   ASSERT_EQ(reader.Read(in), Result::kMessage);
   EXPECT_EQ(reader.message().headers.size(), 4u);  // Host, X-A, X-B, Content-Length
   EXPECT_EQ(reader.message().Header("x-a"), std::string(40, 'a'));
