@@ -12,7 +12,7 @@
 
 namespace rendezvous::core {
 
-void JsonLineLog::Append(nlohmann::json fields) {
+void JsonLineLog::Append(const nlohmann::json& fields) {
   nlohmann::json line = {{"at", time::FormatIso(time::Now())}};
   line.update(fields);
   const std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";

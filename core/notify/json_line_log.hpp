@@ -16,7 +16,7 @@ class JsonLineLog {
 
   // Appends `fields` plus "at" (ISO 8601, UTC) as one line, creating the folder and the file
   // (mode 0640) when missing. Throws std::runtime_error when the file cannot be written.
-  void Append(nlohmann::json fields);
+  void Append(const nlohmann::json& fields);
 
  private:
   const std::string path_;

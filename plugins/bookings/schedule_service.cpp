@@ -116,7 +116,7 @@ Status ScheduleService::CheckChange(const Json& fields) {
 }
 
 Status ScheduleService::ApplyChange(DbConnection& tx, int64_t user_id, const Json& fields) {
-  const Status made = MakeDefault(tx, user_id, fields.at(kDefaultScheduleField).get<int64_t>());
+  Status made = MakeDefault(tx, user_id, fields.at(kDefaultScheduleField).get<int64_t>());
   if (made.code() == ErrorCode::kNotFound)
     return Status::Invalid(kDefaultScheduleField, "you have no schedule with this id");
   return made;

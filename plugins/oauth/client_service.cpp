@@ -33,7 +33,9 @@ std::string SqlTimeToIso(const std::string& t) {
   return t.substr(0, 10) + "T" + t.substr(11, 8) + "." + fraction + "Z";
 }
 
-std::string ListJson(const std::vector<std::string>& v) { return Json(v).dump(); }
+std::string ListJson(const std::vector<std::string>& v) {
+  return Json(v).dump();
+}
 
 OAuthClient ClientFromRow(const DbRow& rs) {
   OAuthClient c;
@@ -76,9 +78,10 @@ void InsertSecret(DbConnection& tx, const std::string& client_id, const std::str
 // The client with its active secrets; `lock` takes the row lock for the rest of the transaction.
 std::optional<OAuthClient> LoadClient(DbConnection& conn, const std::string& client_id, bool lock) {
   if (!CanBeClientId(client_id)) return std::nullopt;
-  std::optional<DbRow> row = conn.QueryOne(
-      std::string("SELECT ") + kClientColumns + " FROM oauth_clients WHERE client_id = ?" + (lock ? " FOR UPDATE" : ""),
-      {client_id});
+  std::optional<DbRow> row =
+      conn.QueryOne(std::string("SELECT ") + kClientColumns + " FROM oauth_clients WHERE client_id = ?" +
+                        (lock ? " FOR UPDATE" : ""),
+                    {client_id});
   if (!row) return std::nullopt;
   OAuthClient c = ClientFromRow(*row);
   c.secrets = LoadSecrets(conn, c.client_id);
@@ -86,7 +89,9 @@ std::optional<OAuthClient> LoadClient(DbConnection& conn, const std::string& cli
 }
 
 // Not found, also when the client belongs to someone else (existence is not leaked).
-Status NotFound() { return Status(ErrorCode::kNotFound, "OAuth client not found"); }
+Status NotFound() {
+  return Status(ErrorCode::kNotFound, "OAuth client not found");
+}
 
 bool OwnedBy(const OAuthClient& c, std::optional<int64_t> acting_owner) {
   return !acting_owner || *acting_owner == c.owner_id;
@@ -98,7 +103,11 @@ std::string CheckReason(const std::string& reason) {
   size_t chars = 0;
   for (size_t i = 0; i < reason.size();) {
     const auto c = static_cast<unsigned char>(reason[i]);
-    size_t len = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    size_t len = c < 0x80                 ? 1
+                 : c >= 0xc2 && c <= 0xdf ? 2
+                 : c >= 0xe0 && c <= 0xef ? 3
+                 : c >= 0xf0 && c <= 0xf4 ? 4
+                                          : 0;
     if (len == 0 || i + len > reason.size()) return "reason is not valid UTF-8";
     uint32_t cp = len == 1 ? c : len == 2 ? (c & 0x1f) : len == 3 ? (c & 0x0f) : (c & 0x07);
     for (size_t k = 1; k < len; ++k) {
@@ -106,7 +115,8 @@ std::string CheckReason(const std::string& reason) {
       if ((cc & 0xc0) != 0x80) return "reason is not valid UTF-8";
       cp = (cp << 6) | (cc & 0x3f);
     }
-    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff)) {
+    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+        (cp >= 0xd800 && cp <= 0xdfff)) {
       return "reason is not valid UTF-8";
     }
     if ((cp < 0x20 && cp != '\t' && cp != '\n' && cp != '\r') || (cp >= 0x7f && cp <= 0x9f)) {
@@ -197,18 +207,21 @@ Result<OAuthClient> ClientService::Get(const std::string& client_id, std::option
 std::vector<OAuthClient> ClientService::ListWhere(const std::string& column, const std::string& value) {
   return db_.Run([&](DbConnection& conn) {
     std::vector<OAuthClient> clients;
-    for (const DbRow& row : conn.Query(std::string("SELECT ") + kClientColumns + " FROM oauth_clients WHERE " +
-                                           column + " = ? ORDER BY id LIMIT " + std::to_string(kMaxListed),
-                                       {value})) {
+    for (const DbRow& row :
+         conn.Query(std::string("SELECT ") + kClientColumns + " FROM oauth_clients WHERE " + column +
+                        " = ? ORDER BY id LIMIT " + std::to_string(kMaxListed),
+                    {value})) {
       clients.push_back(ClientFromRow(row));
     }
     if (clients.empty()) return clients;
     std::map<std::string, OAuthClient*> by_id;
     for (OAuthClient& c : clients) by_id[c.client_id] = &c;
-    for (const DbRow& row : conn.Query("SELECT s.client_id, s.id, s.hint, s.created_at FROM oauth_client_secrets s"
-                                       " JOIN oauth_clients c ON c.client_id = s.client_id"
-                                       " WHERE c." + column + " = ? AND s.revoked_at IS NULL ORDER BY s.id",
-                                       {value})) {
+    for (const DbRow& row :
+         conn.Query("SELECT s.client_id, s.id, s.hint, s.created_at FROM oauth_client_secrets s"
+                    " JOIN oauth_clients c ON c.client_id = s.client_id"
+                    " WHERE c." +
+                        column + " = ? AND s.revoked_at IS NULL ORDER BY s.id",
+                    {value})) {
       auto it = by_id.find(row.String(1));
       if (it == by_id.end()) continue;  // beyond the listing limit
       it->second->secrets.push_back({row.Int(2), row.String(3), SqlTimeToIso(row.String(4))});
@@ -243,7 +256,8 @@ Result<OAuthClient> ClientService::Update(const std::string& client_id, std::opt
     if (update.scopes) after.scopes = *update.scopes;
     for (const std::string& raw : update.add_scopes) {
       const std::string s(text::Trim(raw));
-      if (std::find(after.scopes.begin(), after.scopes.end(), s) == after.scopes.end()) after.scopes.push_back(s);
+      if (std::find(after.scopes.begin(), after.scopes.end(), s) == after.scopes.end())
+        after.scopes.push_back(s);
     }
     for (const std::string& raw : update.remove_scopes) {
       const std::string s(text::Trim(raw));
@@ -251,8 +265,9 @@ Result<OAuthClient> ClientService::Update(const std::string& client_id, std::opt
       if (it == after.scopes.end()) {
         const bool printable = !s.empty() && s.size() <= kMaxScopeLength &&
                                std::all_of(s.begin(), s.end(), [](char c) { return c > 0x20 && c < 0x7f; });
-        return Status(ErrorCode::kInvalid, printable ? "cannot remove scope " + s + ": the client does not have it"
-                                                     : "cannot remove a scope the client does not have");
+        return Status(ErrorCode::kInvalid, printable
+                                               ? "cannot remove scope " + s + ": the client does not have it"
+                                               : "cannot remove a scope the client does not have");
       }
       after.scopes.erase(it);
     }
@@ -298,9 +313,11 @@ Result<OAuthClient> ClientService::Update(const std::string& client_id, std::opt
   return result;
 }
 
-Result<OAuthClient> ClientService::Review(const std::string& client_id, bool accept, const std::string& reason_in) {
+Result<OAuthClient> ClientService::Review(const std::string& client_id, bool accept,
+                                          const std::string& reason_in) {
   const std::string reason(text::Trim(reason_in));
-  if (std::string problem = CheckReason(reason); !problem.empty()) return Status(ErrorCode::kInvalid, problem);
+  if (std::string problem = CheckReason(reason); !problem.empty())
+    return Status(ErrorCode::kInvalid, problem);
 
   // The owner's address, looked up before the transaction (the owner of a client never changes).
   auto peek = db_.Run([&](DbConnection& conn) { return LoadClient(conn, client_id, false); });
@@ -315,8 +332,10 @@ Result<OAuthClient> ClientService::Review(const std::string& client_id, bool acc
                                               "; only pending clients can be reviewed");
     }
     const ClientState next = accept ? ClientState::kApproved : ClientState::kRejected;
-    tx.Exec("UPDATE oauth_clients SET state = ?, review_reason = ?, updated_at = UTC_TIMESTAMP(3) WHERE client_id = ?",
-            {ClientStateName(next), accept ? std::string() : reason, client->client_id});
+    tx.Exec(
+        "UPDATE oauth_clients SET state = ?, review_reason = ?, updated_at = UTC_TIMESTAMP(3) WHERE "
+        "client_id = ?",
+        {ClientStateName(next), accept ? std::string() : reason, client->client_id});
     RecordRevocation(tx, Revocation{RevocationKind::kClient, client->client_id});
 
     if (owner) {
@@ -325,13 +344,13 @@ Result<OAuthClient> ClientService::Review(const std::string& client_id, bool acc
       mail.to = owner->email;
       if (accept) {
         mail.subject = "Your OAuth client " + name + " was approved";
-        mail.text = "Your OAuth client " + name + " (client_id " + client->client_id +
-                    ") was approved" + (reason.empty() ? "" : ": " + reason) +
+        mail.text = "Your OAuth client " + name + " (client_id " + client->client_id + ") was approved" +
+                    (reason.empty() ? "" : ": " + reason) +
                     ".\n\nIt is ready for use: other users can now authorize it.\n";
       } else {
         mail.subject = "Your OAuth client " + name + " was rejected";
-        mail.text = "Your OAuth client " + name + " (client_id " + client->client_id +
-                    ") was rejected" + (reason.empty() ? "" : ": " + reason) +
+        mail.text = "Your OAuth client " + name + " (client_id " + client->client_id + ") was rejected" +
+                    (reason.empty() ? "" : ": " + reason) +
                     ".\n\nYou can change its settings; saving them submits the client for a new review.\n";
       }
       mailer_.Send(tx, mail);
@@ -347,7 +366,8 @@ Result<OAuthClient> ClientService::Review(const std::string& client_id, bool acc
   return result;
 }
 
-Result<CreatedSecret> ClientService::GenerateSecret(const std::string& client_id, std::optional<int64_t> acting_owner) {
+Result<CreatedSecret> ClientService::GenerateSecret(const std::string& client_id,
+                                                    std::optional<int64_t> acting_owner) {
   const std::string secret = kSecretPrefix + crypto::RandomToken(kSecretBytes);
   Result<CreatedSecret> result = db_.Transaction([&](DbConnection& tx) -> Result<CreatedSecret> {
     std::optional<OAuthClient> client = LoadClient(tx, client_id, true);
@@ -356,7 +376,8 @@ Result<CreatedSecret> ClientService::GenerateSecret(const std::string& client_id
       return Status(ErrorCode::kInvalid, "public clients have no secrets (they use PKCE)");
     }
     if (client->secrets.size() >= kMaxActiveSecrets) {
-      return Status(ErrorCode::kConflict, "a client has at most 2 active secrets; revoke one before generating another");
+      return Status(ErrorCode::kConflict,
+                    "a client has at most 2 active secrets; revoke one before generating another");
     }
     InsertSecret(tx, client->client_id, secret);
     const int64_t id = tx.LastInsertId();
@@ -368,39 +389,68 @@ Result<CreatedSecret> ClientService::GenerateSecret(const std::string& client_id
   });
   if (result.ok()) {
     Forget(client_id);
-    logger_.Info("oauth client secret generated", {{"client_id", client_id}, {"secret_id", result->info.secret_id}});
+    logger_.Info("oauth client secret generated",
+                 {{"client_id", client_id}, {"secret_id", result->info.secret_id}});
   }
   return result;
 }
 
-Status ClientService::RevokeSecret(const std::string& client_id, int64_t secret_id, std::optional<int64_t> acting_owner) {
+Status ClientService::RevokeSecret(const std::string& client_id, int64_t secret_id,
+                                   std::optional<int64_t> acting_owner) {
   Status status = db_.Transaction([&](DbConnection& tx) -> Status {
     std::optional<OAuthClient> client = LoadClient(tx, client_id, true);
     if (!client || !OwnedBy(*client, acting_owner)) return NotFound();
     const bool active = std::any_of(client->secrets.begin(), client->secrets.end(),
                                     [&](const ClientSecretInfo& s) { return s.secret_id == secret_id; });
     if (!active) {
-      return Status(ErrorCode::kNotFound, "secret " + std::to_string(secret_id) + " is not an active secret of this client");
+      return Status(ErrorCode::kNotFound,
+                    "secret " + std::to_string(secret_id) + " is not an active secret of this client");
     }
     if (client->kind == ClientKind::kConfidential && client->secrets.size() == 1) {
-      return Status(ErrorCode::kConflict,
-                    "the last active secret of a confidential client cannot be revoked; generate a new one first");
+      return Status(
+          ErrorCode::kConflict,
+          "the last active secret of a confidential client cannot be revoked; generate a new one first");
     }
-    tx.Exec("UPDATE oauth_client_secrets SET revoked_at = UTC_TIMESTAMP(3) WHERE id = ? AND client_id = ? AND revoked_at IS NULL",
-            {secret_id, client->client_id});
+    tx.Exec(
+        "UPDATE oauth_client_secrets SET revoked_at = UTC_TIMESTAMP(3) WHERE id = ? AND client_id = ? AND "
+        "revoked_at IS NULL",
+        {secret_id, client->client_id});
     RecordRevocation(tx, Revocation{RevocationKind::kClient, client->client_id});
     return Status::Ok();
   });
   if (status.ok()) Forget(client_id);
-  if (status.ok()) logger_.Info("oauth client secret revoked", {{"client_id", client_id}, {"secret_id", secret_id}});
+  if (status.ok())
+    logger_.Info("oauth client secret revoked", {{"client_id", client_id}, {"secret_id", secret_id}});
   return status;
 }
 
 bool ClientService::VerifySecret(const std::string& client_id, const std::string& secret) {
   if (secret.empty()) return false;
   std::optional<ClientCredentials> credentials = LoadCredentials(client_id);
-  return credentials && credentials->kind == ClientKind::kConfidential && !AuthenticateClient(credentials, secret);
+  return credentials && credentials->kind == ClientKind::kConfidential &&
+         !AuthenticateClient(credentials, secret);
 }
+
+namespace {
+
+// A client's kind and its active secrets' hashes; nullopt when there is no such client.
+std::optional<ClientCredentials> ReadCredentials(DbConnection& conn, const std::string& client_id) {
+  static const char* const kSql =
+      "SELECT c.kind, s.secret_hash FROM oauth_clients c"
+      " LEFT JOIN oauth_client_secrets s ON s.client_id = c.client_id AND s.revoked_at IS NULL"
+      " WHERE c.client_id = ?";
+  std::optional<ClientCredentials> out;
+  for (const DbRow& row : conn.Query(kSql, {client_id})) {
+    if (!out) {
+      out.emplace();
+      out->kind = ParseClientKind(row.String(1)).value_or(ClientKind::kConfidential);
+    }
+    if (!row.IsNull(2)) out->active_secret_hashes.push_back(row.String(2));
+  }
+  return out;
+}
+
+}  // namespace
 
 std::optional<ClientCredentials> ClientService::LoadCredentials(const std::string& client_id) {
   if (!CanBeClientId(client_id)) return std::nullopt;
@@ -410,19 +460,7 @@ std::optional<ClientCredentials> ClientService::LoadCredentials(const std::strin
     ticket = clients_->Take();
   }
   std::optional<ClientCredentials> loaded =
-      db_.Run(
-          [&](DbConnection& conn) -> std::optional<ClientCredentials> {
-            std::optional<ClientCredentials> out;
-            for (const DbRow& row : conn.Query(
-                     "SELECT c.kind, s.secret_hash FROM oauth_clients c"
-                     " LEFT JOIN oauth_client_secrets s ON s.client_id = c.client_id AND s.revoked_at IS NULL"
-                     " WHERE c.client_id = ?",
-                     {client_id})) {
-              if (!out) out.emplace(ClientCredentials{ParseClientKind(row.String(1)).value_or(ClientKind::kConfidential), {}});
-              if (!row.IsNull(2)) out->active_secret_hashes.push_back(row.String(2));
-            }
-            return out;
-          });
+      db_.Run([&](DbConnection& conn) { return ReadCredentials(conn, client_id); });
   if (loaded && clients_) clients_->Put(client_id, *loaded, ticket);  // unknown ids are never kept
   return loaded;
 }
